@@ -1,0 +1,81 @@
+// The hardware catalog: GPUs, NICs and node presets, with every number's source.
+//
+// Numbers are copied from ../shared/reference (gpus.csv, links.csv, hardware.md) into
+// catalog.cpp with the datasheet or measurement named beside each. Peaks are DENSE (no 2:4
+// sparsity). Rates are per direction unless a name says otherwise.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/units.h"
+
+namespace clustersim::topology {
+
+enum class Precision : std::uint8_t { Fp32, Tf32, Fp16, Bf16, Fp8 };
+std::string_view to_string(Precision p);
+
+struct GpuSpec {
+  std::string id;            // catalog id, e.g. "a100-sxm4-80gb"
+  std::string name;          // e.g. "NVIDIA A100 80GB SXM4"
+  int compute_capability;    // 70 Volta, 80 Ampere, 86/89 GeForce/Ada, 90 Hopper, 100 Blackwell, 942 MI300X
+  // Dense peak throughput per precision; 0 where the GPU has no such unit (e.g. V100 bf16).
+  sim::FlopsPerSec fp32, tf32, fp16, bf16, fp8;
+  sim::Bytes memory;                 // HBM/GDDR capacity (decimal GB per datasheet)
+  sim::BytesPerSec memory_bandwidth; // HBM/GDDR bandwidth
+  int nvlink_links;                  // NVLink links per GPU (0 = none)
+  sim::BytesPerSec nvlink_per_dir;   // total NVLink bandwidth per direction (all links)
+  int pcie_gen;                      // host interface generation (x16)
+  sim::Watts tdp;
+  int sms;
+  double boost_clock_mhz;
+  double price_usd;                  // approximate street/launch price; 0 = unknown
+  bool nvls;                         // NVSwitch in-switch reduction usable (Hopper+ on NVSwitch)
+  std::string source;                // datasheet / whitepaper named
+
+  sim::FlopsPerSec peak(Precision p) const;  // falls back sensibly (tf32 -> fp32 if 0, bf16 -> fp16)
+};
+
+struct NicSpec {
+  std::string id;               // "ib-edr-100" | "ib-hdr-200" | "ib-ndr-400" | "roce-100" | "roce-200" | "roce-400" | "eth-25"
+  std::string name;
+  sim::BytesPerSec per_dir;     // line rate per direction
+  sim::SimTime latency;         // NIC + cable, one way
+  sim::SimTime switch_latency;  // one switch hop of this fabric
+  bool sharp;                   // switches of this fabric can reduce in-network (SHARP)
+  std::string source;
+};
+
+enum class IntraKind : std::uint8_t { NvSwitch, NvlinkBridge, Pcie };
+
+// What one server (node) looks like. A preset or an explicit [cluster.node] table.
+struct NodeSpec {
+  std::string id;             // preset id, or "custom"
+  std::string description;
+  std::string gpu;            // GpuSpec id
+  int gpus = 8;               // GPUs per node
+  IntraKind intra = IntraKind::NvSwitch;
+  int pcie_gen = 4;           // 3 | 4 | 5 (x16 per GPU)
+  int gpus_per_pcie_switch = 2;
+  int sockets = 2;
+  std::string nic;            // NicSpec id
+  int nics = 8;               // NICs per node
+};
+
+const GpuSpec* find_gpu(std::string_view id);
+const NicSpec* find_nic(std::string_view id);
+const NodeSpec* find_node_preset(std::string_view id);
+std::span<const GpuSpec> all_gpus();
+std::span<const NicSpec> all_nics();
+std::span<const NodeSpec> all_node_presets();
+
+// Per-direction usable bandwidth and latency of the internal links, with sources in catalog.cpp.
+sim::BytesPerSec pcie_x16_bandwidth(int gen);
+sim::SimTime pcie_hop_latency();
+sim::BytesPerSec cpu_interconnect_bandwidth();  // socket-to-socket, as GPU P2P sees it
+sim::SimTime cpu_interconnect_latency();
+sim::SimTime nvlink_hop_latency();
+
+}  // namespace clustersim::topology

@@ -1,0 +1,96 @@
+// The cluster's hardware graph as the rest of clustersim sees it: devices (GPUs, NVSwitches,
+// PCIe switches, CPU root complexes, NICs, network switches) joined by directional links, each
+// with a bandwidth (bytes/s, one direction) and a latency. A full-duplex cable is two links.
+//
+// Boost.Graph stays inside topology's .cpp files; this API speaks dense ids. A Topology is
+// immutable once built (see builders.h) and owns all its devices and links.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/units.h"
+
+namespace clustersim::topology {
+
+using DeviceId = std::uint32_t;
+using LinkId = std::uint32_t;
+
+enum class DeviceKind : std::uint8_t { Gpu, NvSwitch, PcieSwitch, CpuRootComplex, Nic, NetworkSwitch };
+enum class LinkKind : std::uint8_t {
+  NvLink,         // GPU<->GPU NVLink (bridge) or GPU<->NVSwitch port group
+  Pcie,           // GPU/NIC <-> PCIe switch <-> CPU root complex
+  CpuInterconnect,// socket <-> socket (UPI / xGMI)
+  Network         // NIC <-> leaf switch, switch <-> switch (InfiniBand / RoCE / Ethernet)
+};
+
+struct Device {
+  DeviceKind kind;
+  int server;        // index of the server (node) holding it; -1 for fabric switches
+  int local_index;   // index among devices of its kind in its server (or fabric tier)
+  int tier;          // fabric switches: 0 leaf/rail, 1 spine; -1 otherwise
+  std::string name;  // e.g. "node0/gpu3", "node0/pcie-sw1", "leaf2"
+};
+
+struct Link {
+  DeviceId src;
+  DeviceId dst;
+  LinkKind kind;
+  sim::BytesPerSec bandwidth;  // one direction
+  sim::SimTime latency;        // propagation + the receiving device's forwarding latency
+  int nvlinks = 0;             // NvLink: number of NVLink lanes bundled in this edge (for NV#)
+};
+
+// A route is a short fixed list of links (no allocation): GPU -> PCIe switch -> NIC -> leaf ->
+// spine -> leaf -> NIC -> PCIe switch -> GPU is 8 hops; kMaxHops leaves room for the CPU path.
+inline constexpr int kMaxHops = 14;
+struct Route {
+  std::array<LinkId, kMaxHops> links{};
+  std::uint8_t hops = 0;
+  sim::SimTime latency;                 // sum of link latencies
+  sim::BytesPerSec bottleneck;          // min link bandwidth on the route
+};
+
+// nvidia-smi topo -m relationship between two GPUs.
+enum class PathType : std::uint8_t { Self, NvLink, Pix, Pxb, Phb, Node, Sys, Net };
+
+class Topology {
+ public:
+  // --- devices and links -------------------------------------------------------------------
+  std::size_t device_count() const { return devices_.size(); }
+  std::size_t link_count() const { return links_.size(); }
+  const Device& device(DeviceId d) const { return devices_[d]; }
+  const Link& link(LinkId l) const { return links_[l]; }
+  const std::vector<Device>& devices() const { return devices_; }
+  const std::vector<Link>& links() const { return links_; }
+  // Outgoing links of a device, in id order.
+  const std::vector<LinkId>& out_links(DeviceId d) const { return out_[d]; }
+
+  // --- GPUs ---------------------------------------------------------------------------------
+  int servers() const { return servers_; }
+  int gpus_per_server() const { return gpus_per_server_; }
+  int gpu_count() const { return static_cast<int>(gpus_.size()); }
+  // Global GPU rank r = server * gpus_per_server + local index.
+  DeviceId gpu(int rank) const { return gpus_[static_cast<std::size_t>(rank)]; }
+  int server_of_gpu(int rank) const { return rank / gpus_per_server_; }
+
+  // --- building (used by builders.cpp) -------------------------------------------------------
+  DeviceId add_device(Device d);
+  // Adds two links (a->b and b->a) with the same bandwidth and latency; returns the a->b id,
+  // the b->a id is that plus one.
+  LinkId add_duplex(DeviceId a, DeviceId b, LinkKind kind, sim::BytesPerSec bw, sim::SimTime lat,
+                    int nvlinks = 0);
+  void set_gpu_layout(int servers, int gpus_per_server, std::vector<DeviceId> gpus);
+
+ private:
+  std::vector<Device> devices_;
+  std::vector<Link> links_;
+  std::vector<std::vector<LinkId>> out_;
+  std::vector<DeviceId> gpus_;
+  int servers_ = 0;
+  int gpus_per_server_ = 0;
+};
+
+}  // namespace clustersim::topology

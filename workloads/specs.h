@@ -1,0 +1,71 @@
+// Validated descriptions of what is trained and how: the model shape, the parallel layout, the
+// training setup and the gradient synchronization. The scenario loader fills these (and checks
+// every field); workloads turn them into tasks. Plain data: no behaviour beyond derived values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "topology/catalog.h"
+
+namespace clustersim::workloads {
+
+enum class MlpKind : std::uint8_t { Gelu, SwiGlu };
+enum class NormKind : std::uint8_t { LayerNorm, RmsNorm };
+
+struct ModelSpec {
+  std::string id = "custom";   // preset id or "custom" / "hf:<path>"
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;            // grouped-query attention; == heads for multi-head attention
+  int ffn_hidden = 0;          // GELU MLP: 4*hidden; SwiGLU: the intermediate size (3 matrices)
+  int seq_len = 2048;
+  int vocab = 51200;
+  MlpKind mlp = MlpKind::Gelu;
+  NormKind norm = NormKind::LayerNorm;
+  bool tied_embeddings = true; // output layer shares the input embedding (GPT); Llama unties
+  bool flash_attention = true;
+
+  int head_dim() const { return hidden / heads; }
+  // Parameter count (embeddings included, position embeddings excluded for rotary models).
+  double parameters() const;
+};
+
+enum class Schedule : std::uint8_t { GPipe, OneFOneB, Interleaved };
+
+struct ParallelSpec {
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;                  // derived as gpus / (tp * pp) when not given
+  int virtual_stages = 1;
+  Schedule schedule = Schedule::OneFOneB;
+  bool sequence_parallel = false;
+  int zero = 0;                // 0..3
+  bool distributed_optimizer = false;  // Megatron's distributed optimizer (shards like ZeRO-1)
+};
+
+enum class Optimizer : std::uint8_t { Adam, Sgd, SgdMomentum };
+enum class Recompute : std::uint8_t { None, Selective, Full };
+
+struct TrainingSpec {
+  int global_batch = 1;        // sequences per iteration
+  int micro_batch = 1;
+  topology::Precision precision = topology::Precision::Bf16;
+  Optimizer optimizer = Optimizer::Adam;
+  Recompute recompute = Recompute::None;
+  int iterations = 1;
+  double tokens = 0.0;         // total training tokens (0 = not given)
+
+  int micro_batches_per_replica(int dp) const { return global_batch / (micro_batch * dp); }
+};
+
+enum class SyncAlgorithm : std::uint8_t { Ring, Tree, HalvingDoubling, Hierarchical, Direct, InNetwork, Auto };
+
+struct SyncSpec {
+  SyncAlgorithm algorithm = SyncAlgorithm::Ring;
+  double bucket_mb = 25.0;
+  bool overlap = true;
+};
+
+}  // namespace clustersim::workloads
