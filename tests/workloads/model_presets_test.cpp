@@ -1,0 +1,40 @@
+#include <doctest/doctest.h>
+
+#include "workloads/model_presets.h"
+
+using namespace clustersim::workloads;
+
+namespace {
+double params_of(const char* id) {
+  const ModelSpec* m = find_model_preset(id);
+  REQUIRE(m != nullptr);
+  return m->parameters();
+}
+}  // namespace
+
+TEST_CASE("workloads::model presets: every required id exists and is well formed") {
+  for (const char* id : {"gpt3-125m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b",
+                         "megatron-1t", "llama2-7b", "llama2-70b", "llama3-8b", "llama3-70b",
+                         "llama3-405b"}) {
+    const ModelSpec* m = find_model_preset(id);
+    REQUIRE_MESSAGE(m != nullptr, id);
+    CHECK(m->hidden % m->heads == 0);
+    CHECK(m->heads % m->kv_heads == 0);
+  }
+  CHECK(all_model_presets().size() == 12);
+  CHECK(find_model_preset("gpt4") == nullptr);
+}
+
+TEST_CASE("workloads::model presets: parameter counts match the published sizes within 1%") {
+  CHECK(params_of("gpt3-175b") >= 174.6e9 * 0.99);
+  CHECK(params_of("gpt3-175b") <= 175.2e9 * 1.01);
+  CHECK(params_of("gpt3-175b") == doctest::Approx(174.6e9).epsilon(0.01));
+  CHECK(params_of("llama2-7b") == doctest::Approx(6.74e9).epsilon(0.01));
+  CHECK(params_of("llama2-70b") == doctest::Approx(68.98e9).epsilon(0.01));
+  CHECK(params_of("llama3-8b") == doctest::Approx(8.03e9).epsilon(0.01));
+  CHECK(params_of("llama3-70b") == doctest::Approx(70.6e9).epsilon(0.01));
+  CHECK(params_of("llama3-405b") == doctest::Approx(405.8e9).epsilon(0.01));
+  CHECK(params_of("megatron-1t") == doctest::Approx(1.008e12).epsilon(0.01));
+  CHECK(params_of("gpt3-125m") == doctest::Approx(125e6).epsilon(0.05));
+  CHECK(params_of("gpt3-13b") == doctest::Approx(12.85e9).epsilon(0.02));
+}
