@@ -7,6 +7,7 @@ namespace clustersim::workloads {
 //   GPT style (GELU MLP): linear biases, LayerNorm weight+bias, learned absolute position
 //     embeddings (seq_len x hidden) -- as in GPT-2/GPT-3 and Megatron's GPTModel.
 //   Llama style (SwiGLU MLP): no biases, RMSNorm weight only, rotary positions (no parameters).
+// `positions` overrides the position-embedding choice (GPT-NeoX: GELU with rotary).
 // The two families are told apart by the MLP kind because that is how every preset and every
 // imported config pairs them (NormKind decides the norm parameters independently).
 double ModelSpec::parameters() const {
@@ -24,9 +25,11 @@ double ModelSpec::parameters() const {
   const double per_layer = qkv + attn_out + mlp_params + 2.0 * norm_params;
 
   const double embedding = static_cast<double>(vocab) * h;
-  const double positions = gpt_style ? static_cast<double>(seq_len) * h : 0.0;
+  const bool learned = positions == PositionKind::Learned ||
+                       (positions == PositionKind::Auto && gpt_style);
+  const double position_params = learned ? static_cast<double>(seq_len) * h : 0.0;
   const double output = tied_embeddings ? 0.0 : static_cast<double>(vocab) * h;
-  return layers * per_layer + embedding + positions + norm_params + output;
+  return layers * per_layer + embedding + position_params + norm_params + output;
 }
 
 }  // namespace clustersim::workloads

@@ -12,6 +12,9 @@ namespace clustersim::workloads {
 
 enum class MlpKind : std::uint8_t { Gelu, SwiGlu };
 enum class NormKind : std::uint8_t { LayerNorm, RmsNorm };
+// Position encoding. Auto: learned absolute embeddings for GELU (GPT) models, rotary for SwiGLU
+// (Llama) models, which is how every preset pairs them; imported configs set it explicitly.
+enum class PositionKind : std::uint8_t { Auto, Learned, Rotary };
 
 struct ModelSpec {
   std::string id = "custom";   // preset id or "custom" / "hf:<path>"
@@ -26,6 +29,7 @@ struct ModelSpec {
   NormKind norm = NormKind::LayerNorm;
   bool tied_embeddings = true; // output layer shares the input embedding (GPT); Llama unties
   bool flash_attention = true;
+  PositionKind positions = PositionKind::Auto;
 
   int head_dim() const { return hidden / heads; }
   // Parameter count (embeddings included, position embeddings excluded for rotary models).
