@@ -1,0 +1,48 @@
+// The discrete-event simulator: a clock and an event queue.
+//
+// run() pops events in (time, sequence) order and dispatches each with one virtual call. After
+// the last event of a timestamp, every component that asked for it with request_flush() gets
+// one on_flush() call (the network model re-solves bandwidth sharing there, once per timestamp,
+// however many flows started or ended at that instant). A flush may schedule events at the same
+// time; they run before the clock advances.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/event_queue.h"
+#include "sim/units.h"
+
+namespace clustersim::sim {
+
+class FlushHandler {
+ public:
+  virtual void on_flush() = 0;
+
+ protected:
+  ~FlushHandler() = default;
+};
+
+class Simulator {
+ public:
+  SimTime now() const { return now_; }
+  void schedule_at(SimTime t, EventHandler* h, std::uint64_t tag);
+  void schedule_in(SimTime dt, EventHandler* h, std::uint64_t tag) { schedule_at(now_ + dt, h, tag); }
+  // Ask for one on_flush() once the current timestamp's events are done.
+  void request_flush(FlushHandler* h);
+  // Runs until no events remain (or the clock would pass `until`). Returns the final time.
+  SimTime run(SimTime until = SimTime::max());
+  std::uint64_t events_processed() const { return events_; }
+  std::size_t pending() const { return queue_.size(); }
+
+ private:
+  void flush();
+
+  EventQueue queue_;
+  SimTime now_{};
+  std::uint64_t events_ = 0;
+  std::vector<FlushHandler*> flush_;
+  std::vector<FlushHandler*> flushing_;
+};
+
+}  // namespace clustersim::sim
