@@ -1,0 +1,87 @@
+// The operations one GPU runs for a Megatron-style decoder transformer, with their cost.
+//
+// For a micro-batch of b sequences of length s on a tensor-parallel group of t GPUs, each op gives
+// forward and backward FLOPs and HBM bytes moved *per GPU*. GEMMs also record their (m, n, k)
+// shape (C[m,n] = A[m,k] * B[k,n]) and the number of independent GEMMs (`batch`, e.g. b*a/t
+// attention heads) so that a compute model can apply a shape-dependent efficiency.
+//
+// Conventions:
+//   * A GEMM costs 2*m*n*k FLOPs per batch entry; its backward runs two GEMMs of the same size
+//     (data gradient and weight gradient), hence 2x the forward FLOPs. Bytes: read A and B, write C,
+//     once per GEMM (perfect on-chip reuse), so backward moves 2x the forward bytes.
+//   * "Model FLOPs" are the matrix-multiply FLOPs (kinds Gemm and Attention) -- the convention of
+//     Narayanan et al. SC'21, whose per-iteration total
+//       72*B*s*l*h^2*(1 + s/(6h) + V/(12*l*h))
+//     these ops reproduce exactly for a GPT (4h GELU MLP, multi-head attention). Elementwise and
+//     normalization ops carry their own (small, memory-bound) FLOPs which are kept out of that sum.
+//   * FlashAttention's backward recomputes QK^T; that extra work is not model FLOPs and is not
+//     counted here (bwd = 2x fwd for every matmul) -- a compute model may add it.
+//   * Without FlashAttention the s x s scores, softmax output, dropout mask and dropped-out
+//     probabilities are materialised in HBM; with it the attention core is one fused kernel that
+//     reads Q, K, V and writes O.
+//   * Sequence parallelism shards the norm/dropout/residual activations over t; without it they are
+//     replicated on every tensor-parallel rank.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "sim/units.h"
+#include "workloads/specs.h"
+
+namespace clustersim::workloads {
+
+enum class OpKind : std::uint8_t { Gemm, Attention, Elementwise, Norm, Embedding, Loss };
+
+struct OpCost {
+  std::string_view name;
+  OpKind kind = OpKind::Elementwise;
+  sim::Flops fwd_flops, bwd_flops;
+  sim::Bytes fwd_bytes, bwd_bytes;
+  int m = 0, n = 0, k = 0;   // GEMM shape (Gemm and Attention kinds); 0 otherwise
+  int batch = 0;             // independent GEMMs of that shape (1 for a linear layer); 0 otherwise
+  bool fp8_eligible = false; // a linear layer whose GEMM can run in FP8 (Transformer Engine)
+
+  bool is_matmul() const { return kind == OpKind::Gemm || kind == OpKind::Attention; }
+};
+
+struct OpShape {
+  int micro_batch = 1;       // b
+  int seq_len = 2048;        // s
+  int tp = 1;                // t
+  bool sequence_parallel = false;
+  int precision_bytes = 2;   // activation/weight element size (2 for bf16/fp16, 4 for fp32, 1 fp8)
+  bool flash_attention = true;
+};
+
+// Elementwise FLOP counts per element (not model FLOPs; used only for the op's own cost).
+inline constexpr double kLayerNormFlopsPerElement = 8.0;  // mean, variance, normalise, scale, shift
+inline constexpr double kRmsNormFlopsPerElement = 4.0;    // square, mean, rsqrt-scale, weight
+inline constexpr double kGeluFlopsPerElement = 8.0;       // tanh approximation
+inline constexpr double kSoftmaxFlopsPerElement = 5.0;    // max, subtract, exp, sum, divide
+inline constexpr double kCrossEntropyFlopsPerElement = 5.0;
+inline constexpr double kDropoutMaskBytesPerElement = 1.0;  // PyTorch stores the mask as uint8
+
+// The ops of one transformer layer, in forward execution order.
+std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape);
+// Input embedding lookup (vocab-parallel), run by the first pipeline stage.
+std::vector<OpCost> embedding_ops(const ModelSpec& model, const OpShape& shape);
+// Final norm, logits GEMM and cross-entropy loss, run by the last pipeline stage.
+std::vector<OpCost> head_ops(const ModelSpec& model, const OpShape& shape);
+
+struct OpTotals {
+  sim::Flops fwd_flops, bwd_flops;          // every op
+  sim::Flops fwd_matmul_flops, bwd_matmul_flops;  // Gemm + Attention only (model FLOPs)
+  sim::Bytes fwd_bytes, bwd_bytes;
+};
+OpTotals sum_ops(const std::vector<OpCost>& ops);
+
+// Model FLOPs (matmul only, SC'21 convention) of one training iteration over the whole model for
+// `global_batch` sequences, summed over the ops (tp = 1). Excludes recomputation.
+sim::Flops model_flops_per_iteration(const ModelSpec& model, int global_batch);
+// Hardware FLOPs: model FLOPs plus what recomputation adds (full: one more forward of every
+// transformer layer, SC'21 Eq. 3; selective: the attention core's forward again).
+sim::Flops hardware_flops_per_iteration(const ModelSpec& model, int global_batch, Recompute recompute);
+
+}  // namespace clustersim::workloads
