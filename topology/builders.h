@@ -20,6 +20,15 @@ struct TopologyError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// Fabric switch sizes. A leaf gives kLeafDownPorts ports to NICs and as many to spines (1:1):
+// NVIDIA Quantum QM8790 (HDR) has 40 ports and Quantum-2 QM9700 (NDR) 64 ports; a SuperPOD leaf
+// splits its ports half down, half up (DGX SuperPOD B200 RA: 1,024 node-leaf and 1,024 leaf-spine
+// cables for 32 leaves). 32 down ports is that split on a 64-port switch.
+inline constexpr int kLeafDownPorts = 32;
+inline constexpr int kMaxSpines = 32;
+
+// Builds every server of the cluster (ClusterSpec::gpus does not trim it; used_gpus() is for
+// callers) and, when nodes > 1, the fabric. Throws TopologyError for an unbuildable spec.
 Topology build_cluster(const ClusterSpec& spec);
 
 }  // namespace clustersim::topology

@@ -5,6 +5,7 @@
 // sparsity). Rates are per direction unless a name says otherwise.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,8 +35,18 @@ struct GpuSpec {
   double price_usd;                  // approximate street/launch price; 0 = unknown
   bool nvls;                         // NVSwitch in-switch reduction usable (Hopper+ on NVSwitch)
   std::string source;                // datasheet / whitepaper named
+  // One NVLink link, per direction: the signalling payload rate (25 GB/s for NVLink 2-4) and the
+  // rate NCCL's topology model assumes a link actually carries (SM80 20 GB/s, ...). The network
+  // model uses the usable rate; their ratio is the NVLink protocol efficiency (0.8 on A100).
+  sim::BytesPerSec nvlink_link_raw{};
+  sim::BytesPerSec nvlink_link_usable{};
 
-  sim::FlopsPerSec peak(Precision p) const;  // falls back sensibly (tf32 -> fp32 if 0, bf16 -> fp16)
+  // Dense peak at a precision. tf32 falls back to fp32 on GPUs without a TF32 unit (V100), as
+  // frameworks then run FP32 math. bf16 does NOT fall back: a GPU without bf16 (V100) returns 0
+  // and callers must refuse the configuration. fp8 likewise returns 0 where there is no unit.
+  sim::FlopsPerSec peak(Precision p) const;
+  // nvlink_links x nvlink_link_usable: what one GPU can push over all its links, per direction.
+  sim::BytesPerSec nvlink_usable_per_dir() const { return nvlink_link_usable * nvlink_links; }
 };
 
 struct NicSpec {
@@ -49,6 +60,7 @@ struct NicSpec {
 };
 
 enum class IntraKind : std::uint8_t { NvSwitch, NvlinkBridge, Pcie };
+std::string_view to_string(IntraKind k);  // "nvswitch" | "nvlink-bridge" | "pcie"
 
 // What one server (node) looks like. A preset or an explicit [cluster.node] table.
 struct NodeSpec {
@@ -76,6 +88,6 @@ sim::BytesPerSec pcie_x16_bandwidth(int gen);
 sim::SimTime pcie_hop_latency();
 sim::BytesPerSec cpu_interconnect_bandwidth();  // socket-to-socket, as GPU P2P sees it
 sim::SimTime cpu_interconnect_latency();
-sim::SimTime nvlink_hop_latency();
+sim::SimTime nvlink_hop_latency();  // one NVLink edge (GPU <-> NVSwitch, or half a bridge)
 
 }  // namespace clustersim::topology

@@ -4,9 +4,19 @@
 // shared switch and, across sockets, the CPU link); inter-node traffic goes GPU -> PCIe -> NIC ->
 // fabric -> NIC -> PCIe -> GPU. Among equal-cost paths (spines, rails) the choice is a hash of the
 // flow key, never pointer or random state, so the same scenario always routes the same way.
+//
+// Policy, in detail: a GPU never forwards (no NVB, no PXN: the NIC is reached over PCIe only);
+// the NIC of GPU local index g is NIC g * nics / gpus of its server (its own rail); inter-server
+// routes stay in the fabric between the two NICs. Within each segment the route is a shortest
+// path by hop count; ties go to SplitMix64(flow_key ^ device) modulo the number of candidates.
+//
+// The constructor precomputes hop-distance tables per server (to every GPU and NIC) and per edge
+// switch of the fabric, so route() walks them without allocating. The Router keeps a reference to
+// the Topology, which must outlive it; copies share the (immutable) tables.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "topology/topology.h"
@@ -23,11 +33,23 @@ class Router {
   PathType path_type(int a, int b) const;
   // For PathType::NvLink: the number of NVLink lanes between a and b (the # in NV#).
   int nvlink_count(int a, int b) const;
+  // The NIC GPU `rank` uses to leave its server (its rail), or none when the server has no NIC.
+  bool has_nic(int rank) const;
+  DeviceId nic_of(int rank) const;
 
  private:
+  struct Tables;
+  enum class Plane : std::uint8_t { NvLink, Pcie };
+  bool reachable(Plane plane, DeviceId from, DeviceId to) const;
+  bool walk_server(Plane plane, DeviceId from, DeviceId to, std::uint64_t key, Route& r) const;
+  void walk_fabric(DeviceId from, DeviceId dst_nic, std::uint64_t key, Route& r) const;
+  void append(Route& r, LinkId l) const;
+
   const Topology& topo_;
-  // Implementation detail (filled by routing.cpp).
-  std::vector<std::vector<std::uint32_t>> dist_;  // per GPU: hop distance to every device
+  // Implementation detail (filled by routing.cpp): per edge switch (one a NIC attaches to), the
+  // hop distance from every network switch to it, indexed by switch slot.
+  std::vector<std::vector<std::uint32_t>> dist_;
+  std::shared_ptr<const Tables> tables_;  // per-server distance tables and device indices
 };
 
 }  // namespace clustersim::topology

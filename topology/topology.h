@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/units.h"
@@ -45,7 +46,10 @@ struct Link {
 
 // A route is a short fixed list of links (no allocation): GPU -> PCIe switch -> NIC -> leaf ->
 // spine -> leaf -> NIC -> PCIe switch -> GPU is 8 hops; kMaxHops leaves room for the CPU path.
-inline constexpr int kMaxHops = 14;
+// The longest route the builders can produce is 16 hops: a node with one NIC on socket 0 seen from
+// a GPU on socket 1 (GPU -> sw -> root complex -> CPU link -> root complex -> sw -> NIC, 6 hops)
+// at both ends of a leaf -> spine -> leaf crossing (4 hops).
+inline constexpr int kMaxHops = 16;
 struct Route {
   std::array<LinkId, kMaxHops> links{};
   std::uint8_t hops = 0;
@@ -55,6 +59,12 @@ struct Route {
 
 // nvidia-smi topo -m relationship between two GPUs.
 enum class PathType : std::uint8_t { Self, NvLink, Pix, Pxb, Phb, Node, Sys, Net };
+
+// Short names: "X", "NV", "PIX", "PXB", "PHB", "NODE", "SYS", "NET" (nvidia-smi's spelling; the
+// NV# count comes from Router::nvlink_count) and "gpu", "nvswitch", ... for kinds.
+std::string_view to_string(PathType p);
+std::string_view to_string(DeviceKind k);
+std::string_view to_string(LinkKind k);
 
 class Topology {
  public:
@@ -67,6 +77,8 @@ class Topology {
   const std::vector<Link>& links() const { return links_; }
   // Outgoing links of a device, in id order.
   const std::vector<LinkId>& out_links(DeviceId d) const { return out_[d]; }
+  // The opposite direction of a link: add_duplex creates both directions as an (even, odd) pair.
+  static LinkId reverse(LinkId l) { return l ^ 1u; }
 
   // --- GPUs ---------------------------------------------------------------------------------
   int servers() const { return servers_; }

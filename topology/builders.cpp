@@ -1,0 +1,245 @@
+// build_cluster: servers first (each server's devices contiguous), then the fabric switches.
+//
+// Per server, in device-id order: GPUs, the NVSwitch (NvSwitch nodes), CPU root complexes (one
+// per socket), PCIe switches, NICs.
+//
+// - NVSwitch nodes: the 6 (A100) or 4 (H100) NVSwitch chips are folded into ONE non-blocking
+//   crossbar device with one edge per GPU carrying all that GPU's links (links x NCCL-usable
+//   per-link rate). NCCL models them the same way (one NVS node, GPU edges of count x nvlBw), and
+//   an all-to-all through the chips is non-blocking, so the fold loses nothing the model uses.
+// - NVLink bridge nodes: GPUs 2k and 2k+1 joined by one edge of all the GPU's links at the
+//   NCCL-usable rate (A100 PCIe: 12 x 20 = 240 GB/s of the datasheet's 300 GB/s per direction).
+// - Every node has a PCIe tree: GPUs split evenly over sockets, gpus_per_pcie_switch GPUs per
+//   switch, each switch with a gen-x16 uplink to its socket's root complex, sockets joined pairwise
+//   by the CPU interconnect. NIC i sits on the switch of GPU i * gpus / nics.
+//
+// Link latency is "propagation + the receiving device's forwarding". Network edges NIC <-> leaf
+// carry half of (NIC latency + one switch hop) each way and switch <-> switch edges one switch
+// hop, so a NIC-to-NIC route sums to the NIC latency plus one hop per switch traversed.
+#include "topology/builders.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace clustersim::topology {
+namespace {
+
+struct Parts {
+  const GpuSpec* gpu = nullptr;
+  const NicSpec* nic = nullptr;  // null only for single-node clusters without NICs
+};
+
+template <class Span>
+std::string known_ids(const Span& items) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += ", ";
+    out += item.id;
+  }
+  return out;
+}
+
+[[noreturn]] void fail(const std::string& msg) { throw TopologyError(msg); }
+
+std::string num(double v) {
+  std::string s = std::to_string(v);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+
+void validate_counts(const ClusterSpec& spec) {
+  const NodeSpec& n = spec.node;
+  const std::string node = "node '" + n.id + "'";
+  if (spec.nodes < 1) fail("cluster.nodes must be at least 1 (got " + std::to_string(spec.nodes) + ")");
+  if (n.gpus < 1) fail(node + ": gpus per node must be at least 1 (got " + std::to_string(n.gpus) + ")");
+  if (n.sockets < 1) fail(node + ": sockets must be at least 1 (got " + std::to_string(n.sockets) + ")");
+  if (n.gpus_per_pcie_switch < 1)
+    fail(node + ": gpus_per_pcie_switch must be at least 1 (got " +
+         std::to_string(n.gpus_per_pcie_switch) + ")");
+  if (n.pcie_gen < 3 || n.pcie_gen > 6)
+    fail(node + ": pcie generation must be gen3, gen4, gen5 or gen6 (got gen" +
+         std::to_string(n.pcie_gen) + ")");
+  if (n.gpus % n.sockets != 0)
+    fail(node + ": " + std::to_string(n.gpus) + " GPUs are not divisible by " +
+         std::to_string(n.sockets) + " sockets; GPUs are split evenly across sockets, so use a "
+         "multiple of sockets");
+  if (n.gpus % n.gpus_per_pcie_switch != 0)
+    fail(node + ": " + std::to_string(n.gpus) + " GPUs are not divisible by gpus_per_pcie_switch = " +
+         std::to_string(n.gpus_per_pcie_switch) + "; use a GPU count that fills every PCIe switch");
+  if ((n.gpus / n.sockets) % n.gpus_per_pcie_switch != 0)
+    fail(node + ": " + std::to_string(n.gpus / n.sockets) + " GPUs per socket are not divisible by "
+         "gpus_per_pcie_switch = " + std::to_string(n.gpus_per_pcie_switch) +
+         "; a PCIe switch hangs off one socket, so make GPUs per socket a multiple of it");
+  if (n.intra == IntraKind::NvlinkBridge && n.gpus % 2 != 0)
+    fail(node + ": NVLink bridges join GPUs in pairs, but the node has " + std::to_string(n.gpus) +
+         " GPUs; use an even GPU count");
+  if (n.nics < 0) fail(node + ": nics must not be negative (got " + std::to_string(n.nics) + ")");
+  if (spec.nodes > 1 && n.nics < 1)
+    fail(node + ": a cluster of " + std::to_string(spec.nodes) + " nodes needs at least 1 NIC per "
+         "node to reach the fabric (nics = " + std::to_string(n.nics) + ")");
+  if (!(spec.oversubscription >= 1.0))
+    fail("cluster.oversubscription must be >= 1 (got " + num(spec.oversubscription) +
+         "); 1 is a non-blocking fat-tree, 2 halves the leaf uplinks");
+  if (spec.gpus < 0 || spec.gpus > spec.total_gpus())
+    fail("cluster.gpus = " + std::to_string(spec.gpus) + " but the cluster has " +
+         std::to_string(spec.total_gpus()) + " GPUs (" + std::to_string(spec.nodes) + " nodes x " +
+         std::to_string(n.gpus) + "); use at most that many");
+}
+
+Parts validate(const ClusterSpec& spec) {
+  validate_counts(spec);
+  const NodeSpec& n = spec.node;
+  Parts parts;
+  parts.gpu = find_gpu(n.gpu);
+  if (parts.gpu == nullptr)
+    fail("unknown GPU '" + n.gpu + "' in node '" + n.id + "'; known GPUs: " + known_ids(all_gpus()));
+  if (n.nics > 0) {
+    parts.nic = find_nic(n.nic);
+    if (parts.nic == nullptr)
+      fail("unknown NIC '" + n.nic + "' in node '" + n.id + "'; known NICs: " + known_ids(all_nics()));
+  }
+  if (n.intra != IntraKind::Pcie && parts.gpu->nvlink_links <= 0)
+    fail("node '" + n.id + "': intra = " + std::string(to_string(n.intra)) + " needs NVLink, but GPU '" +
+         n.gpu + "' has no NVLink; use intra = pcie");
+  return parts;
+}
+
+std::string server_name(int s, const std::string& what) { return "node" + std::to_string(s) + "/" + what; }
+
+// One server's devices and internal links; appends its GPUs and NICs (in local order).
+void build_server(Topology& topo, const NodeSpec& n, const Parts& parts, int s,
+                  std::vector<DeviceId>& gpus, std::vector<DeviceId>& nics) {
+  const GpuSpec& gpu = *parts.gpu;
+  const std::size_t first_gpu = gpus.size();
+  for (int i = 0; i < n.gpus; ++i)
+    gpus.push_back(topo.add_device({DeviceKind::Gpu, s, i, -1, server_name(s, "gpu" + std::to_string(i))}));
+  auto local_gpu = [&](int i) { return gpus[first_gpu + static_cast<std::size_t>(i)]; };
+
+  const sim::BytesPerSec nvl_bw = gpu.nvlink_usable_per_dir();
+  if (n.intra == IntraKind::NvSwitch) {
+    const DeviceId nvs = topo.add_device({DeviceKind::NvSwitch, s, 0, -1, server_name(s, "nvswitch")});
+    for (int i = 0; i < n.gpus; ++i)
+      topo.add_duplex(local_gpu(i), nvs, LinkKind::NvLink, nvl_bw, nvlink_hop_latency(), gpu.nvlink_links);
+  } else if (n.intra == IntraKind::NvlinkBridge) {
+    for (int i = 0; i + 1 < n.gpus; i += 2)
+      topo.add_duplex(local_gpu(i), local_gpu(i + 1), LinkKind::NvLink, nvl_bw,
+                      nvlink_hop_latency() * 2, gpu.nvlink_links);
+  }
+
+  std::vector<DeviceId> cpus;
+  for (int k = 0; k < n.sockets; ++k)
+    cpus.push_back(topo.add_device({DeviceKind::CpuRootComplex, s, k, -1, server_name(s, "cpu" + std::to_string(k))}));
+  for (int a = 0; a < n.sockets; ++a)
+    for (int b = a + 1; b < n.sockets; ++b)
+      topo.add_duplex(cpus[static_cast<std::size_t>(a)], cpus[static_cast<std::size_t>(b)],
+                      LinkKind::CpuInterconnect, cpu_interconnect_bandwidth(), cpu_interconnect_latency());
+
+  const int switches = n.gpus / n.gpus_per_pcie_switch;
+  const int switches_per_socket = switches / n.sockets;
+  const sim::BytesPerSec uplink_bw = pcie_x16_bandwidth(n.pcie_gen);
+  std::vector<DeviceId> sws;
+  for (int j = 0; j < switches; ++j) {
+    const DeviceId sw = topo.add_device({DeviceKind::PcieSwitch, s, j, -1, server_name(s, "pcie-sw" + std::to_string(j))});
+    topo.add_duplex(sw, cpus[static_cast<std::size_t>(j / switches_per_socket)], LinkKind::Pcie, uplink_bw,
+                    pcie_hop_latency());
+    sws.push_back(sw);
+  }
+  // A GPU trains its link at the lower of its own and the slot's generation.
+  const sim::BytesPerSec gpu_bw = pcie_x16_bandwidth(std::min(gpu.pcie_gen, n.pcie_gen));
+  for (int i = 0; i < n.gpus; ++i)
+    topo.add_duplex(local_gpu(i), sws[static_cast<std::size_t>(i / n.gpus_per_pcie_switch)], LinkKind::Pcie,
+                    gpu_bw, pcie_hop_latency());
+  for (int i = 0; i < n.nics; ++i) {
+    const DeviceId nic = topo.add_device({DeviceKind::Nic, s, i, -1, server_name(s, "nic" + std::to_string(i))});
+    const int next_gpu = static_cast<int>(static_cast<long long>(i) * n.gpus / n.nics);
+    topo.add_duplex(nic, sws[static_cast<std::size_t>(next_gpu / n.gpus_per_pcie_switch)], LinkKind::Pcie,
+                    uplink_bw, pcie_hop_latency());
+    nics.push_back(nic);
+  }
+}
+
+DeviceId add_switch(Topology& topo, int tier, int index, std::string name) {
+  return topo.add_device({DeviceKind::NetworkSwitch, -1, index, tier, std::move(name)});
+}
+
+sim::SimTime nic_edge_latency(const NicSpec& nic) {
+  return sim::SimTime::from_ps((nic.latency.ps + nic.switch_latency.ps) / 2);
+}
+
+// Spines above `leaves`: every leaf has one aggregated edge to every spine; a leaf's edges sum to
+// (its NIC ports x NIC rate) / oversubscription. One leaf needs no spines.
+void add_spines(Topology& topo, const ClusterSpec& spec, const NicSpec& nic,
+                const std::vector<DeviceId>& leaves, const std::vector<int>& down_ports) {
+  if (leaves.size() < 2) return;
+  const int spines = std::clamp(static_cast<int>(std::ceil(kLeafDownPorts / spec.oversubscription - 1e-9)), 1,
+                                kMaxSpines);
+  std::vector<DeviceId> spine_ids;
+  for (int j = 0; j < spines; ++j) spine_ids.push_back(add_switch(topo, 1, j, "spine" + std::to_string(j)));
+  for (std::size_t l = 0; l < leaves.size(); ++l) {
+    const sim::BytesPerSec up = nic.per_dir * (down_ports[l] / spec.oversubscription / spines);
+    for (const DeviceId sp : spine_ids)
+      topo.add_duplex(leaves[l], sp, LinkKind::Network, up, nic.switch_latency);
+  }
+}
+
+void build_fabric(Topology& topo, const ClusterSpec& spec, const NicSpec& nic,
+                  const std::vector<DeviceId>& nics) {
+  const int per_node = spec.node.nics;
+  std::vector<DeviceId> leaves;
+  std::vector<int> down;
+  auto attach = [&](std::size_t leaf, DeviceId n) {
+    topo.add_duplex(n, leaves[leaf], LinkKind::Network, nic.per_dir, nic_edge_latency(nic));
+    ++down[leaf];
+  };
+  switch (spec.fabric) {
+    case Fabric::SingleSwitch: {
+      leaves.push_back(add_switch(topo, 0, 0, "switch0"));
+      down.push_back(0);
+      for (const DeviceId n : nics) attach(0, n);
+      return;
+    }
+    case Fabric::FatTree: {
+      const std::size_t count = (nics.size() + kLeafDownPorts - 1) / kLeafDownPorts;
+      for (std::size_t l = 0; l < count; ++l) {
+        leaves.push_back(add_switch(topo, 0, static_cast<int>(l), "leaf" + std::to_string(l)));
+        down.push_back(0);
+      }
+      for (std::size_t k = 0; k < nics.size(); ++k) attach(k / kLeafDownPorts, nics[k]);
+      break;
+    }
+    case Fabric::RailOptimized: {
+      const int per_rail = (spec.nodes + kLeafDownPorts - 1) / kLeafDownPorts;
+      for (int r = 0; r < per_node; ++r)
+        for (int k = 0; k < per_rail; ++k) {
+          std::string name = "rail" + std::to_string(r);
+          if (per_rail > 1) name += "-leaf" + std::to_string(k);
+          leaves.push_back(add_switch(topo, 0, r * per_rail + k, std::move(name)));
+          down.push_back(0);
+        }
+      for (int node = 0; node < spec.nodes; ++node)
+        for (int r = 0; r < per_node; ++r)
+          attach(static_cast<std::size_t>(r * per_rail + node / kLeafDownPorts),
+                 nics[static_cast<std::size_t>(node * per_node + r)]);
+      break;
+    }
+  }
+  add_spines(topo, spec, nic, leaves, down);
+}
+
+}  // namespace
+
+Topology build_cluster(const ClusterSpec& spec) {
+  const Parts parts = validate(spec);
+  Topology topo;
+  std::vector<DeviceId> gpus;
+  std::vector<DeviceId> nics;
+  gpus.reserve(static_cast<std::size_t>(spec.total_gpus()));
+  for (int s = 0; s < spec.nodes; ++s) build_server(topo, spec.node, parts, s, gpus, nics);
+  if (spec.nodes > 1) build_fabric(topo, spec, *parts.nic, nics);
+  topo.set_gpu_layout(spec.nodes, spec.node.gpus, std::move(gpus));
+  return topo;
+}
+
+}  // namespace clustersim::topology

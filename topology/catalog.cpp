@@ -1,0 +1,294 @@
+// The hardware catalog. Every number is copied from ../shared/reference (gpus.csv, links.csv,
+// hardware.md §1-2), which names the datasheet or the NCCL source file; the `source` strings and
+// the comments carry that attribution on. Peaks are DENSE (datasheet sparse figures halved where
+// the datasheet quotes 2:4 sparsity). Bandwidths are per direction. GB = 1e9 bytes.
+#include "topology/catalog.h"
+
+#include <algorithm>
+#include <array>
+
+namespace clustersim::topology {
+namespace {
+
+using namespace sim::literals;
+
+constexpr sim::FlopsPerSec tf(double v) { return sim::FlopsPerSec{v * 1e12}; }
+constexpr sim::BytesPerSec gbps(double v) { return sim::BytesPerSec{v * 1e9}; }
+constexpr sim::Bytes gb(double v) { return sim::Bytes{v * 1e9}; }
+
+// --- NVLink per link, per direction (hardware.md §2.2, links.csv) -----------------------------
+// Raw: the lane-rate payload of one link (NVLink 2/3/4: 25 GB/s, NVLink 5: 50 GB/s, GA102 bridge
+// x4 link: 14.0625 GB/s). Usable: NCCL's topology model (src/graph/topo.h, NCCL 2.30.7):
+// SM70_NVLINK_BW 20, SM80_NVLINK_BW 20, SM86_NVLINK_BW 12, SM90_NVLINK_BW 20.6,
+// SM100_NVLINK_BW 40.1. usable / raw is the NVLink protocol efficiency (packet headers, flow
+// control credits): 0.80 on NVLink 2/3, 0.824 on NVLink 4, 0.802 on NVLink 5.
+constexpr sim::BytesPerSec kNvlink2Raw = gbps(25.0), kNvlink2Usable = gbps(20.0);    // V100
+constexpr sim::BytesPerSec kNvlink3Raw = gbps(25.0), kNvlink3Usable = gbps(20.0);    // A100
+constexpr sim::BytesPerSec kGa102BridgeRaw = gbps(14.0625), kGa102BridgeUsable = gbps(12.0);
+constexpr sim::BytesPerSec kNvlink4Raw = gbps(25.0), kNvlink4Usable = gbps(20.6);    // H100/H200
+constexpr sim::BytesPerSec kNvlink5Raw = gbps(50.0), kNvlink5Usable = gbps(40.1);    // B200
+// MI300X Infinity Fabric (xGMI): 7 links x 128 GB/s bidirectional = 64 GB/s per direction per
+// peer (AMD MI300X datasheet, hardware.md §1.2). No RCCL-modelled efficiency is in the reference,
+// so usable = raw (UNSURE). Stored in the nvlink fields as the GPU's scale-up link.
+constexpr sim::BytesPerSec kXgmiRaw = gbps(64.0), kXgmiUsable = gbps(64.0);
+
+const std::array<GpuSpec, 13> kGpus = {{
+    {.id = "v100-sxm2-32gb", .name = "NVIDIA V100 SXM2 32GB", .compute_capability = 70,
+     // Tensor 125 TF is FP16 multiply / FP32 accumulate; no TF32, BF16 or FP8 units.
+     .fp32 = tf(15.7), .tf32 = tf(0), .fp16 = tf(125), .bf16 = tf(0), .fp8 = tf(0),
+     .memory = gb(32), .memory_bandwidth = gbps(900), .nvlink_links = 6,
+     .nvlink_per_dir = gbps(150), .pcie_gen = 3, .tdp = sim::Watts{300}, .sms = 80,
+     .boost_clock_mhz = 1530, .price_usd = 0, .nvls = false,
+     .source = "NVIDIA V100 datasheet; Volta whitepaper; NCCL topo.h SM70_NVLINK_BW",
+     .nvlink_link_raw = kNvlink2Raw, .nvlink_link_usable = kNvlink2Usable},
+    {.id = "a100-sxm4-40gb", .name = "NVIDIA A100 40GB SXM4", .compute_capability = 80,
+     .fp32 = tf(19.5), .tf32 = tf(156), .fp16 = tf(312), .bf16 = tf(312), .fp8 = tf(0),
+     .memory = gb(40), .memory_bandwidth = gbps(1555), .nvlink_links = 12,
+     .nvlink_per_dir = gbps(300), .pcie_gen = 4, .tdp = sim::Watts{400}, .sms = 108,
+     .boost_clock_mhz = 1410, .price_usd = 0, .nvls = false,
+     .source = "NVIDIA A100 datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4); Ampere GA100 "
+               "whitepaper; NCCL topo.h SM80_NVLINK_BW",
+     .nvlink_link_raw = kNvlink3Raw, .nvlink_link_usable = kNvlink3Usable},
+    {.id = "a100-sxm4-80gb", .name = "NVIDIA A100 80GB SXM4", .compute_capability = 80,
+     .fp32 = tf(19.5), .tf32 = tf(156), .fp16 = tf(312), .bf16 = tf(312), .fp8 = tf(0),
+     .memory = gb(80), .memory_bandwidth = gbps(2039), .nvlink_links = 12,
+     .nvlink_per_dir = gbps(300), .pcie_gen = 4, .tdp = sim::Watts{400}, .sms = 108,
+     .boost_clock_mhz = 1410, .price_usd = 0, .nvls = false,
+     .source = "NVIDIA A100 80GB datasheet; NCCL topo.h SM80_NVLINK_BW",
+     .nvlink_link_raw = kNvlink3Raw, .nvlink_link_usable = kNvlink3Usable},
+    // PCIe A100s: datasheet peaks equal the SXM part's; the NVLink bridge pairs two cards with
+    // 600 GB/s bidirectional = 12 NVLink3 links x 25 GB/s per direction (MEDIUM confidence).
+    {.id = "a100-pcie-40gb", .name = "NVIDIA A100 40GB PCIe", .compute_capability = 80,
+     .fp32 = tf(19.5), .tf32 = tf(156), .fp16 = tf(312), .bf16 = tf(312), .fp8 = tf(0),
+     .memory = gb(40), .memory_bandwidth = gbps(1555), .nvlink_links = 12,
+     .nvlink_per_dir = gbps(300), .pcie_gen = 4, .tdp = sim::Watts{250}, .sms = 108,
+     .boost_clock_mhz = 1410, .price_usd = 0, .nvls = false,
+     .source = "NVIDIA A100 PCIe product brief PB-10137; A100 datasheet (bridge 600 GB/s)",
+     .nvlink_link_raw = kNvlink3Raw, .nvlink_link_usable = kNvlink3Usable},
+    {.id = "a100-pcie-80gb", .name = "NVIDIA A100 80GB PCIe", .compute_capability = 80,
+     .fp32 = tf(19.5), .tf32 = tf(156), .fp16 = tf(312), .bf16 = tf(312), .fp8 = tf(0),
+     .memory = gb(80), .memory_bandwidth = gbps(1935), .nvlink_links = 12,
+     .nvlink_per_dir = gbps(300), .pcie_gen = 4, .tdp = sim::Watts{300}, .sms = 108,
+     .boost_clock_mhz = 1410, .price_usd = 0, .nvls = false,
+     .source = "NVIDIA A100 80GB datasheet; A100 PCIe product brief PB-10137",
+     .nvlink_link_raw = kNvlink3Raw, .nvlink_link_usable = kNvlink3Usable},
+    // Hopper datasheet tensor figures are with sparsity; dense = half (TF32 494.7, BF16 989.4,
+    // FP8 1979). Price: reported street range $25-30k, midpoint (UNSURE, +-30 %).
+    {.id = "h100-sxm5-80gb", .name = "NVIDIA H100 SXM5 80GB", .compute_capability = 90,
+     .fp32 = tf(67), .tf32 = tf(494.7), .fp16 = tf(989.4), .bf16 = tf(989.4), .fp8 = tf(1979),
+     .memory = gb(80), .memory_bandwidth = gbps(3350), .nvlink_links = 18,
+     .nvlink_per_dir = gbps(450), .pcie_gen = 5, .tdp = sim::Watts{700}, .sms = 132,
+     .boost_clock_mhz = 1980, .price_usd = 27500, .nvls = true,
+     .source = "NVIDIA H100 datasheet (sparse/2); Hopper whitepaper; NCCL topo.h SM90_NVLINK_BW",
+     .nvlink_link_raw = kNvlink4Raw, .nvlink_link_usable = kNvlink4Usable},
+    // H100 PCIe: 114 SMs at 1755 MHz; bridge 600 GB/s, 12 links is an ASSUMPTION (600 / 50).
+    {.id = "h100-pcie-80gb", .name = "NVIDIA H100 PCIe 80GB", .compute_capability = 90,
+     .fp32 = tf(51), .tf32 = tf(378), .fp16 = tf(756.5), .bf16 = tf(756.5), .fp8 = tf(1513),
+     .memory = gb(80), .memory_bandwidth = gbps(2000), .nvlink_links = 12,
+     .nvlink_per_dir = gbps(300), .pcie_gen = 5, .tdp = sim::Watts{350}, .sms = 114,
+     .boost_clock_mhz = 1755, .price_usd = 27500, .nvls = true,
+     .source = "NVIDIA H100 datasheet (sparse/2); H100 PCIe product brief PB-11133",
+     .nvlink_link_raw = kNvlink4Raw, .nvlink_link_usable = kNvlink4Usable},
+    {.id = "h200-sxm-141gb", .name = "NVIDIA H200 SXM 141GB", .compute_capability = 90,
+     .fp32 = tf(67), .tf32 = tf(494.7), .fp16 = tf(989.4), .bf16 = tf(989.4), .fp8 = tf(1979),
+     .memory = gb(141), .memory_bandwidth = gbps(4800), .nvlink_links = 18,
+     .nvlink_per_dir = gbps(450), .pcie_gen = 5, .tdp = sim::Watts{700}, .sms = 132,
+     .boost_clock_mhz = 1980, .price_usd = 35000, .nvls = true,
+     .source = "NVIDIA H200 product page/datasheet (GH100 compute as H100 SXM); price reported "
+               "$30-40k (UNSURE)",
+     .nvlink_link_raw = kNvlink4Raw, .nvlink_link_usable = kNvlink4Usable},
+    // B200: HGX B200 column of NVIDIA's GB200 NVL72 / HGX B200 spec table, sparse/2. SM count
+    // 148 is not in NVIDIA's table (UNSURE); boost clock unpublished (0).
+    {.id = "b200", .name = "NVIDIA B200 (HGX, per GPU)", .compute_capability = 100,
+     .fp32 = tf(75), .tf32 = tf(1100), .fp16 = tf(2250), .bf16 = tf(2250), .fp8 = tf(4500),
+     .memory = gb(180), .memory_bandwidth = gbps(7700), .nvlink_links = 18,
+     .nvlink_per_dir = gbps(900), .pcie_gen = 5, .tdp = sim::Watts{1000}, .sms = 148,
+     .boost_clock_mhz = 0, .price_usd = 35000, .nvls = true,
+     .source = "NVIDIA HGX B200 / GB200 NVL72 spec table (sparse/2); price: J. Huang, CNBC 2024 "
+               "($30-40k); NCCL topo.h SM100_NVLINK_BW",
+     .nvlink_link_raw = kNvlink5Raw, .nvlink_link_usable = kNvlink5Usable},
+    // GeForce: FP16/BF16 tensor with FP32 accumulate (what AMP training uses) runs at half rate.
+    {.id = "rtx-3090", .name = "NVIDIA GeForce RTX 3090", .compute_capability = 86,
+     .fp32 = tf(35.6), .tf32 = tf(35.6), .fp16 = tf(71), .bf16 = tf(71), .fp8 = tf(0),
+     .memory = gb(24), .memory_bandwidth = gbps(936), .nvlink_links = 4,
+     .nvlink_per_dir = gbps(56.25), .pcie_gen = 4, .tdp = sim::Watts{350}, .sms = 82,
+     .boost_clock_mhz = 1695, .price_usd = 1499, .nvls = false,
+     .source = "NVIDIA GA102 whitepaper v2 Appendix A (FP32-accumulate rates; bridge 4 x4 links "
+               "14.0625 GB/s/dir); MSRP Sept 2020; NCCL topo.h SM86_NVLINK_BW",
+     .nvlink_link_raw = kGa102BridgeRaw, .nvlink_link_usable = kGa102BridgeUsable},
+    {.id = "rtx-4090", .name = "NVIDIA GeForce RTX 4090", .compute_capability = 89,
+     .fp32 = tf(82.6), .tf32 = tf(82.6), .fp16 = tf(165.2), .bf16 = tf(165.2), .fp8 = tf(330.3),
+     .memory = gb(24), .memory_bandwidth = gbps(1008), .nvlink_links = 0,
+     .nvlink_per_dir = gbps(0), .pcie_gen = 4, .tdp = sim::Watts{450}, .sms = 128,
+     .boost_clock_mhz = 2520, .price_usd = 1599, .nvls = false,
+     .source = "NVIDIA Ada Lovelace whitepaper Appendix A (FP32-accumulate rates); MSRP Oct 2022",
+     .nvlink_link_raw = gbps(0), .nvlink_link_usable = gbps(0)},
+    {.id = "l40s", .name = "NVIDIA L40S", .compute_capability = 89,
+     .fp32 = tf(91.6), .tf32 = tf(183), .fp16 = tf(362.05), .bf16 = tf(362.05), .fp8 = tf(733),
+     .memory = gb(48), .memory_bandwidth = gbps(864), .nvlink_links = 0,
+     .nvlink_per_dir = gbps(0), .pcie_gen = 4, .tdp = sim::Watts{350}, .sms = 142,
+     .boost_clock_mhz = 2520, .price_usd = 0, .nvls = false,
+     .source = "NVIDIA L40S datasheet (sparse/2; full-rate FP32 accumulate)",
+     .nvlink_link_raw = gbps(0), .nvlink_link_usable = gbps(0)},
+    // MI300X: AMD quotes dense and sparse; dense used. Price: analyst estimates $10-15k (UNSURE).
+    {.id = "mi300x", .name = "AMD Instinct MI300X", .compute_capability = 942,
+     .fp32 = tf(163.4), .tf32 = tf(653.7), .fp16 = tf(1307.4), .bf16 = tf(1307.4),
+     .fp8 = tf(2614.9), .memory = gb(192), .memory_bandwidth = gbps(5300), .nvlink_links = 7,
+     .nvlink_per_dir = gbps(448), .pcie_gen = 5, .tdp = sim::Watts{750}, .sms = 304,
+     .boost_clock_mhz = 2100, .price_usd = 12500, .nvls = false,
+     .source = "AMD Instinct MI300X datasheet; CDNA3 whitepaper (Infinity Fabric 7 x 128 GB/s)",
+     .nvlink_link_raw = kXgmiRaw, .nvlink_link_usable = kXgmiUsable},
+}};
+
+// --- NICs (links.csv, hardware.md §2.4) -------------------------------------------------------
+// per_dir is the line rate. latency is NIC + cable one way, chosen so that GPU -> PCIe -> NIC ->
+// one switch -> NIC -> PCIe -> GPU (4 PCIe hops of 0.5 us + NIC + one switch hop) lands on NCCL's
+// NET Ring LL per-step latency of 2.7 us for InfiniBand (tuning.cc hwLat NET); end-to-end NIC to
+// NIC this is 0.73-0.79 us, inside the measured ~0.6-1.0 us RDMA range. RoCE: measured 1.5-3 us
+// end to end (UNSURE); 1.2 us + a 0.3 us Ethernet switch hop gives the low end. Switch hops:
+// Switch-IB 2 (EDR) ~90 ns, Quantum (HDR) ~130 ns (both UNSURE in links.csv); Quantum-2 (NDR)
+// assumed like Quantum; Ethernet (Spectrum class) 0.3 us and 25GbE 0.5 us are estimates (UNSURE).
+// SHARP: Quantum (HDR) and Quantum-2 (NDR) switches reduce in-network.
+const std::array<NicSpec, 7> kNics = {{
+    {.id = "ib-edr-100", .name = "InfiniBand EDR 100 Gb/s (ConnectX-5)", .per_dir = gbps(12.5),
+     .latency = sim::SimTime::from_ns(600), .switch_latency = sim::SimTime::from_ns(90),
+     .sharp = false, .source = "IBTA EDR 4x25G; links.csv (EDR: 12.5 GB/s, ~90 ns hop UNSURE)"},
+    {.id = "ib-hdr-200", .name = "InfiniBand HDR 200 Gb/s (ConnectX-6)", .per_dir = gbps(25),
+     .latency = sim::SimTime::from_ns(600), .switch_latency = sim::SimTime::from_ns(130),
+     .sharp = true,
+     .source = "IBTA HDR 4x50G; DGX A100 datasheet; links.csv (~130 ns Quantum hop UNSURE)"},
+    {.id = "ib-ndr-400", .name = "InfiniBand NDR 400 Gb/s (ConnectX-7)", .per_dir = gbps(50),
+     .latency = sim::SimTime::from_ns(600), .switch_latency = sim::SimTime::from_ns(130),
+     .sharp = true,
+     .source = "IBTA NDR 4x100G; NVIDIA DGX BasePOD RA; Quantum-2 hop assumed as Quantum (UNSURE)"},
+    {.id = "roce-100", .name = "RoCEv2 100 GbE", .per_dir = gbps(12.5),
+     .latency = sim::SimTime::from_ns(1200), .switch_latency = sim::SimTime::from_ns(300),
+     .sharp = false, .source = "IEEE 802.3 100GbE; links.csv (RoCE e2e ~1.5-3 us UNSURE)"},
+    {.id = "roce-200", .name = "RoCEv2 200 GbE", .per_dir = gbps(25),
+     .latency = sim::SimTime::from_ns(1200), .switch_latency = sim::SimTime::from_ns(300),
+     .sharp = false, .source = "IEEE 802.3 200GbE; links.csv (RoCE e2e ~1.5-3 us UNSURE)"},
+    {.id = "roce-400", .name = "RoCEv2 400 GbE (Spectrum-X class)", .per_dir = gbps(50),
+     .latency = sim::SimTime::from_ns(1200), .switch_latency = sim::SimTime::from_ns(300),
+     .sharp = false, .source = "IEEE 802.3 400GbE; NVIDIA HGX AI Factory RA; links.csv (UNSURE lat)"},
+    {.id = "eth-25", .name = "Ethernet 25 GbE", .per_dir = gbps(3.125),
+     .latency = sim::SimTime::from_ns(2000), .switch_latency = sim::SimTime::from_ns(500),
+     .sharp = false, .source = "IEEE 802.3by 25GbE (25 Gb/s = 3.125 GB/s); latency estimate UNSURE"},
+}};
+
+// --- Node presets (scenario.md "Preset ids that must exist") -----------------------------------
+const std::array<NodeSpec, 7> kNodes = {{
+    // Desktop/workstation boards wire their x16 slots straight to CPU root ports (no PLX switch),
+    // and GeForce cards have P2P disabled, so GPU-to-GPU traffic bounces through the host: each GPU
+    // sits alone on a "switch" that stands for its root port (gpus_per_pcie_switch = 1), and the
+    // two meet at the root complex (nvidia-smi shows PHB). One 25GbE port for scale-out.
+    {.id = "2x-rtx4090-pcie4",
+     .description = "2x RTX 4090 on PCIe 4.0 x16 root ports, one socket, no NVLink (entry tier)",
+     .gpu = "rtx-4090", .gpus = 2, .intra = IntraKind::Pcie, .pcie_gen = 4,
+     .gpus_per_pcie_switch = 1, .sockets = 1, .nic = "eth-25", .nics = 1},
+    // Same board layout as above; the NVLink bridge carries GPU-to-GPU traffic.
+    {.id = "2x-a100-40gb-nvlink-bridge",
+     .description = "2x A100 40GB PCIe joined by an NVLink bridge (12 links), one socket (mid tier)",
+     .gpu = "a100-pcie-40gb", .gpus = 2, .intra = IntraKind::NvlinkBridge, .pcie_gen = 4,
+     .gpus_per_pcie_switch = 1, .sockets = 1, .nic = "roce-100", .nics = 1},
+    // HGX H100 baseboard in a 2-socket host: 4 PCIe Gen5 switches, 2 GPUs + 2 NDR NICs each.
+    {.id = "hgx-h100-8x",
+     .description = "HGX H100 8-GPU: 8x H100 SXM on NVSwitch gen3, 8x IB NDR 400 (high tier)",
+     .gpu = "h100-sxm5-80gb", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8},
+    // Dual-socket 8-GPU PCIe box (hardware.md §2.6): each socket feeds 2 Gen4 switches (PEX88096
+    // class), 2 GPUs per switch; one 100 GbE RoCE NIC per switch (4 per node).
+    {.id = "8x-a100-pcie",
+     .description = "8x A100 80GB PCIe, 2 sockets x 2 PCIe Gen4 switches x 2 GPUs, no NVLink, "
+                    "4x RoCE 100 GbE (one per switch)",
+     .gpu = "a100-pcie-80gb", .gpus = 8, .intra = IntraKind::Pcie, .pcie_gen = 4,
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "roce-100", .nics = 4},
+    {.id = "dgx-a100-80gb",
+     .description = "DGX A100: 8x A100 80GB SXM, 6 NVSwitch gen2, 2x AMD EPYC 7742, 8x IB HDR 200",
+     .gpu = "a100-sxm4-80gb", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 4,
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-hdr-200", .nics = 8},
+    {.id = "dgx-h100",
+     .description = "DGX H100: 8x H100 SXM, 4 NVSwitch gen3 (NVLink 4), 8x IB NDR 400",
+     .gpu = "h100-sxm5-80gb", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8},
+    {.id = "dgx-h200",
+     .description = "DGX H200: 8x H200 SXM 141GB, 4 NVSwitch gen3 (NVLink 4), 8x IB NDR 400",
+     .gpu = "h200-sxm-141gb", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8},
+}};
+
+template <class T, std::size_t N>
+const T* find_by_id(const std::array<T, N>& table, std::string_view id) {
+  const auto it = std::find_if(table.begin(), table.end(), [&](const T& t) { return t.id == id; });
+  return it == table.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+std::string_view to_string(Precision p) {
+  switch (p) {
+    case Precision::Fp32: return "fp32";
+    case Precision::Tf32: return "tf32";
+    case Precision::Fp16: return "fp16";
+    case Precision::Bf16: return "bf16";
+    case Precision::Fp8: return "fp8";
+  }
+  return "?";
+}
+
+std::string_view to_string(IntraKind k) {
+  switch (k) {
+    case IntraKind::NvSwitch: return "nvswitch";
+    case IntraKind::NvlinkBridge: return "nvlink-bridge";
+    case IntraKind::Pcie: return "pcie";
+  }
+  return "?";
+}
+
+sim::FlopsPerSec GpuSpec::peak(Precision p) const {
+  switch (p) {
+    case Precision::Fp32: return fp32;
+    case Precision::Tf32: return tf32.value > 0 ? tf32 : fp32;
+    case Precision::Fp16: return fp16;
+    case Precision::Bf16: return bf16;  // 0 on V100: no fallback, callers refuse
+    case Precision::Fp8: return fp8;
+  }
+  return sim::FlopsPerSec{};
+}
+
+const GpuSpec* find_gpu(std::string_view id) { return find_by_id(kGpus, id); }
+const NicSpec* find_nic(std::string_view id) { return find_by_id(kNics, id); }
+const NodeSpec* find_node_preset(std::string_view id) { return find_by_id(kNodes, id); }
+std::span<const GpuSpec> all_gpus() { return kGpus; }
+std::span<const NicSpec> all_nics() { return kNics; }
+std::span<const NodeSpec> all_node_presets() { return kNodes; }
+
+// NCCL's modelled usable PCIe x16 rate (src/graph/topo.cc kvDictPciGen, NCCL 2.30.7: 8 GT/s ->
+// 60, 16 -> 120, 32 -> 240, 64 -> 480, in 100 Mb/s per lane; bw = 16 lanes x speed / 80 GB/s):
+// 12 / 24 / 48 / 96 GB/s, about 75 % of the raw 15.75 / 31.5 / 63 / 121 GB/s.
+sim::BytesPerSec pcie_x16_bandwidth(int gen) {
+  switch (gen) {
+    case 3: return gbps(12);
+    case 4: return gbps(24);
+    case 5: return gbps(48);
+    case 6: return gbps(96);
+    default: return gbps(gen < 3 ? 12 : 96);
+  }
+}
+
+// NCCL charges 1.0 us per ring step over PCI with LL (tuning.cc hwLat PCI Ring LL); a GPU to GPU
+// step through one switch is two hops, so one hop is 0.5 us (hardware.md §2.1: device-level hop
+// ~0.5-1 us).
+sim::SimTime pcie_hop_latency() { return 500_ns; }
+
+// NCCL's AMD_BW 16 GB/s (src/graph/topo.h): AMD EPYC Rome/Milan xGMI, the CPU of the DGX A100
+// (2x EPYC 7742) and of most 2020-2022 PCIe Gen4 GPU servers (Intel had no Gen4 before Ice Lake).
+sim::BytesPerSec cpu_interconnect_bandwidth() { return gbps(16); }
+
+// links.csv, UPI row: "~100+ ns extra hop" for crossing sockets.
+sim::SimTime cpu_interconnect_latency() { return 100_ns; }
+
+// NCCL charges 0.6 us per NVLink ring step with LL (tuning.cc hwLat NVLINK Ring LL); GPU ->
+// NVSwitch -> GPU is two edges, so one edge is 0.3 us (a bridge edge counts both halves).
+sim::SimTime nvlink_hop_latency() { return 300_ns; }
+
+}  // namespace clustersim::topology
