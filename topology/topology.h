@@ -46,10 +46,10 @@ struct Link {
 
 // A route is a short fixed list of links (no allocation): GPU -> PCIe switch -> NIC -> leaf ->
 // spine -> leaf -> NIC -> PCIe switch -> GPU is 8 hops; kMaxHops leaves room for the CPU path.
-// The longest route the builders can produce is 16 hops: a node with one NIC on socket 0 seen from
-// a GPU on socket 1 (GPU -> sw -> root complex -> CPU link -> root complex -> sw -> NIC, 6 hops)
-// at both ends of a leaf -> spine -> leaf crossing (4 hops).
-inline constexpr int kMaxHops = 16;
+// The longest route the builders produce is 14 hops: a node whose only NIC is on socket 0 seen
+// from a GPU on socket 1 (GPU -> sw -> root complex -> root complex -> sw -> NIC, 5 hops) at both
+// ends of a NIC -> leaf -> spine -> leaf -> NIC crossing (4 hops).
+inline constexpr int kMaxHops = 14;
 struct Route {
   std::array<LinkId, kMaxHops> links{};
   std::uint8_t hops = 0;

@@ -1,0 +1,144 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "topology/builders.h"
+
+using namespace clustersim;
+using namespace clustersim::topology;
+
+namespace {
+ClusterSpec preset(const char* id, int nodes = 1, Fabric fabric = Fabric::FatTree) {
+  ClusterSpec spec;
+  spec.node = *find_node_preset(id);
+  spec.nodes = nodes;
+  spec.fabric = fabric;
+  return spec;
+}
+
+int count(const Topology& t, DeviceKind k) {
+  int n = 0;
+  for (const Device& d : t.devices()) n += d.kind == k ? 1 : 0;
+  return n;
+}
+
+std::string error_of(const ClusterSpec& spec) {
+  try {
+    (void)build_cluster(spec);
+  } catch (const TopologyError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("topology::build_cluster: a DGX A100 is 8 GPUs, one NVSwitch, 8 NICs and a PCIe tree") {
+  const Topology t = build_cluster(preset("dgx-a100-80gb"));
+  CHECK(t.gpu_count() == 8);
+  CHECK(t.servers() == 1);
+  CHECK(count(t, DeviceKind::Gpu) == 8);
+  CHECK(count(t, DeviceKind::NvSwitch) == 1);
+  CHECK(count(t, DeviceKind::Nic) == 8);
+  CHECK(count(t, DeviceKind::PcieSwitch) == 4);
+  CHECK(count(t, DeviceKind::CpuRootComplex) == 2);
+  CHECK(count(t, DeviceKind::NetworkSwitch) == 0);  // one node: no fabric, NICs dangle
+  int nvlink_edges = 0;
+  for (const Link& l : t.links())
+    if (l.kind == LinkKind::NvLink) {
+      ++nvlink_edges;
+      CHECK(l.bandwidth.value == doctest::Approx(240e9));
+      CHECK(l.nvlinks == 12);
+    }
+  CHECK(nvlink_edges == 16);  // 8 duplex edges
+  CHECK(t.device(t.gpu(3)).name == "node0/gpu3");
+}
+
+TEST_CASE("topology::build_cluster: duplex links come in (even, odd) pairs") {
+  const Topology t = build_cluster(preset("8x-a100-pcie", 2));
+  for (LinkId l = 0; l < t.link_count(); ++l) {
+    CHECK(t.link(Topology::reverse(l)).src == t.link(l).dst);
+    CHECK(t.link(Topology::reverse(l)).dst == t.link(l).src);
+  }
+}
+
+TEST_CASE("topology::build_cluster: an NVLink bridge joins GPU pairs at NCCL's usable rate") {
+  const Topology t = build_cluster(preset("2x-a100-40gb-nvlink-bridge"));
+  int bridges = 0;
+  for (const Link& l : t.links())
+    if (l.kind == LinkKind::NvLink) {
+      ++bridges;
+      CHECK(l.bandwidth.value == doctest::Approx(240e9));
+      CHECK(l.nvlinks == 12);
+    }
+  CHECK(bridges == 2);
+  CHECK(count(t, DeviceKind::NvSwitch) == 0);
+}
+
+TEST_CASE("topology::build_cluster: a fat-tree leaf holds 32 NIC ports and spines split its uplink") {
+  // 8 DGX A100 = 64 NICs = 2 leaves; 1:1 -> 32 spines of 25 GB/s per leaf.
+  const Topology t = build_cluster(preset("dgx-a100-80gb", 8));
+  int leaves = 0, spines = 0;
+  for (const Device& d : t.devices())
+    if (d.kind == DeviceKind::NetworkSwitch) (d.tier == 0 ? leaves : spines)++;
+  CHECK(leaves == 2);
+  CHECK(spines == 32);
+  double up = 0;
+  for (const Link& l : t.links())
+    if (t.device(l.src).kind == DeviceKind::NetworkSwitch && t.device(l.src).tier == 0 &&
+        t.device(l.dst).kind == DeviceKind::NetworkSwitch)
+      up += l.bandwidth.value;
+  CHECK(up == doctest::Approx(2 * 32 * 25e9));
+}
+
+TEST_CASE("topology::build_cluster: rail-optimized fabric puts NIC i of every node on rail i") {
+  const Topology t = build_cluster(preset("dgx-h100", 4, Fabric::RailOptimized));
+  for (const Link& l : t.links()) {
+    const Device& src = t.device(l.src);
+    const Device& dst = t.device(l.dst);
+    if (src.kind == DeviceKind::Nic && dst.kind == DeviceKind::NetworkSwitch)
+      CHECK(dst.name == "rail" + std::to_string(src.local_index));
+  }
+}
+
+TEST_CASE("topology::build_cluster: bad specs throw TopologyError with a clear message") {
+  ClusterSpec spec = preset("dgx-a100-80gb");
+  spec.node.gpu = "a100-sxm9";
+  CHECK(error_of(spec).find("unknown GPU 'a100-sxm9'") != std::string::npos);
+
+  spec = preset("dgx-a100-80gb", 2);
+  spec.node.nic = "ib-xdr-800";
+  CHECK(error_of(spec).find("unknown NIC 'ib-xdr-800'") != std::string::npos);
+
+  spec = preset("8x-a100-pcie");
+  spec.node.gpus = 6;
+  spec.node.sockets = 4;
+  CHECK(error_of(spec).find("not divisible by 4 sockets") != std::string::npos);
+
+  spec = preset("8x-a100-pcie");
+  spec.node.gpus_per_pcie_switch = 3;
+  CHECK(error_of(spec).find("not divisible by gpus_per_pcie_switch = 3") != std::string::npos);
+
+  spec = preset("2x-a100-40gb-nvlink-bridge");
+  spec.node.gpus = 3;
+  CHECK(error_of(spec).find("NVLink bridges join GPUs in pairs") != std::string::npos);
+
+  spec = preset("dgx-a100-80gb", 4);
+  spec.oversubscription = 0.5;
+  CHECK(error_of(spec).find("oversubscription must be >= 1") != std::string::npos);
+
+  spec = preset("dgx-a100-80gb", 0);
+  CHECK(error_of(spec).find("cluster.nodes must be at least 1") != std::string::npos);
+
+  spec = preset("dgx-a100-80gb", 2);
+  spec.node.nics = 0;
+  CHECK(error_of(spec).find("needs at least 1 NIC") != std::string::npos);
+
+  spec = preset("dgx-a100-80gb");
+  spec.node.gpu = "rtx-4090";
+  CHECK(error_of(spec).find("GPU 'rtx-4090' has no NVLink") != std::string::npos);
+
+  spec = preset("dgx-a100-80gb");
+  spec.node.nics = 0;
+  CHECK(error_of(spec).empty());  // one node needs no NIC
+  CHECK_THROWS_AS((void)build_cluster(preset("dgx-a100-80gb", -1)), std::invalid_argument);
+}

@@ -1,0 +1,103 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "topology/catalog.h"
+
+using namespace clustersim;
+using namespace clustersim::topology;
+
+TEST_CASE("topology::catalog: every GPU id the scenario spec requires exists with a source") {
+  for (const char* id : {"v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb",
+                         "h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "b200", "rtx-3090", "rtx-4090",
+                         "l40s", "mi300x"}) {
+    CAPTURE(std::string(id));
+    const GpuSpec* g = find_gpu(id);
+    REQUIRE(g != nullptr);
+    CHECK(g->fp32.value > 0);
+    CHECK(g->fp16.value > 0);
+    CHECK(g->memory.value > 0);
+    CHECK(g->memory_bandwidth.value > 0);
+    CHECK(!g->source.empty());
+    CHECK(g->nvlink_usable_per_dir() <= g->nvlink_per_dir);
+  }
+  CHECK(all_gpus().size() == 13);
+  CHECK(find_gpu("a100") == nullptr);
+}
+
+TEST_CASE("topology::catalog: tensor peaks are dense, not 2:4 sparse") {
+  const GpuSpec& h100 = *find_gpu("h100-sxm5-80gb");
+  CHECK(h100.peak(Precision::Bf16).value == doctest::Approx(989.4e12));
+  CHECK(h100.peak(Precision::Fp8).value == doctest::Approx(1979e12));
+  CHECK(h100.peak(Precision::Tf32).value == doctest::Approx(494.7e12));
+  CHECK(find_gpu("a100-sxm4-80gb")->peak(Precision::Bf16).value == doctest::Approx(312e12));
+  CHECK(find_gpu("b200")->peak(Precision::Bf16).value == doctest::Approx(2250e12));
+  CHECK(find_gpu("l40s")->peak(Precision::Fp16).value == doctest::Approx(362.05e12));
+  CHECK(find_gpu("mi300x")->peak(Precision::Bf16).value == doctest::Approx(1307.4e12));
+}
+
+TEST_CASE("topology::catalog: GeForce parts use the FP32-accumulate tensor rate") {
+  CHECK(find_gpu("rtx-4090")->peak(Precision::Fp16).value == doctest::Approx(165.2e12));
+  CHECK(find_gpu("rtx-3090")->peak(Precision::Bf16).value == doctest::Approx(71e12));
+}
+
+TEST_CASE("topology::catalog: V100 falls back to FP32 for TF32 and has no BF16") {
+  const GpuSpec& v100 = *find_gpu("v100-sxm2-32gb");
+  CHECK(v100.peak(Precision::Tf32) == v100.fp32);
+  CHECK(v100.peak(Precision::Bf16).value == 0.0);
+  CHECK(v100.peak(Precision::Fp16).value == doctest::Approx(125e12));
+}
+
+TEST_CASE("topology::catalog: NVLink usable rate is NCCL's per-link model times the link count") {
+  CHECK(find_gpu("a100-sxm4-80gb")->nvlink_usable_per_dir().value == doctest::Approx(240e9));
+  CHECK(find_gpu("h100-sxm5-80gb")->nvlink_usable_per_dir().value == doctest::Approx(370.8e9));
+  CHECK(find_gpu("b200")->nvlink_usable_per_dir().value == doctest::Approx(18 * 40.1e9));
+  CHECK(find_gpu("a100-sxm4-80gb")->nvlink_link_raw.value == doctest::Approx(25e9));
+  CHECK(find_gpu("h100-sxm5-80gb")->nvls);
+  CHECK_FALSE(find_gpu("a100-sxm4-80gb")->nvls);
+}
+
+TEST_CASE("topology::catalog: NICs carry line rate, latency and SHARP capability") {
+  for (const char* id : {"ib-edr-100", "ib-hdr-200", "ib-ndr-400", "roce-100", "roce-200", "roce-400", "eth-25"}) {
+    CAPTURE(std::string(id));
+    const NicSpec* n = find_nic(id);
+    REQUIRE(n != nullptr);
+    CHECK(n->per_dir.value > 0);
+    CHECK(n->latency.ps > 0);
+    CHECK(n->switch_latency.ps > 0);
+    CHECK(!n->source.empty());
+  }
+  CHECK(find_nic("ib-hdr-200")->per_dir.value == doctest::Approx(25e9));
+  CHECK(find_nic("ib-ndr-400")->sharp);
+  CHECK_FALSE(find_nic("roce-400")->sharp);
+  CHECK_FALSE(find_nic("ib-edr-100")->sharp);
+}
+
+TEST_CASE("topology::catalog: node presets match the scenario spec") {
+  for (const char* id : {"2x-rtx4090-pcie4", "2x-a100-40gb-nvlink-bridge", "hgx-h100-8x", "8x-a100-pcie",
+                         "dgx-a100-80gb", "dgx-h100", "dgx-h200"}) {
+    CAPTURE(std::string(id));
+    const NodeSpec* n = find_node_preset(id);
+    REQUIRE(n != nullptr);
+    CHECK(find_gpu(n->gpu) != nullptr);
+    CHECK(find_nic(n->nic) != nullptr);
+  }
+  const NodeSpec& dgx = *find_node_preset("dgx-a100-80gb");
+  CHECK(dgx.gpus == 8);
+  CHECK(dgx.intra == IntraKind::NvSwitch);
+  CHECK(dgx.nic == "ib-hdr-200");
+  CHECK(dgx.nics == 8);
+  const NodeSpec& pcie = *find_node_preset("8x-a100-pcie");
+  CHECK(pcie.intra == IntraKind::Pcie);
+  CHECK(pcie.sockets == 2);
+  CHECK(pcie.gpus_per_pcie_switch == 2);
+  CHECK(find_node_preset("2x-a100-40gb-nvlink-bridge")->intra == IntraKind::NvlinkBridge);
+}
+
+TEST_CASE("topology::catalog: internal links use NCCL's modelled PCIe rates") {
+  CHECK(pcie_x16_bandwidth(3).value == doctest::Approx(12e9));
+  CHECK(pcie_x16_bandwidth(4).value == doctest::Approx(24e9));
+  CHECK(pcie_x16_bandwidth(5).value == doctest::Approx(48e9));
+  CHECK(cpu_interconnect_bandwidth().value == doctest::Approx(16e9));
+  CHECK(nvlink_hop_latency() < pcie_hop_latency());
+}
