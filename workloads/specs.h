@@ -34,6 +34,15 @@ struct ModelSpec {
   int head_dim() const { return hidden / heads; }
   // Parameter count (embeddings included, position embeddings excluded for rotary models).
   double parameters() const;
+  // One transformer layer's parameters (projections, MLP, norms, biases for GPT-style models).
+  double layer_parameters() const;
+  // Input word embedding plus learned position embeddings (0 for rotary models).
+  double embedding_parameters() const;
+  // Final norm's parameters.
+  double final_norm_parameters() const;
+  bool learned_positions() const {
+    return positions == PositionKind::Learned || (positions == PositionKind::Auto && mlp == MlpKind::Gelu);
+  }
 };
 
 enum class Schedule : std::uint8_t { GPipe, OneFOneB, Interleaved };
