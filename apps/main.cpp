@@ -1,2 +1,56 @@
-// clustersim command-line entry point (verbs are wired in apps/cli_*.cpp).
-int main() { return 0; }
+// clustersim command-line entry point: dispatches to a verb and maps errors to exit codes
+// (0 success, 2 bad input, 3 valid but infeasible, 1 internal error), per spec/cli.md.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "apps/cli_common.h"
+#include "apps/verbs.h"
+
+namespace {
+
+struct Verb {
+  const char* name;
+  int (*run)(int, char**);
+  const char* help;
+};
+
+constexpr Verb kVerbs[] = {
+    {"collective", clustersim::apps::verb_collective, "simulate one collective over a range of sizes (nccl-tests style)"},
+    {"topo", clustersim::apps::verb_topo, "show a cluster's topology: matrix, dot, json, bisection"},
+    {"catalog", clustersim::apps::verb_catalog, "list GPU, node, NIC and link presets with their sources"},
+};
+
+void usage(std::FILE* to) {
+  std::fprintf(to, "clustersim: a discrete-event simulator of distributed deep-learning training clusters\n\n");
+  std::fprintf(to, "usage: clustersim <verb> [options]   (clustersim <verb> --help for each verb)\n\nverbs:\n");
+  for (const Verb& v : kVerbs) std::fprintf(to, "  %-12s %s\n", v.name, v.help);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  for (const Verb& v : kVerbs) {
+    if (std::strcmp(argv[1], v.name) != 0) continue;
+    try {
+      return v.run(argc - 1, argv + 1);
+    } catch (const clustersim::apps::CliError& e) {
+      std::fprintf(stderr, "clustersim %s: error: %s\n", v.name, e.what());
+      return 2;
+    } catch (const std::invalid_argument& e) {  // topology / collective errors: bad input
+      std::fprintf(stderr, "clustersim %s: error: %s\n", v.name, e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "clustersim %s: internal error: %s\n", v.name, e.what());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "clustersim: error: unknown verb '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

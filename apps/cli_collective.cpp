@@ -1,0 +1,103 @@
+// `clustersim collective`: one collective over a range of sizes, like nccl-tests.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <numeric>
+
+#include "analysis/collective_report.h"
+#include "apps/cli_common.h"
+#include "apps/verbs.h"
+#include "topology/builders.h"
+#include "topology/catalog.h"
+#include "topology/routing.h"
+#include "workloads/collective_runner.h"
+
+namespace clustersim::apps {
+
+int verb_collective(int argc, char** argv) {
+  CLI::App app{"Simulate one collective over a range of sizes; prints nccl-tests' columns.", "clustersim collective"};
+  std::string node, fabric = "fat-tree", op_name = "allreduce", algo_name = "ring", proto_name, format = "text";
+  std::string min_size = "8", max_size = "128M";
+  int nodes = 1, gpus = 0, chunks = 0, channels = 0;
+  double factor = 2, oversubscription = 1;
+  app.add_option("--node", node, "node preset id (see `clustersim catalog nodes`)")->required();
+  app.add_option("--nodes", nodes, "number of nodes");
+  app.add_option("--fabric", fabric, "fat-tree | rail-optimized | single-switch (nodes > 1)");
+  app.add_option("--oversubscription", oversubscription, "leaf-to-spine oversubscription ratio (>= 1)");
+  app.add_option("--gpus", gpus, "use the first N GPUs (default: all)");
+  app.add_option("--op", op_name, "allreduce | allgather | reducescatter | broadcast | reduce | alltoall | sendrecv");
+  app.add_option("--algo", algo_name, "ring | tree | halving-doubling | hierarchical | direct | in-network | auto");
+  app.add_option("-b,--minbytes", min_size, "smallest size (8, 1K, 128M, 8G: powers of 1024)");
+  app.add_option("-e,--maxbytes", max_size, "largest size");
+  app.add_option("-f,--stepfactor", factor, "multiply the size by this factor between rows");
+  app.add_option("--chunks", chunks, "pipelining chunks per step (default: by size)");
+  app.add_option("--channels", channels, "parallel rings/trees (default: from the topology)");
+  app.add_option("--proto", proto_name, "LL | LL128 | Simple (default: the fastest)");
+  app.add_option("--format", format, "text | json");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    throw CliError(e.what());
+  }
+
+  const auto op = workloads::parse_op(op_name);
+  if (!op) throw CliError("--op '" + op_name + "': unknown operation; valid: " + join(workloads::op_names()));
+  const auto algo = workloads::parse_algo(algo_name);
+  if (!algo) throw CliError("--algo '" + algo_name + "': unknown algorithm; valid: " + join(workloads::algo_names()));
+  std::optional<workloads::Protocol> proto;
+  if (!proto_name.empty()) {
+    proto = workloads::parse_protocol(proto_name);
+    if (!proto) throw CliError("--proto '" + proto_name + "': expected LL, LL128 or Simple");
+  }
+  if (format != "text" && format != "json") throw CliError("--format '" + format + "': expected text or json");
+  const double lo = parse_size("-b", min_size), hi = parse_size("-e", max_size);
+  if (lo > hi) throw CliError("-b " + min_size + " is larger than -e " + max_size + "; the smallest size must come first");
+  if (lo <= 0) throw CliError("-b " + min_size + ": the smallest size must be at least 1 byte");
+  if (factor <= 1) throw CliError("-f " + std::to_string(factor) + ": the step factor must be greater than 1");
+  if (chunks < 0 || channels < 0) throw CliError("--chunks and --channels must be positive");
+
+  const topology::ClusterSpec spec = cluster_from_flags(node, nodes, fabric, oversubscription);
+  const int total = spec.total_gpus();
+  if (gpus == 0) gpus = total;
+  if (gpus < 2 || gpus > total) {
+    throw CliError("--gpus " + std::to_string(gpus) + ": the cluster (" + std::to_string(nodes) + " x " + node +
+                   ") has " + std::to_string(total) + " GPUs; choose 2.." + std::to_string(total));
+  }
+  const topology::Topology topo = topology::build_cluster(spec);
+  const topology::Router router(topo);
+  const topology::GpuSpec* gpu = topology::find_gpu(spec.node.gpu);
+  const workloads::CollectiveEnvironment env{topo, router, gpu != nullptr ? gpu->compute_capability : 80};
+
+  workloads::CollectiveRequest req;
+  req.op = *op;
+  req.algo = *algo;
+  req.ranks.resize(static_cast<std::size_t>(gpus));
+  std::iota(req.ranks.begin(), req.ranks.end(), 0);
+  req.chunks = chunks;
+  req.channels = channels;
+  req.protocol = proto;
+
+  std::vector<analysis::CollectiveRow> rows;
+  for (double size = lo; size <= hi * (1 + 1e-12); size *= factor) {
+    req.bytes = sim::Bytes{size};
+    analysis::CollectiveRow row;
+    row.size_bytes = size;
+    row.ranks = gpus;
+    row.op = *op;
+    row.result = workloads::simulate_collective(env, req);
+    rows.push_back(row);
+  }
+  if (format == "json") {
+    std::fputs(analysis::collective_json(rows).c_str(), stdout);
+  } else {
+    const std::string title = std::string(workloads::to_string(*op)) + " on " + std::to_string(gpus) + " GPUs of " +
+                              std::to_string(nodes) + " x " + node + " (simulated; algbw = size / time, busbw = algbw x " +
+                              (*op == workloads::CollectiveOp::AllReduce ? "2(n-1)/n)" : "nccl-tests factor)");
+    std::fputs(analysis::collective_table(title, rows).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace clustersim::apps

@@ -1,0 +1,74 @@
+// Shared command-line helpers (see cli_common.h).
+#include "apps/cli_common.h"
+
+#include <cctype>
+#include <charconv>
+
+#include "topology/catalog.h"
+
+namespace clustersim::apps {
+
+std::string join(const std::vector<std::string_view>& items, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += sep;
+    out += items[i];
+  }
+  return out;
+}
+
+double parse_size(std::string_view flag, std::string_view text) {
+  const auto bad = [&]() {
+    return CliError(std::string(flag) + " '" + std::string(text) +
+                    "': expected a size in bytes like 8, 1K, 128M or 8G (suffixes are powers of 1024)");
+  };
+  if (text.empty()) throw bad();
+  std::string_view digits = text;
+  if (digits.back() == 'B' || digits.back() == 'b') digits.remove_suffix(1);
+  double scale = 1;
+  if (!digits.empty() && std::isalpha(static_cast<unsigned char>(digits.back()))) {
+    switch (std::toupper(static_cast<unsigned char>(digits.back()))) {
+      case 'K': scale = 1024.0; break;
+      case 'M': scale = 1024.0 * 1024; break;
+      case 'G': scale = 1024.0 * 1024 * 1024; break;
+      case 'T': scale = 1024.0 * 1024 * 1024 * 1024; break;
+      default: throw bad();
+    }
+    digits.remove_suffix(1);
+  }
+  if (digits.empty()) throw bad();
+  long long value = 0;
+  const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc{} || ptr != digits.data() + digits.size() || value < 0) throw bad();
+  return static_cast<double>(value) * scale;
+}
+
+topology::ClusterSpec cluster_from_flags(const std::string& node, int nodes, const std::string& fabric,
+                                         double oversubscription) {
+  const topology::NodeSpec* preset = topology::find_node_preset(node);
+  if (preset == nullptr) {
+    std::vector<std::string_view> ids;
+    for (const auto& p : topology::all_node_presets()) ids.push_back(p.id);
+    throw CliError("--node '" + node + "': unknown node preset; valid presets: " + join(ids));
+  }
+  if (nodes < 1) throw CliError("--nodes " + std::to_string(nodes) + ": expected a positive number of nodes");
+  if (oversubscription < 1) {
+    throw CliError("--oversubscription " + std::to_string(oversubscription) + ": expected a ratio >= 1");
+  }
+  topology::ClusterSpec spec;
+  spec.node = *preset;
+  spec.nodes = nodes;
+  spec.oversubscription = oversubscription;
+  if (fabric == "fat-tree") {
+    spec.fabric = topology::Fabric::FatTree;
+  } else if (fabric == "rail-optimized") {
+    spec.fabric = topology::Fabric::RailOptimized;
+  } else if (fabric == "single-switch") {
+    spec.fabric = topology::Fabric::SingleSwitch;
+  } else {
+    throw CliError("--fabric '" + fabric + "': expected one of fat-tree, rail-optimized, single-switch");
+  }
+  return spec;
+}
+
+}  // namespace clustersim::apps

@@ -1,0 +1,30 @@
+// Helpers shared by the command-line verbs: argument errors (exit 2), size parsing, and building
+// a cluster from --node/--nodes flags.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topology/cluster_spec.h"
+
+namespace clustersim::apps {
+
+// Bad command-line input: printed as one line on stderr, exit code 2.
+struct CliError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Parses nccl-tests sizes: "8", "1K", "128M", "8G" (powers of 1024; optional trailing B).
+// Throws CliError naming `flag` on anything else.
+double parse_size(std::string_view flag, std::string_view text);
+
+// Cluster from a node preset id and options; throws CliError listing valid presets.
+topology::ClusterSpec cluster_from_flags(const std::string& node, int nodes, const std::string& fabric,
+                                         double oversubscription);
+
+std::string join(const std::vector<std::string_view>& items, std::string_view sep = ", ");
+
+}  // namespace clustersim::apps

@@ -1,0 +1,56 @@
+// `clustersim topo`: the cluster's topology as a matrix, Graphviz, JSON or its bisection bandwidth.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "analysis/topo_report.h"
+#include "apps/cli_common.h"
+#include "apps/verbs.h"
+#include "topology/bisection.h"
+#include "topology/builders.h"
+#include "topology/routing.h"
+
+namespace clustersim::apps {
+
+int verb_topo(int argc, char** argv) {
+  CLI::App app{"Show a cluster's topology.", "clustersim topo"};
+  std::string node, fabric = "fat-tree";
+  int nodes = 1;
+  double oversubscription = 1;
+  bool matrix = false, dot = false, json = false, bisection = false;
+  app.add_option("--node", node, "node preset id (see `clustersim catalog nodes`)")->required();
+  app.add_option("--nodes", nodes, "number of nodes");
+  app.add_option("--fabric", fabric, "fat-tree | rail-optimized | single-switch (nodes > 1)");
+  app.add_option("--oversubscription", oversubscription, "leaf-to-spine oversubscription ratio (>= 1)");
+  app.add_flag("--matrix", matrix, "GPU x GPU matrix in the style of nvidia-smi topo -m (default)");
+  app.add_flag("--dot", dot, "Graphviz dot");
+  app.add_flag("--json", json, "devices and links with bandwidth and latency");
+  app.add_flag("--bisection", bisection, "bisection bandwidth of the GPU set (max-flow)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    throw CliError(e.what());
+  }
+  if (static_cast<int>(matrix) + dot + json + bisection > 1) {
+    throw CliError("choose one of --matrix, --dot, --json, --bisection");
+  }
+  const topology::ClusterSpec spec = cluster_from_flags(node, nodes, fabric, oversubscription);
+  const topology::Topology topo = topology::build_cluster(spec);
+  if (dot) {
+    std::fputs(analysis::topo_dot(topo).c_str(), stdout);
+  } else if (json) {
+    std::fputs(analysis::topo_json(topo).c_str(), stdout);
+  } else if (bisection) {
+    const double bw = topology::bisection_bandwidth_Bps(topo, topo.gpu_count());
+    std::printf("bisection bandwidth of %d GPUs (first half -> second half, max-flow): %.1f GB/s\n",
+                topo.gpu_count(), bw / 1e9);
+  } else {
+    const topology::Router router(topo);
+    std::fputs(analysis::topo_matrix(topo, router).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace clustersim::apps

@@ -1,0 +1,10 @@
+// The verbs of the clustersim command line; each parses its own arguments and returns an exit code.
+#pragma once
+
+namespace clustersim::apps {
+
+int verb_collective(int argc, char** argv);
+int verb_topo(int argc, char** argv);
+int verb_catalog(int argc, char** argv);
+
+}  // namespace clustersim::apps

@@ -1,0 +1,94 @@
+// The network model: transfers become flows that share link bandwidth max-min fairly.
+//
+// A transfer along a Route first waits the route's latency (the first byte's trip), then streams
+// its bytes at the rate the fair-share solver gives it; that rate changes whenever another flow on
+// the same connected set of links starts or ends. Each link direction is one solver constraint.
+// Rates are re-solved once per timestamp (Simulator flush), only for the touched component;
+// remaining bytes are updated lazily when a flow's rate changes; only flows whose rate changed get
+// a new completion event (older ones are cancelled lazily by a generation number).
+//
+// Listeners are told when a transfer's last byte has arrived. Nothing is allocated per transfer
+// once the flow pool has grown to the peak number of concurrent flows.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/fair_share.h"
+#include "sim/simulator.h"
+#include "sim/units.h"
+#include "topology/topology.h"
+
+namespace clustersim::topology {
+
+class TransferListener {
+ public:
+  virtual void on_transfer_done(std::uint64_t tag) = 0;
+
+ protected:
+  ~TransferListener() = default;
+};
+
+using FlowId = std::uint32_t;
+
+struct NetworkStats {
+  std::uint64_t transfers_started = 0;
+  std::uint64_t transfers_finished = 0;
+  std::uint64_t rate_updates = 0;
+  std::size_t peak_concurrent_flows = 0;
+};
+
+class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
+ public:
+  NetworkModel(sim::Simulator& sim, const Topology& topo);
+  NetworkModel(const NetworkModel&) = delete;
+  NetworkModel& operator=(const NetworkModel&) = delete;
+
+  // Starts moving `bytes` along `route`; `who->on_transfer_done(tag)` fires when the last byte
+  // arrives. `extra_latency` (e.g. a protocol's per-step overhead) is added before streaming, and
+  // `rate_cap` (bytes/s) bounds the flow's rate on top of the links.
+  FlowId start(const Route& route, sim::Bytes bytes, TransferListener* who, std::uint64_t tag,
+               sim::SimTime extra_latency = sim::SimTime{}, double rate_cap = sim::kUnlimited);
+
+  const NetworkStats& stats() const { return stats_; }
+  const sim::FairShareStats& solver_stats() const { return solver_.stats(); }
+  // Bytes that have crossed each link so far (finished transfers), for utilisation reports.
+  double link_bytes(LinkId l) const { return link_bytes_[l]; }
+  std::size_t active_flows() const { return solver_.live_variables(); }
+
+  void on_event(std::uint64_t tag) override;
+  void on_flush() override;
+
+ private:
+  struct Flow {
+    Route route;
+    double bytes = 0;
+    double remaining = 0;
+    double rate = 0;
+    double cap = sim::kUnlimited;
+    sim::SimTime last_update;
+    TransferListener* who = nullptr;
+    std::uint64_t tag = 0;
+    sim::VariableId var = 0;
+    std::uint32_t generation = 0;
+    bool streaming = false;
+  };
+  enum : std::uint64_t { kActivate = 0, kComplete = 1 };
+  static std::uint64_t encode(FlowId f, std::uint32_t gen, std::uint64_t kind) {
+    return (kind << 63) | (static_cast<std::uint64_t>(gen & 0x7fffffffU) << 32) | f;
+  }
+  void activate(FlowId f);
+  void complete(FlowId f);
+  void finish(FlowId f);
+
+  sim::Simulator& sim_;
+  const Topology& topo_;
+  sim::FairShareSolver solver_;
+  std::vector<Flow> flows_;
+  std::vector<FlowId> free_flows_;
+  std::vector<FlowId> var_to_flow_;
+  std::vector<double> link_bytes_;
+  NetworkStats stats_;
+};
+
+}  // namespace clustersim::topology
