@@ -198,6 +198,8 @@ void Router::append(Route& r, LinkId l) const {
 }
 
 bool Router::reachable(Plane plane, DeviceId from, DeviceId to) const {
+  CLUSTERSIM_CHECK(tables_->endpoint[to] >= 0 && tables_->local[from] >= 0,
+                   "server routes run between a server's GPUs and NICs");
   const int s = topo_.device(to).server;
   return topo_.device(from).server == s && tables_->row(plane, s, to)[tables_->local[from]] != kFar;
 }
@@ -278,11 +280,15 @@ Route Router::route(int src, int dst, std::uint64_t flow_key) const {
 PathType Router::path_type(int a, int b) const {
   if (a == b) return PathType::Self;
   if (topo_.server_of_gpu(a) != topo_.server_of_gpu(b)) return PathType::Net;
-  const DeviceId ga = topo_.gpu(a);
-  const DeviceId gb = topo_.gpu(b);
-  if (reachable(Plane::NvLink, ga, gb)) return PathType::NvLink;
+  if (reachable(Plane::NvLink, topo_.gpu(a), topo_.gpu(b))) return PathType::NvLink;
+  return pcie_path_type(topo_.gpu(a), topo_.gpu(b));
+}
+
+PathType Router::pcie_path_type(DeviceId a, DeviceId b) const {
+  if (a == b) return PathType::Self;
+  if (topo_.device(a).server != topo_.device(b).server || topo_.device(a).server < 0) return PathType::Net;
   Route r;
-  CLUSTERSIM_CHECK(walk_server(Plane::Pcie, ga, gb, 0, r), "GPUs of one server not connected over PCIe");
+  CLUSTERSIM_CHECK(walk_server(Plane::Pcie, a, b, 0, r), "devices of one server not connected over PCIe");
   int switches = 0;
   int roots = 0;
   bool cpu_link = false;

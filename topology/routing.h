@@ -33,6 +33,9 @@ class Router {
   PathType path_type(int a, int b) const;
   // For PathType::NvLink: the number of NVLink lanes between a and b (the # in NV#).
   int nvlink_count(int a, int b) const;
+  // The PCIe relationship (PIX, PXB, PHB, NODE, SYS) between two GPUs or NICs of one server, or
+  // NET across servers; Self for a == b. Ignores NVLink (for GPU pairs use path_type).
+  PathType pcie_path_type(DeviceId a, DeviceId b) const;
   // The NIC GPU `rank` uses to leave its server (its rail), or none when the server has no NIC.
   bool has_nic(int rank) const;
   DeviceId nic_of(int rank) const;
