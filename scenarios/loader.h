@@ -1,0 +1,82 @@
+// Reads a scenario (TOML, docs/scenario.md) into a validated ScenarioSpec.
+//
+// Every key is checked (type, range, allowed values, preset ids, cross-key consistency) and every
+// problem is reported at once as a ScenarioError with file:line:col, the key, what was expected
+// and a fix. `--set section.key=value` overrides (value parsed as TOML; a bare word is a string)
+// replace the file's value before validation and are validated the same way; their errors name
+// the override. TOML++ stays inside scenarios/*.cpp.
+//
+// Defaults (the full reference with units is docs/scenario.md):
+//   key                               default
+//   name                              the file's stem
+//   cluster.node                      required: a node preset id or a [cluster.node] table
+//   cluster.nodes                     1
+//   cluster.fabric                    "fat-tree" (used only when nodes > 1)
+//   cluster.oversubscription          1.0
+//   cluster.gpus                      all GPUs: nodes * node.gpus
+//   cluster.node.preset               none (fields below start from this preset when given)
+//   cluster.node.gpu                  required without preset
+//   cluster.node.gpus                 8
+//   cluster.node.intra                "pcie"
+//   cluster.node.pcie                 the GPU's own PCIe generation
+//   cluster.node.gpus_per_pcie_switch 2 (1 when node.gpus == 1)
+//   cluster.node.sockets              2 (1 when node.gpus is odd)
+//   cluster.node.nic                  "ib-hdr-200"
+//   cluster.node.nics                 node.gpus
+//   cluster.gpu_overrides.*           power_limit_w: the GPU's TDP; mig: whole GPU; tf32 = true
+//   model.preset                      none; else layers, hidden, heads are required
+//   model.kv_heads                    heads (preset: the preset's)
+//   model.ffn_hidden                  4*hidden (gelu) | 8/3*hidden rounded up to 256 (swiglu)
+//   model.seq_len / vocab             2048 / 51200
+//   model.mlp / norm                  "gelu" / "layernorm"
+//   model.tied_embeddings             true
+//   model.flash_attention             true
+//   parallelism.tp / pp               1 / 1
+//   parallelism.dp                    gpus / (tp * pp)
+//   parallelism.virtual_stages        1
+//   parallelism.schedule              "interleaved" when virtual_stages > 1, else "1f1b"
+//   parallelism.sequence_parallel     false
+//   parallelism.zero                  0
+//   parallelism.distributed_optimizer false
+//   training.global_batch             micro_batch * dp (one micro-batch per replica)
+//   training.micro_batch              1
+//   training.precision                "bf16" ("fp16" on GPUs without BF16, e.g. V100)
+//   training.optimizer                "adam"
+//   training.recompute                "none"
+//   training.iterations               1
+//   training.tokens                   none (no time-to-train)
+//   sync.algorithm                    "ring"
+//   sync.bucket_mb                    25
+//   sync.overlap                      true
+//   model_constants.*                 none
+//   cost.gpu_hour_usd                 none (capex from catalog prices)
+//   cost.electricity_usd_per_kwh      0.12
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scenarios/scenario_spec.h"
+
+namespace clustersim::scenarios {
+
+// Reads `path` and parses it; file names in errors and relative paths inside the scenario
+// (hf_config, model_constants.include) are taken relative to `path` as given.
+// Throws ScenarioError on any invalid input, including an unreadable file.
+ScenarioSpec load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// As load_scenario, from text; `file_name` is used in errors and to resolve relative paths.
+ScenarioSpec parse_scenario(std::string_view toml_text, const std::string& file_name,
+                            const std::vector<std::string>& overrides = {});
+
+// For the consumer of model_constants (the compute/network model), which alone knows the valid
+// names: throws a ScenarioError naming each unknown constant where it was set, with "did you mean".
+void check_model_constant_names(const ScenarioSpec& spec, std::span<const std::string_view> known);
+
+// The fully resolved scenario as TOML, every key with its value (defaults included; keys whose
+// default is "absent" appear as comments). Parsing the output gives back the same scenario.
+std::string show_config(const ScenarioSpec& spec);
+
+}  // namespace clustersim::scenarios

@@ -1,0 +1,62 @@
+// A fully validated scenario: one cluster, one model, one parallel layout, one training setup.
+//
+// Produced only by the loader (scenarios/loader.h), so every field has passed the checks of
+// docs/scenario.md: consumers may rely on tp*pp*dp == cluster.used_gpus(), tp | heads,
+// pp | layers, global_batch % (micro_batch*dp) == 0, and a precision the GPU supports.
+// `origins` remembers where each key that was set came from, so later stages (the model that
+// consumes model_constants, the collective layer that checks sync.algorithm against the fabric)
+// can still point their errors at the user's line.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario_error.h"
+#include "topology/cluster_spec.h"
+#include "workloads/specs.h"
+
+namespace clustersim::scenarios {
+
+struct CostSpec {
+  double gpu_hour_usd = 0;              // rental price per GPU-hour; valid when has_gpu_hour
+  double electricity_usd_per_kwh = 0.12;
+  bool has_gpu_hour = false;            // false: derive capex from catalog prices
+};
+
+// Where one key's value came from: a line of a file, or a `--set` override.
+struct KeyOrigin {
+  SourceLocation where;
+  std::string source_line;  // the line's text; empty for overrides
+};
+
+struct ScenarioSpec {
+  std::string name;  // `name`, default: the file's stem
+  std::string file;  // the path as given to the loader ("<string>" style names for parse_scenario)
+  topology::ClusterSpec cluster;
+  workloads::ModelSpec model;
+  workloads::ParallelSpec parallel;
+  workloads::TrainingSpec training;
+  workloads::SyncSpec sync;
+  std::map<std::string, double> model_constants;  // include file first, then inline names
+  CostSpec cost;
+
+  std::string node_preset;        // "" for an explicit [cluster.node] without `preset`
+  std::string model_preset;       // "" when the model is described by fields only
+  std::string hf_config;          // resolved path of [model] hf_config, "" when absent
+  std::string constants_include;  // resolved path of [model_constants] include, "" when absent
+  bool dp_derived = false;        // parallelism.dp was absent and derived as gpus / (tp*pp)
+  std::vector<std::string> overrides;  // the --set strings applied, in order
+
+  // Dotted key ("parallelism.tp", "model_constants.gemm_eff") -> where it was set. Keys left
+  // at their default are absent.
+  std::map<std::string, KeyOrigin> origins;
+
+  // The origin of `dotted_key`, or the scenario file as a whole when the key was defaulted.
+  KeyOrigin origin_of(const std::string& dotted_key) const {
+    auto it = origins.find(dotted_key);
+    return it != origins.end() ? it->second : KeyOrigin{SourceLocation{file, 0, 0}, {}};
+  }
+};
+
+}  // namespace clustersim::scenarios
