@@ -28,6 +28,7 @@ class Router {
   explicit Router(const Topology& topo);
 
   // Route from GPU rank `src` to GPU rank `dst` (src != dst). flow_key spreads equal-cost choices.
+  // src == dst gives an empty route (no links, zero latency, infinite bottleneck). No allocation.
   Route route(int src, int dst, std::uint64_t flow_key = 0) const;
   // nvidia-smi topo -m relationship (NV#, PIX, PXB, PHB, NODE, SYS, NET).
   PathType path_type(int a, int b) const;

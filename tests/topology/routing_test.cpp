@@ -123,6 +123,23 @@ TEST_CASE("topology::Router: inter-node routes never transit another GPU nor ret
   }
 }
 
+TEST_CASE("topology::Router: rails with more nodes than leaf ports split into leaves joined by spines") {
+  const Topology t = build_cluster(preset("dgx-a100-80gb", 40, Fabric::RailOptimized));
+  const Router router(t);
+  // Same rail, same rail leaf: NIC > rail0 > NIC.
+  CHECK(path(t, router.route(0, 8 * 31)) ==
+        "node0/gpu0>node0/pcie-sw0>node0/nic0>rail0-leaf0>node31/nic0>node31/pcie-sw0>node31/gpu0");
+  // Same rail, the other leaf of that rail: through a spine.
+  const Route far = router.route(0, 8 * 33, 7);
+  CHECK(far.hops == 8);
+  CHECK(t.device(t.link(far.links[4]).src).name.rfind("spine", 0) == 0);
+  CHECK(t.device(t.link(far.links[4]).dst).name == "rail0-leaf1");
+  // Another rail: leaves the source's rail, enters the destination's.
+  const Route cross = router.route(1, 8 * 2 + 6);
+  CHECK(t.device(t.link(cross.links[2]).dst).name == "rail1-leaf0");
+  CHECK(t.device(t.link(cross.links[4]).dst).name == "rail6-leaf0");
+}
+
 TEST_CASE("topology::Router: a GPU on the far socket reaches a single NIC through the CPU link") {
   ClusterSpec spec = preset("8x-a100-pcie", 40);  // 40 NICs: two leaves and spines
   spec.node.nics = 1;
