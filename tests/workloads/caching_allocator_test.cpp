@@ -1,0 +1,192 @@
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "workloads/caching_allocator.h"
+#include "workloads/model_presets.h"
+
+using namespace clustersim::workloads;
+
+namespace {
+constexpr std::uint64_t KiB = 1024, MiB = 1024 * 1024;
+}
+
+TEST_CASE("workloads::CachingAllocatorModel: sizes round up to 512 B and segments follow the size bands") {
+  CHECK(round_size(1) == 512);
+  CHECK(round_size(512) == 512);
+  CHECK(round_size(513) == 1024);
+  CHECK(allocation_size(512) == 2 * MiB);        // small pool: 2 MiB segment
+  CHECK(allocation_size(1 * MiB) == 2 * MiB);    // 1 MiB is still small
+  CHECK(allocation_size(1 * MiB + 512) == 20 * MiB);
+  CHECK(allocation_size(9 * MiB) == 20 * MiB);
+  CHECK(allocation_size(10 * MiB) == 10 * MiB);  // >= 10 MiB: rounded to 2 MiB
+  CHECK(allocation_size(11 * MiB) == 12 * MiB);
+
+  CachingAllocatorModel a;
+  const AllocHandle one = a.malloc(1);
+  const AllocHandle two = a.malloc(513);
+  CHECK(a.block_size(one) == 512);
+  CHECK(a.block_size(two) == 1024);
+  // Both come from one 2 MiB small segment: 512 + 1024 allocated, 2 MiB reserved.
+  CHECK(a.stats().allocated == 1536);
+  CHECK(a.stats().reserved == 2 * MiB);
+  CHECK(a.stats().num_segments == 1);
+}
+
+TEST_CASE("workloads::CachingAllocatorModel: four 512 KiB tensors pack one 2 MiB small segment") {
+  CachingAllocatorModel a;
+  // 1st: new 2 MiB segment, split 512 KiB | 1.5 MiB free (remainder >= 512 B).
+  // 2nd: best fit is the 1.5 MiB block -> 512 KiB | 1 MiB free. 3rd: 512 KiB | 512 KiB free.
+  // 4th: exactly the last 512 KiB (remainder 0, no split). 5th: a second segment.
+  std::vector<AllocHandle> h;
+  for (int i = 0; i < 4; ++i) h.push_back(a.malloc(512 * KiB));
+  CHECK(a.stats().num_segments == 1);
+  CHECK(a.stats().reserved == 2 * MiB);
+  CHECK(a.stats().allocated == 2 * MiB);
+  CHECK(a.stats().largest_free_block == 0);
+  a.malloc(512 * KiB);
+  CHECK(a.stats().num_segments == 2);
+  CHECK(a.stats().reserved == 4 * MiB);
+}
+
+TEST_CASE("workloads::CachingAllocatorModel: a 5 MiB request gets a 20 MiB segment whose remainder is reused") {
+  CachingAllocatorModel a;
+  // 5 MiB is in the 1-10 MiB band: cudaMalloc(20 MiB), split 5 | 15 MiB (15 MiB > 1 MiB).
+  const AllocHandle first = a.malloc(5 * MiB);
+  CHECK(a.stats().reserved == 20 * MiB);
+  CHECK(a.stats().inactive_split == 15 * MiB);
+  // The second 5 MiB takes the 15 MiB block: 5 | 10 MiB free; no new segment.
+  const AllocHandle second = a.malloc(5 * MiB);
+  CHECK(a.stats().num_segments == 1);
+  CHECK(a.stats().reserved == 20 * MiB);
+  CHECK(a.stats().allocated == 10 * MiB);
+  CHECK(a.stats().largest_free_block == 10 * MiB);
+  CHECK(a.block_size(first) == 5 * MiB);
+  CHECK(a.block_size(second) == 5 * MiB);
+}
+
+TEST_CASE("workloads::CachingAllocatorModel: a large block is not split when the remainder is at most 1 MiB") {
+  CachingAllocatorModel a;
+  // 11 MiB -> segment rounded to 12 MiB; remainder 1 MiB is not > 1 MiB: the whole 12 MiB block
+  // is handed out and counted as allocated.
+  const AllocHandle h = a.malloc(11 * MiB);
+  CHECK(a.block_size(h) == 12 * MiB);
+  CHECK(a.stats().allocated == 12 * MiB);
+  CHECK(a.stats().inactive_split == 0);
+  a.free(h);
+  // 10.5 MiB reuses the cached 12 MiB block; remainder 1.5 MiB > 1 MiB: split.
+  const AllocHandle g = a.malloc(10 * MiB + 512 * KiB);
+  CHECK(a.block_size(g) == 10 * MiB + 512 * KiB);
+  CHECK(a.stats().inactive_split == 1 * MiB + 512 * KiB);
+  CHECK(a.stats().num_segments == 1);
+}
+
+TEST_CASE("workloads::CachingAllocatorModel: with max_split_size set, oversize blocks are never split") {
+  AllocatorOptions o;
+  o.max_split_size = 20 * MiB;  // max_split_size_mb:20
+  CachingAllocatorModel a(o);
+  const AllocHandle big = a.malloc(40 * MiB);  // 40 MiB segment, oversize (>= 20 MiB)
+  a.free(big);
+  // 8 MiB < max_split_size may not take the cached 40 MiB oversize block: a new 20 MiB segment.
+  const AllocHandle small = a.malloc(8 * MiB);
+  CHECK(a.stats().num_segments == 2);
+  CHECK(a.stats().reserved == 60 * MiB);
+  // 30 MiB >= max_split_size takes the 40 MiB block (40 < 30 + 20) whole, unsplit.
+  const AllocHandle mid = a.malloc(30 * MiB);
+  CHECK(a.block_size(mid) == 40 * MiB);
+  CHECK(a.stats().allocated == 8 * MiB + 40 * MiB);
+  a.free(mid);
+  // 18 MiB... < max_split: not the oversize block either; takes the 12 MiB left of the 20 MiB
+  // segment? No: 12 < 18, so a new 18 MiB segment (>= 10 MiB rounds to 2 MiB).
+  a.malloc(18 * MiB);
+  CHECK(a.stats().num_segments == 3);
+  a.free(small);
+}
+
+TEST_CASE("workloads::CachingAllocatorModel: freed neighbours merge back into one block") {
+  CachingAllocatorModel a;
+  const AllocHandle x = a.malloc(512 * KiB);
+  const AllocHandle y = a.malloc(512 * KiB);
+  // Segment: [x 512 KiB][y 512 KiB][free 1 MiB].
+  a.free(x);
+  // [free 512 KiB][y][free 1 MiB]: two inactive split pieces.
+  CHECK(a.stats().inactive_split == 1536 * KiB);
+  CHECK(a.stats().largest_free_block == 1 * MiB);
+  a.free(y);
+  // y merges with both neighbours: one free 2 MiB block, the segment is whole again.
+  CHECK(a.stats().inactive_split == 0);
+  CHECK(a.stats().largest_free_block == 2 * MiB);
+  a.empty_cache();
+  CHECK(a.stats().reserved == 0);
+  CHECK(a.stats().num_segments == 0);
+}
+
+TEST_CASE("workloads::CachingAllocatorModel: expandable segments remove the slivers of a growing-size sequence") {
+  // Allocate 12, 14, 16, 18, 20 MiB, freeing each before the next (a batch that grows).
+  // Native: no cached block is ever big enough -> one new segment each: 12+14+16+18+20 = 80 MiB.
+  // Expandable: 12 MiB maps one 20 MiB page; every later request fits in it: 20 MiB reserved.
+  for (bool expandable : {false, true}) {
+    AllocatorOptions o;
+    o.expandable_segments = expandable;
+    CachingAllocatorModel a(o);
+    for (std::uint64_t mib = 12; mib <= 20; mib += 2) {
+      const AllocHandle h = a.malloc(mib * MiB);
+      REQUIRE(h.valid());
+      a.free(h);
+    }
+    CHECK(a.stats().reserved == (expandable ? 20 * MiB : 80 * MiB));
+    CHECK(a.stats().peak_allocated == 20 * MiB);
+  }
+  // Growing past the mapped size maps only the missing pages: 30 MiB needs 10 MiB more than the
+  // trailing 20 MiB free block -> one more 20 MiB page, 40 MiB mapped.
+  AllocatorOptions o;
+  o.expandable_segments = true;
+  CachingAllocatorModel a(o);
+  a.free(a.malloc(12 * MiB));
+  a.malloc(30 * MiB);
+  CHECK(a.stats().reserved == 40 * MiB);
+}
+
+TEST_CASE("workloads::CachingAllocatorModel: over capacity it frees cached segments, retries, then reports OOM") {
+  AllocatorOptions o;
+  o.capacity_bytes = 64 * MiB;
+  CachingAllocatorModel a(o);
+  const AllocHandle x = a.malloc(40 * MiB);
+  a.free(x);
+  // 50 MiB: the cached 40 MiB block is too small and cudaMalloc(50 MiB) next to it would exceed
+  // 64 MiB: release the free segment, retry, succeed.
+  const AllocHandle y = a.malloc(50 * MiB);
+  CHECK(y.valid());
+  CHECK(a.stats().num_alloc_retries == 1);
+  CHECK(a.stats().reserved == 50 * MiB);
+  // 20 MiB more: 70 > 64 and nothing cached to release: retry, then out of memory.
+  CHECK_FALSE(a.malloc(20 * MiB).valid());
+  CHECK(a.stats().num_alloc_retries == 2);
+  CHECK(a.stats().num_ooms == 1);
+}
+
+TEST_CASE("workloads::replay_training_iteration: reserved covers allocated and matches the analytical peak") {
+  MemoryRequest q;
+  q.model = *find_model_preset("gpt3-1.3b");
+  q.parallel.tp = 1;
+  q.parallel.pp = 1;
+  q.parallel.dp = 8;
+  q.training.global_batch = 64;
+  q.training.micro_batch = 4;
+  q.training.recompute = Recompute::Selective;
+  q.capacity = clustersim::sim::Bytes{80e9};
+  const AllocatorReplay native = replay_training_iteration(q, AllocatorOptions{});
+  CHECK_FALSE(native.out_of_memory);
+  CHECK(native.stats.peak_reserved >= native.stats.peak_allocated);
+  CHECK(native.stats.allocated <= native.stats.reserved);
+  // The replay's peak is close to the analytical model's states + activations (within 10%).
+  MemoryRequest analytic = q;
+  analytic.options.include_runtime = false;
+  const MemoryBreakdown b = estimate_memory(analytic);
+  const double model_bytes = (b.params + b.grads + b.optimizer + b.activations).value;
+  CHECK(static_cast<double>(native.stats.peak_allocated) == doctest::Approx(model_bytes).epsilon(0.10));
+  AllocatorOptions ex;
+  ex.expandable_segments = true;
+  const AllocatorReplay expandable = replay_training_iteration(q, ex);
+  CHECK(expandable.fragmentation <= native.fragmentation);
+}
