@@ -351,6 +351,7 @@ class Loader {
   // Facts the cross-key checks need.
   const topology::GpuSpec* gpu_ = nullptr;
   bool cluster_ok_ = false, model_ok_ = false, parallel_ok_ = false, training_ok_ = false;
+  bool layout_ok_ = true;
   bool dp_given_ = false, global_batch_given_ = false, precision_given_ = false, schedule_given_ = false;
 };
 
@@ -581,10 +582,19 @@ void Loader::read_root() {
   const toml::table* constants = root.subtable("model_constants");
   const toml::table* cost = root.subtable("cost");
 
-  if (!cluster && cluster_typed_ok)
+  // A misspelt section ([modle]) is reported as unknown; do not also call [model] missing.
+  std::vector<std::string> misspelt;
+  for (auto&& [k, v] : doc_) {
+    if (std::find(std::begin(kRootKeys), std::end(kRootKeys), k.str()) == std::end(kRootKeys))
+      misspelt.push_back(did_you_mean(k.str(), kRootKeys));
+  }
+  const auto is_misspelt = [&](std::string_view section) {
+    return std::find(misspelt.begin(), misspelt.end(), section) != misspelt.end();
+  };
+  if (!cluster && cluster_typed_ok && !is_misspelt("cluster"))
     error_in_file("missing [cluster] section",
                   "add [cluster] with node = \"dgx-a100-80gb\" (a node preset; `clustersim catalog nodes` lists them)");
-  if (!model && model_typed_ok)
+  if (!model && model_typed_ok && !is_misspelt("model"))
     error_in_file("missing [model] section",
                   "add [model] with preset = \"gpt3-175b\" (`clustersim catalog models` lists them), "
                   "or the fields layers, hidden and heads");
@@ -1031,7 +1041,18 @@ void Loader::check_model_shape() {
   if (error_count() != before) model_ok_ = false;
 }
 
+// Virtual stages that split a pipeline stage's layers evenly (more than one of them).
+std::string interleaved_hint(int layers_per_stage) {
+  std::string list;
+  int shown = 0;
+  for (int v = 2; v <= layers_per_stage && shown < 6; ++v)
+    if (layers_per_stage % v == 0) list += (shown++ ? ", " : "") + std::to_string(v);
+  if (list.empty()) return "each stage holds a single layer, so it cannot be interleaved; use schedule = \"1f1b\"";
+  return "each stage holds " + std::to_string(layers_per_stage) + " layers; use virtual_stages = " + list;
+}
+
 void Loader::check_layout() {
+  const std::size_t before = error_count();
   const auto& m = spec_.model;
   const auto& p = spec_.parallel;
   const std::string model_name = spec_.model_preset.empty() ? std::string("the model") : spec_.model_preset;
@@ -1056,8 +1077,9 @@ void Loader::check_layout() {
                  "the interleaved schedule needs layers = " + std::to_string(m.layers) + " divisible by pp * virtual_stages = " +
                      std::to_string(p.pp) + " * " + std::to_string(p.virtual_stages) + " = " +
                      std::to_string(p.pp * p.virtual_stages),
-                 "use virtual_stages = " + divisor_list(m.layers / p.pp, m.layers / p.pp));
+                 interleaved_hint(m.layers / p.pp));
   }
+  if (error_count() != before) layout_ok_ = false;
 }
 
 void Loader::check_gpu_count() {
@@ -1105,7 +1127,7 @@ void Loader::check_batch() {
   const auto& p = spec_.parallel;
   const long long per_step = static_cast<long long>(tr.micro_batch) * p.dp;
   if (!global_batch_given_) {
-    tr.global_batch = static_cast<int>(per_step);
+    tr.global_batch = static_cast<int>(per_step * p.pp);  // enough micro-batches to fill the pipeline
   } else if (tr.global_batch % per_step != 0) {
     const long long lower = tr.global_batch / per_step * per_step;
     const long long upper = lower + per_step;
@@ -1117,7 +1139,7 @@ void Loader::check_batch() {
     return;
   }
   const int micro_batches = tr.micro_batches_per_replica(p.dp);
-  if (p.schedule == Schedule::Interleaved && micro_batches % p.pp != 0)
+  if (layout_ok_ && p.schedule == Schedule::Interleaved && micro_batches % p.pp != 0)
     error_at_key(global_batch_given_ ? "training.global_batch" : "parallelism.virtual_stages",
                  "the interleaved schedule needs the micro-batches per replica (global_batch / (micro_batch * dp) = " +
                      std::to_string(micro_batches) + ") to be a multiple of pp = " + std::to_string(p.pp),

@@ -38,7 +38,7 @@
 //   parallelism.sequence_parallel     false
 //   parallelism.zero                  0
 //   parallelism.distributed_optimizer false
-//   training.global_batch             micro_batch * dp (one micro-batch per replica)
+//   training.global_batch             micro_batch * dp * pp (pp micro-batches per replica)
 //   training.micro_batch              1
 //   training.precision                "bf16" ("fp16" on GPUs without BF16, e.g. V100)
 //   training.optimizer                "adam"

@@ -102,20 +102,25 @@ std::string format_diagnostic(const Diagnostic& d) {
 
 std::string did_you_mean(std::string_view word, std::span<const std::string_view> candidates) {
   if (word.empty()) return {};
+  // A truncated id ("dgx-a100") means its longer form more surely than a near neighbour does.
   std::string_view best;
+  if (word.size() >= 3) {
+    for (std::string_view c : candidates)
+      if (c.size() > word.size() && starts_with_ci(c, word) && (best.empty() || c.size() < best.size())) best = c;
+  }
+  const bool have_prefix_match = !best.empty();
   std::size_t best_distance = 3;
   for (std::string_view c : candidates) {
     const std::size_t d = levenshtein(word, c);
-    if (d < best_distance && d < word.size()) {
-      best = c;
+    if (d == 0) return std::string(c);
+    if (!have_prefix_match && d < best_distance && d < word.size()) {
       best_distance = d;
+      best = c;
     }
   }
   if (!best.empty()) return std::string(best);
-  for (std::string_view c : candidates) {
-    if ((word.size() >= 3 && starts_with_ci(c, word)) || (c.size() >= 3 && starts_with_ci(word, c)))
-      return std::string(c);
-  }
+  for (std::string_view c : candidates)
+    if (c.size() >= 3 && starts_with_ci(word, c)) return std::string(c);
   return {};
 }
 

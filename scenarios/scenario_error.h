@@ -61,9 +61,10 @@ class ScenarioError : public std::runtime_error {
 // a caret, and "    hint: ..." when there is a hint.
 std::string format_diagnostic(const Diagnostic& d);
 
-// The candidate closest to `word` (Levenshtein distance <= 2 and less than the word's length,
-// ASCII case-insensitive; else a candidate that `word` is a prefix of, or that is a prefix of
-// `word`, at least 3 characters long); "" when none is close. Ties go to the earlier candidate.
+// The candidate closest to `word`, ASCII case-insensitive, or "" when none is close: an exact
+// match; else the shortest candidate that `word` (3+ characters) is a prefix of; else the nearest
+// within Levenshtein distance 2 (and less than the word's length); else a candidate of 3+
+// characters that is a prefix of `word`. Ties go to the earlier candidate.
 std::string did_you_mean(std::string_view word, std::span<const std::string_view> candidates);
 
 }  // namespace clustersim::scenarios

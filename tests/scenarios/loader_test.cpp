@@ -213,7 +213,8 @@ TEST_CASE("scenarios::show_config: every library scenario round-trips through it
       check_same(a, b);
       CHECK(show_config(b) == shown);
     } catch (const ScenarioError& e) {
-      FAIL(e.format() + "\n" + shown);
+      const std::string message = e.format() + "\n" + shown;
+      FAIL(message);
     }
   }
 }
@@ -333,6 +334,10 @@ TEST_CASE("scenarios::parse_scenario: virtual_stages > 1 selects the interleaved
       "[parallelism]\npp = 4\nvirtual_stages = 2\n[training]\nglobal_batch = 16\n", "m.toml");
   CHECK(s.parallel.schedule == workloads::Schedule::Interleaved);
   CHECK(s.parallel.dp == 2);
+  const ScenarioSpec d = parse_scenario(
+      "[cluster]\nnode = \"hgx-h100-8x\"\n[model]\npreset = \"gpt3-1.3b\"\n"
+      "[parallelism]\npp = 4\nvirtual_stages = 2\n", "m.toml");
+  CHECK(d.training.global_batch == 8);  // default: pp micro-batches per replica
 }
 
 TEST_CASE("scenarios::parse_scenario: V100 defaults to fp16 because it has no bf16") {
