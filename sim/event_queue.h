@@ -1,10 +1,17 @@
-// The event queue: a vector-backed binary heap of 32-byte POD events ordered by
-// (time, insertion sequence), so equal times pop in the order they were scheduled and a run is
-// deterministic. No allocation per event once the heap has grown, no std::function: an event is a
-// handler pointer plus a 64-bit tag the handler interprets. Cancellation is lazy: handlers encode a
-// generation in the tag and ignore stale events.
+// The event queue: events ordered by (time, insertion sequence), so equal times pop in the order
+// they were scheduled and a run is deterministic. Events are 32-byte PODs (a handler pointer plus a
+// 64-bit tag the handler interprets): no allocation per event once the buckets have grown, no
+// std::function. Cancellation is lazy: handlers encode a generation in the tag and ignore stale
+// events.
+//
+// Simulated time never goes backwards, so the queue is a radix heap (Ahuja, Mehlhorn, Orlin,
+// Tarjan 1990) over the integer picosecond clock: bucket b > 0 holds events whose time first
+// differs from the last popped time in bit b-1; bucket 0 holds events at exactly that time, kept in
+// sequence order. Push is O(1); each event moves down at most 64 buckets over its life. Pushing
+// a time earlier than the last popped one is a bug (checked).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -30,25 +37,23 @@ static_assert(sizeof(Event) == 32, "events stay 32-byte PODs");
 
 class EventQueue {
  public:
-  void push(SimTime time, EventHandler* handler, std::uint64_t tag) {
-    heap_.push_back(Event{time, next_seq_++, handler, tag});
-    sift_up(heap_.size() - 1);
-  }
-  bool empty() const { return heap_.empty(); }
-  std::size_t size() const { return heap_.size(); }
-  const Event& top() const { return heap_.front(); }
+  void push(SimTime time, EventHandler* handler, std::uint64_t tag);
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  // The earliest event (the queue must not be empty).
+  const Event& top();
   Event pop();
-  void reserve(std::size_t n) { heap_.reserve(n); }
-  void clear() { heap_.clear(); }
 
  private:
-  static bool before(const Event& a, const Event& b) {
-    return a.time.ps < b.time.ps || (a.time.ps == b.time.ps && a.seq < b.seq);
+  static int bucket_of(std::uint64_t t, std::uint64_t last) {
+    return t == last ? 0 : 64 - __builtin_clzll(t ^ last);
   }
-  void sift_up(std::size_t i);
-  void sift_down(std::size_t i);
+  void refill();  // moves the next-smallest bucket's earliest time into bucket 0
 
-  std::vector<Event> heap_;
+  std::array<std::vector<Event>, 65> buckets_;
+  std::size_t head_ = 0;           // next event of bucket 0
+  std::uint64_t last_ = 0;         // time of bucket 0 (the last minimum)
+  std::size_t size_ = 0;
   std::uint64_t next_seq_ = 0;
 };
 

@@ -53,14 +53,19 @@ VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, dou
   var.n = static_cast<std::uint8_t>(cons.size());
   var.live = true;
   var.epoch = 0;
+  bool isolated = true;
+  for (std::size_t k = 0; k < cons.size(); ++k) isolated = isolated && constraints_[cons[k]].vars.empty();
   for (std::size_t k = 0; k < cons.size(); ++k) {
     Constraint& c = constraints_[cons[k]];
     var.cons[k] = cons[k];
     var.slot[k] = static_cast<std::uint32_t>(c.vars.size());
     c.vars.push_back(v);
-    mark_dirty(cons[k]);
+    if (!isolated) mark_dirty(cons[k]);
   }
-  if (cons.empty()) unconstrained_new_.push_back(v);
+  if (isolated && !var.queued) {
+    var.queued = true;
+    isolated_new_.push_back(v);
+  }
   ++live_count_;
   return v;
 }
@@ -83,7 +88,8 @@ void FairShareSolver::remove_variable(VariableId v) {
         }
       }
     }
-    mark_dirty(var.cons[k]);
+    // Others on this constraint may now rise; an emptied constraint has nobody to tell.
+    if (!c.vars.empty()) mark_dirty(var.cons[k]);
   }
   var.live = false;
   var.rate = 0;
@@ -93,14 +99,8 @@ void FairShareSolver::remove_variable(VariableId v) {
 
 std::span<const VariableId> FairShareSolver::solve() {
   changed_.clear();
-  if (dirty_.empty() && unconstrained_new_.empty()) return changed_;
+  if (dirty_.empty() && isolated_new_.empty()) return changed_;
   ++stats_.solves;
-  for (VariableId v : unconstrained_new_) {
-    if (!variables_[v].live || variables_[v].n != 0) continue;
-    variables_[v].rate = variables_[v].cap;
-    changed_.push_back(v);
-  }
-  unconstrained_new_.clear();
   ++epoch_;
   for (ConstraintId c : dirty_) {
     constraints_[c].dirty = false;
@@ -109,6 +109,19 @@ std::span<const VariableId> FairShareSolver::solve() {
     solve_component();
   }
   dirty_.clear();
+  for (VariableId v : isolated_new_) {
+    Variable& var = variables_[v];
+    var.queued = false;
+    if (!var.live || var.epoch == epoch_) continue;  // gone, or solved with a component above
+    double r = var.cap;
+    for (int k = 0; k < var.n; ++k) r = std::min(r, constraints_[var.cons[k]].capacity);
+    var.rate = r;
+    var.old_rate = r;
+    ++stats_.components;
+    ++stats_.variables_visited;
+    changed_.push_back(v);
+  }
+  isolated_new_.clear();
   stats_.rate_changes += changed_.size();
   return changed_;
 }

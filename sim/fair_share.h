@@ -10,7 +10,8 @@
 //
 // Incremental: adding or removing a variable, or changing a capacity, marks constraints dirty;
 // solve() re-solves only the connected components (of the variable–constraint graph) that hold a
-// dirty constraint, and reports the variables whose rate changed. Nothing is allocated inside
+// dirty constraint, and reports the variables whose rate changed. A variable that arrives on idle
+// constraints, or leaves them idle, touches nothing else and marks nothing dirty. Nothing is allocated inside
 // solve() once the scratch buffers have grown to the largest component seen.
 //
 // Units are the caller's (clustersim uses bytes/s). Ids are dense; removed variable ids are reused.
@@ -65,7 +66,7 @@ class FairShareSolver {
   }
   double cap(VariableId v) const { return variables_[v].cap; }
 
-  bool needs_solve() const { return !dirty_.empty(); }
+  bool needs_solve() const { return !dirty_.empty() || !isolated_new_.empty(); }
   // Re-solves every dirty component. Returns the variables whose rate changed (valid until the
   // next call); newly added variables are always included.
   std::span<const VariableId> solve();
@@ -90,6 +91,7 @@ class FairShareSolver {
     std::uint8_t n = 0;
     bool live = false;
     bool fixed = false;
+    bool queued = false;      // in isolated_new_, awaiting its first rate
   };
   struct HeapEntry {
     double share;
@@ -107,7 +109,10 @@ class FairShareSolver {
   std::vector<Variable> variables_;
   std::vector<VariableId> free_ids_;
   std::vector<ConstraintId> dirty_;
-  std::vector<VariableId> unconstrained_new_;
+  // Variables added onto constraints nobody else used: their component is themselves, so solve()
+  // gives them min(cap, capacities) without a component search (unless a later arrival joined them,
+  // which makes a constraint dirty and the search covers them).
+  std::vector<VariableId> isolated_new_;
   std::size_t live_count_ = 0;
   std::uint32_t epoch_ = 0;
   // Scratch buffers reused by every solve.

@@ -7,7 +7,7 @@ namespace clustersim::workloads {
 
 void CollectiveAlgorithm::start() {
   start_time_ = ctx_.sim.now();
-  const double base_us = nccl::base_latency_us(nccl_algo(), plan_.protocol);
+  const double base_us = plan_.protocol_latencies ? nccl::base_latency_us(nccl_algo(), plan_.protocol) : 0.0;
   ctx_.sim.schedule_in(sim::SimTime::from_us(base_us), this, 0);
 }
 
@@ -35,6 +35,7 @@ nccl::HwClass CollectiveAlgorithm::hw_class(const topology::Route& route) const 
 sim::SimTime CollectiveAlgorithm::step_overhead(const topology::Route& route) const {
   // NCCL's hwLat is the whole per-step cost it measured, wire included; the route's physical
   // latency is already charged by the network model, so only the remainder is added here.
+  if (!plan_.protocol_latencies) return sim::SimTime{};
   const sim::SimTime total = sim::SimTime::from_us(nccl::hw_latency_us(hw_class(route), nccl_algo(), plan_.protocol));
   return total > route.latency ? total - route.latency : sim::SimTime{};
 }

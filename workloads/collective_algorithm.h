@@ -42,6 +42,9 @@ struct CollectivePlan {
   int channels = 1;
   int chunks = 1;
   int gpu_compute_capability = 80;
+  // NCCL's launch and per-step protocol latencies on top of the physical route latencies.
+  // Off only for engine benchmarks that compare against the pure flow closed form.
+  bool protocol_latencies = true;
 };
 
 class CollectiveAlgorithm : public topology::TransferListener, public sim::EventHandler {

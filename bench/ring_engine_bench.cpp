@@ -1,0 +1,119 @@
+// Engine and solver throughput on a flat, unchunked ring all-reduce of 1 GiB over 512 and 4,096
+// GPUs on a fat-tree with one 50 GB/s NIC per GPU: 2·N·(N−1) transfers (33.5 M at 4,096).
+//
+// Each server holds one GPU with one NDR (50 GB/s) NIC, so every ring hop crosses the fabric.
+// Protocol latencies are off: the simulated time must equal the flow closed form, which for a
+// ring whose hops all have the same bottleneck B is
+//     T = max over ranks i of Σ over the 2(N−1) hops ending at i of (route latency + S/N / B)
+// and reduces to 2(N−1)·(route latency + S/N / B) when all hops have the same latency.
+// Usage: ring_engine_bench [N ...]   (default: 512 4096)
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <vector>
+
+#include "sim/simulator.h"
+#include "topology/builders.h"
+#include "topology/catalog.h"
+#include "topology/network_model.h"
+#include "topology/routing.h"
+#include "workloads/ring_collective.h"
+
+using namespace clustersim;
+
+namespace {
+struct Done final : workloads::CollectiveListener {
+  void on_collective_done(std::uint64_t) override { done = true; }
+  bool done = false;
+};
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+int run(int n) {
+  topology::ClusterSpec spec;
+  spec.node.id = "bench-1gpu";
+  spec.node.gpu = "h100-sxm5-80gb";
+  spec.node.gpus = 1;
+  spec.node.intra = topology::IntraKind::Pcie;
+  spec.node.pcie_gen = 5;
+  spec.node.gpus_per_pcie_switch = 1;
+  spec.node.sockets = 1;
+  spec.node.nic = "ib-ndr-400";
+  spec.node.nics = 1;
+  spec.nodes = n;
+  spec.fabric = topology::Fabric::FatTree;
+
+  const auto t_build = std::chrono::steady_clock::now();
+  const topology::Topology topo = topology::build_cluster(spec);
+  const topology::Router router(topo);
+  const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_build).count();
+
+  workloads::CollectivePlan plan;
+  plan.request.op = workloads::CollectiveOp::AllReduce;
+  plan.request.ranks.resize(static_cast<std::size_t>(n));
+  std::iota(plan.request.ranks.begin(), plan.request.ranks.end(), 0);
+  plan.request.bytes = sim::Bytes{1073741824.0};
+  plan.channels = 1;
+  plan.chunks = 1;
+  plan.protocol = workloads::Protocol::Simple;
+  plan.protocol_latencies = false;
+
+  sim::Simulator simulator;
+  topology::NetworkModel net(simulator, topo);
+  Done done;
+  workloads::RingCollective ring(workloads::CollectiveContext{simulator, net, topo, router}, plan, &done, 0);
+
+  // The closed form over the ring's actual routes.
+  const double step_bytes = plan.request.bytes.value / n;
+  std::vector<double> hop(static_cast<std::size_t>(n));
+  bool uniform = true;
+  for (int p = 0; p < n; ++p) {
+    const int src = ring.order(0)[static_cast<std::size_t>(p)];
+    const int dst = ring.order(0)[static_cast<std::size_t>((p + 1) % n)];
+    const auto r = router.route(src, dst);
+    hop[static_cast<std::size_t>(p)] = r.latency.seconds() + step_bytes / r.bottleneck.value;
+    uniform = uniform && std::abs(hop[static_cast<std::size_t>(p)] - hop[0]) < 1e-15;
+  }
+  const int K = 2 * (n - 1);
+  double closed = 0;
+  for (int end = 0; end < n; ++end) {
+    double sum = 0;
+    for (int k = 0; k < K; ++k) sum += hop[static_cast<std::size_t>(((end - k) % n + n) % n)];
+    closed = std::max(closed, sum);
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  ring.start();
+  simulator.run();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double simulated = (ring.finish_time() - ring.start_time()).seconds();
+  const auto& ns = net.stats();
+  const double rel = std::abs(simulated - closed) / closed;
+  std::printf("N=%5d transfers=%10llu events=%10llu solves(components)=%10llu wall=%7.3f s (topology %.3f s)\n", n,
+              static_cast<unsigned long long>(ns.transfers_finished),
+              static_cast<unsigned long long>(simulator.events_processed()),
+              static_cast<unsigned long long>(net.solver_stats().components), wall, build_s);
+  std::printf("        flow starts+finishes/s=%.2f M  events/s=%.2f M  peak RSS=%.1f MiB\n",
+              2.0 * static_cast<double>(ns.transfers_finished) / wall / 1e6,
+              static_cast<double>(simulator.events_processed()) / wall / 1e6, peak_rss_mib());
+  std::printf("        simulated=%.9f s  closed form=%.9f s%s  relative error=%.2e %s\n", simulated, closed,
+              uniform ? " (= 2(N-1)(lat + S/N/B))" : " (hops differ in latency)", rel, rel <= 1e-6 ? "OK" : "MISMATCH");
+  return (done.done && rel <= 1e-6) ? 0 : 1;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> sizes;
+  for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
+  if (sizes.empty()) sizes = {512, 4096};
+  int rc = 0;
+  for (int n : sizes) rc |= run(n);
+  return rc;
+}
