@@ -410,8 +410,14 @@ std::optional<double> Section::number(std::string_view key, double lo, bool lo_e
     wrong_type(key, *n, "a number", example);
     return std::nullopt;
   }
+  if (!std::isfinite(*x)) {
+    loader_.error(loader_.origin_of(dotted(name_, key), n->source()),
+                  key_label(name_, key) + " must be a finite number, got " + format_number(*x),
+                  "for example: " + std::string(key) + " = " + std::string(example));
+    return std::nullopt;
+  }
   const bool below = lo_exclusive ? !(*x > lo) : !(*x >= lo);
-  if (!std::isfinite(*x) || below) {
+  if (below) {
     loader_.error(loader_.origin_of(dotted(name_, key), n->source()),
                   key_label(name_, key) + " must be " + (lo_exclusive ? "greater than " : "at least ") +
                       format_number(lo) + ", got " + format_number(*x),
@@ -1127,6 +1133,11 @@ void Loader::check_batch() {
   const auto& p = spec_.parallel;
   const long long per_step = static_cast<long long>(tr.micro_batch) * p.dp;
   if (!global_batch_given_) {
+    if (per_step * p.pp > INT_MAX) {
+      error_at_key("training.micro_batch", "the default global batch micro_batch * dp * pp is too large",
+                   "set global_batch explicitly");
+      return;
+    }
     tr.global_batch = static_cast<int>(per_step * p.pp);  // enough micro-batches to fill the pipeline
   } else if (tr.global_batch % per_step != 0) {
     const long long lower = tr.global_batch / per_step * per_step;

@@ -461,3 +461,45 @@ TEST_CASE("scenarios::parse_scenario: hf_config imports a Hugging Face config re
 TEST_CASE("scenarios::load_scenario: a missing file is a ScenarioError naming the path") {
   CHECK_THROWS_AS((void)load_scenario("no/such/file.toml"), ScenarioError);
 }
+
+TEST_CASE("scenarios::parse_scenario: malformed input of any shape is a ScenarioError, never a crash") {
+  const std::string ok_model = "\n[model]\npreset = \"gpt3-125m\"\n";
+  const std::vector<std::string> inputs = {
+      "",
+      "x",
+      "name = 5\n[cluster]\nnode = \"dgx-a100-80gb\"" + ok_model,
+      "cluster = 5\nmodel = [1, 2]\n",
+      "[cluster]\nnode = 3" + ok_model,
+      "[cluster]\nnode = [\"dgx-a100-80gb\"]" + ok_model,
+      "[cluster]\nnode = { gpu = 1 }" + ok_model,
+      "[cluster]\nnodes = 2" + ok_model,
+      "[cluster.node]\ngpu = \"rtx-4090\"\nintra = \"nvswitch\"" + ok_model,
+      "[cluster.node]\ngpu = \"a100-pcie-40gb\"\ngpus = 3\nintra = \"nvlink-bridge\"" + ok_model,
+      "[cluster.node]\ngpu = \"a100-pcie-40gb\"\ngpus = 6\nsockets = 4" + ok_model,
+      "[cluster.node]\npreset = \"nope\"\ngpu = \"nope\"" + ok_model,
+      "[cluster]\nnode = \"dgx-a100-80gb\"\n[cluster.gpu_overrides]\nmig = \"9g.1gb\"" + ok_model,
+      "[cluster]\nnode = \"dgx-a100-80gb\"\n[cluster.gpu_overrides]\nmig = \"7g.200gb\"" + ok_model,
+      "[cluster]\nnode = \"2x-rtx4090-pcie4\"\n[cluster.gpu_overrides]\nmig = \"1g.10gb\"" + ok_model,
+      "[cluster]\nnode = \"dgx-a100-80gb\"\n[cluster.gpu_overrides]\npower_limit_w = 1000" + ok_model,
+      "[cluster]\nnode = \"dgx-a100-80gb\"\ngpus = 0\noversubscription = 0.5" + ok_model,
+      "[cluster]\nnode = \"dgx-a100-80gb\"\n[model]\nlayers = 0\nhidden = 100\nheads = 7\n",
+      "[cluster]\nnode = \"dgx-a100-80gb\"\n[model]\nhidden = 128\n",
+      "[cluster]\nnode = \"dgx-a100-80gb\"\n[model]\nlayers = 2\nhidden = 128\nheads = 8\nkv_heads = 3\n",
+      "[cluster]\nnode = \"dgx-a100-80gb\"\n[model]\npreset = \"gpt3-125m\"\nhf_config = \"x.json\"\n",
+      "[cluster]\nnode = \"dgx-a100-80gb\"\n[model]\nhf_config = \"does/not/exist.json\"\n",
+      "[cluster]\nnode = \"dgx-a100-80gb\"" + ok_model + "[parallelism]\ntp = 99999999999\n",
+      "[cluster]\nnode = \"dgx-a100-80gb\"" + ok_model + "[parallelism]\nschedule = \"interleaved\"\n",
+      "[cluster]\nnode = \"dgx-a100-80gb\"" + ok_model + "[parallelism]\nvirtual_stages = 2\n",
+      "[cluster]\nnode = \"dgx-a100-80gb\"" + ok_model + "[parallelism]\npp = 4\nvirtual_stages = 2\nschedule = \"gpipe\"\n",
+      "[cluster]\nnode = \"dgx-a100-80gb\"" + ok_model + "[parallelism]\ntp = 16\n",
+      "[cluster]\nnode = \"dgx-a100-80gb\"" + ok_model + "[training]\ntokens = inf\n",
+      "[cluster]\nnode = \"dgx-a100-80gb\"" + ok_model + "[training]\ntokens = nan\n",
+      "[cluster]\nnode = \"dgx-a100-80gb\"" + ok_model + "[model_constants]\ninclude = \"missing.toml\"\nx = \"y\"\n",
+      "[cluster]\nnode = \"dgx-a100-80gb\"" + ok_model + "[cost]\ngpu_hour_usd = -1\nfoo = 1\n",
+      "[cluster]\nnode = \"dgx-a100-80gb\"" + ok_model + "[sync]\nalgorithm = 3\n",
+  };
+  for (const auto& text : inputs) {
+    CAPTURE(text);
+    CHECK_THROWS_AS((void)parse_scenario(text, "s.toml"), ScenarioError);
+  }
+}
