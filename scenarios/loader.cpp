@@ -716,6 +716,7 @@ bool Loader::read_node_table(const toml::table& t) {
           "name a GPU from the catalog, e.g. gpu = \"a100-sxm4-80gb\", or start from preset = \"dgx-a100-80gb\"");
   }
 
+  if (gpu) gpu_ = gpu;  // lets [cluster.gpu_overrides] be checked even if other node fields are wrong
   if (auto v = s.integer("gpus", 1, 1024, "8")) {
     node.gpus = *v;
   } else if (!have_base) {
