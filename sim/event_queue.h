@@ -40,7 +40,10 @@ class EventQueue {
   void push(SimTime time, EventHandler* handler, std::uint64_t tag);
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
-  // The earliest event (the queue must not be empty).
+  // Whether events remain at exactly the time of the last pop (no reordering needed to know).
+  bool has_more_at_last_time() const { return head_ < buckets_[0].size(); }
+  // The earliest event (the queue must not be empty). Peeking commits the queue to that time:
+  // nothing earlier may be pushed afterwards, so peek only to pop.
   const Event& top();
   Event pop();
 

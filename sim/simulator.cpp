@@ -26,13 +26,12 @@ void Simulator::flush() {
   }
 }
 
-SimTime Simulator::run(SimTime until) {
+SimTime Simulator::run() {
   for (;;) {
-    if (queue_.empty() || queue_.top().time > now_) {
+    if (!queue_.has_more_at_last_time()) {  // this timestamp is done
       flush();
       if (queue_.empty()) break;
     }
-    if (queue_.top().time > until) break;
     const Event e = queue_.pop();
     now_ = e.time;
     ++events_;

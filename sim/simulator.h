@@ -30,8 +30,8 @@ class Simulator {
   void schedule_in(SimTime dt, EventHandler* h, std::uint64_t tag) { schedule_at(now_ + dt, h, tag); }
   // Ask for one on_flush() once the current timestamp's events are done.
   void request_flush(FlushHandler* h);
-  // Runs until no events remain (or the clock would pass `until`). Returns the final time.
-  SimTime run(SimTime until = SimTime::max());
+  // Runs until no events remain. Returns the final time.
+  SimTime run();
   std::uint64_t events_processed() const { return events_; }
   std::size_t pending() const { return queue_.size(); }
 
