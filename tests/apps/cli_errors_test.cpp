@@ -1,0 +1,78 @@
+// Bad command-line input: one clear line on stderr naming the flag, the value and the valid
+// choices, and exit code 2 -- never a crash.
+#include <doctest/doctest.h>
+
+#include "cli_test_util.h"
+
+using clustersim::testing::run_cli;
+
+TEST_CASE("apps::collective: an unknown node preset is named with the valid presets, exit 2") {
+  const auto r = run_cli("collective --node dgx-a99 --op allreduce");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--node 'dgx-a99'") != std::string::npos);
+  CHECK(r.err.find("dgx-a100-80gb") != std::string::npos);
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("apps::collective: a malformed size names the flag and the accepted forms, exit 2") {
+  const auto r = run_cli("collective --node dgx-a100-80gb -b 12Q");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("-b '12Q'") != std::string::npos);
+  CHECK(r.err.find("128M") != std::string::npos);
+}
+
+TEST_CASE("apps::collective: -b larger than -e is refused, exit 2") {
+  const auto r = run_cli("collective --node dgx-a100-80gb -b 1G -e 1M");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("-b 1G is larger than -e 1M") != std::string::npos);
+}
+
+TEST_CASE("apps::collective: more GPUs than the cluster has is refused with the count, exit 2") {
+  const auto r = run_cli("collective --node dgx-a100-80gb --nodes 2 --gpus 17");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--gpus 17") != std::string::npos);
+  CHECK(r.err.find("has 16 GPUs") != std::string::npos);
+}
+
+TEST_CASE("apps::collective: unknown operation and algorithm list the valid ones, exit 2") {
+  const auto op = run_cli("collective --node dgx-a100-80gb --op allreduse");
+  CHECK(op.exit_code == 2);
+  CHECK(op.err.find("allreduce") != std::string::npos);
+  const auto algo = run_cli("collective --node dgx-a100-80gb --algo rign");
+  CHECK(algo.exit_code == 2);
+  CHECK(algo.err.find("halving-doubling") != std::string::npos);
+}
+
+TEST_CASE("apps::topo: an unknown node preset exits 2 and unknown verbs exit 2") {
+  CHECK(run_cli("topo --node nope").exit_code == 2);
+  CHECK(run_cli("frobnicate").exit_code == 2);
+}
+
+TEST_CASE("apps::collective: the DGX A100 1 GiB ring all-reduce row has busbw within 200-240 GB/s") {
+  const auto r = run_cli("collective --node dgx-a100-80gb --op allreduce --algo ring -b 1G -e 1G --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto pos = r.out.find("\"busbw\":");
+  REQUIRE(pos != std::string::npos);
+  const double busbw = std::stod(r.out.substr(pos + 8));
+  CHECK(busbw >= 200.0);
+  CHECK(busbw <= 240.0);
+}
+
+TEST_CASE("apps::topo: the DGX A100 matrix shows NV12 and the PCIe server shows PIX, PHB and SYS") {
+  const auto dgx = run_cli("topo --node dgx-a100-80gb --matrix");
+  REQUIRE(dgx.exit_code == 0);
+  CHECK(dgx.out.find("NV12") != std::string::npos);
+  const auto pcie = run_cli("topo --node 8x-a100-pcie --matrix");
+  REQUIRE(pcie.exit_code == 0);
+  CHECK(pcie.out.find("PIX") != std::string::npos);
+  CHECK(pcie.out.find("PHB") != std::string::npos);
+  CHECK(pcie.out.find("SYS") != std::string::npos);
+}
+
+TEST_CASE("apps::collective: the same command prints byte-identical output") {
+  const std::string args = "collective --node dgx-h100 --nodes 2 --op allreduce -b 1M -e 256M -f 4";
+  const auto a = run_cli(args);
+  const auto b = run_cli(args);
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.out == b.out);
+}
