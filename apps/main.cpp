@@ -17,9 +17,11 @@ struct Verb {
 };
 
 constexpr Verb kVerbs[] = {
+    {"run", clustersim::apps::verb_run, "simulate a scenario's training iterations: time, throughput, MFU, where the time goes"},
     {"collective", clustersim::apps::verb_collective, "simulate one collective over a range of sizes (nccl-tests style)"},
     {"topo", clustersim::apps::verb_topo, "show a cluster's topology: matrix, dot, json, bisection"},
     {"catalog", clustersim::apps::verb_catalog, "list GPU, node, NIC and link presets with their sources"},
+    {"memory", clustersim::apps::verb_memory, "per-GPU memory of a scenario: will it fit, and what would make it fit"},
 };
 
 void usage(std::FILE* to) {

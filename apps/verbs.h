@@ -6,5 +6,7 @@ namespace clustersim::apps {
 int verb_collective(int argc, char** argv);
 int verb_topo(int argc, char** argv);
 int verb_catalog(int argc, char** argv);
+int verb_memory(int argc, char** argv);
+int verb_run(int argc, char** argv);
 
 }  // namespace clustersim::apps

@@ -1,0 +1,189 @@
+// Running a scenario and reporting it (see run_report.h).
+#include "analysis/run_report.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "scenarios/loader.h"
+#include "topology/builders.h"
+#include "topology/routing.h"
+#include "workloads/compute_model.h"
+
+namespace clustersim::analysis {
+namespace {
+
+nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+std::string human_time(double s) {
+  if (s >= 86400 * 2) return fmt::format("{:.1f} days", s / 86400);
+  if (s >= 3600) return fmt::format("{:.1f} h", s / 3600);
+  if (s >= 1) return fmt::format("{:.3f} s", s);
+  return fmt::format("{:.3f} ms", s * 1e3);
+}
+
+}  // namespace
+
+RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& options) {
+  scenarios::check_model_constant_names(spec, workloads::ComputeConstants::names());
+  RunReport r;
+  r.spec = spec;
+  r.gpus = spec.cluster.used_gpus();
+  r.nodes = (r.gpus + spec.cluster.node.gpus - 1) / spec.cluster.node.gpus;
+  MemoryReportOptions mopt;
+  mopt.advice = !options.ignore_memory;
+  r.memory = memory_for_scenario(spec, mopt);
+  if (!r.memory.fits && !options.ignore_memory) return r;  // caller reports exit 3
+
+  const topology::GpuSpec* gpu = topology::find_gpu(spec.cluster.node.gpu);
+  if (gpu == nullptr) throw std::invalid_argument("unknown GPU '" + spec.cluster.node.gpu + "'");
+  workloads::ComputeConstants constants;
+  constants.apply(spec.model_constants);
+  const workloads::ComputeModel compute(*gpu, spec.cluster, spec.training.precision, constants);
+  const topology::Topology topo = topology::build_cluster(spec.cluster);
+  const topology::Router router(topo);
+  workloads::IterationInputs in{topo, router, *gpu, compute, spec.model, spec.parallel, spec.training, spec.sync,
+                                options.full, options.timeline};
+  r.iteration = workloads::simulate_iteration(in);
+
+  const double t = r.iteration.iteration_time_s;
+  const double tokens = static_cast<double>(spec.training.global_batch) * spec.model.seq_len;
+  r.datasheet_peak_flops = compute.datasheet_peak().value;
+  r.tokens_per_s = tokens / t;
+  r.samples_per_s = spec.training.global_batch / t;
+  r.model_tflops_per_gpu = r.iteration.model_flops / t / r.gpus / 1e12;
+  r.mfu = r.iteration.model_flops / t / r.gpus / r.datasheet_peak_flops;
+  r.hfu = r.iteration.hardware_flops / t / r.gpus / r.datasheet_peak_flops;
+  // Energy: busy GPUs at TDP, the rest of the time at the idle fraction.
+  const double busy = std::min(1.0, r.iteration.breakdown.compute / t);
+  const double watts = gpu->tdp.value * (kIdlePowerFraction + (1.0 - kIdlePowerFraction) * busy);
+  r.energy_per_iteration_kwh = watts * r.gpus * t / 3.6e6;
+  if (spec.training.tokens > 0) {
+    const double iterations = spec.training.tokens / tokens;
+    r.time_to_train_s = iterations * t;
+    r.energy_kwh = iterations * r.energy_per_iteration_kwh;
+    const double hours = *r.time_to_train_s / 3600.0;
+    double gpu_hour = spec.cost.has_gpu_hour ? spec.cost.gpu_hour_usd : 0.0;
+    if (!spec.cost.has_gpu_hour && gpu->price_usd > 0) {
+      gpu_hour = gpu->price_usd / (kGpuAmortizationYears * kHoursPerYear);
+    }
+    if (gpu_hour > 0) {
+      const double electricity = spec.cost.has_gpu_hour ? 0.0 : *r.energy_kwh * spec.cost.electricity_usd_per_kwh;
+      r.cost_usd = gpu_hour * r.gpus * hours + electricity;
+    }
+  }
+  return r;
+}
+
+std::string run_json(const RunReport& r) {
+  const auto& b = r.iteration.breakdown;
+  nlohmann::ordered_json j;
+  j["scenario"] = r.spec.name;
+  j["gpus"] = r.gpus;
+  j["nodes"] = r.nodes;
+  j["iteration_time_s"] = r.iteration.iteration_time_s;
+  j["tokens_per_s"] = r.tokens_per_s;
+  j["samples_per_s"] = r.samples_per_s;
+  j["model_tflops_per_gpu"] = r.model_tflops_per_gpu;
+  j["mfu"] = r.mfu;
+  j["hfu"] = r.hfu;
+  j["breakdown_s"] = {{"compute", b.compute}, {"exposed_comm", b.exposed_comm}, {"pipeline_bubble", b.pipeline_bubble},
+                      {"optimizer", b.optimizer}, {"other", b.other}};
+  j["comm"] = {{"dp_bytes_per_gpu", static_cast<std::int64_t>(r.iteration.dp_bytes_per_gpu)},
+               {"tp_bytes_per_gpu", static_cast<std::int64_t>(r.iteration.tp_bytes_per_gpu)},
+               {"pp_bytes_per_gpu", static_cast<std::int64_t>(r.iteration.pp_bytes_per_gpu)}};
+  j["memory_per_gpu_bytes"] = memory_json_block(r.memory);
+  j["fits_in_memory"] = r.memory.fits;
+  j["time_to_train_s"] = opt(r.time_to_train_s);
+  j["cost_usd"] = opt(r.cost_usd);
+  j["energy_kwh"] = opt(r.energy_kwh);
+  j["sim"] = {{"events", r.iteration.events}, {"flows", r.iteration.flows}, {"wall_s", r.iteration.wall_s}};
+  j["details"] = {{"critical_pipeline_rank", r.iteration.critical_rank},
+                  {"tp_comm_s", b.tp_comm},
+                  {"dp_exposed_s", b.dp_exposed},
+                  {"model_flops_per_iteration", r.iteration.model_flops},
+                  {"hardware_flops_per_iteration", r.iteration.hardware_flops},
+                  {"datasheet_peak_flops_per_gpu", r.datasheet_peak_flops},
+                  {"iterations_simulated", r.iteration.iterations},
+                  {"memoised_collective_simulations", r.iteration.memo_simulations}};
+  return j.dump(2) + "\n";
+}
+
+std::string run_csv(const RunReport& r) {
+  const auto& b = r.iteration.breakdown;
+  std::string out =
+      "scenario,gpus,nodes,iteration_time_s,tokens_per_s,samples_per_s,model_tflops_per_gpu,mfu,hfu,"
+      "compute_s,exposed_comm_s,pipeline_bubble_s,optimizer_s,other_s,memory_total_bytes,fits_in_memory\n";
+  out += fmt::format("\"{}\",{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n",
+                     r.spec.name, r.gpus, r.nodes, r.iteration.iteration_time_s, r.tokens_per_s, r.samples_per_s,
+                     r.model_tflops_per_gpu, r.mfu, r.hfu, b.compute, b.exposed_comm, b.pipeline_bubble, b.optimizer,
+                     b.other, r.memory.required, r.memory.fits ? "true" : "false");
+  return out;
+}
+
+std::string run_text(const RunReport& r) {
+  const auto& s = r.spec;
+  const auto& b = r.iteration.breakdown;
+  const double t = r.iteration.iteration_time_s;
+  const auto pct = [t](double x) { return t > 0 ? 100.0 * x / t : 0.0; };
+  std::string out;
+  out += fmt::format("{}\n", s.name);
+  out += fmt::format("  cluster   {} GPUs = {} x {} ({}), {}\n", r.gpus, r.nodes, s.cluster.node.id, s.cluster.node.gpu,
+                     r.nodes > 1 ? "multi-node fabric" : "single node");
+  out += fmt::format("  model     {} layers, hidden {}, heads {}, seq {}, vocab {} ({:.1f} B parameters)\n",
+                     s.model.layers, s.model.hidden, s.model.heads, s.model.seq_len, s.model.vocab,
+                     s.model.parameters() / 1e9);
+  out += fmt::format("  layout    tp {} x pp {} x dp {}{}{}, global batch {}, micro-batch {}\n", s.parallel.tp,
+                     s.parallel.pp, s.parallel.dp,
+                     s.parallel.virtual_stages > 1 ? fmt::format(", {} virtual stages", s.parallel.virtual_stages) : "",
+                     s.parallel.zero > 0 ? fmt::format(", ZeRO-{}", s.parallel.zero) : "", s.training.global_batch,
+                     s.training.micro_batch);
+  out += "\n";
+  out += fmt::format("  iteration time        {}\n", human_time(t));
+  out += fmt::format("  throughput            {:.0f} tokens/s, {:.2f} samples/s\n", r.tokens_per_s, r.samples_per_s);
+  out += fmt::format("  model TFLOP/s per GPU {:.1f}  (model FLOPs, no recompute: {:.3g} per iteration)\n",
+                     r.model_tflops_per_gpu, r.iteration.model_flops);
+  out += fmt::format("  MFU {:.1f}%   HFU {:.1f}%   (vs the {:.0f} TFLOP/s dense peak per GPU)\n", 100 * r.mfu,
+                     100 * r.hfu, r.datasheet_peak_flops / 1e12);
+  out += "\n  where the time goes (pipeline rank " + std::to_string(r.iteration.critical_rank) + ", the last to finish)\n";
+  out += fmt::format("    compute            {:>10}  {:5.1f}%\n", human_time(b.compute), pct(b.compute));
+  out += fmt::format("    exposed comm       {:>10}  {:5.1f}%   (tensor-parallel {}, data-parallel {})\n",
+                     human_time(b.exposed_comm), pct(b.exposed_comm), human_time(b.tp_comm), human_time(b.dp_exposed));
+  out += fmt::format("    pipeline bubble    {:>10}  {:5.1f}%\n", human_time(b.pipeline_bubble), pct(b.pipeline_bubble));
+  out += fmt::format("    optimizer          {:>10}  {:5.1f}%\n", human_time(b.optimizer), pct(b.optimizer));
+  out += fmt::format("    other              {:>10}  {:5.1f}%\n", human_time(b.other), pct(b.other));
+  out += fmt::format("\n  memory per GPU        {:.1f} GiB of {:.1f} GiB ({})\n", r.memory.required / 1073741824.0,
+                     r.memory.capacity / 1073741824.0, r.memory.fits ? "fits" : "DOES NOT FIT");
+  if (r.time_to_train_s) {
+    out += fmt::format("  time to train         {} for {:.3g} tokens\n", human_time(*r.time_to_train_s), s.training.tokens);
+  }
+  if (r.energy_kwh) out += fmt::format("  energy                {:.0f} kWh\n", *r.energy_kwh);
+  if (r.cost_usd) out += fmt::format("  cost                  ${:.0f}\n", *r.cost_usd);
+  out += fmt::format("\n  simulator: {} events, {} flows, {:.3f} s wall\n", r.iteration.events, r.iteration.flows,
+                     r.iteration.wall_s);
+  return out;
+}
+
+std::string chrome_trace(const RunReport& r) {
+  nlohmann::json events = nlohmann::json::array();
+  static const char* kStreams[] = {"compute", "pipeline send/recv", "data-parallel comm"};
+  std::vector<int> seen_ranks;
+  for (const auto& span : r.iteration.timeline) {
+    if (std::find(seen_ranks.begin(), seen_ranks.end(), span.rank) == seen_ranks.end()) {
+      seen_ranks.push_back(span.rank);
+      events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", span.rank}, {"tid", 0},
+                        {"args", {{"name", fmt::format("pipeline rank {} (GPU {})", span.rank, span.gpu)}}}});
+      for (int s = 0; s < 3; ++s) {
+        events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", span.rank}, {"tid", s},
+                          {"args", {{"name", kStreams[s]}}}});
+      }
+    }
+    events.push_back({{"ph", "X"}, {"name", span.name}, {"pid", span.rank}, {"tid", span.stream},
+                      {"ts", span.start_s * 1e6}, {"dur", (span.end_s - span.start_s) * 1e6}});
+  }
+  nlohmann::json j = {{"traceEvents", events}, {"displayTimeUnit", "ms"},
+                      {"otherData", {{"scenario", r.spec.name}, {"generator", "clustersim"}}}};
+  return j.dump() + "\n";
+}
+
+}  // namespace clustersim::analysis

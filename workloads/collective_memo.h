@@ -1,0 +1,41 @@
+// Memoised collective durations for the iteration simulator.
+//
+// A training iteration runs thousands of identical collectives (a tensor-parallel all-reduce per
+// layer and micro-batch, a data-parallel all-reduce per gradient bucket). When a set of concurrent
+// collectives touches no link that other traffic of the iteration can touch, its duration depends
+// only on (operation, bytes, groups, algorithm): it is simulated once, as flows on the real
+// topology in a private simulator, and replayed as a timed task. The iteration simulator decides
+// which sets qualify (from their routes) and runs the others as live flows; `--full` turns the
+// memo off so tests can compare both.
+#pragma once
+
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "workloads/collective_runner.h"
+
+namespace clustersim::workloads {
+
+class CollectiveMemo {
+ public:
+  explicit CollectiveMemo(CollectiveEnvironment env) : env_(env) {}
+
+  // Duration of `groups.size()` collectives of the same kind started together, one per group
+  // (e.g. the tensor-parallel ranks' data-parallel all-reduces of one stage), until the last ends.
+  sim::SimTime concurrent(CollectiveOp op, CollectiveAlgo algo, const std::vector<std::vector<int>>& groups,
+                          sim::Bytes bytes);
+  std::uint64_t simulations() const { return simulations_; }
+  std::uint64_t transfers() const { return transfers_; }
+  std::uint64_t events() const { return events_; }
+
+ private:
+  sim::SimTime simulate(CollectiveOp op, CollectiveAlgo algo, const std::vector<std::vector<int>>& groups,
+                        sim::Bytes bytes, Protocol proto);
+
+  CollectiveEnvironment env_;
+  std::map<std::tuple<int, int, std::vector<std::vector<int>>, double>, sim::SimTime> cache_;
+  std::uint64_t simulations_ = 0, transfers_ = 0, events_ = 0;
+};
+
+}  // namespace clustersim::workloads

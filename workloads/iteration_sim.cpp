@@ -1,0 +1,584 @@
+// The training-iteration simulator (see iteration_sim.h for what is modelled and why).
+#include "workloads/iteration_sim.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+
+#include "sim/check.h"
+#include "sim/rng.h"
+#include "sim/simulator.h"
+#include "topology/network_model.h"
+#include "workloads/collective_memo.h"
+#include "workloads/parallel_layout.h"
+#include "workloads/pipeline_schedule.h"
+#include "workloads/transformer_ops.h"
+
+namespace clustersim::workloads {
+namespace {
+
+constexpr double kMiB = 1048576.0;
+
+int activation_bytes(topology::Precision p) {
+  return (p == topology::Precision::Fp32 || p == topology::Precision::Tf32) ? 4 : 2;
+}
+
+// Bytes per gradient element in the data-parallel reduction: Megatron-LM accumulates and reduces
+// gradients in fp32 for bf16 training (--accumulate-allreduce-grads-in-fp32 is implied by --bf16),
+// in the parameter dtype for fp16 (the SC'21 runs); fp32 training reduces fp32.
+int grad_reduce_bytes(topology::Precision p) { return p == topology::Precision::Fp16 ? 2 : 4; }
+
+CollectiveAlgo to_algo(SyncAlgorithm a) {
+  switch (a) {
+    case SyncAlgorithm::Ring: return CollectiveAlgo::Ring;
+    case SyncAlgorithm::Tree: return CollectiveAlgo::Tree;
+    case SyncAlgorithm::HalvingDoubling: return CollectiveAlgo::HalvingDoubling;
+    case SyncAlgorithm::Hierarchical: return CollectiveAlgo::Hierarchical;
+    case SyncAlgorithm::Direct: return CollectiveAlgo::Direct;
+    case SyncAlgorithm::InNetwork: return CollectiveAlgo::InNetwork;
+    case SyncAlgorithm::Auto: return CollectiveAlgo::Auto;
+  }
+  return CollectiveAlgo::Ring;
+}
+
+bool is_selective_recompute_op(const OpCost& op) {
+  return op.kind == OpKind::Attention || op.name == "softmax" || op.name == "attention_dropout";
+}
+
+// Per model chunk (virtual stage): how long its passes take and what it holds.
+struct ChunkCost {
+  double fwd_compute = 0, bwd_compute = 0;  // seconds, incl. recompute in bwd
+  double fwd_comm = 0, bwd_comm = 0;        // blocking tp (and ZeRO-3 exposed) communication
+  double params = 0;                        // parameters per tensor-parallel rank
+  int layers = 0;
+};
+
+struct Bucket {
+  double bytes = 0;
+  double ready_fraction = 1;  // of its chunk's last backward at which its gradients exist
+  int chunk = 0;
+};
+
+enum Kind : std::uint64_t { kStepDone = 1, kBucketReady = 2, kCommDone = 3, kOptimizerDone = 4, kPpArrive = 5 };
+
+std::uint64_t tag_of(Kind k, int rank, std::uint64_t index) {
+  return (static_cast<std::uint64_t>(k) << 60) | (static_cast<std::uint64_t>(rank) << 40) | index;
+}
+
+class Engine final : public sim::EventHandler, public topology::TransferListener, public CollectiveListener {
+ public:
+  explicit Engine(const IterationInputs& in);
+  IterationResult run();
+
+  void on_event(std::uint64_t tag) override;
+  void on_transfer_done(std::uint64_t tag) override;
+  void on_collective_done(std::uint64_t tag) override;
+
+ private:
+  struct RankState {
+    std::vector<PipelineStep> order;
+    std::size_t next = 0;
+    bool busy = false;
+    double busy_time = 0, tp_time = 0, last_compute_end = 0, first_start = -1;
+    double step_start = 0;
+    std::vector<Bucket> buckets;
+    std::size_t buckets_ready = 0, buckets_issued = 0, buckets_done = 0;
+    bool comm_busy = false;
+    int allgathers_left = 0;
+    bool optimizer_started = false;
+    double optimizer_start = 0, optimizer_time = 0, done_time = 0;
+    bool done = false;
+    std::vector<int> last_backward_index;  // per chunk: index in order of its last backward
+    int live_left = 0;                      // live collectives of the running bucket
+  };
+
+  void plan_costs();
+  void plan_buckets();
+  void start_iteration();
+  void try_start(int r);
+  void step_done(int r);
+  void send_pp(int from_vs, int mb, bool forward);
+  void issue_comm(int r);
+  void comm_done(int r);
+  void start_allgather(int r);
+  void finish_rank(int r);
+  void maybe_optimizer(int r);
+  double dp_time(double bytes, CollectiveOp op);
+  void launch_live(int r, double bytes, CollectiveOp op);
+  void record(int r, int stream, std::string name, double start, double end);
+  int rank_of_vs(int vs) const { return vs % pp_; }
+  int chunk_of_vs(int vs) const { return vs / pp_; }
+  int gpu_of_rank(int r) const { return layout_.rank(0, 0, r); }
+  double now() const { return sim_.now().seconds(); }
+
+  const IterationInputs& in_;
+  ParallelLayout layout_;
+  int pp_, v_, m_, vstages_;
+  sim::Simulator sim_;
+  topology::NetworkModel net_;
+  CollectiveMemo memo_;
+  CollectiveAlgo dp_algo_;
+  std::vector<ChunkCost> chunks_;           // per virtual stage
+  std::vector<RankState> ranks_;
+  std::vector<char> fwd_ready_, bwd_ready_; // [vs * m + mb]
+  std::vector<topology::Route> pp_routes_;  // [vs]: rank of vs -> rank of vs + 1 (and reverse at +vstages)
+  std::vector<std::unique_ptr<CollectiveAlgorithm>> live_;
+  double pp_bytes_ = 0;
+  double iteration_start_ = 0;
+  int ranks_done_ = 0;
+  int iteration_ = 0;
+  IterationResult result_;
+  std::vector<double> iteration_times_;
+};
+
+Engine::Engine(const IterationInputs& in)
+    : in_(in),
+      layout_{in.parallel.tp, in.parallel.dp, in.parallel.pp},
+      pp_(in.parallel.pp),
+      v_(in.parallel.schedule == Schedule::Interleaved ? std::max(1, in.parallel.virtual_stages) : 1),
+      m_(in.training.micro_batches_per_replica(in.parallel.dp)),
+      vstages_(pp_ * v_),
+      net_(sim_, in.topo),
+      memo_(CollectiveEnvironment{in.topo, in.router, in.gpu.compute_capability}),
+      dp_algo_(to_algo(in.sync.algorithm)) {
+  CLUSTERSIM_CHECK(m_ >= 1, "at least one micro-batch per replica");
+  plan_costs();
+  plan_buckets();
+  fwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
+  bwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
+  pp_routes_.resize(static_cast<std::size_t>(2 * vstages_));
+  for (int vs = 0; vs + 1 < vstages_; ++vs) {
+    const int a = gpu_of_rank(rank_of_vs(vs)), b = gpu_of_rank(rank_of_vs(vs + 1));
+    if (a == b) continue;
+    pp_routes_[static_cast<std::size_t>(vs)] = in.router.route(a, b, sim::splitmix64(static_cast<std::uint64_t>(vs)));
+    pp_routes_[static_cast<std::size_t>(vstages_ + vs)] =
+        in.router.route(b, a, sim::splitmix64(static_cast<std::uint64_t>(vs) + 7919));
+  }
+}
+
+void Engine::plan_costs() {
+  const ModelSpec& model = in_.model;
+  const TrainingSpec& tr = in_.training;
+  OpShape shape;
+  shape.micro_batch = tr.micro_batch;
+  shape.seq_len = model.seq_len;
+  shape.tp = in_.parallel.tp;
+  shape.sequence_parallel = in_.parallel.sequence_parallel;
+  shape.precision_bytes = activation_bytes(tr.precision);
+  shape.flash_attention = model.flash_attention;
+  const auto layer = layer_ops(model, shape);
+  const auto embed = embedding_ops(model, shape);
+  const auto head = head_ops(model, shape);
+  std::vector<OpCost> selective;
+  for (const OpCost& op : layer) {
+    if (is_selective_recompute_op(op)) selective.push_back(op);
+  }
+  const ComputeModel& cm = in_.compute;
+  const double layer_fwd = cm.ops_time(layer, Pass::Forward).seconds();
+  double layer_bwd = cm.ops_time(layer, Pass::Backward).seconds();
+  if (tr.recompute == Recompute::Full) layer_bwd += layer_fwd;
+  if (tr.recompute == Recompute::Selective) layer_bwd += cm.ops_time(selective, Pass::Forward).seconds();
+
+  // Tensor-parallel collectives per layer (Megatron: f/g operators): two all-reduces of the
+  // b·s·h activation in forward and two in backward; with sequence parallelism each becomes an
+  // all-gather plus a reduce-scatter of the same buffer. Full recompute repeats the forward ones.
+  const int tp = in_.parallel.tp;
+  double tp_fwd = 0, tp_bwd = 0;
+  const double act = static_cast<double>(tr.micro_batch) * model.seq_len * model.hidden * shape.precision_bytes;
+  if (tp > 1) {
+    const std::vector<std::vector<int>> group{layout_.tp_group(0, 0)};
+    if (in_.parallel.sequence_parallel) {
+      const double ag = memo_.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
+      const double rs = memo_.concurrent(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
+      tp_fwd = 2 * (ag + rs);
+    } else {
+      tp_fwd = 2 * memo_.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
+    }
+    tp_bwd = tp_fwd + (tr.recompute == Recompute::Full ? tp_fwd : 0.0);
+    const double per_layer_sent = (in_.parallel.sequence_parallel ? 4.0 : 2.0) *
+                                  (in_.parallel.sequence_parallel ? 1.0 : 2.0) * act * (tp - 1) / tp;
+    const double layer_passes = (tr.recompute == Recompute::Full ? 3.0 : 2.0);
+    result_.tp_bytes_per_gpu = per_layer_sent / 2.0 * layer_passes * model.layers / in_.parallel.pp * m_;
+  }
+
+  // ZeRO-3: per layer, all-gather its parameters before forward and backward, reduce-scatter its
+  // gradients after backward, overlapped with compute with one layer of prefetch.
+  double z3_ag = 0, z3_rs = 0;
+  const double layer_params = model.layer_parameters() / tp;
+  if (in_.parallel.zero == 3 && in_.parallel.dp > 1) {
+    std::vector<std::vector<int>> groups;
+    for (int t = 0; t < tp; ++t) groups.push_back(layout_.dp_group(t, 0));
+    z3_ag = memo_.concurrent(CollectiveOp::AllGather, dp_algo_ == CollectiveAlgo::Auto ? CollectiveAlgo::Ring : dp_algo_,
+                             groups, sim::Bytes{layer_params * shape.precision_bytes}).seconds();
+    z3_rs = memo_.concurrent(CollectiveOp::ReduceScatter, dp_algo_ == CollectiveAlgo::Auto ? CollectiveAlgo::Ring : dp_algo_,
+                             groups, sim::Bytes{layer_params * grad_reduce_bytes(tr.precision)}).seconds();
+  }
+
+  const int layers_per_chunk = model.layers / vstages_;
+  chunks_.assign(static_cast<std::size_t>(vstages_), ChunkCost{});
+  for (int vs = 0; vs < vstages_; ++vs) {
+    ChunkCost& c = chunks_[static_cast<std::size_t>(vs)];
+    c.layers = layers_per_chunk;
+    c.fwd_compute = layers_per_chunk * layer_fwd;
+    c.bwd_compute = layers_per_chunk * layer_bwd;
+    c.fwd_comm = layers_per_chunk * tp_fwd;
+    c.bwd_comm = layers_per_chunk * tp_bwd;
+    c.params = layers_per_chunk * layer_params;
+    if (z3_ag > 0) {
+      // Pass time with one layer of prefetch: the first gather is exposed, then each layer takes
+      // the longer of its compute and the next layer's communication.
+      const double f = z3_ag + layers_per_chunk * std::max(layer_fwd + tp_fwd, z3_ag);
+      const double b = z3_ag + layers_per_chunk * std::max(layer_bwd + tp_bwd, z3_ag + z3_rs) + z3_rs;
+      c.fwd_comm = f - c.fwd_compute;
+      c.bwd_comm = b - c.bwd_compute;
+    }
+    if (vs == 0) {
+      c.fwd_compute += cm.ops_time(embed, Pass::Forward).seconds();
+      c.bwd_compute += cm.ops_time(embed, Pass::Backward).seconds();
+      c.params += model.embedding_parameters() / tp;
+    }
+    if (vs == vstages_ - 1) {
+      c.fwd_compute += cm.ops_time(head, Pass::Forward).seconds();
+      c.bwd_compute += cm.ops_time(head, Pass::Backward).seconds();
+      c.params += model.final_norm_parameters() / tp;
+      if (!model.tied_embeddings || vstages_ > 1) c.params += model.embedding_parameters() / tp;
+    }
+  }
+  pp_bytes_ = act / tp;  // scatter/gather optimisation: each tp rank sends its 1/tp share
+  result_.pp_bytes_per_gpu = pp_ > 1 ? 2.0 * pp_bytes_ * m_ * v_ : 0.0;
+}
+
+void Engine::plan_buckets() {
+  ranks_.assign(static_cast<std::size_t>(pp_), RankState{});
+  const bool zero3 = in_.parallel.zero == 3;
+  const double grad_bytes = grad_reduce_bytes(in_.training.precision);
+  const double bucket = std::max(1.0, in_.sync.bucket_mb * kMiB);
+  double dp_sent = 0;
+  for (int r = 0; r < pp_; ++r) {
+    RankState& st = ranks_[static_cast<std::size_t>(r)];
+    st.order = pipeline_order(in_.parallel.schedule, pp_, v_, m_, r);
+    st.last_backward_index.assign(static_cast<std::size_t>(v_), -1);
+    for (std::size_t i = 0; i < st.order.size(); ++i) {
+      if (!st.order[i].forward) st.last_backward_index[static_cast<std::size_t>(st.order[i].chunk)] = static_cast<int>(i);
+    }
+    if (zero3 || in_.parallel.dp < 2) continue;
+    // Buckets in the order their gradients appear: chunks in the order of their last backward,
+    // each chunk's layers from last to first.
+    std::vector<int> chunk_order(static_cast<std::size_t>(v_));
+    for (int c = 0; c < v_; ++c) chunk_order[static_cast<std::size_t>(c)] = c;
+    std::sort(chunk_order.begin(), chunk_order.end(), [&](int a, int b) {
+      return st.last_backward_index[static_cast<std::size_t>(a)] < st.last_backward_index[static_cast<std::size_t>(b)];
+    });
+    for (int c : chunk_order) {
+      const double total = chunks_[static_cast<std::size_t>(c * pp_ + r)].params * grad_bytes;
+      for (double done = 0; done < total - 0.5;) {
+        const double b = std::min(bucket, total - done);
+        done += b;
+        st.buckets.push_back(Bucket{b, done / total, c});
+        dp_sent += b;
+      }
+    }
+  }
+  const double dp = in_.parallel.dp;
+  // Ring all-reduce sends 2(n-1)/n of the buffer; reduce-scatter + all-gather the same in total.
+  result_.dp_bytes_per_gpu = dp_sent / std::max(1, pp_) * 2.0 * (dp - 1) / dp;
+  if (zero3 && dp > 1) {
+    const double layer_params = in_.model.layer_parameters() / in_.parallel.tp;
+    const double per_layer = layer_params * (2.0 * activation_bytes(in_.training.precision) + grad_bytes) * (dp - 1) / dp;
+    result_.dp_bytes_per_gpu = per_layer * in_.model.layers / pp_ * m_;
+  }
+}
+
+double Engine::dp_time(double bytes, CollectiveOp op) {
+  std::vector<std::vector<int>> groups;
+  for (int t = 0; t < in_.parallel.tp; ++t) groups.push_back(layout_.dp_group(t, 0));
+  const CollectiveAlgo algo = dp_algo_ == CollectiveAlgo::Auto ? CollectiveAlgo::Ring : dp_algo_;
+  return memo_.concurrent(op, algo, groups, sim::Bytes{bytes}).seconds();
+}
+
+void Engine::record(int r, int stream, std::string name, double start, double end) {
+  if (!in_.record_timeline || iteration_ > 0) return;
+  result_.timeline.push_back(TimelineSpan{r, gpu_of_rank(r), stream, std::move(name), start - iteration_start_,
+                                          end - iteration_start_});
+}
+
+void Engine::start_iteration() {
+  iteration_start_ = now();
+  ranks_done_ = 0;
+  std::fill(fwd_ready_.begin(), fwd_ready_.end(), 0);
+  std::fill(bwd_ready_.begin(), bwd_ready_.end(), 0);
+  for (int mb = 0; mb < m_; ++mb) fwd_ready_[static_cast<std::size_t>(mb)] = 1;  // vs 0 reads its input
+  for (auto& st : ranks_) {
+    auto buckets = std::move(st.buckets);
+    auto order = std::move(st.order);
+    auto last = std::move(st.last_backward_index);
+    st = RankState{};
+    st.buckets = std::move(buckets);
+    st.order = std::move(order);
+    st.last_backward_index = std::move(last);
+  }
+  for (int r = 0; r < pp_; ++r) try_start(r);
+}
+
+void Engine::try_start(int r) {
+  RankState& st = ranks_[static_cast<std::size_t>(r)];
+  if (st.busy || st.next >= st.order.size()) return;
+  const PipelineStep& step = st.order[st.next];
+  const int vs = step.chunk * pp_ + r;
+  const std::size_t slot = static_cast<std::size_t>(vs * m_ + step.micro_batch);
+  if (step.forward && !fwd_ready_[slot]) return;
+  if (!step.forward && vs != vstages_ - 1 && !bwd_ready_[slot]) return;
+  const ChunkCost& c = chunks_[static_cast<std::size_t>(vs)];
+  const double compute = step.forward ? c.fwd_compute : c.bwd_compute;
+  const double comm = step.forward ? c.fwd_comm : c.bwd_comm;
+  st.busy = true;
+  st.step_start = now();
+  if (st.first_start < 0) st.first_start = now();
+  st.busy_time += compute;
+  st.tp_time += comm;
+  const double dur = compute + comm;
+  sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kStepDone, r, st.next));
+  // Gradient buckets of this chunk become ready during its last backward.
+  if (!step.forward && static_cast<int>(st.next) == st.last_backward_index[static_cast<std::size_t>(step.chunk)]) {
+    for (std::size_t b = 0; b < st.buckets.size(); ++b) {
+      if (st.buckets[b].chunk != step.chunk) continue;
+      const double at = in_.sync.overlap ? dur * st.buckets[b].ready_fraction : dur;
+      // Without overlap, buckets wait for the whole backward of the rank (see step_done).
+      if (in_.sync.overlap) sim_.schedule_in(sim::SimTime::from_seconds(at), this, tag_of(kBucketReady, r, b));
+    }
+  }
+}
+
+void Engine::step_done(int r) {
+  RankState& st = ranks_[static_cast<std::size_t>(r)];
+  const PipelineStep step = st.order[st.next];
+  const int vs = step.chunk * pp_ + r;
+  if (in_.record_timeline && iteration_ == 0) {
+    std::string name(1, step.forward ? 'F' : 'B');
+    name += std::to_string(step.micro_batch);
+    if (v_ > 1) {
+      name += '.';
+      name += std::to_string(step.chunk);
+    }
+    record(r, 0, std::move(name), st.step_start, now());
+  }
+  st.busy = false;
+  st.last_compute_end = now();
+  ++st.next;
+  if (step.forward && vs + 1 < vstages_) send_pp(vs, step.micro_batch, true);
+  if (!step.forward && vs > 0) send_pp(vs, step.micro_batch, false);
+  if (st.next == st.order.size()) {
+    if (!in_.sync.overlap) {
+      st.buckets_ready = st.buckets.size();
+      issue_comm(r);
+    }
+    maybe_optimizer(r);
+  }
+  try_start(r);
+}
+
+void Engine::send_pp(int vs, int mb, bool forward) {
+  const int to_vs = forward ? vs + 1 : vs - 1;
+  const int link_vs = forward ? vs : vs - 1;
+  const std::size_t slot = static_cast<std::size_t>(to_vs * m_ + mb);
+  const int from_rank = rank_of_vs(vs), to_rank = rank_of_vs(to_vs);
+  if (gpu_of_rank(from_rank) == gpu_of_rank(to_rank)) {
+    (forward ? fwd_ready_ : bwd_ready_)[slot] = 1;
+    try_start(to_rank);
+    return;
+  }
+  const topology::Route& route = pp_routes_[static_cast<std::size_t>(forward ? link_vs : vstages_ + link_vs)];
+  const std::uint64_t index = (static_cast<std::uint64_t>(slot) << 1) | (forward ? 1U : 0U);
+  net_.start(route, sim::Bytes{pp_bytes_}, this, tag_of(kPpArrive, to_rank, index));
+}
+
+void Engine::on_transfer_done(std::uint64_t tag) {
+  const int rank = static_cast<int>((tag >> 40) & 0xfffff);
+  const std::uint64_t index = tag & 0xffffffffffULL;
+  const bool forward = (index & 1U) != 0;
+  const std::size_t slot = static_cast<std::size_t>(index >> 1);
+  (forward ? fwd_ready_ : bwd_ready_)[slot] = 1;
+  try_start(rank);
+}
+
+void Engine::issue_comm(int r) {
+  RankState& st = ranks_[static_cast<std::size_t>(r)];
+  if (st.comm_busy || st.buckets_issued >= st.buckets_ready) return;
+  const Bucket& b = st.buckets[st.buckets_issued++];
+  const bool sharded = in_.parallel.zero >= 1 || in_.parallel.distributed_optimizer;
+  const CollectiveOp op = sharded ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
+  st.comm_busy = true;
+  if (in_.full) {
+    launch_live(r, b.bytes, op);
+    return;
+  }
+  const double dur = dp_time(b.bytes, op);
+  record(r, 2, sharded ? "reduce-scatter" : "all-reduce", now(), now() + dur);
+  sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kCommDone, r, 0));
+}
+
+void Engine::launch_live(int r, double bytes, CollectiveOp op) {
+  RankState& st = ranks_[static_cast<std::size_t>(r)];
+  const CollectiveEnvironment env{in_.topo, in_.router, in_.gpu.compute_capability};
+  const CollectiveAlgo algo = dp_algo_ == CollectiveAlgo::Auto ? CollectiveAlgo::Ring : dp_algo_;
+  st.live_left = in_.parallel.tp;
+  for (int t = 0; t < in_.parallel.tp; ++t) {
+    CollectiveRequest req;
+    req.op = op;
+    req.algo = algo;
+    req.ranks = layout_.dp_group(t, r);
+    req.bytes = sim::Bytes{bytes};
+    req.protocol = Protocol::Simple;
+    live_.push_back(make_collective(CollectiveContext{sim_, net_, in_.topo, in_.router},
+                                    plan_collective(env, req, Protocol::Simple), this, static_cast<std::uint64_t>(r)));
+    live_.back()->start();
+  }
+}
+
+void Engine::on_collective_done(std::uint64_t tag) {
+  const int r = static_cast<int>(tag);
+  if (--ranks_[static_cast<std::size_t>(r)].live_left == 0) comm_done(r);
+}
+
+void Engine::comm_done(int r) {
+  RankState& st = ranks_[static_cast<std::size_t>(r)];
+  st.comm_busy = false;
+  if (st.optimizer_started) {  // post-optimizer all-gathers (ZeRO-1/2, distributed optimizer)
+    if (--st.allgathers_left > 0) {
+      start_allgather(r);
+    } else {
+      finish_rank(r);
+    }
+    return;
+  }
+  ++st.buckets_done;
+  issue_comm(r);
+  maybe_optimizer(r);
+}
+
+// Sharded optimizers gather the updated parameters back, bucket by bucket, in 16-bit (or fp32).
+void Engine::start_allgather(int r) {
+  RankState& st = ranks_[static_cast<std::size_t>(r)];
+  const Bucket& b = st.buckets[st.buckets.size() - static_cast<std::size_t>(st.allgathers_left)];
+  const double param_bytes = b.bytes / grad_reduce_bytes(in_.training.precision) * activation_bytes(in_.training.precision);
+  const double dur = dp_time(param_bytes, CollectiveOp::AllGather);
+  st.comm_busy = true;
+  record(r, 2, "all-gather", now(), now() + dur);
+  sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kCommDone, r, 0));
+}
+
+void Engine::finish_rank(int r) {
+  RankState& st = ranks_[static_cast<std::size_t>(r)];
+  st.done = true;
+  st.done_time = now();
+  ++ranks_done_;
+}
+
+void Engine::maybe_optimizer(int r) {
+  RankState& st = ranks_[static_cast<std::size_t>(r)];
+  if (st.optimizer_started || st.next < st.order.size() || st.buckets_done < st.buckets.size()) return;
+  st.optimizer_started = true;
+  st.optimizer_start = now();
+  double params = 0;
+  for (int c = 0; c < v_; ++c) params += chunks_[static_cast<std::size_t>(c * pp_ + r)].params;
+  const bool sharded = in_.parallel.zero >= 1 || in_.parallel.distributed_optimizer;
+  if (sharded) params /= in_.parallel.dp;
+  const bool mixed = activation_bytes(in_.training.precision) == 2;
+  const double dur = in_.compute.optimizer_step_time(params, in_.training.optimizer, mixed).seconds();
+  st.optimizer_time = dur;
+  record(r, 0, "optimizer", now(), now() + dur);
+  sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kOptimizerDone, r, 0));
+}
+
+void Engine::on_event(std::uint64_t tag) {
+  const Kind kind = static_cast<Kind>(tag >> 60);
+  const int r = static_cast<int>((tag >> 40) & 0xfffff);
+  RankState& st = ranks_[static_cast<std::size_t>(r)];
+  switch (kind) {
+    case kStepDone: step_done(r); break;
+    case kBucketReady:
+      ++st.buckets_ready;
+      issue_comm(r);
+      break;
+    case kCommDone: comm_done(r); break;
+    case kOptimizerDone: {
+      const bool sharded = (in_.parallel.zero == 1 || in_.parallel.zero == 2 || in_.parallel.distributed_optimizer) &&
+                           !st.buckets.empty();
+      if (sharded) {
+        st.allgathers_left = static_cast<int>(st.buckets.size());
+        start_allgather(r);
+      } else {
+        finish_rank(r);
+      }
+      break;
+    }
+    default: CLUSTERSIM_CHECK(false, "unknown iteration event");
+  }
+}
+
+IterationResult Engine::run() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int iterations = std::max(1, in_.training.iterations);
+  IterationBreakdown sum;
+  for (iteration_ = 0; iteration_ < iterations; ++iteration_) {
+    start_iteration();
+    sim_.run();
+    CLUSTERSIM_CHECK(ranks_done_ == pp_, "every pipeline rank finishes the iteration");
+    int critical = 0;
+    double end = 0;
+    for (int r = 0; r < pp_; ++r) {
+      if (ranks_[static_cast<std::size_t>(r)].done_time > end) {
+        end = ranks_[static_cast<std::size_t>(r)].done_time;
+        critical = r;
+      }
+    }
+    const double t = end - iteration_start_;
+    iteration_times_.push_back(t);
+    const RankState& st = ranks_[static_cast<std::size_t>(critical)];
+    IterationBreakdown b;
+    b.compute = st.busy_time;
+    b.tp_comm = st.tp_time;
+    const double compute_span = st.last_compute_end - iteration_start_;
+    b.pipeline_bubble = std::max(0.0, compute_span - st.busy_time - st.tp_time);
+    const double opt = st.optimizer_time;
+    b.optimizer = opt;
+    b.dp_exposed = std::max(0.0, (st.optimizer_start - st.last_compute_end)) +
+                   std::max(0.0, st.done_time - st.optimizer_start - opt);
+    b.exposed_comm = b.tp_comm + b.dp_exposed;
+    b.other = std::max(0.0, t - b.compute - b.exposed_comm - b.pipeline_bubble - b.optimizer);
+    sum.compute += b.compute;
+    sum.tp_comm += b.tp_comm;
+    sum.dp_exposed += b.dp_exposed;
+    sum.exposed_comm += b.exposed_comm;
+    sum.pipeline_bubble += b.pipeline_bubble;
+    sum.optimizer += b.optimizer;
+    sum.other += b.other;
+    result_.critical_rank = critical;
+  }
+  const double n = iterations;
+  result_.iterations = iterations;
+  double total = 0;
+  for (double t : iteration_times_) total += t;
+  result_.iteration_time_s = total / n;
+  result_.breakdown = IterationBreakdown{sum.compute / n, sum.exposed_comm / n, sum.pipeline_bubble / n,
+                                         sum.optimizer / n, sum.other / n, sum.tp_comm / n, sum.dp_exposed / n};
+  result_.model_flops = model_flops_per_iteration(in_.model, in_.training.global_batch).value;
+  result_.hardware_flops =
+      hardware_flops_per_iteration(in_.model, in_.training.global_batch, in_.training.recompute).value;
+  result_.events = sim_.events_processed() + memo_.events();
+  result_.flows = net_.stats().transfers_finished + memo_.transfers();
+  result_.memo_simulations = memo_.simulations();
+  result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return result_;
+}
+
+}  // namespace
+
+IterationResult simulate_iteration(const IterationInputs& in) {
+  Engine engine(in);
+  return engine.run();
+}
+
+}  // namespace clustersim::workloads
