@@ -1,0 +1,580 @@
+#include "analysis/memory_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <utility>
+
+#include "scenarios/loader.h"
+#include "topology/catalog.h"
+
+namespace clustersim::analysis {
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+constexpr double kMiB = 1048576.0;
+
+std::int64_t to_bytes(sim::Bytes b) { return static_cast<std::int64_t>(std::llround(b.value)); }
+
+template <typename... Args>
+std::string fmt(const char* format, Args... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, format, args...);
+  return buf;
+}
+
+// ---- MIG capacity ------------------------------------------------------------------------------
+
+// `nvidia-smi mig -lgip` memory per profile (hardware.md section 5). The A100 80GB values are
+// marked UNSURE there; the 1g.10gb slice takes the lower of the quoted 9.5-9.75 GiB.
+struct MigMemory {
+  const char* gpu_family;  // a catalog id prefix with the memory size
+  const char* profile;
+  double gib;
+};
+constexpr MigMemory kMigMemory[] = {
+    {"a100-40", "1g.5gb", 4.75},   {"a100-40", "1g.10gb", 9.75},  {"a100-40", "2g.10gb", 9.75},
+    {"a100-40", "3g.20gb", 19.62}, {"a100-40", "4g.20gb", 19.62}, {"a100-40", "7g.40gb", 39.50},
+    {"a100-80", "1g.10gb", 9.5},   {"a100-80", "1g.20gb", 19.5},  {"a100-80", "2g.20gb", 19.5},
+    {"a100-80", "3g.40gb", 39.25}, {"a100-80", "4g.40gb", 39.25}, {"a100-80", "7g.80gb", 79.0},
+    {"h100-80", "1g.10gb", 9.75},  {"h100-80", "1g.20gb", 19.62}, {"h100-80", "2g.20gb", 19.62},
+    {"h100-80", "3g.40gb", 39.50}, {"h100-80", "4g.40gb", 39.50}, {"h100-80", "7g.80gb", 79.25},
+};
+
+std::string mig_family(const std::string& gpu_id) {
+  const bool a100 = gpu_id.rfind("a100", 0) == 0, h100 = gpu_id.rfind("h100", 0) == 0;
+  const bool gb40 = gpu_id.find("40gb") != std::string::npos;
+  if (a100) return gb40 ? "a100-40" : "a100-80";
+  if (h100) return "h100-80";
+  return "";
+}
+
+double mig_profile_bytes(const std::string& gpu_id, const std::string& profile) {
+  const std::string family = mig_family(gpu_id);
+  for (const MigMemory& m : kMigMemory) {
+    if (family == m.gpu_family && profile == m.profile) return m.gib * kGiB;
+  }
+  int slices = 0, gb = 0;
+  std::sscanf(profile.c_str(), "%dg.%dgb", &slices, &gb);
+  return gb * 1e9;  // not in the table: the profile's nominal GB
+}
+
+// ---- the report ---------------------------------------------------------------------------------
+
+const topology::GpuSpec* gpu_of(const scenarios::ScenarioSpec& spec) { return topology::find_gpu(spec.cluster.node.gpu); }
+
+MemoryReport estimate(const scenarios::ScenarioSpec& spec, bool expandable_segments) {
+  MemoryReport r;
+  r.scenario = spec.name;
+  r.file = spec.file;
+  const topology::GpuSpec* gpu = gpu_of(spec);
+  r.gpu_id = spec.cluster.node.gpu;
+  r.gpu_name = gpu != nullptr ? gpu->name : spec.cluster.node.gpu;
+  r.mig = spec.cluster.mig;
+  r.gpus = spec.cluster.used_gpus();
+  r.expandable_segments = expandable_segments;
+
+  r.request = memory_request(spec);
+  const workloads::MemoryRequest& request = r.request;
+  r.breakdown = workloads::estimate_memory(request);
+  r.capacity = gpu_capacity_bytes(spec.cluster);
+  r.runtime = to_bytes(r.breakdown.runtime);
+
+  workloads::AllocatorOptions alloc;
+  alloc.expandable_segments = expandable_segments;
+  alloc.capacity_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.capacity - r.runtime));
+  r.replay = workloads::replay_training_iteration(request, alloc);
+
+  const workloads::AllocatorStats& st = r.replay.stats;
+  r.fragmentation = static_cast<std::int64_t>(st.peak_reserved >= st.peak_allocated ? st.peak_reserved - st.peak_allocated : 0);
+  r.allocated_peak = to_bytes(r.breakdown.total) - r.runtime;
+  r.reserved_peak = r.allocated_peak + r.fragmentation;
+  r.required = r.reserved_peak + r.runtime;
+  r.fits = r.required <= r.capacity && !r.replay.out_of_memory;
+  return r;
+}
+
+// ---- advice -------------------------------------------------------------------------------------
+
+struct Change {
+  std::vector<std::string> overrides;
+  std::string why;
+};
+
+std::string key_of(const std::string& override_text) { return override_text.substr(0, override_text.find('=')); }
+
+// `base` with `extra` applied: a key set again replaces its earlier value.
+std::vector<std::string> merged(std::vector<std::string> base, const std::vector<std::string>& extra) {
+  for (const std::string& e : extra) {
+    const std::string k = key_of(e);
+    std::erase_if(base, [&](const std::string& b) { return key_of(b) == k; });
+    base.push_back(e);
+  }
+  return base;
+}
+
+class Evaluator {
+ public:
+  Evaluator(const scenarios::ScenarioSpec& spec, const MemoryReportOptions& options)
+      : spec_(spec), options_(options) {}
+
+  // The scenario re-loaded with the user's overrides and then `extra`; nullopt when the loader
+  // rejects the combination (a layout that does not divide, a batch that is not divisible, ...).
+  std::optional<scenarios::ScenarioSpec> load(const std::vector<std::string>& extra) const {
+    const std::vector<std::string> all = merged(spec_.overrides, extra);
+    try {
+      if (!options_.scenario_text.empty()) return scenarios::parse_scenario(options_.scenario_text, spec_.file, all);
+      return scenarios::load_scenario(spec_.file, all);
+    } catch (const scenarios::ScenarioError&) {
+      return std::nullopt;
+    }
+  }
+
+  std::optional<MemoryReport> evaluate(const std::vector<std::string>& extra) const {
+    const auto spec = load(extra);
+    if (!spec) return std::nullopt;
+    return estimate(*spec, options_.expandable_segments);
+  }
+
+ private:
+  const scenarios::ScenarioSpec& spec_;
+  const MemoryReportOptions& options_;
+};
+
+std::string recompute_name(workloads::Recompute r) {
+  switch (r) {
+    case workloads::Recompute::None: return "none";
+    case workloads::Recompute::Selective: return "selective";
+    case workloads::Recompute::Full: return "full";
+  }
+  return "none";
+}
+
+// Layout change by `factor` on `key` (tp or pp), keeping the GPU count: dp shrinks by the factor
+// (written out only when the scenario gives dp explicitly).
+std::optional<Change> layout_change(const scenarios::ScenarioSpec& s, const char* key, int current, int factor) {
+  const workloads::ParallelSpec& p = s.parallel;
+  if (p.dp % factor != 0) return std::nullopt;
+  Change c;
+  c.overrides.push_back(fmt("parallelism.%s=%d", key, current * factor));
+  if (!s.dp_derived) c.overrides.push_back(fmt("parallelism.dp=%d", p.dp / factor));
+  c.why = fmt("%s %d -> %d, dp %d -> %d (same GPUs)", std::string(key) == "tp" ? "tensor parallel" : "pipeline parallel",
+              current, current * factor, p.dp, p.dp / factor);
+  return c;
+}
+
+// Single changes, in order of preference: the cheaper in throughput first.
+std::vector<Change> single_changes(const scenarios::ScenarioSpec& s) {
+  const workloads::ParallelSpec& p = s.parallel;
+  const workloads::TrainingSpec& t = s.training;
+  std::vector<Change> out;
+  if (t.recompute == workloads::Recompute::None) {
+    out.push_back({{"training.recompute=selective"}, "selective recompute: attention scores are recomputed, not kept"});
+  }
+  if (p.tp > 1 && !p.sequence_parallel) {
+    out.push_back({{"parallelism.sequence_parallel=true"}, "sequence parallelism: norms and dropouts sharded over tp"});
+  }
+  if (p.dp > 1) {
+    if (p.zero == 0 && !p.distributed_optimizer) {
+      out.push_back({{"parallelism.distributed_optimizer=true"}, "Megatron's distributed optimizer: optimizer states / dp"});
+    }
+    for (int z = p.zero + 1; z <= 3; ++z) {
+      static constexpr const char* kWhat[] = {"", "optimizer states / dp", "optimizer states and gradients / dp",
+                                              "optimizer states, gradients and weights / dp"};
+      out.push_back({{fmt("parallelism.zero=%d", z)}, fmt("ZeRO stage %d: %s", z, kWhat[z])});
+    }
+  }
+  for (int mb = t.micro_batch / 2; mb >= 1; mb /= 2) {
+    out.push_back({{fmt("training.micro_batch=%d", mb)}, fmt("micro-batch %d -> %d (more gradient accumulation)", t.micro_batch, mb)});
+    if (mb == 1) break;
+  }
+  for (int f : {2, 4, 8}) {
+    if (auto c = layout_change(s, "tp", p.tp, f)) out.push_back(*c);
+  }
+  for (int f : {2, 4, 8}) {
+    if (auto c = layout_change(s, "pp", p.pp, f)) out.push_back(*c);
+  }
+  if (t.recompute != workloads::Recompute::Full) {
+    out.push_back({{"training.recompute=full"}, "full recompute: keep only each layer's input"});
+  }
+  return out;
+}
+
+// A GPU with more memory (or a larger MIG slice): every candidate, smallest first.
+std::vector<Change> larger_gpus(const scenarios::ScenarioSpec& s, std::int64_t capacity) {
+  std::vector<Change> out;
+  if (!s.cluster.mig.empty()) {
+    for (const MigMemory& m : kMigMemory) {
+      if (mig_family(s.cluster.node.gpu) != m.gpu_family || m.gib * kGiB <= static_cast<double>(capacity)) continue;
+      out.push_back({{fmt("cluster.gpu_overrides.mig=%s", m.profile)}, fmt("a larger MIG slice, %s (%.2f GiB)", m.profile, m.gib)});
+    }
+    return out;
+  }
+  std::vector<const topology::GpuSpec*> gpus;
+  for (const topology::GpuSpec& g : topology::all_gpus()) {
+    if (to_bytes(g.memory) > capacity) gpus.push_back(&g);
+  }
+  std::stable_sort(gpus.begin(), gpus.end(), [](auto* a, auto* b) { return a->memory.value < b->memory.value; });
+  for (const topology::GpuSpec* g : gpus) {
+    out.push_back({{"cluster.node.gpu=" + g->id}, fmt("a GPU with more memory: %s (%.0f GB)", g->name.c_str(), g->memory.value / 1e9)});
+  }
+  return out;
+}
+
+MemoryAdviceItem item_of(const Change& c, const MemoryReport& before, const MemoryReport& after) {
+  MemoryAdviceItem a;
+  a.overrides = c.overrides;
+  a.why = c.why;
+  a.required_bytes = after.required;
+  a.capacity_bytes = after.capacity;
+  a.saved_bytes = before.required - after.required;
+  a.fits = after.fits;
+  return a;
+}
+
+// The smallest larger GPU that fits, else the largest that loads.
+std::optional<MemoryAdviceItem> gpu_advice(const Evaluator& ev, const scenarios::ScenarioSpec& s, const MemoryReport& before) {
+  std::optional<MemoryAdviceItem> best;
+  for (const Change& c : larger_gpus(s, before.capacity)) {
+    const auto after = ev.evaluate(c.overrides);
+    if (!after) continue;
+    best = item_of(c, before, *after);
+    if (after->fits) break;
+  }
+  return best;
+}
+
+// Greedy: apply the first single change (in preference order) that makes it fit, else the one
+// that saves the most; up to kMaxSteps changes.
+std::optional<MemoryAdviceItem> combined_advice(const Evaluator& ev, const MemoryReport& before) {
+  constexpr int kMaxSteps = 6;
+  std::vector<std::string> applied;
+  std::vector<std::string> whys;
+  std::optional<MemoryReport> current;
+  for (int step = 0; step < kMaxSteps; ++step) {
+    const auto spec = ev.load(applied);
+    if (!spec) break;
+    const std::int64_t now = current ? current->required : before.required;
+    std::optional<std::pair<Change, MemoryReport>> pick;
+    for (const Change& c : single_changes(*spec)) {
+      const auto after = ev.evaluate(merged(applied, c.overrides));
+      if (!after) continue;
+      if (after->fits) {
+        pick.emplace(c, *after);
+        break;
+      }
+      if (after->required < now && (!pick || after->required < pick->second.required)) pick.emplace(c, *after);
+    }
+    if (!pick) break;
+    applied = merged(applied, pick->first.overrides);
+    whys.push_back(pick->first.why);
+    current = pick->second;
+    if (current->fits) break;
+  }
+  if (!current || applied.size() < 2) return std::nullopt;
+  Change c{applied, {}};
+  for (std::size_t i = 0; i < whys.size(); ++i) c.why += (i > 0 ? "; " : "") + whys[i];
+  return item_of(c, before, *current);
+}
+
+std::vector<MemoryAdviceItem> advise(const scenarios::ScenarioSpec& spec, const MemoryReportOptions& options,
+                                     const MemoryReport& before) {
+  const Evaluator ev(spec, options);
+  std::vector<MemoryAdviceItem> out;
+  for (const Change& c : single_changes(spec)) {
+    const auto after = ev.evaluate(c.overrides);
+    if (!after) continue;
+    MemoryAdviceItem a = item_of(c, before, *after);
+    if (a.fits || a.saved_bytes > 0) out.push_back(std::move(a));
+  }
+  if (auto g = gpu_advice(ev, spec, before)) out.push_back(std::move(*g));
+  const bool any_fits = std::any_of(out.begin(), out.end(), [](const MemoryAdviceItem& a) { return a.fits; });
+  if (!any_fits) {
+    if (auto c = combined_advice(ev, before)) out.push_back(std::move(*c));
+  }
+  std::stable_partition(out.begin(), out.end(), [](const MemoryAdviceItem& a) { return a.fits; });
+  return out;
+}
+
+// ---- text ---------------------------------------------------------------------------------------
+
+std::string gib(double bytes) {
+  if (bytes == 0) return "0 B";
+  if (std::abs(bytes) < kMiB) return fmt("%.1f KiB", bytes / 1024.0);
+  if (std::abs(bytes) < kGiB) return fmt("%.1f MiB", bytes / kMiB);
+  return fmt("%.2f GiB", bytes / kGiB);
+}
+
+const char* category_name(workloads::MemoryCategory c) {
+  switch (c) {
+    case workloads::MemoryCategory::Params: return "params";
+    case workloads::MemoryCategory::Grads: return "grads";
+    case workloads::MemoryCategory::Optimizer: return "optimizer";
+    case workloads::MemoryCategory::Activations: return "activations";
+    case workloads::MemoryCategory::Buffers: return "buffers";
+    case workloads::MemoryCategory::Runtime: return "runtime";
+  }
+  return "";
+}
+
+sim::Bytes category_total(const workloads::MemoryBreakdown& b, workloads::MemoryCategory c) {
+  switch (c) {
+    case workloads::MemoryCategory::Params: return b.params;
+    case workloads::MemoryCategory::Grads: return b.grads;
+    case workloads::MemoryCategory::Optimizer: return b.optimizer;
+    case workloads::MemoryCategory::Activations: return b.activations;
+    case workloads::MemoryCategory::Buffers: return b.buffers;
+    case workloads::MemoryCategory::Runtime: return b.runtime;
+  }
+  return {};
+}
+
+// torch/cuda/memory.py memory_summary()'s formatters: sizes in B/KiB/MiB/GiB chosen by the value,
+// integer-divided; counts with K/M from 750,000.
+std::string torch_size(std::uint64_t sz) {
+  static constexpr const char* kPrefixes[] = {"B  ", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double pref = static_cast<double>(sz);
+  int i = 0;
+  while (i < 5 && pref >= 768 * 1024) {
+    ++i;
+    sz /= 1024;
+    pref /= 1024;
+  }
+  return fmt("%6llu %s", static_cast<unsigned long long>(sz), kPrefixes[i]);
+}
+
+std::string torch_count(std::uint64_t n) {
+  static constexpr const char* kPrefixes[] = {" ", "K", "M"};
+  double pref = static_cast<double>(n);
+  int i = 0;
+  while (i < 2 && pref >= 750 * 1000) {
+    ++i;
+    n /= 1000;
+    pref /= 1000;
+  }
+  return fmt("%7llu %s ", static_cast<unsigned long long>(n), kPrefixes[i]);
+}
+
+constexpr const char* kNotTracked = "    n/a   ";
+
+// The layout of torch.cuda.memory_summary(abbreviated=True) with the two columns the replay
+// knows (Cur Usage: after the iteration; Peak Usage: over it). Rows whose values the allocator
+// model does not track print n/a.
+std::string memory_summary_block(const MemoryReport& r) {
+  const workloads::AllocatorStats& s = r.replay.stats;
+  const std::string rule_eq(49, '='), rule(49, '-');
+  std::string out;
+  auto line = [&](const std::string& text) { out += "|" + text + "|\n"; };
+  auto row = [&](const char* name, const std::string& cur, const std::string& peak) {
+    line(rule);
+    line(fmt(" %-21s | %s | %s ", name, cur.c_str(), peak.c_str()));
+  };
+  line(rule_eq);
+  line(fmt(" %-47s ", "  PyTorch CUDA memory summary (replayed)"));
+  line(rule);
+  line(fmt(" %-47s ", fmt("  CUDA OOMs: %-6d | cudaMalloc retries: %-6d", s.num_ooms, s.num_alloc_retries).c_str()));
+  line(rule_eq);
+  line("        Metric         | Cur Usage  | Peak Usage ");
+  row("Allocated memory", torch_size(s.allocated), torch_size(s.peak_allocated));
+  // One stream and no recordStream: every freed block is inactive at once, so active == allocated.
+  row("Active memory", torch_size(s.active), torch_size(s.peak_allocated));
+  row("GPU reserved memory", torch_size(s.reserved), torch_size(s.peak_reserved));
+  row("Non-releasable memory", torch_size(s.inactive_split), kNotTracked);
+  row("Allocations", kNotTracked, kNotTracked);
+  row("Active allocs", kNotTracked, kNotTracked);
+  row("GPU reserved segments", torch_count(static_cast<std::uint64_t>(s.num_segments)), kNotTracked);
+  line(rule_eq);
+  return out;
+}
+
+// The state lines' formulas with the numbers put in: parameters x bytes per parameter / sharding.
+std::string formula_of(const workloads::MemoryLine& l, const workloads::MemoryRequest& q) {
+  const workloads::StateBytes sb = workloads::state_bytes_per_param(q.training, q.options);
+  const workloads::ParallelSpec& p = q.parallel;
+  const double dp = std::max(1, p.dp);
+  double per = 0, shard = 1;
+  switch (l.category) {
+    case workloads::MemoryCategory::Params: per = sb.weights, shard = p.zero >= 3 ? dp : 1; break;
+    case workloads::MemoryCategory::Grads: per = sb.grads, shard = p.zero >= 2 ? dp : 1; break;
+    case workloads::MemoryCategory::Optimizer:
+      per = sb.optimizer, shard = p.zero >= 1 || p.distributed_optimizer ? dp : 1;
+      break;
+    default: return l.formula;
+  }
+  const double params = l.bytes.value * shard / per;
+  return fmt("%.4g params x %g B", params, per) + (shard > 1 ? fmt(" / dp %g", shard) : std::string());
+}
+
+}  // namespace
+
+// ---- public -------------------------------------------------------------------------------------
+
+std::string MemoryAdviceItem::set_flags() const {
+  std::string out;
+  for (const std::string& o : overrides) {
+    if (!out.empty()) out.push_back(' ');
+    out.append("--set ").append(o);
+  }
+  return out;
+}
+
+std::int64_t gpu_capacity_bytes(const topology::ClusterSpec& cluster) {
+  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
+  const double whole = gpu != nullptr ? gpu->memory.value : 0.0;
+  if (cluster.mig.empty()) return static_cast<std::int64_t>(std::llround(whole));
+  return static_cast<std::int64_t>(std::llround(std::min(whole, mig_profile_bytes(cluster.node.gpu, cluster.mig))));
+}
+
+workloads::MemoryRequest memory_request(const scenarios::ScenarioSpec& spec) {
+  workloads::MemoryRequest q;
+  q.model = spec.model;
+  q.parallel = spec.parallel;
+  q.training = spec.training;
+  q.sync = spec.sync;
+  q.capacity = sim::Bytes{static_cast<double>(gpu_capacity_bytes(spec.cluster))};
+  return q;
+}
+
+MemoryReport memory_for_scenario(const scenarios::ScenarioSpec& spec, const MemoryReportOptions& options) {
+  MemoryReport r = estimate(spec, options.expandable_segments);
+  if (!r.fits && options.advice) r.advice = advise(spec, options, r);
+  return r;
+}
+
+nlohmann::json memory_json_block(const MemoryReport& r) {
+  const workloads::MemoryBreakdown& b = r.breakdown;
+  const std::int64_t params = to_bytes(b.params), grads = to_bytes(b.grads), optimizer = to_bytes(b.optimizer);
+  const std::int64_t activations = to_bytes(b.activations);
+  return nlohmann::json{{"params", params},
+                        {"grads", grads},
+                        {"optimizer", optimizer},
+                        {"activations", activations},
+                        {"other", r.required - params - grads - optimizer - activations},
+                        {"total", r.required},
+                        {"capacity", r.capacity}};
+}
+
+std::string memory_report_json(const MemoryReport& r) {
+  using nlohmann::json;
+  const workloads::MemoryBreakdown& b = r.breakdown;
+  json lines = json::array();
+  for (const workloads::MemoryLine& l : b.lines) {
+    lines.push_back({{"name", l.name}, {"category", category_name(l.category)}, {"bytes", to_bytes(l.bytes)},
+                     {"formula", l.formula}});
+  }
+  const workloads::AllocatorStats& s = r.replay.stats;
+  json allocator = {{"replayed_stage", 0},
+                    {"expandable_segments", r.expandable_segments},
+                    {"allocated_bytes", {{"current", s.allocated}, {"peak", s.peak_allocated}}},
+                    {"active_bytes", {{"current", s.active}, {"peak", s.peak_allocated}}},
+                    {"reserved_bytes", {{"current", s.reserved}, {"peak", s.peak_reserved}}},
+                    {"inactive_split_bytes", {{"current", s.inactive_split}}},
+                    {"segment", {{"current", s.num_segments}}},
+                    {"largest_free_block_bytes", s.largest_free_block},
+                    {"fragmentation_bytes", r.fragmentation},
+                    {"num_alloc_retries", s.num_alloc_retries},
+                    {"num_ooms", s.num_ooms},
+                    {"out_of_memory", r.replay.out_of_memory}};
+  json advice = json::array();
+  for (const MemoryAdviceItem& a : r.advice) {
+    advice.push_back({{"overrides", a.overrides}, {"set", a.set_flags()}, {"why", a.why}, {"saved_bytes", a.saved_bytes},
+                      {"required_bytes", a.required_bytes}, {"capacity_bytes", a.capacity_bytes}, {"fits", a.fits}});
+  }
+  json categories = json::object();
+  for (auto c : {workloads::MemoryCategory::Params, workloads::MemoryCategory::Grads, workloads::MemoryCategory::Optimizer,
+                 workloads::MemoryCategory::Activations, workloads::MemoryCategory::Buffers, workloads::MemoryCategory::Runtime}) {
+    categories[category_name(c)] = to_bytes(category_total(b, c));
+  }
+  const json out = {{"scenario", r.scenario},
+                    {"file", r.file},
+                    {"gpu", r.gpu_id},
+                    {"mig", r.mig.empty() ? json(nullptr) : json(r.mig)},
+                    {"gpus", r.gpus},
+                    {"stage", b.stage},
+                    {"stage_reason", b.stage_reason},
+                    {"lines", lines},
+                    {"categories_bytes", categories},
+                    {"allocator", allocator},
+                    {"allocated_peak_bytes", r.allocated_peak},
+                    {"fragmentation_bytes", r.fragmentation},
+                    {"reserved_peak_bytes", r.reserved_peak},
+                    {"runtime_bytes", r.runtime},
+                    {"required_bytes", r.required},
+                    {"capacity_bytes", r.capacity},
+                    {"headroom_bytes", r.headroom()},
+                    {"fits", r.fits},
+                    {"memory_per_gpu_bytes", memory_json_block(r)},
+                    {"advice", advice}};
+  return out.dump(2) + "\n";
+}
+
+std::string memory_report_text(const MemoryReport& r) {
+  const workloads::MemoryBreakdown& b = r.breakdown;
+  std::string out;
+  out += "Memory of " + r.scenario + " (" + r.file + ")\n";
+  out += fmt("GPU: %s (%s)%s, capacity %s per GPU; %d GPUs\n", r.gpu_name.c_str(), r.gpu_id.c_str(),
+             r.mig.empty() ? "" : (", MIG slice " + r.mig).c_str(), gib(static_cast<double>(r.capacity)).c_str(), r.gpus);
+  const workloads::ParallelSpec& p = r.request.parallel;
+  out += fmt("Layout: tp %d x pp %d x dp %d%s, zero %d%s; micro-batch %d, global batch %d, recompute %s\n", p.tp, p.pp, p.dp,
+             p.sequence_parallel ? " (sequence parallel)" : "", p.zero, p.distributed_optimizer ? ", distributed optimizer" : "",
+             r.request.training.micro_batch, r.request.training.global_batch, recompute_name(r.request.training.recompute).c_str());
+  out += fmt("Most loaded GPU: pipeline stage %d (every tp/dp rank of a stage holds the same): %s\n\n", b.stage,
+             b.stage_reason.c_str());
+
+  // The per-term table, grouped by category with subtotals.
+  out += fmt("%-34s %12s  %s\n", "term", "bytes", "formula");
+  out += std::string(100, '-') + "\n";
+  for (auto c : {workloads::MemoryCategory::Params, workloads::MemoryCategory::Grads, workloads::MemoryCategory::Optimizer,
+                 workloads::MemoryCategory::Activations, workloads::MemoryCategory::Buffers, workloads::MemoryCategory::Runtime}) {
+    bool any = false;
+    for (const workloads::MemoryLine& l : b.lines) {
+      if (l.category != c) continue;
+      any = true;
+      out += fmt("  %-32s %12s  %s\n", l.name.c_str(), gib(l.bytes.value).c_str(), formula_of(l, r.request).c_str());
+    }
+    if (any) out += fmt("%-34s %12s\n", (std::string(category_name(c)) + " total").c_str(), gib(category_total(b, c).value).c_str());
+  }
+  out += std::string(100, '-') + "\n";
+  out += fmt("%-34s %12s  (formula total)\n\n", "total", gib(b.total.value).c_str());
+
+  out += "Caching allocator (one iteration of stage 0 replayed" + std::string(r.expandable_segments ? ", expandable_segments:True" : "") +
+         "; Cur = after the iteration):\n";
+  out += memory_summary_block(r);
+  out += fmt("  largest free block %s, fragmentation (peak reserved - peak allocated) %s\n\n",
+             gib(static_cast<double>(r.replay.stats.largest_free_block)).c_str(), gib(static_cast<double>(r.fragmentation)).c_str());
+
+  out += fmt("  %-42s %12s\n", "peak allocated (formula, without runtime)", gib(static_cast<double>(r.allocated_peak)).c_str());
+  out += fmt("  %-42s %12s\n", "+ fragmentation (allocator replay)", gib(static_cast<double>(r.fragmentation)).c_str());
+  out += fmt("  %-42s %12s\n", "= peak reserved", gib(static_cast<double>(r.reserved_peak)).c_str());
+  out += fmt("  %-42s %12s\n", "+ runtime (CUDA context, cuBLAS, NCCL)", gib(static_cast<double>(r.runtime)).c_str());
+  out += fmt("  %-42s %12s\n", "= required", gib(static_cast<double>(r.required)).c_str());
+  out += fmt("  %-42s %12s\n", "capacity", gib(static_cast<double>(r.capacity)).c_str());
+  out += fmt("  %-42s %12s (%.1f%% of capacity)\n", "headroom", gib(static_cast<double>(r.headroom())).c_str(),
+             r.capacity > 0 ? 100.0 * static_cast<double>(r.headroom()) / static_cast<double>(r.capacity) : 0.0);
+  if (r.replay.out_of_memory) out += "  the allocator replay ran out of memory before the iteration ended\n";
+  if (r.fits) {
+    out += "fits: yes\n";
+    return out;
+  }
+  const std::int64_t short_by = std::max<std::int64_t>(0, r.required - r.capacity);
+  out += fmt("\ndoes not fit: needs %s more (required %s, capacity %s)\n", gib(static_cast<double>(short_by)).c_str(),
+             gib(static_cast<double>(r.required)).c_str(), gib(static_cast<double>(r.capacity)).c_str());
+  if (r.advice.empty()) {
+    out += "no single change the model knows makes it fit; more GPUs (a larger dp with ZeRO) would\n";
+    return out;
+  }
+  out += "\nWhat would make it fit (each change re-loaded and re-estimated):\n";
+  out += fmt("  %-64s %12s %12s  %s\n", "change", "saves", "new total", "fits");
+  for (const MemoryAdviceItem& a : r.advice) {
+    const std::string flags = a.set_flags();
+    if (flags.size() > 64) out += "  " + flags + "\n";
+    out += fmt("  %-64s %12s %12s  %s\n", flags.size() > 64 ? "" : flags.c_str(), gib(static_cast<double>(a.saved_bytes)).c_str(),
+               gib(static_cast<double>(a.required_bytes)).c_str(),
+               a.fits ? "yes" : "no");
+    out += "      " + a.why + (a.capacity_bytes != r.capacity ? fmt(" (capacity %s)", gib(static_cast<double>(a.capacity_bytes)).c_str()) : std::string()) + "\n";
+  }
+  return out;
+}
+
+}  // namespace clustersim::analysis
