@@ -68,7 +68,8 @@ int verb_collective(int argc, char** argv) {
   const topology::Topology topo = topology::build_cluster(spec);
   const topology::Router router(topo);
   const topology::GpuSpec* gpu = topology::find_gpu(spec.node.gpu);
-  const workloads::CollectiveEnvironment env{topo, router, gpu != nullptr ? gpu->compute_capability : 80};
+  const workloads::CollectiveEnvironment env{topo, router, gpu != nullptr ? gpu->compute_capability : 80,
+                                             workloads::graph_hints(spec)};
 
   workloads::CollectiveRequest req;
   req.op = *op;

@@ -149,7 +149,7 @@ const std::array<GpuSpec, 13> kGpus = {{
 // Switch-IB 2 (EDR) ~90 ns, Quantum (HDR) ~130 ns (both UNSURE in links.csv); Quantum-2 (NDR)
 // assumed like Quantum; Ethernet (Spectrum class) 0.3 us and 25GbE 0.5 us are estimates (UNSURE).
 // SHARP: Quantum (HDR) and Quantum-2 (NDR) switches reduce in-network.
-const std::array<NicSpec, 7> kNics = {{
+const std::array<NicSpec, 8> kNics = {{
     {.id = "ib-edr-100", .name = "InfiniBand EDR 100 Gb/s (ConnectX-5)", .per_dir = gbps(12.5),
      .latency = sim::SimTime::from_ns(600), .switch_latency = sim::SimTime::from_ns(90),
      .sharp = false, .source = "IBTA EDR 4x25G; links.csv (EDR: 12.5 GB/s, ~90 ns hop UNSURE)"},
@@ -173,10 +173,17 @@ const std::array<NicSpec, 7> kNics = {{
     {.id = "eth-25", .name = "Ethernet 25 GbE", .per_dir = gbps(3.125),
      .latency = sim::SimTime::from_ns(2000), .switch_latency = sim::SimTime::from_ns(500),
      .sharp = false, .source = "IEEE 802.3by 25GbE (25 Gb/s = 3.125 GB/s); latency estimate UNSURE"},
+    // HPE Slingshot 11 (Cassini NIC, Rosetta switch): 200 Gb/s Ethernet-based HPC fabric, no
+    // in-network reduction usable by NCCL. Latency as RoCE (Ethernet framing, UNSURE); Rosetta
+    // port-to-port ~0.35 us (UNSURE). Used by ALCF Polaris (2 NICs per node).
+    {.id = "slingshot-200", .name = "HPE Slingshot 11 200 Gb/s (Cassini)", .per_dir = gbps(25),
+     .latency = sim::SimTime::from_ns(1200), .switch_latency = sim::SimTime::from_ns(350),
+     .sharp = false,
+     .source = "HPE Slingshot 11 (200 Gb/s per port); ALCF Polaris machine overview (2 NICs/node); latency UNSURE"},
 }};
 
 // --- Node presets (scenario.md "Preset ids that must exist") -----------------------------------
-const std::array<NodeSpec, 7> kNodes = {{
+const std::array<NodeSpec, 8> kNodes = {{
     // Desktop/workstation boards wire their x16 slots straight to CPU root ports (no PLX switch),
     // and GeForce cards have P2P disabled, so GPU-to-GPU traffic bounces through the host: each GPU
     // sits alone on a "switch" that stands for its root port (gpus_per_pcie_switch = 1), and the
@@ -214,6 +221,16 @@ const std::array<NodeSpec, 7> kNodes = {{
      .description = "DGX H200: 8x H200 SXM 141GB, 4 NVSwitch gen3 (NVLink 4), 8x IB NDR 400",
      .gpu = "h200-sxm-141gb", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
      .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8},
+    // ALCF Polaris (docs.alcf.anl.gov/polaris/hardware-overview/machine-overview): HPE Apollo 6500
+    // Gen10+, one AMD EPYC 7543P (Milan), 4x A100-SXM4-40GB all-to-all NVLink (NV4 between every
+    // pair = the GPU's 12 links), 2 Slingshot 11 NICs, each on a root port next to a GPU (PHB). The
+    // NVLink mesh is modelled as the NVSwitch crossbar (same 12 links per GPU; a mesh gives one
+    // pair at most 4 links, which only matters for single-pair traffic). Each GPU on its own root
+    // port (one GPU per "switch"), one socket.
+    {.id = "polaris-a100-4x",
+     .description = "ALCF Polaris: 4x A100 SXM4 40GB (NVLink mesh), 1x EPYC 7543P, 2x Slingshot 11 200 Gb/s",
+     .gpu = "a100-sxm4-40gb", .gpus = 4, .intra = IntraKind::NvSwitch, .pcie_gen = 4,
+     .gpus_per_pcie_switch = 1, .sockets = 1, .nic = "slingshot-200", .nics = 2},
 }};
 
 template <class T, std::size_t N>

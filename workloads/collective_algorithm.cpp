@@ -7,7 +7,7 @@ namespace clustersim::workloads {
 
 void CollectiveAlgorithm::start() {
   start_time_ = ctx_.sim.now();
-  const double base_us = plan_.protocol_latencies ? nccl::base_latency_us(nccl_algo(), plan_.protocol) : 0.0;
+  const double base_us = plan_.protocol_latencies && plan_.launch_latency ? launch_latency_us() : 0.0;
   ctx_.sim.schedule_in(sim::SimTime::from_us(base_us), this, 0);
 }
 

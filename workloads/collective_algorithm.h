@@ -16,6 +16,7 @@
 #include "topology/topology.h"
 #include "workloads/collective_types.h"
 #include "workloads/nccl_constants.h"
+#include "workloads/nccl_tuner.h"
 
 namespace clustersim::workloads {
 
@@ -45,6 +46,19 @@ struct CollectivePlan {
   // NCCL's launch and per-step protocol latencies on top of the physical route latencies.
   // Off only for engine benchmarks that compare against the pure flow closed form.
   bool protocol_latencies = true;
+  // The launch latency (baseLat) is paid once per collective; stages of a composite
+  // (hierarchical) skip it.
+  bool launch_latency = true;
+  // Per-flow rate ceiling, bytes/s on the wire: the protocol's per-channel ceiling from NCCL's
+  // model (NcclTuner::channel_cap_GBps) scaled by the threads launched.
+  double channel_rate_cap = sim::kUnlimited;
+  // In-network reduction: payload moves at this fraction of the link rate (NCCL nvlsEfficiency).
+  double in_network_efficiency = 1.0;
+  // What NCCL's tuner chose and predicted (the algorithm row, -1 when NCCL has no such choice).
+  nccl::NcclAlgo nccl_algo = nccl::NcclAlgo::Ring;
+  double nccl_model_us = -1;
+  // Hardware facts for planning the stages of composite algorithms.
+  GraphHints hints;
 };
 
 class CollectiveAlgorithm : public topology::TransferListener, public sim::EventHandler {
@@ -60,13 +74,15 @@ class CollectiveAlgorithm : public topology::TransferListener, public sim::Event
   sim::SimTime start_time() const { return start_time_; }
   sim::SimTime finish_time() const { return finish_time_; }
   const CollectivePlan& plan() const { return plan_; }
-  std::uint64_t transfers_issued() const { return transfers_; }
+  virtual std::uint64_t transfers_issued() const { return transfers_; }
 
   void on_event(std::uint64_t tag) override;
 
  protected:
   virtual void begin() = 0;       // issue the first transfers
   virtual nccl::NcclAlgo nccl_algo() const { return nccl::NcclAlgo::Ring; }
+  // The one-off latency before the first transfer (NCCL baseLat by default).
+  virtual double launch_latency_us() const { return nccl::base_latency_us(nccl_algo(), plan_.protocol); }
   // Call once the last transfer has landed.
   void finish();
   // Starts one transfer of `payload` bytes; the protocol's wire overhead is added here, and

@@ -1,14 +1,17 @@
 // Runs one collective alone on a cluster and reports how long it took, as nccl-tests measures it.
 //
-// Resolves the request's defaults (channels from the NICs a multi-server group can use, chunks
-// from the step size, protocol by simulating each and keeping the fastest, which is what NCCL's
-// tuner aims for), builds the algorithm's state machine, and replays it on a fresh simulator and
-// network model.
+// Resolves the request the way NCCL would (nccl_tuner.h): for `auto` NCCL's cost model picks the
+// algorithm and protocol for the size; for a named NCCL algorithm (ring, tree, in-network) it
+// picks the protocol (unless --proto says); channels and threads follow NCCL's launch tuning for
+// the size; the protocol's per-channel ceilings become flow rate caps. Algorithms NCCL does not
+// have (halving-doubling, direct, hierarchical) run Simple unless told. Then it builds the
+// algorithm's state machine and replays it on a fresh simulator and network model.
 #pragma once
 
 #include <memory>
 #include <string>
 
+#include "topology/cluster_spec.h"
 #include "topology/routing.h"
 #include "topology/topology.h"
 #include "workloads/collective_algorithm.h"
@@ -25,7 +28,11 @@ struct CollectiveEnvironment {
   const topology::Topology& topo;
   const topology::Router& router;
   int gpu_compute_capability = 80;
+  GraphHints hints{};
 };
+
+// The hints (NVLS, SHARP, CPU vendor) of a cluster spec's hardware.
+GraphHints graph_hints(const topology::ClusterSpec& spec);
 
 struct CollectiveResult {
   sim::SimTime time;              // launch to last byte landed
@@ -37,11 +44,16 @@ struct CollectiveResult {
   std::uint64_t events = 0;
   std::uint64_t solver_components = 0;
   double wall_s = 0;              // simulator's own wall time
+  double nccl_model_us = -1;      // NCCL's own cost-model time for its choice (-1: none)
 };
 
-// Resolves defaults (except the protocol) for one protocol choice.
+// Resolves every default of a request: algorithm (auto), protocol, channels, chunks, caps.
+// Throws CollectiveError for a combination that cannot run, saying why and what to use.
+CollectivePlan plan_collective(const CollectiveEnvironment& env, const CollectiveRequest& req);
+// As above with the protocol forced.
 CollectivePlan plan_collective(const CollectiveEnvironment& env, const CollectiveRequest& req, Protocol proto);
-// Builds the state machine for a plan (throws CollectiveError when the algorithm cannot run it).
+// Builds the state machine for a resolved plan (throws CollectiveError when the algorithm cannot
+// run the operation).
 std::unique_ptr<CollectiveAlgorithm> make_collective(CollectiveContext ctx, const CollectivePlan& plan,
                                                      CollectiveListener* listener, std::uint64_t tag);
 // Simulates the collective alone on the cluster.

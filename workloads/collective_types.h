@@ -41,7 +41,9 @@ struct CollectiveRequest {
   int root = 0;                    // index into ranks (broadcast, reduce); sendrecv: peer offset
   int chunks = 0;                  // pipelining chunks per step; 0 = chosen by size
   int channels = 0;                // parallel rings/trees; 0 = chosen from the topology
-  std::optional<Protocol> protocol;// empty = fastest (as NCCL's tuner aims to pick)
+  std::optional<Protocol> protocol;// empty = what NCCL's tuner picks for the size
+  // hierarchical: the algorithm of the inter-node stage (ring, tree or in-network).
+  CollectiveAlgo inter_algo = CollectiveAlgo::Ring;
 };
 
 }  // namespace clustersim::workloads

@@ -21,8 +21,9 @@ int ring_steps(CollectiveOp op, int n) {
   return 0;
 }
 
-// Ranks grouped by server (in order of first appearance), each server's list rotated by `ch`.
-std::vector<int> channel_order(const topology::Topology& topo, const std::vector<int>& ranks, int ch) {
+}  // namespace
+
+std::vector<int> ring_order(const topology::Topology& topo, const std::vector<int>& ranks, int ch, int channels) {
   std::vector<std::vector<int>> by_server;
   std::map<int, std::size_t> index;
   for (int r : ranks) {
@@ -35,12 +36,11 @@ std::vector<int> channel_order(const topology::Topology& topo, const std::vector
   out.reserve(ranks.size());
   for (const auto& local : by_server) {
     const std::size_t g = local.size();
-    for (std::size_t i = 0; i < g; ++i) out.push_back(local[(i + static_cast<std::size_t>(ch)) % g]);
+    const std::size_t shift = static_cast<std::size_t>(ch) * ring_rotation_stride(static_cast<int>(g), channels);
+    for (std::size_t i = 0; i < g; ++i) out.push_back(local[(i + shift) % g]);
   }
   return out;
 }
-
-}  // namespace
 
 RingCollective::RingCollective(CollectiveContext ctx, CollectivePlan plan, CollectiveListener* listener,
                                std::uint64_t tag)
@@ -57,7 +57,7 @@ RingCollective::RingCollective(CollectiveContext ctx, CollectivePlan plan, Colle
   routes_.resize(positions_.size());
   overheads_.resize(positions_.size());
   for (int ch = 0; ch < channels; ++ch) {
-    orders_.push_back(channel_order(ctx_.topo, plan_.request.ranks, ch));
+    orders_.push_back(ring_order(ctx_.topo, plan_.request.ranks, ch, channels));
     const auto& ord = orders_.back();
     for (int p = 0; p < n_; ++p) {
       const int src = ord[static_cast<std::size_t>(p)];
@@ -88,7 +88,7 @@ void RingCollective::try_send(int ch, int pos) {
     const std::uint64_t tag = (static_cast<std::uint64_t>(i) << 32) | j;
     ++me.issued;
     ++me.in_flight;
-    send(routes_[i], piece_bytes_, tag, overheads_[i]);
+    send(routes_[i], piece_bytes_, tag, overheads_[i], plan_.channel_rate_cap);
   }
 }
 

@@ -17,6 +17,15 @@
 
 namespace clustersim::workloads {
 
+// The ring order of channel `ch` of `channels`: ranks grouped by server (in order of first
+// appearance), each server's list rotated by ch * stride, with stride = max(1, local GPUs /
+// channels), so that consecutive channels enter and leave each server through GPUs that sit on
+// different NICs (with 4 GPUs and 2 NICs, channel 1 starts two GPUs on), as NCCL's rings do.
+inline std::size_t ring_rotation_stride(int local_gpus, int channels) {
+  return static_cast<std::size_t>(channels > 0 && local_gpus / channels > 1 ? local_gpus / channels : 1);
+}
+std::vector<int> ring_order(const topology::Topology& topo, const std::vector<int>& ranks, int ch, int channels);
+
 class RingCollective final : public CollectiveAlgorithm {
  public:
   RingCollective(CollectiveContext ctx, CollectivePlan plan, CollectiveListener* listener, std::uint64_t tag);
