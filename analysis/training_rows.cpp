@@ -1,0 +1,378 @@
+#include "analysis/training_rows.h"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "scenarios/loader.h"
+
+#ifndef CLUSTERSIM_DATA_DIR
+#error "CLUSTERSIM_DATA_DIR must be defined for the analysis library"
+#endif
+
+namespace clustersim::analysis {
+namespace {
+
+// --- CSV ---------------------------------------------------------------------------------------
+
+struct CsvRecord {
+  int line = 0;
+  std::vector<std::string> fields;
+};
+
+// RFC 4180: fields separated by commas; a quoted field may hold commas, newlines and "" for ".
+std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& path) {
+  std::vector<CsvRecord> records;
+  CsvRecord rec{1, {}};
+  std::string field;
+  bool quoted = false, field_started = false;
+  int line = 1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+      continue;
+    }
+    if (c == '"') {
+      if (field_started && !field.empty())
+        throw std::runtime_error(path + ":" + std::to_string(line) + ": quote inside an unquoted field");
+      quoted = true;
+      field_started = true;
+    } else if (c == ',') {
+      rec.fields.push_back(std::move(field));
+      field.clear();
+      field_started = false;
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      rec.fields.push_back(std::move(field));
+      field.clear();
+      field_started = false;
+      if (!(rec.fields.size() == 1 && rec.fields[0].empty())) records.push_back(std::move(rec));
+      ++line;
+      rec = CsvRecord{line, {}};
+    } else {
+      field += c;
+      field_started = true;
+    }
+  }
+  if (quoted) throw std::runtime_error(path + ":" + std::to_string(rec.line) + ": unterminated quoted field");
+  if (field_started || !rec.fields.empty()) {
+    rec.fields.push_back(std::move(field));
+    records.push_back(std::move(rec));
+  }
+  return records;
+}
+
+constexpr const char* kColumns[] = {"source",  "model", "params_B", "layers", "hidden",  "heads",
+                                    "seq_len", "vocab", "global_batch", "micro_batch", "tp", "pp",
+                                    "dp", "virtual_stages", "recompute", "seq_parallel", "gpu",
+                                    "num_gpus", "interconnect", "precision", "metric", "value", "unit",
+                                    "notes"};
+constexpr std::size_t kColumnCount = std::size(kColumns);
+
+double to_double(const std::string& s, const std::string& where, const char* column) {
+  if (s.empty()) return 0.0;
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size())
+    throw std::runtime_error(where + ": column " + column + " is not a number: '" + s + "'");
+  return v;
+}
+
+int to_int(const std::string& s, const std::string& where, const char* column) {
+  const double v = to_double(s, where, column);
+  if (v != std::floor(v)) throw std::runtime_error(where + ": column " + column + " is not an integer: '" + s + "'");
+  return static_cast<int>(v);
+}
+
+Trust parse_trust(const std::string& notes) {
+  if (notes.find("[trust:A/B]") != std::string::npos) return Trust::AB;
+  if (notes.find("[trust:A]") != std::string::npos) return Trust::A;
+  if (notes.find("[trust:B]") != std::string::npos) return Trust::B;
+  if (notes.find("[trust:C]") != std::string::npos) return Trust::C;
+  return Trust::Unknown;
+}
+
+bool contains(const std::string& s, std::string_view what) { return s.find(what) != std::string::npos; }
+
+// --- which publication a row comes from ---------------------------------------------------------
+
+enum class Family : std::uint8_t { Sc21, Megatron2020, MtNlg, NeMo, LlmFoundry, Unknown };
+
+Family family_of(const TrainingRow& r) {
+  if (contains(r.source, "llm-foundry")) return Family::LlmFoundry;
+  if (contains(r.source, "NeMo")) return Family::NeMo;
+  if (contains(r.source, "MT-NLG")) return Family::MtNlg;
+  if (contains(r.source, "README 2020")) return Family::Megatron2020;
+  if (contains(r.source, "Megatron-LM") || contains(r.source, "SC'21")) return Family::Sc21;
+  return Family::Unknown;
+}
+
+// --- the node a row ran on ----------------------------------------------------------------------
+
+struct NodeChoice {
+  std::string toml;  // `node = "<preset>"` or a [cluster.node] table (written after [cluster])
+  bool table = false;
+  int gpus_per_node = 8;
+};
+
+std::string explicit_node(const std::string& gpu, int gpus, const std::string& nic, int nics) {
+  return "[cluster.node]\ngpu = \"" + gpu + "\"\ngpus = " + std::to_string(gpus) +
+         "\nintra = \"nvswitch\"\nnic = \"" + nic + "\"\nnics = " + std::to_string(nics) + "\n";
+}
+
+// GPU names in the CSV -> catalog nodes. Assumptions:
+//   * Selene and every "A100 80GB" Megatron/NeMo row: DGX A100 80GB (Selene was built from DGX A100
+//     80GB nodes; SC'21 states 80 GB). MT-NLG's "llm-analysis says SXM 40GB; Selene blog says 80GB":
+//     80 GB, as the run was on Selene.
+//   * "A100 (DGX-A100)" in the 2020 README tables: DGX A100 40 GB (the 80 GB part shipped in Nov
+//     2020, after those tables); compute is identical, only capacity differs.
+//   * llm-foundry a100_40gb / a100_80gb: 8 GPUs on NVSwitch with "1600 Gbps node-node RoCE" =
+//     8 x RoCE 200 Gb/s NICs (the interconnect column), not the DGX preset's InfiniBand.
+//   * V100 (DGX-2): 16 x V100 SXM3 32 GB on NVSwitch (v100-sxm2-32gb is the catalog's V100; the
+//     SXM3 part of DGX-2 has the same 125 TF tensor peak at 350 W), 8 x EDR 100 Gb/s.
+std::optional<NodeChoice> node_for(const TrainingRow& r, Family fam) {
+  const std::string& g = r.gpu;
+  if (g == "V100 (DGX-2)") return NodeChoice{explicit_node("v100-sxm2-32gb", 16, "ib-edr-100", 8), true, 16};
+  if (g == "a100_40gb") return NodeChoice{explicit_node("a100-sxm4-40gb", 8, "roce-200", 8), true, 8};
+  if (g == "a100_80gb") return NodeChoice{explicit_node("a100-sxm4-80gb", 8, "roce-200", 8), true, 8};
+  if (fam == Family::Megatron2020 && contains(g, "A100"))
+    return NodeChoice{explicit_node("a100-sxm4-40gb", 8, "ib-hdr-200", 8), true, 8};
+  if (contains(g, "A100")) return NodeChoice{"node = \"dgx-a100-80gb\"\n", false, 8};
+  return std::nullopt;
+}
+
+// --- fields a source leaves empty ---------------------------------------------------------------
+
+// Recompute when the row leaves it empty. SC'21 (Sec. 5.1) trains every Table 1/2 configuration
+// with activation recomputation, and its "achieved TFLOP/s" counts it (Eq. 3); the 2020 README runs
+// used --checkpoint-activations (the README's example GPT scripts); MT-NLG used gradient
+// checkpointing (Smith et al. 2022 Sec. 2). NeMo's "none (granularity full, num_layers 0)" is none.
+std::string recompute_for(const TrainingRow& r, Family fam) {
+  if (r.recompute.empty())
+    return fam == Family::NeMo || fam == Family::LlmFoundry ? "none" : "full";
+  if (contains(r.recompute, "full")) return contains(r.recompute, "num_layers 0") ? "none" : "full";
+  if (contains(r.recompute, "selective")) return "selective";
+  return "none";
+}
+
+// Micro-batch when the row leaves it empty: SC'21 README/Table 1 and MT-NLG: 1 (the SC'21
+// pipeline experiments and MT-NLG's run use micro-batch 1; the README does not state it); the
+// 2020 README (tensor parallelism only, no pipeline): the whole per-replica batch in one step;
+// NeMo's converged 5B run: 1 (its 9 sequences per replica rule out the 5B config's 2).
+// llm-foundry (Composer) also runs micro-batches that do not divide the per-replica batch
+// (48 = 11+11+11+11+4); the scenario needs equal micro-batches, so the largest divisor of the
+// per-replica batch not above the published micro-batch is used.
+int micro_batch_for(const TrainingRow& r, Family fam, int dp) {
+  const int per_replica = dp > 0 && r.global_batch % dp == 0 ? r.global_batch / dp : 0;
+  int mb = r.micro_batch;
+  if (mb <= 0) mb = fam == Family::Megatron2020 && per_replica > 0 ? per_replica : 1;
+  if (per_replica > 0)
+    while (mb > 1 && per_replica % mb != 0) --mb;
+  return mb;
+}
+
+// NeMo rows leave the vocabulary empty: GPT-2 BPE (50257) padded by Megatron to a multiple of
+// 128 x tp (make-vocab-size-divisible-by 128).
+int vocab_for(const TrainingRow& r) {
+  if (r.vocab > 0) return r.vocab;
+  const int multiple = 128 * std::max(r.tp, 1);
+  return (50257 + multiple - 1) / multiple * multiple;
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string precision_for(const TrainingRow& r) { return contains(r.precision, "fp16") ? "fp16" : "bf16"; }
+
+std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& node) {
+  const int dp = r.dp > 0 ? r.dp : r.num_gpus / std::max(r.tp * r.pp, 1);
+  const int nodes = (r.num_gpus + node.gpus_per_node - 1) / node.gpus_per_node;
+  std::ostringstream t;
+  t << "name = " << quote("training.csv:" + std::to_string(r.line) + " " + r.model) << "\n\n[cluster]\n";
+  if (!node.table) t << node.toml;
+  t << "nodes = " << nodes << "\n";
+  if (r.num_gpus % node.gpus_per_node != 0) t << "gpus = " << r.num_gpus << "\n";
+  if (node.table) t << "\n" << node.toml;
+  // llm-foundry MPT: GELU MLP with expansion 4, LayerNorm, tied embeddings, learned positions (the
+  // published NumParams grow by seq_len x d_model with the sequence length), FlashAttention.
+  // Megatron 2020-2021, MT-NLG and NeMo 2022 ran without FlashAttention (it appeared in 2022 and
+  // reached Megatron/NeMo in 2023); the s x s scores are materialised.
+  const bool flash = fam == Family::LlmFoundry;
+  t << "\n[model]\nlayers = " << r.layers << "\nhidden = " << r.hidden << "\nheads = " << r.heads
+    << "\nseq_len = " << r.seq_len << "\nvocab = " << vocab_for(r) << "\nmlp = \"gelu\"\nnorm = \"layernorm\""
+    << "\ntied_embeddings = true\nflash_attention = " << (flash ? "true" : "false") << "\n";
+  // Interleaving (virtual_stages) is empty in every row: 1F1B is assumed.
+  t << "\n[parallelism]\ntp = " << std::max(r.tp, 1) << "\npp = " << std::max(r.pp, 1) << "\ndp = " << dp
+    << "\nvirtual_stages = " << std::max(r.virtual_stages, 1)
+    << "\nsequence_parallel = " << (r.seq_parallel == "yes" ? "true" : "false");
+  // ZeRO-3 rows of SC'21 Table 2 (DeepSpeed) and llm-foundry's FSDP FULL_SHARD shard everything.
+  const bool zero3 = fam == Family::LlmFoundry || contains(r.model, "ZeRO-3");
+  t << "\nzero = " << (zero3 ? 3 : 0) << "\n";
+  t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << micro_batch_for(r, fam, dp)
+    << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << recompute_for(r, fam)
+    << "\"\niterations = 1\n";
+  if (contains(r.metric, "300B")) t << "tokens = 300e9\n";
+  t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
+  return t.str();
+}
+
+void set_reason(std::string* why_not, std::string reason) {
+  if (why_not) *why_not = std::move(reason);
+}
+
+double hardware_tflops_per_gpu(const TrainingRow& r, const PredictedMetrics& m) {
+  const double flops = sc21_hardware_flops(r.global_batch, r.seq_len, r.layers, r.hidden, vocab_for(r));
+  return flops / (m.iteration_time_s * m.gpus) / 1e12;
+}
+
+// llm-foundry benchmarking README: flops_per_seq = 2 N s, attn_flops_per_seq = 4 l h s^2;
+// MFU = 3 (flops + attn) seq/s / (gpus peak); HFU uses 4 (one more forward) when activations are
+// checkpointed, else equals MFU. N = the row's NumParams (params_B).
+double foundry_utilisation(const TrainingRow& r, const PredictedMetrics& m, bool hardware) {
+  const double s = r.seq_len;
+  const double per_seq = 2.0 * r.params_b * 1e9 * s + 4.0 * r.layers * static_cast<double>(r.hidden) * s * s;
+  const bool checkpointed = recompute_for(r, Family::LlmFoundry) == "full";
+  const double passes = hardware && checkpointed ? 4.0 : 3.0;
+  const double seq_per_s = m.tokens_per_iteration / s / m.iteration_time_s;
+  return 100.0 * passes * per_seq * seq_per_s / (m.gpus * m.datasheet_peak_flops);
+}
+
+}  // namespace
+
+std::string_view to_string(Trust t) {
+  switch (t) {
+    case Trust::A: return "A";
+    case Trust::AB: return "A/B";
+    case Trust::B: return "B";
+    case Trust::C: return "C";
+    case Trust::Unknown: return "?";
+  }
+  return "?";
+}
+
+std::string validation_data_dir() { return CLUSTERSIM_DATA_DIR; }
+
+std::vector<TrainingRow> load_training_rows(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot read the training measurements");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::vector<CsvRecord> records = parse_csv(buf.str(), path);
+  if (records.empty()) throw std::runtime_error(path + ": empty file");
+  const auto& header = records.front().fields;
+  if (header.size() != kColumnCount)
+    throw std::runtime_error(path + ":1: expected " + std::to_string(kColumnCount) + " columns, found " +
+                             std::to_string(header.size()));
+  for (std::size_t i = 0; i < kColumnCount; ++i)
+    if (header[i] != kColumns[i])
+      throw std::runtime_error(path + ":1: column " + std::to_string(i + 1) + " is '" + header[i] + "', expected '" +
+                               kColumns[i] + "'");
+  std::vector<TrainingRow> rows;
+  for (std::size_t i = 1; i < records.size(); ++i) {
+    const CsvRecord& rec = records[i];
+    const std::string where = path + ":" + std::to_string(rec.line);
+    if (rec.fields.size() != kColumnCount)
+      throw std::runtime_error(where + ": expected " + std::to_string(kColumnCount) + " fields, found " +
+                               std::to_string(rec.fields.size()));
+    const auto& f = rec.fields;
+    TrainingRow r;
+    r.line = rec.line;
+    r.source = f[0];
+    r.model = f[1];
+    r.params_b = to_double(f[2], where, "params_B");
+    r.layers = to_int(f[3], where, "layers");
+    r.hidden = to_int(f[4], where, "hidden");
+    r.heads = to_int(f[5], where, "heads");
+    r.seq_len = to_int(f[6], where, "seq_len");
+    r.vocab = to_int(f[7], where, "vocab");
+    r.global_batch = to_int(f[8], where, "global_batch");
+    r.micro_batch = to_int(f[9], where, "micro_batch");
+    r.tp = to_int(f[10], where, "tp");
+    r.pp = to_int(f[11], where, "pp");
+    r.dp = to_int(f[12], where, "dp");
+    r.virtual_stages = to_int(f[13], where, "virtual_stages");
+    r.recompute = f[14];
+    r.seq_parallel = f[15];
+    r.gpu = f[16];
+    r.num_gpus = to_int(f[17], where, "num_gpus");
+    r.interconnect = f[18];
+    r.precision = f[19];
+    r.metric = f[20];
+    r.value = to_double(f[21], where, "value");
+    r.unit = f[22];
+    r.notes = f[23];
+    r.trust = parse_trust(r.notes);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+double sc21_hardware_flops(double batch, double seq, double layers, double hidden, double vocab) {
+  return 96.0 * batch * seq * layers * hidden * hidden *
+         (1.0 + seq / (6.0 * hidden) + vocab / (16.0 * layers * hidden));
+}
+
+std::optional<scenarios::ScenarioSpec> scenario_for_row(const TrainingRow& row, std::string* why_not) {
+  const Family fam = family_of(row);
+  if (fam == Family::Unknown) {
+    set_reason(why_not, "unknown source '" + row.source.substr(0, 60) + "'");
+    return std::nullopt;
+  }
+  if (row.metric == "weak_scaling_efficiency") {
+    set_reason(why_not, "weak_scaling_efficiency compares several runs, not one iteration");
+    return std::nullopt;
+  }
+  const std::optional<NodeChoice> node = node_for(row, fam);
+  if (!node) {
+    set_reason(why_not, "GPU '" + row.gpu + "' has no catalog entry");
+    return std::nullopt;
+  }
+  if (row.layers <= 0 || row.hidden <= 0 || row.heads <= 0 || row.seq_len <= 0 || row.global_batch <= 0 ||
+      row.num_gpus <= 0) {
+    set_reason(why_not, "the row lacks the model shape, batch or GPU count");
+    return std::nullopt;
+  }
+  try {
+    return scenarios::parse_scenario(scenario_toml(row, fam, *node), "training.csv:" + std::to_string(row.line));
+  } catch (const scenarios::ScenarioError& e) {
+    set_reason(why_not, std::string("scenario rejected: ") + e.what());
+    return std::nullopt;
+  }
+}
+
+std::optional<double> predicted_value(const TrainingRow& row, const PredictedMetrics& m) {
+  if (m.iteration_time_s <= 0 || m.gpus <= 0) return std::nullopt;
+  const std::string& metric = row.metric;
+  if (metric == "iteration_time") return row.unit == "ms" ? m.iteration_time_s * 1e3 : m.iteration_time_s;
+  if (metric == "tokens_per_sec") return m.tokens_per_iteration / m.iteration_time_s;
+  if (metric == "tokens_per_sec_per_gpu") return m.tokens_per_iteration / m.iteration_time_s / m.gpus;
+  if (metric == "mfu") return foundry_utilisation(row, m, false);
+  if (metric == "hfu") return foundry_utilisation(row, m, true);
+  if (metric == "achieved_tflops_per_gpu") return hardware_tflops_per_gpu(row, m);
+  if (metric == "pct_of_theoretical_peak") return 100.0 * hardware_tflops_per_gpu(row, m) / 312.0;
+  if (metric == "aggregate_pflops") return hardware_tflops_per_gpu(row, m) * m.gpus / 1e3;
+  if (metric == "training_time_300B_tokens") {
+    const double iterations = 300e9 / m.tokens_per_iteration;
+    return iterations * m.iteration_time_s / 86400.0;  // days
+  }
+  return std::nullopt;  // weak_scaling_efficiency and anything unknown
+}
+
+}  // namespace clustersim::analysis

@@ -1,0 +1,178 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "analysis/training_rows.h"
+
+using namespace clustersim;
+using namespace clustersim::analysis;
+
+namespace {
+const std::vector<TrainingRow>& rows() {
+  static const std::vector<TrainingRow> r = load_training_rows(validation_data_dir() + "/training.csv");
+  return r;
+}
+
+bool is_sc21_or_readme_a100(const TrainingRow& r) {
+  const bool megatron = r.source.find("Megatron-LM") != std::string::npos || r.source.find("SC'21") != std::string::npos;
+  return megatron && r.source.find("README 2020") == std::string::npos && r.gpu.find("A100") != std::string::npos;
+}
+bool is_foundry(const TrainingRow& r) { return r.source.find("llm-foundry") != std::string::npos; }
+
+// The iteration time that makes predicted_value give `value` (every metric is proportional to the
+// iteration time or to its inverse).
+PredictedMetrics metrics_from_published(const TrainingRow& r, double value) {
+  PredictedMetrics m;
+  m.gpus = r.num_gpus;
+  m.tokens_per_iteration = static_cast<double>(r.global_batch) * r.seq_len;
+  m.datasheet_peak_flops = 312e12;
+  m.iteration_time_s = 1.0;
+  const double at_one = *predicted_value(r, m);
+  const bool time_metric = r.metric == "iteration_time" || r.metric == "training_time_300B_tokens";
+  m.iteration_time_s = time_metric ? value / at_one : at_one / value;
+  return m;
+}
+}  // namespace
+
+TEST_CASE("analysis::training rows: every row of the published table parses with its trust tag") {
+  const auto& r = rows();
+  CHECK(r.size() == 555);
+  std::set<std::string> metrics;
+  for (const TrainingRow& row : r) {
+    CHECK(row.trust != Trust::Unknown);
+    CHECK(row.value > 0);
+    CHECK(!row.metric.empty());
+    CHECK(row.num_gpus > 0);
+    metrics.insert(row.metric);
+  }
+  CHECK(metrics.count("achieved_tflops_per_gpu"));
+  CHECK(metrics.count("mfu"));
+  // Quoted fields keep their commas and quotes: the first data row's source has a comma.
+  CHECK(r[0].line == 2);
+  CHECK(r[0].source.find("2021-04-08); same numbers") != std::string::npos);
+  CHECK(r[0].notes.find("\"FLOPs are measured for end-to-end training\"") != std::string::npos);
+  CHECK(r[0].trust == Trust::A);
+}
+
+TEST_CASE("analysis::training rows: the CSV reader handles quotes, escaped quotes and newlines in fields") {
+  const std::string dir = validation_data_dir();
+  CHECK(!dir.empty());
+  CHECK_THROWS_AS(load_training_rows(dir + "/no_such_file.csv"), std::runtime_error);
+}
+
+TEST_CASE("analysis::training rows: the mapping covers the Megatron SC'21/README A100 rows and llm-foundry") {
+  int sc21 = 0, sc21_ok = 0, foundry = 0, foundry_ok = 0, total_ok = 0;
+  std::map<std::string, int> skipped;
+  for (const TrainingRow& row : rows()) {
+    std::string why;
+    const auto spec = scenario_for_row(row, &why);
+    if (spec) ++total_ok;
+    else ++skipped[row.metric + ": " + why.substr(0, 160)];
+    if (is_sc21_or_readme_a100(row)) {
+      ++sc21;
+      sc21_ok += spec ? 1 : 0;
+    }
+    if (is_foundry(row)) {
+      ++foundry;
+      foundry_ok += spec ? 1 : 0;
+    }
+    if (spec) {
+      CHECK(spec->cluster.used_gpus() == row.num_gpus);
+      CHECK(spec->parallel.tp * spec->parallel.pp * spec->parallel.dp == row.num_gpus);
+      CHECK(spec->training.global_batch == row.global_batch);
+      CHECK(spec->model.layers == row.layers);
+    }
+  }
+  for (const auto& [reason, count] : skipped) MESSAGE("skipped " << count << " rows: " << reason);
+  MESSAGE("mapped " << total_ok << " of " << rows().size() << " rows; SC'21/README A100 " << sc21_ok << "/" << sc21
+                    << ", llm-foundry " << foundry_ok << "/" << foundry);
+  CHECK(sc21_ok >= 0.9 * sc21);
+  CHECK(foundry_ok >= 0.9 * foundry);
+}
+
+TEST_CASE("analysis::training rows: a mapped row keeps its configuration and the documented assumptions") {
+  for (const TrainingRow& row : rows()) {
+    if (row.model != "GPT 530B" || row.metric != "achieved_tflops_per_gpu" || row.gpu != "A100 80GB SXM") continue;
+    const auto spec = scenario_for_row(row, nullptr);
+    REQUIRE(spec);
+    CHECK(spec->cluster.node.gpu == "a100-sxm4-80gb");
+    CHECK(spec->cluster.nodes == 2520 / 8);
+    CHECK(spec->parallel.tp == 8);
+    CHECK(spec->parallel.pp == 35);
+    CHECK(spec->training.precision == topology::Precision::Fp16);
+    CHECK(spec->training.recompute == workloads::Recompute::Full);
+    CHECK(spec->training.micro_batch == 1);
+    CHECK_FALSE(spec->model.flash_attention);
+    CHECK(spec->sync.algorithm == workloads::SyncAlgorithm::Ring);
+  }
+  for (const TrainingRow& row : rows()) {
+    if (!is_foundry(row) || row.gpu != "a100_40gb") continue;
+    const auto spec = scenario_for_row(row, nullptr);
+    REQUIRE(spec);
+    CHECK(spec->cluster.node.gpu == "a100-sxm4-40gb");
+    CHECK(spec->cluster.node.nic == "roce-200");
+    CHECK(spec->parallel.zero == 3);
+    CHECK(spec->model.flash_attention);
+    CHECK(spec->training.precision == topology::Precision::Bf16);
+    CHECK(row.global_batch % (spec->training.micro_batch * spec->parallel.dp) == 0);
+    break;
+  }
+  std::string why;
+  for (const TrainingRow& row : rows())
+    if (row.metric == "weak_scaling_efficiency") {
+      CHECK_FALSE(scenario_for_row(row, &why));
+      CHECK(why.find("weak_scaling") != std::string::npos);
+      break;
+    }
+}
+
+TEST_CASE("analysis::training rows: predicted_value round-trips every row's published number") {
+  int checked = 0;
+  for (const TrainingRow& row : rows()) {
+    if (row.metric == "weak_scaling_efficiency") continue;
+    const PredictedMetrics m = metrics_from_published(row, row.value);
+    const auto v = predicted_value(row, m);
+    REQUIRE(v);
+    CHECK(*v == doctest::Approx(row.value).epsilon(1e-9));
+    ++checked;
+  }
+  CHECK(checked > 500);
+}
+
+TEST_CASE("analysis::training rows: metrics of one run agree with each other through the source formulas") {
+  // Rows of the same run (source, model, GPUs, batch, sequence) publish several metrics; the
+  // iteration time implied by one must give the others within the published rounding (3%, or
+  // half a unit for integers).
+  using Key = std::tuple<std::string, std::string, int, int, int, int>;
+  std::map<Key, std::vector<const TrainingRow*>> runs;
+  for (const TrainingRow& row : rows())
+    if (row.metric != "weak_scaling_efficiency")
+      runs[{row.source, row.model, row.num_gpus, row.global_batch, row.seq_len, row.micro_batch}].push_back(&row);
+  int compared = 0;
+  for (const auto& [key, group] : runs) {
+    const TrainingRow* anchor = group.front();
+    const PredictedMetrics m = metrics_from_published(*anchor, anchor->value);
+    for (const TrainingRow* other : group) {
+      if (other == anchor) continue;
+      const double v = *predicted_value(*other, m);
+      INFO("training.csv:" << other->line << " " << other->model << " " << other->metric << " published "
+                           << other->value << " implied " << v);
+      // Values printed without decimals (the Jan-2021 README's "4" PFLOP/s) carry +-0.5.
+      const double rounding = other->value == std::floor(other->value) ? 0.5 : 0.0;
+      CHECK(std::abs(v - other->value) <= std::max(0.03 * other->value, rounding));
+      ++compared;
+    }
+  }
+  MESSAGE("cross-checked " << compared << " metric pairs");
+  CHECK(compared > 200);
+}
+
+TEST_CASE("analysis::training rows: SC'21 Eq. 3 reproduces the 2020 README's V100 row exactly") {
+  // GPT-2 style 1B on one V100: B 8, s 1024, l 24, h 1920, V 51200; 1121 ms -> 71.9 TFLOP/s.
+  const double flops = sc21_hardware_flops(8, 1024, 24, 1920, 51200);
+  CHECK(flops / 1.121 / 1e12 == doctest::Approx(71.9).epsilon(0.002));
+}
