@@ -22,6 +22,7 @@ constexpr Verb kVerbs[] = {
     {"topo", clustersim::apps::verb_topo, "show a cluster's topology: matrix, dot, json, bisection"},
     {"catalog", clustersim::apps::verb_catalog, "list GPU, node, NIC and link presets with their sources"},
     {"memory", clustersim::apps::verb_memory, "per-GPU memory of a scenario: will it fit, and what would make it fit"},
+    {"validate", clustersim::apps::verb_validate, "run the bundled validation sets: predicted vs measured, error, MAPE"},
 };
 
 void usage(std::FILE* to) {

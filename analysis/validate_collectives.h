@@ -1,0 +1,63 @@
+// `clustersim validate --collectives`: the collective model against measured nccl-tests (and one
+// torch.distributed) bandwidths, analysis/validation/data/collectives.csv (a copy of
+// shared/reference/collectives.csv; measured values and source columns never edited).
+//
+// Each usable row is simulated on the node preset its system maps to, with the row's GPU and node
+// count and operation, and `--algo auto`: what NCCL's tuner would pick (nccl_tuner.h), because
+// the logs rarely say which algorithm ran. Predicted busbw is compared with the row's busbw; rows
+// whose logged busbw rounds to 0.00 use bytes / time_us x nccl-tests' factor instead (same row,
+// more digits). Rows group by system x operation x size band (< 1 MiB, 1-64 MiB, >= 64 MiB) and
+// each group gets a MAPE. Targets: <= 10 % for >= 64 MiB, <= 20 % for 1-64 MiB, none below 1 MiB
+// (latency-dominated sizes are printed, not targeted). Rows that cannot be mapped are listed as
+// skipped with the reason.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace clustersim::analysis {
+
+struct CollectiveValidationRow {
+  int line = 0;                 // line in the CSV (1 = header)
+  std::string source;
+  std::string system;           // the CSV's system column
+  std::string system_label;     // short: "hgx-h100-8x x1, 8 GPUs"
+  std::string collective;       // the CSV's name: all_reduce, ...
+  int gpus = 0, nodes = 0;
+  double bytes = 0;
+  double measured_time_us = 0;
+  double measured_busbw = 0;    // GB/s
+  bool simulated = false;
+  std::string skip_reason;
+  double predicted_time_us = 0;
+  double predicted_busbw = 0;   // GB/s
+  std::string algo, protocol;   // what ran
+  std::string band;             // "<1MiB" | "1-64MiB" | ">=64MiB"
+  double error_pct() const;     // (predicted - measured) / measured * 100
+};
+
+struct CollectiveValidationGroup {
+  std::string system_label, collective, band;
+  int rows = 0;
+  double mape_pct = 0;
+  double target_pct = 0;        // 0: no target for this band
+  bool meets() const { return target_pct <= 0 || mape_pct <= target_pct; }
+};
+
+struct CollectiveValidation {
+  std::vector<CollectiveValidationRow> rows;      // every CSV row, simulated or skipped
+  std::vector<CollectiveValidationGroup> groups;  // first-seen order
+  double wall_s = 0;
+};
+
+// Reads `csv_path` (default: CLUSTERSIM_DATA_DIR/collectives.csv) and simulates every usable row.
+// Throws std::runtime_error when the file cannot be read.
+CollectiveValidation run_collective_validation(const std::string& csv_path = {});
+std::string collective_validation_text(const CollectiveValidation& v);
+std::string collective_validation_json(const CollectiveValidation& v);
+
+// MAPE targets per band (percent; 0 = none).
+double collective_target_pct(const std::string& band);
+std::string collective_size_band(double bytes);
+
+}  // namespace clustersim::analysis

@@ -1,0 +1,86 @@
+// `clustersim validate`: runs the bundled validation sets (published measurements) and prints
+// predicted vs measured with the error of each row and the MAPE per group. Each set is a section
+// in kSections; a flag selects sections, no flag runs them all. To add one: a function that
+// returns the report (text or JSON) and a row in kSections.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "analysis/validate_collectives.h"
+#include "analysis/validate_memory.h"
+#include "analysis/validate_training.h"
+#include "apps/cli_common.h"
+#include "apps/verbs.h"
+
+namespace clustersim::apps {
+namespace {
+
+std::string collectives_section(bool json) {
+  const analysis::CollectiveValidation v = analysis::run_collective_validation();
+  return json ? analysis::collective_validation_json(v) : analysis::collective_validation_text(v);
+}
+std::string memory_section(bool json) { return analysis::validate_memory(json); }
+std::string training_section(bool json) {
+  const analysis::TrainingValidation v = analysis::validate_training();
+  return json ? analysis::validate_training_json(v) : analysis::validate_training_text(v);
+}
+
+struct Section {
+  const char* flag;   // --collectives, ...
+  const char* name;   // key in the combined JSON
+  const char* help;
+  std::string (*run)(bool json);
+};
+
+constexpr Section kSections[] = {
+    {"--collectives", "collectives", "collective busbw vs nccl-tests measurements (collectives.csv)", collectives_section},
+    {"--training", "training", "training throughput vs published runs (training.csv)", training_section},
+    {"--memory", "memory", "memory model vs published formulas and figures (memory.csv)", memory_section},
+};
+
+}  // namespace
+
+int verb_validate(int argc, char** argv) {
+  CLI::App app{"Run the bundled validation sets: predicted vs measured, error per row, MAPE per group.",
+               "clustersim validate"};
+  std::string format = "text";
+  std::vector<bool> selected(std::size(kSections), false);
+  std::vector<CLI::Option*> flags;
+  for (std::size_t i = 0; i < std::size(kSections); ++i) {
+    flags.push_back(app.add_flag(kSections[i].flag, kSections[i].help));
+  }
+  app.add_option("--format", format, "text | json");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    throw CliError(e.what());
+  }
+  if (format != "text" && format != "json") throw CliError("--format '" + format + "': expected text or json");
+  bool any = false;
+  for (std::size_t i = 0; i < flags.size(); ++i) {
+    selected[i] = flags[i]->count() > 0;
+    any = any || selected[i];
+  }
+  const bool json = format == "json";
+  std::string out;
+  std::size_t runs = 0;
+  for (std::size_t i = 0; i < std::size(kSections); ++i) {
+    if (any && !selected[i]) continue;
+    const std::string report = kSections[i].run(json);
+    if (json) {
+      out += (runs == 0 ? "{\n" : ",\n") + std::string("\"") + kSections[i].name + "\": " + report;
+    } else {
+      out += (runs == 0 ? "" : "\n") + report;
+    }
+    ++runs;
+  }
+  if (json) out += "}\n";
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
+}  // namespace clustersim::apps
