@@ -1,0 +1,282 @@
+// Every collective algorithm on real topologies: which operation x algorithm pairs run and which
+// are refused, bandwidth bounds, contention orderings derived from link capacities, NCCL's tuner.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <numeric>
+#include <stdexcept>
+
+#include "sim/simulator.h"
+#include "topology/builders.h"
+#include "topology/catalog.h"
+#include "topology/network_model.h"
+#include "topology/routing.h"
+#include "workloads/collective_runner.h"
+#include "workloads/nccl_tuner.h"
+#include "workloads/tree_collective.h"
+
+using namespace clustersim;
+using workloads::CollectiveAlgo;
+using workloads::CollectiveOp;
+using workloads::CollectiveRequest;
+using workloads::Protocol;
+
+namespace {
+struct Cluster {
+  topology::ClusterSpec spec;
+  topology::Topology topo;
+  topology::Router router;
+  workloads::CollectiveEnvironment env;
+  explicit Cluster(topology::ClusterSpec s)
+      : spec(std::move(s)),
+        topo(topology::build_cluster(spec)),
+        router(topo),
+        env{topo, router, topology::find_gpu(spec.node.gpu)->compute_capability, workloads::graph_hints(spec)} {}
+  static topology::ClusterSpec preset(const std::string& node, int nodes = 1) {
+    topology::ClusterSpec s;
+    s.node = *topology::find_node_preset(node);
+    s.nodes = nodes;
+    return s;
+  }
+};
+std::vector<int> first(int n) {
+  std::vector<int> v(static_cast<std::size_t>(n));
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+CollectiveRequest request(CollectiveOp op, CollectiveAlgo algo, std::vector<int> ranks, double bytes) {
+  CollectiveRequest r;
+  r.op = op;
+  r.algo = algo;
+  r.ranks = std::move(ranks);
+  r.bytes = sim::Bytes{bytes};
+  return r;
+}
+// One GPU per server, one NDR NIC each, `nodes` servers on a fat-tree (32 NICs per leaf).
+topology::ClusterSpec one_gpu_servers(int nodes, double oversubscription) {
+  topology::ClusterSpec s;
+  s.node.id = "test-1gpu";
+  s.node.gpu = "h100-sxm5-80gb";
+  s.node.gpus = 1;
+  s.node.intra = topology::IntraKind::Pcie;
+  s.node.pcie_gen = 5;
+  s.node.gpus_per_pcie_switch = 1;
+  s.node.sockets = 1;
+  s.node.nic = "ib-ndr-400";
+  s.node.nics = 1;
+  s.nodes = nodes;
+  s.fabric = topology::Fabric::FatTree;
+  s.oversubscription = oversubscription;
+  return s;
+}
+struct Done final : workloads::CollectiveListener {
+  void on_collective_done(std::uint64_t tag) override { done[tag] = true; }
+  bool done[2] = {false, false};
+};
+}  // namespace
+
+TEST_CASE("workloads::collectives: every operation x algorithm that makes sense runs, the others are refused") {
+  Cluster multi(Cluster::preset("dgx-h100", 2));   // NVLS inside, SHARP (NDR) across
+  Cluster a100(Cluster::preset("dgx-a100-80gb"));  // no NVLS
+  const CollectiveOp ops[] = {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter,
+                              CollectiveOp::Broadcast, CollectiveOp::Reduce, CollectiveOp::AllToAll, CollectiveOp::SendRecv};
+  const CollectiveAlgo algos[] = {CollectiveAlgo::Ring, CollectiveAlgo::Tree, CollectiveAlgo::HalvingDoubling,
+                                  CollectiveAlgo::Direct, CollectiveAlgo::Hierarchical, CollectiveAlgo::InNetwork,
+                                  CollectiveAlgo::Auto};
+  for (CollectiveOp op : ops) {
+    for (CollectiveAlgo algo : algos) {
+      const bool p2p = op == CollectiveOp::AllToAll || op == CollectiveOp::SendRecv;
+      const bool tree_piecewise = algo == CollectiveAlgo::Tree && (op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter);
+      const bool expect_ok = !(p2p && algo != CollectiveAlgo::Direct && algo != CollectiveAlgo::Auto) && !tree_piecewise;
+      for (int n : {16, 12}) {  // 12: non-power-of-two for halving-doubling, 6 GPUs per node for hierarchical
+        INFO(workloads::to_string(op) << " x " << workloads::to_string(algo) << " on " << n << " GPUs");
+        std::vector<int> ranks = first(n);
+        if (n == 12) ranks = {0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13};
+        auto req = request(op, algo, ranks, 8e6);
+        if (expect_ok) {
+          const auto r = workloads::simulate_collective(multi.env, req);
+          CHECK(r.time.seconds() > 0);
+          CHECK(r.transfers > 0);
+        } else {
+          CHECK_THROWS_AS(workloads::simulate_collective(multi.env, req), workloads::CollectiveError);
+        }
+      }
+    }
+  }
+  // In-network reduction where the hardware cannot: A100 NVSwitch has no NVLS.
+  auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::InNetwork, first(8), 8e6);
+  CHECK_THROWS_WITH_AS(workloads::simulate_collective(a100.env, req), doctest::Contains("NVLS"), workloads::CollectiveError);
+  // Hierarchical on one node has nothing to split.
+  req.algo = CollectiveAlgo::Hierarchical;
+  CHECK_THROWS_AS(workloads::simulate_collective(a100.env, req), workloads::CollectiveError);
+}
+
+TEST_CASE("workloads::collectives: no algorithm beats its operation's bandwidth bound on an NVSwitch node") {
+  // On one NVSwitch node every GPU has one edge of B per direction. Lower bounds (the GPU must move
+  // at least this much through its edge): all-reduce 2(n-1)/n S / B for any algorithm that does not
+  // reduce in the switch (NVLS: S / B); all-gather, reduce-scatter, all-to-all (n-1)/n S / B;
+  // broadcast S / B (the root sends S at least once); send/recv S / B.
+  Cluster c(Cluster::preset("dgx-h100"));
+  const double S = 256.0 * 1048576.0;
+  const double B = c.router.route(0, 1).bottleneck.value;
+  const int n = 8;
+  const double nn = n;
+  for (CollectiveAlgo algo : {CollectiveAlgo::Ring, CollectiveAlgo::Tree, CollectiveAlgo::HalvingDoubling,
+                              CollectiveAlgo::Direct, CollectiveAlgo::InNetwork}) {
+    for (CollectiveOp op : {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter,
+                            CollectiveOp::Broadcast, CollectiveOp::AllToAll}) {
+      double bound = S / B;
+      if (op == CollectiveOp::AllReduce && algo != CollectiveAlgo::InNetwork) bound = 2 * (nn - 1) / nn * S / B;
+      if (op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllToAll) bound = (nn - 1) / nn * S / B;
+      auto req = request(op, algo, first(n), S);
+      try {
+        const auto r = workloads::simulate_collective(c.env, req);
+        INFO(workloads::to_string(op) << " x " << workloads::to_string(algo));
+        CHECK(r.time.seconds() >= bound);
+      } catch (const workloads::CollectiveError&) {
+        // refused combinations are covered above
+      }
+    }
+  }
+}
+
+TEST_CASE("workloads::collectives: two rings sharing one PCIe switch uplink each get half of it") {
+  // 8x-a100-pcie: GPUs 0,1 sit under switch 0 and GPUs 2,3 under switch 1, both switches on socket 0.
+  // Ring A = {0, 2} and ring B = {1, 3} both go 0/1 -> switch 0 -> root complex -> switch 1 -> 2/3,
+  // so switch 0's uplink (24 GB/s per direction, PCIe Gen4 x16) carries both rings' traffic upward
+  // and switch 1's both rings' traffic back. Alone, a ring is bound by 24 GB/s (its GPU links and
+  // the uplinks are all 24 GB/s); together each gets 12 GB/s, so each takes twice as long.
+  Cluster c(Cluster::preset("8x-a100-pcie"));
+  const double S = 1073741824.0;
+  auto plan_of = [&](std::vector<int> ranks) {
+    auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, std::move(ranks), S);
+    req.protocol = Protocol::Simple;
+    req.channels = 1;
+    return workloads::plan_collective(c.env, req);
+  };
+  auto run = [&](bool both) {
+    sim::Simulator sim;
+    topology::NetworkModel net(sim, c.topo);
+    Done done;
+    const workloads::CollectiveContext ctx{sim, net, c.topo, c.router};
+    auto a = workloads::make_collective(ctx, plan_of({0, 2}), &done, 0);
+    std::unique_ptr<workloads::CollectiveAlgorithm> b;
+    a->start();
+    if (both) {
+      b = workloads::make_collective(ctx, plan_of({1, 3}), &done, 1);
+      b->start();
+    }
+    sim.run();
+    return (a->finish_time() - a->start_time()).seconds();
+  };
+  const double alone = run(false);
+  const double shared = run(true);
+  CHECK(shared / alone == doctest::Approx(2.0).epsilon(0.03));
+}
+
+TEST_CASE("workloads::collectives: on a 2:1 fat-tree, traffic that all crosses leaves is slowed by at least 2, all-to-all is not") {
+  // 64 one-GPU servers, 32 NICs (50 GB/s) per leaf, 2:1 oversubscribed: each leaf has 32 x 50 / 2 =
+  // 800 GB/s of uplinks. Direct send/recv with offset 32: every one of a leaf's 32 flows crosses
+  // to the other leaf: demand 32 x 50 = 1,600 GB/s on 800 GB/s, so each flow gets at most 25 GB/s:
+  // at least twice the time of offset 1 (flows stay in the leaf, bound by their 50 GB/s NICs). The
+  // 800 GB/s are 16 spine links of 50 GB/s and ECMP hashes 32 flows onto them: unless the hash
+  // spreads them exactly 2 per link, some link carries 3 or more and its flows are slower still
+  // (the deterministic hash here puts up to 4 on one link: about 3.8x).
+  // Direct all-to-all of 16 + 16 GPUs across the two leaves: each GPU sends (31/32) S, of which
+  // 16/32 S crosses: a leaf pushes 16 x 16/32 S = 8 S up at 800 GB/s (S/100 s) while each NIC needs
+  // (31/32) S / 50 (about S/51.6 s): the NICs bind, so it takes as long as 32 GPUs within one leaf:
+  // 2:1 is exactly the ratio at which half-crossing all-to-all does not notice the uplinks.
+  Cluster c(one_gpu_servers(64, 2.0));
+  const double S = 256.0 * 1048576.0;
+  auto sendrecv = request(CollectiveOp::SendRecv, CollectiveAlgo::Direct, first(64), S);
+  sendrecv.root = 1;
+  const double within = workloads::simulate_collective(c.env, sendrecv).time.seconds();
+  sendrecv.root = 32;
+  const double across = workloads::simulate_collective(c.env, sendrecv).time.seconds();
+  CHECK(across / within >= 2.0 * 0.99);
+  CHECK(across / within <= 4.0 * 1.01);
+
+  const auto leaf = request(CollectiveOp::AllToAll, CollectiveAlgo::Direct, first(32), S);
+  std::vector<int> split = first(16);
+  for (int r = 32; r < 48; ++r) split.push_back(r);
+  const auto cross = request(CollectiveOp::AllToAll, CollectiveAlgo::Direct, split, S);
+  const double t_leaf = workloads::simulate_collective(c.env, leaf).time.seconds();
+  const double t_cross = workloads::simulate_collective(c.env, cross).time.seconds();
+  CHECK(t_cross / t_leaf == doctest::Approx(1.0).epsilon(0.03));
+}
+
+TEST_CASE("workloads::collectives: hierarchical beats a flat ring across DGX nodes where the ring's hops collide, not on one leaf") {
+  // 16 DGX H100 (8 NICs, NDR 50 GB/s) on a rail-optimized fabric, 1 GiB all-reduce. Hierarchical:
+  // intra-node reduce-scatter and all-gather over NVSwitch (2 x 7/8 S / 370.8 GB/s) + a rail-aligned
+  // ring of S/8 per rail (2 x 15/16 x S/8 / 50 GB/s): about 2.6 + 5.0 ms. The flat ring's channels
+  // leave a node on one rail and enter the next on another, so every inter-node hop crosses the
+  // spines, where ECMP puts several flows on one 25 GB/s leaf-spine link: it is several times slower.
+  Cluster big(Cluster::preset("dgx-h100", 16));
+  topology::ClusterSpec rail = Cluster::preset("dgx-h100", 16);
+  rail.fabric = topology::Fabric::RailOptimized;
+  Cluster c(rail);
+  const double S = 1073741824.0;
+  auto ring = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, first(128), S);
+  auto hier = request(CollectiveOp::AllReduce, CollectiveAlgo::Hierarchical, first(128), S);
+  ring.protocol = hier.protocol = Protocol::Simple;
+  CHECK(workloads::simulate_collective(c.env, hier).time < workloads::simulate_collective(c.env, ring).time);
+  // The reverse: 2 DGX H100 under one leaf. The flat ring's 16 channels use all 16 NICs without
+  // sharing a link; per NIC it moves 2 x 15/16 x S/8 (as hierarchical's inter stage does, within
+  // 1/16), and hierarchical adds two intra-node stages in series, so the flat ring is faster.
+  Cluster two(Cluster::preset("dgx-h100", 2));
+  auto ring2 = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, first(16), S);
+  auto hier2 = request(CollectiveOp::AllReduce, CollectiveAlgo::Hierarchical, first(16), S);
+  ring2.protocol = hier2.protocol = Protocol::Simple;
+  CHECK(workloads::simulate_collective(two.env, ring2).time < workloads::simulate_collective(two.env, hier2).time);
+}
+
+TEST_CASE("workloads::NcclTuner: picks what NCCL picks on an H100 node, and NVLS only where the hardware has it") {
+  Cluster h100(Cluster::preset("dgx-h100"));
+  Cluster a100(Cluster::preset("dgx-a100-80gb"));
+  const auto g = workloads::nccl_graph(h100.topo, h100.router, first(8), 90, h100.env.hints);
+  CHECK(g.nvls);
+  CHECK(g.channels * g.bw_intra_GBps <= g.path_GBps);
+  const workloads::NcclTuner t(g, CollectiveOp::AllReduce);
+  // Ring/LL latency: baseLat 6.6 + 14 steps x 0.6 us (hardware.md §3.8).
+  CHECK(t.cost(workloads::nccl::NcclAlgo::Ring, Protocol::LL).latency_us == doctest::Approx(15.0));
+  CHECK(t.choose(1024).protocol == Protocol::LL);
+  CHECK(t.choose(1024.0 * 1048576).algo == workloads::nccl::NcclAlgo::Nvls);
+  const auto ga = workloads::nccl_graph(a100.topo, a100.router, first(8), 80, a100.env.hints);
+  CHECK_FALSE(ga.nvls);
+  const workloads::NcclTuner ta(ga, CollectiveOp::AllReduce);
+  CHECK(ta.choose(1024.0 * 1048576).algo == workloads::nccl::NcclAlgo::Ring);
+  CHECK(ta.choose(1024.0 * 1048576).protocol == Protocol::Simple);
+}
+
+TEST_CASE("workloads::btree_parent: NCCL's double binary tree: every position has a path to the root, roots differ") {
+  for (int m : {2, 3, 4, 5, 8, 13, 16}) {
+    for (bool second : {false, true}) {
+      int roots = 0;
+      for (int q = 0; q < m; ++q) {
+        int p = q, hops = 0;
+        while (workloads::btree_parent(p, m, second) >= 0 && hops <= m) {
+          p = workloads::btree_parent(p, m, second);
+          ++hops;
+        }
+        CHECK(hops < m);
+        roots += workloads::btree_parent(q, m, second) < 0 ? 1 : 0;
+      }
+      CHECK(roots == 1);
+    }
+    if (m > 2) CHECK(workloads::btree_parent(0, m, true) >= 0);  // the second tree has another root
+  }
+}
+
+TEST_CASE("topology::catalog: polaris-a100-4x is 4 A100 40GB with 2 Slingshot 200 Gb/s NICs") {
+  const auto* node = topology::find_node_preset("polaris-a100-4x");
+  REQUIRE(node != nullptr);
+  CHECK(node->gpus == 4);
+  CHECK(node->gpu == "a100-sxm4-40gb");
+  CHECK(node->nics == 2);
+  const auto* nic = topology::find_nic(node->nic);
+  REQUIRE(nic != nullptr);
+  CHECK(nic->per_dir.value == doctest::Approx(25e9));
+  CHECK_FALSE(nic->sharp);
+  Cluster c(Cluster::preset("polaris-a100-4x", 2));
+  CHECK(c.topo.gpu_count() == 8);
+}
