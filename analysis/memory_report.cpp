@@ -371,9 +371,9 @@ std::string memory_summary_block(const MemoryReport& r) {
     line(fmt(" %-21s | %s | %s ", name, cur.c_str(), peak.c_str()));
   };
   line(rule_eq);
-  line(fmt(" %-47s ", "  PyTorch CUDA memory summary (replayed)"));
+  line(fmt(" %-47.47s ", "  PyTorch CUDA memory summary (replayed)"));
   line(rule);
-  line(fmt(" %-47s ", fmt("  CUDA OOMs: %-6d | cudaMalloc retries: %-6d", s.num_ooms, s.num_alloc_retries).c_str()));
+  line(fmt(" %-47.47s ", fmt("  CUDA OOMs: %-4d | cudaMalloc retries: %-4d", s.num_ooms, s.num_alloc_retries).c_str()));
   line(rule_eq);
   line("        Metric         | Cur Usage  | Peak Usage ");
   row("Allocated memory", torch_size(s.allocated), torch_size(s.peak_allocated));
