@@ -10,17 +10,25 @@
 #include "topology/builders.h"
 #include "topology/catalog.h"
 #include "topology/routing.h"
+#include "scenarios/loader.h"
+#include "scenarios/scenario_error.h"
+#include "workloads/collective_explain.h"
 #include "workloads/collective_runner.h"
 
 namespace clustersim::apps {
 
 int verb_collective(int argc, char** argv) {
   CLI::App app{"Simulate one collective over a range of sizes; prints nccl-tests' columns.", "clustersim collective"};
+  std::string scenario_path, inter_name = "ring";
+  bool explain = false;
   std::string node, fabric = "fat-tree", op_name = "allreduce", algo_name = "ring", proto_name, format = "text";
   std::string min_size = "8", max_size = "128M";
   int nodes = 1, gpus = 0, chunks = 0, channels = 0;
   double factor = 2, oversubscription = 1;
-  app.add_option("--node", node, "node preset id (see `clustersim catalog nodes`)")->required();
+  app.add_option("scenario", scenario_path, "SCENARIO.toml whose [cluster] to use (instead of --node)");
+  app.add_option("--node", node, "node preset id (see `clustersim catalog nodes`)");
+  app.add_flag("--explain", explain, "explain the first size (-b): NCCL's view, cost table, steps, bottleneck");
+  app.add_option("--inter", inter_name, "hierarchical: algorithm of the inter-node stage (ring | tree | in-network | auto)");
   app.add_option("--nodes", nodes, "number of nodes");
   app.add_option("--fabric", fabric, "fat-tree | rail-optimized | single-switch (nodes > 1)");
   app.add_option("--oversubscription", oversubscription, "leaf-to-spine oversubscription ratio (>= 1)");
@@ -32,7 +40,7 @@ int verb_collective(int argc, char** argv) {
   app.add_option("-f,--stepfactor", factor, "multiply the size by this factor between rows");
   app.add_option("--chunks", chunks, "pipelining chunks per step (default: by size)");
   app.add_option("--channels", channels, "parallel rings/trees (default: from the topology)");
-  app.add_option("--proto", proto_name, "LL | LL128 | Simple (default: the fastest)");
+  app.add_option("--proto", proto_name, "LL | LL128 | Simple (default: what NCCL's tuner picks for the size)");
   app.add_option("--format", format, "text | json");
   try {
     app.parse(argc, argv);
@@ -58,7 +66,28 @@ int verb_collective(int argc, char** argv) {
   if (factor <= 1) throw CliError("-f " + std::to_string(factor) + ": the step factor must be greater than 1");
   if (chunks < 0 || channels < 0) throw CliError("--chunks and --channels must be positive");
 
-  const topology::ClusterSpec spec = cluster_from_flags(node, nodes, fabric, oversubscription);
+  const auto inter = workloads::parse_algo(inter_name);
+  if (!inter || (*inter != workloads::CollectiveAlgo::Ring && *inter != workloads::CollectiveAlgo::Tree &&
+                 *inter != workloads::CollectiveAlgo::InNetwork && *inter != workloads::CollectiveAlgo::Auto)) {
+    throw CliError("--inter '" + inter_name + "': expected ring, tree, in-network or auto");
+  }
+  if (scenario_path.empty() == node.empty()) {
+    throw CliError("give either SCENARIO.toml or --node PRESET (see `clustersim catalog nodes`)");
+  }
+  topology::ClusterSpec spec;
+  if (!scenario_path.empty()) {
+    try {
+      spec = scenarios::load_scenario(scenario_path).cluster;
+    } catch (const scenarios::ScenarioError& e) {
+      std::fputs(e.format().c_str(), stderr);
+      return 2;
+    }
+    nodes = spec.nodes;
+    node = spec.node.id;
+    if (gpus == 0) gpus = spec.used_gpus();
+  } else {
+    spec = cluster_from_flags(node, nodes, fabric, oversubscription);
+  }
   const int total = spec.total_gpus();
   if (gpus == 0) gpus = total;
   if (gpus < 2 || gpus > total) {
@@ -79,6 +108,12 @@ int verb_collective(int argc, char** argv) {
   req.chunks = chunks;
   req.channels = channels;
   req.protocol = proto;
+  req.inter_algo = *inter;
+  if (explain) {
+    req.bytes = sim::Bytes{lo};
+    std::fputs(workloads::explain_collective(env, req).c_str(), stdout);
+    return 0;
+  }
 
   std::vector<analysis::CollectiveRow> rows;
   for (double size = lo; size <= hi * (1 + 1e-12); size *= factor) {

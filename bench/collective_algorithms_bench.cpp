@@ -1,0 +1,90 @@
+// Simulator wall time of an 8 GiB all-reduce over 4,096 GPUs (512 DGX H100 nodes, 8 NDR NICs each,
+// non-blocking fat-tree) with each algorithm: how expensive each schedule is to replay as flows.
+//
+// Plans are pinned to keep the transfer counts tractable: one channel, Simple protocol, NCCL
+// latencies on; one chunk per step for the ring (2·N·(N−1) = 33.5 M transfers) and halving-
+// doubling, the default pipeline chunks (<= 1,024) for tree and in-network; hierarchical's stages
+// use their own tuned defaults. `direct` at 4,096 ranks is N(N−1) = 16.7 M flows in flight at once, all in one
+// solver component (several GB of flow state): it runs at 512 GPUs instead (262 k flows) unless
+// `--direct-4096` is given.
+// Usage: collective_algorithms_bench [algo ...] [--direct-4096]   (default: all)
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "topology/builders.h"
+#include "topology/catalog.h"
+#include "topology/routing.h"
+#include "workloads/collective_runner.h"
+
+using namespace clustersim;
+
+namespace {
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+int run(const topology::Topology& topo, const topology::Router& router, const topology::ClusterSpec& spec,
+        workloads::CollectiveAlgo algo, int gpus) {
+  const workloads::CollectiveEnvironment env{topo, router, 90, workloads::graph_hints(spec)};
+  workloads::CollectiveRequest req;
+  req.op = workloads::CollectiveOp::AllReduce;
+  req.algo = algo;
+  req.ranks.resize(static_cast<std::size_t>(gpus));
+  std::iota(req.ranks.begin(), req.ranks.end(), 0);
+  req.bytes = sim::Bytes{8.0 * 1073741824.0};
+  req.protocol = workloads::Protocol::Simple;
+  req.channels = 1;
+  // Pipelines (tree, in-network) need their chunks to be pipelines; rings and stages take one.
+  const bool pipeline = algo == workloads::CollectiveAlgo::Tree || algo == workloads::CollectiveAlgo::InNetwork;
+  req.chunks = pipeline ? 0 : 1;
+  const auto t0 = std::chrono::steady_clock::now();
+  const workloads::CollectiveResult r = workloads::simulate_collective(env, req);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%-17s N=%5d simulated=%10.3f ms busbw=%7.2f GB/s transfers=%11llu events=%11llu wall=%8.2f s RSS=%7.0f MiB\n",
+              std::string(workloads::to_string(algo)).c_str(), gpus, r.time.seconds() * 1e3,
+              req.bytes.value / r.time.seconds() / 1e9 * workloads::busbw_factor(req.op, gpus),
+              static_cast<unsigned long long>(r.transfers), static_cast<unsigned long long>(r.events), wall, peak_rss_mib());
+  std::fflush(stdout);
+  return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool direct_full = false;
+  std::vector<workloads::CollectiveAlgo> algos;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--direct-4096") == 0) {
+      direct_full = true;
+    } else if (auto a = workloads::parse_algo(argv[i])) {
+      algos.push_back(*a);
+    } else {
+      std::fprintf(stderr, "unknown algorithm '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  if (algos.empty()) {
+    algos = {workloads::CollectiveAlgo::Ring, workloads::CollectiveAlgo::Tree, workloads::CollectiveAlgo::HalvingDoubling,
+             workloads::CollectiveAlgo::Hierarchical, workloads::CollectiveAlgo::InNetwork, workloads::CollectiveAlgo::Direct};
+  }
+  topology::ClusterSpec spec;
+  spec.node = *topology::find_node_preset("dgx-h100");
+  spec.nodes = 512;
+  const auto tb = std::chrono::steady_clock::now();
+  const topology::Topology topo = topology::build_cluster(spec);
+  const topology::Router router(topo);
+  std::printf("512 x dgx-h100 (4,096 GPUs), fat-tree: topology + router built in %.2f s\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - tb).count());
+  for (auto a : algos) {
+    const int gpus = (a == workloads::CollectiveAlgo::Direct && !direct_full) ? 512 : 4096;
+    run(topo, router, spec, a, gpus);
+  }
+  return 0;
+}

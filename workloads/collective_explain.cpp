@@ -1,0 +1,149 @@
+// The --explain report (see collective_explain.h).
+#include "workloads/collective_explain.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "sim/check.h"
+#include "topology/network_model.h"
+
+namespace clustersim::workloads {
+namespace {
+
+std::string f(const char* fmt, double a) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, a);
+  return buf;
+}
+std::string num(double v) { return f("%.4g", v); }
+std::string hw(nccl::HwClass h) { return h == nccl::HwClass::NvLink ? "NVLINK" : (h == nccl::HwClass::Pci ? "PCI" : "NET"); }
+
+class Flag final : public CollectiveListener {
+ public:
+  void on_collective_done(std::uint64_t) override { done = true; }
+  bool done = false;
+};
+
+std::string graph_part(const NcclGraph& g) {
+  std::string out = "NCCL's view of the group (topology search, hardware.md 3.3):\n";
+  out += "  " + std::to_string(g.ranks) + " GPUs on " + std::to_string(g.nodes) + " node(s), up to " + std::to_string(g.ppn) +
+         " per node; intra-node hops are " + hw(g.intra_hw) + ", the slowest GPU-to-GPU path is " + num(g.path_GBps) + " GB/s\n";
+  if (g.nodes > 1) out += "  " + std::to_string(g.nics_per_node) + " NIC(s) of " + num(g.nic_GBps) + " GB/s per node\n";
+  out += "  " + std::to_string(g.channels) + " channels x " + num(g.bw_intra_GBps) + " GB/s = " +
+         num(g.channels * g.bw_intra_GBps) + " GB/s (speed array top " + num(g.channel_speed_max_GBps) + " GB/s per channel)\n";
+  out += std::string("  NVLS (in-switch reduction): ") + (g.nvls ? "yes, " + std::to_string(g.nvls_channels) + " channels" : "no") +
+         "; SHARP across nodes: " + (g.collnet ? "yes (NCCL needs NCCL_COLLNET_ENABLE=1)" : "no") + "\n";
+  return out;
+}
+
+std::string table_part(const NcclTuner& t, CollectiveOp op, double bytes) {
+  std::string out = "NCCL's cost model for " + std::string(to_string(op)) + " (tuning.cc; time = latency + bytes / (1000 x bw)):\n";
+  out += "  algo/proto        latency(us)  algbw(GB/s)   time at " + num(bytes) + " B (us)\n";
+  for (nccl::NcclAlgo a : NcclTuner::kAlgos) {
+    for (Protocol p : {Protocol::LL, Protocol::LL128, Protocol::Simple}) {
+      const NcclCost& c = t.cost(a, p);
+      if (!c.eligible) continue;
+      const double time = t.time_us(a, p, bytes);
+      out += "  " + std::string(NcclTuner::name(a)) + "/" + std::string(to_string(p));
+      out += std::string(18 - NcclTuner::name(a).size() - to_string(p).size() - 1, ' ');
+      out += f("%11.2f", c.latency_us) + f("  %11.2f", c.alg_bw_GBps) + f("   %10.2f", time) + "\n";
+    }
+  }
+  try {
+    const NcclChoice c = t.choose(bytes);
+    out += "  NCCL picks " + std::string(NcclTuner::name(c.algo)) + "/" + std::string(to_string(c.protocol)) +
+           " (the lowest time; ties go to the lower algorithm index)\n";
+  } catch (const std::invalid_argument&) {
+    out += "  NCCL has no collective algorithm for this operation (it runs grouped send/recv)\n";
+  }
+  return out;
+}
+
+std::string steps_part(const CollectivePlan& plan, const NcclGraph& g) {
+  const CollectiveRequest& r = plan.request;
+  const int n = static_cast<int>(r.ranks.size());
+  const double S = r.bytes.value;
+  std::string out = "What clustersim replays: " + std::string(to_string(r.algo)) + " with " + std::string(to_string(plan.protocol)) +
+                    ", " + std::to_string(plan.channels) + " channel(s), " + std::to_string(plan.chunks) + " chunk(s)\n";
+  const bool ar = r.op == CollectiveOp::AllReduce;
+  switch (r.algo) {
+    case CollectiveAlgo::Ring: {
+      const int steps = ar ? 2 * (n - 1) : (r.op == CollectiveOp::Broadcast || r.op == CollectiveOp::Reduce ? n - 1 : n - 1);
+      out += "  " + std::to_string(steps) + " steps; in each, every rank sends " + num(S / (plan.channels * n)) +
+             " B per channel to the next rank (S / (channels x n))\n";
+      out += "  latency term ~ baseLat + steps x hwLat = " + num(nccl::base_latency_us(nccl::NcclAlgo::Ring, plan.protocol)) + " + " +
+             std::to_string(steps) + " x " + num(nccl::hw_latency_us(g.intra_hw, nccl::NcclAlgo::Ring, plan.protocol)) + " us (" +
+             hw(g.intra_hw) + " " + std::string(to_string(plan.protocol)) + ")\n";
+      if (ar) out += "  bandwidth term = 2(n-1)/n x S x wire / bus bandwidth = " + num(2.0 * (n - 1) / n * S * wire_factor(plan.protocol)) + " B / bottleneck\n";
+      break;
+    }
+    case CollectiveAlgo::Tree:
+      out += "  each channel carries S/channels = " + num(S / plan.channels) + " B in " + std::to_string(plan.chunks) +
+             " chunks up a binary tree of nodes (chains inside nodes) and back down; even/odd channels use the two trees\n";
+      break;
+    case CollectiveAlgo::InNetwork:
+      out += "  each GPU sends its data to the switch once and receives the result once" +
+             std::string(g.nodes == 1 ? " (NVLS: S(1+1/n) each way, at nvlsEfficiency " + num(plan.in_network_efficiency) + ")" : " (SHARP)") +
+             "; launch latency " + num(nccl::hw_latency_us(g.nodes == 1 ? nccl::HwClass::NvLink : nccl::HwClass::Net,
+                                                            g.nodes == 1 ? nccl::NcclAlgo::Nvls : nccl::NcclAlgo::CollNetDirect,
+                                                            Protocol::Simple)) + " us\n";
+      break;
+    case CollectiveAlgo::HalvingDoubling:
+      out += "  log2(p) halving stages (S/2, S/4, ...) then log2(p) doubling stages, p = largest power of two <= " +
+             std::to_string(n) + "; extra ranks hand off before and receive after\n";
+      break;
+    case CollectiveAlgo::Direct:
+      out += "  every rank sends to every peer at once: " + std::to_string(n * (n - 1)) + " flows per stage\n";
+      break;
+    case CollectiveAlgo::Hierarchical:
+      out += "  intra-node stage, inter-node stage among same-index GPUs (rails) on S/ppn, intra-node stage\n";
+      break;
+    case CollectiveAlgo::Auto: break;
+  }
+  if (plan.channel_rate_cap < sim::kUnlimited) {
+    out += "  protocol ceiling per channel: " + num(plan.channel_rate_cap / 1e9) + " GB/s on the wire (NCCL llMaxBw / perChMax / speed array)\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string explain_collective(const CollectiveEnvironment& env, const CollectiveRequest& req) {
+  const CollectivePlan plan = plan_collective(env, req);
+  const NcclGraph g = nccl_graph(env.topo, env.router, req.ranks, env.gpu_compute_capability, env.hints);
+  std::string out = "# explain: " + std::string(to_string(req.op)) + " of " + num(req.bytes.value) + " B on " +
+                    std::to_string(req.ranks.size()) + " GPUs\n";
+  out += graph_part(g);
+  out += table_part(NcclTuner(g, req.op), req.op, req.bytes.value);
+  out += steps_part(plan, g);
+
+  sim::Simulator sim;
+  topology::NetworkModel net(sim, env.topo);
+  Flag flag;
+  auto algo = make_collective(CollectiveContext{sim, net, env.topo, env.router}, plan, &flag, 0);
+  algo->start();
+  sim.run();
+  CLUSTERSIM_CHECK(flag.done, "collective did not complete");
+  const double t = (algo->finish_time() - algo->start_time()).seconds();
+  topology::LinkId busiest = 0;
+  double worst = -1;
+  for (topology::LinkId l = 0; l < env.topo.link_count(); ++l) {
+    const double busy = net.link_bytes(l) / env.topo.link(l).bandwidth.value;
+    if (busy > worst) {
+      worst = busy;
+      busiest = l;
+    }
+  }
+  const auto& link = env.topo.link(busiest);
+  const int n = static_cast<int>(req.ranks.size());
+  out += "Simulated: " + f("%.2f", t * 1e6) + " us, algbw " + f("%.2f", req.bytes.value / t / 1e9) + " GB/s, busbw " +
+         f("%.2f", req.bytes.value / t / 1e9 * busbw_factor(req.op, n)) + " GB/s";
+  if (plan.nccl_model_us > 0) out += " (NCCL's model: " + f("%.2f", plan.nccl_model_us) + " us)";
+  out += "\n  bottleneck link: " + env.topo.device(link.src).name + " -> " + env.topo.device(link.dst).name + " carried " +
+         num(net.link_bytes(busiest)) + " B at " + num(link.bandwidth.value / 1e9) + " GB/s = " + f("%.2f", worst * 1e6) +
+         " us of the " + f("%.2f", t * 1e6) + " us busy (the rest is latency and pipeline fill)\n";
+  return out;
+}
+
+}  // namespace clustersim::workloads
