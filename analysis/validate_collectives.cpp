@@ -197,7 +197,9 @@ CollectiveValidation run_collective_validation(const std::string& csv_path) {
     for (const SystemMap& s : kSystems) {
       if (row.system.rfind(s.prefix, 0) == 0) sys = &s;
     }
-    if (sys == nullptr) {
+    if (!op_of(row.collective)) {
+      row.skip_reason = "'" + row.collective + "' is not an nccl-tests collective (nothing to simulate)";
+    } else if (sys == nullptr) {
       row.skip_reason = "no node preset models system '" + row.system + "'";
     } else {
       row.system_label = fmt::format("{} x{}, {} GPUs", sys->preset, row.nodes, row.gpus);
