@@ -15,6 +15,11 @@ using namespace sim::literals;
 constexpr sim::FlopsPerSec tf(double v) { return sim::FlopsPerSec{v * 1e12}; }
 constexpr sim::BytesPerSec gbps(double v) { return sim::BytesPerSec{v * 1e9}; }
 constexpr sim::Bytes gb(double v) { return sim::Bytes{v * 1e9}; }
+// GPU memory sizes on datasheets count binary gigabytes: HBM/GDDR stacks are 2^k bytes, and
+// nvidia-smi reports 81,920 MiB for an A100 80GB, 40,960 MiB for an A100 40GB and 24,564 MiB for
+// an RTX 4090 (24 GiB less a reserved sliver). H100/H200 expose slightly less than the nominal
+// GiB (81,559 MiB; 143,771 MiB) -- within 1%, covered by the memory model's runtime terms.
+constexpr sim::Bytes gib(double v) { return sim::Bytes{v * 1073741824.0}; }
 
 // --- NVLink per link, per direction (hardware.md §2.2, links.csv) -----------------------------
 // Raw: the lane-rate payload of one link (NVLink 2/3/4: 25 GB/s, NVLink 5: 50 GB/s, GA102 bridge
@@ -36,14 +41,14 @@ const std::array<GpuSpec, 13> kGpus = {{
     {.id = "v100-sxm2-32gb", .name = "NVIDIA V100 SXM2 32GB", .compute_capability = 70,
      // Tensor 125 TF is FP16 multiply / FP32 accumulate; no TF32, BF16 or FP8 units.
      .fp32 = tf(15.7), .tf32 = tf(0), .fp16 = tf(125), .bf16 = tf(0), .fp8 = tf(0),
-     .memory = gb(32), .memory_bandwidth = gbps(900), .nvlink_links = 6,
+     .memory = gib(32), .memory_bandwidth = gbps(900), .nvlink_links = 6,
      .nvlink_per_dir = gbps(150), .pcie_gen = 3, .tdp = sim::Watts{300}, .sms = 80,
      .boost_clock_mhz = 1530, .price_usd = 0, .nvls = false,
      .source = "NVIDIA V100 datasheet; Volta whitepaper; NCCL topo.h SM70_NVLINK_BW",
      .nvlink_link_raw = kNvlink2Raw, .nvlink_link_usable = kNvlink2Usable},
     {.id = "a100-sxm4-40gb", .name = "NVIDIA A100 40GB SXM4", .compute_capability = 80,
      .fp32 = tf(19.5), .tf32 = tf(156), .fp16 = tf(312), .bf16 = tf(312), .fp8 = tf(0),
-     .memory = gb(40), .memory_bandwidth = gbps(1555), .nvlink_links = 12,
+     .memory = gib(40), .memory_bandwidth = gbps(1555), .nvlink_links = 12,
      .nvlink_per_dir = gbps(300), .pcie_gen = 4, .tdp = sim::Watts{400}, .sms = 108,
      .boost_clock_mhz = 1410, .price_usd = 0, .nvls = false,
      .source = "NVIDIA A100 datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4); Ampere GA100 "
@@ -51,7 +56,7 @@ const std::array<GpuSpec, 13> kGpus = {{
      .nvlink_link_raw = kNvlink3Raw, .nvlink_link_usable = kNvlink3Usable},
     {.id = "a100-sxm4-80gb", .name = "NVIDIA A100 80GB SXM4", .compute_capability = 80,
      .fp32 = tf(19.5), .tf32 = tf(156), .fp16 = tf(312), .bf16 = tf(312), .fp8 = tf(0),
-     .memory = gb(80), .memory_bandwidth = gbps(2039), .nvlink_links = 12,
+     .memory = gib(80), .memory_bandwidth = gbps(2039), .nvlink_links = 12,
      .nvlink_per_dir = gbps(300), .pcie_gen = 4, .tdp = sim::Watts{400}, .sms = 108,
      .boost_clock_mhz = 1410, .price_usd = 0, .nvls = false,
      .source = "NVIDIA A100 80GB datasheet; NCCL topo.h SM80_NVLINK_BW",
@@ -60,14 +65,14 @@ const std::array<GpuSpec, 13> kGpus = {{
     // 600 GB/s bidirectional = 12 NVLink3 links x 25 GB/s per direction (MEDIUM confidence).
     {.id = "a100-pcie-40gb", .name = "NVIDIA A100 40GB PCIe", .compute_capability = 80,
      .fp32 = tf(19.5), .tf32 = tf(156), .fp16 = tf(312), .bf16 = tf(312), .fp8 = tf(0),
-     .memory = gb(40), .memory_bandwidth = gbps(1555), .nvlink_links = 12,
+     .memory = gib(40), .memory_bandwidth = gbps(1555), .nvlink_links = 12,
      .nvlink_per_dir = gbps(300), .pcie_gen = 4, .tdp = sim::Watts{250}, .sms = 108,
      .boost_clock_mhz = 1410, .price_usd = 0, .nvls = false,
      .source = "NVIDIA A100 PCIe product brief PB-10137; A100 datasheet (bridge 600 GB/s)",
      .nvlink_link_raw = kNvlink3Raw, .nvlink_link_usable = kNvlink3Usable},
     {.id = "a100-pcie-80gb", .name = "NVIDIA A100 80GB PCIe", .compute_capability = 80,
      .fp32 = tf(19.5), .tf32 = tf(156), .fp16 = tf(312), .bf16 = tf(312), .fp8 = tf(0),
-     .memory = gb(80), .memory_bandwidth = gbps(1935), .nvlink_links = 12,
+     .memory = gib(80), .memory_bandwidth = gbps(1935), .nvlink_links = 12,
      .nvlink_per_dir = gbps(300), .pcie_gen = 4, .tdp = sim::Watts{300}, .sms = 108,
      .boost_clock_mhz = 1410, .price_usd = 0, .nvls = false,
      .source = "NVIDIA A100 80GB datasheet; A100 PCIe product brief PB-10137",
@@ -76,7 +81,7 @@ const std::array<GpuSpec, 13> kGpus = {{
     // FP8 1979). Price: reported street range $25-30k, midpoint (UNSURE, +-30 %).
     {.id = "h100-sxm5-80gb", .name = "NVIDIA H100 SXM5 80GB", .compute_capability = 90,
      .fp32 = tf(67), .tf32 = tf(494.7), .fp16 = tf(989.4), .bf16 = tf(989.4), .fp8 = tf(1979),
-     .memory = gb(80), .memory_bandwidth = gbps(3350), .nvlink_links = 18,
+     .memory = gib(80), .memory_bandwidth = gbps(3350), .nvlink_links = 18,
      .nvlink_per_dir = gbps(450), .pcie_gen = 5, .tdp = sim::Watts{700}, .sms = 132,
      .boost_clock_mhz = 1980, .price_usd = 27500, .nvls = true,
      .source = "NVIDIA H100 datasheet (sparse/2); Hopper whitepaper; NCCL topo.h SM90_NVLINK_BW",
@@ -84,14 +89,14 @@ const std::array<GpuSpec, 13> kGpus = {{
     // H100 PCIe: 114 SMs at 1755 MHz; bridge 600 GB/s, 12 links is an ASSUMPTION (600 / 50).
     {.id = "h100-pcie-80gb", .name = "NVIDIA H100 PCIe 80GB", .compute_capability = 90,
      .fp32 = tf(51), .tf32 = tf(378), .fp16 = tf(756.5), .bf16 = tf(756.5), .fp8 = tf(1513),
-     .memory = gb(80), .memory_bandwidth = gbps(2000), .nvlink_links = 12,
+     .memory = gib(80), .memory_bandwidth = gbps(2000), .nvlink_links = 12,
      .nvlink_per_dir = gbps(300), .pcie_gen = 5, .tdp = sim::Watts{350}, .sms = 114,
      .boost_clock_mhz = 1755, .price_usd = 27500, .nvls = true,
      .source = "NVIDIA H100 datasheet (sparse/2); H100 PCIe product brief PB-11133",
      .nvlink_link_raw = kNvlink4Raw, .nvlink_link_usable = kNvlink4Usable},
     {.id = "h200-sxm-141gb", .name = "NVIDIA H200 SXM 141GB", .compute_capability = 90,
      .fp32 = tf(67), .tf32 = tf(494.7), .fp16 = tf(989.4), .bf16 = tf(989.4), .fp8 = tf(1979),
-     .memory = gb(141), .memory_bandwidth = gbps(4800), .nvlink_links = 18,
+     .memory = gib(141), .memory_bandwidth = gbps(4800), .nvlink_links = 18,
      .nvlink_per_dir = gbps(450), .pcie_gen = 5, .tdp = sim::Watts{700}, .sms = 132,
      .boost_clock_mhz = 1980, .price_usd = 35000, .nvls = true,
      .source = "NVIDIA H200 product page/datasheet (GH100 compute as H100 SXM); price reported "
@@ -101,7 +106,7 @@ const std::array<GpuSpec, 13> kGpus = {{
     // 148 is not in NVIDIA's table (UNSURE); boost clock unpublished (0).
     {.id = "b200", .name = "NVIDIA B200 (HGX, per GPU)", .compute_capability = 100,
      .fp32 = tf(75), .tf32 = tf(1100), .fp16 = tf(2250), .bf16 = tf(2250), .fp8 = tf(4500),
-     .memory = gb(180), .memory_bandwidth = gbps(7700), .nvlink_links = 18,
+     .memory = gib(180), .memory_bandwidth = gbps(7700), .nvlink_links = 18,
      .nvlink_per_dir = gbps(900), .pcie_gen = 5, .tdp = sim::Watts{1000}, .sms = 148,
      .boost_clock_mhz = 0, .price_usd = 35000, .nvls = true,
      .source = "NVIDIA HGX B200 / GB200 NVL72 spec table (sparse/2); price: J. Huang, CNBC 2024 "
@@ -110,7 +115,7 @@ const std::array<GpuSpec, 13> kGpus = {{
     // GeForce: FP16/BF16 tensor with FP32 accumulate (what AMP training uses) runs at half rate.
     {.id = "rtx-3090", .name = "NVIDIA GeForce RTX 3090", .compute_capability = 86,
      .fp32 = tf(35.6), .tf32 = tf(35.6), .fp16 = tf(71), .bf16 = tf(71), .fp8 = tf(0),
-     .memory = gb(24), .memory_bandwidth = gbps(936), .nvlink_links = 4,
+     .memory = gib(24), .memory_bandwidth = gbps(936), .nvlink_links = 4,
      .nvlink_per_dir = gbps(56.25), .pcie_gen = 4, .tdp = sim::Watts{350}, .sms = 82,
      .boost_clock_mhz = 1695, .price_usd = 1499, .nvls = false,
      .source = "NVIDIA GA102 whitepaper v2 Appendix A (FP32-accumulate rates; bridge 4 x4 links "
@@ -118,14 +123,14 @@ const std::array<GpuSpec, 13> kGpus = {{
      .nvlink_link_raw = kGa102BridgeRaw, .nvlink_link_usable = kGa102BridgeUsable},
     {.id = "rtx-4090", .name = "NVIDIA GeForce RTX 4090", .compute_capability = 89,
      .fp32 = tf(82.6), .tf32 = tf(82.6), .fp16 = tf(165.2), .bf16 = tf(165.2), .fp8 = tf(330.3),
-     .memory = gb(24), .memory_bandwidth = gbps(1008), .nvlink_links = 0,
+     .memory = gib(24), .memory_bandwidth = gbps(1008), .nvlink_links = 0,
      .nvlink_per_dir = gbps(0), .pcie_gen = 4, .tdp = sim::Watts{450}, .sms = 128,
      .boost_clock_mhz = 2520, .price_usd = 1599, .nvls = false,
      .source = "NVIDIA Ada Lovelace whitepaper Appendix A (FP32-accumulate rates); MSRP Oct 2022",
      .nvlink_link_raw = gbps(0), .nvlink_link_usable = gbps(0)},
     {.id = "l40s", .name = "NVIDIA L40S", .compute_capability = 89,
      .fp32 = tf(91.6), .tf32 = tf(183), .fp16 = tf(362.05), .bf16 = tf(362.05), .fp8 = tf(733),
-     .memory = gb(48), .memory_bandwidth = gbps(864), .nvlink_links = 0,
+     .memory = gib(48), .memory_bandwidth = gbps(864), .nvlink_links = 0,
      .nvlink_per_dir = gbps(0), .pcie_gen = 4, .tdp = sim::Watts{350}, .sms = 142,
      .boost_clock_mhz = 2520, .price_usd = 0, .nvls = false,
      .source = "NVIDIA L40S datasheet (sparse/2; full-rate FP32 accumulate)",
@@ -133,7 +138,7 @@ const std::array<GpuSpec, 13> kGpus = {{
     // MI300X: AMD quotes dense and sparse; dense used. Price: analyst estimates $10-15k (UNSURE).
     {.id = "mi300x", .name = "AMD Instinct MI300X", .compute_capability = 942,
      .fp32 = tf(163.4), .tf32 = tf(653.7), .fp16 = tf(1307.4), .bf16 = tf(1307.4),
-     .fp8 = tf(2614.9), .memory = gb(192), .memory_bandwidth = gbps(5300), .nvlink_links = 7,
+     .fp8 = tf(2614.9), .memory = gib(192), .memory_bandwidth = gbps(5300), .nvlink_links = 7,
      .nvlink_per_dir = gbps(448), .pcie_gen = 5, .tdp = sim::Watts{750}, .sms = 304,
      .boost_clock_mhz = 2100, .price_usd = 12500, .nvls = false,
      .source = "AMD Instinct MI300X datasheet; CDNA3 whitepaper (Infinity Fabric 7 x 128 GB/s)",
