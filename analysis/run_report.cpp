@@ -22,7 +22,24 @@ std::string human_time(double s) {
   return fmt::format("{:.3f} ms", s * 1e3);
 }
 
+std::string cluster_key(const topology::ClusterSpec& c) {
+  const auto& n = c.node;
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", n.gpu, n.gpus, static_cast<int>(n.intra), n.pcie_gen,
+                     n.gpus_per_pcie_switch, n.sockets, n.nic, n.nics, c.nodes, static_cast<int>(c.fabric),
+                     c.oversubscription, n.id);
+}
+
 }  // namespace
+
+ClusterCache::Entry::Entry(const topology::ClusterSpec& spec, int compute_capability)
+    : topo(topology::build_cluster(spec)), router(topo), memo(workloads::CollectiveEnvironment{topo, router, compute_capability}) {}
+
+ClusterCache::Entry& ClusterCache::get(const topology::ClusterSpec& spec, int compute_capability) {
+  const std::string key = cluster_key(spec) + "|" + std::to_string(compute_capability);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) it = entries_.emplace(key, std::make_unique<Entry>(spec, compute_capability)).first;
+  return *it->second;
+}
 
 RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& options) {
   scenarios::check_model_constant_names(spec, workloads::ComputeConstants::names());
@@ -40,10 +57,11 @@ RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& op
   workloads::ComputeConstants constants;
   constants.apply(spec.model_constants);
   const workloads::ComputeModel compute(*gpu, spec.cluster, spec.training.precision, constants);
-  const topology::Topology topo = topology::build_cluster(spec.cluster);
-  const topology::Router router(topo);
-  workloads::IterationInputs in{topo, router, *gpu, compute, spec.model, spec.parallel, spec.training, spec.sync,
-                                options.full, options.timeline};
+  ClusterCache local;
+  ClusterCache& clusters = options.clusters != nullptr ? *options.clusters : local;
+  ClusterCache::Entry& cluster = clusters.get(spec.cluster, gpu->compute_capability);
+  workloads::IterationInputs in{cluster.topo, cluster.router, *gpu, compute, spec.model, spec.parallel, spec.training,
+                                spec.sync, options.full, options.timeline, &cluster.memo};
   r.iteration = workloads::simulate_iteration(in);
 
   const double t = r.iteration.iteration_time_s;

@@ -4,11 +4,16 @@
 // Perfetto trace.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "analysis/memory_report.h"
 #include "scenarios/scenario_spec.h"
+#include "topology/routing.h"
+#include "topology/topology.h"
+#include "workloads/collective_memo.h"
 #include "workloads/iteration_sim.h"
 
 namespace clustersim::analysis {
@@ -18,10 +23,27 @@ inline constexpr double kGpuAmortizationYears = 4.0;   // straight-line capex wh
 inline constexpr double kIdlePowerFraction = 0.30;     // board power of an idle-but-allocated GPU / TDP
 inline constexpr double kHoursPerYear = 8766.0;
 
+// Built clusters (topology, router and memoised collectives) shared by many runs, e.g. the
+// validation rows of one system: a collective simulated for one row is reused by the next.
+class ClusterCache {
+ public:
+  struct Entry {
+    topology::Topology topo;
+    topology::Router router;
+    workloads::CollectiveMemo memo;
+    explicit Entry(const topology::ClusterSpec& spec, int compute_capability);
+  };
+  Entry& get(const topology::ClusterSpec& spec, int compute_capability);
+
+ private:
+  std::map<std::string, std::unique_ptr<Entry>> entries_;
+};
+
 struct RunOptions {
   bool full = false;            // no memoised collectives
   bool ignore_memory = false;   // simulate even when the scenario does not fit in GPU memory
   bool timeline = false;        // record spans for --trace
+  ClusterCache* clusters = nullptr;  // optional: reuse built clusters across runs
 };
 
 struct RunReport {

@@ -23,6 +23,7 @@ constexpr Verb kVerbs[] = {
     {"catalog", clustersim::apps::verb_catalog, "list GPU, node, NIC and link presets with their sources"},
     {"memory", clustersim::apps::verb_memory, "per-GPU memory of a scenario: will it fit, and what would make it fit"},
     {"validate", clustersim::apps::verb_validate, "run the bundled validation sets: predicted vs measured, error, MAPE"},
+    {"calibrate", clustersim::apps::verb_calibrate, "fit named model constants to validation rows by least squares"},
 };
 
 void usage(std::FILE* to) {

@@ -8,6 +8,7 @@ int verb_topo(int argc, char** argv);
 int verb_catalog(int argc, char** argv);
 int verb_memory(int argc, char** argv);
 int verb_run(int argc, char** argv);
+int verb_calibrate(int argc, char** argv);
 int verb_validate(int argc, char** argv);
 
 }  // namespace clustersim::apps

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <map>
+#include <stdexcept>
 #include <tuple>
 #include <vector>
 
@@ -17,9 +18,22 @@
 
 namespace clustersim::workloads {
 
+// Per-rank size from which only the Simple protocol is simulated (see concurrent()).
+inline constexpr double kSimpleOnlyBytesPerRank = 512.0 * 1024.0;
+
+// One memo serves every simulation on the same cluster (e.g. all validation rows of one system):
+// its keys name the ranks, so a different topology needs a different memo.
+// Thrown when a memoised simulation would exceed the caller's transfer budget (validation sets
+// one so that a suite of hundreds of runs stays within minutes; `run` sets none).
+struct SimulationBudgetExceeded : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class CollectiveMemo {
  public:
   explicit CollectiveMemo(CollectiveEnvironment env) : env_(env) {}
+  // 0 = unlimited. Estimated transfers of one memoised simulation (ranks x steps x channels x chunks).
+  void set_transfer_budget(std::uint64_t transfers) { budget_ = transfers; }
 
   // Duration of `groups.size()` collectives of the same kind started together, one per group
   // (e.g. the tensor-parallel ranks' data-parallel all-reduces of one stage), until the last ends.
@@ -36,6 +50,7 @@ class CollectiveMemo {
   CollectiveEnvironment env_;
   std::map<std::tuple<int, int, std::vector<std::vector<int>>, double>, sim::SimTime> cache_;
   std::uint64_t simulations_ = 0, transfers_ = 0, events_ = 0;
+  std::uint64_t budget_ = 0;
 };
 
 }  // namespace clustersim::workloads

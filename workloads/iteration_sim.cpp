@@ -118,7 +118,9 @@ class Engine final : public sim::EventHandler, public topology::TransferListener
   int pp_, v_, m_, vstages_;
   sim::Simulator sim_;
   topology::NetworkModel net_;
-  CollectiveMemo memo_;
+  CollectiveMemo own_memo_;
+  CollectiveMemo& memo_;
+  std::uint64_t memo_sims_at_start_ = 0, memo_transfers_at_start_ = 0, memo_events_at_start_ = 0;
   CollectiveAlgo dp_algo_;
   std::vector<ChunkCost> chunks_;           // per virtual stage
   std::vector<RankState> ranks_;
@@ -129,6 +131,7 @@ class Engine final : public sim::EventHandler, public topology::TransferListener
   double iteration_start_ = 0;
   int ranks_done_ = 0;
   int iteration_ = 0;
+  double plan_wall_s_ = 0;  // planning (incl. memoised collective simulations) before run()
   IterationResult result_;
   std::vector<double> iteration_times_;
 };
@@ -141,9 +144,14 @@ Engine::Engine(const IterationInputs& in)
       m_(in.training.micro_batches_per_replica(in.parallel.dp)),
       vstages_(pp_ * v_),
       net_(sim_, in.topo),
-      memo_(CollectiveEnvironment{in.topo, in.router, in.gpu.compute_capability}),
+      own_memo_(CollectiveEnvironment{in.topo, in.router, in.gpu.compute_capability}),
+      memo_(in.shared_memo != nullptr ? *in.shared_memo : own_memo_),
+      memo_sims_at_start_(memo_.simulations()),
+      memo_transfers_at_start_(memo_.transfers()),
+      memo_events_at_start_(memo_.events()),
       dp_algo_(to_algo(in.sync.algorithm)) {
   CLUSTERSIM_CHECK(m_ >= 1, "at least one micro-batch per replica");
+  const auto t0 = std::chrono::steady_clock::now();
   plan_costs();
   plan_buckets();
   fwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
@@ -156,6 +164,7 @@ Engine::Engine(const IterationInputs& in)
     pp_routes_[static_cast<std::size_t>(vstages_ + vs)] =
         in.router.route(b, a, sim::splitmix64(static_cast<std::uint64_t>(vs) + 7919));
   }
+  plan_wall_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void Engine::plan_costs() {
@@ -567,10 +576,10 @@ IterationResult Engine::run() {
   result_.model_flops = model_flops_per_iteration(in_.model, in_.training.global_batch).value;
   result_.hardware_flops =
       hardware_flops_per_iteration(in_.model, in_.training.global_batch, in_.training.recompute).value;
-  result_.events = sim_.events_processed() + memo_.events();
-  result_.flows = net_.stats().transfers_finished + memo_.transfers();
-  result_.memo_simulations = memo_.simulations();
-  result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result_.events = sim_.events_processed() + memo_.events() - memo_events_at_start_;
+  result_.flows = net_.stats().transfers_finished + memo_.transfers() - memo_transfers_at_start_;
+  result_.memo_simulations = memo_.simulations() - memo_sims_at_start_;
+  result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() + plan_wall_s_;
   return result_;
 }
 

@@ -25,6 +25,7 @@
 
 #include "topology/routing.h"
 #include "topology/topology.h"
+#include "workloads/collective_memo.h"
 #include "workloads/collective_runner.h"
 #include "workloads/compute_model.h"
 #include "workloads/specs.h"
@@ -42,6 +43,7 @@ struct IterationInputs {
   SyncSpec sync;
   bool full = false;          // no memoised collectives: every collective runs as live flows
   bool record_timeline = false;
+  CollectiveMemo* shared_memo = nullptr;  // reuse across runs on the same cluster (else a private one)
 };
 
 // One span on a timeline (for traces and reports).
