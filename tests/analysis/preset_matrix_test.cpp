@@ -1,0 +1,46 @@
+// `clustersim run` works for every model preset on every node preset where the model fits: each
+// pair gets a plain layout (tensor parallel inside the node as far as the heads allow, data
+// parallel over the rest, selective recompute, micro-batch 1) and is either simulated or refused
+// by the memory model -- never a crash or an invalid result.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "analysis/run_report.h"
+#include "scenarios/loader.h"
+#include "topology/catalog.h"
+#include "workloads/model_presets.h"
+
+using namespace clustersim;
+
+TEST_CASE("analysis::run_scenario: every model preset on every node preset runs or is refused for memory") {
+  int simulated = 0, refused = 0;
+  for (const auto& node : topology::all_node_presets()) {
+    for (const auto& model : workloads::all_model_presets()) {
+      int tp = node.gpus;
+      while (tp > 1 && (model.heads % tp != 0 || model.kv_heads % tp != 0)) tp /= 2;
+      const int dp = node.gpus / tp;
+      const std::string toml = "[cluster]\nnode = \"" + node.id + "\"\n[model]\npreset = \"" + model.id +
+                               "\"\n[parallelism]\ntp = " + std::to_string(tp) + "\npp = 1\ndp = " + std::to_string(dp) +
+                               "\n[training]\nglobal_batch = " + std::to_string(8 * dp) +
+                               "\nmicro_batch = 1\nrecompute = \"selective\"\n";
+      INFO(node.id << " x " << model.id);
+      const auto spec = scenarios::parse_scenario(toml, "matrix.toml");
+      analysis::RunOptions o;
+      const auto r = analysis::run_scenario(spec, o);
+      if (!r.memory.fits) {
+        ++refused;
+        CHECK(r.iteration.iteration_time_s == 0.0);
+        continue;
+      }
+      ++simulated;
+      CHECK(r.iteration.iteration_time_s > 0.0);
+      CHECK(std::isfinite(r.tokens_per_s));
+      CHECK(r.mfu > 0.0);
+      CHECK(r.mfu < 1.0);
+    }
+  }
+  MESSAGE(simulated << " pairs simulated, " << refused << " refused for memory");
+  CHECK(simulated > 20);
+}
