@@ -57,8 +57,9 @@ struct ChunkCost {
 
 struct Bucket {
   double bytes = 0;
-  double ready_fraction = 1;  // of its chunk's last backward at which its gradients exist
+  double ready_fraction = 1;  // of its backward step at which its gradients exist
   int chunk = 0;
+  int step = 0;               // index in the rank's order of the backward step that produces it
 };
 
 enum Kind : std::uint64_t { kStepDone = 1, kBucketReady = 2, kCommDone = 3, kOptimizerDone = 4, kPpArrive = 5 };
@@ -83,7 +84,9 @@ class Engine final : public sim::EventHandler, public topology::TransferListener
     bool busy = false;
     double busy_time = 0, tp_time = 0, last_compute_end = 0, first_start = -1;
     double step_start = 0;
-    std::vector<Bucket> buckets;
+    std::vector<Bucket> buckets;            // reductions in the order their gradients appear
+    std::vector<double> param_buckets;      // bytes of each bucket of gradients (one per chunk split)
+    std::vector<int> first_bucket_of_step;  // [step]: first index in `buckets` it produces
     std::size_t buckets_ready = 0, buckets_issued = 0, buckets_done = 0;
     bool comm_busy = false;
     int allgathers_left = 0;
@@ -272,23 +275,34 @@ void Engine::plan_buckets() {
     for (std::size_t i = 0; i < st.order.size(); ++i) {
       if (!st.order[i].forward) st.last_backward_index[static_cast<std::size_t>(st.order[i].chunk)] = static_cast<int>(i);
     }
+    st.first_bucket_of_step.assign(st.order.size() + 1, 0);
     if (zero3 || in_.parallel.dp < 2) continue;
-    // Buckets in the order their gradients appear: chunks in the order of their last backward,
-    // each chunk's layers from last to first.
-    std::vector<int> chunk_order(static_cast<std::size_t>(v_));
-    for (int c = 0; c < v_; ++c) chunk_order[static_cast<std::size_t>(c)] = c;
-    std::sort(chunk_order.begin(), chunk_order.end(), [&](int a, int b) {
-      return st.last_backward_index[static_cast<std::size_t>(a)] < st.last_backward_index[static_cast<std::size_t>(b)];
-    });
-    for (int c : chunk_order) {
+    // Each chunk's gradients split into buckets from its last layer to its first. Data-parallel
+    // reduction happens after the chunk's last backward (gradient accumulation in Megatron's fp32
+    // main_grad / DDP no_sync), except under ZeRO-2, which reduce-scatters every micro-batch's
+    // gradients and keeps only its shard (DeepSpeed stage 2, FSDP SHARD_GRAD_OP).
+    std::vector<std::vector<std::pair<double, double>>> chunk_buckets(static_cast<std::size_t>(v_));
+    for (int c = 0; c < v_; ++c) {
       const double total = chunks_[static_cast<std::size_t>(c * pp_ + r)].params * grad_bytes;
       for (double done = 0; done < total - 0.5;) {
         const double b = std::min(bucket, total - done);
         done += b;
-        st.buckets.push_back(Bucket{b, done / total, c});
+        chunk_buckets[static_cast<std::size_t>(c)].emplace_back(b, done / total);
+        st.param_buckets.push_back(b);
+      }
+    }
+    const bool every_micro_batch = in_.parallel.zero == 2;
+    for (std::size_t i = 0; i < st.order.size(); ++i) {
+      st.first_bucket_of_step[i] = static_cast<int>(st.buckets.size());
+      const PipelineStep& step = st.order[i];
+      if (step.forward) continue;
+      if (!every_micro_batch && static_cast<int>(i) != st.last_backward_index[static_cast<std::size_t>(step.chunk)]) continue;
+      for (const auto& [b, frac] : chunk_buckets[static_cast<std::size_t>(step.chunk)]) {
+        st.buckets.push_back(Bucket{b, frac, step.chunk, static_cast<int>(i)});
         dp_sent += b;
       }
     }
+    st.first_bucket_of_step[st.order.size()] = static_cast<int>(st.buckets.size());
   }
   const double dp = in_.parallel.dp;
   // Ring all-reduce sends 2(n-1)/n of the buffer; reduce-scatter + all-gather the same in total.
@@ -320,13 +334,13 @@ void Engine::start_iteration() {
   std::fill(bwd_ready_.begin(), bwd_ready_.end(), 0);
   for (int mb = 0; mb < m_; ++mb) fwd_ready_[static_cast<std::size_t>(mb)] = 1;  // vs 0 reads its input
   for (auto& st : ranks_) {
-    auto buckets = std::move(st.buckets);
-    auto order = std::move(st.order);
-    auto last = std::move(st.last_backward_index);
-    st = RankState{};
-    st.buckets = std::move(buckets);
-    st.order = std::move(order);
-    st.last_backward_index = std::move(last);
+    RankState fresh;
+    fresh.buckets = std::move(st.buckets);
+    fresh.param_buckets = std::move(st.param_buckets);
+    fresh.first_bucket_of_step = std::move(st.first_bucket_of_step);
+    fresh.order = std::move(st.order);
+    fresh.last_backward_index = std::move(st.last_backward_index);
+    st = std::move(fresh);
   }
   for (int r = 0; r < pp_; ++r) try_start(r);
 }
@@ -349,14 +363,11 @@ void Engine::try_start(int r) {
   st.tp_time += comm;
   const double dur = compute + comm;
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kStepDone, r, st.next));
-  // Gradient buckets of this chunk become ready during its last backward.
-  if (!step.forward && static_cast<int>(st.next) == st.last_backward_index[static_cast<std::size_t>(step.chunk)]) {
-    for (std::size_t b = 0; b < st.buckets.size(); ++b) {
-      if (st.buckets[b].chunk != step.chunk) continue;
-      const double at = in_.sync.overlap ? dur * st.buckets[b].ready_fraction : dur;
-      // Without overlap, buckets wait for the whole backward of the rank (see step_done).
-      if (in_.sync.overlap) sim_.schedule_in(sim::SimTime::from_seconds(at), this, tag_of(kBucketReady, r, b));
-    }
+  // Gradient buckets this backward produces become ready as its layers finish (with overlap),
+  // or when it ends.
+  for (int b = st.first_bucket_of_step[st.next]; b < st.first_bucket_of_step[st.next + 1]; ++b) {
+    const double at = in_.sync.overlap ? dur * st.buckets[static_cast<std::size_t>(b)].ready_fraction : dur;
+    sim_.schedule_in(sim::SimTime::from_seconds(at), this, tag_of(kBucketReady, r, static_cast<std::uint64_t>(b)));
   }
 }
 
@@ -378,13 +389,7 @@ void Engine::step_done(int r) {
   ++st.next;
   if (step.forward && vs + 1 < vstages_) send_pp(vs, step.micro_batch, true);
   if (!step.forward && vs > 0) send_pp(vs, step.micro_batch, false);
-  if (st.next == st.order.size()) {
-    if (!in_.sync.overlap) {
-      st.buckets_ready = st.buckets.size();
-      issue_comm(r);
-    }
-    maybe_optimizer(r);
-  }
+  if (st.next == st.order.size()) maybe_optimizer(r);
   try_start(r);
 }
 
@@ -470,8 +475,8 @@ void Engine::comm_done(int r) {
 // Sharded optimizers gather the updated parameters back, bucket by bucket, in 16-bit (or fp32).
 void Engine::start_allgather(int r) {
   RankState& st = ranks_[static_cast<std::size_t>(r)];
-  const Bucket& b = st.buckets[st.buckets.size() - static_cast<std::size_t>(st.allgathers_left)];
-  const double param_bytes = b.bytes / grad_reduce_bytes(in_.training.precision) * activation_bytes(in_.training.precision);
+  const double b = st.param_buckets[st.param_buckets.size() - static_cast<std::size_t>(st.allgathers_left)];
+  const double param_bytes = b / grad_reduce_bytes(in_.training.precision) * activation_bytes(in_.training.precision);
   const double dur = dp_time(param_bytes, CollectiveOp::AllGather);
   st.comm_busy = true;
   record(r, 2, "all-gather", now(), now() + dur);
@@ -516,7 +521,7 @@ void Engine::on_event(std::uint64_t tag) {
       const bool sharded = (in_.parallel.zero == 1 || in_.parallel.zero == 2 || in_.parallel.distributed_optimizer) &&
                            !st.buckets.empty();
       if (sharded) {
-        st.allgathers_left = static_cast<int>(st.buckets.size());
+        st.allgathers_left = static_cast<int>(st.param_buckets.size());
         start_allgather(r);
       } else {
         finish_rank(r);
