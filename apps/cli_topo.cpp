@@ -6,6 +6,8 @@
 #include "analysis/topo_report.h"
 #include "apps/cli_common.h"
 #include "apps/verbs.h"
+#include "scenarios/loader.h"
+#include "scenarios/scenario_error.h"
 #include "topology/bisection.h"
 #include "topology/builders.h"
 #include "topology/routing.h"
@@ -14,11 +16,12 @@ namespace clustersim::apps {
 
 int verb_topo(int argc, char** argv) {
   CLI::App app{"Show a cluster's topology.", "clustersim topo"};
-  std::string node, fabric = "fat-tree";
+  std::string node, fabric = "fat-tree", scenario_path;
   int nodes = 1;
   double oversubscription = 1;
   bool matrix = false, dot = false, json = false, bisection = false;
-  app.add_option("--node", node, "node preset id (see `clustersim catalog nodes`)")->required();
+  app.add_option("scenario", scenario_path, "SCENARIO.toml whose [cluster] to show (instead of --node)");
+  app.add_option("--node", node, "node preset id (see `clustersim catalog nodes`)");
   app.add_option("--nodes", nodes, "number of nodes");
   app.add_option("--fabric", fabric, "fat-tree | rail-optimized | single-switch (nodes > 1)");
   app.add_option("--oversubscription", oversubscription, "leaf-to-spine oversubscription ratio (>= 1)");
@@ -36,7 +39,20 @@ int verb_topo(int argc, char** argv) {
   if (static_cast<int>(matrix) + dot + json + bisection > 1) {
     throw CliError("choose one of --matrix, --dot, --json, --bisection");
   }
-  const topology::ClusterSpec spec = cluster_from_flags(node, nodes, fabric, oversubscription);
+  if (scenario_path.empty() == node.empty()) {
+    throw CliError("give either SCENARIO.toml or --node PRESET (see `clustersim catalog nodes`)");
+  }
+  topology::ClusterSpec spec;
+  if (!scenario_path.empty()) {
+    try {
+      spec = scenarios::load_scenario(scenario_path).cluster;
+    } catch (const scenarios::ScenarioError& e) {
+      std::fputs(e.format().c_str(), stderr);
+      return 2;
+    }
+  } else {
+    spec = cluster_from_flags(node, nodes, fabric, oversubscription);
+  }
   const topology::Topology topo = topology::build_cluster(spec);
   if (dot) {
     std::fputs(analysis::topo_dot(topo).c_str(), stdout);
