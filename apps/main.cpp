@@ -24,6 +24,8 @@ constexpr Verb kVerbs[] = {
     {"memory", clustersim::apps::verb_memory, "per-GPU memory of a scenario: will it fit, and what would make it fit"},
     {"validate", clustersim::apps::verb_validate, "run the bundled validation sets: predicted vs measured, error, MAPE"},
     {"calibrate", clustersim::apps::verb_calibrate, "fit named model constants to validation rows by least squares"},
+    {"compare", clustersim::apps::verb_compare, "run a scenario once per combination of --vary values, side by side"},
+    {"sweep", clustersim::apps::verb_sweep, "run a sweep file's grid of variations in parallel into a CSV"},
 };
 
 void usage(std::FILE* to) {

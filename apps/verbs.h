@@ -10,5 +10,7 @@ int verb_memory(int argc, char** argv);
 int verb_run(int argc, char** argv);
 int verb_calibrate(int argc, char** argv);
 int verb_validate(int argc, char** argv);
+int verb_compare(int argc, char** argv);
+int verb_sweep(int argc, char** argv);
 
 }  // namespace clustersim::apps
