@@ -18,9 +18,6 @@
 
 namespace clustersim::workloads {
 
-// Per-rank size from which only the Simple protocol is simulated (see concurrent()).
-inline constexpr double kSimpleOnlyBytesPerRank = 512.0 * 1024.0;
-
 // One memo serves every simulation on the same cluster (e.g. all validation rows of one system):
 // its keys name the ranks, so a different topology needs a different memo.
 // Thrown when a memoised simulation would exceed the caller's transfer budget (validation sets
@@ -35,7 +32,8 @@ class CollectiveMemo {
   // 0 = unlimited. Estimated transfers of one memoised simulation (ranks x steps x channels x chunks).
   void set_transfer_budget(std::uint64_t transfers) { budget_ = transfers; }
 
-  // Duration of `groups.size()` collectives of the same kind started together, one per group
+  // Duration of `groups.size()` collectives of the same kind started together, one per group,
+  // each with the protocol (and, for `auto`, the algorithm) NCCL's tuner picks for its size
   // (e.g. the tensor-parallel ranks' data-parallel all-reduces of one stage), until the last ends.
   sim::SimTime concurrent(CollectiveOp op, CollectiveAlgo algo, const std::vector<std::vector<int>>& groups,
                           sim::Bytes bytes);
@@ -45,7 +43,7 @@ class CollectiveMemo {
 
  private:
   sim::SimTime simulate(CollectiveOp op, CollectiveAlgo algo, const std::vector<std::vector<int>>& groups,
-                        sim::Bytes bytes, Protocol proto);
+                        sim::Bytes bytes);
 
   CollectiveEnvironment env_;
   std::map<std::tuple<int, int, std::vector<std::vector<int>>, double>, sim::SimTime> cache_;
