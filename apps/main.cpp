@@ -7,6 +7,7 @@
 
 #include "apps/cli_common.h"
 #include "apps/verbs.h"
+#include "scenarios/scenario_error.h"
 
 namespace {
 
@@ -45,6 +46,9 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[1], v.name) != 0) continue;
     try {
       return v.run(argc - 1, argv + 1);
+    } catch (const clustersim::scenarios::ScenarioError& e) {  // file:line:col diagnostics
+      std::fputs(e.format().c_str(), stderr);
+      return 2;
     } catch (const clustersim::apps::CliError& e) {
       std::fprintf(stderr, "clustersim %s: error: %s\n", v.name, e.what());
       return 2;
