@@ -30,9 +30,8 @@ void EventQueue::refill() {
   }
   from.clear();
   // Events at the new minimum arrived from different places: restore insertion order.
-  if (zero.size() > 1) {
-    std::sort(zero.begin(), zero.end(), [](const Event& a, const Event& b2) { return a.seq < b2.seq; });
-  }
+  const auto by_seq = [](const Event& a, const Event& b2) { return a.seq < b2.seq; };
+  if (zero.size() > 1 && !std::is_sorted(zero.begin(), zero.end(), by_seq)) std::sort(zero.begin(), zero.end(), by_seq);
 }
 
 const Event& EventQueue::top() {
