@@ -48,6 +48,7 @@ FlowId NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListene
 
 void NetworkModel::activate(FlowId f) {
   Flow& flow = flows_[f];
+  flow.stream_start = sim_.now();
   if (flow.remaining <= 0 || flow.route.hops == 0) {
     // Nothing to stream (zero bytes, or a GPU talking to itself): done once the latency has passed.
     finish(f);
@@ -102,6 +103,9 @@ void NetworkModel::complete(FlowId f) {
 void NetworkModel::finish(FlowId f) {
   Flow& flow = flows_[f];
   for (int k = 0; k < flow.route.hops; ++k) link_bytes_[flow.route.links[k]] += flow.bytes;
+  if (observer_ != nullptr) {
+    observer_->on_flow_done(FinishedFlow{flow.route, flow.bytes, flow.stream_start, sim_.now(), flow.who, flow.tag});
+  }
   ++flow.generation;
   ++stats_.transfers_finished;
   TransferListener* who = flow.who;

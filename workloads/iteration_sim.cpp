@@ -51,6 +51,10 @@ bool is_selective_recompute_op(const OpCost& op) {
 struct ChunkCost {
   double fwd_compute = 0, bwd_compute = 0;  // seconds, incl. recompute in bwd
   double fwd_comm = 0, bwd_comm = 0;        // blocking tp (and ZeRO-3 exposed) communication
+  // Observation only (timelines): seconds of the compute with device memory busy, the blocking
+  // tensor-parallel part of the comm and the bytes one GPU sends in it.
+  double fwd_memory = 0, bwd_memory = 0;
+  double fwd_tp = 0, bwd_tp = 0, fwd_tp_bytes = 0, bwd_tp_bytes = 0;
   double params = 0;                        // parameters per tensor-parallel rank
   int layers = 0;
 };
@@ -68,7 +72,21 @@ std::uint64_t tag_of(Kind k, int rank, std::uint64_t index) {
   return (static_cast<std::uint64_t>(k) << 60) | (static_cast<std::uint64_t>(rank) << 40) | index;
 }
 
-class Engine final : public sim::EventHandler, public topology::TransferListener, public CollectiveListener {
+// The reach of a route, for timelines: the widest link kind it crosses.
+std::string route_class(const topology::Topology& topo, const topology::Route& route) {
+  int widest = -1;
+  for (int k = 0; k < route.hops; ++k) {
+    const topology::LinkKind kind = topo.link(route.links[static_cast<std::size_t>(k)]).kind;
+    const int reach = kind == topology::LinkKind::NvLink ? 0 : kind == topology::LinkKind::Pcie ? 1
+                      : kind == topology::LinkKind::CpuInterconnect ? 2 : 3;
+    widest = std::max(widest, reach);
+  }
+  static const char* kNames[] = {"nvlink", "pcie", "cpu-link", "network"};
+  return widest < 0 ? std::string() : std::string(kNames[widest]);
+}
+
+class Engine final : public sim::EventHandler, public topology::TransferListener, public CollectiveListener,
+                     public topology::FlowObserver {
  public:
   explicit Engine(const IterationInputs& in);
   IterationResult run();
@@ -76,6 +94,7 @@ class Engine final : public sim::EventHandler, public topology::TransferListener
   void on_event(std::uint64_t tag) override;
   void on_transfer_done(std::uint64_t tag) override;
   void on_collective_done(std::uint64_t tag) override;
+  void on_flow_done(const topology::FinishedFlow& flow) override;
 
  private:
   struct RankState {
@@ -95,6 +114,9 @@ class Engine final : public sim::EventHandler, public topology::TransferListener
     bool done = false;
     std::vector<int> last_backward_index;  // per chunk: index in order of its last backward
     int live_left = 0;                      // live collectives of the running bucket
+    double comm_start = 0;                  // of the running bucket (timelines)
+    double comm_bytes = 0;                  // sent by the representative in the running bucket (timelines)
+    std::string comm_name;
   };
 
   void plan_costs();
@@ -110,7 +132,14 @@ class Engine final : public sim::EventHandler, public topology::TransferListener
   void maybe_optimizer(int r);
   double dp_time(double bytes, CollectiveOp op);
   void launch_live(int r, double bytes, CollectiveOp op);
-  void record(int r, int stream, std::string name, double start, double end);
+  void record(int r, int stream, std::string name, double start, double end, SpanKind kind = SpanKind::Forward,
+              double bytes = 0, int load = -1);
+  void record_pass(int r, const PipelineStep& step, const ChunkCost& c);
+  void record_dp(int r, const std::string& name, double start, double end, double bytes, bool memoised);
+  int ring_load(const std::vector<std::vector<int>>& groups);
+  int route_load(const topology::Route& route);
+  int dp_load(int r);
+  int tp_load(int r);
   int rank_of_vs(int vs) const { return vs % pp_; }
   int chunk_of_vs(int vs) const { return vs / pp_; }
   int gpu_of_rank(int r) const { return layout_.rank(0, 0, r); }
@@ -137,6 +166,10 @@ class Engine final : public sim::EventHandler, public topology::TransferListener
   double plan_wall_s_ = 0;  // planning (incl. memoised collective simulations) before run()
   IterationResult result_;
   std::vector<double> iteration_times_;
+  // Timelines only: link-load patterns built on first use.
+  double run_start_ = 0;
+  std::vector<int> dp_load_, tp_load_, pp_load_;
+  std::map<std::vector<topology::LinkId>, int> flow_load_;
 };
 
 Engine::Engine(const IterationInputs& in)
@@ -167,6 +200,12 @@ Engine::Engine(const IterationInputs& in)
     pp_routes_[static_cast<std::size_t>(vstages_ + vs)] =
         in.router.route(b, a, sim::splitmix64(static_cast<std::uint64_t>(vs) + 7919));
   }
+  if (in.record_timeline) {
+    net_.set_observer(this);
+    dp_load_.assign(static_cast<std::size_t>(pp_), -1);
+    tp_load_.assign(static_cast<std::size_t>(pp_), -1);
+    pp_load_.assign(static_cast<std::size_t>(2 * vstages_), -1);
+  }
   plan_wall_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -188,6 +227,24 @@ void Engine::plan_costs() {
     if (is_selective_recompute_op(op)) selective.push_back(op);
   }
   const ComputeModel& cm = in_.compute;
+  // Seconds of an op list with device memory busy (MCUTL): each op's memory side of the roofline,
+  // bytes / (HBM bandwidth x streaming efficiency), capped by the op's time. Under fp8 the op's
+  // listed (bf16) bytes are used.
+  const auto memory_time = [&cm](const std::vector<OpCost>& ops, Pass pass) {
+    const double hbm = cm.memory_bandwidth().value * cm.constants().get("hbm_stream_eff");
+    const double pointwise = cm.constants().get("pointwise_mem_eff");
+    double busy = 0;
+    for (const OpCost& op : ops) {
+      const double bytes = (pass == Pass::Forward ? op.fwd_bytes : op.bwd_bytes).value;
+      const double at = bytes / (op.is_matmul() ? hbm : hbm * pointwise);
+      busy += std::min(at, cm.op_time(op, pass).seconds());
+    }
+    return busy;
+  };
+  const double layer_fwd_mem = memory_time(layer, Pass::Forward);
+  double layer_bwd_mem = memory_time(layer, Pass::Backward);
+  if (tr.recompute == Recompute::Full) layer_bwd_mem += layer_fwd_mem;
+  if (tr.recompute == Recompute::Selective) layer_bwd_mem += memory_time(selective, Pass::Forward);
   const double layer_fwd = cm.ops_time(layer, Pass::Forward).seconds();
   double layer_bwd = cm.ops_time(layer, Pass::Backward).seconds();
   if (tr.recompute == Recompute::Full) layer_bwd += layer_fwd;
@@ -197,7 +254,7 @@ void Engine::plan_costs() {
   // b·s·h activation in forward and two in backward; with sequence parallelism each becomes an
   // all-gather plus a reduce-scatter of the same buffer. Full recompute repeats the forward ones.
   const int tp = in_.parallel.tp;
-  double tp_fwd = 0, tp_bwd = 0;
+  double tp_fwd = 0, tp_bwd = 0, tp_fwd_bytes = 0, tp_bwd_bytes = 0;
   const double act = static_cast<double>(tr.micro_batch) * model.seq_len * model.hidden * shape.precision_bytes;
   if (tp > 1) {
     const std::vector<std::vector<int>> group{layout_.tp_group(0, 0)};
@@ -209,6 +266,10 @@ void Engine::plan_costs() {
       tp_fwd = 2 * memo_.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
     }
     tp_bwd = tp_fwd + (tr.recompute == Recompute::Full ? tp_fwd : 0.0);
+    // Per layer and forward pass each rank sends 4 (tp-1)/tp activations: two ring all-reduces at
+    // 2 (tp-1)/tp each, or two all-gathers and two reduce-scatters at (tp-1)/tp each.
+    tp_fwd_bytes = 4.0 * act * (tp - 1) / tp;
+    tp_bwd_bytes = tp_fwd_bytes * (tr.recompute == Recompute::Full ? 2.0 : 1.0);
     const double per_layer_sent = (in_.parallel.sequence_parallel ? 4.0 : 2.0) *
                                   (in_.parallel.sequence_parallel ? 1.0 : 2.0) * act * (tp - 1) / tp;
     const double layer_passes = (tr.recompute == Recompute::Full ? 3.0 : 2.0);
@@ -222,9 +283,9 @@ void Engine::plan_costs() {
   if (in_.parallel.zero == 3 && in_.parallel.dp > 1) {
     std::vector<std::vector<int>> groups;
     for (int t = 0; t < tp; ++t) groups.push_back(layout_.dp_group(t, 0));
-    z3_ag = memo_.concurrent(CollectiveOp::AllGather, dp_algo_ == CollectiveAlgo::Auto ? CollectiveAlgo::Ring : dp_algo_,
+    z3_ag = memo_.concurrent(CollectiveOp::AllGather, dp_algo_,
                              groups, sim::Bytes{layer_params * shape.precision_bytes}).seconds();
-    z3_rs = memo_.concurrent(CollectiveOp::ReduceScatter, dp_algo_ == CollectiveAlgo::Auto ? CollectiveAlgo::Ring : dp_algo_,
+    z3_rs = memo_.concurrent(CollectiveOp::ReduceScatter, dp_algo_,
                              groups, sim::Bytes{layer_params * grad_reduce_bytes(tr.precision)}).seconds();
   }
 
@@ -238,6 +299,12 @@ void Engine::plan_costs() {
     c.fwd_comm = layers_per_chunk * tp_fwd;
     c.bwd_comm = layers_per_chunk * tp_bwd;
     c.params = layers_per_chunk * layer_params;
+    c.fwd_memory = layers_per_chunk * layer_fwd_mem;
+    c.bwd_memory = layers_per_chunk * layer_bwd_mem;
+    c.fwd_tp = layers_per_chunk * tp_fwd;
+    c.bwd_tp = layers_per_chunk * tp_bwd;
+    c.fwd_tp_bytes = layers_per_chunk * tp_fwd_bytes;
+    c.bwd_tp_bytes = layers_per_chunk * tp_bwd_bytes;
     if (z3_ag > 0) {
       // Pass time with one layer of prefetch: the first gather is exposed, then each layer takes
       // the longer of its compute and the next layer's communication.
@@ -249,11 +316,15 @@ void Engine::plan_costs() {
     if (vs == 0) {
       c.fwd_compute += cm.ops_time(embed, Pass::Forward).seconds();
       c.bwd_compute += cm.ops_time(embed, Pass::Backward).seconds();
+      c.fwd_memory += memory_time(embed, Pass::Forward);
+      c.bwd_memory += memory_time(embed, Pass::Backward);
       c.params += model.embedding_parameters() / tp;
     }
     if (vs == vstages_ - 1) {
       c.fwd_compute += cm.ops_time(head, Pass::Forward).seconds();
       c.bwd_compute += cm.ops_time(head, Pass::Backward).seconds();
+      c.fwd_memory += memory_time(head, Pass::Forward);
+      c.bwd_memory += memory_time(head, Pass::Backward);
       c.params += model.final_norm_parameters() / tp;
       if (!model.tied_embeddings || vstages_ > 1) c.params += model.embedding_parameters() / tp;
     }
@@ -317,18 +388,135 @@ void Engine::plan_buckets() {
 double Engine::dp_time(double bytes, CollectiveOp op) {
   std::vector<std::vector<int>> groups;
   for (int t = 0; t < in_.parallel.tp; ++t) groups.push_back(layout_.dp_group(t, 0));
-  const CollectiveAlgo algo = dp_algo_ == CollectiveAlgo::Auto ? CollectiveAlgo::Ring : dp_algo_;
+  const CollectiveAlgo algo = dp_algo_;
   return memo_.concurrent(op, algo, groups, sim::Bytes{bytes}).seconds();
 }
 
-void Engine::record(int r, int stream, std::string name, double start, double end) {
-  if (!in_.record_timeline || iteration_ > 0) return;
-  result_.timeline.push_back(TimelineSpan{r, gpu_of_rank(r), stream, std::move(name), start - iteration_start_,
-                                          end - iteration_start_});
+void Engine::record(int r, int stream, std::string name, double start, double end, SpanKind kind, double bytes,
+                    int load) {
+  if (!in_.record_timeline) return;
+  TimelineSpan span;
+  span.rank = r;
+  span.gpu = gpu_of_rank(r);
+  span.stream = stream;
+  span.name = std::move(name);
+  span.start_s = start - run_start_;
+  span.end_s = end - run_start_;
+  span.kind = kind;
+  span.iteration = iteration_;
+  span.bytes = bytes;
+  span.load = load;
+  if (kind == SpanKind::Optimizer) span.memory_busy = 1.0;  // a memory-bound fused optimizer
+  result_.timeline.push_back(std::move(span));
+  if (load >= 0 && bytes > 0) result_.link_traffic.push_back(LinkTraffic{load, bytes, start - run_start_, end - run_start_});
+}
+
+// A pass on the compute stream, with its blocking tensor-parallel collectives nested at its end.
+void Engine::record_pass(int r, const PipelineStep& step, const ChunkCost& c) {
+  std::string name(1, step.forward ? 'F' : 'B');
+  name += std::to_string(step.micro_batch);
+  if (v_ > 1) {
+    name += '.';
+    name += std::to_string(step.chunk);
+  }
+  const double start = ranks_[static_cast<std::size_t>(r)].step_start, end = now();
+  const double memory = step.forward ? c.fwd_memory : c.bwd_memory;
+  record(r, 0, std::move(name), start, end, step.forward ? SpanKind::Forward : SpanKind::Backward);
+  if (end > start) result_.timeline.back().memory_busy = std::min(1.0, memory / (end - start));
+  const double tp = std::min(end - start, step.forward ? c.fwd_tp : c.bwd_tp);
+  const double tp_bytes = step.forward ? c.fwd_tp_bytes : c.bwd_tp_bytes;
+  if (tp <= 0) return;
+  // Shown as one span at the end of the pass, but its traffic is spread over the whole pass: the
+  // collectives are really interleaved with the layers' compute.
+  const int load = tp_load(r);
+  record(r, 0, "tensor-parallel", end - tp, end, SpanKind::TensorParallel, tp_bytes);
+  result_.timeline.back().load = load;
+  if (tp_bytes > 0) result_.link_traffic.push_back(LinkTraffic{load, tp_bytes, start - run_start_, end - run_start_});
+  const std::vector<int> group = layout_.tp_group(0, r);
+  result_.timeline.back().link_class = route_class(in_.topo, in_.router.route(group[0], group[1 % group.size()]));
+}
+
+void Engine::record_dp(int r, const std::string& name, double start, double end, double bytes, bool memoised) {
+  if (!in_.record_timeline) return;
+  record(r, 2, name, start, end, SpanKind::DataParallel, bytes, memoised ? dp_load(r) : -1);
+  const std::vector<int> group = layout_.dp_group(0, r);
+  if (group.size() > 1) result_.timeline.back().link_class = route_class(in_.topo, in_.router.route(group[0], group[1]));
+}
+
+// Ring routes of the groups, weighted per byte one member sends (every member sends the same).
+int Engine::ring_load(const std::vector<std::vector<int>>& groups) {
+  std::map<topology::LinkId, double> weight;
+  for (const auto& g : groups) {
+    const std::size_t n = g.size();
+    if (n < 2) continue;
+    for (std::size_t i = 0; i < n; ++i) {
+      const int a = g[i], b = g[(i + 1) % n];
+      const topology::Route route =
+          in_.router.route(a, b, sim::splitmix64((static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint64_t>(b)));
+      for (int k = 0; k < route.hops; ++k) weight[route.links[static_cast<std::size_t>(k)]] += 1.0;
+    }
+  }
+  LinkLoad load;
+  load.links.assign(weight.begin(), weight.end());
+  result_.link_loads.push_back(std::move(load));
+  return static_cast<int>(result_.link_loads.size()) - 1;
+}
+
+int Engine::route_load(const topology::Route& route) {
+  std::vector<topology::LinkId> links(route.links.begin(), route.links.begin() + route.hops);
+  auto it = flow_load_.find(links);
+  if (it != flow_load_.end()) return it->second;
+  LinkLoad load;
+  for (topology::LinkId l : links) load.links.emplace_back(l, 1.0);
+  result_.link_loads.push_back(std::move(load));
+  const int id = static_cast<int>(result_.link_loads.size()) - 1;
+  flow_load_.emplace(std::move(links), id);
+  return id;
+}
+
+int Engine::dp_load(int r) {
+  int& id = dp_load_[static_cast<std::size_t>(r)];
+  if (id < 0) {
+    std::vector<std::vector<int>> groups;
+    for (int t = 0; t < in_.parallel.tp; ++t) groups.push_back(layout_.dp_group(t, r));
+    id = ring_load(groups);
+  }
+  return id;
+}
+
+int Engine::tp_load(int r) {
+  int& id = tp_load_[static_cast<std::size_t>(r)];
+  if (id < 0) id = ring_load({layout_.tp_group(0, r)});
+  return id;
+}
+
+// Finished flows: pipeline sends become spans on stream 1; live collective flows (`full`) only
+// traffic.
+void Engine::on_flow_done(const topology::FinishedFlow& flow) {
+  const double start = flow.start.seconds(), end = flow.end.seconds();
+  const bool pipeline = flow.who == static_cast<const topology::TransferListener*>(this);
+  if (!pipeline) {
+    if (flow.bytes > 0 && flow.route.hops > 0) {
+      result_.link_traffic.push_back(LinkTraffic{route_load(flow.route), flow.bytes, start - run_start_, end - run_start_});
+    }
+    return;
+  }
+  const std::uint64_t index = flow.tag & 0xffffffffffULL;
+  const bool forward = (index & 1U) != 0;
+  const int to_vs = static_cast<int>((index >> 1) / static_cast<std::uint64_t>(m_));
+  const int mb = static_cast<int>((index >> 1) % static_cast<std::uint64_t>(m_));
+  const int from_vs = forward ? to_vs - 1 : to_vs + 1;
+  const std::size_t route_index = static_cast<std::size_t>(forward ? from_vs : vstages_ + to_vs);
+  int& load = pp_load_[route_index];
+  if (load < 0) load = route_load(flow.route);
+  std::string name = (forward ? "send F" : "send B") + std::to_string(mb) + " -> rank " + std::to_string(rank_of_vs(to_vs));
+  record(rank_of_vs(from_vs), 1, std::move(name), start, end, SpanKind::PipelineSend, flow.bytes, load);
+  result_.timeline.back().link_class = route_class(in_.topo, flow.route);
 }
 
 void Engine::start_iteration() {
   iteration_start_ = now();
+  if (iteration_ == 0) run_start_ = now();
   ranks_done_ = 0;
   std::fill(fwd_ready_.begin(), fwd_ready_.end(), 0);
   std::fill(bwd_ready_.begin(), bwd_ready_.end(), 0);
@@ -375,15 +563,7 @@ void Engine::step_done(int r) {
   RankState& st = ranks_[static_cast<std::size_t>(r)];
   const PipelineStep step = st.order[st.next];
   const int vs = step.chunk * pp_ + r;
-  if (in_.record_timeline && iteration_ == 0) {
-    std::string name(1, step.forward ? 'F' : 'B');
-    name += std::to_string(step.micro_batch);
-    if (v_ > 1) {
-      name += '.';
-      name += std::to_string(step.chunk);
-    }
-    record(r, 0, std::move(name), st.step_start, now());
-  }
+  if (in_.record_timeline) record_pass(r, step, chunks_[static_cast<std::size_t>(vs)]);
   st.busy = false;
   st.last_compute_end = now();
   ++st.next;
@@ -424,19 +604,23 @@ void Engine::issue_comm(int r) {
   const bool sharded = in_.parallel.zero >= 1 || in_.parallel.distributed_optimizer;
   const CollectiveOp op = sharded ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
   st.comm_busy = true;
+  const double n = in_.parallel.dp;
+  st.comm_start = now();
+  st.comm_bytes = b.bytes * (sharded ? 1.0 : 2.0) * (n - 1) / n;  // ring: what each member sends
+  st.comm_name = sharded ? "reduce-scatter" : "all-reduce";
   if (in_.full) {
     launch_live(r, b.bytes, op);
     return;
   }
   const double dur = dp_time(b.bytes, op);
-  record(r, 2, sharded ? "reduce-scatter" : "all-reduce", now(), now() + dur);
+  record_dp(r, st.comm_name, now(), now() + dur, st.comm_bytes, true);
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kCommDone, r, 0));
 }
 
 void Engine::launch_live(int r, double bytes, CollectiveOp op) {
   RankState& st = ranks_[static_cast<std::size_t>(r)];
   const CollectiveEnvironment env{in_.topo, in_.router, in_.gpu.compute_capability};
-  const CollectiveAlgo algo = dp_algo_ == CollectiveAlgo::Auto ? CollectiveAlgo::Ring : dp_algo_;
+  const CollectiveAlgo algo = dp_algo_;
   st.live_left = in_.parallel.tp;
   for (int t = 0; t < in_.parallel.tp; ++t) {
     CollectiveRequest req;
@@ -444,9 +628,8 @@ void Engine::launch_live(int r, double bytes, CollectiveOp op) {
     req.algo = algo;
     req.ranks = layout_.dp_group(t, r);
     req.bytes = sim::Bytes{bytes};
-    req.protocol = Protocol::Simple;
-    live_.push_back(make_collective(CollectiveContext{sim_, net_, in_.topo, in_.router},
-                                    plan_collective(env, req, Protocol::Simple), this, static_cast<std::uint64_t>(r)));
+    live_.push_back(make_collective(CollectiveContext{sim_, net_, in_.topo, in_.router}, plan_collective(env, req), this,
+                                    static_cast<std::uint64_t>(r)));
     live_.back()->start();
   }
 }
@@ -459,6 +642,7 @@ void Engine::on_collective_done(std::uint64_t tag) {
 void Engine::comm_done(int r) {
   RankState& st = ranks_[static_cast<std::size_t>(r)];
   st.comm_busy = false;
+  if (in_.full && !st.optimizer_started) record_dp(r, st.comm_name, st.comm_start, now(), st.comm_bytes, false);
   if (st.optimizer_started) {  // post-optimizer all-gathers (ZeRO-1/2, distributed optimizer)
     if (--st.allgathers_left > 0) {
       start_allgather(r);
@@ -479,7 +663,8 @@ void Engine::start_allgather(int r) {
   const double param_bytes = b / grad_reduce_bytes(in_.training.precision) * activation_bytes(in_.training.precision);
   const double dur = dp_time(param_bytes, CollectiveOp::AllGather);
   st.comm_busy = true;
-  record(r, 2, "all-gather", now(), now() + dur);
+  const double n = in_.parallel.dp;
+  record_dp(r, "all-gather", now(), now() + dur, param_bytes * (n - 1) / n, true);
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kCommDone, r, 0));
 }
 
@@ -502,7 +687,7 @@ void Engine::maybe_optimizer(int r) {
   const bool mixed = activation_bytes(in_.training.precision) == 2;
   const double dur = in_.compute.optimizer_step_time(params, in_.training.optimizer, mixed).seconds();
   st.optimizer_time = dur;
-  record(r, 0, "optimizer", now(), now() + dur);
+  record(r, 0, "optimizer", now(), now() + dur, SpanKind::Optimizer);
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kOptimizerDone, r, 0));
 }
 
@@ -584,6 +769,7 @@ IterationResult Engine::run() {
   result_.events = sim_.events_processed() + memo_.events() - memo_events_at_start_;
   result_.flows = net_.stats().transfers_finished + memo_.transfers() - memo_transfers_at_start_;
   result_.memo_simulations = memo_.simulations() - memo_sims_at_start_;
+  result_.simulated_s = now() - run_start_;
   result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() + plan_wall_s_;
   return result_;
 }

@@ -20,7 +20,9 @@
 // prefetch: a pass then takes the compute and communication of its layers overlapped.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "topology/routing.h"
@@ -46,12 +48,46 @@ struct IterationInputs {
   CollectiveMemo* shared_memo = nullptr;  // reuse across runs on the same cluster (else a private one)
 };
 
-// One span on a timeline (for traces and reports).
+// What a timeline span stands for.
+enum class SpanKind : std::uint8_t {
+  Forward, Backward, Optimizer,  // compute stream
+  TensorParallel,  // compute stream, nested at the end of its pass: the pass's blocking tp collectives
+                   // (really interleaved layer by layer; shown as their total, their link
+                   // traffic spread over the whole pass)
+  PipelineSend,    // stream 1: one activation (or its gradient) from send to arrival, a live flow
+  DataParallel     // stream 2: one bucket's collective (memoised duration, or live flows with `full`)
+};
+
+// One span on a timeline (for traces, reports and sampled metrics). Times are seconds from the
+// start of the first simulated iteration; `iteration` says which one it belongs to.
 struct TimelineSpan {
   int rank = 0;               // pipeline rank (representative GPU)
   int gpu = 0;                // global GPU rank it stands for
   int stream = 0;             // 0 compute, 1 pipeline sends, 2 data-parallel communication
   std::string name;
+  double start_s = 0, end_s = 0;
+  SpanKind kind = SpanKind::Forward;
+  int iteration = 0;
+  double bytes = 0;           // communication: bytes the representative GPU sent
+  std::string link_class;     // communication: "nvlink", "pcie", "network" (the route's widest reach)
+  double memory_busy = 0;     // compute: share of the span with device memory read or written
+  int load = -1;              // communication: index into IterationResult::link_loads, or -1
+};
+
+// The links a communication span loads: link `links[i].first` carries `bytes x links[i].second`
+// of a span's traffic. For a live flow that is its route with weight 1. For a memoised collective
+// it is the groups' ring routes (each member sends to its successor in group order, whatever the
+// algorithm), weighted by the bytes each member sends per byte the representative sends; analyses
+// spread those bytes evenly over the span (an approximation: the real collective's traffic has
+// steps and idle gaps inside the span).
+struct LinkLoad {
+  std::vector<std::pair<topology::LinkId, double>> links;
+};
+
+// Traffic on links over time: `bytes` (per unit weight) of `link_loads[load]` between the times.
+struct LinkTraffic {
+  int load = 0;
+  double bytes = 0;
   double start_s = 0, end_s = 0;
 };
 
@@ -71,7 +107,13 @@ struct IterationResult {
   double dp_bytes_per_gpu = 0, tp_bytes_per_gpu = 0, pp_bytes_per_gpu = 0;  // sent, per iteration
   std::uint64_t events = 0, flows = 0, memo_simulations = 0;
   double wall_s = 0;
-  std::vector<TimelineSpan> timeline;  // first iteration, when requested
+  // When record_timeline is set, every simulated iteration. Traffic covers pipeline sends, tensor-
+  // and data-parallel collectives of the representative GPUs' groups and, with `full`, every
+  // live collective flow.
+  std::vector<TimelineSpan> timeline;
+  std::vector<LinkLoad> link_loads;
+  std::vector<LinkTraffic> link_traffic;
+  double simulated_s = 0;              // all simulated iterations, back to back
 };
 
 // Throws CollectiveError (an std::invalid_argument) when the chosen sync algorithm cannot run here.
