@@ -3,8 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
+#include "analysis/link_traffic.h"
 #include "scenarios/loader.h"
 #include "topology/builders.h"
 #include "topology/routing.h"
@@ -182,6 +186,43 @@ std::string run_text(const RunReport& r) {
   return out;
 }
 
+namespace {
+
+constexpr int kLinksPid = 1000000;          // the "links" process in the trace
+constexpr int kTraceBinsPerLink = 2000;     // counter samples per link at most
+constexpr std::size_t kTraceLinks = 256;    // the busiest links get counter tracks
+
+// Counter tracks ("ph":"C", bytes/s) for the busiest links that carried traffic, under a "links"
+// process; a value is written only when it changes.
+void link_counters(const RunReport& r, nlohmann::json& events) {
+  const auto& it = r.iteration;
+  if (it.link_traffic.empty() || it.simulated_s <= 0) return;
+  const topology::Topology topo = topology::build_cluster(r.spec.cluster);
+  const int bins = std::max(1, std::min(kTraceBinsPerLink, static_cast<int>(std::ceil(it.simulated_s / 1e-6))));
+  const double bin_s = it.simulated_s / bins;
+  const LinkTrafficGrid grid = link_traffic_grid(it, topo, bin_s, bins);
+  std::vector<const LinkSeries*> links;
+  for (const auto& s : grid.links) links.push_back(&s);
+  std::stable_sort(links.begin(), links.end(),
+                   [](const LinkSeries* a, const LinkSeries* b) { return a->total_bytes > b->total_bytes; });
+  if (links.size() > kTraceLinks) links.resize(kTraceLinks);
+  std::stable_sort(links.begin(), links.end(), [](const LinkSeries* a, const LinkSeries* b) { return a->link < b->link; });
+  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", kLinksPid}, {"tid", 0}, {"args", {{"name", "links"}}}});
+  events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", kLinksPid}, {"tid", 0}, {"args", {{"sort_index", kLinksPid}}}});
+  for (const LinkSeries* s : links) {
+    double last = -1;
+    for (int b = 0; b <= bins; ++b) {
+      const double rate = b < bins ? s->bytes[static_cast<std::size_t>(b)] / bin_s : 0.0;
+      if (rate == last) continue;
+      last = rate;
+      events.push_back({{"ph", "C"}, {"name", s->name}, {"pid", kLinksPid}, {"ts", b * bin_s * 1e6},
+                        {"args", {{"bytes/s", rate}}}});
+    }
+  }
+}
+
+}  // namespace
+
 std::string chrome_trace(const RunReport& r) {
   nlohmann::json events = nlohmann::json::array();
   static const char* kStreams[] = {"compute", "pipeline send/recv", "data-parallel comm"};
@@ -196,9 +237,16 @@ std::string chrome_trace(const RunReport& r) {
                           {"args", {{"name", kStreams[s]}}}});
       }
     }
-    events.push_back({{"ph", "X"}, {"name", span.name}, {"pid", span.rank}, {"tid", span.stream},
-                      {"ts", span.start_s * 1e6}, {"dur", (span.end_s - span.start_s) * 1e6}});
+    nlohmann::json e = {{"ph", "X"}, {"name", span.name}, {"pid", span.rank}, {"tid", span.stream},
+                        {"ts", span.start_s * 1e6}, {"dur", (span.end_s - span.start_s) * 1e6}};
+    nlohmann::json args = {{"iteration", span.iteration}};
+    if (span.bytes > 0) args["bytes"] = span.bytes;
+    if (!span.link_class.empty()) args["link_class"] = span.link_class;
+    if (span.stream == 0 && span.kind != workloads::SpanKind::TensorParallel) args["memory_busy"] = span.memory_busy;
+    e["args"] = std::move(args);
+    events.push_back(std::move(e));
   }
+  link_counters(r, events);
   nlohmann::json j = {{"traceEvents", events}, {"displayTimeUnit", "ms"},
                       {"otherData", {{"scenario", r.spec.name}, {"generator", "clustersim"}}}};
   return j.dump() + "\n";
