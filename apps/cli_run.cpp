@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include "analysis/dmon.h"
+#include "analysis/html_report.h"
 #include "analysis/run_report.h"
 #include "apps/cli_common.h"
 #include "apps/verbs.h"
@@ -11,16 +13,33 @@
 #include "scenarios/scenario_error.h"
 
 namespace clustersim::apps {
+namespace {
+
+// Writes what `render` returns to `path` unless the option was not given.
+template <typename Render>
+void write_output(const char* flag, const std::string& path, Render render) {
+  if (path.empty()) return;
+  std::ofstream out(path);
+  if (!out) throw CliError(std::string(flag) + " '" + path + "': cannot write this file");
+  out << render();
+}
+
+}  // namespace
 
 int verb_run(int argc, char** argv) {
   CLI::App app{"Simulate a scenario's training iterations.", "clustersim run"};
-  std::string path, format = "text", trace;
+  std::string path, format = "text", trace, dmon, dmon_fields = "203,204,1011,1012,155", report_path;
+  double dmon_ms = 1000;
   std::vector<std::string> sets;
   bool show_config = false, ignore_memory = false, full = false;
   app.add_option("scenario", path, "scenario file (TOML)")->required();
   app.add_option("--format", format, "text | json | csv");
   app.add_option("--set", sets, "override a key: section.key=value (repeatable)");
   app.add_option("--trace", trace, "write a Chrome trace-event JSON (Perfetto, chrome://tracing)");
+  app.add_option("--dmon", dmon, "write sampled GPU metrics in the layout of dcgmi dmon");
+  app.add_option("-e", dmon_fields, "--dmon: DCGM field ids, comma-separated (default 203,204,1011,1012,155)");
+  app.add_option("-d", dmon_ms, "--dmon: sample period in milliseconds (default 1000)");
+  app.add_option("--report", report_path, "write a self-contained HTML report");
   app.add_flag("--show-config", show_config, "print the resolved scenario before the result (text mode)");
   app.add_flag("--ignore-memory", ignore_memory, "simulate even if the model does not fit in GPU memory");
   app.add_flag("--full", full, "no memoised collectives: simulate every data-parallel collective as flows");
@@ -34,12 +53,20 @@ int verb_run(int argc, char** argv) {
   if (format != "text" && format != "json" && format != "csv") {
     throw CliError("--format '" + format + "': expected text, json or csv");
   }
+  analysis::DmonOptions dmon_options;
+  try {
+    dmon_options.fields = analysis::parse_dmon_fields(dmon_fields);
+  } catch (const std::invalid_argument& e) {
+    throw CliError(e.what());
+  }
+  if (dmon_ms < 1) throw CliError("-d " + std::to_string(dmon_ms) + ": the sample period is in milliseconds, at least 1");
+  dmon_options.period_ms = dmon_ms;
   try {
     const scenarios::ScenarioSpec spec = scenarios::load_scenario(path, sets);
     analysis::RunOptions options;
     options.full = full;
     options.ignore_memory = ignore_memory;
-    options.timeline = !trace.empty();
+    options.timeline = !trace.empty() || !dmon.empty() || !report_path.empty();
     const analysis::RunReport report = analysis::run_scenario(spec, options);
     if (!report.memory.fits && !ignore_memory) {
       std::fputs(analysis::memory_report_text(report.memory).c_str(), stdout);
@@ -62,6 +89,8 @@ int verb_run(int argc, char** argv) {
       if (!out) throw CliError("--trace '" + trace + "': cannot write this file");
       out << analysis::chrome_trace(report);
     }
+    write_output("--dmon", dmon, [&] { return analysis::dmon_text(report, dmon_options); });
+    write_output("--report", report_path, [&] { return analysis::html_report(report); });
     return 0;
   } catch (const scenarios::ScenarioError& e) {
     std::fputs(e.format().c_str(), stderr);

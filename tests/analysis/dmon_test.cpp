@@ -1,0 +1,129 @@
+// `run --dmon`: dcgmi dmon's layout (hardware.md section 4.2) and GPUTL against the busy share.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/dmon.h"
+#include "run_outputs_test_util.h"
+
+using namespace clustersim;
+
+namespace {
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// Splits a dmon line into its columns: 16 characters, then 18 per field.
+std::vector<std::string> columns(const std::string& line, int fields) {
+  std::vector<std::string> out{line.substr(0, 16)};
+  for (int f = 0; f < fields; ++f) out.push_back(line.substr(16 + 18 * static_cast<std::size_t>(f), 18));
+  return out;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+}  // namespace
+
+TEST_CASE("analysis::dmon: the header is #Entity in 16 columns, then each short name in 16 + 2, then an ID line") {
+  const auto r = testing::run_with_timeline(testing::small_pipeline(2, 4));
+  analysis::DmonOptions o;
+  o.fields = {203, 204, 1011, 1012, 155};
+  const auto lines = lines_of(analysis::dmon_text(r, o));
+  REQUIRE(lines.size() >= 5);
+  CHECK(lines[0].rfind("# ", 0) == 0);  // the comment saying replicas are folded
+  CHECK(lines[0].find("folded") != std::string::npos);
+  CHECK(lines[1] == "#Entity         GPUTL             MCUTL             NVLTX             NVLRX             POWER             ");
+  CHECK(lines[2] == std::string("ID") + std::string(14 + 5 * 18, ' '));
+  // One row per pipeline rank's representative GPU: GPU 0 (rank 0) and GPU 8 (rank 1).
+  CHECK(trim(columns(lines[3], 5)[0]) == "GPU 0");
+  CHECK(trim(columns(lines[4], 5)[0]) == "GPU 8");
+  CHECK(lines[3].size() == 16 + 5 * 18);
+}
+
+TEST_CASE("analysis::dmon: the header repeats every 14 rows") {
+  // Several iterations sampled every millisecond: many samples x 2 GPUs.
+  const auto r = testing::run_with_timeline(testing::small_pipeline(2, 8) + "iterations = 4\n");
+  analysis::DmonOptions o;
+  o.fields = {203};
+  o.period_ms = 1;
+  const auto lines = lines_of(analysis::dmon_text(r, o));
+  std::vector<std::size_t> headers;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].rfind("#Entity", 0) == 0) headers.push_back(i);
+  }
+  const std::size_t rows = lines.size() - 1 - 2 * headers.size();
+  REQUIRE(rows > 3 * 14);
+  CHECK(headers.size() == (rows + 13) / 14);
+  for (std::size_t h = 0; h + 1 < headers.size(); ++h) CHECK(headers[h + 1] - headers[h] == 2 + 14);
+  for (std::size_t h : headers) CHECK(lines[h + 1].rfind("ID", 0) == 0);
+}
+
+TEST_CASE("analysis::dmon: GPUTL is the share of the period the compute stream is busy") {
+  // Two pipeline ranks, four micro-batches, one sample covering the whole iteration: GPUTL is
+  // 100 x (passes + optimizer) / iteration time for each rank; the critical rank's busy time is
+  // compute + tensor-parallel + optimizer of the breakdown.
+  const auto r = testing::run_with_timeline(testing::small_pipeline(2, 4));
+  analysis::DmonOptions o;
+  o.fields = {203, 204, 155};
+  o.period_ms = std::ceil(r.iteration.simulated_s * 1e3) + 1;
+  const auto lines = lines_of(analysis::dmon_text(r, o));
+  REQUIRE(lines.size() == 1 + 2 + 2);
+  const auto& b = r.iteration.breakdown;
+  const double t = r.iteration.simulated_s;
+  const double critical_busy = (b.compute + b.tp_comm + b.optimizer) / t;
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto cols = columns(lines[3 + static_cast<std::size_t>(rank)], 3);
+    const int gputl = std::stoi(cols[1]);
+    CHECK(gputl >= 0);
+    CHECK(gputl <= 100);
+    double busy = 0;
+    for (const auto& s : r.iteration.timeline) {
+      if (s.rank == rank && s.stream == 0 && s.kind != workloads::SpanKind::TensorParallel) busy += s.end_s - s.start_s;
+    }
+    CHECK(gputl == std::lround(100 * busy / t));
+    if (rank == r.iteration.critical_rank) CHECK(gputl == std::lround(100 * critical_busy));
+    const int mcutl = std::stoi(cols[2]);
+    CHECK(mcutl >= 0);
+    CHECK(mcutl <= gputl);
+    // POWER: TDP x (0.3 + 0.7 x busy) with the A100 SXM's 400 W.
+    CHECK(std::stod(cols[3]) == doctest::Approx(400 * (0.3 + 0.7 * busy / t)).epsilon(1e-3));
+  }
+  // The first rank idles in the pipeline's bubble, so it is not busy all the time.
+  CHECK(std::stoi(columns(lines[3], 3)[1]) < 100);
+}
+
+TEST_CASE("analysis::dmon: NVLink throughput is the tensor-parallel traffic of the GPU's links") {
+  const auto r = testing::run_with_timeline(testing::small_pipeline(2, 4));
+  analysis::DmonOptions o;
+  o.fields = {1011, 1012, 1009};
+  o.period_ms = std::ceil(r.iteration.simulated_s * 1e3) + 1;
+  const auto lines = lines_of(analysis::dmon_text(r, o));
+  REQUIRE(lines.size() == 5);
+  const auto cols = columns(lines[3], 3);
+  CHECK(std::stod(cols[1]) > 0);  // tp = 8 inside the node
+  CHECK(std::stod(cols[2]) > 0);
+  CHECK(std::stod(cols[3]) > 0);  // rank 0 sends activations through its NIC over PCIe
+}
+
+TEST_CASE("analysis::dmon: an unknown field id is an error that lists the supported ones") {
+  CHECK(analysis::parse_dmon_fields("203,204") == std::vector<int>{203, 204});
+  try {
+    analysis::parse_dmon_fields("203,999");
+    FAIL("expected an error");
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    CHECK(what.find("999") != std::string::npos);
+    CHECK(what.find("203 (GPUTL)") != std::string::npos);
+    CHECK(what.find("1011 (NVLTX)") != std::string::npos);
+  }
+  CHECK_THROWS_AS(analysis::parse_dmon_fields("203,"), std::invalid_argument);
+  CHECK_THROWS_AS(analysis::parse_dmon_fields("gputl"), std::invalid_argument);
+}
