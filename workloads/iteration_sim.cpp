@@ -273,7 +273,7 @@ void Engine::plan_costs() {
     const double per_layer_sent = (in_.parallel.sequence_parallel ? 4.0 : 2.0) *
                                   (in_.parallel.sequence_parallel ? 1.0 : 2.0) * act * (tp - 1) / tp;
     const double layer_passes = (tr.recompute == Recompute::Full ? 3.0 : 2.0);
-    result_.tp_bytes_per_gpu = per_layer_sent / 2.0 * layer_passes * model.layers / in_.parallel.pp * m_;
+    result_.tp_bytes_per_gpu = per_layer_sent * layer_passes * model.layers / in_.parallel.pp * m_;
   }
 
   // ZeRO-3: per layer, all-gather its parameters before forward and backward, reduce-scatter its

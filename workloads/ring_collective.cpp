@@ -42,6 +42,31 @@ std::vector<int> ring_order(const topology::Topology& topo, const std::vector<in
   return out;
 }
 
+// A ring hop between servers leaves through the NIC on the destination's rail, as NCCL's PXN does
+// (PCI x NVLink, default since NCCL 2.12): when that NIC belongs to another local GPU reachable
+// over NVLink, the data first crosses NVLink to that GPU, then its PCIe switch and NIC, so the hop
+// stays on one rail switch instead of crossing the spine.
+topology::Route RingCollective::hop_route(int src, int dst, std::uint64_t key) const {
+  const auto& topo = ctx_.topo;
+  const auto& router = ctx_.router;
+  const int g = topo.gpus_per_server();
+  const int src_server = topo.server_of_gpu(src), dst_server = topo.server_of_gpu(dst);
+  if (src_server == dst_server) return router.route(src, dst, key);
+  const int proxy = src_server * g + dst % g;
+  if (proxy == src || proxy >= topo.gpu_count() || router.path_type(src, proxy) != topology::PathType::NvLink ||
+      !router.has_nic(proxy) || !router.has_nic(src) || router.nic_of(proxy) == router.nic_of(src)) {
+    return router.route(src, dst, key);
+  }
+  const topology::Route a = router.route(src, proxy, key);
+  const topology::Route b = router.route(proxy, dst, key);
+  if (a.hops + b.hops > topology::kMaxHops) return router.route(src, dst, key);
+  topology::Route r = a;
+  for (int k = 0; k < b.hops; ++k) r.links[static_cast<std::size_t>(r.hops++)] = b.links[static_cast<std::size_t>(k)];
+  r.latency = a.latency + b.latency;
+  r.bottleneck = std::min(a.bottleneck, b.bottleneck);
+  return r;
+}
+
 RingCollective::RingCollective(CollectiveContext ctx, CollectivePlan plan, CollectiveListener* listener,
                                std::uint64_t tag)
     : CollectiveAlgorithm(ctx, std::move(plan), listener, tag),
@@ -65,7 +90,7 @@ RingCollective::RingCollective(CollectiveContext ctx, CollectivePlan plan, Colle
       const std::uint64_t key = sim::splitmix64((static_cast<std::uint64_t>(src) << 32) ^
                                                 (static_cast<std::uint64_t>(dst) << 8) ^ static_cast<std::uint64_t>(ch));
       const std::size_t i = static_cast<std::size_t>(ch * n_ + p);
-      routes_[i] = ctx_.router.route(src, dst, key);
+      routes_[i] = hop_route(src, dst, key);
       overheads_[i] = step_overhead(routes_[i]);
     }
   }

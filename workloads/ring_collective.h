@@ -8,7 +8,9 @@
 // slots). Every piece is a flow on the network model, so a ring crossing a slow or shared link is
 // slowed exactly there. Channels are rings over the same ranks whose order inside each server is
 // rotated by the channel index, so their inter-server hops leave through different NICs, as
-// NCCL's rings on multi-NIC nodes do.
+// NCCL's rings on multi-NIC nodes do. An inter-server hop leaves through the NIC on the
+// destination's rail (PXN: over NVLink to the GPU that owns that NIC first), so rings stay on
+// their rail switches (see hop_route).
 #pragma once
 
 #include <vector>
@@ -44,6 +46,7 @@ class RingCollective final : public CollectiveAlgorithm {
   };
   void begin() override;
   void try_send(int ch, int pos);
+  topology::Route hop_route(int src, int dst, std::uint64_t key) const;
   Position& at(int ch, int pos) { return positions_[static_cast<std::size_t>(ch * n_ + pos)]; }
 
   int n_;

@@ -205,24 +205,28 @@ TEST_CASE("workloads::collectives: on a 2:1 fat-tree, traffic that all crosses l
   CHECK(t_cross / t_leaf == doctest::Approx(1.0).epsilon(0.03));
 }
 
-TEST_CASE("workloads::collectives: hierarchical beats a flat ring across DGX nodes where the ring's hops collide, not on one leaf") {
-  // 16 DGX H100 (8 NICs, NDR 50 GB/s) on a rail-optimized fabric, 1 GiB all-reduce. Hierarchical:
-  // intra-node reduce-scatter and all-gather over NVSwitch (2 x 7/8 S / 370.8 GB/s) + a rail-aligned
-  // ring of S/8 per rail (2 x 15/16 x S/8 / 50 GB/s): about 2.6 + 5.0 ms. The flat ring's channels
-  // leave a node on one rail and enter the next on another, so every inter-node hop crosses the
-  // spines, where ECMP puts several flows on one 25 GB/s leaf-spine link: it is several times slower.
-  Cluster big(Cluster::preset("dgx-h100", 16));
+TEST_CASE("workloads::collectives: hierarchical beats a flat ring across DGX nodes while step latency dominates, not at large sizes") {
+  // 16 DGX H100 (8 NDR NICs) on a rail-optimized fabric. The flat ring is rail-aligned (PXN: each
+  // inter-node hop leaves through the NIC on the destination's rail) and has 2(N-1) = 254 steps of
+  // NCCL's Simple per-step latency (hwLat 3.4 us NVLink / 14 us net, ~1.2 ms in all); hierarchical
+  // has 2 x 7 intra-node + 2 x 15 inter-node steps (44). At 64 MiB the latency term dominates:
+  // hierarchical is faster. At 1 GiB bandwidth dominates: per NIC the flat ring moves 2 S / 8 at
+  // 50 GB/s (~5.4 ms), while hierarchical runs its stages one after another: intra-node
+  // reduce-scatter + all-gather (2 x 7/8 S / 370.8 GB/s ~ 5.1 ms) plus the rail ring on S/8
+  // (2 x 15/16 x S/8 / 50 GB/s ~ 5.0 ms): the flat ring is faster.
   topology::ClusterSpec rail = Cluster::preset("dgx-h100", 16);
   rail.fabric = topology::Fabric::RailOptimized;
   Cluster c(rail);
-  const double S = 1073741824.0;
-  auto ring = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, first(128), S);
-  auto hier = request(CollectiveOp::AllReduce, CollectiveAlgo::Hierarchical, first(128), S);
+  auto ring = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, first(128), 67108864.0);
+  auto hier = request(CollectiveOp::AllReduce, CollectiveAlgo::Hierarchical, first(128), 67108864.0);
   ring.protocol = hier.protocol = Protocol::Simple;
   CHECK(workloads::simulate_collective(c.env, hier).time < workloads::simulate_collective(c.env, ring).time);
-  // The reverse: 2 DGX H100 under one leaf. The flat ring's 16 channels use all 16 NICs without
-  // sharing a link; per NIC it moves 2 x 15/16 x S/8 (as hierarchical's inter stage does, within
-  // 1/16), and hierarchical adds two intra-node stages in series, so the flat ring is faster.
+  ring.bytes = hier.bytes = sim::Bytes{1073741824.0};
+  CHECK(workloads::simulate_collective(c.env, ring).time < workloads::simulate_collective(c.env, hier).time);
+  // 2 DGX H100 under one leaf: the flat ring's 16 channels use all 16 NICs without sharing a link;
+  // per NIC it moves 2 x 15/16 x S/8 (as hierarchical's inter stage does, within 1/16), and
+  // hierarchical adds two intra-node stages in series, so the flat ring is faster.
+  const double S = 1073741824.0;
   Cluster two(Cluster::preset("dgx-h100", 2));
   auto ring2 = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, first(16), S);
   auto hier2 = request(CollectiveOp::AllReduce, CollectiveAlgo::Hierarchical, first(16), S);
