@@ -68,13 +68,7 @@ int verb_calibrate(int argc, char** argv) {
                  "(e.g. source=llm-foundry,gpu=a100_80gb,metric=mfu)")
       ->required();
   app.add_option("--out", out, "write the fitted values as an overrides file for [model_constants] include");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    throw CliError(e.what());
-  }
+  if (const auto help = parse_args(app, argc, argv)) return *help;
   const workloads::ComputeConstants defaults;
   const auto known = workloads::ComputeConstants::names();
   std::vector<std::string> names = split(params, ',');

@@ -14,13 +14,7 @@ int verb_catalog(int argc, char** argv) {
   CLI::App app{"List presets with their key numbers and sources.", "clustersim catalog"};
   std::string what = "gpus";
   app.add_option("what", what, "gpus | nodes | models | links | nics | constants");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    throw CliError(e.what());
-  }
+  if (const auto help = parse_args(app, argc, argv)) return *help;
   if (what == "constants") {
     // The compute model's named constants: overridable from [model_constants] and fitted by calibrate.
     const workloads::ComputeConstants c;

@@ -42,13 +42,7 @@ int verb_collective(int argc, char** argv) {
   app.add_option("--channels", channels, "parallel rings/trees (default: from the topology)");
   app.add_option("--proto", proto_name, "LL | LL128 | Simple (default: what NCCL's tuner picks for the size)");
   app.add_option("--format", format, "text | json");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    throw CliError(e.what());
-  }
+  if (const auto help = parse_args(app, argc, argv)) return *help;
 
   const auto op = workloads::parse_op(op_name);
   if (!op) throw CliError("--op '" + op_name + "': unknown operation; valid: " + join(workloads::op_names()));

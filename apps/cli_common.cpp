@@ -1,6 +1,8 @@
 // Shared command-line helpers (see cli_common.h).
 #include "apps/cli_common.h"
 
+#include <CLI/CLI.hpp>
+
 #include <cctype>
 #include <charconv>
 
@@ -15,6 +17,17 @@ std::string join(const std::vector<std::string_view>& items, std::string_view se
     out += items[i];
   }
   return out;
+}
+
+std::optional<int> parse_args(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    throw CliError(e.what());
+  }
+  return std::nullopt;
 }
 
 double parse_size(std::string_view flag, std::string_view text) {

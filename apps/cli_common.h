@@ -10,12 +10,20 @@
 
 #include "topology/cluster_spec.h"
 
+namespace CLI {
+class App;
+}
+
 namespace clustersim::apps {
 
 // Bad command-line input: printed as one line on stderr, exit code 2.
 struct CliError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// Parses a verb's arguments: returns the exit code when --help was asked for (the help is
+// printed), nothing when parsing succeeded; a parse error throws CliError (exit 2).
+std::optional<int> parse_args(CLI::App& app, int argc, char** argv);
 
 // Parses nccl-tests sizes: "8", "1K", "128M", "8G" (powers of 1024; optional trailing B).
 // Throws CliError naming `flag` on anything else.

@@ -202,13 +202,7 @@ int verb_compare(int argc, char** argv) {
   app.add_option("--set", sets, "override a key for every run: section.key=value (repeatable)")->allow_extra_args(false);
   app.add_option("--format", format, "text | json | csv");
   app.add_flag("--ignore-memory", ignore_memory, "simulate combinations that do not fit in GPU memory anyway");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    throw CliError(e.what());
-  }
+  if (const auto help = parse_args(app, argc, argv)) return *help;
   if (format != "text" && format != "json" && format != "csv") {
     throw CliError("--format '" + format + "': expected text, json or csv");
   }

@@ -21,13 +21,7 @@ int verb_memory(int argc, char** argv) {
   app.add_option("--set", overrides, "override a scenario key: --set section.key=value (repeatable)");
   app.add_flag("--expandable-segments", expandable,
                "replay the allocator with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    throw CliError(e.what());
-  }
+  if (const auto help = parse_args(app, argc, argv)) return *help;
   if (format != "text" && format != "json") throw CliError("--format '" + format + "': expected text or json");
 
   scenarios::ScenarioSpec spec;

@@ -43,13 +43,7 @@ int verb_run(int argc, char** argv) {
   app.add_flag("--show-config", show_config, "print the resolved scenario before the result (text mode)");
   app.add_flag("--ignore-memory", ignore_memory, "simulate even if the model does not fit in GPU memory");
   app.add_flag("--full", full, "no memoised collectives: simulate every data-parallel collective as flows");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    throw CliError(e.what());
-  }
+  if (const auto help = parse_args(app, argc, argv)) return *help;
   if (format != "text" && format != "json" && format != "csv") {
     throw CliError("--format '" + format + "': expected text, json or csv");
   }

@@ -293,13 +293,7 @@ int verb_sweep(int argc, char** argv) {
   app.add_option("--out,-o", o.out, "results CSV, written as points finish (default results.csv; under mpirun OUT.rank<R>)");
   app.add_flag("--resume", o.resume, "keep the points already in --out (matched by their varied values); run the rest");
   app.add_option("--best", o.best, "print the best ok point by this CSV column (e.g. tokens_per_s, iteration_time_s)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    throw CliError(e.what());
-  }
+  if (const auto help = parse_args(app, argc, argv)) return *help;
   if (o.jobs < 1) throw CliError("--jobs " + std::to_string(o.jobs) + ": expected at least 1 worker");
   const auto& metrics = analysis::metric_columns();
   if (!o.best.empty() && std::find(metrics.begin(), metrics.end(), o.best) == metrics.end()) {

@@ -29,13 +29,7 @@ int verb_topo(int argc, char** argv) {
   app.add_flag("--dot", dot, "Graphviz dot");
   app.add_flag("--json", json, "devices and links with bandwidth and latency");
   app.add_flag("--bisection", bisection, "bisection bandwidth of the GPU set (max-flow)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    throw CliError(e.what());
-  }
+  if (const auto help = parse_args(app, argc, argv)) return *help;
   if (static_cast<int>(matrix) + dot + json + bisection > 1) {
     throw CliError("choose one of --matrix, --dot, --json, --bisection");
   }

@@ -52,13 +52,7 @@ int verb_validate(int argc, char** argv) {
     flags.push_back(app.add_flag(kSections[i].flag, kSections[i].help));
   }
   app.add_option("--format", format, "text | json");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    throw CliError(e.what());
-  }
+  if (const auto help = parse_args(app, argc, argv)) return *help;
   if (format != "text" && format != "json") throw CliError("--format '" + format + "': expected text or json");
   bool any = false;
   for (std::size_t i = 0; i < flags.size(); ++i) {
