@@ -15,6 +15,7 @@
 #include <tuple>
 #include <utility>
 
+#include "scenarios/source_text.h"
 #include "topology/catalog.h"
 #include "workloads/hf_config.h"
 #include "workloads/model_presets.h"
@@ -172,28 +173,6 @@ std::string divisor_list(int n, int limit) {
     out += (shown++ ? ", " : "") + std::to_string(d);
   }
   return out;
-}
-
-std::vector<std::string> split_lines(std::string_view text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string line(text.substr(start, end - start));
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(std::move(line));
-    start = end + 1;
-  }
-  return lines;
-}
-
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // A path from the scenario file's folder, kept relative when the scenario's path is relative.

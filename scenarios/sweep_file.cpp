@@ -1,6 +1,8 @@
 // Sweep files (see sweep_file.h).
 #include "scenarios/sweep_file.h"
 
+#include "scenarios/source_text.h"
+
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -19,20 +21,6 @@ namespace fs = std::filesystem;
 
 constexpr std::array<std::string_view, 3> kTopLevelKeys = {"base", "grid", "point"};
 constexpr const char* kExample = "for example: \"parallelism.tp\" = [1, 2, 4, 8]";
-
-std::vector<std::string> split_lines(std::string_view text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string line(text.substr(start, end - start));
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(std::move(line));
-    start = end + 1;
-  }
-  return lines;
-}
 
 bool is_dotted_key(std::string_view key) {
   if (key.empty() || key.front() == '.' || key.back() == '.' || key.find("..") != std::string_view::npos) return false;

@@ -1,0 +1,17 @@
+// Reading a configuration file's text and splitting it into lines, so diagnostics can quote the
+// offending line (scenario files and sweep files alike).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace clustersim::scenarios {
+
+// The lines of `text` without their line ends ("\n" or "\r\n"); line i is quoted for line i + 1.
+std::vector<std::string> split_lines(std::string_view text);
+// The whole file, or nothing when it cannot be read.
+std::optional<std::string> read_file(const std::string& path);
+
+}  // namespace clustersim::scenarios
