@@ -2,6 +2,7 @@
 #include "workloads/hierarchical_collective.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 
@@ -88,37 +89,77 @@ std::vector<std::vector<CollectiveRequest>> hierarchical_stages(const topology::
                               " is point-to-point traffic with nothing to reduce or share per node; use --algo direct");
 }
 
+int hierarchical_pipeline_chunks(sim::Bytes bytes) {
+  const double slices = std::floor(bytes.value / kHierarchicalSliceBytes);
+  return static_cast<int>(std::clamp(slices, 1.0, static_cast<double>(kHierarchicalMaxSlices)));
+}
+
 HierarchicalCollective::HierarchicalCollective(CollectiveContext ctx, CollectivePlan plan, CollectiveListener* listener,
                                                std::uint64_t tag, StageMaker maker)
     : CollectiveAlgorithm(ctx, std::move(plan), listener, tag),
       maker_(std::move(maker)),
-      stages_(hierarchical_stages(ctx_.topo, plan_.request)) {}
-
-void HierarchicalCollective::begin() { start_stage(0); }
-
-void HierarchicalCollective::start_stage(std::size_t s) {
-  stage_ = s;
-  for (auto& done : running_) finished_.push_back(std::move(done));
-  running_.clear();
-  pending_ = stages_[s].size();
-  for (const CollectiveRequest& r : stages_[s]) running_.push_back(maker_(r, this));
-  for (auto& a : running_) a->start();
+      stages_(hierarchical_stages(ctx_.topo, plan_.request)),
+      slices_(static_cast<std::size_t>(hierarchical_pipeline_chunks(plan_.request.bytes))) {
+  CollectiveRequest slice = plan_.request;
+  slice.bytes = plan_.request.bytes / static_cast<double>(slices_.size());
+  slice_stages_ = hierarchical_stages(ctx_.topo, slice);
+  CLUSTERSIM_CHECK(slice_stages_.size() == stages_.size(), "a slice has the stages of the whole buffer");
+  for (std::size_t k = 0; k < slices_.size(); ++k) {
+    slices_[k].listener.owner = this;
+    slices_[k].listener.slice = k;
+  }
+  waiting_.resize(stages_.size());
+  busy_.assign(stages_.size(), 0);
 }
 
-void HierarchicalCollective::on_collective_done(std::uint64_t) {
-  CLUSTERSIM_CHECK(pending_ > 0, "a stage finishes once");
-  if (--pending_ > 0) return;
-  if (stage_ + 1 < stages_.size()) {
-    start_stage(stage_ + 1);
-  } else {
-    finish();
+void HierarchicalCollective::begin() {
+  for (std::size_t k = 0; k < slices_.size(); ++k) waiting_[0].push_back(k);
+  admit();
+}
+
+// Later stages first, so a slice leaving a stage is followed into it by the next one at once. One
+// slice per stage per call: slices that became ready together enter one completion apart, so the
+// two in a stage are staggered and one's step latencies overlap the other's transfers.
+void HierarchicalCollective::admit() {
+  for (std::size_t s = stages_.size(); s-- > 0;) {
+    if (busy_[s] < kHierarchicalSlicesPerStage && !waiting_[s].empty()) {
+      const std::size_t k = waiting_[s].front();
+      waiting_[s].pop_front();
+      ++busy_[s];
+      start_stage(k);
+    }
   }
+}
+
+void HierarchicalCollective::start_stage(std::size_t k) {
+  Slice& slice = slices_[k];
+  const auto& groups = slice_stages_[slice.stage];
+  slice.pending = groups.size();
+  const std::size_t first = started_.size();
+  for (const CollectiveRequest& r : groups) started_.push_back(maker_(r, &slice.listener));
+  for (std::size_t i = first; i < started_.size(); ++i) started_[i]->start();
+}
+
+void HierarchicalCollective::on_slice_stage_done(std::size_t k) {
+  Slice& slice = slices_[k];
+  CLUSTERSIM_CHECK(slice.pending > 0, "a slice's stage finishes once");
+  if (--slice.pending > 0) return;
+  --busy_[slice.stage];
+  if (++slice.stage < stages_.size()) {
+    waiting_[slice.stage].push_back(k);
+  } else {
+    ++slices_done_;
+  }
+  if (slices_done_ == slices_.size()) {
+    finish();
+    return;
+  }
+  admit();
 }
 
 std::uint64_t HierarchicalCollective::transfers_issued() const {
   std::uint64_t t = 0;
-  for (const auto& a : running_) t += a->transfers_issued();
-  for (const auto& a : finished_) t += a->transfers_issued();
+  for (const auto& a : started_) t += a->transfers_issued();
   return t;
 }
 

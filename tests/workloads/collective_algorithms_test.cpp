@@ -12,6 +12,7 @@
 #include "topology/network_model.h"
 #include "topology/routing.h"
 #include "workloads/collective_runner.h"
+#include "workloads/hierarchical_collective.h"
 #include "workloads/nccl_tuner.h"
 #include "workloads/tree_collective.h"
 
@@ -205,15 +206,20 @@ TEST_CASE("workloads::collectives: on a 2:1 fat-tree, traffic that all crosses l
   CHECK(t_cross / t_leaf == doctest::Approx(1.0).epsilon(0.03));
 }
 
-TEST_CASE("workloads::collectives: hierarchical beats a flat ring across DGX nodes while step latency dominates, not at large sizes") {
+TEST_CASE("workloads::collectives: hierarchical beats a flat ring across DGX nodes, by step latency when small and by pipelined stages when large") {
   // 16 DGX H100 (8 NDR NICs) on a rail-optimized fabric. The flat ring is rail-aligned (PXN: each
   // inter-node hop leaves through the NIC on the destination's rail) and has 2(N-1) = 254 steps of
   // NCCL's Simple per-step latency (hwLat 3.4 us NVLink / 14 us net, ~1.2 ms in all); hierarchical
   // has 2 x 7 intra-node + 2 x 15 inter-node steps (44). At 64 MiB the latency term dominates:
   // hierarchical is faster. At 1 GiB bandwidth dominates: per NIC the flat ring moves 2 S / 8 at
-  // 50 GB/s (~5.4 ms), while hierarchical runs its stages one after another: intra-node
-  // reduce-scatter + all-gather (2 x 7/8 S / 370.8 GB/s ~ 5.1 ms) plus the rail ring on S/8
-  // (2 x 15/16 x S/8 / 50 GB/s ~ 5.0 ms): the flat ring is faster.
+  // 50 GB/s (~5.4 ms, plus its step latency). Hierarchical pipelines its stages over 8 slices of
+  // 128 MiB: its intra-node reduce-scatter + all-gather need 2 x 7/8 S / 370.8 GB/s ~ 5.07 ms of
+  // every GPU's NVLink, the rail rings 2 x 15/16 x S/8 / 50 GB/s ~ 5.0 ms of every NIC, and the
+  // two overlap (different links), so it takes about the slower stage plus the pipeline's fill
+  // and drain (one slice's reduce-scatter and all-gather, ~0.34 ms each): faster than the flat
+  // ring, and never below the NVLink bound that no schedule can hide.
+  const double S = 1073741824.0;
+  const double nvlink_bound_s = 2.0 * 7.0 / 8.0 * S / 370.8e9;
   topology::ClusterSpec rail = Cluster::preset("dgx-h100", 16);
   rail.fabric = topology::Fabric::RailOptimized;
   Cluster c(rail);
@@ -221,17 +227,32 @@ TEST_CASE("workloads::collectives: hierarchical beats a flat ring across DGX nod
   auto hier = request(CollectiveOp::AllReduce, CollectiveAlgo::Hierarchical, first(128), 67108864.0);
   ring.protocol = hier.protocol = Protocol::Simple;
   CHECK(workloads::simulate_collective(c.env, hier).time < workloads::simulate_collective(c.env, ring).time);
-  ring.bytes = hier.bytes = sim::Bytes{1073741824.0};
-  CHECK(workloads::simulate_collective(c.env, ring).time < workloads::simulate_collective(c.env, hier).time);
+  ring.bytes = hier.bytes = sim::Bytes{S};
+  const double t_hier = workloads::simulate_collective(c.env, hier).time.seconds();
+  CHECK(t_hier < workloads::simulate_collective(c.env, ring).time.seconds());
+  CHECK(t_hier >= nvlink_bound_s * 0.99);
   // 2 DGX H100 under one leaf: the flat ring's 16 channels use all 16 NICs without sharing a link;
-  // per NIC it moves 2 x 15/16 x S/8 (as hierarchical's inter stage does, within 1/16), and
-  // hierarchical adds two intra-node stages in series, so the flat ring is faster.
-  const double S = 1073741824.0;
+  // per NIC it moves 2 x 15/16 x S/8 (~5.03 ms), while hierarchical's inter stage is a ring of 2
+  // moving S/8 per NIC (~2.7 ms). Pipelined, that stage hides behind the intra-node stages, so
+  // hierarchical takes the NVLink bound (~5.07 ms) plus fill and drain: within 10% of it, where
+  // running the stages one after another would take ~7.75 ms. The flat ring's bandwidth term is
+  // within 1% of that bound; it loses by its 30 steps of network latency.
   Cluster two(Cluster::preset("dgx-h100", 2));
   auto ring2 = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, first(16), S);
   auto hier2 = request(CollectiveOp::AllReduce, CollectiveAlgo::Hierarchical, first(16), S);
   ring2.protocol = hier2.protocol = Protocol::Simple;
-  CHECK(workloads::simulate_collective(two.env, ring2).time < workloads::simulate_collective(two.env, hier2).time);
+  const double t_hier2 = workloads::simulate_collective(two.env, hier2).time.seconds();
+  CHECK(t_hier2 >= nvlink_bound_s * 0.99);
+  CHECK(t_hier2 <= nvlink_bound_s * 1.10);
+  CHECK(t_hier2 < workloads::simulate_collective(two.env, ring2).time.seconds());
+}
+
+TEST_CASE("workloads::hierarchical_pipeline_chunks: one slice below 128 MiB, 64 MiB slices up to 8") {
+  CHECK(workloads::hierarchical_pipeline_chunks(sim::Bytes{1048576.0}) == 1);
+  CHECK(workloads::hierarchical_pipeline_chunks(sim::Bytes{67108864.0}) == 1);
+  CHECK(workloads::hierarchical_pipeline_chunks(sim::Bytes{268435456.0}) == 4);
+  CHECK(workloads::hierarchical_pipeline_chunks(sim::Bytes{1073741824.0}) == 8);
+  CHECK(workloads::hierarchical_pipeline_chunks(sim::Bytes{17179869184.0}) == 8);
 }
 
 TEST_CASE("workloads::NcclTuner: picks what NCCL picks on an H100 node, and NVLS only where the hardware has it") {
