@@ -65,22 +65,12 @@ int verb_collective(int argc, char** argv) {
                  *inter != workloads::CollectiveAlgo::InNetwork && *inter != workloads::CollectiveAlgo::Auto)) {
     throw CliError("--inter '" + inter_name + "': expected ring, tree, in-network or auto");
   }
-  if (scenario_path.empty() == node.empty()) {
-    throw CliError("give either SCENARIO.toml or --node PRESET (see `clustersim catalog nodes`)");
-  }
-  topology::ClusterSpec spec;
+  const topology::ClusterSpec spec =
+      cluster_from_scenario_or_flags(scenario_path, node, nodes, fabric, oversubscription);
   if (!scenario_path.empty()) {
-    try {
-      spec = scenarios::load_scenario(scenario_path).cluster;
-    } catch (const scenarios::ScenarioError& e) {
-      std::fputs(e.format().c_str(), stderr);
-      return 2;
-    }
     nodes = spec.nodes;
     node = spec.node.id;
     if (gpus == 0) gpus = spec.used_gpus();
-  } else {
-    spec = cluster_from_flags(node, nodes, fabric, oversubscription);
   }
   const int total = spec.total_gpus();
   if (gpus == 0) gpus = total;

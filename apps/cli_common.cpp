@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "scenarios/loader.h"
 #include "topology/catalog.h"
 
 namespace clustersim::apps {
@@ -82,6 +83,15 @@ topology::ClusterSpec cluster_from_flags(const std::string& node, int nodes, con
     throw CliError("--fabric '" + fabric + "': expected one of fat-tree, rail-optimized, single-switch");
   }
   return spec;
+}
+
+topology::ClusterSpec cluster_from_scenario_or_flags(const std::string& scenario_path, const std::string& node,
+                                                     int nodes, const std::string& fabric, double oversubscription) {
+  if (scenario_path.empty() == node.empty()) {
+    throw CliError("give either SCENARIO.toml or --node PRESET (see `clustersim catalog nodes`)");
+  }
+  if (!scenario_path.empty()) return scenarios::load_scenario(scenario_path).cluster;
+  return cluster_from_flags(node, nodes, fabric, oversubscription);
 }
 
 }  // namespace clustersim::apps

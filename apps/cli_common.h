@@ -33,6 +33,11 @@ double parse_size(std::string_view flag, std::string_view text);
 topology::ClusterSpec cluster_from_flags(const std::string& node, int nodes, const std::string& fabric,
                                          double oversubscription);
 
+// The cluster of SCENARIO.toml (when `scenario_path` is given) or of the --node/--nodes flags;
+// exactly one of the two must be given. A bad scenario throws scenarios::ScenarioError (exit 2).
+topology::ClusterSpec cluster_from_scenario_or_flags(const std::string& scenario_path, const std::string& node,
+                                                     int nodes, const std::string& fabric, double oversubscription);
+
 std::string join(const std::vector<std::string_view>& items, std::string_view sep = ", ");
 
 }  // namespace clustersim::apps

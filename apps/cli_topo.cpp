@@ -6,8 +6,6 @@
 #include "analysis/topo_report.h"
 #include "apps/cli_common.h"
 #include "apps/verbs.h"
-#include "scenarios/loader.h"
-#include "scenarios/scenario_error.h"
 #include "topology/bisection.h"
 #include "topology/builders.h"
 #include "topology/routing.h"
@@ -33,20 +31,8 @@ int verb_topo(int argc, char** argv) {
   if (static_cast<int>(matrix) + dot + json + bisection > 1) {
     throw CliError("choose one of --matrix, --dot, --json, --bisection");
   }
-  if (scenario_path.empty() == node.empty()) {
-    throw CliError("give either SCENARIO.toml or --node PRESET (see `clustersim catalog nodes`)");
-  }
-  topology::ClusterSpec spec;
-  if (!scenario_path.empty()) {
-    try {
-      spec = scenarios::load_scenario(scenario_path).cluster;
-    } catch (const scenarios::ScenarioError& e) {
-      std::fputs(e.format().c_str(), stderr);
-      return 2;
-    }
-  } else {
-    spec = cluster_from_flags(node, nodes, fabric, oversubscription);
-  }
+  const topology::ClusterSpec spec =
+      cluster_from_scenario_or_flags(scenario_path, node, nodes, fabric, oversubscription);
   const topology::Topology topo = topology::build_cluster(spec);
   if (dot) {
     std::fputs(analysis::topo_dot(topo).c_str(), stdout);
