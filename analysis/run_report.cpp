@@ -66,7 +66,17 @@ RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& op
   ClusterCache::Entry& cluster = clusters.get(spec.cluster, gpu->compute_capability);
   workloads::IterationInputs in{cluster.topo, cluster.router, *gpu, compute, spec.model, spec.parallel, spec.training,
                                 spec.sync, options.full, options.timeline, &cluster.memo};
-  r.iteration = workloads::simulate_iteration(in);
+  try {
+    r.iteration = workloads::simulate_iteration(in);
+  } catch (const workloads::CollectiveError& e) {
+    // The collective layer speaks of --algo; here the choice is the scenario's [sync] algorithm.
+    const auto o = spec.origin_of("sync.algorithm");
+    const std::string where = o.where.file.empty() ? spec.file
+                              : o.where.line > 0   ? o.where.file + ":" + std::to_string(o.where.line)
+                                                   : o.where.file;
+    throw std::invalid_argument(where + ": the [sync] algorithm cannot run this scenario's data-parallel collectives: " +
+                                e.what() + " (in a scenario: set [sync] algorithm, e.g. --set sync.algorithm=ring)");
+  }
 
   const double t = r.iteration.iteration_time_s;
   const double tokens = static_cast<double>(spec.training.global_batch) * spec.model.seq_len;
