@@ -1,6 +1,8 @@
 // Collective validation against published measurements (see validate_collectives.h).
 #include "analysis/validate_collectives.h"
 
+#include "analysis/csv.h"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -26,35 +28,6 @@
 
 namespace clustersim::analysis {
 namespace {
-
-// RFC 4180 fields: commas inside double quotes, "" for a quote.
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cur += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cur += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.push_back(cur);
-      cur.clear();
-    } else if (c != '\r') {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
 
 double number(const std::string& s) {
   try {
@@ -168,7 +141,7 @@ CollectiveValidation run_collective_validation(const std::string& csv_path) {
   if (!in) throw std::runtime_error("cannot read " + path);
   std::string line;
   std::getline(in, line);
-  const std::vector<std::string> header = split_csv(line);
+  const std::vector<std::string> header = split_csv_line(line);
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
   for (const char* need : {"source", "system", "gpus", "nodes", "collective", "bytes", "time_us", "busbw_GBps"}) {
@@ -180,7 +153,7 @@ CollectiveValidation run_collective_validation(const std::string& csv_path) {
   while (std::getline(in, line)) {
     ++line_no;
     if (line.empty()) continue;
-    const std::vector<std::string> f = split_csv(line);
+    const std::vector<std::string> f = split_csv_line(line);
     auto get = [&](const char* name) { return col[name] < f.size() ? f[col[name]] : std::string(); };
     CollectiveValidationRow row;
     row.line = line_no;

@@ -1,5 +1,7 @@
 #include "analysis/validate_memory.h"
 
+#include "analysis/csv.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -20,27 +22,6 @@ namespace clustersim::analysis {
 namespace {
 
 using Row = std::map<std::string, std::string>;
-
-// RFC 4180: quoted fields may hold commas and doubled quotes.
-std::vector<std::string> split_csv_line(std::string line) {
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      out.back() += '"';
-      ++i;
-    } else if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
 
 std::vector<Row> read_csv(const std::string& path) {
   std::ifstream in(path);
