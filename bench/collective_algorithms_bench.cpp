@@ -7,13 +7,17 @@
 // use their own tuned defaults. `direct` at 4,096 ranks is N(N−1) = 16.7 M flows in flight at once, all in one
 // solver component (several GB of flow state): it runs at 512 GPUs instead (262 k flows) unless
 // `--direct-4096` is given.
-// Usage: collective_algorithms_bench [algo ...] [--direct-4096]   (default: all)
+// Usage: collective_algorithms_bench [algo ...] [--direct-4096] [--nodes N] [--routing flow-hash]
+//        (default: all algorithms, 512 nodes, the NDR fabric's destination routing)
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,10 +52,11 @@ int run(const topology::Topology& topo, const topology::Router& router, const to
   const auto t0 = std::chrono::steady_clock::now();
   const workloads::CollectiveResult r = workloads::simulate_collective(env, req);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("%-17s N=%5d simulated=%10.3f ms busbw=%7.2f GB/s transfers=%11llu events=%11llu wall=%8.2f s RSS=%7.0f MiB\n",
+  std::printf("%-17s N=%5d simulated=%10.3f ms busbw=%7.2f GB/s transfers=%11llu events=%11llu components=%11llu wall=%8.2f s RSS=%7.0f MiB\n",
               std::string(workloads::to_string(algo)).c_str(), gpus, r.time.seconds() * 1e3,
               req.bytes.value / r.time.seconds() / 1e9 * workloads::busbw_factor(req.op, gpus),
-              static_cast<unsigned long long>(r.transfers), static_cast<unsigned long long>(r.events), wall, peak_rss_mib());
+              static_cast<unsigned long long>(r.transfers), static_cast<unsigned long long>(r.events),
+              static_cast<unsigned long long>(r.solver_components), wall, peak_rss_mib());
   std::fflush(stdout);
   return 0;
 }
@@ -59,10 +64,25 @@ int run(const topology::Topology& topo, const topology::Router& router, const to
 
 int main(int argc, char** argv) {
   bool direct_full = false;
+  int nodes = 512;
+  std::optional<topology::FabricRouting> routing;
   std::vector<workloads::CollectiveAlgo> algos;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--direct-4096") == 0) {
       direct_full = true;
+    } else if (std::strcmp(argv[i], "--routing") == 0 && i + 1 < argc) {
+      const std::string r = argv[++i];
+      if (r != "flow-hash" && r != "destination-mod-k") {
+        std::fprintf(stderr, "--routing: flow-hash | destination-mod-k\n");
+        return 2;
+      }
+      routing = r == "flow-hash" ? topology::FabricRouting::FlowHash : topology::FabricRouting::DestinationModK;
+    } else if (std::strcmp(argv[i], "--nodes") == 0 && i + 1 < argc) {
+      nodes = std::atoi(argv[++i]);
+      if (nodes < 1) {
+        std::fprintf(stderr, "--nodes needs a positive count\n");
+        return 2;
+      }
     } else if (auto a = workloads::parse_algo(argv[i])) {
       algos.push_back(*a);
     } else {
@@ -76,14 +96,15 @@ int main(int argc, char** argv) {
   }
   topology::ClusterSpec spec;
   spec.node = *topology::find_node_preset("dgx-h100");
-  spec.nodes = 512;
+  spec.nodes = nodes;
+  spec.routing = routing;
   const auto tb = std::chrono::steady_clock::now();
   const topology::Topology topo = topology::build_cluster(spec);
   const topology::Router router(topo);
-  std::printf("512 x dgx-h100 (4,096 GPUs), fat-tree: topology + router built in %.2f s\n",
+  std::printf("%d x dgx-h100 (%d GPUs), fat-tree: topology + router built in %.2f s\n", nodes, nodes * 8,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - tb).count());
   for (auto a : algos) {
-    const int gpus = (a == workloads::CollectiveAlgo::Direct && !direct_full) ? 512 : 4096;
+    const int gpus = (a == workloads::CollectiveAlgo::Direct && !direct_full) ? std::min(512, nodes * 8) : nodes * 8;
     run(topo, router, spec, a, gpus);
   }
   return 0;

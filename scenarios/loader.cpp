@@ -45,6 +45,8 @@ struct Choice {
 
 constexpr Choice<Fabric> kFabrics[] = {
     {"fat-tree", Fabric::FatTree}, {"rail-optimized", Fabric::RailOptimized}, {"single-switch", Fabric::SingleSwitch}};
+constexpr Choice<topology::FabricRouting> kRoutings[] = {{"destination-mod-k", topology::FabricRouting::DestinationModK},
+                                                         {"flow-hash", topology::FabricRouting::FlowHash}};
 constexpr Choice<IntraKind> kIntra[] = {
     {"nvswitch", IntraKind::NvSwitch}, {"nvlink-bridge", IntraKind::NvlinkBridge}, {"pcie", IntraKind::Pcie}};
 constexpr Choice<int> kPcieGens[] = {{"gen3", 3}, {"gen4", 4}, {"gen5", 5}};
@@ -77,7 +79,8 @@ std::string_view name_of(const Choice<E> (&choices)[N], E v) {
 
 constexpr std::string_view kRootKeys[] = {"name",  "cluster",         "model", "parallelism", "training",
                                           "sync", "model_constants", "cost"};
-constexpr std::string_view kClusterKeys[] = {"node", "nodes", "fabric", "oversubscription", "gpus", "gpu_overrides"};
+constexpr std::string_view kClusterKeys[] = {"node",          "nodes", "fabric", "oversubscription",
+                                             "routing",       "gpus",  "gpu_overrides"};
 constexpr std::string_view kNodeKeys[] = {"preset", "gpu",     "gpus", "intra", "pcie", "gpus_per_pcie_switch",
                                           "sockets", "nic", "nics"};
 constexpr std::string_view kGpuOverrideKeys[] = {"power_limit_w", "mig", "tf32"};
@@ -634,6 +637,7 @@ bool Loader::read_cluster(const toml::table* t) {
   if (auto v = s.integer("nodes", 1, INT_MAX, "1")) c.nodes = *v;
   if (auto v = s.choice("fabric", kFabrics)) c.fabric = *v;
   if (auto v = s.number("oversubscription", 1.0, false, "1.0")) c.oversubscription = *v;
+  if (auto v = s.choice("routing", kRoutings)) c.routing = *v;
   if (auto v = s.integer("gpus", 1, INT_MAX, "8")) c.gpus = *v;
   const bool overrides_ok = read_gpu_overrides(s);
   s.finish();
@@ -1217,6 +1221,7 @@ std::string show_config(const ScenarioSpec& spec) {
       << "nodes = " << c.nodes << "\n"
       << "fabric = " << quote_str(name_of(kFabrics, c.fabric)) << "\n"
       << "oversubscription = " << toml_float(c.oversubscription) << "\n"
+      << "routing = " << quote_str(name_of(kRoutings, c.resolved_routing())) << "\n"
       << "gpus = " << c.used_gpus() << "\n\n";
 
   out << "[cluster.node]\n";

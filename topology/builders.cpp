@@ -239,6 +239,7 @@ Topology build_cluster(const ClusterSpec& spec) {
   for (int s = 0; s < spec.nodes; ++s) build_server(topo, spec.node, parts, s, gpus, nics);
   if (spec.nodes > 1) build_fabric(topo, spec, *parts.nic, nics);
   topo.set_gpu_layout(spec.nodes, spec.node.gpus, std::move(gpus));
+  topo.set_fabric_routing(spec.resolved_routing());
   return topo;
 }
 

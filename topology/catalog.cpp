@@ -154,36 +154,40 @@ const std::array<GpuSpec, 13> kGpus = {{
 // Switch-IB 2 (EDR) ~90 ns, Quantum (HDR) ~130 ns (both UNSURE in links.csv); Quantum-2 (NDR)
 // assumed like Quantum; Ethernet (Spectrum class) 0.3 us and 25GbE 0.5 us are estimates (UNSURE).
 // SHARP: Quantum (HDR) and Quantum-2 (NDR) switches reduce in-network.
+// Routing (see FabricRouting): InfiniBand fabrics are routed by the subnet manager's destination
+// tables (d-mod-k over up-ports); RoCE and plain Ethernet hash each flow over ECMP up-links;
+// Slingshot routes adaptively per packet, which spreads load at least as evenly as d-mod-k, so it
+// is modelled as balanced destination routing (UNSURE: no congestion-dependent path choice).
 const std::array<NicSpec, 8> kNics = {{
     {.id = "ib-edr-100", .name = "InfiniBand EDR 100 Gb/s (ConnectX-5)", .per_dir = gbps(12.5),
      .latency = sim::SimTime::from_ns(600), .switch_latency = sim::SimTime::from_ns(90),
-     .sharp = false, .source = "IBTA EDR 4x25G; links.csv (EDR: 12.5 GB/s, ~90 ns hop UNSURE)"},
+     .sharp = false, .routing = FabricRouting::DestinationModK, .source = "IBTA EDR 4x25G; links.csv (EDR: 12.5 GB/s, ~90 ns hop UNSURE)"},
     {.id = "ib-hdr-200", .name = "InfiniBand HDR 200 Gb/s (ConnectX-6)", .per_dir = gbps(25),
      .latency = sim::SimTime::from_ns(600), .switch_latency = sim::SimTime::from_ns(130),
-     .sharp = true,
+     .sharp = true, .routing = FabricRouting::DestinationModK,
      .source = "IBTA HDR 4x50G; DGX A100 datasheet; links.csv (~130 ns Quantum hop UNSURE)"},
     {.id = "ib-ndr-400", .name = "InfiniBand NDR 400 Gb/s (ConnectX-7)", .per_dir = gbps(50),
      .latency = sim::SimTime::from_ns(600), .switch_latency = sim::SimTime::from_ns(130),
-     .sharp = true,
+     .sharp = true, .routing = FabricRouting::DestinationModK,
      .source = "IBTA NDR 4x100G; NVIDIA DGX BasePOD RA; Quantum-2 hop assumed as Quantum (UNSURE)"},
     {.id = "roce-100", .name = "RoCEv2 100 GbE", .per_dir = gbps(12.5),
      .latency = sim::SimTime::from_ns(1200), .switch_latency = sim::SimTime::from_ns(300),
-     .sharp = false, .source = "IEEE 802.3 100GbE; links.csv (RoCE e2e ~1.5-3 us UNSURE)"},
+     .sharp = false, .routing = FabricRouting::FlowHash, .source = "IEEE 802.3 100GbE; links.csv (RoCE e2e ~1.5-3 us UNSURE)"},
     {.id = "roce-200", .name = "RoCEv2 200 GbE", .per_dir = gbps(25),
      .latency = sim::SimTime::from_ns(1200), .switch_latency = sim::SimTime::from_ns(300),
-     .sharp = false, .source = "IEEE 802.3 200GbE; links.csv (RoCE e2e ~1.5-3 us UNSURE)"},
+     .sharp = false, .routing = FabricRouting::FlowHash, .source = "IEEE 802.3 200GbE; links.csv (RoCE e2e ~1.5-3 us UNSURE)"},
     {.id = "roce-400", .name = "RoCEv2 400 GbE (Spectrum-X class)", .per_dir = gbps(50),
      .latency = sim::SimTime::from_ns(1200), .switch_latency = sim::SimTime::from_ns(300),
-     .sharp = false, .source = "IEEE 802.3 400GbE; NVIDIA HGX AI Factory RA; links.csv (UNSURE lat)"},
+     .sharp = false, .routing = FabricRouting::FlowHash, .source = "IEEE 802.3 400GbE; NVIDIA HGX AI Factory RA; links.csv (UNSURE lat)"},
     {.id = "eth-25", .name = "Ethernet 25 GbE", .per_dir = gbps(3.125),
      .latency = sim::SimTime::from_ns(2000), .switch_latency = sim::SimTime::from_ns(500),
-     .sharp = false, .source = "IEEE 802.3by 25GbE (25 Gb/s = 3.125 GB/s); latency estimate UNSURE"},
+     .sharp = false, .routing = FabricRouting::FlowHash, .source = "IEEE 802.3by 25GbE (25 Gb/s = 3.125 GB/s); latency estimate UNSURE"},
     // HPE Slingshot 11 (Cassini NIC, Rosetta switch): 200 Gb/s Ethernet-based HPC fabric, no
     // in-network reduction usable by NCCL. Latency as RoCE (Ethernet framing, UNSURE); Rosetta
     // port-to-port ~0.35 us (UNSURE). Used by ALCF Polaris (2 NICs per node).
     {.id = "slingshot-200", .name = "HPE Slingshot 11 200 Gb/s (Cassini)", .per_dir = gbps(25),
      .latency = sim::SimTime::from_ns(1200), .switch_latency = sim::SimTime::from_ns(350),
-     .sharp = false,
+     .sharp = false, .routing = FabricRouting::DestinationModK,
      .source = "HPE Slingshot 11 (200 Gb/s per port); ALCF Polaris machine overview (2 NICs/node); latency UNSURE"},
 }};
 

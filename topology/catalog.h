@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/units.h"
+#include "topology/topology.h"
 
 namespace clustersim::topology {
 
@@ -56,6 +57,7 @@ struct NicSpec {
   sim::SimTime latency;         // NIC + cable, one way
   sim::SimTime switch_latency;  // one switch hop of this fabric
   bool sharp;                   // switches of this fabric can reduce in-network (SHARP)
+  FabricRouting routing;        // how its switches spread flows over equal up-links
   std::string source;
 };
 

@@ -1,6 +1,7 @@
 // A validated description of the whole cluster: which node, how many, and how they are wired.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "topology/catalog.h"
@@ -14,6 +15,8 @@ struct ClusterSpec {
   int nodes = 1;
   Fabric fabric = Fabric::FatTree;
   double oversubscription = 1.0;  // leaf-to-spine (>= 1)
+  // How switches spread flows over spines; unset: the NIC fabric's own (NicSpec::routing).
+  std::optional<FabricRouting> routing;
   int gpus = 0;                   // 0: all GPUs of the cluster
   // What-if knobs on the GPU ([cluster.gpu_overrides]).
   double power_limit_w = 0.0;     // 0: the GPU's TDP
@@ -22,6 +25,12 @@ struct ClusterSpec {
 
   int total_gpus() const { return node.gpus * nodes; }
   int used_gpus() const { return gpus > 0 ? gpus : total_gpus(); }
+  // The routing the fabric uses: the override, else the NIC's (destination-mod-k without NICs).
+  FabricRouting resolved_routing() const {
+    if (routing) return *routing;
+    const NicSpec* nic = node.nics > 0 ? find_nic(node.nic) : nullptr;
+    return nic != nullptr ? nic->routing : FabricRouting::DestinationModK;
+  }
 };
 
 }  // namespace clustersim::topology

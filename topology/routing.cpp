@@ -7,7 +7,8 @@
 //   destination NIC's.
 // Every link is one half of a duplex pair, so a breadth-first search outwards from a target gives
 // every device's distance to it; a route walks downhill, one hop at a time, choosing among equal
-// next hops by hash.
+// next hops by hash, except in a fabric routed by destination (InfiniBand), where a switch's
+// up-port is the destination NIC's index modulo the number of up-ports (see FabricRouting).
 #include "topology/routing.h"
 
 #include <algorithm>
@@ -46,6 +47,7 @@ struct Router::Tables {
   std::vector<std::int32_t> switch_slot;    // device -> index among network switches; -1: other
   std::vector<LinkId> nic_uplink;           // NIC device -> its link to its edge switch
   std::vector<std::int32_t> edge_row;       // NIC device -> its edge switch's row in dist_
+  std::vector<std::uint32_t> nic_index;     // NIC device -> its index among all NICs (device order)
 
   const std::vector<std::uint8_t>& plane(Plane p) const { return p == Plane::Pcie ? pcie : nvlink; }
   std::size_t row_start(int server, DeviceId target) const {
@@ -102,6 +104,8 @@ Router::Router(const Topology& topo) : topo_(topo) {
   t->switch_slot.assign(n, -1);
   t->nic_uplink.assign(n, kNoLink);
   t->edge_row.assign(n, -1);
+  t->nic_index.assign(n, 0);
+  std::uint32_t nic_count = 0;
   t->server_size.assign(servers, 0);
   t->nics.resize(servers);
   std::vector<std::uint32_t> endpoints(servers, 0);
@@ -109,6 +113,7 @@ Router::Router(const Topology& topo) : topo_(topo) {
   for (DeviceId d = 0; d < n; ++d) {
     const Device& dev = topo.device(d);
     if (dev.kind == DeviceKind::NetworkSwitch) t->switch_slot[d] = switches++;
+    if (dev.kind == DeviceKind::Nic) t->nic_index[d] = nic_count++;
     if (dev.server < 0) continue;
     const auto s = static_cast<std::size_t>(dev.server);
     CLUSTERSIM_CHECK(s < servers, "device on a server beyond the GPU layout");
@@ -239,11 +244,12 @@ void Router::walk_fabric(DeviceId from, DeviceId dst_nic, std::uint64_t key, Rou
   auto next_hop = [&](const Link& link, std::uint32_t d) {
     return link.kind == LinkKind::Network && t.switch_slot[link.dst] >= 0 && at(link.dst) + 1 == d;
   };
+  const bool by_destination = topo_.fabric_routing() == FabricRouting::DestinationModK;
   for (DeviceId u = from; at(u) != 0;) {
     const std::uint32_t d = at(u);
     std::uint32_t count = 0;
     for (const LinkId l : topo_.out_links(u)) count += next_hop(topo_.link(l), d) ? 1 : 0;
-    std::uint32_t chosen = pick(key, u, count);
+    std::uint32_t chosen = by_destination ? t.nic_index[dst_nic] % count : pick(key, u, count);
     for (const LinkId l : topo_.out_links(u)) {
       if (!next_hop(topo_.link(l), d) || chosen-- != 0) continue;
       append(r, l);

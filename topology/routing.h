@@ -2,8 +2,10 @@
 //
 // Intra-node GPU-to-GPU traffic uses NVLink/NVSwitch where present, else PCIe (through the
 // shared switch and, across sockets, the CPU link); inter-node traffic goes GPU -> PCIe -> NIC ->
-// fabric -> NIC -> PCIe -> GPU. Among equal-cost paths (spines, rails) the choice is a hash of the
-// flow key, never pointer or random state, so the same scenario always routes the same way.
+// fabric -> NIC -> PCIe -> GPU. Among equal-cost paths inside a server the choice is a hash of the
+// flow key; among spines it follows the fabric's FabricRouting (destination NIC index modulo the
+// up-ports for InfiniBand, the flow-key hash for Ethernet ECMP). Never pointer or random state, so
+// the same scenario always routes the same way.
 //
 // Policy, in detail: a GPU never forwards (no NVB, no PXN: the NIC is reached over PCIe only);
 // the NIC of GPU local index g is NIC g * nics / gpus of its server (its own rail); inter-server

@@ -42,6 +42,14 @@ std::string_view to_string(LinkKind k) {
   return "?";
 }
 
+std::string_view to_string(FabricRouting r) {
+  switch (r) {
+    case FabricRouting::DestinationModK: return "destination-mod-k";
+    case FabricRouting::FlowHash: return "flow-hash";
+  }
+  return "?";
+}
+
 DeviceId Topology::add_device(Device d) {
   const auto id = static_cast<DeviceId>(devices_.size());
   devices_.push_back(std::move(d));

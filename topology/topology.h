@@ -57,6 +57,18 @@ struct Route {
   sim::BytesPerSec bottleneck;          // min link bandwidth on the route
 };
 
+// How the fabric's switches choose among equal-cost up-links (spines).
+//  - DestinationModK: the up-port is the destination NIC's index modulo the number of up-ports.
+//    InfiniBand switches forward by destination LID from tables the subnet manager computes, and
+//    its fat-tree routing engines (OpenSM ftree / UFM) spread destinations over up-ports this way
+//    ("d-mod-k"; Zahavi et al., "Optimized InfiniBand fat-tree routing for shift all-to-all
+//    communication patterns", CCPE 2010): shift permutations such as rings and all-to-all rounds
+//    cross a non-blocking fat-tree without two flows on one up-link.
+//  - FlowHash: Ethernet ECMP hashes each flow's 5-tuple, so two flows may collide on one up-link
+//    while another idles (RoCE fabrics without adaptive routing).
+enum class FabricRouting : std::uint8_t { DestinationModK, FlowHash };
+std::string_view to_string(FabricRouting r);  // "destination-mod-k" | "flow-hash"
+
 // nvidia-smi topo -m relationship between two GPUs.
 enum class PathType : std::uint8_t { Self, NvLink, Pix, Pxb, Phb, Node, Sys, Net };
 
@@ -95,6 +107,8 @@ class Topology {
   LinkId add_duplex(DeviceId a, DeviceId b, LinkKind kind, sim::BytesPerSec bw, sim::SimTime lat,
                     int nvlinks = 0);
   void set_gpu_layout(int servers, int gpus_per_server, std::vector<DeviceId> gpus);
+  void set_fabric_routing(FabricRouting r) { fabric_routing_ = r; }
+  FabricRouting fabric_routing() const { return fabric_routing_; }
 
  private:
   std::vector<Device> devices_;
@@ -103,6 +117,7 @@ class Topology {
   std::vector<DeviceId> gpus_;
   int servers_ = 0;
   int gpus_per_server_ = 0;
+  FabricRouting fabric_routing_ = FabricRouting::DestinationModK;
 };
 
 }  // namespace clustersim::topology

@@ -42,13 +42,6 @@ int first_switch_hop(const topology::Topology& topo, const topology::Route& r) {
   }
   return -1;
 }
-int last_switch_hop(const topology::Topology& topo, const topology::Route& r) {
-  for (int k = r.hops - 1; k >= 0; --k) {
-    if (is_switch(topo, topo.link(r.links[static_cast<std::size_t>(k)]).dst)) return k;
-  }
-  return -1;
-}
-
 }  // namespace
 
 InNetworkCollective::InNetworkCollective(CollectiveContext ctx, CollectivePlan plan, CollectiveListener* listener,
@@ -72,6 +65,8 @@ InNetworkCollective::InNetworkCollective(CollectiveContext ctx, CollectivePlan p
   members_.resize(static_cast<std::size_t>(n_));
   std::map<topology::DeviceId, int> group_of_switch;
   const int anchor = ranks[static_cast<std::size_t>(root)];
+  topology::DeviceId top = 0;
+  bool have_top = false;
   for (int j = 0; j < n_; ++j) {  // from the root, so that its switch is group 0
     const int i = (root + j) % n_;
     const int r = ranks[static_cast<std::size_t>(i)];
@@ -88,11 +83,18 @@ InNetworkCollective::InNetworkCollective(CollectiveContext ctx, CollectivePlan p
     m.group = it->second;
     Group& g = groups_[static_cast<std::size_t>(m.group)];
     g.members.push_back(i);
-    if (fresh && i != root && r != anchor) {
-      // This leaf forwards its partial result to the root's switch: the fabric part of the route.
-      const int last = last_switch_hop(ctx_.topo, full);
-      g.to_root = sub_route(ctx_.topo, full, k + 1, last + 1);
-      g.from_root = reversed(ctx_.topo, g.to_root);
+    if (fresh && i != root && r != anchor && !have_top) {
+      // The aggregation root: the spine this leaf's route to the root GPU crosses (so the trees of
+      // different rails sit on different spines under destination routing).
+      for (int h = k + 1; h < full.hops; ++h) {
+        const topology::Device& d = ctx_.topo.device(ctx_.topo.link(full.links[static_cast<std::size_t>(h)]).dst);
+        if (d.kind == topology::DeviceKind::NetworkSwitch && d.tier == 1) {
+          top = ctx_.topo.link(full.links[static_cast<std::size_t>(h)]).dst;
+          have_top = true;
+          break;
+        }
+      }
+      CLUSTERSIM_CHECK(have_top, "leaves of one fabric meet at a spine");
     }
     m.sends = op == CollectiveOp::Broadcast ? i == root : true;
     m.receives = op == CollectiveOp::Reduce ? i == root : (op == CollectiveOp::Broadcast ? i != root : true);
@@ -100,13 +102,28 @@ InNetworkCollective::InNetworkCollective(CollectiveContext ctx, CollectivePlan p
     g.receivers += m.receives;
     needed_ += m.receives;
   }
-  const std::size_t root_group = static_cast<std::size_t>(members_[static_cast<std::size_t>(root)].group);
-  CLUSTERSIM_CHECK(root_group == 0, "the root's switch is group 0");
-  for (std::size_t g = 0; g < groups_.size(); ++g) {
-    groups_[g].expected = groups_[g].senders;
-    if (g != root_group && groups_[g].senders > 0) ++groups_[root_group].expected;
+  // Every leaf forwards its partial result to the spine on its one link there and receives the
+  // result back on the reverse link: a two-level SHARP tree, one stream per link.
+  for (Group& g : groups_) {
+    g.expected = g.senders;
+    if (!have_top) continue;
+    const topology::DeviceId leaf = ctx_.topo.link(members_[static_cast<std::size_t>(g.members.front())].up.links[
+        static_cast<std::size_t>(members_[static_cast<std::size_t>(g.members.front())].up.hops - 1)]).dst;
+    for (const topology::LinkId l : ctx_.topo.out_links(leaf)) {
+      if (ctx_.topo.link(l).dst != top) continue;
+      topology::Route one;
+      one.links[0] = l;
+      one.hops = 1;
+      g.to_root = sub_route(ctx_.topo, one, 0, 1);
+      g.from_root = reversed(ctx_.topo, g.to_root);
+      break;
+    }
+    CLUSTERSIM_CHECK(g.to_root.hops == 1, "every leaf links to the aggregation spine");
+    top_expected_ += g.senders > 0 ? 1 : 0;
   }
+  two_level_ = have_top;
   arrivals_.assign(groups_.size() * pieces_, 0);
+  top_arrivals_.assign(two_level_ ? pieces_ : 0, 0);
 }
 
 double InNetworkCollective::launch_latency_us() const {
@@ -130,12 +147,16 @@ void InNetworkCollective::try_send(std::size_t i) {
 void InNetworkCollective::arrive(std::size_t g, std::uint32_t chunk) {
   Group& group = groups_[g];
   if (++arrivals_[g * pieces_ + chunk] < group.expected) return;
-  if (g != 0) {
+  if (two_level_) {
     send(group.to_root, sim::Bytes{up_bytes_}, encode(kGroupUp, g, chunk), sim::SimTime{});
-    return;
+  } else {
+    multicast(g, chunk);
   }
-  multicast(0, chunk);
-  for (std::size_t o = 1; o < groups_.size(); ++o) {
+}
+
+void InNetworkCollective::arrive_at_top(std::uint32_t chunk) {
+  if (++top_arrivals_[chunk] < top_expected_) return;
+  for (std::size_t o = 0; o < groups_.size(); ++o) {
     if (groups_[o].receivers > 0) send(groups_[o].from_root, sim::Bytes{down_bytes_}, encode(kGroupDown, o, chunk), sim::SimTime{});
   }
 }
@@ -157,7 +178,7 @@ void InNetworkCollective::on_transfer_done(std::uint64_t tag) {
       arrive(static_cast<std::size_t>(members_[id].group), chunk);
       try_send(id);
       break;
-    case kGroupUp: arrive(0, chunk); break;
+    case kGroupUp: arrive_at_top(chunk); break;
     case kGroupDown: multicast(id, chunk); break;
     case kMemberDown:
       if (++members_[id].down_recv == pieces_ && ++complete_ == needed_) finish();

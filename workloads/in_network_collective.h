@@ -5,8 +5,10 @@
 // inside a node, and InfiniBand switches with SHARP (Quantum HDR/NDR) across nodes. The group's
 // GPUs each reach a reducing switch over their own up path (GPU -> NVSwitch, or GPU -> NIC ->
 // leaf); when the group spans several leaves, each leaf reduces its GPUs' chunks and sends the
-// partial result on to the root leaf (the one of the first GPU), which completes the reduction and
-// multicasts back down the same tree. Pipelined in chunks, each GPU streaming its chunks one after the other.
+// partial result up its one link to an aggregation spine (the spine its route to the root GPU
+// crosses), which completes the reduction and multicasts back down the same tree: SHARP's
+// aggregation tree, where every link carries one stream each way however many leaves there are.
+// Pipelined in chunks, each GPU streaming its chunks one after the other.
 //
 // Bytes per chunk c of S/chunks, per operation (nccl-tests sizes):
 //   all-reduce      up c·f, down c·f  (NVLS f = 1 + 1/n: NCCL reduces with multimem.ld_reduce of
@@ -48,7 +50,7 @@ class InNetworkCollective final : public CollectiveAlgorithm {
     std::uint32_t down_recv = 0;
   };
   struct Group {
-    topology::Route to_root;    // leaf -> root leaf (empty for the root group)
+    topology::Route to_root;    // leaf -> aggregation spine (empty in a one-switch tree)
     topology::Route from_root;
     std::vector<int> members;
     int senders = 0;
@@ -62,6 +64,7 @@ class InNetworkCollective final : public CollectiveAlgorithm {
   void begin() override;
   void try_send(std::size_t m);
   void arrive(std::size_t g, std::uint32_t chunk);
+  void arrive_at_top(std::uint32_t chunk);
   void multicast(std::size_t g, std::uint32_t chunk);
 
   bool nvls_;
@@ -72,6 +75,9 @@ class InNetworkCollective final : public CollectiveAlgorithm {
   std::vector<Member> members_;
   std::vector<Group> groups_;
   std::vector<int> arrivals_;   // [group * pieces + chunk]
+  bool two_level_ = false;      // leaves under an aggregation spine
+  int top_expected_ = 0;        // leaves with senders
+  std::vector<int> top_arrivals_;  // [chunk] at the spine
   int complete_ = 0;
   int needed_ = 0;
 };

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <set>
 #include <string>
 
 #include "topology/bisection.h"
@@ -150,9 +151,11 @@ TEST_CASE("topology::Router: a GPU on the far socket reaches a single NIC throug
   CHECK(r.hops == kMaxHops);  // 5 PCIe/CPU hops at each end, NIC-leaf-spine-leaf-NIC between
 }
 
-TEST_CASE("topology::Router: equal-cost choices depend only on the flow key") {
-  const Topology t1 = build_cluster(preset("dgx-a100-80gb", 8));
-  const Topology t2 = build_cluster(preset("dgx-a100-80gb", 8));
+TEST_CASE("topology::Router: Ethernet spreads equal-cost spines by flow key, deterministically") {
+  ClusterSpec spec = preset("dgx-a100-80gb", 8);
+  spec.routing = FabricRouting::FlowHash;
+  const Topology t1 = build_cluster(spec);
+  const Topology t2 = build_cluster(spec);
   const Router r1(t1);
   const Router r2(t2);
   int spines_seen = 0;
@@ -168,6 +171,30 @@ TEST_CASE("topology::Router: equal-cost choices depend only on the flow key") {
     spines_seen += a.links[3] != first_spine_link ? 1 : 0;
   }
   CHECK(spines_seen > 0);  // different keys spread over the spines
+}
+
+TEST_CASE("topology::Router: InfiniBand picks the spine by destination, so a shift never shares an up-link") {
+  // 8 DGX A100 = 64 HDR NICs on two leaves of 32, 32 spines. d-mod-k: the up-port is the
+  // destination NIC's index mod 32, whatever the flow key, so the 32 flows of a leaf in any shift
+  // permutation (32 consecutive destinations) take 32 different spines.
+  const ClusterSpec spec = preset("dgx-a100-80gb", 8);
+  CHECK(spec.resolved_routing() == FabricRouting::DestinationModK);
+  const Topology topo = build_cluster(spec);
+  const Router router(topo);
+  const Route a = router.route(0, 63, 1);
+  for (std::uint64_t key = 2; key < 16; ++key) CHECK(router.route(0, 63, key).links == a.links);
+  for (int shift : {32, 33, 40, 63}) {
+    std::set<LinkId> up_links;
+    int crossing = 0;
+    for (int src = 0; src < 32; ++src) {  // the GPUs (and rails) of leaf 0: nodes 0-3
+      const Route r = router.route(src, (src + shift) % 64, static_cast<std::uint64_t>(src));
+      if (r.hops != 8) continue;  // stays in the leaf
+      ++crossing;
+      up_links.insert(r.links[3]);  // leaf -> spine
+    }
+    CHECK(crossing > 0);
+    CHECK(static_cast<int>(up_links.size()) == crossing);
+  }
 }
 
 TEST_CASE("topology::bisection: a 2:1 oversubscribed fat-tree has half the uplink capacity") {

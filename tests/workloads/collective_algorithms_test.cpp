@@ -141,6 +141,23 @@ TEST_CASE("workloads::collectives: no algorithm beats its operation's bandwidth 
   }
 }
 
+TEST_CASE("workloads::collectives: a SHARP all-reduce across leaves takes as long as within one leaf") {
+  // One-GPU servers on NDR (SHARP): each GPU sends S up its NIC once and receives S once. Within a
+  // leaf (32 GPUs) the leaf reduces; over 4 leaves (128 GPUs) each leaf sends its partial result up
+  // its one link to the aggregation spine and gets the result back on the reverse link, so no link
+  // carries more than one stream each way: the time is the same, but for two more switch hops of
+  // latency per chunk. A tree that converged on one leaf (every other leaf's stream on the spine's
+  // one link to it) would take 3x as long.
+  Cluster c(one_gpu_servers(128, 1.0));
+  const double S = 256.0 * 1048576.0;
+  auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::InNetwork, first(32), S);
+  const double one_leaf = workloads::simulate_collective(c.env, req).time.seconds();
+  req.ranks = first(128);
+  const double four_leaves = workloads::simulate_collective(c.env, req).time.seconds();
+  CHECK(four_leaves == doctest::Approx(one_leaf).epsilon(0.03));
+  CHECK(four_leaves >= one_leaf);
+}
+
 TEST_CASE("workloads::collectives: two rings sharing one PCIe switch uplink each get half of it") {
   // 8x-a100-pcie: GPUs 0,1 sit under switch 0 and GPUs 2,3 under switch 1, both switches on socket 0.
   // Ring A = {0, 2} and ring B = {1, 3} both go 0/1 -> switch 0 -> root complex -> switch 1 -> 2/3,
@@ -175,27 +192,38 @@ TEST_CASE("workloads::collectives: two rings sharing one PCIe switch uplink each
   CHECK(shared / alone == doctest::Approx(2.0).epsilon(0.03));
 }
 
-TEST_CASE("workloads::collectives: on a 2:1 fat-tree, traffic that all crosses leaves is slowed by at least 2, all-to-all is not") {
+TEST_CASE("workloads::collectives: on a 2:1 fat-tree, traffic that all crosses leaves gets half an uplink per flow, all-to-all is not slowed") {
   // 64 one-GPU servers, 32 NICs (50 GB/s) per leaf, 2:1 oversubscribed: each leaf has 32 x 50 / 2 =
-  // 800 GB/s of uplinks. Direct send/recv with offset 32: every one of a leaf's 32 flows crosses
-  // to the other leaf: demand 32 x 50 = 1,600 GB/s on 800 GB/s, so each flow gets at most 25 GB/s:
-  // at least twice the time of offset 1 (flows stay in the leaf, bound by their 50 GB/s NICs). The
-  // 800 GB/s are 16 spine links of 50 GB/s and ECMP hashes 32 flows onto them: unless the hash
-  // spreads them exactly 2 per link, some link carries 3 or more and its flows are slower still
-  // (the deterministic hash here puts up to 4 on one link: about 3.8x).
+  // 800 GB/s of uplinks, 16 spine links of 50 GB/s. Direct send/recv with offset 1 stays in the
+  // leaf (but for two flows) and each flow runs at its route's bottleneck: the H100's Gen5 x16
+  // PCIe (48 GB/s) below the 50 GB/s NIC. With offset 32 every one of a leaf's 32 flows crosses to
+  // the other leaf: demand 32 x 48 on 800 GB/s. InfiniBand routes by destination (d-mod-k): the 32
+  // destinations, consecutive NICs, fall exactly 2 on each of the 16 up-links, so every flow gets
+  // 25 GB/s and the ratio is 48 / 25 = 1.92. With Ethernet's per-flow hash, some up-link draws 3 or
+  // more flows, and the transfer takes at least as long (the deterministic hash here: longer).
   // Direct all-to-all of 16 + 16 GPUs across the two leaves: each GPU sends (31/32) S, of which
   // 16/32 S crosses: a leaf pushes 16 x 16/32 S = 8 S up at 800 GB/s (S/100 s) while each NIC needs
-  // (31/32) S / 50 (about S/51.6 s): the NICs bind, so it takes as long as 32 GPUs within one leaf:
-  // 2:1 is exactly the ratio at which half-crossing all-to-all does not notice the uplinks.
+  // (31/32) S / 48 (about S/49.5 s): the GPUs' links bind, so it takes as long as 32 GPUs within
+  // one leaf: 2:1 is exactly the ratio at which half-crossing all-to-all does not notice the uplinks.
   Cluster c(one_gpu_servers(64, 2.0));
   const double S = 256.0 * 1048576.0;
+  const double gpu_link = c.router.route(0, 1).bottleneck.value;
+  CHECK(gpu_link == doctest::Approx(48e9).epsilon(0.05));
   auto sendrecv = request(CollectiveOp::SendRecv, CollectiveAlgo::Direct, first(64), S);
   sendrecv.root = 1;
   const double within = workloads::simulate_collective(c.env, sendrecv).time.seconds();
   sendrecv.root = 32;
   const double across = workloads::simulate_collective(c.env, sendrecv).time.seconds();
-  CHECK(across / within >= 2.0 * 0.99);
-  CHECK(across / within <= 4.0 * 1.01);
+  CHECK(within == doctest::Approx(S / gpu_link).epsilon(0.01));
+  CHECK(across == doctest::Approx(S / 25e9).epsilon(0.01));
+  CHECK(across / within == doctest::Approx(gpu_link / 25e9).epsilon(0.02));
+
+  topology::ClusterSpec hashed = one_gpu_servers(64, 2.0);
+  hashed.routing = topology::FabricRouting::FlowHash;
+  Cluster h(hashed);
+  const double across_hashed = workloads::simulate_collective(h.env, sendrecv).time.seconds();
+  CHECK(across_hashed > across * 1.2);  // a collision: 3+ flows on one 50 GB/s up-link
+  CHECK(across_hashed <= S / (50e9 / 32) * 1.01);  // never worse than all 32 on one link
 
   const auto leaf = request(CollectiveOp::AllToAll, CollectiveAlgo::Direct, first(32), S);
   std::vector<int> split = first(16);
