@@ -32,6 +32,8 @@ int verb_collective(int argc, char** argv) {
   app.add_option("--nodes", nodes, "number of nodes");
   app.add_option("--fabric", fabric, "fat-tree | rail-optimized | single-switch (nodes > 1)");
   app.add_option("--oversubscription", oversubscription, "leaf-to-spine oversubscription ratio (>= 1)");
+  std::string routing;
+  app.add_option("--routing", routing, "destination-mod-k | flow-hash: how switches pick a spine (default: the NIC's)");
   app.add_option("--gpus", gpus, "use the first N GPUs (default: all)");
   app.add_option("--op", op_name, "allreduce | allgather | reducescatter | broadcast | reduce | alltoall | sendrecv");
   app.add_option("--algo", algo_name, "ring | tree | halving-doubling | hierarchical | direct | in-network | auto");
@@ -66,7 +68,7 @@ int verb_collective(int argc, char** argv) {
     throw CliError("--inter '" + inter_name + "': expected ring, tree, in-network or auto");
   }
   const topology::ClusterSpec spec =
-      cluster_from_scenario_or_flags(scenario_path, node, nodes, fabric, oversubscription);
+      cluster_from_scenario_or_flags(scenario_path, node, nodes, fabric, oversubscription, routing);
   if (!scenario_path.empty()) {
     nodes = spec.nodes;
     node = spec.node.id;

@@ -58,7 +58,7 @@ double parse_size(std::string_view flag, std::string_view text) {
 }
 
 topology::ClusterSpec cluster_from_flags(const std::string& node, int nodes, const std::string& fabric,
-                                         double oversubscription) {
+                                         double oversubscription, const std::string& routing) {
   const topology::NodeSpec* preset = topology::find_node_preset(node);
   if (preset == nullptr) {
     std::vector<std::string_view> ids;
@@ -82,16 +82,24 @@ topology::ClusterSpec cluster_from_flags(const std::string& node, int nodes, con
   } else {
     throw CliError("--fabric '" + fabric + "': expected one of fat-tree, rail-optimized, single-switch");
   }
+  if (routing == "destination-mod-k") {
+    spec.routing = topology::FabricRouting::DestinationModK;
+  } else if (routing == "flow-hash") {
+    spec.routing = topology::FabricRouting::FlowHash;
+  } else if (!routing.empty()) {
+    throw CliError("--routing '" + routing + "': expected destination-mod-k or flow-hash");
+  }
   return spec;
 }
 
 topology::ClusterSpec cluster_from_scenario_or_flags(const std::string& scenario_path, const std::string& node,
-                                                     int nodes, const std::string& fabric, double oversubscription) {
+                                                     int nodes, const std::string& fabric, double oversubscription,
+                                                     const std::string& routing) {
   if (scenario_path.empty() == node.empty()) {
     throw CliError("give either SCENARIO.toml or --node PRESET (see `clustersim catalog nodes`)");
   }
   if (!scenario_path.empty()) return scenarios::load_scenario(scenario_path).cluster;
-  return cluster_from_flags(node, nodes, fabric, oversubscription);
+  return cluster_from_flags(node, nodes, fabric, oversubscription, routing);
 }
 
 }  // namespace clustersim::apps

@@ -29,14 +29,16 @@ std::optional<int> parse_args(CLI::App& app, int argc, char** argv);
 // Throws CliError naming `flag` on anything else.
 double parse_size(std::string_view flag, std::string_view text);
 
-// Cluster from a node preset id and options; throws CliError listing valid presets.
+// Cluster from a node preset id and options; throws CliError listing valid presets. An empty
+// `routing` keeps the NIC fabric's own (destination-mod-k for InfiniBand, flow-hash for Ethernet).
 topology::ClusterSpec cluster_from_flags(const std::string& node, int nodes, const std::string& fabric,
-                                         double oversubscription);
+                                         double oversubscription, const std::string& routing = "");
 
 // The cluster of SCENARIO.toml (when `scenario_path` is given) or of the --node/--nodes flags;
 // exactly one of the two must be given. A bad scenario throws scenarios::ScenarioError (exit 2).
 topology::ClusterSpec cluster_from_scenario_or_flags(const std::string& scenario_path, const std::string& node,
-                                                     int nodes, const std::string& fabric, double oversubscription);
+                                                     int nodes, const std::string& fabric, double oversubscription,
+                                                     const std::string& routing = "");
 
 std::string join(const std::vector<std::string_view>& items, std::string_view sep = ", ");
 

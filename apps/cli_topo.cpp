@@ -23,6 +23,8 @@ int verb_topo(int argc, char** argv) {
   app.add_option("--nodes", nodes, "number of nodes");
   app.add_option("--fabric", fabric, "fat-tree | rail-optimized | single-switch (nodes > 1)");
   app.add_option("--oversubscription", oversubscription, "leaf-to-spine oversubscription ratio (>= 1)");
+  std::string routing;
+  app.add_option("--routing", routing, "destination-mod-k | flow-hash: how switches pick a spine (default: the NIC's)");
   app.add_flag("--matrix", matrix, "GPU x GPU matrix in the style of nvidia-smi topo -m (default)");
   app.add_flag("--dot", dot, "Graphviz dot");
   app.add_flag("--json", json, "devices and links with bandwidth and latency");
@@ -32,7 +34,7 @@ int verb_topo(int argc, char** argv) {
     throw CliError("choose one of --matrix, --dot, --json, --bisection");
   }
   const topology::ClusterSpec spec =
-      cluster_from_scenario_or_flags(scenario_path, node, nodes, fabric, oversubscription);
+      cluster_from_scenario_or_flags(scenario_path, node, nodes, fabric, oversubscription, routing);
   const topology::Topology topo = topology::build_cluster(spec);
   if (dot) {
     std::fputs(analysis::topo_dot(topo).c_str(), stdout);

@@ -4,11 +4,11 @@
 // Plans are pinned to keep the transfer counts tractable: one channel, Simple protocol, NCCL
 // latencies on; one chunk per step for the ring (2·N·(N−1) = 33.5 M transfers) and halving-
 // doubling, the default pipeline chunks (<= 1,024) for tree and in-network; hierarchical's stages
-// use their own tuned defaults. `direct` at 4,096 ranks is N(N−1) = 16.7 M flows in flight at once, all in one
-// solver component (several GB of flow state): it runs at 512 GPUs instead (262 k flows) unless
-// `--direct-4096` is given.
-// Usage: collective_algorithms_bench [algo ...] [--direct-4096] [--nodes N] [--routing flow-hash]
-//        (default: all algorithms, 512 nodes, the NDR fabric's destination routing)
+// use their own tuned defaults. `direct` at 4,096 ranks is N(N−1) = 16.7 M flows in flight at once
+// in one solver component (about 8.5 GiB of flow state, minutes of wall time): destination routing
+// keeps their rates equal, so the component is re-solved only a few times per stage.
+// Usage: collective_algorithms_bench [algo ...] [--nodes N] [--routing flow-hash|destination-mod-k]
+//        (default: all algorithms, 512 nodes, the NDR fabric's own destination routing)
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -63,14 +63,11 @@ int run(const topology::Topology& topo, const topology::Router& router, const to
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool direct_full = false;
   int nodes = 512;
   std::optional<topology::FabricRouting> routing;
   std::vector<workloads::CollectiveAlgo> algos;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--direct-4096") == 0) {
-      direct_full = true;
-    } else if (std::strcmp(argv[i], "--routing") == 0 && i + 1 < argc) {
+    if (std::strcmp(argv[i], "--routing") == 0 && i + 1 < argc) {
       const std::string r = argv[++i];
       if (r != "flow-hash" && r != "destination-mod-k") {
         std::fprintf(stderr, "--routing: flow-hash | destination-mod-k\n");
@@ -103,9 +100,6 @@ int main(int argc, char** argv) {
   const topology::Router router(topo);
   std::printf("%d x dgx-h100 (%d GPUs), fat-tree: topology + router built in %.2f s\n", nodes, nodes * 8,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - tb).count());
-  for (auto a : algos) {
-    const int gpus = (a == workloads::CollectiveAlgo::Direct && !direct_full) ? std::min(512, nodes * 8) : nodes * 8;
-    run(topo, router, spec, a, gpus);
-  }
+  for (auto a : algos) run(topo, router, spec, a, nodes * 8);
   return 0;
 }

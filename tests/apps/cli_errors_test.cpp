@@ -43,6 +43,13 @@ TEST_CASE("apps::collective: unknown operation and algorithm list the valid ones
   CHECK(algo.err.find("halving-doubling") != std::string::npos);
 }
 
+TEST_CASE("apps::collective: an unknown --routing lists the two policies, exit 2") {
+  const auto r = run_cli("collective --node dgx-h100 --nodes 2 --routing adaptive");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--routing 'adaptive'") != std::string::npos);
+  CHECK(r.err.find("flow-hash") != std::string::npos);
+}
+
 TEST_CASE("apps::topo: an unknown node preset exits 2 and unknown verbs exit 2") {
   CHECK(run_cli("topo --node nope").exit_code == 2);
   CHECK(run_cli("frobnicate").exit_code == 2);

@@ -43,6 +43,7 @@ void check_same(const ScenarioSpec& a, const ScenarioSpec& b) {
   CHECK(ca.nodes == cb.nodes);
   CHECK(ca.fabric == cb.fabric);
   CHECK(ca.oversubscription == cb.oversubscription);
+  CHECK(ca.resolved_routing() == cb.resolved_routing());
   CHECK(ca.used_gpus() == cb.used_gpus());
   CHECK(ca.power_limit_w == cb.power_limit_w);
   CHECK(ca.mig == cb.mig);
@@ -102,6 +103,7 @@ name = "every key"
 nodes = 4
 fabric = "rail-optimized"
 oversubscription = 2.0
+routing = "flow-hash"
 gpus = 16
 
 [cluster.node]
@@ -225,6 +227,7 @@ TEST_CASE("scenarios::parse_scenario: every key is read and round-trips through 
   CHECK(a.cluster.nodes == 4);
   CHECK(a.cluster.fabric == topology::Fabric::RailOptimized);
   CHECK(a.cluster.oversubscription == 2.0);
+  CHECK(a.cluster.routing == topology::FabricRouting::FlowHash);
   CHECK(a.cluster.gpus == 16);
   CHECK(a.cluster.node.id == "custom");
   CHECK(a.cluster.node.gpu == "a100-sxm4-40gb");
@@ -482,6 +485,7 @@ TEST_CASE("scenarios::parse_scenario: malformed input of any shape is a Scenario
       "[cluster]\nnode = \"2x-rtx4090-pcie4\"\n[cluster.gpu_overrides]\nmig = \"1g.10gb\"" + ok_model,
       "[cluster]\nnode = \"dgx-a100-80gb\"\n[cluster.gpu_overrides]\npower_limit_w = 1000" + ok_model,
       "[cluster]\nnode = \"dgx-a100-80gb\"\ngpus = 0\noversubscription = 0.5" + ok_model,
+      "[cluster]\nnode = \"dgx-a100-80gb\"\nrouting = \"adaptive\"" + ok_model,
       "[cluster]\nnode = \"dgx-a100-80gb\"\n[model]\nlayers = 0\nhidden = 100\nheads = 7\n",
       "[cluster]\nnode = \"dgx-a100-80gb\"\n[model]\nhidden = 128\n",
       "[cluster]\nnode = \"dgx-a100-80gb\"\n[model]\nlayers = 2\nhidden = 128\nheads = 8\nkv_heads = 3\n",
