@@ -52,6 +52,9 @@ struct CollectivePlan {
   // Per-flow rate ceiling, bytes/s on the wire: the protocol's per-channel ceiling from NCCL's
   // model (NcclTuner::channel_cap_GBps) scaled by the threads launched.
   double channel_rate_cap = sim::kUnlimited;
+  // Direct (grouped send/recv): the ceiling of one send whose route starts on NVLink, NCCL's p2p
+  // channels for its size times one lane (p2p_channels.h); unlimited elsewhere.
+  double p2p_nvlink_cap = sim::kUnlimited;
   // In-network reduction: payload moves at this fraction of the link rate (NCCL nvlsEfficiency).
   double in_network_efficiency = 1.0;
   // What NCCL's tuner chose and predicted (the algorithm row, -1 when NCCL has no such choice).

@@ -14,6 +14,7 @@
 #include "workloads/halving_doubling_collective.h"
 #include "workloads/hierarchical_collective.h"
 #include "workloads/in_network_collective.h"
+#include "workloads/p2p_channels.h"
 #include "workloads/ring_collective.h"
 #include "workloads/tree_collective.h"
 
@@ -139,6 +140,16 @@ void shape(const NcclGraph& g, CollectivePlan& plan) {
     // The protocol's per-channel ceiling (payload), on the wire, for the threads launched.
     const double threads = static_cast<double>(ls.threads) / ls.max_threads;
     plan.channel_rate_cap = tuner.channel_cap_GBps(a, plan.protocol) * 1e9 * wire_factor(plan.protocol) * threads;
+  }
+  if (algo == CollectiveAlgo::Direct) {
+    // Bytes of one send: a whole buffer for send/recv, broadcast and reduce, a 1/n piece otherwise.
+    const CollectiveOp op = req.op;
+    const bool whole = op == CollectiveOp::SendRecv || op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce;
+    const double peer = whole ? S : S / std::max(1, n);
+    const P2pChannels p2p = nccl_p2p_channels(g, peer);
+    plan.channels = req.channels > 0 ? req.channels : p2p.channels;
+    if (g.intra_hw == nccl::HwClass::NvLink && g.nvlink_lane_GBps > 0)
+      plan.p2p_nvlink_cap = plan.channels * g.nvlink_lane_GBps * 1e9;
   }
   if (req.chunks > 0) {
     plan.chunks = req.chunks;

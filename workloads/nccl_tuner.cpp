@@ -68,16 +68,22 @@ NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& rou
   const std::vector<int>& local = by_server.begin()->second;
   double path = std::numeric_limits<double>::infinity();
   bool all_nvlink = true, all_nvswitch = true;
+  double lane = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < local.size(); ++i) {
     for (std::size_t j = 0; j < local.size(); ++j) {
       if (i == j) continue;
       const topology::Route r = router.route(local[i], local[j]);
       path = std::min(path, r.bottleneck.value / 1e9);
+      for (int k = 0; k < r.hops; ++k) {
+        const topology::Link& link = topo.link(r.links[static_cast<std::size_t>(k)]);
+        if (link.kind == topology::LinkKind::NvLink && link.nvlinks > 0) lane = std::min(lane, link.bandwidth.value / 1e9 / link.nvlinks);
+      }
       all_nvlink = all_nvlink && router.path_type(local[i], local[j]) == topology::PathType::NvLink;
       all_nvswitch = all_nvswitch && route_has_nvswitch(topo, r);
     }
   }
   g.intra_hw = all_nvlink ? HwClass::NvLink : HwClass::Pci;
+  g.nvlink_lane_GBps = all_nvlink && std::isfinite(lane) ? lane : 0.0;
 
   if (g.nodes > 1 && router.has_nic(ranks.front())) {
     const topology::DeviceId nic = router.nic_of(ranks.front());

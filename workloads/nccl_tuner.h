@@ -41,6 +41,7 @@ struct NcclGraph {
   double bw_intra_GBps = 0;         // per channel
   double bw_inter_GBps = 0;         // per channel
   double path_GBps = 0;             // slowest intra-node path of a GPU of the group (per direction)
+  double nvlink_lane_GBps = 0;      // one NVLink lane of that path (0 when the path is not NVLink)
   double nic_GBps = 0;              // one NIC, per direction (0 on one node)
   int nics_per_node = 0;
   double channel_speed_max_GBps = 40;  // top of the speed array: one channel never beats it

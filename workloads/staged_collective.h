@@ -15,6 +15,7 @@
 // over positions 0..n-1 (the engine maps positions to GPU ranks with `order`).
 #pragma once
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -87,8 +88,9 @@ class StagedCollective final : public CollectiveAlgorithm {
       const int dst = order_[static_cast<std::size_t>(m.peer)];
       const topology::Route route = ctx_.router.route(
           src, dst, sim::splitmix64((static_cast<std::uint64_t>(src) << 32) ^ static_cast<std::uint64_t>(dst)));
+      const bool nvlink = route.hops > 0 && ctx_.topo.link(route.links[0]).kind == topology::LinkKind::NvLink;
       send(route, sim::Bytes{m.bytes}, (static_cast<std::uint64_t>(m.peer) << 16) | static_cast<std::uint64_t>(s),
-           step_overhead(route), plan_.channel_rate_cap);
+           step_overhead(route), nvlink ? std::min(plan_.channel_rate_cap, plan_.p2p_nvlink_cap) : plan_.channel_rate_cap);
     }
   }
 

@@ -20,10 +20,7 @@ std::string key(const analysis::CollectiveValidationGroup& g) { return g.system_
 
 // Known misses and why (see the validation report; measurements are not edited):
 const std::set<std::string> kKnownMisses = {
-    // nccl-tests sendrecv plateaus at 820-896 us from 64 to 256 MiB (79-299 GB/s) before reaching
-    // 355+ GB/s: NCCL adds p2p channels per peer as the size grows; clustersim gives a peer all of them.
-    "hgx-h100-8x x1, 8 GPUs | sendrecv | 1-64MiB", "hgx-h100-8x x1, 8 GPUs | sendrecv | >=64MiB",
-    "hgx-h100-8x x1, 4 GPUs | sendrecv | 1-64MiB", "hgx-h100-8x x1, 4 GPUs | sendrecv | >=64MiB",
+    // (send/recv left this list when the planner took NCCL's p2p channel count by size.)
     // Measured all-to-all, and all-gather/reduce-scatter on 4 GPUs, approach the NVLink rate only at
     // GiB sizes (62-85 % at 32-256 MiB); the flow model reaches it by 64 MiB.
     "hgx-h100-8x x1, 8 GPUs | alltoall | 1-64MiB", "hgx-h100-8x x1, 8 GPUs | alltoall | >=64MiB",
