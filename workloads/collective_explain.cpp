@@ -1,6 +1,7 @@
 // The --explain report (see collective_explain.h).
 #include "workloads/collective_explain.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -83,6 +84,13 @@ std::string steps_part(const CollectivePlan& plan, const NcclGraph& g) {
              " chunks up a binary tree of nodes (chains inside nodes) and back down; even/odd channels use the two trees\n";
       break;
     case CollectiveAlgo::InNetwork:
+      if (g.nodes > 1 && g.ppn > 1) {
+        out += "  " + std::to_string(g.ppn) + " GPUs per node: intra-node reduce-scatter (NVLS where the NVSwitch can, else a ring), " +
+               "then per rail a SHARP reduction of S/" + std::to_string(g.ppn) + " = " + num(S / g.ppn) +
+               " B (each leaf reduces its nodes' chunks and sends one stream up to the aggregation spine, which returns "
+               "the result down the same links), then an intra-node all-gather; the stages are pipelined\n";
+        break;
+      }
       out += "  each GPU sends its data to the switch once and receives the result once" +
              std::string(g.nodes == 1 ? " (NVLS: S(1+1/n) each way, at nvlsEfficiency " + num(plan.in_network_efficiency) + ")" : " (SHARP)") +
              "; launch latency " + num(nccl::hw_latency_us(g.nodes == 1 ? nccl::HwClass::NvLink : nccl::HwClass::Net,
@@ -94,7 +102,19 @@ std::string steps_part(const CollectivePlan& plan, const NcclGraph& g) {
              std::to_string(n) + "; extra ranks hand off before and receive after\n";
       break;
     case CollectiveAlgo::Direct:
-      out += "  every rank sends to every peer at once: " + std::to_string(n * (n - 1)) + " flows per stage\n";
+      if (r.op == CollectiveOp::SendRecv) {
+        out += "  every rank sends S to one peer and receives S from another: " + std::to_string(n) + " flows\n";
+      } else if (r.op == CollectiveOp::Broadcast || r.op == CollectiveOp::Reduce) {
+        out += "  the root exchanges S with each of the other ranks at once: " + std::to_string(n - 1) + " flows\n";
+      } else {
+        out += "  every rank sends S/n to every peer at once: " + std::to_string(n * (n - 1)) + " flows per stage" +
+               (ar ? " (a reduce-scatter stage, then an all-gather stage)" : "") + "\n";
+      }
+      if (plan.p2p_nvlink_cap < sim::kUnlimited) {
+        out += "  NCCL p2p channels for this size: " + std::to_string(plan.channels) + "; a send over NVLink is capped at " +
+               std::to_string(plan.channels) + " x one lane (" + num(g.nvlink_lane_GBps) + " GB/s) = " +
+               num(plan.p2p_nvlink_cap / 1e9) + " GB/s\n";
+      }
       break;
     case CollectiveAlgo::Hierarchical:
       out += "  intra-node stage, inter-node stage among same-index GPUs (rails) on S/ppn, intra-node stage\n";
@@ -140,9 +160,20 @@ std::string explain_collective(const CollectiveEnvironment& env, const Collectiv
   out += "Simulated: " + f("%.2f", t * 1e6) + " us, algbw " + f("%.2f", req.bytes.value / t / 1e9) + " GB/s, busbw " +
          f("%.2f", req.bytes.value / t / 1e9 * busbw_factor(req.op, n)) + " GB/s";
   if (plan.nccl_model_us > 0) out += " (NCCL's model: " + f("%.2f", plan.nccl_model_us) + " us)";
-  out += "\n  bottleneck link: " + env.topo.device(link.src).name + " -> " + env.topo.device(link.dst).name + " carried " +
-         num(net.link_bytes(busiest)) + " B at " + num(link.bandwidth.value / 1e9) + " GB/s = " + f("%.2f", worst * 1e6) +
-         " us of the " + f("%.2f", t * 1e6) + " us busy (the rest is latency and pipeline fill)\n";
+  // A link busy for most of the run is the bottleneck; otherwise a per-flow ceiling held the flows
+  // below the link rate (NCCL's per-channel protocol ceiling, or the p2p channel count).
+  const double cap = std::min(plan.channel_rate_cap, plan.p2p_nvlink_cap);
+  const bool saturated = worst >= 0.9 * t || !(cap < sim::kUnlimited);
+  out += std::string("\n  ") + (saturated ? "bottleneck link: " : "busiest link: ") + env.topo.device(link.src).name +
+         " -> " + env.topo.device(link.dst).name + " carried " + num(net.link_bytes(busiest)) + " B at " +
+         num(link.bandwidth.value / 1e9) + " GB/s = " + f("%.2f", worst * 1e6) + " us of the " + f("%.2f", t * 1e6) + " us busy";
+  if (saturated) {
+    out += " (the rest is latency and pipeline fill)\n";
+  } else {
+    out += "; no link is saturated: each flow runs at its ceiling of " + num(cap / 1e9) + " GB/s" +
+           (plan.p2p_nvlink_cap <= plan.channel_rate_cap ? " (NCCL p2p channels x one NVLink lane)" : " (NCCL's per-channel protocol ceiling)") +
+           ", plus latency and pipeline fill\n";
+  }
   return out;
 }
 
