@@ -52,11 +52,11 @@ int run(const topology::Topology& topo, const topology::Router& router, const to
   const auto t0 = std::chrono::steady_clock::now();
   const workloads::CollectiveResult r = workloads::simulate_collective(env, req);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("%-17s N=%5d simulated=%10.3f ms busbw=%7.2f GB/s transfers=%11llu events=%11llu components=%11llu wall=%8.2f s RSS=%7.0f MiB\n",
+  std::printf("%-17s N=%5d simulated=%10.3f ms busbw=%7.2f GB/s transfers=%11llu events=%11llu components=%11llu peak flows=%9zu wall=%8.2f s RSS=%7.0f MiB\n",
               std::string(workloads::to_string(algo)).c_str(), gpus, r.time.seconds() * 1e3,
               req.bytes.value / r.time.seconds() / 1e9 * workloads::busbw_factor(req.op, gpus),
               static_cast<unsigned long long>(r.transfers), static_cast<unsigned long long>(r.events),
-              static_cast<unsigned long long>(r.solver_components), wall, peak_rss_mib());
+              static_cast<unsigned long long>(r.solver_components), r.peak_flows, wall, peak_rss_mib());
   std::fflush(stdout);
   return 0;
 }

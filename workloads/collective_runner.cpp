@@ -291,6 +291,7 @@ CollectiveResult run_once(const CollectiveEnvironment& env, const CollectivePlan
   r.transfers = algo->transfers_issued();
   r.events = sim.events_processed();
   r.solver_components = net.solver_stats().components;
+  r.peak_flows = net.stats().peak_concurrent_flows;
   r.nccl_model_us = plan.nccl_model_us;
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

@@ -43,6 +43,7 @@ struct CollectiveResult {
   std::uint64_t transfers = 0;
   std::uint64_t events = 0;
   std::uint64_t solver_components = 0;
+  std::size_t peak_flows = 0;     // most flows in flight at once
   double wall_s = 0;              // simulator's own wall time
   double nccl_model_us = -1;      // NCCL's own cost-model time for its choice (-1: none)
 };

@@ -178,7 +178,7 @@ TEST_CASE("analysis::validate_memory: every memory.csv row is predicted; Korthik
   for (const auto& r : v.rows) {
     INFO(r.source, " ", r.kind, " ", r.model, " ", r.config, ": ", r.predicted, " vs ", r.published);
     if (r.source == "Korthikanti Fig. 7") {
-      CHECK(std::abs(r.predicted - r.published) <= 0.15);  // bar-chart transcription, see memory_model_test
+      CHECK(std::abs(r.predicted - r.published) <= 0.15);  // read off a bar chart (Calculon transcription): Table 2 gives them to 0.15 points
     } else {
       // Exact up to the published rounding: ZeRO's GB to 0.1 (1.875 prints as 1.9), Fig. 1 to 0.001.
       const double half_unit = r.source == "ZeRO Fig. 1" ? 0.05 : 0.0005;

@@ -1,5 +1,5 @@
 // The memory model's per-term rules and its advice (the published rows are checked in
-// tests/analysis/memory_rows_test.cpp).
+// tests/analysis/memory_report_test.cpp, through `clustersim validate --memory`).
 #include <doctest/doctest.h>
 
 #include <string>
