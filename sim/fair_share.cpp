@@ -200,9 +200,15 @@ void FairShareSolver::solve_component() {
     var.fixed = false;
     if (std::isfinite(var.cap)) capped_.push_back(v);
   }
-  std::sort(capped_.begin(), capped_.end(), [this](VariableId a, VariableId b) {
-    return variables_[a].cap < variables_[b].cap || (variables_[a].cap == variables_[b].cap && a < b);
-  });
+  // Capped variables are taken lowest cap first. Flows of one collective usually share one cap:
+  // then the component's visit order (deterministic) is already an order, and the sort is skipped.
+  bool one_cap = true;
+  for (VariableId v : capped_) one_cap = one_cap && variables_[v].cap == variables_[capped_.front()].cap;
+  if (!one_cap) {
+    std::sort(capped_.begin(), capped_.end(), [this](VariableId a, VariableId b) {
+      return variables_[a].cap < variables_[b].cap || (variables_[a].cap == variables_[b].cap && a < b);
+    });
+  }
 
   std::size_t next_capped = 0;
   std::size_t fixed = 0;
