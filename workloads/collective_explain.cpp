@@ -127,6 +127,55 @@ std::string steps_part(const CollectivePlan& plan, const NcclGraph& g) {
   return out;
 }
 
+// NCCL-style latency term of the replayed schedule: NCCL's own model where the schedule is one of
+// NCCL's algorithms, else steps x NCCL's per-step hardware latency of the links they cross.
+struct LatencyTerm {
+  double us = 0;
+  std::string formula;
+};
+LatencyTerm latency_term(const CollectivePlan& plan, const NcclGraph& g, CollectiveOp op) {
+  const int n = static_cast<int>(plan.request.ranks.size());
+  const Protocol p = plan.protocol;
+  const nccl::HwClass link = g.nodes > 1 ? nccl::HwClass::Net : g.intra_hw;
+  const double step = nccl::hw_latency_us(link, nccl::NcclAlgo::Ring, p);
+  auto steps = [&](int k, const std::string& what) {
+    return LatencyTerm{k * step, std::to_string(k) + " steps (" + what + ") x " + num(step) + " us (" + hw(link) + " " +
+                                     std::string(to_string(p)) + " hwLat)"};
+  };
+  const bool ar = op == CollectiveOp::AllReduce;
+  switch (plan.request.algo) {
+    case CollectiveAlgo::Ring:
+    case CollectiveAlgo::Tree: {
+      const nccl::NcclAlgo a = plan.request.algo == CollectiveAlgo::Tree ? nccl::NcclAlgo::Tree : nccl::NcclAlgo::Ring;
+      const NcclCost& c = NcclTuner(g, op).cost(a, p);
+      if (c.eligible) return {c.latency_us, "NCCL's " + std::string(NcclTuner::name(a)) + "/" + std::string(to_string(p)) + " latency"};
+      return steps(ar ? 2 * (n - 1) : n - 1, "one per ring hop");
+    }
+    case CollectiveAlgo::InNetwork: {
+      const bool nvls = g.nodes == 1;
+      const double us = nccl::hw_latency_us(nvls ? nccl::HwClass::NvLink : nccl::HwClass::Net,
+                                            nvls ? nccl::NcclAlgo::Nvls : nccl::NcclAlgo::CollNetDirect, Protocol::Simple);
+      return {us, std::string(nvls ? "NVLS" : "CollNet") + " launch latency (paid once)"};
+    }
+    case CollectiveAlgo::HalvingDoubling: {
+      int p2 = 1, k = 0;
+      while (p2 * 2 <= n) p2 *= 2, ++k;
+      const int extra = p2 < n ? 2 : 0;
+      return steps((ar ? 2 * k : k) + extra, ar ? "log2 p halving + log2 p doubling" : "log2 p");
+    }
+    case CollectiveAlgo::Direct: return steps(ar ? 2 : 1, ar ? "reduce-scatter, all-gather" : "one exchange");
+    case CollectiveAlgo::Hierarchical: {
+      const double intra = nccl::hw_latency_us(g.intra_hw, nccl::NcclAlgo::Ring, p);
+      const double net = nccl::hw_latency_us(nccl::HwClass::Net, nccl::NcclAlgo::Ring, p);
+      const int k_intra = 2 * std::max(0, g.ppn - 1), k_net = 2 * std::max(0, g.nodes - 1);
+      return {k_intra * intra + k_net * net, std::to_string(k_intra) + " intra-node steps x " + num(intra) + " us + " +
+                                                 std::to_string(k_net) + " inter-node steps x " + num(net) + " us"};
+    }
+    case CollectiveAlgo::Auto: break;
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string explain_collective(const CollectiveEnvironment& env, const CollectiveRequest& req) {
@@ -167,12 +216,18 @@ std::string explain_collective(const CollectiveEnvironment& env, const Collectiv
   out += std::string("\n  ") + (saturated ? "bottleneck link: " : "busiest link: ") + env.topo.device(link.src).name +
          " -> " + env.topo.device(link.dst).name + " carried " + num(net.link_bytes(busiest)) + " B at " +
          num(link.bandwidth.value / 1e9) + " GB/s = " + f("%.2f", worst * 1e6) + " us of the " + f("%.2f", t * 1e6) + " us busy";
+  const LatencyTerm lat = latency_term(plan, g, req.op);
+  const double bw_us = worst * 1e6;
   if (saturated) {
     out += " (the rest is latency and pipeline fill)\n";
+    out += "  latency term ~ " + lat.formula + " = " + f("%.2f", lat.us) + " us; bandwidth term = the busiest link's " +
+           f("%.2f", bw_us) + " us; sum " + f("%.2f", lat.us + bw_us) + " us vs " + f("%.2f", t * 1e6) +
+           " us simulated (pipelined steps hide part of the latency; pipeline fill and drain and links idle between steps add time)\n";
   } else {
     out += "; no link is saturated: each flow runs at its ceiling of " + num(cap / 1e9) + " GB/s" +
            (plan.p2p_nvlink_cap <= plan.channel_rate_cap ? " (NCCL p2p channels x one NVLink lane)" : " (NCCL's per-channel protocol ceiling)") +
            ", plus latency and pipeline fill\n";
+    out += "  latency term ~ " + lat.formula + " = " + f("%.2f", lat.us) + " us\n";
   }
   return out;
 }

@@ -18,6 +18,8 @@ TEST_CASE("apps::collective --explain: a 1 GiB ring all-reduce on DGX A100 is bo
   CHECK(has(r.out, "NCCL picks"));
   CHECK(has(r.out, "14 steps"));  // 2(n-1) for n = 8
   CHECK(has(r.out, "bottleneck link: node0/gpu0 -> node0/nvswitch"));
+  CHECK(has(r.out, "latency term ~ NCCL's Ring/"));
+  CHECK(has(r.out, "bandwidth term = the busiest link's"));
 }
 
 TEST_CASE("apps::collective --explain: H100 send/recv at 64 MiB is held by NCCL's p2p channels, not a link") {
@@ -33,4 +35,12 @@ TEST_CASE("apps::collective --explain: in-network across DGX H100 nodes describe
   REQUIRE(r.exit_code == 0);
   CHECK(has(r.out, "SHARP across nodes: yes"));
   CHECK(has(r.out, "aggregation spine"));
+  CHECK(has(r.out, "CollNet launch latency (paid once) = 31.00 us"));
+}
+
+TEST_CASE("apps::collective --explain: halving-doubling counts its log2 p stages in the latency term") {
+  // 12 GPUs: p = 8, 3 halving + 3 doubling stages, plus the hand-off before and after.
+  const auto r = run_cli("collective --node dgx-h100 --nodes 2 --gpus 12 --op allreduce --algo halving-doubling -b 64M -e 64M --explain");
+  REQUIRE(r.exit_code == 0);
+  CHECK(has(r.out, "latency term ~ 8 steps (log2 p halving + log2 p doubling)"));
 }
