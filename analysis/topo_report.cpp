@@ -95,6 +95,12 @@ std::string topo_matrix(const topology::Topology& topo, const topology::Router& 
     for (std::size_t n = 0; n < nics.size(); ++n)
       out += fmt::format("  NIC{}: {}\n", n, topo.device(nics[n]).name);
   }
+  if (topo.servers() > 1) {
+    out += fmt::format("\nFabric routing: {} ({})\n", topology::to_string(topo.fabric_routing()),
+                       topo.fabric_routing() == topology::FabricRouting::DestinationModK
+                           ? "a leaf's up-link is the destination NIC's index mod the spines, as InfiniBand's subnet manager routes"
+                           : "each flow hashes onto one of the equal up-links, as Ethernet ECMP does");
+  }
   return out;
 }
 
@@ -139,6 +145,7 @@ std::string topo_json(const topology::Topology& topo) {
   nlohmann::ordered_json j;
   j["servers"] = topo.servers();
   j["gpus_per_server"] = topo.gpus_per_server();
+  j["fabric_routing"] = std::string(topology::to_string(topo.fabric_routing()));
   auto& gpus = j["gpus"] = nlohmann::ordered_json::array();
   for (int r = 0; r < topo.gpu_count(); ++r) gpus.push_back(topo.gpu(r));
   auto& nodes = j["nodes"] = nlohmann::ordered_json::array();

@@ -52,6 +52,7 @@ TEST_CASE("analysis::topo_matrix: a large cluster shows two servers and says so"
   CHECK(m.find("showing servers 0-1 of 16") != std::string::npos);
   CHECK(m.find(" NET ") != std::string::npos);
   CHECK(m.find("GPU16") == std::string::npos);
+  CHECK(m.find("Fabric routing: destination-mod-k") != std::string::npos);  // NDR InfiniBand
 }
 
 TEST_CASE("analysis::topo_json: lists every device and directed link with bandwidth and latency") {
@@ -63,6 +64,11 @@ TEST_CASE("analysis::topo_json: lists every device and directed link with bandwi
   CHECK(j["links"][0]["bandwidth_Bps"].get<double>() == doctest::Approx(240e9));
   CHECK(j["links"][0]["latency_s"].get<double>() == doctest::Approx(0.3e-6));
   CHECK(j["nodes"][0]["kind"] == "gpu");
+  CHECK(j["fabric_routing"] == "destination-mod-k");
+  ClusterSpec roce;
+  roce.node = *find_node_preset("8x-a100-pcie");  // RoCE 100 GbE: ECMP hashing
+  roce.nodes = 2;
+  CHECK(nlohmann::json::parse(analysis::topo_json(build_cluster(roce)))["fabric_routing"] == "flow-hash");
 }
 
 TEST_CASE("analysis::topo_dot: one Graphviz cluster per server") {
