@@ -28,9 +28,10 @@ std::string human_time(double s) {
 
 std::string cluster_key(const topology::ClusterSpec& c) {
   const auto& n = c.node;
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", n.gpu, n.gpus, static_cast<int>(n.intra), n.pcie_gen,
+  // Every field build_cluster reads: two specs with one key must build the same topology.
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", n.gpu, n.gpus, static_cast<int>(n.intra), n.pcie_gen,
                      n.gpus_per_pcie_switch, n.sockets, n.nic, n.nics, c.nodes, static_cast<int>(c.fabric),
-                     c.oversubscription, n.id);
+                     c.oversubscription, static_cast<int>(c.resolved_routing()), n.id);
 }
 
 }  // namespace

@@ -105,3 +105,20 @@ TEST_CASE("apps::compare: a malformed --vary is a command-line error") {
   CHECK(run_cli("compare " + kSmall).exit_code == 2);
   CHECK(run_cli("compare " + kSmall + " --vary sync.algorithm=ring --format xml").exit_code == 2);
 }
+
+TEST_CASE("apps::compare: varying the fabric's routing builds each topology (the cluster cache keys on it)") {
+  // GPT-3 175B on 128 DGX A100 (HDR InfiniBand): with ECMP-style flow hashing some data-parallel
+  // ring hops collide on a spine link, so the exposed communication grows; destination routing
+  // (the HDR fabric's default) keeps them apart. Each value must be simulated on its own topology,
+  // and each must match a plain `run` with the same --set.
+  const auto r = run_cli("compare scenarios/library/gpt3-175b-dgx-a100.toml --vary cluster.routing=flow-hash,destination-mod-k --format json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.size() == 2);
+  const double hashed = j[0]["result"]["iteration_time_s"].get<double>();
+  const double by_destination = j[1]["result"]["iteration_time_s"].get<double>();
+  CHECK(hashed > by_destination);
+  const auto plain = run_cli("run scenarios/library/gpt3-175b-dgx-a100.toml --format json");
+  REQUIRE(plain.exit_code == 0);
+  CHECK(nlohmann::json::parse(plain.out)["iteration_time_s"].get<double>() == by_destination);
+}
