@@ -25,4 +25,21 @@ struct CollectiveRow {
 std::string collective_table(const std::string& title, const std::vector<CollectiveRow>& rows);
 std::string collective_json(const std::vector<CollectiveRow>& rows);
 
+// Several algorithms side by side on the same sizes (`clustersim collective --algo ring,tree,...`):
+// busbw per algorithm and the fastest per size; an algorithm the hardware or operation cannot run
+// has its reason instead of numbers.
+struct CollectiveComparison {
+  std::vector<std::string> algos;  // as requested, in order
+  struct Cell {
+    bool ran = false;
+    CollectiveRow row;             // size, ranks and op always; the result when ran
+    std::string refused;           // when not: why
+  };
+  std::vector<std::vector<Cell>> rows;  // [size][algo]
+  // The algorithm with the lowest time in row i (the first on ties), or -1 when none ran.
+  int fastest(std::size_t i) const;
+};
+std::string collective_comparison_table(const std::string& title, const CollectiveComparison& c);
+std::string collective_comparison_json(const CollectiveComparison& c);
+
 }  // namespace clustersim::analysis

@@ -3,6 +3,9 @@
 
 #include <cstdio>
 #include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "analysis/collective_report.h"
 #include "apps/cli_common.h"
@@ -36,7 +39,9 @@ int verb_collective(int argc, char** argv) {
   app.add_option("--routing", routing, "destination-mod-k | flow-hash: how switches pick a spine (default: the NIC's)");
   app.add_option("--gpus", gpus, "use the first N GPUs (default: all)");
   app.add_option("--op", op_name, "allreduce | allgather | reducescatter | broadcast | reduce | alltoall | sendrecv");
-  app.add_option("--algo", algo_name, "ring | tree | halving-doubling | hierarchical | direct | in-network | auto");
+  app.add_option("--algo", algo_name,
+                 "ring | tree | halving-doubling | hierarchical | direct | in-network | auto; several, comma-separated, "
+                 "to compare them side by side");
   app.add_option("-b,--minbytes", min_size, "smallest size (8, 1K, 128M, 8G: powers of 1024)");
   app.add_option("-e,--maxbytes", max_size, "largest size");
   app.add_option("-f,--stepfactor", factor, "multiply the size by this factor between rows");
@@ -48,8 +53,21 @@ int verb_collective(int argc, char** argv) {
 
   const auto op = workloads::parse_op(op_name);
   if (!op) throw CliError("--op '" + op_name + "': unknown operation; valid: " + join(workloads::op_names()));
-  const auto algo = workloads::parse_algo(algo_name);
-  if (!algo) throw CliError("--algo '" + algo_name + "': unknown algorithm; valid: " + join(workloads::algo_names()));
+  // One algorithm, or several separated by commas to compare them side by side.
+  std::vector<workloads::CollectiveAlgo> algos;
+  std::vector<std::string> algo_labels;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = algo_name.find(',', start);
+    const std::string one = algo_name.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto a = workloads::parse_algo(one);
+    if (!a) throw CliError("--algo '" + one + "': unknown algorithm; valid: " + join(workloads::algo_names()) +
+                           " (several: comma-separated, e.g. ring,tree,in-network)");
+    algos.push_back(*a);
+    algo_labels.push_back(one);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  const auto algo = std::optional<workloads::CollectiveAlgo>(algos.front());
   std::optional<workloads::Protocol> proto;
   if (!proto_name.empty()) {
     proto = workloads::parse_protocol(proto_name);
@@ -97,7 +115,46 @@ int verb_collective(int argc, char** argv) {
   req.inter_algo = *inter;
   if (explain) {
     req.bytes = sim::Bytes{lo};
-    std::fputs(workloads::explain_collective(env, req).c_str(), stdout);
+    for (std::size_t a = 0; a < algos.size(); ++a) {
+      req.algo = algos[a];
+      if (a > 0) std::fputs("\n", stdout);
+      std::fputs(workloads::explain_collective(env, req).c_str(), stdout);
+    }
+    return 0;
+  }
+  const std::string what = std::string(workloads::to_string(*op)) + " on " + std::to_string(gpus) + " GPUs of " +
+                           std::to_string(nodes) + " x " + node;
+  if (algos.size() > 1) {
+    analysis::CollectiveComparison cmp;
+    cmp.algos = algo_labels;
+    for (double size = lo; size <= hi * (1 + 1e-12); size *= factor) {
+      std::vector<analysis::CollectiveComparison::Cell> cells;
+      for (workloads::CollectiveAlgo a : algos) {
+        analysis::CollectiveComparison::Cell cell;
+        cell.row.size_bytes = size;
+        cell.row.ranks = gpus;
+        cell.row.op = *op;
+        req.algo = a;
+        req.bytes = sim::Bytes{size};
+        try {
+          cell.row.result = workloads::simulate_collective(env, req);
+          cell.ran = true;
+        } catch (const workloads::CollectiveError& e) {
+          cell.refused = e.what();
+        }
+        cells.push_back(std::move(cell));
+      }
+      cmp.rows.push_back(std::move(cells));
+    }
+    bool any = false;
+    for (const auto& row : cmp.rows)
+      for (const auto& cell : row) any = any || cell.ran;
+    if (!any) throw CliError("none of --algo " + algo_name + " can run " + std::string(workloads::to_string(*op)) +
+                             " here: " + cmp.rows.front().front().refused);
+    std::fputs((format == "json" ? analysis::collective_comparison_json(cmp)
+                                 : analysis::collective_comparison_table(what + ": busbw by algorithm (simulated)", cmp))
+                   .c_str(),
+               stdout);
     return 0;
   }
 
@@ -114,8 +171,7 @@ int verb_collective(int argc, char** argv) {
   if (format == "json") {
     std::fputs(analysis::collective_json(rows).c_str(), stdout);
   } else {
-    const std::string title = std::string(workloads::to_string(*op)) + " on " + std::to_string(gpus) + " GPUs of " +
-                              std::to_string(nodes) + " x " + node + " (simulated; algbw = size / time, busbw = algbw x " +
+    const std::string title = what + " (simulated; algbw = size / time, busbw = algbw x " +
                               (*op == workloads::CollectiveOp::AllReduce ? "2(n-1)/n)" : "nccl-tests factor)");
     std::fputs(analysis::collective_table(title, rows).c_str(), stdout);
   }
