@@ -333,3 +333,16 @@ TEST_CASE("topology::catalog: polaris-a100-4x is 4 A100 40GB with 2 Slingshot 20
   Cluster c(Cluster::preset("polaris-a100-4x", 2));
   CHECK(c.topo.gpu_count() == 8);
 }
+
+TEST_CASE("workloads::collectives: a Simple tree all-reduce cuts its chunks as NCCL does, to keep the pipeline fill short") {
+  // 4 DGX H100: depth = 8 - 1 + log2(4) = 9. 64 MiB over 16 channels is 4 MiB per channel: from a
+  // 512 KiB step NCCL halves while chunks < 8 x 9 (down to 128 KiB: 32 chunks), then while < 4 x 9
+  // (down to 64 KiB: 64 chunks). 1 GiB (64 MiB per channel) keeps 512 KiB steps: 128 chunks.
+  Cluster c(Cluster::preset("dgx-h100", 4));
+  auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Tree, first(32), 64.0 * 1048576);
+  req.protocol = Protocol::Simple;
+  req.channels = 16;
+  CHECK(workloads::plan_collective(c.env, req).chunks == 64);
+  req.bytes = sim::Bytes{1024.0 * 1048576};
+  CHECK(workloads::plan_collective(c.env, req).chunks == 128);
+}
