@@ -98,7 +98,7 @@ std::string topo_matrix(const topology::Topology& topo, const topology::Router& 
   if (topo.servers() > 1) {
     out += fmt::format("\nFabric routing: {} ({})\n", topology::to_string(topo.fabric_routing()),
                        topo.fabric_routing() == topology::FabricRouting::DestinationModK
-                           ? "a leaf's up-link is the destination NIC's index mod the spines, as InfiniBand's subnet manager routes"
+                           ? "a leaf's up-link is the destination NIC's port on its leaf mod the spines, as InfiniBand's subnet manager routes"
                            : "each flow hashes onto one of the equal up-links, as Ethernet ECMP does");
   }
   return out;

@@ -8,7 +8,8 @@
 // Every link is one half of a duplex pair, so a breadth-first search outwards from a target gives
 // every device's distance to it; a route walks downhill, one hop at a time, choosing among equal
 // next hops by hash, except in a fabric routed by destination (InfiniBand), where a switch's
-// up-port is the destination NIC's index modulo the number of up-ports (see FabricRouting).
+// up-port is the destination NIC's port on its edge switch modulo the number of up-ports (see
+// FabricRouting).
 #include "topology/routing.h"
 
 #include <algorithm>
@@ -47,7 +48,7 @@ struct Router::Tables {
   std::vector<std::int32_t> switch_slot;    // device -> index among network switches; -1: other
   std::vector<LinkId> nic_uplink;           // NIC device -> its link to its edge switch
   std::vector<std::int32_t> edge_row;       // NIC device -> its edge switch's row in dist_
-  std::vector<std::uint32_t> nic_index;     // NIC device -> its index among all NICs (device order)
+  std::vector<std::uint32_t> nic_port;      // NIC device -> its port among its edge switch's NICs
 
   const std::vector<std::uint8_t>& plane(Plane p) const { return p == Plane::Pcie ? pcie : nvlink; }
   std::size_t row_start(int server, DeviceId target) const {
@@ -104,8 +105,7 @@ Router::Router(const Topology& topo) : topo_(topo) {
   t->switch_slot.assign(n, -1);
   t->nic_uplink.assign(n, kNoLink);
   t->edge_row.assign(n, -1);
-  t->nic_index.assign(n, 0);
-  std::uint32_t nic_count = 0;
+  t->nic_port.assign(n, 0);
   t->server_size.assign(servers, 0);
   t->nics.resize(servers);
   std::vector<std::uint32_t> endpoints(servers, 0);
@@ -113,7 +113,6 @@ Router::Router(const Topology& topo) : topo_(topo) {
   for (DeviceId d = 0; d < n; ++d) {
     const Device& dev = topo.device(d);
     if (dev.kind == DeviceKind::NetworkSwitch) t->switch_slot[d] = switches++;
-    if (dev.kind == DeviceKind::Nic) t->nic_index[d] = nic_count++;
     if (dev.server < 0) continue;
     const auto s = static_cast<std::size_t>(dev.server);
     CLUSTERSIM_CHECK(s < servers, "device on a server beyond the GPU layout");
@@ -152,6 +151,12 @@ Router::Router(const Topology& topo) : topo_(topo) {
       t->nic_uplink[d] = l;
       break;
     }
+  }
+  // Destination routing numbers a NIC by its down port on its edge switch (attachment order), as
+  // the subnet manager's fat-tree routing does: consecutive ports spread over the up-links.
+  std::vector<std::uint32_t> ports_used(n, 0);
+  for (DeviceId d = 0; d < n; ++d) {
+    if (t->nic_uplink[d] != kNoLink) t->nic_port[d] = ports_used[topo.link(t->nic_uplink[d]).dst]++;
   }
   std::vector<std::int32_t> row_of_switch(static_cast<std::size_t>(switches), -1);
   for (DeviceId d = 0; d < n; ++d) {
@@ -249,7 +254,7 @@ void Router::walk_fabric(DeviceId from, DeviceId dst_nic, std::uint64_t key, Rou
     const std::uint32_t d = at(u);
     std::uint32_t count = 0;
     for (const LinkId l : topo_.out_links(u)) count += next_hop(topo_.link(l), d) ? 1 : 0;
-    std::uint32_t chosen = by_destination ? t.nic_index[dst_nic] % count : pick(key, u, count);
+    std::uint32_t chosen = by_destination ? t.nic_port[dst_nic] % count : pick(key, u, count);
     for (const LinkId l : topo_.out_links(u)) {
       if (!next_hop(topo_.link(l), d) || chosen-- != 0) continue;
       append(r, l);

@@ -58,7 +58,8 @@ struct Route {
 };
 
 // How the fabric's switches choose among equal-cost up-links (spines).
-//  - DestinationModK: the up-port is the destination NIC's index modulo the number of up-ports.
+//  - DestinationModK: the up-port is the destination NIC's port number on its leaf modulo the
+//    number of up-ports.
 //    InfiniBand switches forward by destination LID from tables the subnet manager computes, and
 //    its fat-tree routing engines (OpenSM ftree / UFM) spread destinations over up-ports this way
 //    ("d-mod-k"; Zahavi et al., "Optimized InfiniBand fat-tree routing for shift all-to-all

@@ -175,7 +175,7 @@ TEST_CASE("topology::Router: Ethernet spreads equal-cost spines by flow key, det
 
 TEST_CASE("topology::Router: InfiniBand picks the spine by destination, so a shift never shares an up-link") {
   // 8 DGX A100 = 64 HDR NICs on two leaves of 32, 32 spines. d-mod-k: the up-port is the
-  // destination NIC's index mod 32, whatever the flow key, so the 32 flows of a leaf in any shift
+  // destination NIC's port on its leaf mod 32, whatever the flow key, so the 32 flows of a leaf in any shift
   // permutation (32 consecutive destinations) take 32 different spines.
   const ClusterSpec spec = preset("dgx-a100-80gb", 8);
   CHECK(spec.resolved_routing() == FabricRouting::DestinationModK);
@@ -195,6 +195,24 @@ TEST_CASE("topology::Router: InfiniBand picks the spine by destination, so a shi
     CHECK(crossing > 0);
     CHECK(static_cast<int>(up_links.size()) == crossing);
   }
+}
+
+TEST_CASE("topology::Router: on a rail-optimized fabric, destination routing numbers NICs by their port on the rail leaf") {
+  // 64 DGX H100, rail-optimized: each rail has two leaves of 32 nodes. Rail 0 of node i sits on
+  // port i mod 32 of its rail leaf, so the 32 flows from rail-0 NICs of nodes 0-31 to those of
+  // nodes 32-63 take 32 different spines (numbering by global NIC index, node x 8 + rail, would
+  // crowd them onto 4).
+  ClusterSpec spec = preset("dgx-h100", 64);
+  spec.fabric = Fabric::RailOptimized;
+  const Topology topo = build_cluster(spec);
+  const Router router(topo);
+  std::set<LinkId> up_links;
+  for (int node = 0; node < 32; ++node) {
+    const Route r = router.route(node * 8, (node + 32) * 8, 0);
+    REQUIRE(r.hops == 8);  // GPU sw NIC leaf spine leaf NIC sw GPU
+    up_links.insert(r.links[3]);
+  }
+  CHECK(up_links.size() == 32);
 }
 
 TEST_CASE("topology::bisection: a 2:1 oversubscribed fat-tree has half the uplink capacity") {
