@@ -147,7 +147,8 @@ LatencyTerm latency_term(const CollectivePlan& plan, const NcclGraph& g, Collect
     case CollectiveAlgo::Ring:
     case CollectiveAlgo::Tree: {
       const nccl::NcclAlgo a = plan.request.algo == CollectiveAlgo::Tree ? nccl::NcclAlgo::Tree : nccl::NcclAlgo::Ring;
-      const NcclCost& c = NcclTuner(g, op).cost(a, p);
+      const NcclTuner tuner(g, op);
+      const NcclCost c = tuner.cost(a, p);
       if (c.eligible) return {c.latency_us, "NCCL's " + std::string(NcclTuner::name(a)) + "/" + std::string(to_string(p)) + " latency"};
       return steps(ar ? 2 * (n - 1) : n - 1, "one per ring hop");
     }
