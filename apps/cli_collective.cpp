@@ -67,7 +67,6 @@ int verb_collective(int argc, char** argv) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  const auto algo = std::optional<workloads::CollectiveAlgo>(algos.front());
   std::optional<workloads::Protocol> proto;
   if (!proto_name.empty()) {
     proto = workloads::parse_protocol(proto_name);
@@ -106,7 +105,7 @@ int verb_collective(int argc, char** argv) {
 
   workloads::CollectiveRequest req;
   req.op = *op;
-  req.algo = *algo;
+  req.algo = algos.front();
   req.ranks.resize(static_cast<std::size_t>(gpus));
   std::iota(req.ranks.begin(), req.ranks.end(), 0);
   req.chunks = chunks;
@@ -124,28 +123,31 @@ int verb_collective(int argc, char** argv) {
   }
   const std::string what = std::string(workloads::to_string(*op)) + " on " + std::to_string(gpus) + " GPUs of " +
                            std::to_string(nodes) + " x " + node;
-  if (algos.size() > 1) {
-    analysis::CollectiveComparison cmp;
-    cmp.algos = algo_labels;
-    for (double size = lo; size <= hi * (1 + 1e-12); size *= factor) {
-      std::vector<analysis::CollectiveComparison::Cell> cells;
-      for (workloads::CollectiveAlgo a : algos) {
-        analysis::CollectiveComparison::Cell cell;
-        cell.row.size_bytes = size;
-        cell.row.ranks = gpus;
-        cell.row.op = *op;
-        req.algo = a;
-        req.bytes = sim::Bytes{size};
-        try {
-          cell.row.result = workloads::simulate_collective(env, req);
-          cell.ran = true;
-        } catch (const workloads::CollectiveError& e) {
-          cell.refused = e.what();
-        }
-        cells.push_back(std::move(cell));
+  // One simulation per size and algorithm. With a single algorithm a refusal is the command's error;
+  // in a comparison it is reported in its column and the others still run.
+  analysis::CollectiveComparison cmp;
+  cmp.algos = algo_labels;
+  for (double size = lo; size <= hi * (1 + 1e-12); size *= factor) {
+    std::vector<analysis::CollectiveComparison::Cell> cells;
+    for (workloads::CollectiveAlgo a : algos) {
+      analysis::CollectiveComparison::Cell cell;
+      cell.row.size_bytes = size;
+      cell.row.ranks = gpus;
+      cell.row.op = *op;
+      req.algo = a;
+      req.bytes = sim::Bytes{size};
+      try {
+        cell.row.result = workloads::simulate_collective(env, req);
+        cell.ran = true;
+      } catch (const workloads::CollectiveError& e) {
+        if (algos.size() == 1) throw;
+        cell.refused = e.what();
       }
-      cmp.rows.push_back(std::move(cells));
+      cells.push_back(std::move(cell));
     }
+    cmp.rows.push_back(std::move(cells));
+  }
+  if (algos.size() > 1) {
     bool any = false;
     for (const auto& row : cmp.rows)
       for (const auto& cell : row) any = any || cell.ran;
@@ -157,17 +159,8 @@ int verb_collective(int argc, char** argv) {
                stdout);
     return 0;
   }
-
   std::vector<analysis::CollectiveRow> rows;
-  for (double size = lo; size <= hi * (1 + 1e-12); size *= factor) {
-    req.bytes = sim::Bytes{size};
-    analysis::CollectiveRow row;
-    row.size_bytes = size;
-    row.ranks = gpus;
-    row.op = *op;
-    row.result = workloads::simulate_collective(env, req);
-    rows.push_back(row);
-  }
+  for (const auto& cells : cmp.rows) rows.push_back(cells.front().row);
   if (format == "json") {
     std::fputs(analysis::collective_json(rows).c_str(), stdout);
   } else {

@@ -82,12 +82,9 @@ topology::ClusterSpec cluster_from_flags(const std::string& node, int nodes, con
   } else {
     throw CliError("--fabric '" + fabric + "': expected one of fat-tree, rail-optimized, single-switch");
   }
-  if (routing == "destination-mod-k") {
-    spec.routing = topology::FabricRouting::DestinationModK;
-  } else if (routing == "flow-hash") {
-    spec.routing = topology::FabricRouting::FlowHash;
-  } else if (!routing.empty()) {
-    throw CliError("--routing '" + routing + "': expected destination-mod-k or flow-hash");
+  if (!routing.empty()) {
+    spec.routing = topology::parse_fabric_routing(routing);
+    if (!spec.routing) throw CliError("--routing '" + routing + "': expected destination-mod-k or flow-hash");
   }
   return spec;
 }

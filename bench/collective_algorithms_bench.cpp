@@ -68,12 +68,11 @@ int main(int argc, char** argv) {
   std::vector<workloads::CollectiveAlgo> algos;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--routing") == 0 && i + 1 < argc) {
-      const std::string r = argv[++i];
-      if (r != "flow-hash" && r != "destination-mod-k") {
+      routing = topology::parse_fabric_routing(argv[++i]);
+      if (!routing) {
         std::fprintf(stderr, "--routing: flow-hash | destination-mod-k\n");
         return 2;
       }
-      routing = r == "flow-hash" ? topology::FabricRouting::FlowHash : topology::FabricRouting::DestinationModK;
     } else if (std::strcmp(argv[i], "--nodes") == 0 && i + 1 < argc) {
       nodes = std::atoi(argv[++i]);
       if (nodes < 1) {

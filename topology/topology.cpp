@@ -50,6 +50,13 @@ std::string_view to_string(FabricRouting r) {
   return "?";
 }
 
+std::optional<FabricRouting> parse_fabric_routing(std::string_view name) {
+  for (FabricRouting r : {FabricRouting::DestinationModK, FabricRouting::FlowHash}) {
+    if (name == to_string(r)) return r;
+  }
+  return std::nullopt;
+}
+
 DeviceId Topology::add_device(Device d) {
   const auto id = static_cast<DeviceId>(devices_.size());
   devices_.push_back(std::move(d));

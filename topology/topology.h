@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,8 @@ struct Route {
 //    while another idles (RoCE fabrics without adaptive routing).
 enum class FabricRouting : std::uint8_t { DestinationModK, FlowHash };
 std::string_view to_string(FabricRouting r);  // "destination-mod-k" | "flow-hash"
+// The policy of a name to_string gives; nothing for any other text.
+std::optional<FabricRouting> parse_fabric_routing(std::string_view name);
 
 // nvidia-smi topo -m relationship between two GPUs.
 enum class PathType : std::uint8_t { Self, NvLink, Pix, Pxb, Phb, Node, Sys, Net };

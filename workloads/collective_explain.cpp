@@ -5,9 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
-
-#include "sim/check.h"
-#include "topology/network_model.h"
+#include <vector>
 
 namespace clustersim::workloads {
 namespace {
@@ -19,12 +17,6 @@ std::string f(const char* fmt, double a) {
 }
 std::string num(double v) { return f("%.4g", v); }
 std::string hw(nccl::HwClass h) { return h == nccl::HwClass::NvLink ? "NVLINK" : (h == nccl::HwClass::Pci ? "PCI" : "NET"); }
-
-class Flag final : public CollectiveListener {
- public:
-  void on_collective_done(std::uint64_t) override { done = true; }
-  bool done = false;
-};
 
 std::string graph_part(const NcclGraph& g) {
   std::string out = "NCCL's view of the group (topology search, hardware.md 3.3):\n";
@@ -133,7 +125,7 @@ struct LatencyTerm {
   double us = 0;
   std::string formula;
 };
-LatencyTerm latency_term(const CollectivePlan& plan, const NcclGraph& g, CollectiveOp op) {
+LatencyTerm latency_term(const CollectivePlan& plan, const NcclGraph& g, const NcclTuner& tuner, CollectiveOp op) {
   const int n = static_cast<int>(plan.request.ranks.size());
   const Protocol p = plan.protocol;
   const nccl::HwClass link = g.nodes > 1 ? nccl::HwClass::Net : g.intra_hw;
@@ -147,8 +139,7 @@ LatencyTerm latency_term(const CollectivePlan& plan, const NcclGraph& g, Collect
     case CollectiveAlgo::Ring:
     case CollectiveAlgo::Tree: {
       const nccl::NcclAlgo a = plan.request.algo == CollectiveAlgo::Tree ? nccl::NcclAlgo::Tree : nccl::NcclAlgo::Ring;
-      const NcclTuner tuner(g, op);
-      const NcclCost c = tuner.cost(a, p);
+      const NcclCost& c = tuner.cost(a, p);
       if (c.eligible) return {c.latency_us, "NCCL's " + std::string(NcclTuner::name(a)) + "/" + std::string(to_string(p)) + " latency"};
       return steps(ar ? 2 * (n - 1) : n - 1, "one per ring hop");
     }
@@ -185,21 +176,16 @@ std::string explain_collective(const CollectiveEnvironment& env, const Collectiv
   std::string out = "# explain: " + std::string(to_string(req.op)) + " of " + num(req.bytes.value) + " B on " +
                     std::to_string(req.ranks.size()) + " GPUs\n";
   out += graph_part(g);
-  out += table_part(NcclTuner(g, req.op), req.op, req.bytes.value);
+  const NcclTuner tuner(g, req.op);
+  out += table_part(tuner, req.op, req.bytes.value);
   out += steps_part(plan, g);
 
-  sim::Simulator sim;
-  topology::NetworkModel net(sim, env.topo);
-  Flag flag;
-  auto algo = make_collective(CollectiveContext{sim, net, env.topo, env.router}, plan, &flag, 0);
-  algo->start();
-  sim.run();
-  CLUSTERSIM_CHECK(flag.done, "collective did not complete");
-  const double t = (algo->finish_time() - algo->start_time()).seconds();
+  std::vector<double> carried;
+  const double t = simulate_plan(env, plan, &carried).time.seconds();
   topology::LinkId busiest = 0;
   double worst = -1;
   for (topology::LinkId l = 0; l < env.topo.link_count(); ++l) {
-    const double busy = net.link_bytes(l) / env.topo.link(l).bandwidth.value;
+    const double busy = carried[l] / env.topo.link(l).bandwidth.value;
     if (busy > worst) {
       worst = busy;
       busiest = l;
@@ -215,9 +201,9 @@ std::string explain_collective(const CollectiveEnvironment& env, const Collectiv
   const double cap = std::min(plan.channel_rate_cap, plan.p2p_nvlink_cap);
   const bool saturated = worst >= 0.9 * t || !(cap < sim::kUnlimited);
   out += std::string("\n  ") + (saturated ? "bottleneck link: " : "busiest link: ") + env.topo.device(link.src).name +
-         " -> " + env.topo.device(link.dst).name + " carried " + num(net.link_bytes(busiest)) + " B at " +
+         " -> " + env.topo.device(link.dst).name + " carried " + num(carried[busiest]) + " B at " +
          num(link.bandwidth.value / 1e9) + " GB/s = " + f("%.2f", worst * 1e6) + " us of the " + f("%.2f", t * 1e6) + " us busy";
-  const LatencyTerm lat = latency_term(plan, g, req.op);
+  const LatencyTerm lat = latency_term(plan, g, tuner, req.op);
   const double bw_us = worst * 1e6;
   if (saturated) {
     out += " (the rest is latency and pipeline fill)\n";

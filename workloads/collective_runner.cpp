@@ -286,8 +286,8 @@ std::unique_ptr<CollectiveAlgorithm> make_collective(CollectiveContext ctx, cons
   throw CollectiveError("algorithm '" + std::string(to_string(req.algo)) + "' does not implement '" + op_name(op) + "'");
 }
 
-namespace {
-CollectiveResult run_once(const CollectiveEnvironment& env, const CollectivePlan& plan) {
+CollectiveResult simulate_plan(const CollectiveEnvironment& env, const CollectivePlan& plan,
+                               std::vector<double>* link_bytes) {
   const auto t0 = std::chrono::steady_clock::now();
   sim::Simulator sim;
   topology::NetworkModel net(sim, env.topo);
@@ -308,12 +308,15 @@ CollectiveResult run_once(const CollectiveEnvironment& env, const CollectivePlan
   r.peak_flows = net.stats().peak_concurrent_flows;
   r.nccl_model_us = plan.nccl_model_us;
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (link_bytes != nullptr) {
+    link_bytes->resize(env.topo.link_count());
+    for (topology::LinkId l = 0; l < env.topo.link_count(); ++l) (*link_bytes)[l] = net.link_bytes(l);
+  }
   return r;
 }
-}  // namespace
 
 CollectiveResult simulate_collective(const CollectiveEnvironment& env, const CollectiveRequest& req) {
-  return run_once(env, plan_collective(env, req));
+  return simulate_plan(env, plan_collective(env, req));
 }
 
 }  // namespace clustersim::workloads

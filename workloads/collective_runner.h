@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "topology/cluster_spec.h"
 #include "topology/routing.h"
@@ -59,5 +60,8 @@ std::unique_ptr<CollectiveAlgorithm> make_collective(CollectiveContext ctx, cons
                                                      CollectiveListener* listener, std::uint64_t tag);
 // Simulates the collective alone on the cluster.
 CollectiveResult simulate_collective(const CollectiveEnvironment& env, const CollectiveRequest& req);
+// As above for a resolved plan; `link_bytes` (when given) receives the bytes each link carried.
+CollectiveResult simulate_plan(const CollectiveEnvironment& env, const CollectivePlan& plan,
+                               std::vector<double>* link_bytes = nullptr);
 
 }  // namespace clustersim::workloads

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 namespace clustersim::workloads {
 namespace {
@@ -43,11 +42,6 @@ P2pChannels nccl_p2p_channels(const NcclGraph& g, double peer_bytes) {
   c.chunk_bytes = std::ceil(size / min_size) * min_size;  // alignUp(size, minSize)
   c.channels = std::max(1, std::min(n, static_cast<int>(std::ceil(bytes / c.chunk_bytes))));
   return c;
-}
-
-double p2p_nvlink_cap_Bps(const NcclGraph& g, double peer_bytes) {
-  if (g.intra_hw != nccl::HwClass::NvLink || g.nvlink_lane_GBps <= 0) return std::numeric_limits<double>::infinity();
-  return nccl_p2p_channels(g, peer_bytes).channels * g.nvlink_lane_GBps * 1e9;
 }
 
 }  // namespace clustersim::workloads

@@ -38,8 +38,4 @@ struct P2pChannels {
 // The channels one send of `peer_bytes` uses in a group of g.ranks ranks.
 P2pChannels nccl_p2p_channels(const NcclGraph& g, double peer_bytes);
 
-// The rate ceiling (bytes/s) of one such send over NVLink: channels x one lane; unlimited where
-// the group's path is not NVLink.
-double p2p_nvlink_cap_Bps(const NcclGraph& g, double peer_bytes);
-
 }  // namespace clustersim::workloads
