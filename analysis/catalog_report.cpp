@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "topology/catalog.h"
-#include "workloads/model_presets.h"
+#include "workloads/model/model_presets.h"
 
 namespace clustersim::analysis {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "workloads/collective_runner.h"
+#include "workloads/collectives/collective_runner.h"
 
 namespace clustersim::analysis {
 

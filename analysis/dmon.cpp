@@ -11,7 +11,7 @@
 #include "analysis/link_traffic.h"
 #include "topology/builders.h"
 #include "topology/catalog.h"
-#include "workloads/compute_model.h"
+#include "workloads/compute/compute_model.h"
 
 namespace clustersim::analysis {
 namespace {

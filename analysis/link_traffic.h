@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "topology/topology.h"
-#include "workloads/iteration_sim.h"
+#include "workloads/training/iteration_sim.h"
 
 namespace clustersim::analysis {
 

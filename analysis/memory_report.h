@@ -1,9 +1,9 @@
 // `clustersim memory`: will a scenario fit in GPU memory, and what would make it fit.
 //
 // Joins three models for the scenario's most loaded GPU:
-//   * the analytical per-GPU model (workloads/memory_model.h): named terms with formulas, for the
+//   * the analytical per-GPU model (workloads/memory/memory_model.h): named terms with formulas, for the
 //     pipeline stage that holds the most (`breakdown.stage`, `breakdown.stage_reason`);
-//   * the caching-allocator replay (workloads/caching_allocator.h): one iteration's allocation and
+//   * the caching-allocator replay (workloads/memory/caching_allocator.h): one iteration's allocation and
 //     free sequence on stage 0 through a model of PyTorch's allocator, giving reserved vs allocated;
 //   * the GPU's capacity: the catalog's memory, or the MIG slice's when cluster.gpu_overrides.mig is
 //     set (shared/reference/hardware.md section 5).
@@ -37,8 +37,8 @@
 #include <nlohmann/json.hpp>
 
 #include "scenarios/scenario_spec.h"
-#include "workloads/caching_allocator.h"
-#include "workloads/memory_model.h"
+#include "workloads/memory/caching_allocator.h"
+#include "workloads/memory/memory_model.h"
 
 namespace clustersim::analysis {
 

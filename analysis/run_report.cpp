@@ -12,7 +12,7 @@
 #include "scenarios/loader.h"
 #include "topology/builders.h"
 #include "topology/routing.h"
-#include "workloads/compute_model.h"
+#include "workloads/compute/compute_model.h"
 
 namespace clustersim::analysis {
 namespace {

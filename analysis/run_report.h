@@ -13,8 +13,8 @@
 #include "scenarios/scenario_spec.h"
 #include "topology/routing.h"
 #include "topology/topology.h"
-#include "workloads/collective_memo.h"
-#include "workloads/iteration_sim.h"
+#include "workloads/collectives/collective_memo.h"
+#include "workloads/training/iteration_sim.h"
 
 namespace clustersim::analysis {
 

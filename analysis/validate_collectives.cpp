@@ -20,7 +20,7 @@
 #include "topology/builders.h"
 #include "topology/catalog.h"
 #include "topology/routing.h"
-#include "workloads/collective_runner.h"
+#include "workloads/collectives/collective_runner.h"
 
 #ifndef CLUSTERSIM_DATA_DIR
 #error "CLUSTERSIM_DATA_DIR must be defined for the analysis library"

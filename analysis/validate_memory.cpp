@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "workloads/memory_model.h"
+#include "workloads/memory/memory_model.h"
 
 #ifndef CLUSTERSIM_DATA_DIR
 #error "CLUSTERSIM_DATA_DIR must name analysis/validation/data (set by CMakeLists.txt)"

@@ -13,7 +13,7 @@
 #include "analysis/validate_training.h"
 #include "apps/cli_common.h"
 #include "apps/verbs.h"
-#include "workloads/compute_model.h"
+#include "workloads/compute/compute_model.h"
 
 namespace clustersim::apps {
 namespace {

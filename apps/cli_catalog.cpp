@@ -6,7 +6,7 @@
 #include "analysis/catalog_report.h"
 #include "apps/cli_common.h"
 #include "apps/verbs.h"
-#include "workloads/compute_model.h"
+#include "workloads/compute/compute_model.h"
 
 namespace clustersim::apps {
 

@@ -15,8 +15,8 @@
 #include "topology/routing.h"
 #include "scenarios/loader.h"
 #include "scenarios/scenario_error.h"
-#include "workloads/collective_explain.h"
-#include "workloads/collective_runner.h"
+#include "workloads/collectives/collective_explain.h"
+#include "workloads/collectives/collective_runner.h"
 
 namespace clustersim::apps {
 

@@ -20,7 +20,7 @@
 #include "topology/catalog.h"
 #include "topology/network_model.h"
 #include "topology/routing.h"
-#include "workloads/ring_collective.h"
+#include "workloads/collectives/ring_collective.h"
 
 using namespace clustersim;
 

@@ -17,8 +17,8 @@
 
 #include "scenarios/source_text.h"
 #include "topology/catalog.h"
-#include "workloads/hf_config.h"
-#include "workloads/model_presets.h"
+#include "workloads/model/hf_config.h"
+#include "workloads/model/model_presets.h"
 
 namespace clustersim::scenarios {
 namespace {

@@ -10,7 +10,7 @@
 #include "analysis/run_report.h"
 #include "scenarios/loader.h"
 #include "topology/catalog.h"
-#include "workloads/model_presets.h"
+#include "workloads/model/model_presets.h"
 
 using namespace clustersim;
 

@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "workloads/caching_allocator.h"
-#include "workloads/model_presets.h"
+#include "workloads/memory/caching_allocator.h"
+#include "workloads/model/model_presets.h"
 
 using namespace clustersim::workloads;
 

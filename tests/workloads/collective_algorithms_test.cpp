@@ -11,10 +11,10 @@
 #include "topology/catalog.h"
 #include "topology/network_model.h"
 #include "topology/routing.h"
-#include "workloads/collective_runner.h"
-#include "workloads/hierarchical_collective.h"
-#include "workloads/nccl_tuner.h"
-#include "workloads/tree_collective.h"
+#include "workloads/collectives/collective_runner.h"
+#include "workloads/collectives/hierarchical_collective.h"
+#include "workloads/collectives/nccl_tuner.h"
+#include "workloads/collectives/tree_collective.h"
 
 using namespace clustersim;
 using workloads::CollectiveAlgo;

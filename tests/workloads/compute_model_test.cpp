@@ -7,9 +7,9 @@
 #include <string_view>
 
 #include "topology/catalog.h"
-#include "workloads/compute_model.h"
-#include "workloads/model_presets.h"
-#include "workloads/transformer_ops.h"
+#include "workloads/compute/compute_model.h"
+#include "workloads/model/model_presets.h"
+#include "workloads/model/transformer_ops.h"
 
 using namespace clustersim;
 using namespace clustersim::workloads;

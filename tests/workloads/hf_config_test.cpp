@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "workloads/hf_config.h"
+#include "workloads/model/hf_config.h"
 
 using namespace clustersim::workloads;
 

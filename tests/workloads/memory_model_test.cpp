@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "workloads/memory_model.h"
-#include "workloads/model_presets.h"
+#include "workloads/memory/memory_model.h"
+#include "workloads/model/model_presets.h"
 
 using namespace clustersim::workloads;
 using clustersim::sim::Bytes;

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "workloads/model_presets.h"
+#include "workloads/model/model_presets.h"
 
 using namespace clustersim::workloads;
 

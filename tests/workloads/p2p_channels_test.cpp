@@ -7,9 +7,9 @@
 #include "topology/builders.h"
 #include "topology/catalog.h"
 #include "topology/routing.h"
-#include "workloads/collective_runner.h"
-#include "workloads/nccl_tuner.h"
-#include "workloads/p2p_channels.h"
+#include "workloads/collectives/collective_runner.h"
+#include "workloads/collectives/nccl_tuner.h"
+#include "workloads/collectives/p2p_channels.h"
 
 using namespace clustersim;
 

@@ -4,8 +4,8 @@
 #include <set>
 #include <tuple>
 
-#include "workloads/parallel_layout.h"
-#include "workloads/pipeline_schedule.h"
+#include "workloads/training/parallel_layout.h"
+#include "workloads/training/pipeline_schedule.h"
 
 using namespace clustersim::workloads;
 

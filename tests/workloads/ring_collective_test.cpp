@@ -6,7 +6,7 @@
 #include "topology/builders.h"
 #include "topology/catalog.h"
 #include "topology/routing.h"
-#include "workloads/collective_runner.h"
+#include "workloads/collectives/collective_runner.h"
 
 using namespace clustersim;
 using workloads::CollectiveOp;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
-#include "workloads/model_presets.h"
-#include "workloads/transformer_ops.h"
+#include "workloads/model/model_presets.h"
+#include "workloads/model/transformer_ops.h"
 
 using namespace clustersim::workloads;
 

@@ -1,0 +1,111 @@
+// The common frame of every collective algorithm: a state machine that issues transfers on the
+// network model as their dependencies are met and tells its listener when the last one lands.
+//
+// An algorithm never materialises its whole schedule (a 4,096-GPU ring is 33.5 M transfers): it
+// keeps per-rank counters and decides the next transfer when one finishes. Each algorithm is one
+// class in its own file (ring_collective.h, …), built by make_collective().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sim/simulator.h"
+#include "topology/network_model.h"
+#include "topology/routing.h"
+#include "topology/topology.h"
+#include "workloads/collectives/collective_types.h"
+#include "workloads/collectives/nccl_constants.h"
+#include "workloads/collectives/nccl_tuner.h"
+
+namespace clustersim::workloads {
+
+class CollectiveListener {
+ public:
+  virtual void on_collective_done(std::uint64_t tag) = 0;
+
+ protected:
+  ~CollectiveListener() = default;
+};
+
+// What an algorithm needs from the world it runs in.
+struct CollectiveContext {
+  sim::Simulator& sim;
+  topology::NetworkModel& net;
+  const topology::Topology& topo;
+  const topology::Router& router;
+};
+
+// The plan an algorithm was given after defaults were resolved.
+struct CollectivePlan {
+  CollectiveRequest request;   // ranks, bytes, op, …
+  Protocol protocol = Protocol::Simple;
+  int channels = 1;
+  int chunks = 1;
+  int gpu_compute_capability = 80;
+  // NCCL's launch and per-step protocol latencies on top of the physical route latencies.
+  // Off only for engine benchmarks that compare against the pure flow closed form.
+  bool protocol_latencies = true;
+  // The launch latency (baseLat) is paid once per collective; stages of a composite
+  // (hierarchical) skip it.
+  bool launch_latency = true;
+  // Per-flow rate ceiling, bytes/s on the wire: the protocol's per-channel ceiling from NCCL's
+  // model (NcclTuner::channel_cap_GBps) scaled by the threads launched.
+  double channel_rate_cap = sim::kUnlimited;
+  // Direct (grouped send/recv): the ceiling of one send whose route starts on NVLink, NCCL's p2p
+  // channels for its size times one lane (p2p_channels.h); unlimited elsewhere.
+  double p2p_nvlink_cap = sim::kUnlimited;
+  // In-network reduction: payload moves at this fraction of the link rate (NCCL nvlsEfficiency).
+  double in_network_efficiency = 1.0;
+  // What NCCL's tuner chose and predicted (the algorithm row, -1 when NCCL has no such choice).
+  nccl::NcclAlgo nccl_algo = nccl::NcclAlgo::Ring;
+  double nccl_model_us = -1;
+  // Hardware facts for planning the stages of composite algorithms.
+  GraphHints hints;
+};
+
+class CollectiveAlgorithm : public topology::TransferListener, public sim::EventHandler {
+ public:
+  CollectiveAlgorithm(CollectiveContext ctx, CollectivePlan plan, CollectiveListener* listener,
+                      std::uint64_t tag)
+      : ctx_(ctx), plan_(std::move(plan)), listener_(listener), tag_(tag) {}
+  virtual ~CollectiveAlgorithm() = default;
+
+  // Starts now: waits NCCL's base launch latency, then issues the first transfers.
+  void start();
+  bool done() const { return done_; }
+  sim::SimTime start_time() const { return start_time_; }
+  sim::SimTime finish_time() const { return finish_time_; }
+  const CollectivePlan& plan() const { return plan_; }
+  virtual std::uint64_t transfers_issued() const { return transfers_; }
+
+  void on_event(std::uint64_t tag) override;
+
+ protected:
+  virtual void begin() = 0;       // issue the first transfers
+  virtual nccl::NcclAlgo nccl_algo() const { return nccl::NcclAlgo::Ring; }
+  // The one-off latency before the first transfer (NCCL baseLat by default).
+  virtual double launch_latency_us() const { return nccl::base_latency_us(nccl_algo(), plan_.protocol); }
+  // Call once the last transfer has landed.
+  void finish();
+  // Starts one transfer of `payload` bytes; the protocol's wire overhead is added here, and
+  // `overhead` (usually step_overhead(route), cached by the caller) before streaming.
+  void send(const topology::Route& route, sim::Bytes payload, std::uint64_t tag, sim::SimTime overhead,
+            double rate_cap = sim::kUnlimited);
+  // Per-step protocol latency not already covered by the route's physical latency.
+  sim::SimTime step_overhead(const topology::Route& route) const;
+  nccl::HwClass hw_class(const topology::Route& route) const;
+
+  CollectiveContext ctx_;
+  CollectivePlan plan_;
+
+ private:
+  CollectiveListener* listener_;
+  std::uint64_t tag_;
+  sim::SimTime start_time_{};
+  sim::SimTime finish_time_{};
+  std::uint64_t transfers_ = 0;
+  bool done_ = false;
+};
+
+}  // namespace clustersim::workloads

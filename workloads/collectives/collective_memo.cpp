@@ -1,0 +1,64 @@
+// Memoised concurrent collectives (see collective_memo.h).
+#include "workloads/collectives/collective_memo.h"
+
+#include "sim/check.h"
+#include "topology/network_model.h"
+
+namespace clustersim::workloads {
+namespace {
+class Countdown final : public CollectiveListener {
+ public:
+  explicit Countdown(std::size_t n) : left(n) {}
+  void on_collective_done(std::uint64_t) override { --left; }
+  std::size_t left;
+};
+}  // namespace
+
+sim::SimTime CollectiveMemo::simulate(CollectiveOp op, CollectiveAlgo algo,
+                                      const std::vector<std::vector<int>>& groups, sim::Bytes bytes) {
+  std::vector<CollectivePlan> plans;
+  std::uint64_t estimate = 0;
+  for (const auto& g : groups) {
+    CollectiveRequest req;
+    req.op = op;
+    req.algo = algo;
+    req.ranks = g;
+    req.bytes = bytes;
+    plans.push_back(plan_collective(env_, req));  // NCCL's tuner picks protocol (and algorithm for auto)
+    const std::uint64_t n = g.size();
+    estimate += n * 2 * (n - 1) * static_cast<std::uint64_t>(plans.back().channels) *
+                static_cast<std::uint64_t>(plans.back().chunks);
+  }
+  if (budget_ > 0 && estimate > budget_) {
+    throw SimulationBudgetExceeded("a memoised " + std::string(to_string(op)) + " over " +
+                                   std::to_string(groups.front().size()) + " ranks needs about " +
+                                   std::to_string(estimate) + " transfers, over the budget of " +
+                                   std::to_string(budget_));
+  }
+  sim::Simulator simulator;
+  topology::NetworkModel net(simulator, env_.topo);
+  Countdown countdown(groups.size());
+  std::vector<std::unique_ptr<CollectiveAlgorithm>> running;
+  for (const auto& plan : plans) {
+    running.push_back(make_collective(CollectiveContext{simulator, net, env_.topo, env_.router}, plan, &countdown, 0));
+  }
+  for (auto& c : running) c->start();
+  const sim::SimTime end = simulator.run();
+  CLUSTERSIM_CHECK(countdown.left == 0, "memoised collectives did not complete");
+  ++simulations_;
+  transfers_ += net.stats().transfers_finished;
+  events_ += simulator.events_processed();
+  return end;
+}
+
+sim::SimTime CollectiveMemo::concurrent(CollectiveOp op, CollectiveAlgo algo,
+                                        const std::vector<std::vector<int>>& groups, sim::Bytes bytes) {
+  if (groups.empty() || groups.front().size() < 2 || bytes.value <= 0) return sim::SimTime{};
+  const auto key = std::make_tuple(static_cast<int>(op), static_cast<int>(algo), groups, bytes.value);
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  const sim::SimTime t = simulate(op, algo, groups, bytes);
+  cache_.emplace(key, t);
+  return t;
+}
+
+}  // namespace clustersim::workloads

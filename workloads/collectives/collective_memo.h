@@ -1,0 +1,54 @@
+// Memoised collective durations for the iteration simulator.
+//
+// A training iteration runs thousands of identical collectives (a tensor-parallel all-reduce per
+// layer and micro-batch, a data-parallel all-reduce per gradient bucket). When a set of concurrent
+// collectives touches no link that other traffic of the iteration can touch, its duration depends
+// only on (operation, bytes, groups, algorithm): it is simulated once, as flows on the real
+// topology in a private simulator, and replayed as a timed task. The iteration simulator decides
+// which sets qualify (from their routes) and runs the others as live flows; `--full` turns the
+// memo off so tests can compare both.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <tuple>
+#include <vector>
+
+#include "workloads/collectives/collective_runner.h"
+
+namespace clustersim::workloads {
+
+// One memo serves every simulation on the same cluster (e.g. all validation rows of one system):
+// its keys name the ranks, so a different topology needs a different memo.
+// Thrown when a memoised simulation would exceed the caller's transfer budget (validation sets
+// one so that a suite of hundreds of runs stays within minutes; `run` sets none).
+struct SimulationBudgetExceeded : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class CollectiveMemo {
+ public:
+  explicit CollectiveMemo(CollectiveEnvironment env) : env_(env) {}
+  // 0 = unlimited. Estimated transfers of one memoised simulation (ranks x steps x channels x chunks).
+  void set_transfer_budget(std::uint64_t transfers) { budget_ = transfers; }
+
+  // Duration of `groups.size()` collectives of the same kind started together, one per group,
+  // each with the protocol (and, for `auto`, the algorithm) NCCL's tuner picks for its size
+  // (e.g. the tensor-parallel ranks' data-parallel all-reduces of one stage), until the last ends.
+  sim::SimTime concurrent(CollectiveOp op, CollectiveAlgo algo, const std::vector<std::vector<int>>& groups,
+                          sim::Bytes bytes);
+  std::uint64_t simulations() const { return simulations_; }
+  std::uint64_t transfers() const { return transfers_; }
+  std::uint64_t events() const { return events_; }
+
+ private:
+  sim::SimTime simulate(CollectiveOp op, CollectiveAlgo algo, const std::vector<std::vector<int>>& groups,
+                        sim::Bytes bytes);
+
+  CollectiveEnvironment env_;
+  std::map<std::tuple<int, int, std::vector<std::vector<int>>, double>, sim::SimTime> cache_;
+  std::uint64_t simulations_ = 0, transfers_ = 0, events_ = 0;
+  std::uint64_t budget_ = 0;
+};
+
+}  // namespace clustersim::workloads

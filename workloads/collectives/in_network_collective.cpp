@@ -1,0 +1,189 @@
+// Switch reduction trees for NVLS and SHARP (see in_network_collective.h).
+#include "workloads/collectives/in_network_collective.h"
+
+#include <algorithm>
+#include <map>
+
+#include "sim/check.h"
+
+namespace clustersim::workloads {
+namespace {
+
+bool is_switch(const topology::Topology& topo, topology::DeviceId d) {
+  const auto k = topo.device(d).kind;
+  return k == topology::DeviceKind::NvSwitch || k == topology::DeviceKind::NetworkSwitch;
+}
+
+// links[from, to) of a route as a route of its own.
+topology::Route sub_route(const topology::Topology& topo, const topology::Route& r, int from, int to) {
+  topology::Route out;
+  out.bottleneck = sim::BytesPerSec{1e300};
+  for (int k = from; k < to; ++k) {
+    const topology::LinkId l = r.links[static_cast<std::size_t>(k)];
+    out.links[out.hops++] = l;
+    out.latency += topo.link(l).latency;
+    out.bottleneck = std::min(out.bottleneck, topo.link(l).bandwidth);
+  }
+  return out;
+}
+
+topology::Route reversed(const topology::Topology& topo, const topology::Route& r) {
+  topology::Route out = r;
+  for (int k = 0; k < r.hops; ++k) {
+    out.links[static_cast<std::size_t>(k)] = topology::Topology::reverse(r.links[static_cast<std::size_t>(r.hops - 1 - k)]);
+  }
+  (void)topo;
+  return out;
+}
+
+int first_switch_hop(const topology::Topology& topo, const topology::Route& r) {
+  for (int k = 0; k < r.hops; ++k) {
+    if (is_switch(topo, topo.link(r.links[static_cast<std::size_t>(k)]).dst)) return k;
+  }
+  return -1;
+}
+}  // namespace
+
+InNetworkCollective::InNetworkCollective(CollectiveContext ctx, CollectivePlan plan, CollectiveListener* listener,
+                                         std::uint64_t tag)
+    : CollectiveAlgorithm(ctx, std::move(plan), listener, tag), n_(static_cast<int>(plan_.request.ranks.size())) {
+  const auto& ranks = plan_.request.ranks;
+  CLUSTERSIM_CHECK(n_ >= 2, "in-network reduction needs at least two ranks");
+  nvls_ = ctx_.topo.server_of_gpu(ranks.front()) == ctx_.topo.server_of_gpu(ranks.back());
+  pieces_ = static_cast<std::uint32_t>(plan_.chunks);
+  const double c = plan_.request.bytes.value / pieces_ / plan_.in_network_efficiency;
+  const double nn = static_cast<double>(n_);
+  const CollectiveOp op = plan_.request.op;
+  const int root = plan_.request.root;
+  switch (op) {
+    case CollectiveOp::AllReduce: up_bytes_ = down_bytes_ = c * (nvls_ ? 1.0 + 1.0 / nn : 1.0); break;
+    case CollectiveOp::ReduceScatter: up_bytes_ = c, down_bytes_ = c / nn; break;
+    case CollectiveOp::AllGather: up_bytes_ = c / nn, down_bytes_ = c; break;
+    default: up_bytes_ = down_bytes_ = c; break;
+  }
+  // The root member and its up path define the root switch.
+  members_.resize(static_cast<std::size_t>(n_));
+  std::map<topology::DeviceId, int> group_of_switch;
+  const int anchor = ranks[static_cast<std::size_t>(root)];
+  topology::DeviceId top = 0;
+  bool have_top = false;
+  for (int j = 0; j < n_; ++j) {  // from the root, so that its switch is group 0
+    const int i = (root + j) % n_;
+    const int r = ranks[static_cast<std::size_t>(i)];
+    const int other = r != anchor ? anchor : ranks[static_cast<std::size_t>((i + 1) % n_)];
+    const topology::Route full = ctx_.router.route(r, other, static_cast<std::uint64_t>(r));
+    const int k = first_switch_hop(ctx_.topo, full);
+    CLUSTERSIM_CHECK(k >= 0, "every member reaches a switch");
+    Member& m = members_[static_cast<std::size_t>(i)];
+    m.up = sub_route(ctx_.topo, full, 0, k + 1);
+    m.down = reversed(ctx_.topo, m.up);
+    const topology::DeviceId sw = ctx_.topo.link(full.links[static_cast<std::size_t>(k)]).dst;
+    auto [it, fresh] = group_of_switch.emplace(sw, static_cast<int>(groups_.size()));
+    if (fresh) groups_.emplace_back();
+    m.group = it->second;
+    Group& g = groups_[static_cast<std::size_t>(m.group)];
+    g.members.push_back(i);
+    if (fresh && i != root && r != anchor && !have_top) {
+      // The aggregation root: the spine this leaf's route to the root GPU crosses (so the trees of
+      // different rails sit on different spines under destination routing).
+      for (int h = k + 1; h < full.hops; ++h) {
+        const topology::Device& d = ctx_.topo.device(ctx_.topo.link(full.links[static_cast<std::size_t>(h)]).dst);
+        if (d.kind == topology::DeviceKind::NetworkSwitch && d.tier == 1) {
+          top = ctx_.topo.link(full.links[static_cast<std::size_t>(h)]).dst;
+          have_top = true;
+          break;
+        }
+      }
+      CLUSTERSIM_CHECK(have_top, "leaves of one fabric meet at a spine");
+    }
+    m.sends = op == CollectiveOp::Broadcast ? i == root : true;
+    m.receives = op == CollectiveOp::Reduce ? i == root : (op == CollectiveOp::Broadcast ? i != root : true);
+    g.senders += m.sends;
+    g.receivers += m.receives;
+    needed_ += m.receives;
+  }
+  // Every leaf forwards its partial result to the spine on its one link there and receives the
+  // result back on the reverse link: a two-level SHARP tree, one stream per link.
+  for (Group& g : groups_) {
+    g.expected = g.senders;
+    if (!have_top) continue;
+    const topology::DeviceId leaf = ctx_.topo.link(members_[static_cast<std::size_t>(g.members.front())].up.links[
+        static_cast<std::size_t>(members_[static_cast<std::size_t>(g.members.front())].up.hops - 1)]).dst;
+    for (const topology::LinkId l : ctx_.topo.out_links(leaf)) {
+      if (ctx_.topo.link(l).dst != top) continue;
+      topology::Route one;
+      one.links[0] = l;
+      one.hops = 1;
+      g.to_root = sub_route(ctx_.topo, one, 0, 1);
+      g.from_root = reversed(ctx_.topo, g.to_root);
+      break;
+    }
+    CLUSTERSIM_CHECK(g.to_root.hops == 1, "every leaf links to the aggregation spine");
+    top_expected_ += g.senders > 0 ? 1 : 0;
+  }
+  two_level_ = have_top;
+  arrivals_.assign(groups_.size() * pieces_, 0);
+  top_arrivals_.assign(two_level_ ? pieces_ : 0, 0);
+}
+
+double InNetworkCollective::launch_latency_us() const {
+  return nccl::hw_latency_us(nvls_ ? nccl::HwClass::NvLink : nccl::HwClass::Net, nccl_algo(), Protocol::Simple);
+}
+
+void InNetworkCollective::begin() {
+  for (std::size_t m = 0; m < members_.size(); ++m) try_send(m);
+}
+
+void InNetworkCollective::try_send(std::size_t i) {
+  Member& m = members_[i];
+  if (!m.sends) return;
+  while (m.up_sent < pieces_ && m.up_in_flight < static_cast<std::uint32_t>(nccl::kPipelineInFlight)) {
+    send(m.up, sim::Bytes{up_bytes_}, encode(kMemberUp, i, m.up_sent), sim::SimTime{});
+    ++m.up_sent;
+    ++m.up_in_flight;
+  }
+}
+
+void InNetworkCollective::arrive(std::size_t g, std::uint32_t chunk) {
+  Group& group = groups_[g];
+  if (++arrivals_[g * pieces_ + chunk] < group.expected) return;
+  if (two_level_) {
+    send(group.to_root, sim::Bytes{up_bytes_}, encode(kGroupUp, g, chunk), sim::SimTime{});
+  } else {
+    multicast(g, chunk);
+  }
+}
+
+void InNetworkCollective::arrive_at_top(std::uint32_t chunk) {
+  if (++top_arrivals_[chunk] < top_expected_) return;
+  for (std::size_t o = 0; o < groups_.size(); ++o) {
+    if (groups_[o].receivers > 0) send(groups_[o].from_root, sim::Bytes{down_bytes_}, encode(kGroupDown, o, chunk), sim::SimTime{});
+  }
+}
+
+void InNetworkCollective::multicast(std::size_t g, std::uint32_t chunk) {
+  for (int i : groups_[g].members) {
+    const Member& m = members_[static_cast<std::size_t>(i)];
+    if (m.receives) send(m.down, sim::Bytes{down_bytes_}, encode(kMemberDown, static_cast<std::size_t>(i), chunk), sim::SimTime{});
+  }
+}
+
+void InNetworkCollective::on_transfer_done(std::uint64_t tag) {
+  const Kind kind = static_cast<Kind>(tag >> 62);
+  const std::size_t id = static_cast<std::size_t>((tag >> 32) & 0x3fffffffULL);
+  const std::uint32_t chunk = static_cast<std::uint32_t>(tag & 0xffffffffULL);
+  switch (kind) {
+    case kMemberUp:
+      --members_[id].up_in_flight;
+      arrive(static_cast<std::size_t>(members_[id].group), chunk);
+      try_send(id);
+      break;
+    case kGroupUp: arrive_at_top(chunk); break;
+    case kGroupDown: multicast(id, chunk); break;
+    case kMemberDown:
+      if (++members_[id].down_recv == pieces_ && ++complete_ == needed_) finish();
+      break;
+  }
+}
+
+}  // namespace clustersim::workloads

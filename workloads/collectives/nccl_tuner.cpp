@@ -1,0 +1,329 @@
+// NCCL's cost model and selection (see nccl_tuner.h). Formulas follow hardware.md §3.4-3.6
+// line by line; the comments name the NCCL expression each one ports.
+#include "workloads/collectives/nccl_tuner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <span>
+#include <stdexcept>
+
+namespace clustersim::workloads {
+namespace {
+
+using nccl::HwClass;
+using nccl::NcclAlgo;
+
+int log2i(double v) {
+  if (v < 1) return -1;
+  int r = 0;
+  while (v >= 2) {
+    v /= 2;
+    ++r;
+  }
+  return r;
+}
+
+std::span<const double> speeds(int cc, bool inter) {
+  if (cc >= 100 && cc < 200) {
+    return inter ? std::span<const double>(nccl::kSm100SpeedArrayInter) : std::span<const double>(nccl::kSm100SpeedArrayIntra);
+  }
+  if (cc >= 90 && cc < 100) {
+    return inter ? std::span<const double>(nccl::kSm90SpeedArrayInter) : std::span<const double>(nccl::kSm90SpeedArrayIntra);
+  }
+  return inter ? std::span<const double>(nccl::kSpeedArrayInter) : std::span<const double>(nccl::kSpeedArrayIntra);
+}
+
+// search.cc: start at the highest speed <= the bottleneck.
+double fitting_speed(std::span<const double> arr, double limit) {
+  for (double s : arr) {
+    if (s <= limit + 1e-9) return s;
+  }
+  return arr.back();
+}
+
+bool route_has_nvswitch(const topology::Topology& topo, const topology::Route& r) {
+  for (int k = 0; k < r.hops; ++k) {
+    if (topo.device(topo.link(r.links[k]).dst).kind == topology::DeviceKind::NvSwitch) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& router, const std::vector<int>& ranks,
+                     int compute_capability, const GraphHints& hints) {
+  NcclGraph g;
+  g.ranks = static_cast<int>(ranks.size());
+  g.compute_capability = compute_capability;
+  g.cc_row = nccl::compcap_row(compute_capability);
+  g.cpu_amd = hints.cpu_amd;
+  std::map<int, std::vector<int>> by_server;
+  for (int r : ranks) by_server[topo.server_of_gpu(r)].push_back(r);
+  g.nodes = static_cast<int>(by_server.size());
+  for (const auto& [s, local] : by_server) g.ppn = std::max(g.ppn, static_cast<int>(local.size()));
+
+  // The slowest intra-node path of the first server's GPUs (every server is built alike).
+  const std::vector<int>& local = by_server.begin()->second;
+  double path = std::numeric_limits<double>::infinity();
+  bool all_nvlink = true, all_nvswitch = true;
+  double lane = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < local.size(); ++i) {
+    for (std::size_t j = 0; j < local.size(); ++j) {
+      if (i == j) continue;
+      const topology::Route r = router.route(local[i], local[j]);
+      path = std::min(path, r.bottleneck.value / 1e9);
+      for (int k = 0; k < r.hops; ++k) {
+        const topology::Link& link = topo.link(r.links[static_cast<std::size_t>(k)]);
+        if (link.kind == topology::LinkKind::NvLink && link.nvlinks > 0) lane = std::min(lane, link.bandwidth.value / 1e9 / link.nvlinks);
+      }
+      all_nvlink = all_nvlink && router.path_type(local[i], local[j]) == topology::PathType::NvLink;
+      all_nvswitch = all_nvswitch && route_has_nvswitch(topo, r);
+    }
+  }
+  g.intra_hw = all_nvlink ? HwClass::NvLink : HwClass::Pci;
+  g.nvlink_lane_GBps = all_nvlink && std::isfinite(lane) ? lane : 0.0;
+
+  if (g.nodes > 1 && router.has_nic(ranks.front())) {
+    const topology::DeviceId nic = router.nic_of(ranks.front());
+    for (topology::LinkId l : topo.out_links(nic)) {
+      if (topo.link(l).kind == topology::LinkKind::Network) g.nic_GBps = topo.link(l).bandwidth.value / 1e9;
+    }
+    for (const auto& d : topo.devices()) g.nics_per_node += (d.kind == topology::DeviceKind::Nic && d.server == 0);
+  }
+  if (local.size() < 2) path = g.nic_GBps > 0 ? g.nic_GBps : 1.0;
+  g.path_GBps = path;
+
+  const std::span<const double> intra = speeds(compute_capability, false);
+  g.channel_speed_max_GBps = intra.front();
+  double speed;
+  int channels;
+  if (g.nodes == 1) {
+    speed = fitting_speed(intra, path);
+    channels = std::max(1, static_cast<int>(std::floor(path / speed + 1e-9)));
+  } else {
+    // One ring per channel leaves through one NIC; the group reaches min(NICs, local GPUs) NICs.
+    const double limit = std::min(g.nic_GBps, path);
+    speed = fitting_speed(speeds(compute_capability, true), limit);
+    const int nics = std::max(1, std::min(g.nics_per_node, g.ppn));
+    channels = nics * std::max(1, static_cast<int>(std::floor(g.nic_GBps / speed + 1e-9)));
+  }
+  channels = std::min(channels, nccl::kMaxChannels / 2);
+  if (speed >= 25.0) {  // search.cc: duplicate channels, halve the per-channel speed
+    channels *= 2;
+    speed /= 2;
+  }
+  g.channels = channels;
+  g.bw_intra_GBps = speed;
+  g.bw_inter_GBps = speed;
+
+  g.nvls = hints.gpu_nvls && g.nodes == 1 && all_nvswitch && g.ppn >= 2 && g.cc_row >= 2;
+  g.nvls_channels = g.cc_row >= 3 ? nccl::kNvlsChannelsSm100 : nccl::kNvlsChannelsSm90;
+  g.collnet = hints.fabric_sharp && g.nodes > 1;
+  return g;
+}
+
+NcclTuner::NcclTuner(const NcclGraph& graph, CollectiveOp op) : graph_(graph), op_(op) {
+  for (NcclAlgo a : kAlgos) {
+    for (Protocol p : {Protocol::LL, Protocol::LL128, Protocol::Simple}) table_[index(a)][static_cast<int>(p)] = compute(a, p);
+  }
+}
+
+int NcclTuner::index(NcclAlgo a) {
+  switch (a) {
+    case NcclAlgo::Tree: return 0;
+    case NcclAlgo::Ring: return 1;
+    case NcclAlgo::CollNetDirect: return 2;
+    case NcclAlgo::Nvls: return 3;
+  }
+  return 1;
+}
+
+std::string_view NcclTuner::name(NcclAlgo a) {
+  switch (a) {
+    case NcclAlgo::Tree: return "Tree";
+    case NcclAlgo::Ring: return "Ring";
+    case NcclAlgo::CollNetDirect: return "CollNetDirect";
+    case NcclAlgo::Nvls: return "NVLS";
+  }
+  return "?";
+}
+
+NcclCost NcclTuner::compute(NcclAlgo a, Protocol p) const {
+  const NcclGraph& g = graph_;
+  const int n = g.ranks;
+  const bool ar = op_ == CollectiveOp::AllReduce;
+  const bool ag_rs = op_ == CollectiveOp::AllGather || op_ == CollectiveOp::ReduceScatter;
+  const bool bcast_reduce = op_ == CollectiveOp::Broadcast || op_ == CollectiveOp::Reduce;
+  NcclCost c;
+  // Eligibility (hardware.md §3.6). CollNet needs NCCL_COLLNET_ENABLE=1 (off by default): it is
+  // never picked here; `--algo in-network` runs SHARP explicitly where the fabric has it.
+  switch (a) {
+    case NcclAlgo::Ring: c.eligible = ar || ag_rs || bcast_reduce; break;
+    case NcclAlgo::Tree: c.eligible = ar; break;
+    case NcclAlgo::Nvls:
+      c.eligible = p == Protocol::Simple && g.nvls && g.nvls_channels >= 2 && (ar || (ag_rs && g.ppn <= 32));
+      break;
+    case NcclAlgo::CollNetDirect: c.eligible = false; break;
+  }
+  if (n < 2 || !c.eligible) return c;
+
+  const int idx2 = g.nodes <= 2 ? g.nodes - 1 : 2;
+  const int row = g.cc_row;
+  const double ll_max = nccl::kLlMaxBwGBps[g.nodes == 1 ? row : (g.cpu_amd ? 1 : 0)][idx2];
+  const int nsteps = ar ? 2 * (n - 1) : (ag_rs ? n - 1 : n);
+  const double nch = g.channels;
+  double bus = nch * (g.nodes <= 2 ? g.bw_intra_GBps : g.bw_inter_GBps);
+  if (a == NcclAlgo::Nvls) {
+    const double nv = g.nvls_channels;
+    double intra_bw = (g.path_GBps / nv) * nccl::kNvlsEfficiency[row] * (nv - 1) / nv;
+    intra_bw *= ar ? 2.0 : static_cast<double>(g.ppn - 1) / g.ppn;
+    bus = nv * intra_bw;
+  } else if (a == NcclAlgo::Ring) {
+    if (p == Protocol::LL) bus = std::min(ll_max, bus * 0.5);
+    if (p == Protocol::LL128) bus = std::min(bus * 0.92, nch * nccl::kPerChannelMaxRingLl128GBps[row][idx2]);
+  } else if (a == NcclAlgo::Tree) {
+    bus = std::min(bus * 0.92, nch * nccl::kPerChannelMaxTreeGBps[row][idx2]);
+    if (p == Protocol::LL) bus = std::min(bus / 3.8, ll_max);
+    if (p == Protocol::LL128) {
+      bus = std::min(bus * (g.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * nccl::kPerChannelMaxTreeLl128GBps[row][idx2]);
+    }
+  }
+  c.bus_bw_GBps = bus;
+  if (a == NcclAlgo::Ring || (a == NcclAlgo::Nvls && ar)) {
+    c.alg_bw_GBps = bus * n / nsteps;
+  } else if (a == NcclAlgo::Tree) {
+    c.alg_bw_GBps = bus * 0.5;
+  } else {
+    c.alg_bw_GBps = bus;
+  }
+  c.latency_us = latency(a, p);
+  return c;
+}
+
+double NcclTuner::latency(NcclAlgo a, Protocol p) const {
+  const NcclGraph& g = graph_;
+  const int n = g.ranks;
+  const bool ar = op_ == CollectiveOp::AllReduce;
+  const bool ag_rs = op_ == CollectiveOp::AllGather || op_ == CollectiveOp::ReduceScatter;
+  const int nsteps = ar ? 2 * (n - 1) : (ag_rs ? n - 1 : n);
+  double lat = nccl::base_latency_us(a, p);
+  double intra_lat = nccl::hw_latency_us(g.intra_hw, a, p);
+  const double inter_lat =
+      g.ppn == 1 ? nccl::hw_latency_us(HwClass::Net, NcclAlgo::Tree, p) : nccl::hw_latency_us(HwClass::Net, a, p);
+  switch (a) {
+    case NcclAlgo::Ring:
+      if (ar || ag_rs) {
+        double net_overhead = 0;
+        if (g.nodes > 1) {
+          net_overhead = (g.cpu_amd ? nccl::kNetOverheadAmdUs : nccl::kNetOverheadIntelUs) * (p == Protocol::Simple ? 3 : 1);
+        }
+        intra_lat = std::max(intra_lat, net_overhead);
+        const int n_inter = g.nodes == 1 ? 0 : (ar ? 2 * (g.nodes - 1) : g.nodes - 1);
+        lat += (nsteps - n_inter) * intra_lat + n_inter * inter_lat;
+      } else {
+        const HwClass hw = g.nodes == 1 ? g.intra_hw : HwClass::Net;
+        lat += nsteps * (p == Protocol::Simple ? nccl::hw_latency_us(hw, NcclAlgo::Tree, Protocol::Simple)
+                                               : nccl::hw_latency_us(hw, NcclAlgo::Ring, p));
+      }
+      break;
+    case NcclAlgo::Tree: lat += 2 * ((g.ppn - 1) * intra_lat + log2i(g.nodes) * inter_lat); break;
+    case NcclAlgo::Nvls: lat = intra_lat + (g.nodes > 1 ? inter_lat : 0.0); break;
+    case NcclAlgo::CollNetDirect:
+      lat += 2 * (std::min(1, g.ppn - 1) * intra_lat + (g.ppn - 1) * 0.4) + inter_lat;
+      break;
+  }
+  return lat;
+}
+
+double NcclTuner::time_us(NcclAlgo a, Protocol p, double bytes) const {
+  const NcclCost& c = cost(a, p);
+  if (!c.eligible || c.alg_bw_GBps <= 0) return -1;
+  double bw = c.alg_bw_GBps;
+  double lat = c.latency_us;
+  if (a == NcclAlgo::Tree && op_ == CollectiveOp::AllReduce) {
+    const int log_size = log2i(std::floor(bytes / 64));
+    if (log_size >= 0 && log_size < 23) bw *= nccl::kTreeCorrectionFactor[static_cast<int>(p)][log_size];
+  }
+  if (a == NcclAlgo::Ring && p == Protocol::Simple && op_ == CollectiveOp::AllReduce && graph_.nodes > 1 &&
+      bytes / (graph_.channels * graph_.ranks) >= 64) {
+    lat *= graph_.compute_capability < 80 ? nccl::kRingSimpleMultiNodeLatencyFactorVolta
+                                          : nccl::kRingSimpleMultiNodeLatencyFactor;
+  }
+  return lat + bytes / (1000.0 * bw);
+}
+
+NcclChoice NcclTuner::choose(double bytes, const NcclAlgo* only, const Protocol* proto) const {
+  NcclChoice best;
+  bool found = false;
+  for (NcclAlgo a : kAlgos) {
+    if (only != nullptr && *only != a) continue;
+    for (Protocol p : {Protocol::LL, Protocol::LL128, Protocol::Simple}) {
+      if (proto != nullptr && *proto != p) continue;
+      const double t = time_us(a, p, bytes);
+      if (t < 0) continue;
+      if (!found || t < best.time_us) {
+        best = NcclChoice{a, p, t};
+        found = true;
+      }
+    }
+  }
+  if (!found) {
+    throw std::invalid_argument(std::string("NCCL's tuner has no eligible ") +
+                                (only != nullptr ? std::string(name(*only)) + " " : std::string()) + "algorithm" +
+                                (proto != nullptr ? " with protocol " + std::string(to_string(*proto)) : std::string()) +
+                                " for " + std::string(to_string(op_)) + " on this group");
+  }
+  return best;
+}
+
+LaunchShape NcclTuner::launch_shape(NcclAlgo a, Protocol p, double bytes) const {
+  LaunchShape s;
+  const int pi = static_cast<int>(p);
+  s.max_threads = a == NcclAlgo::Tree ? nccl::kTreeThreads
+                                      : nccl::kMaxThreads[pi] + (a == NcclAlgo::Ring && p == Protocol::Simple ? nccl::kWarpSize : 0);
+  s.threads = s.max_threads;
+  if (a == NcclAlgo::Nvls || a == NcclAlgo::CollNetDirect) {
+    s.channels = a == NcclAlgo::Nvls ? graph_.nvls_channels : graph_.channels;
+    return s;
+  }
+  s.channels = graph_.channels;
+  const double threshold = nccl::kThreadThreshold[pi] * (a == NcclAlgo::Ring && p == Protocol::LL ? graph_.ranks : 1);
+  while (bytes < static_cast<double>(s.channels) * s.threads * threshold) {
+    if (s.channels >= 2) {
+      --s.channels;
+    } else if (s.threads % 128 == 0) {
+      s.threads /= 2;
+    } else {
+      break;
+    }
+  }
+  return s;
+}
+
+// What one channel can carry, payload GB/s, beyond the links: the protocol ceilings of NCCL's
+// model turned per channel. Ring LL: llMaxBws is a ceiling on the whole bus bandwidth, so one
+// channel gets llMax / nChannels; LL128: perChMaxRingLL128Bws is per channel already; trees:
+// perChMaxTreeBws (Simple), /1.9 more for LL (NCCL's /3.8 less the 2x LL wire factor that the
+// flows already pay), perChMaxTreeLL128Bws. Everything is bounded by the top of NCCL's search
+// speed array for the GPU generation: the most one channel (one thread block) ever gets.
+double NcclTuner::channel_cap_GBps(NcclAlgo a, Protocol p) const {
+  const NcclGraph& g = graph_;
+  const int idx2 = g.nodes <= 2 ? g.nodes - 1 : 2;
+  const int row = g.cc_row;
+  const double ll_max = nccl::kLlMaxBwGBps[g.nodes == 1 ? row : (g.cpu_amd ? 1 : 0)][idx2];
+  double cap = g.channel_speed_max_GBps;
+  if (a == NcclAlgo::Ring) {
+    if (p == Protocol::LL) cap = std::min(cap, ll_max / g.channels);
+    if (p == Protocol::LL128) cap = std::min(cap, nccl::kPerChannelMaxRingLl128GBps[row][idx2]);
+  } else if (a == NcclAlgo::Tree) {
+    const double tree = nccl::kPerChannelMaxTreeGBps[row][idx2];
+    if (p == Protocol::Simple) cap = std::min(cap, tree);
+    if (p == Protocol::LL) cap = std::min({cap, tree / 1.9, ll_max / g.channels});
+    if (p == Protocol::LL128) cap = std::min(cap, nccl::kPerChannelMaxTreeLl128GBps[row][idx2]);
+  }
+  return cap;
+}
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,41 @@
+// How many channels NCCL gives one grouped send/recv, and so how fast a point-to-point transfer
+// over NVLink can go.
+//
+// NCCL runs all-to-all and send/recv as grouped point-to-point operations. Each operation is cut
+// into chunks spread over channels, and each channel is one thread block copying its chunks: a
+// small transfer uses few channels and cannot fill an NVSwitch port, a large one uses more. The
+// count follows NCCL's own rules (src/graph/paths.cc ncclTopoGetNchannels and
+// ncclTopoComputeP2pChannels, src/enqueue.cc scheduleP2pTasksToPlan and calcP2pChunkSize,
+// v2.19-2.29):
+//   p2p channels   = pow2Up(communicator channels), the ring/tree channels duplicated once more
+//                    (connect.cc ncclTopoPostset)
+//   per peer       = pow2Up(min over peers: 2 x NVLink lanes of the path, 2 for PCIe or network)
+//                    capped by the p2p channels
+//   min channels   = per peer, halved while min x ranks > p2p channels
+//   max channels   = per peer, halved while max x ranks > 4 x p2p channels
+//   step           = NCCL_P2P_NVL_CHUNKSIZE 512 KiB on NVLink, 128 KiB on PCIe or across nodes
+//   chunk          = max(step/8, bytes/min); doubled channels while chunk > max chunk (32 steps on
+//                    one node, 1 step across nodes) and channels <= max/2
+// Each channel is assumed to copy at most one NVLink lane's rate (20.6 GB/s on H100, 20 on A100):
+// a modelling assumption, not an NCCL constant. It reproduces the staircase of the H100 nccl-tests
+// send/recv logs (the same busbw at 32 and 64 MiB, doubling at 128 and 256 MiB; see
+// docs/validation.md); the planner exposes it as `CollectivePlan::p2p_nvlink_cap`.
+#pragma once
+
+#include "workloads/collectives/nccl_tuner.h"
+
+namespace clustersim::workloads {
+
+struct P2pChannels {
+  int p2p_channels = 1;     // NCCL comm->p2pnChannels
+  int per_peer = 1;         // comm->p2pnChannelsPerPeer
+  int min_channels = 1;     // for this group size
+  int max_channels = 1;
+  double chunk_bytes = 0;   // bytes per channel
+  int channels = 1;         // channels this transfer uses
+};
+
+// The channels one send of `peer_bytes` uses in a group of g.ranks ranks.
+P2pChannels nccl_p2p_channels(const NcclGraph& g, double peer_bytes);
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,107 @@
+// The engine for collectives written as stages of point-to-point sends: recursive halving and
+// doubling, direct (everyone to everyone at once), all-to-all and send/recv.
+//
+// Every rank walks the same numbered stages. In a stage it starts all its sends at once and
+// moves on when it has received every message the stage brings it (a data dependency: what it
+// sends next is built from what it received). A rank does not wait for its own sends to land, so
+// stages of neighbouring ranks overlap where the data allows. Stages that give a rank nothing to
+// do pass at once, which is how non-power-of-two pre- and post-steps line up.
+//
+// The schedule is a template parameter, not a virtual interface: the engine asks it, per send,
+// for the peer and the bytes, with no virtual call and no allocation per transfer. A Schedule has
+//   int stages() const;
+//   int sends(int pos, int stage) const;  StageSend send(int pos, int stage, int i) const;
+//   int recvs(int pos, int stage) const;
+// over positions 0..n-1 (the engine maps positions to GPU ranks with `order`).
+#pragma once
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "sim/check.h"
+#include "sim/rng.h"
+#include "workloads/collectives/collective_algorithm.h"
+
+namespace clustersim::workloads {
+
+struct StageSend {
+  int peer = 0;        // position of the receiver
+  double bytes = 0;    // payload
+};
+
+template <class Schedule>
+class StagedCollective final : public CollectiveAlgorithm {
+ public:
+  StagedCollective(CollectiveContext ctx, CollectivePlan plan, CollectiveListener* listener, std::uint64_t tag,
+                   Schedule schedule, std::vector<int> order)
+      : CollectiveAlgorithm(ctx, std::move(plan), listener, tag),
+        schedule_(std::move(schedule)),
+        order_(std::move(order)),
+        n_(static_cast<int>(order_.size())),
+        stages_(schedule_.stages()),
+        stage_(static_cast<std::size_t>(n_), 0),
+        issued_(static_cast<std::size_t>(n_), 0),
+        received_(static_cast<std::size_t>(n_) * static_cast<std::size_t>(stages_), 0) {
+    CLUSTERSIM_CHECK(stages_ < (1 << 16), "stage index fits the transfer tag");
+  }
+
+  void on_transfer_done(std::uint64_t tag) override {
+    const int dst = static_cast<int>(tag >> 16);
+    const int stage = static_cast<int>(tag & 0xffffU);
+    ++received_[index(dst, stage)];
+    advance(dst);
+    if (complete_ == n_) finish();
+  }
+  const Schedule& schedule() const { return schedule_; }
+
+ private:
+  std::size_t index(int pos, int stage) const {
+    return static_cast<std::size_t>(pos) * static_cast<std::size_t>(stages_) + static_cast<std::size_t>(stage);
+  }
+  void begin() override {
+    for (int p = 0; p < n_; ++p) advance(p);
+    if (complete_ == n_) finish();
+  }
+  void advance(int p) {
+    int& s = stage_[static_cast<std::size_t>(p)];
+    char& issued = issued_[static_cast<std::size_t>(p)];
+    while (s < stages_) {
+      if (!issued) {
+        issue(p, s);
+        issued = 1;
+      }
+      if (received_[index(p, s)] < schedule_.recvs(p, s)) return;
+      ++s;
+      issued = 0;
+    }
+    if (s == stages_) {
+      ++s;  // counted once
+      ++complete_;
+    }
+  }
+  void issue(int p, int s) {
+    const int count = schedule_.sends(p, s);
+    const int src = order_[static_cast<std::size_t>(p)];
+    for (int i = 0; i < count; ++i) {
+      const StageSend m = schedule_.send(p, s, i);
+      const int dst = order_[static_cast<std::size_t>(m.peer)];
+      const topology::Route route = ctx_.router.route(
+          src, dst, sim::splitmix64((static_cast<std::uint64_t>(src) << 32) ^ static_cast<std::uint64_t>(dst)));
+      const bool nvlink = route.hops > 0 && ctx_.topo.link(route.links[0]).kind == topology::LinkKind::NvLink;
+      send(route, sim::Bytes{m.bytes}, (static_cast<std::uint64_t>(m.peer) << 16) | static_cast<std::uint64_t>(s),
+           step_overhead(route), nvlink ? std::min(plan_.channel_rate_cap, plan_.p2p_nvlink_cap) : plan_.channel_rate_cap);
+    }
+  }
+
+  Schedule schedule_;
+  std::vector<int> order_;
+  int n_;
+  int stages_;
+  std::vector<int> stage_;
+  std::vector<char> issued_;
+  std::vector<int> received_;
+  int complete_ = 0;
+};
+
+}  // namespace clustersim::workloads

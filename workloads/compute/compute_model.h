@@ -1,0 +1,127 @@
+// How long one GPU takes to run an operation: a roofline per op with physical efficiencies.
+//
+//   time(op) = max(FLOPs / (peak[precision] x clock x power x MIG x eff_flops(op)),
+//                  bytes / (HBM bandwidth x MIG x eff_mem(op)))
+//              + kernels(op) x kernel_launch_us
+//
+// Throughput side, each factor a physical effect with a named constant (compute_model.cpp has the
+// sources; `ComputeConstants::describe` prints them):
+//   * peak[precision]: the catalog's DENSE datasheet peak. Matmuls run at the run precision's tensor
+//     rate; under fp8 only `fp8_eligible` linear layers use the FP8 rate, attention and the logits
+//     stay bf16 (Transformer Engine recipes). fp32 runs at the FP32 (non-tensor) rate; tf32 at the
+//     TF32 rate unless [cluster.gpu_overrides] tf32 = false. Elementwise FLOPs use the FP32 rate.
+//   * clock: tensor peaks are quoted at boost clock; a GPU running dense GEMMs hits its power limit
+//     and sustains a lower SM clock (`sustained_clock_ratio`).
+//   * power: a power limit below TDP lowers the SM clock further along a DVFS curve
+//     (P = static + dynamic, dynamic ~ f*V^2 with V ~ f), fitted to the Zeus NSDI'23 V100/A40
+//     medians. HBM bandwidth is not affected (memory clock is untouched under SW_POWER_CAP).
+//   * MIG: compute scales by the slice's SMs / the GPU's SMs (98 of A100's 108 SMs are usable in
+//     7g), memory bandwidth and capacity by memory slices / 8.
+//   * eff_flops(GEMM) = gemm_eff_max x tile-and-wave utilisation x k-depth efficiency (see
+//     gemm_efficiency); flash attention: flash_attention_eff on the causal half of the work, with
+//     FlashAttention-2's backward recompute of QK^T.
+// Memory side: GEMMs stream at hbm_stream_eff of HBM bandwidth, framework elementwise/norm
+// kernels at hbm_stream_eff x pointwise_mem_eff.
+//
+// Op bytes contract: OpCost bytes are at the activation element size of the run precision
+// (`activation_bytes`: 4 for fp32/tf32, 2 otherwise -- fp8 runs keep bf16 activations). Under fp8
+// the compute model recomputes an fp8-eligible GEMM's bytes from its shape: A and B in 1 byte,
+// C written in 2.
+//
+// The model is a value: no state beyond its inputs; two simulations can hold different ones.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/units.h"
+#include "topology/catalog.h"
+#include "topology/cluster_spec.h"
+#include "workloads/specs.h"
+#include "workloads/model/transformer_ops.h"
+
+namespace clustersim::workloads {
+
+// Named, documented, overridable constants (scenario [model_constants] name = value).
+class ComputeConstants {
+ public:
+  ComputeConstants();  // documented defaults
+  static std::span<const std::string_view> names();  // every constant name
+  std::string_view describe(std::string_view name) const;  // one line: meaning, unit, source
+  double get(std::string_view name) const;                  // throws std::invalid_argument if unknown
+  // Throws std::invalid_argument for an unknown name or a value outside the constant's range.
+  void set(std::string_view name, double value);
+  // set() each; unknown names throw (the scenarios module separately reports file:line for unknown
+  // names via check_model_constant_names(spec, names())).
+  void apply(const std::map<std::string, double>& overrides);
+  // The valid range [lo, hi] of a constant.
+  std::pair<double, double> range(std::string_view name) const;
+
+ private:
+  std::vector<double> values_;  // in names() order
+};
+
+enum class Pass : std::uint8_t { Forward, Backward };
+
+// Element size of activations and of the OpShape that layer_ops/head_ops take for a run precision.
+int activation_bytes(topology::Precision p);
+
+// A MIG slice, as nvidia-smi names it ("3g.40gb"), resolved against a GPU (hardware.md §5).
+struct MigSlice {
+  int compute_slices = 7;
+  int memory_slices = 8;
+  int sms = 0;  // SMs of the slice
+};
+// Throws std::invalid_argument for a malformed profile.
+MigSlice resolve_mig(const topology::GpuSpec& gpu, std::string_view profile);
+
+// The fraction of its unconstrained SM clock a GPU sustains under a power limit of `power_ratio`
+// x TDP for a load that draws `demand_ratio` x TDP at that clock, with `static_fraction` of the
+// power not scaling with the clock: solves p/d = s + (1 - s) r^3 for r, capped at 1.
+double power_limited_clock_ratio(double power_ratio, double static_fraction, double demand_ratio);
+
+class ComputeModel {
+ public:
+  ComputeModel(const topology::GpuSpec& gpu, const topology::ClusterSpec& cluster,
+               topology::Precision precision, ComputeConstants constants);
+
+  sim::SimTime op_time(const OpCost& op, Pass pass) const;                 // roofline + launch overhead
+  sim::SimTime ops_time(const std::vector<OpCost>& ops, Pass pass) const;  // back to back on one stream
+  // Memory-bound fused (multi-tensor) optimizer over the parameters held on this GPU:
+  // bytes read + written per parameter / (HBM bandwidth x hbm_stream_eff).
+  sim::SimTime optimizer_step_time(double params_on_gpu, Optimizer opt, bool fp32_master_weights) const;
+  // Bytes one parameter's optimizer step reads plus writes (see optimizer_step_time).
+  static double optimizer_bytes_per_param(Optimizer opt, bool fp32_master_weights);
+
+  double gemm_efficiency(const OpCost& op) const;  // the shape-dependent factor in (0, 1]
+  double gemm_efficiency(double m, double n, double k, double batch) const;
+  sim::FlopsPerSec datasheet_peak() const;  // dense peak at the run precision (tf32 override honoured)
+  sim::FlopsPerSec sustained_peak() const;  // after power cap / MIG / sustained clock
+  sim::BytesPerSec memory_bandwidth() const;  // HBM bandwidth of the GPU or its MIG slice
+  sim::Bytes memory_capacity() const;         // HBM capacity of the GPU or its MIG slice
+  double clock_ratio() const { return clock_ratio_; }  // sustained clock x power limit
+  double sm_fraction() const { return sm_fraction_; }  // MIG slice SMs / GPU SMs (1 without MIG)
+  const ComputeConstants& constants() const { return constants_; }
+
+ private:
+  sim::FlopsPerSec matmul_peak(const OpCost& op) const;  // datasheet peak the op's matmul runs at
+  double flops_seconds(const OpCost& op, Pass pass) const;
+  double bytes_seconds(const OpCost& op, Pass pass) const;
+  int kernels(const OpCost& op, Pass pass) const;
+
+  topology::GpuSpec gpu_;
+  topology::Precision precision_;
+  bool tf32_;
+  ComputeConstants constants_;
+  int sms_;              // SMs available (MIG slice or whole GPU)
+  double sm_fraction_;   // sms_ / gpu_.sms
+  double mem_fraction_;  // memory slices / 8
+  double clock_ratio_;   // sustained_clock_ratio x power-limited clock ratio
+};
+
+}  // namespace clustersim::workloads

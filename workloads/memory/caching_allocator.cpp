@@ -1,0 +1,437 @@
+#include "workloads/memory/caching_allocator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/check.h"
+#include "workloads/model/transformer_ops.h"
+
+namespace clustersim::workloads {
+
+namespace {
+constexpr std::uint64_t kSmallPage = kSmallBuffer;  // expandable segments: small-pool page
+constexpr std::uint64_t kLargePage = kLargeBuffer;  // expandable segments: large-pool page
+constexpr std::uint64_t kAddressSpacePerSegment = 1ULL << 40;
+
+std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
+}  // namespace
+
+std::uint64_t round_size(std::uint64_t size) {
+  return size < kMinBlockSize ? kMinBlockSize : round_up(size, kMinBlockSize);
+}
+
+std::uint64_t allocation_size(std::uint64_t rounded) {
+  if (rounded <= kSmallSize) return kSmallBuffer;
+  if (rounded < kMinLargeAlloc) return kLargeBuffer;
+  return round_up(rounded, kRoundLarge);
+}
+
+CachingAllocatorModel::CachingAllocatorModel(AllocatorOptions options) : options_(options) {}
+
+CachingAllocatorModel::FreeKey CachingAllocatorModel::key(int b) const {
+  const Block& blk = blocks_[b];
+  return {blk.size, segments_[blk.segment].base + blk.offset, b};
+}
+
+int CachingAllocatorModel::new_block(const Block& b) {
+  if (!spare_blocks_.empty()) {
+    const int id = spare_blocks_.back();
+    spare_blocks_.pop_back();
+    blocks_[id] = b;
+    return id;
+  }
+  blocks_.push_back(b);
+  return static_cast<int>(blocks_.size()) - 1;
+}
+
+void CachingAllocatorModel::insert_free(int b) {
+  pool_set(segments_[blocks_[b].segment].pool).insert(key(b));
+}
+
+void CachingAllocatorModel::erase_free(int b) {
+  pool_set(segments_[blocks_[b].segment].pool).erase(key(b));
+}
+
+// get_free_block: only the best-fit candidate is considered.
+int CachingAllocatorModel::find_free_block(Pool pool, std::uint64_t rounded) const {
+  const std::set<FreeKey>& set = pool == Pool::Small ? small_free_ : large_free_;
+  const auto it = set.lower_bound(FreeKey{rounded, 0, -1});
+  if (it == set.end()) return -1;
+  const std::uint64_t size = std::get<0>(*it);
+  const std::uint64_t max_split = options_.max_split_size;
+  const bool limited = max_split != std::numeric_limits<std::uint64_t>::max();
+  if (limited && rounded < max_split && size >= max_split) return -1;       // no oversize for small requests
+  if (limited && rounded >= max_split && size >= rounded + kLargeBuffer) return -1;  // bounded waste
+  return std::get<2>(*it);
+}
+
+bool CachingAllocatorModel::should_split(Pool pool, std::uint64_t block_size, std::uint64_t rounded) const {
+  const std::uint64_t remaining = block_size - rounded;
+  if (pool == Pool::Small || options_.expandable_segments) return remaining >= kMinBlockSize;
+  return rounded < options_.max_split_size && remaining > kSmallSize;
+}
+
+bool CachingAllocatorModel::reserve(std::uint64_t bytes) {
+  auto fits = [&] { return bytes <= options_.capacity_bytes - std::min(options_.capacity_bytes, stats_.reserved); };
+  if (fits()) return true;
+  if (release_oversize_blocks() && fits()) return true;
+  ++stats_.num_alloc_retries;
+  release_free_segments();
+  return fits();
+}
+
+int CachingAllocatorModel::new_segment(Pool pool, std::uint64_t bytes) {
+  if (!reserve(bytes)) return -1;
+  Segment seg;
+  seg.pool = pool;
+  seg.base = next_address_;
+  seg.size = bytes;
+  next_address_ += round_up(bytes, kRoundLarge) + kRoundLarge;
+  segments_.push_back(seg);
+  const int s = static_cast<int>(segments_.size()) - 1;
+  Block b;
+  b.segment = s;
+  b.size = bytes;
+  const int id = new_block(b);
+  segments_[s].last_block = id;
+  insert_free(id);
+  stats_.reserved += bytes;
+  ++stats_.num_segments;
+  note_peaks();
+  return id;
+}
+
+// Expandable: map enough pages at the end of the pool's segment that its trailing free block (if
+// any) plus the new pages hold the request.
+int CachingAllocatorModel::grow(Pool pool, std::uint64_t rounded) {
+  if (!options_.expandable_segments) return new_segment(pool, allocation_size(rounded));
+  int& s = expandable_[pool == Pool::Small ? 0 : 1];
+  if (s < 0) {
+    Segment seg;
+    seg.pool = pool;
+    seg.base = next_address_;
+    seg.size = 0;
+    seg.expandable = true;
+    next_address_ += kAddressSpacePerSegment;
+    segments_.push_back(seg);
+    s = static_cast<int>(segments_.size()) - 1;
+    ++stats_.num_segments;
+  }
+  const std::uint64_t page = pool == Pool::Small ? kSmallPage : kLargePage;
+  const int last = segments_[s].last_block;
+  const bool trailing_free = last >= 0 && !blocks_[last].allocated;
+  const std::uint64_t have = trailing_free ? blocks_[last].size : 0;
+  const std::uint64_t bytes = round_up(rounded - have, page);
+  if (!reserve(bytes)) return -1;
+  int grown = last;
+  if (trailing_free) {
+    erase_free(last);
+    blocks_[last].size += bytes;
+    insert_free(last);
+  } else {
+    Block b;
+    b.segment = s;
+    b.offset = segments_[s].size;
+    b.size = bytes;
+    b.prev = last;
+    const int id = new_block(b);
+    if (last >= 0) blocks_[last].next = id;
+    segments_[s].last_block = id;
+    insert_free(id);
+    grown = id;
+  }
+  segments_[s].size += bytes;
+  stats_.reserved += bytes;
+  note_peaks();
+  return grown;
+}
+
+AllocHandle CachingAllocatorModel::malloc(std::uint64_t size) {
+  const std::uint64_t rounded = round_size(size);
+  const Pool pool = rounded <= kSmallSize ? Pool::Small : Pool::Large;
+  int b = find_free_block(pool, rounded);
+  if (b < 0) {
+    b = grow(pool, rounded);  // like alloc_block, the fresh memory is used directly
+    if (b < 0) {
+      ++stats_.num_ooms;
+      return AllocHandle{};
+    }
+    CLUSTERSIM_CHECK(blocks_[b].size >= rounded, "a fresh segment must hold the request it was made for");
+  }
+  erase_free(b);
+  if (should_split(pool, blocks_[b].size, rounded)) {
+    Block rest;
+    rest.segment = blocks_[b].segment;
+    rest.offset = blocks_[b].offset + rounded;
+    rest.size = blocks_[b].size - rounded;
+    rest.prev = b;
+    rest.next = blocks_[b].next;
+    const int r = new_block(rest);  // may reallocate blocks_: index only from here on
+    if (blocks_[r].next >= 0) blocks_[blocks_[r].next].prev = r;
+    blocks_[b].next = r;
+    blocks_[b].size = rounded;
+    Segment& seg = segments_[blocks_[b].segment];
+    if (seg.last_block == b) seg.last_block = r;
+    insert_free(r);
+  }
+  blocks_[b].allocated = true;
+  stats_.allocated += blocks_[b].size;
+  stats_.active += blocks_[b].size;
+  note_peaks();
+  return AllocHandle{b};
+}
+
+int CachingAllocatorModel::merge(int b, int neighbour) {
+  if (neighbour < 0 || blocks_[neighbour].allocated) return b;
+  erase_free(neighbour);
+  Block& blk = blocks_[b];
+  const Block& nb = blocks_[neighbour];
+  Segment& seg = segments_[blk.segment];
+  if (nb.next == b) {  // neighbour precedes b
+    blk.offset = nb.offset;
+    blk.prev = nb.prev;
+    if (blk.prev >= 0) blocks_[blk.prev].next = b;
+  } else {             // neighbour follows b
+    blk.next = nb.next;
+    if (blk.next >= 0) blocks_[blk.next].prev = b;
+    if (seg.last_block == neighbour) seg.last_block = b;
+  }
+  blk.size += nb.size;
+  spare_blocks_.push_back(neighbour);
+  return b;
+}
+
+void CachingAllocatorModel::free(AllocHandle handle) {
+  CLUSTERSIM_CHECK(handle.valid() && blocks_[handle.block].allocated, "free of a block that is not allocated");
+  const int b = handle.block;
+  blocks_[b].allocated = false;
+  stats_.allocated -= blocks_[b].size;
+  stats_.active -= blocks_[b].size;
+  merge(b, blocks_[b].prev);
+  merge(b, blocks_[b].next);
+  insert_free(b);
+}
+
+std::uint64_t CachingAllocatorModel::block_size(AllocHandle handle) const {
+  return handle.valid() ? blocks_[handle.block].size : 0;
+}
+
+// release_available_cached_blocks, simplified: with max_split_size set, every cached oversize block
+// that is a whole segment goes back to CUDA.
+bool CachingAllocatorModel::release_oversize_blocks() {
+  if (options_.max_split_size == std::numeric_limits<std::uint64_t>::max()) return false;
+  bool released = false;
+  for (std::size_t s = 0; s < segments_.size(); ++s) {
+    Segment& seg = segments_[s];
+    if (!seg.live || seg.expandable || seg.size < options_.max_split_size) continue;
+    const int b = seg.last_block;
+    if (blocks_[b].allocated || blocks_[b].prev >= 0) continue;
+    erase_free(b);
+    spare_blocks_.push_back(b);
+    seg.live = false;
+    stats_.reserved -= seg.size;
+    --stats_.num_segments;
+    released = true;
+  }
+  return released;
+}
+
+// release_cached_blocks: every segment that is one free block goes back to CUDA. Expandable
+// segments keep their mapping in this model (PyTorch unmaps their free pages).
+bool CachingAllocatorModel::release_free_segments() {
+  bool released = false;
+  for (Segment& seg : segments_) {
+    if (!seg.live || seg.expandable) continue;
+    const int b = seg.last_block;
+    if (blocks_[b].allocated || blocks_[b].prev >= 0 || blocks_[b].next >= 0) continue;
+    erase_free(b);
+    spare_blocks_.push_back(b);
+    seg.live = false;
+    stats_.reserved -= seg.size;
+    --stats_.num_segments;
+    released = true;
+  }
+  return released;
+}
+
+void CachingAllocatorModel::empty_cache() { release_free_segments(); }
+
+void CachingAllocatorModel::note_peaks() {
+  stats_.peak_allocated = std::max(stats_.peak_allocated, stats_.allocated);
+  stats_.peak_reserved = std::max(stats_.peak_reserved, stats_.reserved);
+}
+
+AllocatorStats CachingAllocatorModel::stats() const {
+  AllocatorStats s = stats_;
+  s.largest_free_block = 0;
+  s.inactive_split = 0;
+  for (const std::set<FreeKey>* set : {&small_free_, &large_free_}) {
+    for (const FreeKey& k : *set) {
+      const Block& b = blocks_[std::get<2>(k)];
+      s.largest_free_block = std::max(s.largest_free_block, b.size);
+      if (b.prev >= 0 || b.next >= 0) s.inactive_split += b.size;
+    }
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replay of one training iteration.
+
+namespace {
+
+using Tensors = std::vector<double>;  // bytes of each tensor, in allocation order
+
+// Korthikanti et al. section 4.1: the tensors one layer keeps for backward (16-bit elements,
+// 1-byte dropout masks); their sum is Table 2's formula for each mode.
+Tensors saved_layer_tensors(const ModelSpec& m, int micro_batch, int t, bool sp, Recompute rc, double scale) {
+  const double s = m.seq_len, b = micro_batch, h = m.hidden, a = m.heads;
+  const double sbh = s * b * h, r = sp ? t : 1.0, scores = a * s * s * b / t;
+  if (rc == Recompute::Full) return {2.0 * sbh * scale};
+  Tensors x = {2 * sbh / r, 2 * sbh / r, 4 * sbh / t};  // norm input, QKV input, Q and K
+  if (rc == Recompute::None) {
+    x.insert(x.end(), {2 * scores, scores, 2 * scores});  // softmax out, dropout mask, dropout out
+  }
+  x.insert(x.end(), {2 * sbh / t, 2 * sbh / t, sbh / r, 2 * sbh / r, 2 * sbh / r, 8 * sbh / t,
+                     8 * sbh / t, sbh / r});
+  for (double& v : x) v *= scale;
+  return x;
+}
+
+class Replayer {
+ public:
+  explicit Replayer(const AllocatorOptions& o) : alloc_(o) {}
+
+  bool take(double bytes, std::vector<AllocHandle>& into) {
+    if (bytes <= 0) return true;
+    const AllocHandle h = alloc_.malloc(static_cast<std::uint64_t>(std::ceil(bytes)));
+    if (!h.valid()) oom_ = true;
+    else into.push_back(h);
+    return h.valid();
+  }
+  void give_back(std::vector<AllocHandle>& handles) {
+    for (auto it = handles.rbegin(); it != handles.rend(); ++it) alloc_.free(*it);
+    handles.clear();
+  }
+  bool oom() const { return oom_; }
+  CachingAllocatorModel& allocator() { return alloc_; }
+
+ private:
+  CachingAllocatorModel alloc_;
+  bool oom_ = false;
+};
+
+}  // namespace
+
+AllocatorReplay replay_training_iteration(const MemoryRequest& request, const AllocatorOptions& options) {
+  const ModelSpec& m = request.model;
+  const ParallelSpec& par = request.parallel;
+  const TrainingSpec& tr = request.training;
+  const int t = par.tp;
+  const bool sp = par.sequence_parallel && t > 1;
+  const bool mixed = tr.precision != topology::Precision::Fp32 && tr.precision != topology::Precision::Tf32;
+  const double scale = mixed ? 1.0 : 2.0;
+  const StateBytes sb = state_bytes_per_param(tr, request.options);
+  const double dp = std::max(1, par.dp);
+  const double weight_shard = par.zero >= 3 ? dp : 1.0;
+  const double grad_shard = par.zero >= 2 ? dp : 1.0;
+  const double opt_shard = par.zero >= 1 || par.distributed_optimizer ? dp : 1.0;
+  const int layers = m.layers / par.pp;
+  const int micro_batches = std::max(1, tr.micro_batches_per_replica(static_cast<int>(dp)));
+
+  Replayer rep(options);
+  std::vector<AllocHandle> persistent;
+
+  // Weights and optimizer states per weight matrix (torch.optim keeps per-tensor states); one
+  // contiguous fp32 gradient buffer for the stage (Megatron's DDP grad buffer).
+  OpShape shape;
+  shape.micro_batch = tr.micro_batch;
+  shape.seq_len = m.seq_len;
+  shape.tp = t;
+  shape.sequence_parallel = sp;
+  shape.flash_attention = m.flash_attention;
+  std::vector<double> matrices;
+  for (const OpCost& op : layer_ops(m, shape)) {
+    if (op.kind == OpKind::Gemm) matrices.push_back(static_cast<double>(op.n) * op.k);
+  }
+  double stage_params = static_cast<double>(m.vocab) * m.hidden / t;
+  rep.take(stage_params * sb.weights / weight_shard, persistent);
+  for (int l = 0; l < layers; ++l) {
+    for (double e : matrices) {
+      rep.take(e * sb.weights / weight_shard, persistent);
+      stage_params += e;
+    }
+  }
+  rep.take(stage_params * sb.grads / grad_shard, persistent);
+  const int optimizer_tensors = static_cast<int>(std::lround(sb.optimizer / 4.0));
+  for (int k = 0; k < optimizer_tensors; ++k) {
+    rep.take(static_cast<double>(m.vocab) * m.hidden / t * 4.0 / opt_shard, persistent);
+    for (int l = 0; l < layers; ++l) {
+      for (double e : matrices) rep.take(e * 4.0 / opt_shard, persistent);
+    }
+  }
+
+  const Tensors saved = saved_layer_tensors(m, tr.micro_batch, t, sp, tr.recompute, scale);
+  const Tensors working = saved_layer_tensors(m, tr.micro_batch, t, sp, Recompute::None, scale);
+  const double s = m.seq_len, b = tr.micro_batch, h = m.hidden;
+  const double scores_workspace = m.flash_attention ? 0.0 : b * m.heads / t * s * s * 2.0 * scale;
+  const double logits = par.pp == 1 ? s * b * m.vocab / t * 4.0 : 0.0;
+  std::vector<std::vector<AllocHandle>> activations(static_cast<std::size_t>(micro_batches));
+  std::vector<AllocHandle> temp;
+
+  auto forward = [&](int mb) {
+    for (int l = 0; l < layers && !rep.oom(); ++l) {
+      rep.take(scores_workspace, temp);
+      for (double bytes : saved) rep.take(bytes, activations[mb]);
+      rep.give_back(temp);
+    }
+    rep.take(logits, temp);
+    rep.give_back(temp);
+  };
+  auto backward = [&](int mb, bool last) {
+    std::vector<AllocHandle> buckets;
+    if (last && par.dp > 1) {
+      rep.take(request.sync.bucket_mb * 1048576.0, buckets);
+      rep.take(request.sync.bucket_mb * 1048576.0, buckets);
+    }
+    auto& acts = activations[mb];
+    const std::size_t per_layer = saved.size();
+    for (int l = layers - 1; l >= 0 && !rep.oom(); --l) {
+      std::vector<AllocHandle> recomputed;
+      if (tr.recompute == Recompute::Full) {
+        for (double bytes : working) rep.take(bytes, recomputed);
+      }
+      rep.take(2.0 * s * b * h / (sp ? t : 1) * scale, temp);  // input gradient
+      rep.take(8.0 * s * b * h / t * scale, temp);              // MLP intermediate gradient
+      rep.give_back(temp);
+      rep.give_back(recomputed);
+      // This layer's saved tensors are the last `per_layer` handles still held.
+      for (std::size_t i = 0; i < per_layer && !acts.empty(); ++i) {
+        rep.allocator().free(acts.back());
+        acts.pop_back();
+      }
+    }
+    rep.give_back(buckets);
+  };
+
+  // 1F1B on stage 0: warm-up forwards, steady one-forward-one-backward, cool-down backwards.
+  const int warm = par.schedule == Schedule::GPipe
+                       ? micro_batches
+                       : std::min(micro_batches, static_cast<int>(std::ceil(
+                                                     micro_batches_in_flight(par, micro_batches, 0) - 1e-9)));
+  int next_fwd = 0, next_bwd = 0;
+  for (; next_fwd < warm && !rep.oom(); ++next_fwd) forward(next_fwd);
+  while (next_bwd < micro_batches && !rep.oom()) {
+    backward(next_bwd, next_bwd == micro_batches - 1);
+    ++next_bwd;
+    if (next_fwd < micro_batches && !rep.oom()) forward(next_fwd++);
+  }
+
+  AllocatorReplay out;
+  out.out_of_memory = rep.oom();
+  out.stats = rep.allocator().stats();
+  out.fragmentation = out.stats.peak_reserved - out.stats.peak_allocated;
+  return out;
+}
+
+}  // namespace clustersim::workloads

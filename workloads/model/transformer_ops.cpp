@@ -1,0 +1,218 @@
+#include "workloads/model/transformer_ops.h"
+
+#include <algorithm>
+
+namespace clustersim::workloads {
+namespace {
+
+inline constexpr double kSwiGluFlopsPerElement = 6.0;  // silu (exp, add, divide, multiply) * up
+
+// C[m,n] = A[m,k] * B[k,n], `batch` times. Backward: dA = dC * B^T and dB = A^T * dC.
+OpCost gemm(std::string_view name, OpKind kind, double m, double n, double k, double batch,
+            double p, bool fp8) {
+  OpCost op;
+  op.name = name;
+  op.kind = kind;
+  op.fwd_flops = sim::Flops{2.0 * m * n * k * batch};
+  op.bwd_flops = op.fwd_flops * 2.0;
+  op.fwd_bytes = sim::Bytes{p * batch * (m * k + k * n + m * n)};
+  op.bwd_bytes = op.fwd_bytes * 2.0;
+  op.m = static_cast<int>(m);
+  op.n = static_cast<int>(n);
+  op.k = static_cast<int>(k);
+  op.batch = static_cast<int>(batch);
+  op.fp8_eligible = fp8;
+  return op;
+}
+
+// A memory-bound op over `elements` values; bytes are given per element for each pass.
+OpCost pointwise(std::string_view name, OpKind kind, double elements, double flops_per_element,
+                 double fwd_bytes_per_element, double bwd_bytes_per_element) {
+  OpCost op;
+  op.name = name;
+  op.kind = kind;
+  op.fwd_flops = sim::Flops{elements * flops_per_element};
+  op.bwd_flops = op.fwd_flops;
+  op.fwd_bytes = sim::Bytes{elements * fwd_bytes_per_element};
+  op.bwd_bytes = sim::Bytes{elements * bwd_bytes_per_element};
+  return op;
+}
+
+struct Dims {
+  double tokens;       // b*s
+  double residual;     // elements of one [s, b, h] activation on this GPU (h/t-sharded with SP)
+  double heads;        // query heads on this GPU
+  double kv_heads;     // key/value heads on this GPU (replicated when fewer than t)
+  double head_dim;
+  double ffn;          // MLP intermediate width on this GPU
+  double p;            // bytes per element
+};
+
+Dims dims_of(const ModelSpec& m, const OpShape& sh) {
+  Dims d{};
+  d.tokens = static_cast<double>(sh.micro_batch) * sh.seq_len;
+  d.residual = d.tokens * m.hidden / (sh.sequence_parallel ? sh.tp : 1);
+  d.heads = static_cast<double>(m.heads) / sh.tp;
+  const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  d.kv_heads = std::max(1.0, static_cast<double>(kv) / sh.tp);
+  d.head_dim = m.head_dim();
+  d.ffn = static_cast<double>(m.ffn_hidden) / sh.tp;
+  d.p = sh.precision_bytes;
+  return d;
+}
+
+OpCost norm(std::string_view name, const ModelSpec& m, const Dims& d) {
+  const double flops = m.norm == NormKind::LayerNorm ? kLayerNormFlopsPerElement : kRmsNormFlopsPerElement;
+  // fwd: read x, write y; bwd: read x and dy, write dx.
+  return pointwise(name, OpKind::Norm, d.residual, flops, 2.0 * d.p, 3.0 * d.p);
+}
+
+OpCost dropout(std::string_view name, double elements, double p) {
+  // fwd: read x, write y and the uint8 mask; bwd: read dy and the mask, write dx.
+  const double per = 2.0 * p + kDropoutMaskBytesPerElement;
+  return pointwise(name, OpKind::Elementwise, elements, 1.0, per, per);
+}
+
+OpCost residual_add(std::string_view name, const Dims& d) {
+  return pointwise(name, OpKind::Elementwise, d.residual, 1.0, 3.0 * d.p, 3.0 * d.p);
+}
+
+void attention_core(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, const Dims& d) {
+  const double s = sh.seq_len;
+  const double batch = sh.micro_batch * d.heads;
+  if (sh.flash_attention) {
+    OpCost op = gemm("flash_attention", OpKind::Attention, s, s, d.head_dim, batch, d.p, false);
+    op.fwd_flops = op.fwd_flops * 2.0;  // QK^T and AV in one kernel
+    op.bwd_flops = op.fwd_flops * 2.0;
+    // fwd reads Q, K, V and writes O plus the fp32 log-sum-exp; bwd reads Q, K, V, O, dO and
+    // writes dQ, dK, dV. The s x s scores never leave on-chip memory.
+    const double q = d.tokens * d.heads * d.head_dim;
+    const double kv = d.tokens * d.kv_heads * d.head_dim;
+    op.fwd_bytes = sim::Bytes{d.p * (2.0 * q + 2.0 * kv) + 4.0 * batch * s};
+    op.bwd_bytes = sim::Bytes{d.p * (4.0 * q + 4.0 * kv) + 4.0 * batch * s};
+    ops.push_back(op);
+    return;
+  }
+  const double scores = batch * s * s;
+  ops.push_back(gemm("attention_scores", OpKind::Attention, s, s, d.head_dim, batch, d.p, false));
+  ops.push_back(pointwise("softmax", OpKind::Elementwise, scores, kSoftmaxFlopsPerElement,
+                          2.0 * d.p, 3.0 * d.p));
+  if (m.mlp == MlpKind::Gelu) ops.push_back(dropout("attention_dropout", scores, d.p));
+  ops.push_back(gemm("attention_values", OpKind::Attention, s, d.head_dim, s, batch, d.p, false));
+}
+
+void mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& d) {
+  const double h = m.hidden;
+  if (m.mlp == MlpKind::Gelu) {
+    ops.push_back(gemm("mlp_fc1", OpKind::Gemm, d.tokens, d.ffn, h, 1, d.p, true));
+    ops.push_back(pointwise("gelu", OpKind::Elementwise, d.tokens * d.ffn, kGeluFlopsPerElement,
+                            2.0 * d.p, 3.0 * d.p));
+    ops.push_back(gemm("mlp_fc2", OpKind::Gemm, d.tokens, h, d.ffn, 1, d.p, true));
+    return;
+  }
+  ops.push_back(gemm("mlp_gate", OpKind::Gemm, d.tokens, d.ffn, h, 1, d.p, true));
+  ops.push_back(gemm("mlp_up", OpKind::Gemm, d.tokens, d.ffn, h, 1, d.p, true));
+  // silu(gate) * up: fwd reads gate and up, writes the product; bwd also reads dy, writes both grads.
+  ops.push_back(pointwise("swiglu", OpKind::Elementwise, d.tokens * d.ffn, kSwiGluFlopsPerElement,
+                          3.0 * d.p, 5.0 * d.p));
+  ops.push_back(gemm("mlp_down", OpKind::Gemm, d.tokens, h, d.ffn, 1, d.p, true));
+}
+
+}  // namespace
+
+// GPT-style models (GELU) carry dropout after attention and MLP as in Megatron's GPT recipe; Llama
+// recipes train with dropout 0, so SwiGLU models have no dropout ops.
+std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape) {
+  const Dims d = dims_of(model, shape);
+  const bool has_dropout = model.mlp == MlpKind::Gelu;
+  std::vector<OpCost> ops;
+  ops.push_back(norm("input_norm", model, d));
+  const double qkv_width = (d.heads + 2.0 * d.kv_heads) * d.head_dim;
+  ops.push_back(gemm("qkv_proj", OpKind::Gemm, d.tokens, qkv_width, model.hidden, 1, d.p, true));
+  attention_core(ops, model, shape, d);
+  ops.push_back(gemm("attention_out_proj", OpKind::Gemm, d.tokens, model.hidden,
+                     d.heads * d.head_dim, 1, d.p, true));
+  if (has_dropout) ops.push_back(dropout("attention_out_dropout", d.residual, d.p));
+  ops.push_back(residual_add("attention_residual", d));
+  ops.push_back(norm("post_attention_norm", model, d));
+  mlp(ops, model, d);
+  if (has_dropout) ops.push_back(dropout("mlp_dropout", d.residual, d.p));
+  ops.push_back(residual_add("mlp_residual", d));
+  return ops;
+}
+
+// Vocab-parallel embedding: every rank writes the full [s, b, h] output (zeros outside its vocab
+// shard) before the all-reduce; learned positions add a second lookup and an add.
+std::vector<OpCost> embedding_ops(const ModelSpec& model, const OpShape& shape) {
+  const Dims d = dims_of(model, shape);
+  const double elements = d.tokens * model.hidden;
+  const bool learned = model.positions == PositionKind::Learned ||
+                       (model.positions == PositionKind::Auto && model.mlp == MlpKind::Gelu);
+  const double passes = learned ? 2.0 : 1.0;
+  std::vector<OpCost> ops;
+  ops.push_back(pointwise("embedding", OpKind::Embedding, elements, learned ? 1.0 : 0.0,
+                          passes * 2.0 * d.p, passes * 2.0 * d.p));
+  if (model.mlp == MlpKind::Gelu) ops.push_back(dropout("embedding_dropout", d.residual, d.p));
+  return ops;
+}
+
+// The logits GEMM is kept out of FP8 as Transformer Engine recipes keep the output layer in
+// higher precision. Cross-entropy runs in fp32 over the vocab shard (Megatron casts the logits).
+std::vector<OpCost> head_ops(const ModelSpec& model, const OpShape& shape) {
+  const Dims d = dims_of(model, shape);
+  const double vocab_shard = static_cast<double>(model.vocab) / shape.tp;
+  std::vector<OpCost> ops;
+  ops.push_back(norm("final_norm", model, d));
+  ops.push_back(gemm("logits", OpKind::Gemm, d.tokens, vocab_shard, model.hidden, 1, d.p, false));
+  ops.push_back(pointwise("cross_entropy", OpKind::Loss, d.tokens * vocab_shard,
+                          kCrossEntropyFlopsPerElement, d.p + 4.0, 4.0 + d.p));
+  return ops;
+}
+
+OpTotals sum_ops(const std::vector<OpCost>& ops) {
+  OpTotals t;
+  for (const OpCost& op : ops) {
+    t.fwd_flops += op.fwd_flops;
+    t.bwd_flops += op.bwd_flops;
+    t.fwd_bytes += op.fwd_bytes;
+    t.bwd_bytes += op.bwd_bytes;
+    if (op.is_matmul()) {
+      t.fwd_matmul_flops += op.fwd_flops;
+      t.bwd_matmul_flops += op.bwd_flops;
+    }
+  }
+  return t;
+}
+
+namespace {
+OpShape whole_model_shape(const ModelSpec& model) {
+  OpShape sh;
+  sh.micro_batch = 1;
+  sh.seq_len = model.seq_len;
+  sh.tp = 1;
+  sh.flash_attention = model.flash_attention;
+  return sh;
+}
+}  // namespace
+
+sim::Flops model_flops_per_iteration(const ModelSpec& model, int global_batch) {
+  const OpShape sh = whole_model_shape(model);
+  const OpTotals layer = sum_ops(layer_ops(model, sh));
+  const OpTotals head = sum_ops(head_ops(model, sh));
+  const sim::Flops per_sequence = (layer.fwd_matmul_flops + layer.bwd_matmul_flops) * model.layers +
+                                  head.fwd_matmul_flops + head.bwd_matmul_flops;
+  return per_sequence * global_batch;
+}
+
+sim::Flops hardware_flops_per_iteration(const ModelSpec& model, int global_batch, Recompute recompute) {
+  const sim::Flops base = model_flops_per_iteration(model, global_batch);
+  if (recompute == Recompute::None) return base;
+  sim::Flops extra_per_layer;
+  for (const OpCost& op : layer_ops(model, whole_model_shape(model))) {
+    const bool recomputed = recompute == Recompute::Full ? op.is_matmul() : op.kind == OpKind::Attention;
+    if (recomputed) extra_per_layer += op.fwd_flops;
+  }
+  return base + extra_per_layer * (static_cast<double>(model.layers) * global_batch);
+}
+
+}  // namespace clustersim::workloads

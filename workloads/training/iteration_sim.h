@@ -1,0 +1,122 @@
+// The training-iteration simulator: replays one (or more) iterations of a Megatron-style job on
+// the event engine and says how long it takes and where the time goes.
+//
+// What is simulated. Tensor-parallel ranks run identical work, and so do data-parallel replicas
+// (replica folding): one representative GPU per pipeline rank (tp rank 0, dp rank 0) runs the
+// pipeline schedule on its compute stream. A forward or backward pass of a model chunk is one
+// task whose duration comes from the compute model (per-op roofline) plus the blocking
+// tensor-parallel collectives of its layers (memoised: inside an NVSwitch node they touch no link
+// that pipeline or data-parallel traffic uses). Activations and their gradients travel between
+// pipeline ranks as live flows on the network model (Megatron's scatter/gather optimisation: each
+// tensor-parallel rank sends 1/tp of the activation through its own NIC). Gradients of the last
+// micro-batch's backward become ready bucket by bucket; each bucket is reduced across the
+// data-parallel replicas on the communication stream (all-reduce; reduce-scatter with ZeRO-1/2 or
+// the distributed optimizer, followed by an all-gather of the updated parameters), overlapped with
+// the remaining backward when sync.overlap is set. A bucket's duration is that of the tp
+// concurrent data-parallel collectives of its stage, simulated as flows on the fabric once per
+// bucket size (or live with `full`). The optimizer step runs once a rank's gradients are reduced.
+// ZeRO-3 (FSDP) gathers each layer's parameters before its forward and backward and
+// reduce-scatters its gradients after its backward, on the communication stream with one layer of
+// prefetch: a pass then takes the compute and communication of its layers overlapped.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "topology/routing.h"
+#include "topology/topology.h"
+#include "workloads/collectives/collective_memo.h"
+#include "workloads/collectives/collective_runner.h"
+#include "workloads/compute/compute_model.h"
+#include "workloads/specs.h"
+
+namespace clustersim::workloads {
+
+struct IterationInputs {
+  const topology::Topology& topo;
+  const topology::Router& router;
+  const topology::GpuSpec& gpu;
+  const ComputeModel& compute;
+  ModelSpec model;
+  ParallelSpec parallel;
+  TrainingSpec training;
+  SyncSpec sync;
+  bool full = false;          // no memoised collectives: every collective runs as live flows
+  bool record_timeline = false;
+  CollectiveMemo* shared_memo = nullptr;  // reuse across runs on the same cluster (else a private one)
+};
+
+// What a timeline span stands for.
+enum class SpanKind : std::uint8_t {
+  Forward, Backward, Optimizer,  // compute stream
+  TensorParallel,  // compute stream, nested at the end of its pass: the pass's blocking tp collectives
+                   // (really interleaved layer by layer; shown as their total, their link
+                   // traffic spread over the whole pass)
+  PipelineSend,    // stream 1: one activation (or its gradient) from send to arrival, a live flow
+  DataParallel     // stream 2: one bucket's collective (memoised duration, or live flows with `full`)
+};
+
+// One span on a timeline (for traces, reports and sampled metrics). Times are seconds from the
+// start of the first simulated iteration; `iteration` says which one it belongs to.
+struct TimelineSpan {
+  int rank = 0;               // pipeline rank (representative GPU)
+  int gpu = 0;                // global GPU rank it stands for
+  int stream = 0;             // 0 compute, 1 pipeline sends, 2 data-parallel communication
+  std::string name;
+  double start_s = 0, end_s = 0;
+  SpanKind kind = SpanKind::Forward;
+  int iteration = 0;
+  double bytes = 0;           // communication: bytes the representative GPU sent
+  std::string link_class;     // communication: "nvlink", "pcie", "network" (the route's widest reach)
+  double memory_busy = 0;     // compute: share of the span with device memory read or written
+  int load = -1;              // communication: index into IterationResult::link_loads, or -1
+};
+
+// The links a communication span loads: link `links[i].first` carries `bytes x links[i].second`
+// of a span's traffic. For a live flow that is its route with weight 1. For a memoised collective
+// it is the groups' ring routes (each member sends to its successor in group order, whatever the
+// algorithm), weighted by the bytes each member sends per byte the representative sends; analyses
+// spread those bytes evenly over the span (an approximation: the real collective's traffic has
+// steps and idle gaps inside the span).
+struct LinkLoad {
+  std::vector<std::pair<topology::LinkId, double>> links;
+};
+
+// Traffic on links over time: `bytes` (per unit weight) of `link_loads[load]` between the times.
+struct LinkTraffic {
+  int load = 0;
+  double bytes = 0;
+  double start_s = 0, end_s = 0;
+};
+
+struct IterationBreakdown {
+  double compute = 0, exposed_comm = 0, pipeline_bubble = 0, optimizer = 0, other = 0;
+  double tp_comm = 0;         // part of exposed_comm: blocking tensor-parallel collectives
+  double dp_exposed = 0;      // part of exposed_comm: data-parallel sync not hidden by backward
+};
+
+struct IterationResult {
+  double iteration_time_s = 0;      // mean over the simulated iterations
+  int iterations = 1;
+  int critical_rank = 0;            // the pipeline rank that finished last
+  IterationBreakdown breakdown;     // of the critical rank, seconds per iteration
+  double model_flops = 0;           // per iteration, whole job (no recompute)
+  double hardware_flops = 0;        // per iteration, whole job (with recompute)
+  double dp_bytes_per_gpu = 0, tp_bytes_per_gpu = 0, pp_bytes_per_gpu = 0;  // sent, per iteration
+  std::uint64_t events = 0, flows = 0, memo_simulations = 0;
+  double wall_s = 0;
+  // When record_timeline is set, every simulated iteration. Traffic covers pipeline sends, tensor-
+  // and data-parallel collectives of the representative GPUs' groups and, with `full`, every
+  // live collective flow.
+  std::vector<TimelineSpan> timeline;
+  std::vector<LinkLoad> link_loads;
+  std::vector<LinkTraffic> link_traffic;
+  double simulated_s = 0;              // all simulated iterations, back to back
+};
+
+// Throws CollectiveError (an std::invalid_argument) when the chosen sync algorithm cannot run here.
+IterationResult simulate_iteration(const IterationInputs& in);
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,18 @@
+// Rank groups of a Megatron-style layout (see parallel_layout.h).
+#include "workloads/training/parallel_layout.h"
+
+namespace clustersim::workloads {
+
+std::vector<int> ParallelLayout::tp_group(int dp_rank, int stage) const {
+  std::vector<int> g;
+  for (int t = 0; t < tp; ++t) g.push_back(rank(t, dp_rank, stage));
+  return g;
+}
+
+std::vector<int> ParallelLayout::dp_group(int tp_rank, int stage) const {
+  std::vector<int> g;
+  for (int d = 0; d < dp; ++d) g.push_back(rank(tp_rank, d, stage));
+  return g;
+}
+
+}  // namespace clustersim::workloads
