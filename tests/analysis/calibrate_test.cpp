@@ -1,3 +1,4 @@
+// The bounded least-squares fit behind `clustersim calibrate`, on curves with known parameters.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -59,7 +60,15 @@ TEST_CASE("analysis::calibrate: bounds are respected and the fit stops on the bo
   CHECK(r.values[0] == doctest::Approx(2.0));
   CHECK(r.values[1] >= 0.5);
   CHECK(r.values[1] <= 4.0);
-  CHECK(r.cost > 0.0);
+  // The cost is 0.5 sum r^2 at the fitted values, not zero (a = 3 is out of reach), and no worse
+  // than keeping the true b = 2.5 with a on its bound.
+  double sum_sq = 0;
+  for (double x : r.residuals) sum_sq += x * x;
+  CHECK(r.cost == doctest::Approx(0.5 * sum_sq).epsilon(1e-12));
+  CHECK(r.cost > 1e-4);
+  double at_true_b = 0;
+  for (double x : inner({2.0, 2.5})) at_true_b += 0.5 * x * x;
+  CHECK(r.cost <= at_true_b * (1 + 1e-9));
   // An initial value outside its bounds is clamped first.
   const auto c = calibrate({"a", "b"}, {50.0, 1.0}, {{0.1, 10.0}, {0.1, 10.0}}, residuals_for(3.0, 2.5));
   CHECK(c.values[0] == doctest::Approx(3.0).epsilon(1e-6));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/dmon.h"
+#include "topology/builders.h"
 #include "run_outputs_test_util.h"
 
 using namespace clustersim;
@@ -82,19 +83,28 @@ TEST_CASE("analysis::dmon: GPUTL is the share of the period the compute stream i
   for (int rank = 0; rank < 2; ++rank) {
     const auto cols = columns(lines[3 + static_cast<std::size_t>(rank)], 3);
     const int gputl = std::stoi(cols[1]);
-    CHECK(gputl >= 0);
     CHECK(gputl <= 100);
-    double busy = 0;
+    // Busy and memory-busy time of the rank's compute stream; MCUTL weighs each span by the share
+    // of it with device memory read or written.
+    double busy = 0, memory = 0;
     for (const auto& s : r.iteration.timeline) {
-      if (s.rank == rank && s.stream == 0 && s.kind != workloads::SpanKind::TensorParallel) busy += s.end_s - s.start_s;
+      if (s.rank == rank && s.stream == 0 && s.kind != workloads::SpanKind::TensorParallel) {
+        busy += s.end_s - s.start_s;
+        memory += (s.end_s - s.start_s) * s.memory_busy;
+      }
     }
+    CHECK(busy > 0);
+    CHECK(busy <= t * (1 + 1e-12));
     CHECK(gputl == std::lround(100 * busy / t));
     if (rank == r.iteration.critical_rank) CHECK(gputl == std::lround(100 * critical_busy));
     const int mcutl = std::stoi(cols[2]);
-    CHECK(mcutl >= 0);
+    CHECK(mcutl == std::lround(100 * memory / t));
     CHECK(mcutl <= gputl);
-    // POWER: TDP x (0.3 + 0.7 x busy) with the A100 SXM's 400 W.
-    CHECK(std::stod(cols[3]) == doctest::Approx(400 * (0.3 + 0.7 * busy / t)).epsilon(1e-3));
+    // POWER: TDP x (0.3 + 0.7 x busy) with the A100 SXM's 400 W, so between 120 W and 400 W.
+    const double power = std::stod(cols[3]);
+    CHECK(power == doctest::Approx(400 * (0.3 + 0.7 * busy / t)).epsilon(1e-3));
+    CHECK(power > 120.0);
+    CHECK(power <= 400.0);
   }
   // The first rank idles in the pipeline's bubble, so it is not busy all the time.
   CHECK(std::stoi(columns(lines[3], 3)[1]) < 100);
@@ -108,9 +118,22 @@ TEST_CASE("analysis::dmon: NVLink throughput is the tensor-parallel traffic of t
   const auto lines = lines_of(analysis::dmon_text(r, o));
   REQUIRE(lines.size() == 5);
   const auto cols = columns(lines[3], 3);
-  CHECK(std::stod(cols[1]) > 0);  // tp = 8 inside the node
-  CHECK(std::stod(cols[2]) > 0);
-  CHECK(std::stod(cols[3]) > 0);  // rank 0 sends activations through its NIC over PCIe
+  const double t = r.iteration.simulated_s;
+  // tp = 8 inside the node: traffic both ways on GPU 0's NVLink, never more than the links carry.
+  const auto topo = topology::build_cluster(r.spec.cluster);
+  double nvlink_Bps = 0;
+  for (topology::LinkId l : topo.out_links(topo.gpu(0))) {
+    if (topo.link(l).kind == topology::LinkKind::NvLink) nvlink_Bps += topo.link(l).bandwidth.value;
+  }
+  REQUIRE(nvlink_Bps > 0);
+  const double nvltx = std::stod(cols[1]), nvlrx = std::stod(cols[2]);
+  CHECK(nvltx > 0);
+  CHECK(nvltx <= nvlink_Bps);
+  CHECK(nvlrx > 0);
+  CHECK(nvlrx <= nvlink_Bps);
+  // Rank 0 sends its share of each micro-batch's activations through its NIC over PCIe: 4
+  // micro-batches x (1 sample x 2048 tokens x hidden 768 x 2 bytes) / tp 8 = 4 x 393216 bytes.
+  CHECK(std::stod(cols[3]) == doctest::Approx(4 * 393216.0 / t).epsilon(1e-6));
 }
 
 TEST_CASE("analysis::dmon: an unknown field id is an error that lists the supported ones") {

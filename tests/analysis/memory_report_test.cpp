@@ -47,11 +47,11 @@ TEST_CASE("analysis::memory_for_scenario: every library scenario produces a repo
     // The definitions of the header hold.
     CHECK(r.capacity == bytes(topology::find_gpu(spec.cluster.node.gpu)->memory));
     CHECK(r.allocated_peak == bytes(model.total) - bytes(model.runtime));
-    CHECK(r.fragmentation >= 0);
+    CHECK(r.replay.stats.peak_reserved >= r.replay.stats.peak_allocated);
+    CHECK(r.fragmentation == static_cast<std::int64_t>(r.replay.stats.peak_reserved - r.replay.stats.peak_allocated));
     CHECK(r.reserved_peak == r.allocated_peak + r.fragmentation);
     CHECK(r.required == r.reserved_peak + r.runtime);
     CHECK(r.fits == (r.required <= r.capacity && !r.replay.out_of_memory));
-    CHECK(r.replay.stats.peak_reserved >= r.replay.stats.peak_allocated);
     // Advice only when it does not fit, and then every item is a loadable set of overrides.
     if (r.fits) CHECK(r.advice.empty());
     const std::string text = analysis::memory_report_text(r);

@@ -29,18 +29,34 @@ TEST_CASE("analysis::run_scenario: every model preset on every node preset runs 
       const auto spec = scenarios::parse_scenario(toml, "matrix.toml");
       analysis::RunOptions o;
       const auto r = analysis::run_scenario(spec, o);
-      if (!r.memory.fits) {
+      const auto& mem = r.memory;
+      if (!mem.fits) {
+        // Refused with its reason: more bytes than the GPU holds, or the allocator replay ran out;
+        // and the person reading the memory report is told so.
         ++refused;
-        CHECK(r.iteration.iteration_time_s == 0.0);
+        CHECK((mem.required > mem.capacity || mem.replay.out_of_memory));
+        CHECK(mem.capacity == std::llround(topology::find_gpu(node.gpu)->memory.value));
+        CHECK(analysis::memory_report_text(mem).find("does not fit: needs") != std::string::npos);
         continue;
       }
       ++simulated;
-      CHECK(r.iteration.iteration_time_s > 0.0);
-      CHECK(std::isfinite(r.tokens_per_s));
+      CHECK(mem.required <= mem.capacity);
+      const double t = r.iteration.iteration_time_s;
+      REQUIRE(std::isfinite(t));
+      CHECK(t > 0.0);
+      // The reported rates are the batch over that time, and the model cannot beat the GPUs' peak.
+      CHECK(r.tokens_per_s == doctest::Approx(8.0 * dp * spec.model.seq_len / t).epsilon(1e-12));
       CHECK(r.mfu > 0.0);
       CHECK(r.mfu < 1.0);
+      CHECK(r.hfu >= r.mfu);  // selective recompute re-runs some work: hardware FLOPs >= model FLOPs
+      CHECK(r.hfu < 1.0);
+      // The breakdown's parts are the critical rank's iteration, so none exceeds it.
+      const auto& b = r.iteration.breakdown;
+      CHECK(b.compute > 0.0);
+      CHECK(b.compute + b.optimizer <= t * (1 + 1e-9));
     }
   }
   MESSAGE(simulated << " pairs simulated, " << refused << " refused for memory");
   CHECK(simulated > 20);
+  CHECK(refused > 0);  // the largest models do not fit one node
 }

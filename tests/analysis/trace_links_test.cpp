@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -20,15 +21,31 @@ TEST_CASE("analysis::chrome_trace: a two-node pipeline has byte-rate counters fo
     if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "links") links_pid = e["pid"];
   }
   REQUIRE(links_pid >= 0);
+  // Each counter's link and its capacity in one direction.
+  const auto topo = topology::build_cluster(r.spec.cluster);
+  std::map<std::string, double> capacity_Bps;
+  for (topology::LinkId l = 0; l < topo.link_count(); ++l) capacity_Bps[analysis::link_name(topo, l)] = topo.link(l).bandwidth.value;
   std::set<std::string> counters;
   std::size_t samples = 0;
+  std::map<std::string, double> bytes;  // integral of each counter over the iteration
+  std::map<std::string, std::pair<double, double>> last;  // counter -> (ts in s, bytes/s)
   for (const auto& e : j["traceEvents"]) {
     if (e["ph"] != "C") continue;
     CHECK(e["pid"] == links_pid);
-    CHECK(e["args"]["bytes/s"].get<double>() >= 0);
-    counters.insert(e["name"].get<std::string>());
+    const std::string name = e["name"].get<std::string>();
+    const double rate = e["args"]["bytes/s"].get<double>(), ts = e["ts"].get<double>() * 1e-6;
+    REQUIRE(capacity_Bps.count(name) == 1);
+    CHECK(rate >= 0);
+    CHECK(rate <= capacity_Bps.at(name) * (1 + 1e-9));
+    if (last.count(name)) bytes[name] += last[name].second * (ts - last[name].first);
+    last[name] = {ts, rate};
+    counters.insert(name);
     ++samples;
   }
+  // By hand: node 0's GPU 0 sends its tp share of 4 micro-batches' activations to node 1 through
+  // its NIC, 4 x (2048 tokens x hidden 768 x 2 bytes) / tp 8 = 4 x 393216 bytes; the gradients
+  // come back the other way.
+  CHECK(bytes["node0/gpu0 -> node0/pcie-sw0"] == doctest::Approx(4 * 393216.0).epsilon(1e-6));
   // Activations leave node 0 through a NIC to the leaf switch and come back the other way.
   bool out_of_node0 = false, into_node1 = false, nvlink = false;
   for (const auto& name : counters) {
@@ -49,7 +66,7 @@ TEST_CASE("workloads::simulate_iteration: the timeline carries pipeline sends wi
     if (s.kind == workloads::SpanKind::PipelineSend) {
       ++sends;
       CHECK(s.stream == 1);
-      CHECK(s.bytes > 0);
+      CHECK(s.bytes == 2048 * 768 * 2 / 8);  // one micro-batch's activations / tp
       CHECK(s.link_class == "network");
       CHECK(s.end_s > s.start_s);
     }
@@ -80,12 +97,25 @@ TEST_CASE("workloads::simulate_iteration: recording the timeline does not change
   const auto b = testing::run_with_timeline(body);
   CHECK(a.iteration.iteration_time_s == b.iteration.iteration_time_s);
   int dp = 0;
+  std::map<int, double> dp_bytes;
   for (const auto& s : b.iteration.timeline) {
     if (s.kind == workloads::SpanKind::DataParallel) {
       ++dp;
       CHECK(s.bytes > 0);
       CHECK(s.load >= 0);
+      CHECK(s.load < static_cast<int>(b.iteration.link_loads.size()));
+      dp_bytes[s.rank] += s.bytes;
     }
   }
   CHECK(dp > 0);
+  // By hand: a ring all-reduce over dp 2 sends 2 (dp - 1) / dp = 1 x the fp32 gradients of the
+  // GPU's tp 8 shard. Stage 0 holds 6 layers of 12 h^2 + 13 h and the token and position
+  // embeddings (V + s) h; stage 1 the other 6 layers, the final norm (2 h) and its copy of the tied
+  // embeddings. h 768, s 2048, V 51200.
+  const double h = 768, layers = 6 * (12 * h * h + 13 * h), embeddings = (51200 + 2048) * h;
+  REQUIRE(dp_bytes.size() == 2);
+  CHECK(dp_bytes[0] == doctest::Approx((layers + embeddings) / 8 * 4).epsilon(1e-12));
+  CHECK(dp_bytes[1] == doctest::Approx((layers + embeddings + 2 * h) / 8 * 4).epsilon(1e-12));
+  // The report's per-GPU figure is their mean over the pipeline ranks.
+  CHECK(b.iteration.dp_bytes_per_gpu == doctest::Approx((dp_bytes[0] + dp_bytes[1]) / 2).epsilon(1e-12));
 }

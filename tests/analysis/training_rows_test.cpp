@@ -1,10 +1,16 @@
+// The training-measurement table: its CSV reader, the row-to-scenario mapping and the source
+// formulas that turn a simulated iteration into each row's metric.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <tuple>
+
+#include <unistd.h>
 
 #include "analysis/training_rows.h"
 
@@ -15,6 +21,24 @@ namespace {
 const std::vector<TrainingRow>& rows() {
   static const std::vector<TrainingRow> r = load_training_rows(validation_data_dir() + "/training.csv");
   return r;
+}
+
+// The header of training.csv, and rows parsed from CSV text (through a file, as the reader takes one).
+std::string header_line() {
+  return "source,model,params_B,layers,hidden,heads,seq_len,vocab,global_batch,micro_batch,tp,pp,dp,virtual_stages,"
+         "recompute,seq_parallel,gpu,num_gpus,interconnect,precision,metric,value,unit,notes";
+}
+
+std::vector<TrainingRow> rows_of_text(const std::string& text) {
+  // One file per process: other checkouts may run this test at the same time.
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("clustersim_training_rows_test." + std::to_string(::getpid()) + ".csv");
+  std::ofstream(path, std::ios::binary) << text;
+  struct Remove {
+    const std::filesystem::path& p;
+    ~Remove() { std::filesystem::remove(p); }
+  } remove_after{path};
+  return load_training_rows(path.string());
 }
 
 bool is_sc21_or_readme_a100(const TrainingRow& r) {
@@ -59,9 +83,29 @@ TEST_CASE("analysis::training rows: every row of the published table parses with
 }
 
 TEST_CASE("analysis::training rows: the CSV reader handles quotes, escaped quotes and newlines in fields") {
-  const std::string dir = validation_data_dir();
-  CHECK(!dir.empty());
-  CHECK_THROWS_AS(load_training_rows(dir + "/no_such_file.csv"), std::runtime_error);
+  // Row 1 (lines 2-3): a quoted source with a comma, notes with "" escapes and an embedded newline.
+  // Row 2 (line 4): CRLF line ends, an unquoted last field that must not keep the '\r'.
+  const std::string row_tail = ",GPT 1B,1.3,24,2048,16,2048,51200,512,8,1,1,64,0,full,no,A100 80GB SXM,64,NVLink,bf16,mfu,0.5,fraction,";
+  const std::string text = header_line() + "\n" +
+                           "\"Paper, 2021\"" + row_tail + "\"says \"\"hi\"\",\nthen [trust:A]\"\r\n" +
+                           "\"\"\"Quoted\"\" start\"" + row_tail + "plain [trust:B]\r\n";
+  const std::vector<TrainingRow> r = rows_of_text(text);
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].line == 2);
+  CHECK(r[0].source == "Paper, 2021");
+  CHECK(r[0].model == "GPT 1B");
+  CHECK(r[0].notes == "says \"hi\",\nthen [trust:A]");
+  CHECK(r[0].trust == Trust::A);
+  CHECK(r[1].line == 4);
+  CHECK(r[1].source == "\"Quoted\" start");
+  CHECK(r[1].notes == "plain [trust:B]");
+  CHECK(r[1].trust == Trust::B);
+  CHECK(r[1].value == 0.5);
+  CHECK(r[1].num_gpus == 64);
+  // A quote that never closes is an error naming the line the field starts on.
+  CHECK_THROWS_WITH_AS(rows_of_text(header_line() + "\n\"open" + row_tail + "x\n"), doctest::Contains(":2: unterminated"),
+                       std::runtime_error);
+  CHECK_THROWS_AS(load_training_rows(validation_data_dir() + "/no_such_file.csv"), std::runtime_error);
 }
 
 TEST_CASE("analysis::training rows: the mapping covers the Megatron SC'21/README A100 rows and llm-foundry") {
