@@ -119,3 +119,137 @@ TEST_CASE("workloads::memory model: advice never proposes a tp that does not div
   q.capacity = Bytes{80e9};
   for (const MemoryAdvice& a : advise(q, {})) CHECK(a.change.find("tp = 16") == std::string::npos);
 }
+
+// --- activations: what each attention kernel keeps -------------------------------------------------
+
+namespace {
+
+ModelSpec gpt3_175b(bool flash) {
+  ModelSpec m = *find_model_preset("gpt3-175b");  // h 12288, a 96, s 2048, GELU, f = 4h, dropout
+  m.flash_attention = flash;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("workloads::memory model: without flash attention a GPT layer keeps Korthikanti's Table 2 bytes") {
+  // s = 2048, b = 1, h = 12288, a = 96: sbh = 25,165,824; 5as^2b = 2,013,265,920.
+  const ModelSpec m = gpt3_175b(false);
+  const double sbh = 2048.0 * 12288, s2 = 5.0 * 96 * 2048 * 2048;
+  // none: sbh * 34 + 5as^2b
+  CHECK(activation_bytes_per_layer(m, 1, 1, false, Recompute::None).value == doctest::Approx(34 * sbh + s2));
+  // TP 8: sbh * (10 + 24/8) + 5as^2b/8 = 327,155,712 + 251,658,240 = 578,813,952
+  CHECK(activation_bytes_per_layer(m, 1, 8, false, Recompute::None).value == 578813952.0);
+  // TP 8 + SP: sbh * 34/8 + 5as^2b/8
+  CHECK(activation_bytes_per_layer(m, 1, 8, true, Recompute::None).value == doctest::Approx(34 * sbh / 8 + s2 / 8));
+  // selective drops the s^2 terms: sbh * (10 + 24/8), with SP sbh * 34/8
+  CHECK(activation_bytes_per_layer(m, 1, 8, false, Recompute::Selective).value == doctest::Approx(13 * sbh));
+  CHECK(activation_bytes_per_layer(m, 1, 8, true, Recompute::Selective).value == doctest::Approx(34 * sbh / 8));
+}
+
+TEST_CASE("workloads::memory model: flash attention keeps the logsumexp instead of the s x s scores") {
+  // TP 8, b = 1: non-flash keeps 5as^2b/t = 5*96*2048^2/8 = 251,658,240 B of softmax output,
+  // dropout mask and dropout output; flash keeps the fp32 logsumexp 4*a*s*b/t = 98,304 B instead.
+  // Q, K, V and the attention output are the same tensors in both (MHA: K, V at full width).
+  const double scores = 5.0 * 96 * 2048 * 2048 / 8, lse = 4.0 * 96 * 2048 / 8;
+  for (bool sp : {false, true}) {
+    INFO("sequence parallel ", sp);
+    const double plain = activation_bytes_per_layer(gpt3_175b(false), 1, 8, sp, Recompute::None).value;
+    const double flash = activation_bytes_per_layer(gpt3_175b(true), 1, 8, sp, Recompute::None).value;
+    CHECK(plain - flash == doctest::Approx(scores - lse));
+  }
+  // Selective recompute checkpoints the core attention: flash then keeps no logsumexp either, and
+  // both kernels keep the same sbh(10 + 24/t).
+  CHECK(activation_bytes_per_layer(gpt3_175b(true), 1, 8, false, Recompute::Selective).value ==
+        activation_bytes_per_layer(gpt3_175b(false), 1, 8, false, Recompute::Selective).value);
+  // Every saved tensor is named and the list sums to the per-layer bytes.
+  double sum = 0;
+  for (const SavedTensor& x : saved_layer_tensors(gpt3_175b(true), 1, 8, true, Recompute::None)) sum += x.bytes;
+  CHECK(sum == activation_bytes_per_layer(gpt3_175b(true), 1, 8, true, Recompute::None).value);
+}
+
+TEST_CASE("workloads::memory model: grouped-query attention shrinks the K and V that flash attention keeps") {
+  // Llama 3 70B: s 8192, h 8192, 64 heads of d = 128, 8 KV heads: K and V are 2 * s * (8*128) B
+  // = 16,777,216 B each at t = 1, b = 1, against 2 * s * h = 134,217,728 B with 64 KV heads.
+  ModelSpec gqa = *find_model_preset("llama3-70b");
+  REQUIRE(gqa.kv_heads == 8);
+  ModelSpec mha = gqa;
+  mha.kv_heads = mha.heads;
+  const double k_gqa = 2.0 * 8192 * 8 * 128, k_mha = 2.0 * 8192 * 8192;
+  const double diff = activation_bytes_per_layer(mha, 1, 1, false, Recompute::None).value -
+                      activation_bytes_per_layer(gqa, 1, 1, false, Recompute::None).value;
+  CHECK(diff == doctest::Approx(2 * (k_mha - k_gqa)));  // 234,881,024 B
+  // Without flash attention Megatron repeats the KV groups before the batched GEMMs that save
+  // K and V, so the group count changes nothing there.
+  gqa.flash_attention = mha.flash_attention = false;
+  CHECK(activation_bytes_per_layer(mha, 1, 1, false, Recompute::None).value ==
+        activation_bytes_per_layer(gqa, 1, 1, false, Recompute::None).value);
+}
+
+TEST_CASE("workloads::memory model: a SwiGLU layer keeps three f-wide tensors and no dropout masks") {
+  // Llama 3 8B at t = 1, b = 1, flash: s 8192, h 4096, a 32, 8 KV heads (width 1024), f 14336.
+  //   4 x 2sbh (norm and GEMM inputs)         = 268,435,456
+  //   Q 2sbh + O 2sbh                         = 134,217,728
+  //   K, V 2 x 2 s * 1024                     =  33,554,432
+  //   gate, up, SwiGLU output 3 x 2 s f       = 704,643,072
+  //   logsumexp 4 a s                         =   1,048,576
+  //   total                                   = 1,141,899,264
+  const ModelSpec m = *find_model_preset("llama3-8b");
+  REQUIRE(m.ffn_hidden == 14336);
+  CHECK(activation_bytes_per_layer(m, 1, 1, false, Recompute::None).value == 1141899264.0);
+}
+
+TEST_CASE("workloads::memory model: full recompute with TP + SP keeps the sharded layer input 2sbh/t") {
+  // GPT-3 175B, t = 8, b = 1: the checkpointed input is 2sbh = 50,331,648 B, 2sbh/8 = 6,291,456 B
+  // under sequence parallelism.
+  CHECK(activation_bytes_per_layer(gpt3_175b(true), 1, 8, false, Recompute::Full).value == 50331648.0);
+  CHECK(activation_bytes_per_layer(gpt3_175b(true), 1, 8, true, Recompute::Full).value == 6291456.0);
+  MemoryRequest q;
+  q.model = gpt3_175b(true);
+  q.parallel.tp = 8;
+  q.parallel.pp = 8;
+  q.parallel.dp = 16;
+  q.parallel.sequence_parallel = true;
+  q.training.global_batch = 1536;
+  q.training.recompute = Recompute::Full;
+  q.capacity = Bytes{80e9};
+  const MemoryBreakdown b = stage_memory(q, 0);
+  // 12 layers on stage 0, 8 micro-batches in flight (1F1B, pp 8, m = 96).
+  CHECK(b.find_line("layers: activations")->bytes.value == doctest::Approx(6291456.0 * 12 * 8));
+  // The one layer being recomputed holds its TP+SP-sharded, flash working set, once:
+  // sbh * 34/8 + 4 a s b / 8 = 106,954,752 + 98,304 = 107,053,056 B.
+  CHECK(b.find_line("layers: recompute working set")->bytes.value == doctest::Approx(107053056.0));
+}
+
+TEST_CASE("workloads::memory model: Llama 3 405B at seq 8192 on TP8 x PP16 fits an 80 GB H100") {
+  // Meta's layout (Llama 3 paper, Table 4): TP 8, PP 16, DP 128, 16 micro-batches of 1 x 8192
+  // per replica, bf16, no activation checkpointing; FSDP sharding the optimizer states and the
+  // gradients (ZeRO-2 here). 128 layers stand in for 126 until stages may be uneven (8 per stage).
+  MemoryRequest q;
+  q.model = *find_model_preset("llama3-405b");
+  q.model.layers = 128;
+  q.parallel.tp = 8;
+  q.parallel.pp = 16;
+  q.parallel.dp = 128;
+  q.parallel.sequence_parallel = true;
+  q.parallel.zero = 2;
+  q.training.global_batch = 2048;
+  q.training.micro_batch = 1;
+  q.training.precision = clustersim::topology::Precision::Bf16;
+  q.capacity = Bytes{80.0 * 1073741824.0};
+  // Per layer and micro-batch (s 8192, h 16384, a 128, 8 KV heads of 128, f 53248, t 8, SP, flash):
+  //   4 x 2sbh/8 = 134,217,728; Q + O 2 x 2sbh/8 = 67,108,864; K + V 2 x 2 s 1024 / 8 = 4,194,304;
+  //   3 x 2 s f / 8 = 327,155,712; logsumexp 4 a s / 8 = 524,288; sum 533,200,896 B
+  //   x 8 layers x 16 micro-batches in flight = 68,249,714,688 B (63.6 GiB).
+  CHECK(activation_bytes_per_layer(q.model, 1, 8, true, Recompute::None).value == 533200896.0);
+  const MemoryBreakdown b = estimate_memory(q);
+  CHECK(b.activations.value == doctest::Approx(68249714688.0));
+  INFO("total ", b.total.value / 1073741824.0, " GiB on stage ", b.stage);
+  CHECK(b.fits());
+  // With the distributed optimizer alone (fp32 gradients unsharded, 4 B/param on 3.45e9 params)
+  // the 128-layer stand-in does not fit: the 126-layer model with one layer less on the first
+  // stage is what ran.
+  q.parallel.zero = 0;
+  q.parallel.distributed_optimizer = true;
+  CHECK_FALSE(estimate_memory(q).fits());
+}

@@ -282,19 +282,11 @@ namespace {
 
 using Tensors = std::vector<double>;  // bytes of each tensor, in allocation order
 
-// Korthikanti et al. section 4.1: the tensors one layer keeps for backward (16-bit elements,
-// 1-byte dropout masks); their sum is Table 2's formula for each mode.
-Tensors saved_layer_tensors(const ModelSpec& m, int micro_batch, int t, bool sp, Recompute rc, double scale) {
-  const double s = m.seq_len, b = micro_batch, h = m.hidden, a = m.heads;
-  const double sbh = s * b * h, r = sp ? t : 1.0, scores = a * s * s * b / t;
-  if (rc == Recompute::Full) return {2.0 * sbh * scale};
-  Tensors x = {2 * sbh / r, 2 * sbh / r, 4 * sbh / t};  // norm input, QKV input, Q and K
-  if (rc == Recompute::None) {
-    x.insert(x.end(), {2 * scores, scores, 2 * scores});  // softmax out, dropout mask, dropout out
-  }
-  x.insert(x.end(), {2 * sbh / t, 2 * sbh / t, sbh / r, 2 * sbh / r, 2 * sbh / r, 8 * sbh / t,
-                     8 * sbh / t, sbh / r});
-  for (double& v : x) v *= scale;
+// The tensors one layer keeps for backward, as the memory model derives them (memory_model.h):
+// the replay allocates the same list the formula sums.
+Tensors saved_tensor_bytes(const ModelSpec& m, int micro_batch, int t, bool sp, Recompute rc, double element_bytes) {
+  Tensors x;
+  for (const SavedTensor& v : saved_layer_tensors(m, micro_batch, t, sp, rc, element_bytes)) x.push_back(v.bytes);
   return x;
 }
 
@@ -371,8 +363,8 @@ AllocatorReplay replay_training_iteration(const MemoryRequest& request, const Al
     }
   }
 
-  const Tensors saved = saved_layer_tensors(m, tr.micro_batch, t, sp, tr.recompute, scale);
-  const Tensors working = saved_layer_tensors(m, tr.micro_batch, t, sp, Recompute::None, scale);
+  const Tensors saved = saved_tensor_bytes(m, tr.micro_batch, t, sp, tr.recompute, 2.0 * scale);
+  const Tensors working = saved_tensor_bytes(m, tr.micro_batch, t, sp, Recompute::None, 2.0 * scale);
   const double s = m.seq_len, b = tr.micro_batch, h = m.hidden;
   const double scores_workspace = m.flash_attention ? 0.0 : b * m.heads / t * s * s * 2.0 * scale;
   const double logits = par.pp == 1 ? s * b * m.vocab / t * 4.0 : 0.0;
@@ -402,7 +394,7 @@ AllocatorReplay replay_training_iteration(const MemoryRequest& request, const Al
         for (double bytes : working) rep.take(bytes, recomputed);
       }
       rep.take(2.0 * s * b * h / (sp ? t : 1) * scale, temp);  // input gradient
-      rep.take(8.0 * s * b * h / t * scale, temp);              // MLP intermediate gradient
+      rep.take(2.0 * s * b * m.ffn_hidden / t * scale, temp);  // MLP intermediate gradient
       rep.give_back(temp);
       rep.give_back(recomputed);
       // This layer's saved tensors are the last `per_layer` handles still held.

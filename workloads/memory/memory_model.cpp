@@ -106,27 +106,31 @@ void add_activations(Builder& out, const MemoryRequest& r, int stage) {
   const int t = par.tp;
   const bool sp = par.sequence_parallel && t > 1;
   const double s = m.seq_len, b = tr.micro_batch, h = m.hidden;
-  const double scale = mixed_precision(tr.precision) ? 1.0 : 2.0;  // Table 2 counts 16-bit tensors
+  const double e = mixed_precision(tr.precision) ? 2.0 : 4.0;  // bytes per activation element
   const int layers = layers_on_stage(m.layers, par.pp, stage);
   const double in_flight = micro_batches_in_flight(par, micro_batches_per_replica(r), stage);
-  const double per_layer = activation_bytes_per_layer(m, tr.micro_batch, t, sp, tr.recompute).value * scale;
+  const double per_layer = activation_bytes_per_layer(m, tr.micro_batch, t, sp, tr.recompute, e).value;
+  const char* kernel = m.flash_attention ? "flash attention" : "materialised scores";
+  const std::string what = tr.recompute == Recompute::Full ? std::string("layer input ") + (sp ? "e*sbh/t" : "e*sbh")
+                                                           : std::string("saved tensors, ") + kernel;
   out.add("layers: activations", MemoryCategory::Activations, per_layer * layers * in_flight,
-          fmt("%.6g B/layer/micro-batch (Korthikanti Table 2) x %g layers x %g micro-batches in flight",
-              per_layer, layers, in_flight));
+          fmt("%.6g B/layer/micro-batch (", per_layer) + what +
+              fmt(") x %g layers x %g micro-batches in flight", layers, in_flight));
   if (tr.recompute == Recompute::Full) {
-    const double working = activation_bytes_per_layer(m, tr.micro_batch, t, sp, Recompute::None).value * scale;
+    const double working = activation_bytes_per_layer(m, tr.micro_batch, t, sp, Recompute::None, e).value;
     out.add("layers: recompute working set", MemoryCategory::Activations, working,
-            "one layer's activations, no recompute, one micro-batch");
+            std::string("one layer's saved tensors without recompute (") + kernel + (sp ? ", TP+SP" : t > 1 ? ", TP" : "") +
+                "), one micro-batch");
   }
-  if (stage == 0 && m.mlp == MlpKind::Gelu) {
+  if (stage == 0 && has_dropout(m)) {
     const double mask = s * b * h / (sp ? t : 1) * in_flight;
     out.add("embedding: dropout mask", MemoryCategory::Activations, mask,
             "s*b*h" + std::string(sp ? "/t" : "") + " x 1 B x micro-batches in flight");
   }
   if (stage == par.pp - 1) {
-    const double input = 4.0 * s * b * h / (sp ? t : 1) * scale;
+    const double input = 2.0 * e * s * b * h / (sp ? t : 1);
     out.add("output layer: activations", MemoryCategory::Activations, input,
-            std::string("final norm input + logits GEMM input: 4*s*b*h") + (sp ? "/t" : ""));
+            std::string("final norm input + logits GEMM input: 2 x e*s*b*h") + (sp ? "/t" : ""));
   }
 }
 
@@ -199,18 +203,44 @@ ModelStates model_state_bytes(double params, const ParallelSpec& parallel, const
   return s;
 }
 
-sim::Bytes activation_bytes_per_layer(const ModelSpec& model, int micro_batch, int tp,
-                                      bool sequence_parallel, Recompute recompute) {
+std::vector<SavedTensor> saved_layer_tensors(const ModelSpec& model, int micro_batch, int tp,
+                                             bool sequence_parallel, Recompute recompute, double element_bytes) {
   const double s = model.seq_len, b = micro_batch, h = model.hidden, a = model.heads, t = tp;
-  const double sbh = s * b * h;
-  const bool sp = sequence_parallel && tp > 1;
-  const double attention = 5.0 * a * s / (h * t);
-  switch (recompute) {
-    case Recompute::Full: return sim::Bytes{2.0 * sbh};
-    case Recompute::Selective: return sim::Bytes{sbh * (sp ? 34.0 / t : 10.0 + 24.0 / t)};
-    case Recompute::None: break;
+  const double e = element_bytes, sbh = s * b * h, sbf = s * b * model.ffn_hidden;
+  const double r = sequence_parallel && tp > 1 ? t : 1.0;  // SP shards the non-GEMM regions
+  if (recompute == Recompute::Full) return {{"layer input (checkpoint)", e * sbh / r}};
+  const bool flash = model.flash_attention;
+  const bool dropout = has_dropout(model);
+  const int kv = model.kv_heads > 0 ? model.kv_heads : model.heads;
+  const double kv_width = flash ? static_cast<double>(kv) * model.head_dim() : h;  // non-flash repeats groups
+  const double scores = a * s * s * b / t;
+  std::vector<SavedTensor> x = {{"attention norm input", e * sbh / r}, {"QKV GEMM input", e * sbh / r},
+                                {"Q", e * sbh / t}, {"K", e * s * b * kv_width / t}};
+  if (!flash && recompute == Recompute::None) {
+    x.push_back({"softmax output", e * scores});
+    if (dropout) x.insert(x.end(), {{"attention dropout mask", scores}, {"attention dropout output", e * scores}});
   }
-  return sim::Bytes{sbh * ((sp ? 34.0 / t : 10.0 + 24.0 / t) + attention)};
+  x.push_back({"V", e * s * b * kv_width / t});
+  x.push_back({"attention output (out-projection input)", e * sbh / t});
+  if (flash && recompute == Recompute::None) x.push_back({"softmax logsumexp (fp32)", 4.0 * a * s * b / t});
+  if (dropout) x.push_back({"attention-output dropout mask", sbh / r});
+  x.insert(x.end(), {{"MLP norm input", e * sbh / r}, {"MLP input", e * sbh / r}});
+  if (model.mlp == MlpKind::Gelu) {
+    x.insert(x.end(), {{"fc1 output (GELU input)", e * sbf / t}, {"fc2 input (GELU output)", e * sbf / t}});
+  } else {
+    x.insert(x.end(), {{"fc1 output (gate and up)", 2.0 * e * sbf / t}, {"fc2 input (SwiGLU output)", e * sbf / t}});
+  }
+  if (dropout) x.push_back({"MLP dropout mask", sbh / r});
+  return x;
+}
+
+sim::Bytes activation_bytes_per_layer(const ModelSpec& model, int micro_batch, int tp,
+                                      bool sequence_parallel, Recompute recompute, double element_bytes) {
+  double sum = 0;
+  for (const SavedTensor& x : saved_layer_tensors(model, micro_batch, tp, sequence_parallel, recompute, element_bytes)) {
+    sum += x.bytes;
+  }
+  return sim::Bytes{sum};
 }
 
 double micro_batches_in_flight(const ParallelSpec& parallel, int micro_batches, int stage) {

@@ -21,11 +21,43 @@
 // Sharding over the data-parallel degree N: ZeRO-1 shards K, ZeRO-2 also the gradients, ZeRO-3
 // also the weights; Megatron's distributed optimizer shards K only (6 + 12/d with fp32 main grads).
 //
-// Activations (bytes per transformer layer and micro-batch, 16-bit, Korthikanti et al. 2022,
-// Table 2): none s*b*h*(34 + 5as/h); TP s*b*h*(10 + 24/t + 5as/(ht)); TP+SP s*b*h*(34/t + 5as/(ht));
-// selective s*b*h*(10 + 24/t), with SP 34/t; full recompute 2*s*b*h (plus one layer's working set
-// while it is recomputed). Scaled by layers on the stage x micro-batches in flight
-// (GPipe: m; 1F1B: stage i holds min(pp - i, m); interleaved: x (1 + (pp-1)/(pp*v))).
+// Activations: the tensors one transformer layer saves for its backward pass, per micro-batch
+// (saved_layer_tensors lists them; activation_bytes_per_layer sums them). e = 2 B per element in
+// mixed precision, 4 B in fp32 training; dropout masks are 1 B; a = heads, t = tp, d = h/a,
+// h_kv = kv_heads*d, f = ffn_hidden; r = t with sequence parallelism (SP), else 1.
+//   Outside attention and MLP GEMMs (replicated over TP, sharded by SP -- Korthikanti et al. 2022
+//   §4.2.2: with SP the LayerNorm/dropout regions are split along the sequence and the GEMM inputs
+//   are kept sharded and all-gathered again in backward):
+//     attention norm input, QKV GEMM input, MLP norm input, MLP input   4 x e*sbh/r
+//     with dropout: attention-output and MLP-output masks              2 x sbh/r
+//   TP-sharded (column/row-parallel GEMMs, §4.2.1):
+//     Q e*sbh/t; K and V e*sb*h_kv/t each; attention output = out-projection input e*sbh/t
+//     MLP GELU: fc1 output (GELU input) and GELU output (fc2 input), 2 x e*sbf/t
+//     MLP SwiGLU: fc1 output = gate and up (2 x e*sbf/t, the fused SwiGLU keeps its input and
+//       recomputes silu in backward) and fc2 input (e*sbf/t): 3 x e*sbf/t
+//   Core attention, what each kernel keeps:
+//     non-flash (Korthikanti §4.1): softmax output e*a*s^2*b/t; with dropout also its 1-B mask and
+//       the dropout output (5as^2b/t at e = 2). K and V are stored at full width h: Megatron's
+//       unfused path repeats the KV groups to a heads before the batched GEMMs that save them.
+//     flash (Dao 2022 FlashAttention §3.1 and Alg. 2; Dao 2023 FlashAttention-2 §3.1): the kernel
+//       saves Q, K, V, its output O (the same tensor as the out-projection input, counted once) and
+//       the logsumexp L, fp32 b*(a/t)*s = 4asb/t bytes; the s x s scores are recomputed in the
+//       backward pass and the dropout mask is regenerated from the saved RNG state. K and V stay at
+//       kv_heads (FlashAttention-2 takes grouped K/V directly).
+//   Small per-row statistics (LayerNorm mean/rstd, RMSNorm rstd) are left out, as in Korthikanti.
+// For GPT-style models (GELU MLP, dropout on, MHA, f = 4h, e = 2, non-flash) the sum is exactly
+// Korthikanti et al. Table 2: none sbh(34 + 5as/h); TP sbh(10 + 24/t + 5as/(ht)); TP+SP
+// sbh(34/t + 5as/(ht)). Dropout is modelled for GELU (GPT) models and not for SwiGLU (Llama)
+// models, which train without it.
+//   Selective recompute (§4.2): the core attention is recomputed, so its saved tensors go
+//     (non-flash: the s^2 terms, giving sbh(10 + 24/t), SP 34/t; flash: the logsumexp; Q, K, V and
+//     the out-projection input stay, as the checkpointed region's inputs and the next GEMM's input).
+//   Full recompute (§4.1, Table 2): only the layer input, e*sbh/r (2sbh/t under TP+SP: Megatron
+//     checkpoints the sequence-sharded hidden state), plus, once per GPU, the working set of the
+//     one layer being recomputed: that layer's no-recompute activations with the same t / SP
+//     sharding and the same attention kernel.
+// Scaled by layers on the stage x micro-batches in flight (GPipe: m; 1F1B: stage i holds
+// min(pp - i, m); interleaved: x (1 + (pp-1)/(pp*v))).
 #pragma once
 
 #include <span>
@@ -102,9 +134,27 @@ struct ModelStates {
 ModelStates model_state_bytes(double params, const ParallelSpec& parallel, const TrainingSpec& training,
                               const MemoryOptions& options);
 
-// Korthikanti et al. Table 2: activation bytes of one transformer layer for one micro-batch.
+// Whether the model trains with dropout: GPT-style (GELU) models do (Megatron's 0.1 defaults),
+// Llama-style (SwiGLU) models do not. It adds the 1-B masks and, without flash attention, the
+// attention-dropout tensors.
+inline bool has_dropout(const ModelSpec& model) { return model.mlp == MlpKind::Gelu; }
+
+// One tensor a layer keeps for backward: what it is and its bytes on one GPU.
+struct SavedTensor {
+  const char* name;
+  double bytes;
+};
+// The tensors one transformer layer keeps for one micro-batch, in forward allocation order, with
+// `model.flash_attention` choosing the attention kernel (see the derivation above).
+// `element_bytes`: 2 for 16-bit activations, 4 for fp32 training.
+std::vector<SavedTensor> saved_layer_tensors(const ModelSpec& model, int micro_batch, int tp,
+                                             bool sequence_parallel, Recompute recompute,
+                                             double element_bytes = 2.0);
+// Their sum: activation bytes of one transformer layer for one micro-batch (Korthikanti et al.
+// Table 2 for a GPT-style model without flash attention).
 sim::Bytes activation_bytes_per_layer(const ModelSpec& model, int micro_batch, int tp,
-                                      bool sequence_parallel, Recompute recompute);
+                                      bool sequence_parallel, Recompute recompute,
+                                      double element_bytes = 2.0);
 
 // Micro-batches whose activations a stage holds at peak, times the interleaving factor.
 double micro_batches_in_flight(const ParallelSpec& parallel, int micro_batches, int stage);
