@@ -2,6 +2,7 @@
 // are refused, bandwidth bounds, contention orderings derived from link capacities, NCCL's tuner.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <memory>
 #include <numeric>
 #include <stdexcept>
@@ -345,4 +346,96 @@ TEST_CASE("workloads::collectives: a Simple tree all-reduce cuts its chunks as N
   CHECK(workloads::plan_collective(c.env, req).chunks == 64);
   req.bytes = sim::Bytes{1024.0 * 1048576};
   CHECK(workloads::plan_collective(c.env, req).chunks == 128);
+}
+
+namespace {
+// NCCL's own cost-model time (us) of one algorithm for a request, as --explain prints it.
+double nccl_model_us(const Cluster& c, const CollectiveRequest& req, workloads::nccl::NcclAlgo a, Protocol p) {
+  const auto g = workloads::nccl_graph(c.topo, c.router, req.ranks, c.env.gpu_compute_capability, c.env.hints);
+  return workloads::NcclTuner(g, req.op).time_us(a, p, req.bytes.value);
+}
+}  // namespace
+
+TEST_CASE("workloads::collectives: flat ring and tree all-reduce on 2-16 DGX H100 at >= 64 MiB are within 15% of NCCL's cost model") {
+  // Measured NCCL trees and rings track NCCL's model at large sizes. The replay must never be more
+  // than 15% slower than the model (the tree used to be 1.6-1.8x slower). Two-sided where it holds:
+  // trees on >= 4 nodes at 512 MiB, rings on up to 4 nodes at 512 MiB. Known gaps, replay faster
+  // than the model:
+  // trees at 64 MiB by 20-35% (the model multiplies the tree's bandwidth by its empirical
+  // treeCorrectionFactor 0.8 there, which the replay has no mechanism for), the 2-node tree by 16%
+  // (NVLink-chain bound, 1.75 S / 370.8 GB/s, below the model's 24 GB/s x 16 channels); multi-node
+  // rings by 23-51% at 64 MiB and 23-30% on 8-16 nodes at 512 MiB: the replay's per-step latency is
+  // NCCL's hwLat, without the model's multi-node net overhead (3 x 2 us per Simple step) and its
+  // 1.4x "plateau" factor. The fat-tree fabric is left out until its leaf-spine links are whole
+  // ports (issue #10 item 2, another change). Add Fabric::FatTree here then.
+  for (topology::Fabric fabric : {topology::Fabric::RailOptimized, topology::Fabric::SingleSwitch}) {
+    for (int nodes : {2, 4, 8, 16}) {
+      topology::ClusterSpec spec = Cluster::preset("dgx-h100", nodes);
+      spec.fabric = fabric;
+      Cluster c(spec);
+      for (double mib : {64.0, 512.0}) {
+        for (CollectiveAlgo algo : {CollectiveAlgo::Ring, CollectiveAlgo::Tree}) {
+          auto req = request(CollectiveOp::AllReduce, algo, first(8 * nodes), mib * 1048576);
+          req.protocol = Protocol::Simple;
+          const auto a = algo == CollectiveAlgo::Tree ? workloads::nccl::NcclAlgo::Tree : workloads::nccl::NcclAlgo::Ring;
+          const double model_us = nccl_model_us(c, req, a, Protocol::Simple);
+          const double sim_us = workloads::simulate_collective(c.env, req).time.seconds() * 1e6;
+          INFO("fabric ", static_cast<int>(fabric), ", ", nodes, " nodes, ", mib, " MiB, ", to_string(algo), ": simulated ",
+               sim_us, " us, NCCL's model ", model_us, " us");
+          CHECK(sim_us <= model_us * 1.15);
+          const bool two_sided = algo == CollectiveAlgo::Tree ? (nodes >= 4 && mib >= 512) : (nodes <= 4 && mib >= 512);
+          if (two_sided) CHECK(sim_us >= model_us * 0.85);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("workloads::TreeCollective: each NIC of a server carries one channel of each tree, so a server's NICs carry equal bytes") {
+  // NCCL's connectTrees: channel c and c + C/2 share a chain (one head GPU, one NIC); the first
+  // half runs tree 0, the second tree 1. 4 DGX H100, 16 channels: every NIC carries channel k of
+  // tree 0 and channel k + 8 of tree 1. (Pairing channels k and k + 8 on one tree instead gives a
+  // server that is inner in that tree twice the bytes on half its NICs.)
+  topology::ClusterSpec spec = Cluster::preset("dgx-h100", 4);
+  spec.fabric = topology::Fabric::RailOptimized;
+  Cluster c(spec);
+  auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Tree, first(32), 64.0 * 1048576);
+  req.protocol = Protocol::Simple;
+  const auto plan = workloads::plan_collective(c.env, req);
+  REQUIRE(plan.channels == 16);
+  std::vector<double> bytes;
+  workloads::simulate_plan(c.env, plan, &bytes);
+  std::map<int, std::vector<double>> nic_out;  // server -> bytes each NIC sent
+  for (topology::LinkId l = 0; l < c.topo.link_count(); ++l) {
+    const auto& link = c.topo.link(l);
+    const auto& src = c.topo.device(link.src);
+    if (link.kind == topology::LinkKind::Network && src.kind == topology::DeviceKind::Nic) nic_out[src.server].push_back(bytes[l]);
+  }
+  REQUIRE(nic_out.size() == 4);
+  for (const auto& [server, out] : nic_out) {
+    REQUIRE(out.size() == 8);
+    for (double b : out) CHECK(b == doctest::Approx(out.front()).epsilon(0.01));
+  }
+}
+
+TEST_CASE("workloads::collectives: auto picks what NCCL's tuner picks, and on 4 DGX H100 at 8 MB its replay is not 2.5x slower than the ring") {
+  // NCCL's model picks Tree/LL128 at 8 MB on 32 H100 (122 us against Ring/LL128's ~200 us). Its
+  // replay used to take 458 us (35 GB/s busbw, the ring 90): LL128 trees ran one 512 KiB chunk
+  // per channel, stored and forwarded at each of ~18 hops.
+  topology::ClusterSpec spec = Cluster::preset("dgx-h100", 4);
+  spec.fabric = topology::Fabric::RailOptimized;
+  Cluster c(spec);
+  auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Auto, first(32), 8e6);
+  const auto g = workloads::nccl_graph(c.topo, c.router, req.ranks, c.env.gpu_compute_capability, c.env.hints);
+  const auto pick = workloads::NcclTuner(g, req.op).choose(req.bytes.value);
+  const auto plan = workloads::plan_collective(c.env, req);
+  CHECK(plan.nccl_algo == pick.algo);
+  CHECK(plan.protocol == pick.protocol);
+  const double t_auto = workloads::simulate_plan(c.env, plan).time.seconds();
+  auto ring = req;
+  ring.algo = CollectiveAlgo::Ring;
+  const double t_ring = workloads::simulate_collective(c.env, ring).time.seconds();
+  INFO("auto ", t_auto * 1e6, " us, ring ", t_ring * 1e6, " us, NCCL's model ", pick.time_us, " us");
+  CHECK(t_auto < 2.5 * t_ring);
+  CHECK(t_auto * 1e6 == doctest::Approx(pick.time_us).epsilon(0.5));
 }

@@ -73,7 +73,7 @@ std::string steps_part(const CollectivePlan& plan, const NcclGraph& g) {
     }
     case CollectiveAlgo::Tree:
       out += "  each channel carries S/channels = " + num(S / plan.channels) + " B in " + std::to_string(plan.chunks) +
-             " chunks up a binary tree of nodes (chains inside nodes) and back down; even/odd channels use the two trees\n";
+             " chunks up a binary tree of nodes (chains inside nodes) and back down; channels c and c + C/2 share a chain and NIC and run the two trees\n";
       break;
     case CollectiveAlgo::InNetwork:
       if (g.nodes > 1 && g.ppn > 1) {

@@ -158,19 +158,10 @@ void shape(const NcclGraph& g, CollectivePlan& plan) {
   if (algo == CollectiveAlgo::Ring && !is_rooted(req.op)) {
     const double step_bytes = S / (plan.channels * std::max(1, n));
     plan.chunks = static_cast<int>(std::clamp(std::ceil(step_bytes / kTargetChunkBytes), 1.0, 8.0));
-  } else if (algo == CollectiveAlgo::Tree && req.op == CollectiveOp::AllReduce && plan.protocol == Protocol::Simple) {
-    // NCCL's tree all-reduce with Simple (enqueue.cc, ncclPatternTreeUpDown): start from one
-    // 512 KiB step and halve the chunk while the channel has fewer than 8x, 4x, 1x the tree's
-    // depth in chunks (down to 128, 64, 32 KiB), so the pipeline fill stays short. Depth as
-    // connectTrees sets it: ranks per node - 1 + floor(log2 nodes).
+  } else if (algo == CollectiveAlgo::Tree && req.op == CollectiveOp::AllReduce) {
+    // NCCL's tree chunk for the protocol, halved to keep the pipeline fill short (tree_collective.h).
     const double per_channel = S / plan.channels;
-    int log2_nodes = 0;
-    while ((2 << log2_nodes) <= g.nodes) ++log2_nodes;
-    const double depth = std::max(1, g.ppn - 1 + log2_nodes);
-    double chunk = kTargetChunkBytes;
-    while (per_channel / chunk < depth * 8 && chunk > 131072) chunk /= 2;
-    while (per_channel / chunk < depth * 4 && chunk > 65536) chunk /= 2;
-    while (per_channel / chunk < depth && chunk > 32768) chunk /= 2;
+    const double chunk = tree_chunk_bytes(plan.protocol, per_channel, g.ppn, g.nodes);
     plan.chunks = static_cast<int>(std::clamp(std::ceil(per_channel / chunk), 1.0, kMaxPipelineChunks));
   } else if (algo == CollectiveAlgo::Ring || algo == CollectiveAlgo::Tree || algo == CollectiveAlgo::InNetwork) {
     plan.chunks = static_cast<int>(std::clamp(std::ceil(S / plan.channels / kTargetChunkBytes), 1.0, kMaxPipelineChunks));

@@ -2,6 +2,7 @@
 #include "workloads/collectives/tree_collective.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "sim/check.h"
@@ -24,7 +25,43 @@ std::uint64_t route_key(int src, int dst, int ch) {
                          static_cast<std::uint64_t>(ch) ^ 0x7e3ULL);
 }
 
+// A route streamed without its physical latency: the latency is paid at hand-over instead (see
+// tree_collective.h), so back-to-back chunks leave no gap on the link.
+topology::Route streamed(topology::Route r) {
+  r.latency = sim::SimTime{};
+  return r;
+}
+
+constexpr std::uint64_t kDeliver = 1ULL << 63;
+
 }  // namespace
+
+double tree_chunk_bytes(Protocol p, double per_channel, int ppn, int nodes) {
+  int log2_nodes = 0;
+  while ((2 << log2_nodes) <= nodes) ++log2_nodes;
+  // Integer division on the left of NCCL's comparisons: whole chunks per channel.
+  auto chunks = [per_channel](double c) { return std::floor(per_channel / c); };
+  double chunk;
+  switch (p) {
+    case Protocol::Simple: {
+      chunk = 524288.0;
+      const double depth = std::max(1, ppn - 1 + log2_nodes);
+      while (chunks(chunk) < depth * 8 && chunk > 131072) chunk /= 2;
+      while (chunks(chunk) < depth * 4 && chunk > 65536) chunk /= 2;
+      while (chunks(chunk) < depth && chunk > 32768) chunk /= 2;
+      return chunk;
+    }
+    case Protocol::LL128: {
+      chunk = 576000.0;
+      const double steps = 1 + log2_nodes + 0.1 * ppn;
+      while (chunks(chunk) < steps * 64 / ppn && chunk > 131072) chunk /= 2;
+      while (chunks(chunk) < steps * 16 / ppn && chunk > 32768) chunk /= 2;
+      return chunk;
+    }
+    case Protocol::LL: return 32768.0;
+  }
+  return 524288.0;
+}
 
 int btree_parent(int q, int m, bool second) {
   if (!second) return btree(q, m);
@@ -47,12 +84,15 @@ TreeCollective::TreeCollective(CollectiveContext ctx, CollectivePlan plan, Colle
   down_phase_ = op != CollectiveOp::Reduce;
   pieces_ = static_cast<std::uint32_t>(plan_.chunks);
   piece_bytes_ = plan_.request.bytes / (static_cast<double>(plan_.channels) * plan_.chunks);
+  // NCCL's graph channels decide which channels pair up on one chain (launches may use fewer).
+  graph_channels_ = std::max(plan_.channels, nccl_graph(ctx_.topo, ctx_.router, plan_.request.ranks,
+                                                        plan_.gpu_compute_capability, plan_.hints).channels);
   const std::size_t total = static_cast<std::size_t>(plan_.channels) * static_cast<std::size_t>(n_);
   nodes_.resize(total);
   up_routes_.resize(total);
-  up_overheads_.resize(total);
+  up_latency_.resize(total);
   down_routes_.resize(total * kMaxChildren);
-  down_overheads_.resize(total * kMaxChildren);
+  down_latency_.resize(total * kMaxChildren);
   for (int ch = 0; ch < plan_.channels; ++ch) build_channel(ch);
   // Done means: every rank has the result (all-reduce, broadcast), or the root has it (reduce).
   needed_ = op == CollectiveOp::Reduce ? static_cast<std::size_t>(plan_.channels) : total;
@@ -77,7 +117,10 @@ void TreeCollective::build_channel(int ch) {
     std::rotate(local.begin(), std::find(local.begin(), local.end(), root_rank), local.end());
   }
   const int m = static_cast<int>(servers.size());
-  const bool second = !rooted && ch % 2 == 1;
+  // connectTrees: channel c and c + C/2 share a chain; the second half runs the second tree.
+  const int pairs = chain_pairs();
+  const bool second = !rooted && pairs < graph_channels_ && ch >= pairs;
+  const int chain = rooted ? ch : ch % pairs;
   // Node indices: servers in order, each server's chain in (rotated) order.
   std::vector<int> head(static_cast<std::size_t>(m));
   const std::size_t base = static_cast<std::size_t>(ch) * static_cast<std::size_t>(n_);
@@ -86,7 +129,7 @@ void TreeCollective::build_channel(int ch) {
     auto local = servers[static_cast<std::size_t>(q)];
     if (!(rooted && q == 0)) {
       const std::size_t shift =
-          static_cast<std::size_t>(ch) * ring_rotation_stride(static_cast<int>(local.size()), plan_.channels) % local.size();
+          static_cast<std::size_t>(chain) * ring_rotation_stride(static_cast<int>(local.size()), pairs) % local.size();
       std::rotate(local.begin(), local.begin() + static_cast<std::ptrdiff_t>(shift), local.end());
     }
     head[static_cast<std::size_t>(q)] = static_cast<int>(next - base);
@@ -106,12 +149,18 @@ void TreeCollective::build_channel(int ch) {
     CLUSTERSIM_CHECK(parent.nchildren < kMaxChildren, "tree nodes have at most 4 children");
     node.slot = parent.nchildren;
     parent.children[static_cast<std::size_t>(parent.nchildren++)] = static_cast<int>(i - base);
-    up_routes_[i] = ctx_.router.route(node.rank, parent.rank, route_key(node.rank, parent.rank, ch));
-    up_overheads_[i] = step_overhead(up_routes_[i]);
+    const topology::Route up = ctx_.router.route(node.rank, parent.rank, route_key(node.rank, parent.rank, ch));
+    up_routes_[i] = streamed(up);
+    up_latency_[i] = up.latency + step_overhead(up);
     const std::size_t d = (base + static_cast<std::size_t>(node.parent)) * kMaxChildren + static_cast<std::size_t>(node.slot);
-    down_routes_[d] = ctx_.router.route(parent.rank, node.rank, route_key(parent.rank, node.rank, ch));
-    down_overheads_[d] = step_overhead(down_routes_[d]);
+    const topology::Route down = ctx_.router.route(parent.rank, node.rank, route_key(parent.rank, node.rank, ch));
+    down_routes_[d] = streamed(down);
+    down_latency_[d] = down.latency + step_overhead(down);
   }
+}
+
+int TreeCollective::chain_pairs() const {
+  return graph_channels_ >= 2 ? graph_channels_ / 2 : 1;
 }
 
 int TreeCollective::parent_of(int ch, int rank) const {
@@ -140,24 +189,24 @@ void TreeCollective::begin() {
 
 void TreeCollective::try_send(std::size_t i) {
   Node& node = nodes_[i];
-  const std::uint32_t window = static_cast<std::uint32_t>(nccl::kPipelineInFlight);
+  const std::uint32_t slots = static_cast<std::uint32_t>(nccl::kSteps);
   if (up_phase_ && node.parent >= 0) {
-    const std::uint32_t have = have_up(node);
-    while (node.up_sent < have && node.up_in_flight < window) {
+    if (node.up_sent < have_up(node) && node.up_streaming == 0 && node.up_unread < slots) {
       ++node.up_sent;
-      ++node.up_in_flight;
-      send(up_routes_[i], piece_bytes_, static_cast<std::uint64_t>(i) << 4, up_overheads_[i], plan_.channel_rate_cap);
+      ++node.up_streaming;
+      ++node.up_unread;
+      send(up_routes_[i], piece_bytes_, static_cast<std::uint64_t>(i) << 4, sim::SimTime{}, plan_.channel_rate_cap);
     }
   }
   if (!down_phase_) return;
   const std::uint32_t have = have_down(node);
   for (int c = 0; c < node.nchildren; ++c) {
     const std::size_t s = static_cast<std::size_t>(c);
-    while (node.down_sent[s] < have && node.down_in_flight[s] < window) {
+    if (node.down_sent[s] < have && node.down_streaming[s] == 0 && node.down_unread[s] < slots) {
       ++node.down_sent[s];
-      ++node.down_in_flight[s];
-      const std::size_t d = i * kMaxChildren + s;
-      send(down_routes_[d], piece_bytes_, (static_cast<std::uint64_t>(i) << 4) | 8u | s, down_overheads_[d],
+      ++node.down_streaming[s];
+      ++node.down_unread[s];
+      send(down_routes_[i * kMaxChildren + s], piece_bytes_, (static_cast<std::uint64_t>(i) << 4) | 8u | s, sim::SimTime{},
            plan_.channel_rate_cap);
     }
   }
@@ -172,25 +221,54 @@ void TreeCollective::check_done(std::size_t i) {
   ++complete_;
 }
 
+// The last byte has left: the connection streams its next chunk while this one's step latency
+// runs; the receiver gets it when that latency is over.
 void TreeCollective::on_transfer_done(std::uint64_t tag) {
+  const std::size_t i = static_cast<std::size_t>(tag >> 4);
+  Node& node = nodes_[i];
+  sim::SimTime latency;
+  if ((tag & 8u) == 0) {
+    --node.up_streaming;
+    latency = up_latency_[i];
+  } else {
+    --node.down_streaming[tag & 7u];
+    latency = down_latency_[i * kMaxChildren + (tag & 7u)];
+  }
+  try_send(i);
+  if (latency > sim::SimTime{}) {
+    ctx_.sim.schedule_in(latency, this, kDeliver | tag);
+  } else {
+    deliver(tag);
+  }
+}
+
+void TreeCollective::on_event(std::uint64_t tag) {
+  if ((tag & kDeliver) == 0) {
+    CollectiveAlgorithm::on_event(tag);  // the launch
+    return;
+  }
+  deliver(tag & ~kDeliver);
+}
+
+void TreeCollective::deliver(std::uint64_t tag) {
   const std::size_t i = static_cast<std::size_t>(tag >> 4);
   const std::size_t base = i - i % static_cast<std::size_t>(n_);
   Node& node = nodes_[i];
   std::size_t other;
   if ((tag & 8u) == 0) {  // up: i -> parent
-    --node.up_in_flight;
+    --node.up_unread;
     other = base + static_cast<std::size_t>(node.parent);
     ++nodes_[other].up_recv[static_cast<std::size_t>(node.slot)];
   } else {  // down: i -> child
     const std::size_t s = tag & 7u;
-    --node.down_in_flight[s];
+    --node.down_unread[s];
     other = base + static_cast<std::size_t>(node.children[s]);
     ++nodes_[other].down_recv;
   }
   check_done(other);
   try_send(other);
   try_send(i);
-  if (complete_ == needed_) finish();
+  if (complete_ == needed_ && !done()) finish();
 }
 
 }  // namespace clustersim::workloads
