@@ -9,7 +9,6 @@
 #include <stdexcept>
 
 #include "analysis/link_traffic.h"
-#include "topology/builders.h"
 #include "topology/catalog.h"
 #include "workloads/compute/compute_model.h"
 
@@ -139,12 +138,11 @@ std::string dmon_text(const RunReport& r, const DmonOptions& options) {
     if (f == nullptr) throw std::invalid_argument("-e: unsupported field id " + std::to_string(id) + "; supported: " + supported_list());
     fields.push_back(f);
   }
-  const topology::Topology topo = topology::build_cluster(r.spec.cluster);
+  if (r.topology == nullptr || !r.compute) throw std::invalid_argument("dmon: the run was not simulated");
+  const topology::Topology& topo = *r.topology;
   const topology::GpuSpec* gpu = topology::find_gpu(r.spec.cluster.node.gpu);
   if (gpu == nullptr) throw std::invalid_argument("unknown GPU '" + r.spec.cluster.node.gpu + "'");
-  workloads::ComputeConstants constants;
-  constants.apply(r.spec.model_constants);
-  const workloads::ComputeModel compute(*gpu, r.spec.cluster, r.spec.training.precision, constants);
+  const workloads::ComputeModel& compute = *r.compute;
 
   const double period = options.period_ms / 1e3;
   const double total = r.iteration.simulated_s;

@@ -9,7 +9,6 @@
 
 #include "analysis/link_traffic.h"
 #include "scenarios/loader.h"
-#include "topology/builders.h"
 
 namespace clustersim::analysis {
 namespace {
@@ -199,8 +198,7 @@ std::string memory(const RunReport& r) {
 std::string links(const RunReport& r) {
   const auto& it = r.iteration;
   if (it.link_traffic.empty() || it.simulated_s <= 0) return "<p>No link carried traffic (or no timeline was recorded).</p>\n";
-  const topology::Topology topo = topology::build_cluster(r.spec.cluster);
-  const LinkTrafficGrid grid = link_traffic_grid(it, topo, it.simulated_s, 1);
+  const LinkTrafficGrid grid = link_traffic_grid(it, *r.topology, it.simulated_s, 1);
   std::vector<const LinkSeries*> top;
   for (const auto& s : grid.links) top.push_back(&s);
   const double t = it.simulated_s;
@@ -224,7 +222,7 @@ std::string links(const RunReport& r) {
   }
   return fmt::format("<p>Average over the {} simulated ({} of {} links carried traffic). Memoised collectives are "
                      "spread evenly over their spans.</p>\n",
-                     seconds(t), grid.links.size(), topo.link_count()) +
+                     seconds(t), grid.links.size(), r.topology->link_count()) +
          svg + "</svg>\n";
 }
 

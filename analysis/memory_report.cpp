@@ -24,105 +24,49 @@ std::string fmt(const char* format, Args... args) {
   return buf;
 }
 
-// ---- MIG capacity ------------------------------------------------------------------------------
-
-// `nvidia-smi mig -lgip` memory per profile (hardware.md section 5). The A100 80GB values are
-// marked UNSURE there; the 1g.10gb slice takes the lower of the quoted 9.5-9.75 GiB.
-struct MigMemory {
-  const char* gpu_family;  // a catalog id prefix with the memory size
-  const char* profile;
-  double gib;
-};
-constexpr MigMemory kMigMemory[] = {
-    {"a100-40", "1g.5gb", 4.75},   {"a100-40", "1g.10gb", 9.75},  {"a100-40", "2g.10gb", 9.75},
-    {"a100-40", "3g.20gb", 19.62}, {"a100-40", "4g.20gb", 19.62}, {"a100-40", "7g.40gb", 39.50},
-    {"a100-80", "1g.10gb", 9.5},   {"a100-80", "1g.20gb", 19.5},  {"a100-80", "2g.20gb", 19.5},
-    {"a100-80", "3g.40gb", 39.25}, {"a100-80", "4g.40gb", 39.25}, {"a100-80", "7g.80gb", 79.0},
-    {"h100-80", "1g.10gb", 9.75},  {"h100-80", "1g.20gb", 19.62}, {"h100-80", "2g.20gb", 19.62},
-    {"h100-80", "3g.40gb", 39.50}, {"h100-80", "4g.40gb", 39.50}, {"h100-80", "7g.80gb", 79.25},
-};
-
-std::string mig_family(const std::string& gpu_id) {
-  const bool a100 = gpu_id.rfind("a100", 0) == 0, h100 = gpu_id.rfind("h100", 0) == 0;
-  const bool gb40 = gpu_id.find("40gb") != std::string::npos;
-  if (a100) return gb40 ? "a100-40" : "a100-80";
-  if (h100) return "h100-80";
-  return "";
-}
-
-double mig_profile_bytes(const std::string& gpu_id, const std::string& profile) {
-  const std::string family = mig_family(gpu_id);
-  for (const MigMemory& m : kMigMemory) {
-    if (family == m.gpu_family && profile == m.profile) return m.gib * kGiB;
-  }
-  int slices = 0, gb = 0;
-  std::sscanf(profile.c_str(), "%dg.%dgb", &slices, &gb);
-  return gb * 1e9;  // not in the table: the profile's nominal GB
-}
-
-// ---- the report ---------------------------------------------------------------------------------
-
-const topology::GpuSpec* gpu_of(const scenarios::ScenarioSpec& spec) { return topology::find_gpu(spec.cluster.node.gpu); }
+// ---- the fit of a scenario ----------------------------------------------------------------------
 
 MemoryReport estimate(const scenarios::ScenarioSpec& spec, bool expandable_segments) {
   MemoryReport r;
+  static_cast<workloads::MemoryFit&>(r) = workloads::fit_memory(memory_request(spec), expandable_segments);
   r.scenario = spec.name;
   r.file = spec.file;
-  const topology::GpuSpec* gpu = gpu_of(spec);
+  const topology::GpuSpec* gpu = topology::find_gpu(spec.cluster.node.gpu);
   r.gpu_id = spec.cluster.node.gpu;
   r.gpu_name = gpu != nullptr ? gpu->name : spec.cluster.node.gpu;
   r.mig = spec.cluster.mig;
   r.gpus = spec.cluster.used_gpus();
-  r.expandable_segments = expandable_segments;
-
-  r.request = memory_request(spec);
-  const workloads::MemoryRequest& request = r.request;
-  r.breakdown = workloads::estimate_memory(request);
-  r.capacity = gpu_capacity_bytes(spec.cluster);
-  r.runtime = to_bytes(r.breakdown.runtime);
-
-  workloads::AllocatorOptions alloc;
-  alloc.expandable_segments = expandable_segments;
-  alloc.capacity_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.capacity - r.runtime));
-  r.replay = workloads::replay_training_iteration(request, alloc);
-
-  const workloads::AllocatorStats& st = r.replay.stats;
-  r.fragmentation = static_cast<std::int64_t>(st.peak_reserved >= st.peak_allocated ? st.peak_reserved - st.peak_allocated : 0);
-  r.allocated_peak = to_bytes(r.breakdown.total) - r.runtime;
-  r.reserved_peak = r.allocated_peak + r.fragmentation;
-  r.required = r.reserved_peak + r.runtime;
-  r.fits = r.required <= r.capacity && !r.replay.out_of_memory;
   return r;
 }
 
-// ---- advice -------------------------------------------------------------------------------------
+// ---- advice: the scenario re-loaded with each change --------------------------------------------
 
-struct Change {
-  std::vector<std::string> overrides;
-  std::string why;
-};
-
-std::string key_of(const std::string& override_text) { return override_text.substr(0, override_text.find('=')); }
-
-// `base` with `extra` applied: a key set again replaces its earlier value.
-std::vector<std::string> merged(std::vector<std::string> base, const std::vector<std::string>& extra) {
-  for (const std::string& e : extra) {
-    const std::string k = key_of(e);
-    std::erase_if(base, [&](const std::string& b) { return key_of(b) == k; });
-    base.push_back(e);
-  }
-  return base;
+workloads::AdviceSubject subject_of(const scenarios::ScenarioSpec& spec) {
+  return {spec.parallel, spec.training, spec.dp_derived, spec.cluster.node.gpu, spec.cluster.mig};
 }
 
-class Evaluator {
+class ScenarioEvaluator final : public workloads::AdviceEvaluator {
  public:
-  Evaluator(const scenarios::ScenarioSpec& spec, const MemoryReportOptions& options)
+  ScenarioEvaluator(const scenarios::ScenarioSpec& spec, const MemoryReportOptions& options)
       : spec_(spec), options_(options) {}
 
+  std::optional<workloads::AdviceSubject> load(const std::vector<std::string>& extra) const override {
+    const auto spec = reload(extra);
+    if (!spec) return std::nullopt;
+    return subject_of(*spec);
+  }
+
+  std::optional<workloads::MemoryFit> fit(const std::vector<std::string>& extra) const override {
+    const auto spec = reload(extra);
+    if (!spec) return std::nullopt;
+    return estimate(*spec, options_.expandable_segments);
+  }
+
+ private:
   // The scenario re-loaded with the user's overrides and then `extra`; nullopt when the loader
   // rejects the combination (a layout that does not divide, a batch that is not divisible, ...).
-  std::optional<scenarios::ScenarioSpec> load(const std::vector<std::string>& extra) const {
-    const std::vector<std::string> all = merged(spec_.overrides, extra);
+  std::optional<scenarios::ScenarioSpec> reload(const std::vector<std::string>& extra) const {
+    const std::vector<std::string> all = workloads::merge_overrides(spec_.overrides, extra);
     try {
       if (!options_.scenario_text.empty()) return scenarios::parse_scenario(options_.scenario_text, spec_.file, all);
       return scenarios::load_scenario(spec_.file, all);
@@ -131,13 +75,6 @@ class Evaluator {
     }
   }
 
-  std::optional<MemoryReport> evaluate(const std::vector<std::string>& extra) const {
-    const auto spec = load(extra);
-    if (!spec) return std::nullopt;
-    return estimate(*spec, options_.expandable_segments);
-  }
-
- private:
   const scenarios::ScenarioSpec& spec_;
   const MemoryReportOptions& options_;
 };
@@ -149,152 +86,6 @@ std::string recompute_name(workloads::Recompute r) {
     case workloads::Recompute::Full: return "full";
   }
   return "none";
-}
-
-// Layout change by `factor` on `key` (tp or pp), keeping the GPU count: dp shrinks by the factor
-// (written out only when the scenario gives dp explicitly).
-std::optional<Change> layout_change(const scenarios::ScenarioSpec& s, const char* key, int current, int factor) {
-  const workloads::ParallelSpec& p = s.parallel;
-  if (p.dp % factor != 0) return std::nullopt;
-  Change c;
-  c.overrides.push_back(fmt("parallelism.%s=%d", key, current * factor));
-  if (!s.dp_derived) c.overrides.push_back(fmt("parallelism.dp=%d", p.dp / factor));
-  c.why = fmt("%s %d -> %d, dp %d -> %d (same GPUs)", std::string(key) == "tp" ? "tensor parallel" : "pipeline parallel",
-              current, current * factor, p.dp, p.dp / factor);
-  return c;
-}
-
-// Single changes, in order of preference: the cheaper in throughput first.
-std::vector<Change> single_changes(const scenarios::ScenarioSpec& s) {
-  const workloads::ParallelSpec& p = s.parallel;
-  const workloads::TrainingSpec& t = s.training;
-  std::vector<Change> out;
-  if (t.recompute == workloads::Recompute::None) {
-    out.push_back({{"training.recompute=selective"}, "selective recompute: attention scores are recomputed, not kept"});
-  }
-  if (p.tp > 1 && !p.sequence_parallel) {
-    out.push_back({{"parallelism.sequence_parallel=true"}, "sequence parallelism: norms and dropouts sharded over tp"});
-  }
-  if (p.dp > 1) {
-    if (p.zero == 0 && !p.distributed_optimizer) {
-      out.push_back({{"parallelism.distributed_optimizer=true"}, "Megatron's distributed optimizer: optimizer states / dp"});
-    }
-    for (int z = p.zero + 1; z <= 3; ++z) {
-      static constexpr const char* kWhat[] = {"", "optimizer states / dp", "optimizer states and gradients / dp",
-                                              "optimizer states, gradients and weights / dp"};
-      out.push_back({{fmt("parallelism.zero=%d", z)}, fmt("ZeRO stage %d: %s", z, kWhat[z])});
-    }
-  }
-  for (int mb = t.micro_batch / 2; mb >= 1; mb /= 2) {
-    out.push_back({{fmt("training.micro_batch=%d", mb)}, fmt("micro-batch %d -> %d (more gradient accumulation)", t.micro_batch, mb)});
-    if (mb == 1) break;
-  }
-  for (int f : {2, 4, 8}) {
-    if (auto c = layout_change(s, "tp", p.tp, f)) out.push_back(*c);
-  }
-  for (int f : {2, 4, 8}) {
-    if (auto c = layout_change(s, "pp", p.pp, f)) out.push_back(*c);
-  }
-  if (t.recompute != workloads::Recompute::Full) {
-    out.push_back({{"training.recompute=full"}, "full recompute: keep only each layer's input"});
-  }
-  return out;
-}
-
-// A GPU with more memory (or a larger MIG slice): every candidate, smallest first.
-std::vector<Change> larger_gpus(const scenarios::ScenarioSpec& s, std::int64_t capacity) {
-  std::vector<Change> out;
-  if (!s.cluster.mig.empty()) {
-    for (const MigMemory& m : kMigMemory) {
-      if (mig_family(s.cluster.node.gpu) != m.gpu_family || m.gib * kGiB <= static_cast<double>(capacity)) continue;
-      out.push_back({{fmt("cluster.gpu_overrides.mig=%s", m.profile)}, fmt("a larger MIG slice, %s (%.2f GiB)", m.profile, m.gib)});
-    }
-    return out;
-  }
-  std::vector<const topology::GpuSpec*> gpus;
-  for (const topology::GpuSpec& g : topology::all_gpus()) {
-    if (to_bytes(g.memory) > capacity) gpus.push_back(&g);
-  }
-  std::stable_sort(gpus.begin(), gpus.end(), [](auto* a, auto* b) { return a->memory.value < b->memory.value; });
-  for (const topology::GpuSpec* g : gpus) {
-    out.push_back({{"cluster.node.gpu=" + g->id}, fmt("a GPU with more memory: %s (%.0f GB)", g->name.c_str(), g->memory.value / 1e9)});
-  }
-  return out;
-}
-
-MemoryAdviceItem item_of(const Change& c, const MemoryReport& before, const MemoryReport& after) {
-  MemoryAdviceItem a;
-  a.overrides = c.overrides;
-  a.why = c.why;
-  a.required_bytes = after.required;
-  a.capacity_bytes = after.capacity;
-  a.saved_bytes = before.required - after.required;
-  a.fits = after.fits;
-  return a;
-}
-
-// The smallest larger GPU that fits, else the largest that loads.
-std::optional<MemoryAdviceItem> gpu_advice(const Evaluator& ev, const scenarios::ScenarioSpec& s, const MemoryReport& before) {
-  std::optional<MemoryAdviceItem> best;
-  for (const Change& c : larger_gpus(s, before.capacity)) {
-    const auto after = ev.evaluate(c.overrides);
-    if (!after) continue;
-    best = item_of(c, before, *after);
-    if (after->fits) break;
-  }
-  return best;
-}
-
-// Greedy: apply the first single change (in preference order) that makes it fit, else the one
-// that saves the most; up to kMaxSteps changes.
-std::optional<MemoryAdviceItem> combined_advice(const Evaluator& ev, const MemoryReport& before) {
-  constexpr int kMaxSteps = 6;
-  std::vector<std::string> applied;
-  std::vector<std::string> whys;
-  std::optional<MemoryReport> current;
-  for (int step = 0; step < kMaxSteps; ++step) {
-    const auto spec = ev.load(applied);
-    if (!spec) break;
-    const std::int64_t now = current ? current->required : before.required;
-    std::optional<std::pair<Change, MemoryReport>> pick;
-    for (const Change& c : single_changes(*spec)) {
-      const auto after = ev.evaluate(merged(applied, c.overrides));
-      if (!after) continue;
-      if (after->fits) {
-        pick.emplace(c, *after);
-        break;
-      }
-      if (after->required < now && (!pick || after->required < pick->second.required)) pick.emplace(c, *after);
-    }
-    if (!pick) break;
-    applied = merged(applied, pick->first.overrides);
-    whys.push_back(pick->first.why);
-    current = pick->second;
-    if (current->fits) break;
-  }
-  if (!current || applied.size() < 2) return std::nullopt;
-  Change c{applied, {}};
-  for (std::size_t i = 0; i < whys.size(); ++i) c.why += (i > 0 ? "; " : "") + whys[i];
-  return item_of(c, before, *current);
-}
-
-std::vector<MemoryAdviceItem> advise(const scenarios::ScenarioSpec& spec, const MemoryReportOptions& options,
-                                     const MemoryReport& before) {
-  const Evaluator ev(spec, options);
-  std::vector<MemoryAdviceItem> out;
-  for (const Change& c : single_changes(spec)) {
-    const auto after = ev.evaluate(c.overrides);
-    if (!after) continue;
-    MemoryAdviceItem a = item_of(c, before, *after);
-    if (a.fits || a.saved_bytes > 0) out.push_back(std::move(a));
-  }
-  if (auto g = gpu_advice(ev, spec, before)) out.push_back(std::move(*g));
-  const bool any_fits = std::any_of(out.begin(), out.end(), [](const MemoryAdviceItem& a) { return a.fits; });
-  if (!any_fits) {
-    if (auto c = combined_advice(ev, before)) out.push_back(std::move(*c));
-  }
-  std::stable_partition(out.begin(), out.end(), [](const MemoryAdviceItem& a) { return a.fits; });
-  return out;
 }
 
 // ---- text ---------------------------------------------------------------------------------------
@@ -410,20 +201,10 @@ std::string formula_of(const workloads::MemoryLine& l, const workloads::MemoryRe
 
 // ---- public -------------------------------------------------------------------------------------
 
-std::string MemoryAdviceItem::set_flags() const {
-  std::string out;
-  for (const std::string& o : overrides) {
-    if (!out.empty()) out.push_back(' ');
-    out.append("--set ").append(o);
-  }
-  return out;
-}
-
 std::int64_t gpu_capacity_bytes(const topology::ClusterSpec& cluster) {
   const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  const double whole = gpu != nullptr ? gpu->memory.value : 0.0;
-  if (cluster.mig.empty()) return static_cast<std::int64_t>(std::llround(whole));
-  return static_cast<std::int64_t>(std::llround(std::min(whole, mig_profile_bytes(cluster.node.gpu, cluster.mig))));
+  if (gpu == nullptr) return 0;
+  return static_cast<std::int64_t>(std::llround(topology::gpu_memory_capacity(*gpu, cluster.mig).value));
 }
 
 workloads::MemoryRequest memory_request(const scenarios::ScenarioSpec& spec) {
@@ -438,7 +219,7 @@ workloads::MemoryRequest memory_request(const scenarios::ScenarioSpec& spec) {
 
 MemoryReport memory_for_scenario(const scenarios::ScenarioSpec& spec, const MemoryReportOptions& options) {
   MemoryReport r = estimate(spec, options.expandable_segments);
-  if (!r.fits && options.advice) r.advice = advise(spec, options, r);
+  if (!r.fits && options.advice) r.advice = workloads::advise_memory(subject_of(spec), r, ScenarioEvaluator(spec, options));
   return r;
 }
 
@@ -477,7 +258,7 @@ std::string memory_report_json(const MemoryReport& r) {
                     {"num_ooms", s.num_ooms},
                     {"out_of_memory", r.replay.out_of_memory}};
   json advice = json::array();
-  for (const MemoryAdviceItem& a : r.advice) {
+  for (const workloads::MemoryAdviceItem& a : r.advice) {
     advice.push_back({{"overrides", a.overrides}, {"set", a.set_flags()}, {"why", a.why}, {"saved_bytes", a.saved_bytes},
                       {"required_bytes", a.required_bytes}, {"capacity_bytes", a.capacity_bytes}, {"fits", a.fits}});
   }
@@ -566,7 +347,7 @@ std::string memory_report_text(const MemoryReport& r) {
   }
   out += "\nWhat would make it fit (each change re-loaded and re-estimated):\n";
   out += fmt("  %-64s %12s %12s  %s\n", "change", "saves", "new total", "fits");
-  for (const MemoryAdviceItem& a : r.advice) {
+  for (const workloads::MemoryAdviceItem& a : r.advice) {
     const std::string flags = a.set_flags();
     if (flags.size() > 64) out += "  " + flags + "\n";
     out += fmt("  %-64s %12s %12s  %s\n", flags.size() > 64 ? "" : flags.c_str(), gib(static_cast<double>(a.saved_bytes)).c_str(),

@@ -1,4 +1,4 @@
-// Running a scenario and reporting it (see run_report.h).
+// Reporting a run (see run_report.h).
 #include "analysis/run_report.h"
 
 #include <fmt/format.h>
@@ -8,11 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/csv.h"
 #include "analysis/link_traffic.h"
-#include "scenarios/loader.h"
-#include "topology/builders.h"
-#include "topology/routing.h"
-#include "workloads/compute/compute_model.h"
 
 namespace clustersim::analysis {
 namespace {
@@ -26,87 +23,7 @@ std::string human_time(double s) {
   return fmt::format("{:.3f} ms", s * 1e3);
 }
 
-std::string cluster_key(const topology::ClusterSpec& c) {
-  const auto& n = c.node;
-  // Every field build_cluster reads: two specs with one key must build the same topology.
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", n.gpu, n.gpus, static_cast<int>(n.intra), n.pcie_gen,
-                     n.gpus_per_pcie_switch, n.sockets, n.nic, n.nics, c.nodes, static_cast<int>(c.fabric),
-                     c.oversubscription, static_cast<int>(c.resolved_routing()), n.id);
-}
-
 }  // namespace
-
-ClusterCache::Entry::Entry(const topology::ClusterSpec& spec, int compute_capability)
-    : topo(topology::build_cluster(spec)), router(topo), memo(workloads::CollectiveEnvironment{topo, router, compute_capability}) {}
-
-ClusterCache::Entry& ClusterCache::get(const topology::ClusterSpec& spec, int compute_capability) {
-  const std::string key = cluster_key(spec) + "|" + std::to_string(compute_capability);
-  auto it = entries_.find(key);
-  if (it == entries_.end()) it = entries_.emplace(key, std::make_unique<Entry>(spec, compute_capability)).first;
-  return *it->second;
-}
-
-RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& options) {
-  scenarios::check_model_constant_names(spec, workloads::ComputeConstants::names());
-  RunReport r;
-  r.spec = spec;
-  r.gpus = spec.cluster.used_gpus();
-  r.nodes = (r.gpus + spec.cluster.node.gpus - 1) / spec.cluster.node.gpus;
-  MemoryReportOptions mopt;
-  mopt.advice = !options.ignore_memory;
-  r.memory = memory_for_scenario(spec, mopt);
-  if (!r.memory.fits && !options.ignore_memory) return r;  // caller reports exit 3
-
-  const topology::GpuSpec* gpu = topology::find_gpu(spec.cluster.node.gpu);
-  if (gpu == nullptr) throw std::invalid_argument("unknown GPU '" + spec.cluster.node.gpu + "'");
-  workloads::ComputeConstants constants;
-  constants.apply(spec.model_constants);
-  const workloads::ComputeModel compute(*gpu, spec.cluster, spec.training.precision, constants);
-  ClusterCache local;
-  ClusterCache& clusters = options.clusters != nullptr ? *options.clusters : local;
-  ClusterCache::Entry& cluster = clusters.get(spec.cluster, gpu->compute_capability);
-  workloads::IterationInputs in{cluster.topo, cluster.router, *gpu, compute, spec.model, spec.parallel, spec.training,
-                                spec.sync, options.full, options.timeline, &cluster.memo};
-  try {
-    r.iteration = workloads::simulate_iteration(in);
-  } catch (const workloads::CollectiveError& e) {
-    // The collective layer speaks of --algo; here the choice is the scenario's [sync] algorithm.
-    const auto o = spec.origin_of("sync.algorithm");
-    const std::string where = o.where.file.empty() ? spec.file
-                              : o.where.line > 0   ? o.where.file + ":" + std::to_string(o.where.line)
-                                                   : o.where.file;
-    throw std::invalid_argument(where + ": the [sync] algorithm cannot run this scenario's data-parallel collectives: " +
-                                e.what() + " (in a scenario: set [sync] algorithm, e.g. --set sync.algorithm=ring)");
-  }
-
-  const double t = r.iteration.iteration_time_s;
-  const double tokens = static_cast<double>(spec.training.global_batch) * spec.model.seq_len;
-  r.datasheet_peak_flops = compute.datasheet_peak().value;
-  r.tokens_per_s = tokens / t;
-  r.samples_per_s = spec.training.global_batch / t;
-  r.model_tflops_per_gpu = r.iteration.model_flops / t / r.gpus / 1e12;
-  r.mfu = r.iteration.model_flops / t / r.gpus / r.datasheet_peak_flops;
-  r.hfu = r.iteration.hardware_flops / t / r.gpus / r.datasheet_peak_flops;
-  // Energy: busy GPUs at TDP, the rest of the time at the idle fraction.
-  const double busy = std::min(1.0, r.iteration.breakdown.compute / t);
-  const double watts = gpu->tdp.value * (kIdlePowerFraction + (1.0 - kIdlePowerFraction) * busy);
-  r.energy_per_iteration_kwh = watts * r.gpus * t / 3.6e6;
-  if (spec.training.tokens > 0) {
-    const double iterations = spec.training.tokens / tokens;
-    r.time_to_train_s = iterations * t;
-    r.energy_kwh = iterations * r.energy_per_iteration_kwh;
-    const double hours = *r.time_to_train_s / 3600.0;
-    double gpu_hour = spec.cost.has_gpu_hour ? spec.cost.gpu_hour_usd : 0.0;
-    if (!spec.cost.has_gpu_hour && gpu->price_usd > 0) {
-      gpu_hour = gpu->price_usd / (kGpuAmortizationYears * kHoursPerYear);
-    }
-    if (gpu_hour > 0) {
-      const double electricity = spec.cost.has_gpu_hour ? 0.0 : *r.energy_kwh * spec.cost.electricity_usd_per_kwh;
-      r.cost_usd = gpu_hour * r.gpus * hours + electricity;
-    }
-  }
-  return r;
-}
 
 std::string run_json(const RunReport& r) {
   const auto& b = r.iteration.breakdown;
@@ -147,8 +64,8 @@ std::string run_csv(const RunReport& r) {
   std::string out =
       "scenario,gpus,nodes,iteration_time_s,tokens_per_s,samples_per_s,model_tflops_per_gpu,mfu,hfu,"
       "compute_s,exposed_comm_s,pipeline_bubble_s,optimizer_s,other_s,memory_total_bytes,fits_in_memory\n";
-  out += fmt::format("\"{}\",{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n",
-                     r.spec.name, r.gpus, r.nodes, r.iteration.iteration_time_s, r.tokens_per_s, r.samples_per_s,
+  out += fmt::format("{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n",
+                     csv_quoted(r.spec.name), r.gpus, r.nodes, r.iteration.iteration_time_s, r.tokens_per_s, r.samples_per_s,
                      r.model_tflops_per_gpu, r.mfu, r.hfu, b.compute, b.exposed_comm, b.pipeline_bubble, b.optimizer,
                      b.other, r.memory.required, r.memory.fits ? "true" : "false");
   return out;
@@ -208,7 +125,7 @@ constexpr std::size_t kTraceLinks = 256;    // the busiest links get counter tra
 void link_counters(const RunReport& r, nlohmann::json& events) {
   const auto& it = r.iteration;
   if (it.link_traffic.empty() || it.simulated_s <= 0) return;
-  const topology::Topology topo = topology::build_cluster(r.spec.cluster);
+  const topology::Topology& topo = *r.topology;
   const int bins = std::max(1, std::min(kTraceBinsPerLink, static_cast<int>(std::ceil(it.simulated_s / 1e-6))));
   const double bin_s = it.simulated_s / bins;
   const LinkTrafficGrid grid = link_traffic_grid(it, topo, bin_s, bins);

@@ -2,10 +2,10 @@
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
+#include "analysis/csv.h"
 #include "scenarios/loader.h"
 
 #ifndef CLUSTERSIM_DATA_DIR
@@ -14,64 +14,6 @@
 
 namespace clustersim::analysis {
 namespace {
-
-// --- CSV ---------------------------------------------------------------------------------------
-
-struct CsvRecord {
-  int line = 0;
-  std::vector<std::string> fields;
-};
-
-// RFC 4180: fields separated by commas; a quoted field may hold commas, newlines and "" for ".
-std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& path) {
-  std::vector<CsvRecord> records;
-  CsvRecord rec{1, {}};
-  std::string field;
-  bool quoted = false, field_started = false;
-  int line = 1;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        if (c == '\n') ++line;
-        field += c;
-      }
-      continue;
-    }
-    if (c == '"') {
-      if (field_started && !field.empty())
-        throw std::runtime_error(path + ":" + std::to_string(line) + ": quote inside an unquoted field");
-      quoted = true;
-      field_started = true;
-    } else if (c == ',') {
-      rec.fields.push_back(std::move(field));
-      field.clear();
-      field_started = false;
-    } else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      rec.fields.push_back(std::move(field));
-      field.clear();
-      field_started = false;
-      if (!(rec.fields.size() == 1 && rec.fields[0].empty())) records.push_back(std::move(rec));
-      ++line;
-      rec = CsvRecord{line, {}};
-    } else {
-      field += c;
-      field_started = true;
-    }
-  }
-  if (quoted) throw std::runtime_error(path + ":" + std::to_string(rec.line) + ": unterminated quoted field");
-  if (field_started || !rec.fields.empty()) {
-    rec.fields.push_back(std::move(field));
-    records.push_back(std::move(rec));
-  }
-  return records;
-}
 
 constexpr const char* kColumns[] = {"source",  "model", "params_B", "layers", "hidden",  "heads",
                                     "seq_len", "vocab", "global_batch", "micro_batch", "tp", "pp",
@@ -270,11 +212,7 @@ std::string_view to_string(Trust t) {
 std::string validation_data_dir() { return CLUSTERSIM_DATA_DIR; }
 
 std::vector<TrainingRow> load_training_rows(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot read the training measurements");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::vector<CsvRecord> records = parse_csv(buf.str(), path);
+  const std::vector<CsvRecord> records = read_csv_file(path);
   if (records.empty()) throw std::runtime_error(path + ": empty file");
   const auto& header = records.front().fields;
   if (header.size() != kColumnCount)

@@ -7,12 +7,10 @@
 
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <numeric>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -137,11 +135,9 @@ double collective_target_pct(const std::string& band) {
 CollectiveValidation run_collective_validation(const std::string& csv_path) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string path = csv_path.empty() ? std::string(CLUSTERSIM_DATA_DIR) + "/collectives.csv" : csv_path;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::string line;
-  std::getline(in, line);
-  const std::vector<std::string> header = split_csv_line(line);
+  const std::vector<CsvRecord> records = read_csv_file(path);
+  if (records.empty()) throw std::runtime_error(path + ": empty file");
+  const std::vector<std::string>& header = records.front().fields;
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
   for (const char* need : {"source", "system", "gpus", "nodes", "collective", "bytes", "time_us", "busbw_GBps"}) {
@@ -149,14 +145,11 @@ CollectiveValidation run_collective_validation(const std::string& csv_path) {
   }
   CollectiveValidation v;
   std::map<std::string, std::unique_ptr<Cluster>> clusters;
-  int line_no = 1;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty()) continue;
-    const std::vector<std::string> f = split_csv_line(line);
+  for (std::size_t r = 1; r < records.size(); ++r) {
+    const std::vector<std::string>& f = records[r].fields;
     auto get = [&](const char* name) { return col[name] < f.size() ? f[col[name]] : std::string(); };
     CollectiveValidationRow row;
-    row.line = line_no;
+    row.line = records[r].line;
     row.source = get("source");
     row.system = get("system");
     row.collective = get("collective");

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <stdexcept>
 
@@ -24,17 +23,14 @@ namespace {
 using Row = std::map<std::string, std::string>;
 
 std::vector<Row> read_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::string line;
-  std::getline(in, line);
-  const std::vector<std::string> header = split_csv_line(line);
+  const std::vector<CsvRecord> records = read_csv_file(path);
+  if (records.empty()) throw std::runtime_error(path + ": empty file");
+  const std::vector<std::string>& header = records.front().fields;
   std::vector<Row> rows;
-  for (int n = 2; std::getline(in, line); ++n) {
-    if (line.empty()) continue;
-    const std::vector<std::string> cells = split_csv_line(line);
+  for (std::size_t n = 1; n < records.size(); ++n) {
+    const std::vector<std::string>& cells = records[n].fields;
     if (cells.size() != header.size()) {
-      throw std::runtime_error(path + ":" + std::to_string(n) + ": expected " + std::to_string(header.size()) +
+      throw std::runtime_error(path + ":" + std::to_string(records[n].line) + ": expected " + std::to_string(header.size()) +
                                " fields, found " + std::to_string(cells.size()));
     }
     Row r;

@@ -59,7 +59,7 @@ TrainingValidation validate_training(const std::map<std::string, double>& consta
       o.ignore_memory = true;
       o.clusters = &clusters;
       const topology::GpuSpec* gpu = topology::find_gpu(spec->cluster.node.gpu);
-      clusters.get(spec->cluster, gpu != nullptr ? gpu->compute_capability : 80).memo.set_transfer_budget(kValidationTransferBudget);
+      clusters.get(spec->cluster, gpu != nullptr ? gpu->compute_capability : 80)->memo.set_transfer_budget(kValidationTransferBudget);
       RunReport r;
       try {
         r = run_scenario(*spec, o);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "analysis/csv.h"
 #include "analysis/run_report.h"
 #include "analysis/sweep_point.h"
 #include "apps/cli_common.h"
@@ -129,26 +130,19 @@ std::string text_table(const std::vector<Axis>& axes, const std::vector<Row>& ro
   return out;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return out + "\"";
-}
-
 std::string status_word(const Row& r) {
   return r.outcome.status == analysis::PointStatus::Error ? "invalid" : std::string(analysis::status_name(r.outcome.status));
 }
 
 std::string csv_table(const std::vector<Axis>& axes, const std::vector<Row>& rows) {
   std::string out;
-  for (const Axis& a : axes) out += csv_field(a.key) + ",";
+  for (const Axis& a : axes) out += analysis::csv_field(a.key) + ",";
   out += "status,reason,iteration_time_s,speedup,tokens_per_s,mfu,exposed_comm_s,exposed_comm_fraction,"
          "pipeline_bubble_s,memory_per_gpu_bytes,fits_in_memory\n";
   const Row* ref = reference(rows);
   for (const Row& r : rows) {
-    for (const auto& v : r.values) out += csv_field(v) + ",";
-    out += status_word(r) + "," + csv_field(r.outcome.reason);
+    for (const auto& v : r.values) out += analysis::csv_field(v) + ",";
+    out += status_word(r) + "," + analysis::csv_field(r.outcome.reason);
     if (r.outcome.status == analysis::PointStatus::Ok) {
       const analysis::RunReport& rep = *r.outcome.report;
       const double t = rep.iteration.iteration_time_s;

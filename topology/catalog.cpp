@@ -6,6 +6,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <utility>
 
 namespace clustersim::topology {
 namespace {
@@ -242,6 +246,34 @@ const std::array<NodeSpec, 8> kNodes = {{
      .gpus_per_pcie_switch = 1, .sockets = 1, .nic = "slingshot-200", .nics = 2},
 }};
 
+// --- MIG profiles (hardware.md section 5) -----------------------------------------------------
+// Usable memory per profile as `nvidia-smi mig -lgip` lists it. The A100 80GB values are marked
+// UNSURE there; its 1g.10gb slice takes the lower of the quoted 9.5-9.75 GiB.
+constexpr MigProfile kMigProfiles[] = {
+    {"a100-40", "1g.5gb", 4.75},   {"a100-40", "1g.10gb", 9.75},  {"a100-40", "2g.10gb", 9.75},
+    {"a100-40", "3g.20gb", 19.62}, {"a100-40", "4g.20gb", 19.62}, {"a100-40", "7g.40gb", 39.50},
+    {"a100-80", "1g.10gb", 9.5},   {"a100-80", "1g.20gb", 19.5},  {"a100-80", "2g.20gb", 19.5},
+    {"a100-80", "3g.40gb", 39.25}, {"a100-80", "4g.40gb", 39.25}, {"a100-80", "7g.80gb", 79.0},
+    {"h100-80", "1g.10gb", 9.75},  {"h100-80", "1g.20gb", 19.62}, {"h100-80", "2g.20gb", 19.62},
+    {"h100-80", "3g.40gb", 39.50}, {"h100-80", "4g.40gb", 39.50}, {"h100-80", "7g.80gb", 79.25},
+};
+
+std::string_view mig_family(std::string_view gpu_id) {
+  const bool a100 = gpu_id.starts_with("a100"), h100 = gpu_id.starts_with("h100");
+  const bool gb40 = gpu_id.find("40gb") != std::string_view::npos;
+  if (a100) return gb40 ? "a100-40" : "a100-80";
+  if (h100) return "h100-80";
+  return "";
+}
+
+// "3g.40gb" -> {3, 40}; {0, 0} when malformed.
+std::pair<int, int> mig_slices_and_gb(std::string_view profile) {
+  int slices = 0, gb = 0;
+  const std::string text(profile);
+  if (std::sscanf(text.c_str(), "%dg.%dgb", &slices, &gb) != 2) return {0, 0};
+  return {slices, gb};
+}
+
 template <class T, std::size_t N>
 const T* find_by_id(const std::array<T, N>& table, std::string_view id) {
   const auto it = std::find_if(table.begin(), table.end(), [&](const T& t) { return t.id == id; });
@@ -316,5 +348,51 @@ sim::SimTime cpu_interconnect_latency() { return 100_ns; }
 // NCCL charges 0.6 us per NVLink ring step with LL (tuning.cc hwLat NVLINK Ring LL); GPU ->
 // NVSwitch -> GPU is two edges, so one edge is 0.3 us (a bridge edge counts both halves).
 sim::SimTime nvlink_hop_latency() { return 300_ns; }
+
+// --- MIG -----------------------------------------------------------------------------------------
+
+std::vector<MigProfile> mig_profiles(std::string_view gpu_id) {
+  const std::string_view family = mig_family(gpu_id);
+  std::vector<MigProfile> out;
+  for (const MigProfile& m : kMigProfiles) {
+    if (m.gpu_family == family) out.push_back(m);
+  }
+  return out;
+}
+
+// SMs per MIG profile (hardware.md section 5, nvidia-smi mig -lgip): A100 14 per compute slice (98
+// of 108 in 7g); H100/H200 1g 16 (1g.20gb 26), 2g 32, 3g 60, 4g 64, 7g all 132. Other GPUs (B200:
+// no published table): compute slices / 7 of the SMs. Memory slices = profile GB / (GPU GB / 8).
+MigSlice resolve_mig(const GpuSpec& gpu, std::string_view profile) {
+  const auto [slices, gb] = mig_slices_and_gb(profile);
+  if (slices < 1 || slices > 7 || gb <= 0) throw std::invalid_argument("invalid MIG profile '" + std::string(profile) + "'");
+  MigSlice s;
+  s.compute_slices = slices;
+  const double gpu_gb = gpu.memory.value / 1e9;
+  s.memory_slices = std::clamp(static_cast<int>(std::lround(gb / (gpu_gb / 8.0))), 1, 8);
+  if (gpu.compute_capability == 80) {
+    s.sms = 14 * slices;
+  } else if (gpu.compute_capability == 90) {
+    switch (slices) {
+      case 1: s.sms = s.memory_slices >= 2 ? 26 : 16; break;
+      case 2: s.sms = 32; break;
+      case 3: s.sms = 60; break;
+      case 4: s.sms = 64; break;
+      default: s.sms = gpu.sms; break;
+    }
+  } else {
+    s.sms = std::max(1, gpu.sms * slices / 7);
+  }
+  return s;
+}
+
+sim::Bytes gpu_memory_capacity(const GpuSpec& gpu, std::string_view mig) {
+  if (mig.empty()) return gpu.memory;
+  double slice = mig_slices_and_gb(mig).second * 1e9;  // not listed: the profile's nominal GB
+  for (const MigProfile& m : mig_profiles(gpu.id)) {
+    if (m.profile == mig) slice = m.memory().value;
+  }
+  return sim::Bytes{std::min(gpu.memory.value, slice)};
+}
 
 }  // namespace clustersim::topology

@@ -78,6 +78,34 @@ struct NodeSpec {
   int nics = 8;               // NICs per node
 };
 
+// --- MIG (hardware.md section 5, `nvidia-smi mig -lgip`) ---------------------------------------
+
+// A MIG profile's usable memory as nvidia-smi lists it, for one GPU family.
+struct MigProfile {
+  std::string_view gpu_family;  // "a100-40", "a100-80", "h100-80" (see mig_profiles)
+  std::string_view profile;     // as nvidia-smi names it, e.g. "3g.40gb"
+  double memory_gib;            // usable memory of the slice, GiB
+  sim::Bytes memory() const { return sim::Bytes{memory_gib * 1073741824.0}; }
+};
+
+// The listed profiles of a GPU's family, smallest first: A100 40GB, A100 80GB, H100 80GB (catalog
+// ids by prefix and memory size); empty for GPUs without a published table (H200, B200, ...).
+std::vector<MigProfile> mig_profiles(std::string_view gpu_id);
+
+// A MIG slice of a GPU: its compute slices (of 7), memory slices (of 8) and SMs.
+struct MigSlice {
+  int compute_slices = 7;
+  int memory_slices = 8;
+  int sms = 0;  // SMs of the slice
+};
+// Throws std::invalid_argument for a malformed profile.
+MigSlice resolve_mig(const GpuSpec& gpu, std::string_view profile);
+
+// The memory one GPU (or its MIG slice, `mig` non-empty) offers: the listed GiB of the profile, or
+// the profile's nominal GB for GPUs without a published table; never more than the whole GPU.
+// The one capacity rule of the compute model and the memory report.
+sim::Bytes gpu_memory_capacity(const GpuSpec& gpu, std::string_view mig);
+
 const GpuSpec* find_gpu(std::string_view id);
 const NicSpec* find_nic(std::string_view id);
 const NodeSpec* find_node_preset(std::string_view id);

@@ -113,7 +113,7 @@ TEST_CASE("analysis::memory advice: the first change that claims to fit does fit
   CHECK(after.required == first->required_bytes);
   CHECK(r.required - after.required == first->saved_bytes);
   // Every advice item, fitting or not, is a set of overrides the loader accepts, with the number it claims.
-  for (const analysis::MemoryAdviceItem& a : r.advice) {
+  for (const workloads::MemoryAdviceItem& a : r.advice) {
     INFO(a.set_flags());
     const MemoryReport again = analysis::memory_for_scenario(scenarios::load_scenario(kInfeasible, a.overrides));
     CHECK(again.required == a.required_bytes);

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "topology/catalog.h"
 
@@ -100,4 +101,26 @@ TEST_CASE("topology::catalog: internal links use NCCL's modelled PCIe rates") {
   CHECK(pcie_x16_bandwidth(5).value == doctest::Approx(48e9));
   CHECK(cpu_interconnect_bandwidth().value == doctest::Approx(16e9));
   CHECK(nvlink_hop_latency() < pcie_hop_latency());
+}
+
+TEST_CASE("topology::gpu_memory_capacity: a MIG slice offers its listed memory, else its nominal GB, never more than the GPU") {
+  const GpuSpec& a100_80 = *find_gpu("a100-sxm4-80gb");
+  CHECK(gpu_memory_capacity(a100_80, "").value == a100_80.memory.value);
+  CHECK(gpu_memory_capacity(a100_80, "3g.40gb").value == doctest::Approx(39.25 * 1073741824.0));
+  CHECK(gpu_memory_capacity(*find_gpu("a100-sxm4-40gb"), "1g.5gb").value == doctest::Approx(4.75 * 1073741824.0));
+  // H200 has no published MIG table: the profile's nominal GB.
+  CHECK(gpu_memory_capacity(*find_gpu("h200-sxm-141gb"), "3g.71gb").value == doctest::Approx(71e9));
+  // A 7g profile listed larger than a smaller GPU's memory is capped at the GPU.
+  const GpuSpec& rtx = *find_gpu("rtx-4090");
+  CHECK(gpu_memory_capacity(rtx, "7g.80gb").value == rtx.memory.value);
+}
+
+TEST_CASE("topology::mig_profiles: a family's profiles come smallest first, and GPUs without a table have none") {
+  const std::vector<MigProfile> h100 = mig_profiles("h100-sxm5-80gb");
+  REQUIRE(h100.size() == 6);
+  CHECK(h100.front().profile == "1g.10gb");
+  CHECK(h100.back().profile == "7g.80gb");
+  for (std::size_t i = 1; i < h100.size(); ++i) CHECK(h100[i - 1].memory_gib <= h100[i].memory_gib);
+  CHECK(mig_profiles("a100-pcie-40gb").front().profile == "1g.5gb");
+  CHECK(mig_profiles("b200").empty());
 }

@@ -208,7 +208,7 @@ TEST_CASE("workloads::ComputeModel: the power curve fits the Zeus V100/A40 media
   CHECK(power_limited_clock_ratio(1.0, s, 1.0) == 1.0);
 }
 
-TEST_CASE("workloads::ComputeModel: MIG 3g on A100 gets 3/7 of the MIG compute and half the memory") {
+TEST_CASE("workloads::ComputeModel: MIG 3g on A100 gets 3/7 of the MIG compute, half the bandwidth and the listed memory") {
   topology::ClusterSpec seven, three;
   seven.mig = "7g.80gb";
   three.mig = "3g.40gb";
@@ -219,16 +219,18 @@ TEST_CASE("workloads::ComputeModel: MIG 3g on A100 gets 3/7 of the MIG compute a
   CHECK(g3.sustained_peak().value / g7.sustained_peak().value == doctest::Approx(3.0 / 7.0));
   CHECK(g3.sustained_peak().value / whole.sustained_peak().value == doctest::Approx(42.0 / 108.0));
   CHECK(g3.memory_bandwidth().value == doctest::Approx(2039e9 / 2.0));
-  CHECK(g3.memory_capacity().value == doctest::Approx(gpu("a100-sxm4-80gb").memory.value / 2.0));
+  // nvidia-smi mig -lgip lists 39.25 GiB for 3g.40gb on an A100 80GB (the catalog's MIG table).
+  CHECK(g3.memory_capacity().value == doctest::Approx(39.25 * 1073741824.0));
+  CHECK(whole.memory_capacity().value == gpu("a100-sxm4-80gb").memory.value);
   // A GEMM big enough to fill the slice runs ~7/3 slower than on 7g.
   const OpCost op = square_gemm(8192);
   const double ratio = g3.op_time(op, Pass::Forward).seconds() / g7.op_time(op, Pass::Forward).seconds();
   CHECK(ratio == doctest::Approx(7.0 / 3.0).epsilon(0.03));
   // H100 profiles use the nvidia-smi SM counts.
-  CHECK(resolve_mig(gpu("h100-sxm5-80gb"), "3g.40gb").sms == 60);
-  CHECK(resolve_mig(gpu("h100-sxm5-80gb"), "1g.20gb").sms == 26);
-  CHECK(resolve_mig(gpu("h100-sxm5-80gb"), "1g.10gb").memory_slices == 1);
-  CHECK_THROWS_AS(resolve_mig(gpu("h100-sxm5-80gb"), "big"), std::invalid_argument);
+  CHECK(topology::resolve_mig(gpu("h100-sxm5-80gb"), "3g.40gb").sms == 60);
+  CHECK(topology::resolve_mig(gpu("h100-sxm5-80gb"), "1g.20gb").sms == 26);
+  CHECK(topology::resolve_mig(gpu("h100-sxm5-80gb"), "1g.10gb").memory_slices == 1);
+  CHECK_THROWS_AS(topology::resolve_mig(gpu("h100-sxm5-80gb"), "big"), std::invalid_argument);
 }
 
 TEST_CASE("workloads::ComputeModel: flash attention runs the causal half at flash efficiency, backward recomputes") {

@@ -1,5 +1,5 @@
-// The memory model's per-term rules and its advice (the published rows are checked in
-// tests/analysis/memory_report_test.cpp, through `clustersim validate --memory`).
+// The memory model's per-term rules (its advice: memory_advice_test.cpp; the published rows are
+// checked in tests/analysis/memory_report_test.cpp, through `clustersim validate --memory`).
 #include <doctest/doctest.h>
 
 #include <string>
@@ -73,54 +73,6 @@ TEST_CASE("workloads::memory model: the report names the most loaded stage and e
   const MemoryBreakdown last = stage_memory(q, 7);
   CHECK(last.find_line("logits and loss (fp32)")->bytes.value == doctest::Approx(2048.0 * 51200 / 8 * 4));
 }
-
-TEST_CASE("workloads::memory model: advice for GPT-3 175B on too few GPUs re-estimates valid changes") {
-  MemoryRequest q;
-  q.model = *find_model_preset("gpt3-175b");
-  q.parallel.tp = 4;
-  q.parallel.pp = 8;
-  q.parallel.dp = 4;
-  q.training.global_batch = 512;
-  q.training.micro_batch = 2;
-  q.capacity = Bytes{80e9};
-  const MemoryBreakdown before = estimate_memory(q);
-  REQUIRE_FALSE(before.fits());
-  clustersim::topology::GpuSpec big{};
-  big.id = "big-gpu";
-  big.memory = Bytes{before.total.value * 1.1};
-  const std::vector<clustersim::topology::GpuSpec> catalog{big};
-  const std::vector<MemoryAdvice> advice = advise(q, catalog);
-  REQUIRE_FALSE(advice.empty());
-  bool saw_selective = false, saw_gpu = false;
-  for (const MemoryAdvice& a : advice) {
-    INFO(a.change, ": saves ", a.saved.value / 1e9, " GB, fits ", a.fits);
-    if (a.change.find("selective") != std::string::npos) {
-      saw_selective = true;
-      CHECK(a.saved.value > 0);
-    }
-    if (a.change.find("big-gpu") != std::string::npos) {
-      saw_gpu = true;
-      CHECK(a.fits);
-    }
-    CHECK(a.change.find("tp = 16") == std::string::npos);  // 96 heads: 16 divides, but kept to 2x
-  }
-  CHECK(saw_selective);
-  CHECK(saw_gpu);
-  CHECK(advice.front().fits);
-}
-
-TEST_CASE("workloads::memory model: advice never proposes a tp that does not divide the KV heads") {
-  MemoryRequest q;
-  q.model = *find_model_preset("llama3-70b");  // 8 KV heads
-  q.parallel.tp = 8;
-  q.parallel.pp = 1;
-  q.parallel.dp = 2;
-  q.training.global_batch = 16;
-  q.capacity = Bytes{80e9};
-  for (const MemoryAdvice& a : advise(q, {})) CHECK(a.change.find("tp = 16") == std::string::npos);
-}
-
-// --- activations: what each attention kernel keeps -------------------------------------------------
 
 namespace {
 

@@ -159,34 +159,6 @@ int activation_bytes(topology::Precision p) {
   return p == topology::Precision::Fp32 || p == topology::Precision::Tf32 ? 4 : 2;
 }
 
-// SMs per MIG profile (hardware.md §5, nvidia-smi mig -lgip): A100 14 per compute slice (98 of 108
-// in 7g); H100/H200 1g 16 (1g.20gb 26), 2g 32, 3g 60, 4g 64, 7g all 132. Other GPUs (B200: no
-// published table): compute slices / 7 of the SMs. Memory slices = profile GB / (GPU GB / 8).
-MigSlice resolve_mig(const topology::GpuSpec& gpu, std::string_view profile) {
-  int slices = 0, gb = 0;
-  const std::string text(profile);
-  if (std::sscanf(text.c_str(), "%dg.%dgb", &slices, &gb) != 2 || slices < 1 || slices > 7 || gb <= 0)
-    throw std::invalid_argument("invalid MIG profile '" + text + "'");
-  MigSlice s;
-  s.compute_slices = slices;
-  const double gpu_gb = gpu.memory.value / 1e9;
-  s.memory_slices = std::clamp(static_cast<int>(std::lround(gb / (gpu_gb / 8.0))), 1, 8);
-  if (gpu.compute_capability == 80) {
-    s.sms = 14 * slices;
-  } else if (gpu.compute_capability == 90) {
-    switch (slices) {
-      case 1: s.sms = s.memory_slices >= 2 ? 26 : 16; break;
-      case 2: s.sms = 32; break;
-      case 3: s.sms = 60; break;
-      case 4: s.sms = 64; break;
-      default: s.sms = gpu.sms; break;
-    }
-  } else {
-    s.sms = std::max(1, gpu.sms * slices / 7);
-  }
-  return s;
-}
-
 double power_limited_clock_ratio(double power_ratio, double static_fraction, double demand_ratio) {
   const double q = power_ratio / demand_ratio;
   if (q >= 1.0) return 1.0;
@@ -203,8 +175,9 @@ ComputeModel::ComputeModel(const topology::GpuSpec& gpu, const topology::Cluster
   sms_ = gpu_.sms > 0 ? gpu_.sms : 1;
   sm_fraction_ = 1.0;
   mem_fraction_ = 1.0;
+  memory_capacity_ = topology::gpu_memory_capacity(gpu_, cluster.mig);
   if (!cluster.mig.empty()) {
-    const MigSlice slice = resolve_mig(gpu_, cluster.mig);
+    const topology::MigSlice slice = topology::resolve_mig(gpu_, cluster.mig);
     sms_ = slice.sms;
     sm_fraction_ = static_cast<double>(slice.sms) / std::max(gpu_.sms, 1);
     mem_fraction_ = slice.memory_slices / 8.0;
@@ -226,8 +199,6 @@ sim::FlopsPerSec ComputeModel::datasheet_peak() const {
 sim::FlopsPerSec ComputeModel::sustained_peak() const { return datasheet_peak() * (clock_ratio_ * sm_fraction_); }
 
 sim::BytesPerSec ComputeModel::memory_bandwidth() const { return gpu_.memory_bandwidth * mem_fraction_; }
-
-sim::Bytes ComputeModel::memory_capacity() const { return gpu_.memory * mem_fraction_; }
 
 sim::FlopsPerSec ComputeModel::matmul_peak(const OpCost& op) const {
   using topology::Precision;

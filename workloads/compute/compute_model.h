@@ -16,7 +16,8 @@
 //     (P = static + dynamic, dynamic ~ f*V^2 with V ~ f), fitted to the Zeus NSDI'23 V100/A40
 //     medians. HBM bandwidth is not affected (memory clock is untouched under SW_POWER_CAP).
 //   * MIG: compute scales by the slice's SMs / the GPU's SMs (98 of A100's 108 SMs are usable in
-//     7g), memory bandwidth and capacity by memory slices / 8.
+//     7g), memory bandwidth by memory slices / 8 (topology::resolve_mig); capacity is the slice's
+//     listed memory (topology::gpu_memory_capacity).
 //   * eff_flops(GEMM) = gemm_eff_max x tile-and-wave utilisation x k-depth efficiency (see
 //     gemm_efficiency); flash attention: flash_attention_eff on the causal half of the work, with
 //     FlashAttention-2's backward recompute of QK^T.
@@ -71,15 +72,6 @@ enum class Pass : std::uint8_t { Forward, Backward };
 // Element size of activations and of the OpShape that layer_ops/head_ops take for a run precision.
 int activation_bytes(topology::Precision p);
 
-// A MIG slice, as nvidia-smi names it ("3g.40gb"), resolved against a GPU (hardware.md §5).
-struct MigSlice {
-  int compute_slices = 7;
-  int memory_slices = 8;
-  int sms = 0;  // SMs of the slice
-};
-// Throws std::invalid_argument for a malformed profile.
-MigSlice resolve_mig(const topology::GpuSpec& gpu, std::string_view profile);
-
 // The fraction of its unconstrained SM clock a GPU sustains under a power limit of `power_ratio`
 // x TDP for a load that draws `demand_ratio` x TDP at that clock, with `static_fraction` of the
 // power not scaling with the clock: solves p/d = s + (1 - s) r^3 for r, capped at 1.
@@ -103,7 +95,7 @@ class ComputeModel {
   sim::FlopsPerSec datasheet_peak() const;  // dense peak at the run precision (tf32 override honoured)
   sim::FlopsPerSec sustained_peak() const;  // after power cap / MIG / sustained clock
   sim::BytesPerSec memory_bandwidth() const;  // HBM bandwidth of the GPU or its MIG slice
-  sim::Bytes memory_capacity() const;         // HBM capacity of the GPU or its MIG slice
+  sim::Bytes memory_capacity() const { return memory_capacity_; }  // topology::gpu_memory_capacity
   double clock_ratio() const { return clock_ratio_; }  // sustained clock x power limit
   double sm_fraction() const { return sm_fraction_; }  // MIG slice SMs / GPU SMs (1 without MIG)
   const ComputeConstants& constants() const { return constants_; }
@@ -121,6 +113,7 @@ class ComputeModel {
   int sms_;              // SMs available (MIG slice or whole GPU)
   double sm_fraction_;   // sms_ / gpu_.sms
   double mem_fraction_;  // memory slices / 8
+  sim::Bytes memory_capacity_;  // the GPU's or its MIG slice's
   double clock_ratio_;   // sustained_clock_ratio x power-limited clock ratio
 };
 

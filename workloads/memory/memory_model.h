@@ -1,4 +1,4 @@
-// Per-GPU memory of a training job, for its most loaded GPU, and advice when it does not fit.
+// Per-GPU memory of a training job, for its most loaded GPU (advice when it does not fit: advice.h).
 //
 // Units: bytes (sim::Bytes). Every term is also reported as a named line with its formula so a
 // report can print how the total was reached.
@@ -60,7 +60,6 @@
 // min(pp - i, m); interleaved: x (1 + (pp-1)/(pp*v))).
 #pragma once
 
-#include <span>
 #include <string_view>
 #include <string>
 #include <vector>
@@ -162,15 +161,5 @@ double micro_batches_in_flight(const ParallelSpec& parallel, int micro_batches, 
 // Memory of one pipeline stage, and of the most loaded GPU.
 MemoryBreakdown stage_memory(const MemoryRequest& request, int stage);
 MemoryBreakdown estimate_memory(const MemoryRequest& request);
-
-struct MemoryAdvice {
-  std::string change;      // e.g. "recompute = \"selective\""
-  MemoryBreakdown after;
-  sim::Bytes saved;        // before.total - after.total (negative if it costs memory)
-  bool fits = false;
-};
-// Concrete changes, each re-estimated; only layouts that keep tp | heads, tp | kv_heads and
-// pp | layers. `gpus` is the catalog to look for a GPU with more memory (topology::all_gpus()).
-std::vector<MemoryAdvice> advise(const MemoryRequest& request, std::span<const topology::GpuSpec> gpus);
 
 }  // namespace clustersim::workloads

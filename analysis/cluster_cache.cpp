@@ -1,0 +1,31 @@
+// Built clusters shared by many runs (see cluster_cache.h).
+#include "analysis/cluster_cache.h"
+
+#include <fmt/format.h>
+
+#include "topology/builders.h"
+
+namespace clustersim::analysis {
+namespace {
+
+std::string cluster_key(const topology::ClusterSpec& c) {
+  const auto& n = c.node;
+  // Every field build_cluster reads: two specs with one key must build the same topology.
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", n.gpu, n.gpus, static_cast<int>(n.intra), n.pcie_gen,
+                     n.gpus_per_pcie_switch, n.sockets, n.nic, n.nics, c.nodes, static_cast<int>(c.fabric),
+                     c.oversubscription, static_cast<int>(c.resolved_routing()), n.id);
+}
+
+}  // namespace
+
+ClusterCache::Entry::Entry(const topology::ClusterSpec& spec, int compute_capability)
+    : topo(topology::build_cluster(spec)), router(topo), memo(workloads::CollectiveEnvironment{topo, router, compute_capability}) {}
+
+std::shared_ptr<ClusterCache::Entry> ClusterCache::get(const topology::ClusterSpec& spec, int compute_capability) {
+  const std::string key = cluster_key(spec) + "|" + std::to_string(compute_capability);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) it = entries_.emplace(key, std::make_shared<Entry>(spec, compute_capability)).first;
+  return it->second;
+}
+
+}  // namespace clustersim::analysis

@@ -1,0 +1,35 @@
+// Built clusters (topology, router and memoised collectives) shared by many runs, e.g. the
+// validation rows of one system or the points of a sweep worker: a collective simulated for one run
+// is reused by the next. Entries are keyed by every field topology::build_cluster reads, so two
+// specs with one key build the same topology; an entry lives as long as the cache or a run result
+// that holds it (shared ownership), at a stable address (the router points into its topology).
+// Not thread-safe: one cache per thread.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "topology/cluster_spec.h"
+#include "topology/routing.h"
+#include "topology/topology.h"
+#include "workloads/collectives/collective_memo.h"
+
+namespace clustersim::analysis {
+
+class ClusterCache {
+ public:
+  struct Entry {
+    topology::Topology topo;
+    topology::Router router;
+    workloads::CollectiveMemo memo;
+    explicit Entry(const topology::ClusterSpec& spec, int compute_capability);
+  };
+  // The entry for this cluster and GPU generation, built on first use.
+  std::shared_ptr<Entry> get(const topology::ClusterSpec& spec, int compute_capability);
+
+ private:
+  std::map<std::string, std::shared_ptr<Entry>> entries_;
+};
+
+}  // namespace clustersim::analysis

@@ -1,0 +1,84 @@
+// Running a scenario (see run.h).
+#include "analysis/run.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "scenarios/loader.h"
+#include "topology/catalog.h"
+
+namespace clustersim::analysis {
+namespace {
+
+// The collective layer speaks of --algo; here the choice is the scenario's [sync] algorithm.
+std::invalid_argument sync_algorithm_error(const scenarios::ScenarioSpec& spec, const workloads::CollectiveError& e) {
+  const auto o = spec.origin_of("sync.algorithm");
+  const std::string where = o.where.file.empty() ? spec.file
+                            : o.where.line > 0   ? o.where.file + ":" + std::to_string(o.where.line)
+                                                 : o.where.file;
+  return std::invalid_argument(where + ": the [sync] algorithm cannot run this scenario's data-parallel collectives: " +
+                               e.what() + " (in a scenario: set [sync] algorithm, e.g. --set sync.algorithm=ring)");
+}
+
+// Throughput, utilisation, energy, time-to-train and cost from the simulated iteration.
+void derive_numbers(const scenarios::ScenarioSpec& spec, const topology::GpuSpec& gpu, RunReport& r) {
+  const double t = r.iteration.iteration_time_s;
+  const double tokens = static_cast<double>(spec.training.global_batch) * spec.model.seq_len;
+  r.datasheet_peak_flops = r.compute->datasheet_peak().value;
+  r.tokens_per_s = tokens / t;
+  r.samples_per_s = spec.training.global_batch / t;
+  r.model_tflops_per_gpu = r.iteration.model_flops / t / r.gpus / 1e12;
+  r.mfu = r.iteration.model_flops / t / r.gpus / r.datasheet_peak_flops;
+  r.hfu = r.iteration.hardware_flops / t / r.gpus / r.datasheet_peak_flops;
+  // Energy: busy GPUs at TDP, the rest of the time at the idle fraction.
+  const double busy = std::min(1.0, r.iteration.breakdown.compute / t);
+  const double watts = gpu.tdp.value * (kIdlePowerFraction + (1.0 - kIdlePowerFraction) * busy);
+  r.energy_per_iteration_kwh = watts * r.gpus * t / 3.6e6;
+  if (spec.training.tokens <= 0) return;
+  const double iterations = spec.training.tokens / tokens;
+  r.time_to_train_s = iterations * t;
+  r.energy_kwh = iterations * r.energy_per_iteration_kwh;
+  const double hours = *r.time_to_train_s / 3600.0;
+  double gpu_hour = spec.cost.has_gpu_hour ? spec.cost.gpu_hour_usd : 0.0;
+  if (!spec.cost.has_gpu_hour && gpu.price_usd > 0) gpu_hour = gpu.price_usd / (kGpuAmortizationYears * kHoursPerYear);
+  if (gpu_hour > 0) {
+    const double electricity = spec.cost.has_gpu_hour ? 0.0 : *r.energy_kwh * spec.cost.electricity_usd_per_kwh;
+    r.cost_usd = gpu_hour * r.gpus * hours + electricity;
+  }
+}
+
+}  // namespace
+
+RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& options) {
+  scenarios::check_model_constant_names(spec, workloads::ComputeConstants::names());
+  RunReport r;
+  r.spec = spec;
+  r.gpus = spec.cluster.used_gpus();
+  r.nodes = (r.gpus + spec.cluster.node.gpus - 1) / spec.cluster.node.gpus;
+  MemoryReportOptions mopt;
+  mopt.advice = !options.ignore_memory;
+  r.memory = memory_for_scenario(spec, mopt);
+  if (!r.memory.fits && !options.ignore_memory) return r;  // caller reports exit 3
+
+  const topology::GpuSpec* gpu = topology::find_gpu(spec.cluster.node.gpu);
+  if (gpu == nullptr) throw std::invalid_argument("unknown GPU '" + spec.cluster.node.gpu + "'");
+  workloads::ComputeConstants constants;
+  constants.apply(spec.model_constants);
+  r.compute.emplace(*gpu, spec.cluster, spec.training.precision, constants);
+  ClusterCache local;
+  ClusterCache& clusters = options.clusters != nullptr ? *options.clusters : local;
+  const std::shared_ptr<ClusterCache::Entry> cluster = clusters.get(spec.cluster, gpu->compute_capability);
+  r.topology = std::shared_ptr<const topology::Topology>(cluster, &cluster->topo);
+  workloads::IterationInputs in{cluster->topo, cluster->router, *gpu, *r.compute, spec.model, spec.parallel, spec.training,
+                                spec.sync, options.full, options.timeline, &cluster->memo};
+  try {
+    r.iteration = workloads::simulate_iteration(in);
+  } catch (const workloads::CollectiveError& e) {
+    throw sync_algorithm_error(spec, e);
+  }
+  derive_numbers(spec, *gpu, r);
+  return r;
+}
+
+}  // namespace clustersim::analysis
