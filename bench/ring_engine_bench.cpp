@@ -37,18 +37,7 @@ double peak_rss_mib() {
 }
 
 int run(int n) {
-  topology::ClusterSpec spec;
-  spec.node.id = "bench-1gpu";
-  spec.node.gpu = "h100-sxm5-80gb";
-  spec.node.gpus = 1;
-  spec.node.intra = topology::IntraKind::Pcie;
-  spec.node.pcie_gen = 5;
-  spec.node.gpus_per_pcie_switch = 1;
-  spec.node.sockets = 1;
-  spec.node.nic = "ib-ndr-400";
-  spec.node.nics = 1;
-  spec.nodes = n;
-  spec.fabric = topology::Fabric::FatTree;
+  const topology::ClusterSpec spec = topology::one_gpu_servers(n);
 
   const auto t_build = std::chrono::steady_clock::now();
   const topology::Topology topo = topology::build_cluster(spec);

@@ -243,4 +243,31 @@ Topology build_cluster(const ClusterSpec& spec) {
   return topo;
 }
 
+ClusterSpec preset_cluster(std::string_view node_id, int nodes, Fabric fabric) {
+  const NodeSpec* node = find_node_preset(node_id);
+  if (node == nullptr) throw TopologyError("unknown node preset '" + std::string(node_id) + "'");
+  ClusterSpec s;
+  s.node = *node;
+  s.nodes = nodes;
+  s.fabric = fabric;
+  return s;
+}
+
+ClusterSpec one_gpu_servers(int nodes, double oversubscription) {
+  ClusterSpec s;
+  s.node.id = "one-gpu-server";
+  s.node.gpu = "h100-sxm5-80gb";
+  s.node.gpus = 1;
+  s.node.intra = IntraKind::Pcie;
+  s.node.pcie_gen = 5;
+  s.node.gpus_per_pcie_switch = 1;
+  s.node.sockets = 1;
+  s.node.nic = "ib-ndr-400";
+  s.node.nics = 1;
+  s.nodes = nodes;
+  s.fabric = Fabric::FatTree;
+  s.oversubscription = oversubscription;
+  return s;
+}
+
 }  // namespace clustersim::topology

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <stdexcept>
+#include <string_view>
 
 #include "topology/cluster_spec.h"
 #include "topology/topology.h"
@@ -30,5 +31,15 @@ inline constexpr int kMaxSpines = 32;
 // Builds every server of the cluster (ClusterSpec::gpus does not trim it; used_gpus() is for
 // callers) and, when nodes > 1, the fabric. Throws TopologyError for an unbuildable spec.
 Topology build_cluster(const ClusterSpec& spec);
+
+// `nodes` servers of the node preset `node_id` on `fabric` (the CLI's --node/--nodes defaults).
+// Throws TopologyError for an id that names no preset.
+ClusterSpec preset_cluster(std::string_view node_id, int nodes = 1, Fabric fabric = Fabric::FatTree);
+
+// `nodes` servers of one H100 and one NDR NIC each (one PCIe switch, one socket) on a fat-tree:
+// every GPU-to-GPU hop crosses the fabric with the same bottleneck, the cluster on which the
+// engine's results can be checked against a flow closed form (ring_engine_bench, the collective
+// contention tests).
+ClusterSpec one_gpu_servers(int nodes, double oversubscription = 1.0);
 
 }  // namespace clustersim::topology

@@ -1,5 +1,6 @@
 #include "topology/topology.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "sim/check.h"
@@ -89,6 +90,15 @@ void Topology::set_gpu_layout(int servers, int gpus_per_server, std::vector<Devi
   servers_ = servers;
   gpus_per_server_ = gpus_per_server;
   gpus_ = std::move(gpus);
+}
+
+std::optional<LinkKind> widest_link_kind(const Topology& topo, const Route& route) {
+  std::optional<LinkKind> widest;
+  for (int k = 0; k < route.hops; ++k) {
+    const LinkKind kind = topo.link(route.links[static_cast<std::size_t>(k)]).kind;
+    widest = widest ? std::max(*widest, kind) : kind;
+  }
+  return widest;
 }
 
 }  // namespace clustersim::topology

@@ -21,6 +21,8 @@ using DeviceId = std::uint32_t;
 using LinkId = std::uint32_t;
 
 enum class DeviceKind : std::uint8_t { Gpu, NvSwitch, PcieSwitch, CpuRootComplex, Nic, NetworkSwitch };
+// Declared in order of reach (inside a board, a socket, a server, the cluster): widest_link_kind
+// compares kinds by this order.
 enum class LinkKind : std::uint8_t {
   NvLink,         // GPU<->GPU NVLink (bridge) or GPU<->NVSwitch port group
   Pcie,           // GPU/NIC <-> PCIe switch <-> CPU root complex
@@ -123,5 +125,10 @@ class Topology {
   int gpus_per_server_ = 0;
   FabricRouting fabric_routing_ = FabricRouting::DestinationModK;
 };
+
+// The widest-reach kind of link a route crosses (LinkKind's order): what a timeline labels a flow
+// with and what NCCL's per-step latency class (NVLink, PCI, network) follows from. None for an
+// empty route (a GPU to itself).
+std::optional<LinkKind> widest_link_kind(const Topology& topo, const Route& route);
 
 }  // namespace clustersim::topology

@@ -9,11 +9,7 @@ using namespace clustersim::topology;
 
 namespace {
 ClusterSpec preset(const char* id, int nodes = 1, Fabric fabric = Fabric::FatTree) {
-  ClusterSpec spec;
-  spec.node = *find_node_preset(id);
-  spec.nodes = nodes;
-  spec.fabric = fabric;
-  return spec;
+  return preset_cluster(id, nodes, fabric);
 }
 
 int count(const Topology& t, DeviceKind k) {

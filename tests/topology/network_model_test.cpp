@@ -17,11 +17,7 @@ struct Landing final : topology::TransferListener {
   std::vector<std::pair<std::uint64_t, double>> done;  // tag, time (s)
   void on_transfer_done(std::uint64_t tag) override { done.emplace_back(tag, sim->now().seconds()); }
 };
-topology::Topology node(const char* preset) {
-  topology::ClusterSpec s;
-  s.node = *topology::find_node_preset(preset);
-  return topology::build_cluster(s);
-}
+topology::Topology node(const char* preset) { return topology::build_cluster(topology::preset_cluster(preset)); }
 }  // namespace
 
 TEST_CASE("topology::NetworkModel: a lone transfer takes its route latency plus bytes over the bottleneck") {

@@ -13,11 +13,7 @@ using namespace clustersim::topology;
 
 namespace {
 ClusterSpec preset(const char* id, int nodes = 1, Fabric fabric = Fabric::FatTree) {
-  ClusterSpec spec;
-  spec.node = *find_node_preset(id);
-  spec.nodes = nodes;
-  spec.fabric = fabric;
-  return spec;
+  return preset_cluster(id, nodes, fabric);
 }
 
 // The devices a route visits, by name, "a>b>c".
@@ -75,6 +71,18 @@ TEST_CASE("topology::Router: 8x A100 PCIe path types are PIX, PHB and SYS, and S
   CHECK(crosses);
   CHECK(sys.bottleneck.value == doctest::Approx(16e9));
   CHECK(sys.latency == pcie_hop_latency() * 4 + cpu_interconnect_latency());
+}
+
+TEST_CASE("topology::widest_link_kind: a route's reach is its widest link, none for a GPU to itself") {
+  const Topology pcie = build_cluster(preset("8x-a100-pcie", 2));
+  const Router pr(pcie);
+  CHECK(widest_link_kind(pcie, pr.route(0, 1)) == LinkKind::Pcie);             // PIX: one switch
+  CHECK(widest_link_kind(pcie, pr.route(0, 2)) == LinkKind::Pcie);             // PHB: via the root complex
+  CHECK(widest_link_kind(pcie, pr.route(0, 4)) == LinkKind::CpuInterconnect);  // SYS: across sockets
+  CHECK(widest_link_kind(pcie, pr.route(0, 8)) == LinkKind::Network);          // across servers
+  CHECK_FALSE(widest_link_kind(pcie, pr.route(3, 3)).has_value());
+  const Topology dgx = build_cluster(preset("dgx-a100-80gb"));
+  CHECK(widest_link_kind(dgx, Router(dgx).route(0, 7)) == LinkKind::NvLink);
 }
 
 TEST_CASE("topology::Router: the 2x RTX 4090 box meets at the root complex (PHB)") {

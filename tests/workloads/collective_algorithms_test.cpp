@@ -7,6 +7,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "collective_test_util.h"
 #include "sim/simulator.h"
 #include "topology/builders.h"
 #include "topology/catalog.h"
@@ -24,23 +25,7 @@ using workloads::CollectiveRequest;
 using workloads::Protocol;
 
 namespace {
-struct Cluster {
-  topology::ClusterSpec spec;
-  topology::Topology topo;
-  topology::Router router;
-  workloads::CollectiveEnvironment env;
-  explicit Cluster(topology::ClusterSpec s)
-      : spec(std::move(s)),
-        topo(topology::build_cluster(spec)),
-        router(topo),
-        env{topo, router, topology::find_gpu(spec.node.gpu)->compute_capability, workloads::graph_hints(spec)} {}
-  static topology::ClusterSpec preset(const std::string& node, int nodes = 1) {
-    topology::ClusterSpec s;
-    s.node = *topology::find_node_preset(node);
-    s.nodes = nodes;
-    return s;
-  }
-};
+using Cluster = testing::CollectiveCluster;
 std::vector<int> first(int n) {
   std::vector<int> v(static_cast<std::size_t>(n));
   std::iota(v.begin(), v.end(), 0);
@@ -54,23 +39,6 @@ CollectiveRequest request(CollectiveOp op, CollectiveAlgo algo, std::vector<int>
   r.bytes = sim::Bytes{bytes};
   return r;
 }
-// One GPU per server, one NDR NIC each, `nodes` servers on a fat-tree (32 NICs per leaf).
-topology::ClusterSpec one_gpu_servers(int nodes, double oversubscription) {
-  topology::ClusterSpec s;
-  s.node.id = "test-1gpu";
-  s.node.gpu = "h100-sxm5-80gb";
-  s.node.gpus = 1;
-  s.node.intra = topology::IntraKind::Pcie;
-  s.node.pcie_gen = 5;
-  s.node.gpus_per_pcie_switch = 1;
-  s.node.sockets = 1;
-  s.node.nic = "ib-ndr-400";
-  s.node.nics = 1;
-  s.nodes = nodes;
-  s.fabric = topology::Fabric::FatTree;
-  s.oversubscription = oversubscription;
-  return s;
-}
 struct Done final : workloads::CollectiveListener {
   void on_collective_done(std::uint64_t tag) override { done[tag] = true; }
   bool done[2] = {false, false};
@@ -78,8 +46,8 @@ struct Done final : workloads::CollectiveListener {
 }  // namespace
 
 TEST_CASE("workloads::collectives: every operation x algorithm that makes sense runs, the others are refused") {
-  Cluster multi(Cluster::preset("dgx-h100", 2));   // NVLS inside, SHARP (NDR) across
-  Cluster a100(Cluster::preset("dgx-a100-80gb"));  // no NVLS
+  Cluster multi(topology::preset_cluster("dgx-h100", 2));   // NVLS inside, SHARP (NDR) across
+  Cluster a100(topology::preset_cluster("dgx-a100-80gb"));  // no NVLS
   const CollectiveOp ops[] = {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter,
                               CollectiveOp::Broadcast, CollectiveOp::Reduce, CollectiveOp::AllToAll, CollectiveOp::SendRecv};
   const CollectiveAlgo algos[] = {CollectiveAlgo::Ring, CollectiveAlgo::Tree, CollectiveAlgo::HalvingDoubling,
@@ -118,7 +86,7 @@ TEST_CASE("workloads::collectives: no algorithm beats its operation's bandwidth 
   // at least this much through its edge): all-reduce 2(n-1)/n S / B for any algorithm that does not
   // reduce in the switch (NVLS: S / B); all-gather, reduce-scatter, all-to-all (n-1)/n S / B;
   // broadcast S / B (the root sends S at least once); send/recv S / B.
-  Cluster c(Cluster::preset("dgx-h100"));
+  Cluster c(topology::preset_cluster("dgx-h100"));
   const double S = 256.0 * 1048576.0;
   const double B = c.router.route(0, 1).bottleneck.value;
   const int n = 8;
@@ -149,7 +117,7 @@ TEST_CASE("workloads::collectives: a SHARP all-reduce across leaves takes as lon
   // carries more than one stream each way: the time is the same, but for two more switch hops of
   // latency per chunk. A tree that converged on one leaf (every other leaf's stream on the spine's
   // one link to it) would take 3x as long.
-  Cluster c(one_gpu_servers(128, 1.0));
+  Cluster c(topology::one_gpu_servers(128, 1.0));
   const double S = 256.0 * 1048576.0;
   auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::InNetwork, first(32), S);
   const double one_leaf = workloads::simulate_collective(c.env, req).time.seconds();
@@ -165,7 +133,7 @@ TEST_CASE("workloads::collectives: two rings sharing one PCIe switch uplink each
   // so switch 0's uplink (24 GB/s per direction, PCIe Gen4 x16) carries both rings' traffic upward
   // and switch 1's both rings' traffic back. Alone, a ring is bound by 24 GB/s (its GPU links and
   // the uplinks are all 24 GB/s); together each gets 12 GB/s, so each takes twice as long.
-  Cluster c(Cluster::preset("8x-a100-pcie"));
+  Cluster c(topology::preset_cluster("8x-a100-pcie"));
   const double S = 1073741824.0;
   auto plan_of = [&](std::vector<int> ranks) {
     auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, std::move(ranks), S);
@@ -206,7 +174,7 @@ TEST_CASE("workloads::collectives: on a 2:1 fat-tree, traffic that all crosses l
   // 16/32 S crosses: a leaf pushes 16 x 16/32 S = 8 S up at 800 GB/s (S/100 s) while each NIC needs
   // (31/32) S / 48 (about S/49.5 s): the GPUs' links bind, so it takes as long as 32 GPUs within
   // one leaf: 2:1 is exactly the ratio at which half-crossing all-to-all does not notice the uplinks.
-  Cluster c(one_gpu_servers(64, 2.0));
+  Cluster c(topology::one_gpu_servers(64, 2.0));
   const double S = 256.0 * 1048576.0;
   const double gpu_link = c.router.route(0, 1).bottleneck.value;
   CHECK(gpu_link == doctest::Approx(48e9).epsilon(0.05));
@@ -219,7 +187,7 @@ TEST_CASE("workloads::collectives: on a 2:1 fat-tree, traffic that all crosses l
   CHECK(across == doctest::Approx(S / 25e9).epsilon(0.01));
   CHECK(across / within == doctest::Approx(gpu_link / 25e9).epsilon(0.02));
 
-  topology::ClusterSpec hashed = one_gpu_servers(64, 2.0);
+  topology::ClusterSpec hashed = topology::one_gpu_servers(64, 2.0);
   hashed.routing = topology::FabricRouting::FlowHash;
   Cluster h(hashed);
   const double across_hashed = workloads::simulate_collective(h.env, sendrecv).time.seconds();
@@ -249,7 +217,7 @@ TEST_CASE("workloads::collectives: hierarchical beats a flat ring across DGX nod
   // ring, and never below the NVLink bound that no schedule can hide.
   const double S = 1073741824.0;
   const double nvlink_bound_s = 2.0 * 7.0 / 8.0 * S / 370.8e9;
-  topology::ClusterSpec rail = Cluster::preset("dgx-h100", 16);
+  topology::ClusterSpec rail = topology::preset_cluster("dgx-h100", 16);
   rail.fabric = topology::Fabric::RailOptimized;
   Cluster c(rail);
   auto ring = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, first(128), 67108864.0);
@@ -266,7 +234,7 @@ TEST_CASE("workloads::collectives: hierarchical beats a flat ring across DGX nod
   // hierarchical takes the NVLink bound (~5.07 ms) plus fill and drain: within 10% of it, where
   // running the stages one after another would take ~7.75 ms. The flat ring's bandwidth term is
   // within 1% of that bound; it loses by its 30 steps of network latency.
-  Cluster two(Cluster::preset("dgx-h100", 2));
+  Cluster two(topology::preset_cluster("dgx-h100", 2));
   auto ring2 = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, first(16), S);
   auto hier2 = request(CollectiveOp::AllReduce, CollectiveAlgo::Hierarchical, first(16), S);
   ring2.protocol = hier2.protocol = Protocol::Simple;
@@ -285,8 +253,8 @@ TEST_CASE("workloads::hierarchical_pipeline_chunks: one slice below 128 MiB, 64 
 }
 
 TEST_CASE("workloads::NcclTuner: picks what NCCL picks on an H100 node, and NVLS only where the hardware has it") {
-  Cluster h100(Cluster::preset("dgx-h100"));
-  Cluster a100(Cluster::preset("dgx-a100-80gb"));
+  Cluster h100(topology::preset_cluster("dgx-h100"));
+  Cluster a100(topology::preset_cluster("dgx-a100-80gb"));
   const auto g = workloads::nccl_graph(h100.topo, h100.router, first(8), 90, h100.env.hints);
   CHECK(g.nvls);
   CHECK(g.channels * g.bw_intra_GBps <= g.path_GBps);
@@ -331,7 +299,7 @@ TEST_CASE("topology::catalog: polaris-a100-4x is 4 A100 40GB with 2 Slingshot 20
   REQUIRE(nic != nullptr);
   CHECK(nic->per_dir.value == doctest::Approx(25e9));
   CHECK_FALSE(nic->sharp);
-  Cluster c(Cluster::preset("polaris-a100-4x", 2));
+  Cluster c(topology::preset_cluster("polaris-a100-4x", 2));
   CHECK(c.topo.gpu_count() == 8);
 }
 
@@ -339,7 +307,7 @@ TEST_CASE("workloads::collectives: a Simple tree all-reduce cuts its chunks as N
   // 4 DGX H100: depth = 8 - 1 + log2(4) = 9. 64 MiB over 16 channels is 4 MiB per channel: from a
   // 512 KiB step NCCL halves while chunks < 8 x 9 (down to 128 KiB: 32 chunks), then while < 4 x 9
   // (down to 64 KiB: 64 chunks). 1 GiB (64 MiB per channel) keeps 512 KiB steps: 128 chunks.
-  Cluster c(Cluster::preset("dgx-h100", 4));
+  Cluster c(topology::preset_cluster("dgx-h100", 4));
   auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Tree, first(32), 64.0 * 1048576);
   req.protocol = Protocol::Simple;
   req.channels = 16;

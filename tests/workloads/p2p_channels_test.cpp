@@ -19,12 +19,7 @@ struct Node {
   topology::Topology topo;
   topology::Router router;
   explicit Node(const std::string& preset, int nodes = 1)
-      : spec([&] {
-          topology::ClusterSpec s;
-          s.node = *topology::find_node_preset(preset);
-          s.nodes = nodes;
-          return s;
-        }()),
+      : spec(topology::preset_cluster(preset, nodes)),
         topo(topology::build_cluster(spec)),
         router(topo) {}
   workloads::NcclGraph graph(int ranks) const {

@@ -18,13 +18,7 @@ struct Cluster {
   topology::Router router;
   workloads::CollectiveEnvironment env;
   explicit Cluster(const std::string& node, int nodes = 1)
-      : topo(topology::build_cluster(spec(node, nodes))), router(topo), env{topo, router, 80} {}
-  static topology::ClusterSpec spec(const std::string& node, int nodes) {
-    topology::ClusterSpec s;
-    s.node = *topology::find_node_preset(node);
-    s.nodes = nodes;
-    return s;
-  }
+      : topo(topology::build_cluster(topology::preset_cluster(node, nodes))), router(topo), env{topo, router, 80} {}
 };
 
 CollectiveRequest allreduce(std::vector<int> ranks, double bytes) {

@@ -20,16 +20,13 @@ void CollectiveAlgorithm::finish() {
 }
 
 nccl::HwClass CollectiveAlgorithm::hw_class(const topology::Route& route) const {
-  nccl::HwClass h = nccl::HwClass::NvLink;
-  for (int k = 0; k < route.hops; ++k) {
-    switch (ctx_.topo.link(route.links[k]).kind) {
-      case topology::LinkKind::Network: return nccl::HwClass::Net;
-      case topology::LinkKind::Pcie:
-      case topology::LinkKind::CpuInterconnect: h = nccl::HwClass::Pci; break;
-      case topology::LinkKind::NvLink: break;
-    }
+  switch (topology::widest_link_kind(ctx_.topo, route).value_or(topology::LinkKind::NvLink)) {
+    case topology::LinkKind::NvLink: return nccl::HwClass::NvLink;
+    case topology::LinkKind::Pcie:
+    case topology::LinkKind::CpuInterconnect: return nccl::HwClass::Pci;
+    case topology::LinkKind::Network: return nccl::HwClass::Net;
   }
-  return h;
+  return nccl::HwClass::NvLink;
 }
 
 sim::SimTime CollectiveAlgorithm::step_overhead(const topology::Route& route) const {

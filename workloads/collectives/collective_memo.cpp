@@ -1,18 +1,9 @@
 // Memoised concurrent collectives (see collective_memo.h).
 #include "workloads/collectives/collective_memo.h"
 
-#include "sim/check.h"
-#include "topology/network_model.h"
+#include "workloads/collectives/collective_replay.h"
 
 namespace clustersim::workloads {
-namespace {
-class Countdown final : public CollectiveListener {
- public:
-  explicit Countdown(std::size_t n) : left(n) {}
-  void on_collective_done(std::uint64_t) override { --left; }
-  std::size_t left;
-};
-}  // namespace
 
 sim::SimTime CollectiveMemo::simulate(CollectiveOp op, CollectiveAlgo algo,
                                       const std::vector<std::vector<int>>& groups, sim::Bytes bytes) {
@@ -35,20 +26,11 @@ sim::SimTime CollectiveMemo::simulate(CollectiveOp op, CollectiveAlgo algo,
                                    std::to_string(estimate) + " transfers, over the budget of " +
                                    std::to_string(budget_));
   }
-  sim::Simulator simulator;
-  topology::NetworkModel net(simulator, env_.topo);
-  Countdown countdown(groups.size());
-  std::vector<std::unique_ptr<CollectiveAlgorithm>> running;
-  for (const auto& plan : plans) {
-    running.push_back(make_collective(CollectiveContext{simulator, net, env_.topo, env_.router}, plan, &countdown, 0));
-  }
-  for (auto& c : running) c->start();
-  const sim::SimTime end = simulator.run();
-  CLUSTERSIM_CHECK(countdown.left == 0, "memoised collectives did not complete");
+  const CollectiveReplay replay = replay_collectives(env_, plans);
   ++simulations_;
-  transfers_ += net.stats().transfers_finished;
-  events_ += simulator.events_processed();
-  return end;
+  transfers_ += replay.transfers_finished;
+  events_ += replay.events;
+  return replay.end;
 }
 
 sim::SimTime CollectiveMemo::concurrent(CollectiveOp op, CollectiveAlgo algo,

@@ -5,11 +5,11 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <utility>
 
-#include "sim/check.h"
 #include "topology/catalog.h"
-#include "topology/network_model.h"
 #include "workloads/collectives/chain_collective.h"
+#include "workloads/collectives/collective_replay.h"
 #include "workloads/collectives/direct_collective.h"
 #include "workloads/collectives/halving_doubling_collective.h"
 #include "workloads/collectives/hierarchical_collective.h"
@@ -168,12 +168,6 @@ void shape(const NcclGraph& g, CollectivePlan& plan) {
   }
 }
 
-class DoneFlag final : public CollectiveListener {
- public:
-  void on_collective_done(std::uint64_t) override { done = true; }
-  bool done = false;
-};
-
 std::vector<int> rotated(const std::vector<int>& ranks, int root) {
   std::vector<int> out = ranks;
   std::rotate(out.begin(), out.begin() + root, out.end());
@@ -280,29 +274,20 @@ std::unique_ptr<CollectiveAlgorithm> make_collective(CollectiveContext ctx, cons
 CollectiveResult simulate_plan(const CollectiveEnvironment& env, const CollectivePlan& plan,
                                std::vector<double>* link_bytes) {
   const auto t0 = std::chrono::steady_clock::now();
-  sim::Simulator sim;
-  topology::NetworkModel net(sim, env.topo);
-  DoneFlag flag;
-  auto algo = make_collective(CollectiveContext{sim, net, env.topo, env.router}, plan, &flag, 0);
-  algo->start();
-  sim.run();
-  CLUSTERSIM_CHECK(flag.done, "collective did not complete");
+  CollectiveReplay replay = replay_collectives(env, std::span(&plan, 1), link_bytes != nullptr);
   CollectiveResult r;
-  r.time = algo->finish_time() - algo->start_time();
+  r.time = replay.durations.front();
   r.protocol = plan.protocol;
   r.algo = plan.request.algo;
   r.channels = plan.channels;
   r.chunks = plan.chunks;
-  r.transfers = algo->transfers_issued();
-  r.events = sim.events_processed();
-  r.solver_components = net.solver_stats().components;
-  r.peak_flows = net.stats().peak_concurrent_flows;
+  r.transfers = replay.transfers_issued;
+  r.events = replay.events;
+  r.solver_components = replay.solver_components;
+  r.peak_flows = replay.peak_flows;
   r.nccl_model_us = plan.nccl_model_us;
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (link_bytes != nullptr) {
-    link_bytes->resize(env.topo.link_count());
-    for (topology::LinkId l = 0; l < env.topo.link_count(); ++l) (*link_bytes)[l] = net.link_bytes(l);
-  }
+  if (link_bytes != nullptr) *link_bytes = std::move(replay.link_bytes);
   return r;
 }
 

@@ -5,7 +5,8 @@
 // picks the protocol (unless --proto says); channels and threads follow NCCL's launch tuning for
 // the size; the protocol's per-channel ceilings become flow rate caps. Algorithms NCCL does not
 // have (halving-doubling, direct, hierarchical) run Simple unless told. Then it builds the
-// algorithm's state machine and replays it on a fresh simulator and network model.
+// algorithm's state machine and replays it on a fresh simulator and network model
+// (collective_replay.h).
 #pragma once
 
 #include <memory>

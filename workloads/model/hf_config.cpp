@@ -74,55 +74,58 @@ bool is_gated_activation(const std::string& act) {
   return act == "silu" || act == "swish" || act == "swiglu";
 }
 
-ModelSpec read_llama(const Reader& r) {
+// Where a family's config.json keeps each dimension and what it leaves implicit. A null
+// kv_heads field means multi-head attention (kv_heads = heads); a null ffn default means the
+// field is required, else its absence means 4 x hidden.
+struct FamilyFields {
+  const char* hidden;
+  const char* layers;
+  const char* heads;
+  const char* kv_heads;
+  const char* ffn;
+  bool ffn_required;
+  const char* seq_len;
+  bool tied_by_default;
+  MlpKind mlp;
+  NormKind norm;
+  PositionKind positions;
+};
+
+// Llama, Mistral, Qwen2, ...: GQA, SwiGLU, RMSNorm, rotary, untied.
+constexpr FamilyFields kLlamaFields{"hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+                                    "intermediate_size", true, "max_position_embeddings", false,
+                                    MlpKind::SwiGlu, NormKind::RmsNorm, PositionKind::Rotary};
+// GPT-2: GELU, LayerNorm, learned positions, tied.
+constexpr FamilyFields kGpt2Fields{"n_embd", "n_layer", "n_head", nullptr, "n_inner", false, "n_positions", true,
+                                   MlpKind::Gelu, NormKind::LayerNorm, PositionKind::Learned};
+// GPT-NeoX (Pythia): GELU, LayerNorm, rotary, untied.
+constexpr FamilyFields kNeoxFields{"hidden_size", "num_hidden_layers", "num_attention_heads", nullptr,
+                                   "intermediate_size", false, "max_position_embeddings", false,
+                                   MlpKind::Gelu, NormKind::LayerNorm, PositionKind::Rotary};
+
+// Reads the dimensions in a fixed order, so the first bad field is the one reported.
+ModelSpec read_family(const Reader& r, const FamilyFields& f) {
   ModelSpec m;
-  m.hidden = r.positive_int("hidden_size");
-  m.layers = r.positive_int("num_hidden_layers");
-  m.heads = r.positive_int("num_attention_heads");
-  m.kv_heads = r.optional_positive_int("num_key_value_heads").value_or(m.heads);
-  m.ffn_hidden = r.positive_int("intermediate_size");
+  m.hidden = r.positive_int(f.hidden);
+  m.layers = r.positive_int(f.layers);
+  m.heads = r.positive_int(f.heads);
+  m.kv_heads = f.kv_heads != nullptr ? r.optional_positive_int(f.kv_heads).value_or(m.heads) : m.heads;
+  m.ffn_hidden = f.ffn_required ? r.positive_int(f.ffn) : r.optional_positive_int(f.ffn).value_or(4 * m.hidden);
   m.vocab = r.positive_int("vocab_size");
-  m.seq_len = r.positive_int("max_position_embeddings");
-  m.tied_embeddings = r.optional_bool("tie_word_embeddings", false);
+  m.seq_len = r.positive_int(f.seq_len);
+  m.tied_embeddings = r.optional_bool("tie_word_embeddings", f.tied_by_default);
+  m.mlp = f.mlp;
+  m.norm = f.norm;
+  m.positions = f.positions;
+  return m;
+}
+
+ModelSpec read_llama(const Reader& r) {
+  ModelSpec m = read_family(r, kLlamaFields);
   const std::string act = r.optional_string("hidden_act");
   if (!act.empty() && !is_gated_activation(act)) {
     r.fail("hidden_act", "expected \"silu\" (SwiGLU MLP) for a Llama-family model, got \"" + act + "\"");
   }
-  m.mlp = MlpKind::SwiGlu;
-  m.norm = NormKind::RmsNorm;
-  m.positions = PositionKind::Rotary;
-  return m;
-}
-
-ModelSpec read_gpt2(const Reader& r) {
-  ModelSpec m;
-  m.hidden = r.positive_int("n_embd");
-  m.layers = r.positive_int("n_layer");
-  m.heads = r.positive_int("n_head");
-  m.kv_heads = m.heads;
-  m.ffn_hidden = r.optional_positive_int("n_inner").value_or(4 * m.hidden);
-  m.vocab = r.positive_int("vocab_size");
-  m.seq_len = r.positive_int("n_positions");
-  m.tied_embeddings = r.optional_bool("tie_word_embeddings", true);
-  m.mlp = MlpKind::Gelu;
-  m.norm = NormKind::LayerNorm;
-  m.positions = PositionKind::Learned;
-  return m;
-}
-
-ModelSpec read_neox(const Reader& r) {
-  ModelSpec m;
-  m.hidden = r.positive_int("hidden_size");
-  m.layers = r.positive_int("num_hidden_layers");
-  m.heads = r.positive_int("num_attention_heads");
-  m.kv_heads = m.heads;
-  m.ffn_hidden = r.optional_positive_int("intermediate_size").value_or(4 * m.hidden);
-  m.vocab = r.positive_int("vocab_size");
-  m.seq_len = r.positive_int("max_position_embeddings");
-  m.tied_embeddings = r.optional_bool("tie_word_embeddings", false);
-  m.mlp = MlpKind::Gelu;
-  m.norm = NormKind::LayerNorm;
-  m.positions = PositionKind::Rotary;
   return m;
 }
 
@@ -150,8 +153,8 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& origi
   if (!j.is_object()) throw HfConfigError(origin + ": expected a JSON object at the top level");
   const Reader r(j, origin);
   const Family family = detect_family(r);
-  ModelSpec m = family == Family::Gpt2      ? read_gpt2(r)
-                : family == Family::GptNeoX ? read_neox(r)
+  ModelSpec m = family == Family::Gpt2      ? read_family(r, kGpt2Fields)
+                : family == Family::GptNeoX ? read_family(r, kNeoxFields)
                                             : read_llama(r);
   check_shape(r, m, family);
   m.id = "hf:" + origin;

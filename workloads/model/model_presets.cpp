@@ -27,24 +27,8 @@
 namespace clustersim::workloads {
 namespace {
 
-ModelSpec gpt3(const char* id, int layers, int hidden, int heads) {
-  ModelSpec m;
-  m.id = id;
-  m.layers = layers;
-  m.hidden = hidden;
-  m.heads = heads;
-  m.kv_heads = heads;
-  m.ffn_hidden = 4 * hidden;
-  m.seq_len = 2048;
-  m.vocab = 51200;
-  m.mlp = MlpKind::Gelu;
-  m.norm = NormKind::LayerNorm;
-  m.tied_embeddings = true;
-  return m;
-}
-
-ModelSpec llama(const char* id, int layers, int hidden, int heads, int kv_heads, int ffn,
-                int vocab, int seq) {
+// The dimensions a preset names; MLP, norm and tied embeddings are its family's (below).
+ModelSpec shaped(const char* id, int layers, int hidden, int heads, int kv_heads, int ffn, int vocab, int seq) {
   ModelSpec m;
   m.id = id;
   m.layers = layers;
@@ -54,6 +38,22 @@ ModelSpec llama(const char* id, int layers, int hidden, int heads, int kv_heads,
   m.ffn_hidden = ffn;
   m.seq_len = seq;
   m.vocab = vocab;
+  return m;
+}
+
+// GPT-3: multi-head attention, a 4 x hidden GELU MLP, LayerNorm, tied embeddings.
+ModelSpec gpt3(const char* id, int layers, int hidden, int heads) {
+  ModelSpec m = shaped(id, layers, hidden, heads, heads, 4 * hidden, 51200, 2048);
+  m.mlp = MlpKind::Gelu;
+  m.norm = NormKind::LayerNorm;
+  m.tied_embeddings = true;
+  return m;
+}
+
+// Llama: SwiGLU MLP, RMSNorm, untied embeddings.
+ModelSpec llama(const char* id, int layers, int hidden, int heads, int kv_heads, int ffn,
+                int vocab, int seq) {
+  ModelSpec m = shaped(id, layers, hidden, heads, kv_heads, ffn, vocab, seq);
   m.mlp = MlpKind::SwiGlu;
   m.norm = NormKind::RmsNorm;
   m.tied_embeddings = false;

@@ -74,15 +74,8 @@ std::uint64_t tag_of(Kind k, int rank, std::uint64_t index) {
 
 // The reach of a route, for timelines: the widest link kind it crosses.
 std::string route_class(const topology::Topology& topo, const topology::Route& route) {
-  int widest = -1;
-  for (int k = 0; k < route.hops; ++k) {
-    const topology::LinkKind kind = topo.link(route.links[static_cast<std::size_t>(k)]).kind;
-    const int reach = kind == topology::LinkKind::NvLink ? 0 : kind == topology::LinkKind::Pcie ? 1
-                      : kind == topology::LinkKind::CpuInterconnect ? 2 : 3;
-    widest = std::max(widest, reach);
-  }
-  static const char* kNames[] = {"nvlink", "pcie", "cpu-link", "network"};
-  return widest < 0 ? std::string() : std::string(kNames[widest]);
+  const std::optional<topology::LinkKind> widest = topology::widest_link_kind(topo, route);
+  return widest ? std::string(topology::to_string(*widest)) : std::string();
 }
 
 class Engine final : public sim::EventHandler, public topology::TransferListener, public CollectiveListener,

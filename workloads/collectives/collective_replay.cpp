@@ -1,0 +1,51 @@
+// Replay of resolved collectives on a private simulator (see collective_replay.h).
+#include "workloads/collectives/collective_replay.h"
+
+#include <memory>
+
+#include "sim/check.h"
+#include "sim/simulator.h"
+#include "topology/network_model.h"
+
+namespace clustersim::workloads {
+namespace {
+
+class Countdown final : public CollectiveListener {
+ public:
+  explicit Countdown(std::size_t n) : left(n) {}
+  void on_collective_done(std::uint64_t) override { --left; }
+  std::size_t left;
+};
+
+}  // namespace
+
+CollectiveReplay replay_collectives(const CollectiveEnvironment& env, std::span<const CollectivePlan> plans,
+                                    bool record_link_bytes) {
+  CLUSTERSIM_CHECK(!plans.empty(), "nothing to replay");
+  sim::Simulator simulator;
+  topology::NetworkModel net(simulator, env.topo);
+  Countdown countdown(plans.size());
+  std::vector<std::unique_ptr<CollectiveAlgorithm>> running;
+  for (const CollectivePlan& plan : plans) {
+    running.push_back(make_collective(CollectiveContext{simulator, net, env.topo, env.router}, plan, &countdown, 0));
+  }
+  for (auto& c : running) c->start();
+  CollectiveReplay r;
+  r.end = simulator.run();
+  CLUSTERSIM_CHECK(countdown.left == 0, "replayed collectives did not complete");
+  for (const auto& c : running) {
+    r.durations.push_back(c->finish_time() - c->start_time());
+    r.transfers_issued += c->transfers_issued();
+  }
+  r.transfers_finished = net.stats().transfers_finished;
+  r.events = simulator.events_processed();
+  r.solver_components = net.solver_stats().components;
+  r.peak_flows = net.stats().peak_concurrent_flows;
+  if (record_link_bytes) {
+    r.link_bytes.resize(env.topo.link_count());
+    for (topology::LinkId l = 0; l < env.topo.link_count(); ++l) r.link_bytes[l] = net.link_bytes(l);
+  }
+  return r;
+}
+
+}  // namespace clustersim::workloads

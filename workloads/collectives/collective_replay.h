@@ -1,0 +1,33 @@
+// Replays resolved collectives on a private simulator and network model: the one place that sets
+// up the world a collective runs in, for the nccl-tests style runner (one collective alone) and
+// the iteration simulator's memo (several started together, one per rank group).
+//
+// Each replay builds a fresh sim::Simulator and topology::NetworkModel over the environment's
+// topology, builds every plan's state machine (make_collective), starts them all at time zero in
+// plan order and runs until the event queue is empty. Nothing outlives the call but the result.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "workloads/collectives/collective_runner.h"
+
+namespace clustersim::workloads {
+
+struct CollectiveReplay {
+  sim::SimTime end;                          // the simulator's last event
+  std::vector<sim::SimTime> durations;       // per plan: its launch to its last byte landed
+  std::uint64_t transfers_issued = 0;        // by the algorithms, all plans together
+  std::uint64_t transfers_finished = 0;      // by the network model
+  std::uint64_t events = 0;
+  std::uint64_t solver_components = 0;
+  std::size_t peak_flows = 0;                // most flows in flight at once
+  std::vector<double> link_bytes;            // [link] bytes carried; filled only when asked
+};
+
+// Replays `plans` (at least one) together until every one has finished (checked).
+CollectiveReplay replay_collectives(const CollectiveEnvironment& env, std::span<const CollectivePlan> plans,
+                                    bool record_link_bytes = false);
+
+}  // namespace clustersim::workloads
