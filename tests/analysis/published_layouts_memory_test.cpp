@@ -32,15 +32,12 @@ namespace {
 using Row = std::map<std::string, std::string>;
 
 std::vector<Row> read_rows(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE_MESSAGE(in.good(), "cannot read ", path);
-  std::string line;
-  std::getline(in, line);
-  const std::vector<std::string> header = analysis::split_csv_line(line);
+  const std::vector<analysis::CsvRecord> records = analysis::read_csv_file(path);
+  REQUIRE_FALSE(records.empty());
+  const std::vector<std::string>& header = records.front().fields;
   std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const std::vector<std::string> cells = analysis::split_csv_line(line);
+  for (std::size_t k = 1; k < records.size(); ++k) {
+    const std::vector<std::string>& cells = records[k].fields;
     REQUIRE(cells.size() == header.size());
     Row r;
     for (std::size_t i = 0; i < header.size(); ++i) r[header[i]] = cells[i];

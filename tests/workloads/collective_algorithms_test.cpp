@@ -338,7 +338,7 @@ TEST_CASE("workloads::collectives: flat ring and tree all-reduce on 2-16 DGX H10
   // ports (issue #10 item 2, another change). Add Fabric::FatTree here then.
   for (topology::Fabric fabric : {topology::Fabric::RailOptimized, topology::Fabric::SingleSwitch}) {
     for (int nodes : {2, 4, 8, 16}) {
-      topology::ClusterSpec spec = Cluster::preset("dgx-h100", nodes);
+      topology::ClusterSpec spec = topology::preset_cluster("dgx-h100", nodes);
       spec.fabric = fabric;
       Cluster c(spec);
       for (double mib : {64.0, 512.0}) {
@@ -364,7 +364,7 @@ TEST_CASE("workloads::TreeCollective: each NIC of a server carries one channel o
   // half runs tree 0, the second tree 1. 4 DGX H100, 16 channels: every NIC carries channel k of
   // tree 0 and channel k + 8 of tree 1. (Pairing channels k and k + 8 on one tree instead gives a
   // server that is inner in that tree twice the bytes on half its NICs.)
-  topology::ClusterSpec spec = Cluster::preset("dgx-h100", 4);
+  topology::ClusterSpec spec = topology::preset_cluster("dgx-h100", 4);
   spec.fabric = topology::Fabric::RailOptimized;
   Cluster c(spec);
   auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Tree, first(32), 64.0 * 1048576);
@@ -390,7 +390,7 @@ TEST_CASE("workloads::collectives: auto picks what NCCL's tuner picks, and on 4 
   // NCCL's model picks Tree/LL128 at 8 MB on 32 H100 (122 us against Ring/LL128's ~200 us). Its
   // replay used to take 458 us (35 GB/s busbw, the ring 90): LL128 trees ran one 512 KiB chunk
   // per channel, stored and forwarded at each of ~18 hops.
-  topology::ClusterSpec spec = Cluster::preset("dgx-h100", 4);
+  topology::ClusterSpec spec = topology::preset_cluster("dgx-h100", 4);
   spec.fabric = topology::Fabric::RailOptimized;
   Cluster c(spec);
   auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Auto, first(32), 8e6);
