@@ -176,7 +176,7 @@ std::vector<Change> single_changes(const scenarios::ScenarioSpec& s) {
     out.push_back({{"parallelism.sequence_parallel=true"}, "sequence parallelism: norms and dropouts sharded over tp"});
   }
   if (p.dp > 1) {
-    if (p.zero == 0 && !p.distributed_optimizer) {
+    if (!p.shards_optimizer()) {
       out.push_back({{"parallelism.distributed_optimizer=true"}, "Megatron's distributed optimizer: optimizer states / dp"});
     }
     for (int z = p.zero + 1; z <= 3; ++z) {
@@ -398,7 +398,7 @@ std::string formula_of(const workloads::MemoryLine& l, const workloads::MemoryRe
     case workloads::MemoryCategory::Params: per = sb.weights, shard = p.zero >= 3 ? dp : 1; break;
     case workloads::MemoryCategory::Grads: per = sb.grads, shard = p.zero >= 2 ? dp : 1; break;
     case workloads::MemoryCategory::Optimizer:
-      per = sb.optimizer, shard = p.zero >= 1 || p.distributed_optimizer ? dp : 1;
+      per = sb.optimizer, shard = p.shards_optimizer() ? dp : 1;
       break;
     default: return l.formula;
   }
