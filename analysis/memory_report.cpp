@@ -189,7 +189,7 @@ std::string formula_of(const workloads::MemoryLine& l, const workloads::MemoryRe
     case workloads::MemoryCategory::Params: per = sb.weights, shard = p.zero >= 3 ? dp : 1; break;
     case workloads::MemoryCategory::Grads: per = sb.grads, shard = p.zero >= 2 ? dp : 1; break;
     case workloads::MemoryCategory::Optimizer:
-      per = sb.optimizer, shard = p.zero >= 1 || p.distributed_optimizer ? dp : 1;
+      per = sb.optimizer, shard = p.shards_optimizer() ? dp : 1;
       break;
     default: return l.formula;
   }

@@ -56,6 +56,10 @@ struct ParallelSpec {
   bool sequence_parallel = false;
   int zero = 0;                // 0..3
   bool distributed_optimizer = false;  // Megatron's distributed optimizer (shards like ZeRO-1)
+
+  // Optimizer states split across the data-parallel replicas (ZeRO-1 and up, or Megatron's
+  // distributed optimizer): each replica updates its 1/dp share and gathers the parameters back.
+  bool shards_optimizer() const { return zero >= 1 || distributed_optimizer; }
 };
 
 enum class Optimizer : std::uint8_t { Adam, Sgd, SgdMomentum };

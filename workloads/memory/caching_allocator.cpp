@@ -327,7 +327,7 @@ AllocatorReplay replay_training_iteration(const MemoryRequest& request, const Al
   const double dp = std::max(1, par.dp);
   const double weight_shard = par.zero >= 3 ? dp : 1.0;
   const double grad_shard = par.zero >= 2 ? dp : 1.0;
-  const double opt_shard = par.zero >= 1 || par.distributed_optimizer ? dp : 1.0;
+  const double opt_shard = par.shards_optimizer() ? dp : 1.0;
   const int layers = m.layers / par.pp;
   const int micro_batches = std::max(1, tr.micro_batches_per_replica(static_cast<int>(dp)));
 

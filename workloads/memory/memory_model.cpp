@@ -195,11 +195,10 @@ ModelStates model_state_bytes(double params, const ParallelSpec& parallel, const
                               const MemoryOptions& options) {
   const StateBytes sb = state_bytes_per_param(training, options);
   const double n = std::max(1, parallel.dp);
-  const bool shard_optimizer = parallel.zero >= 1 || parallel.distributed_optimizer;
-  ModelStates s;
+    ModelStates s;
   s.params = sim::Bytes{params * sb.weights / (parallel.zero >= 3 ? n : 1.0)};
   s.grads = sim::Bytes{params * sb.grads / (parallel.zero >= 2 ? n : 1.0)};
-  s.optimizer = sim::Bytes{params * sb.optimizer / (shard_optimizer ? n : 1.0)};
+  s.optimizer = sim::Bytes{params * sb.optimizer / (parallel.shards_optimizer() ? n : 1.0)};
   return s;
 }
 

@@ -1,0 +1,88 @@
+// Gradient buckets (see gradient_buckets.h for when gradients are reduced and why).
+#include "workloads/training/gradient_buckets.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "workloads/compute/compute_model.h"
+#include "workloads/training/stage_costs.h"
+
+namespace clustersim::workloads {
+namespace {
+
+constexpr double kMiB = 1048576.0;
+
+// Per chunk: its buckets as (bytes, fraction of its backward done when they are ready).
+using ChunkBuckets = std::vector<std::vector<std::pair<double, double>>>;
+
+ChunkBuckets split_chunks(const std::vector<double>& chunk_params, const BucketRule& rule,
+                          std::vector<double>& param_buckets) {
+  ChunkBuckets out(chunk_params.size());
+  for (std::size_t c = 0; c < chunk_params.size(); ++c) {
+    const double total = chunk_params[c] * rule.grad_bytes;
+    for (double done = 0; done < total - 0.5;) {
+      const double b = std::min(rule.bucket_bytes, total - done);
+      done += b;
+      out[c].emplace_back(b, done / total);
+      param_buckets.push_back(b);
+    }
+  }
+  return out;
+}
+
+// [chunk]: index in `order` of its last backward, or -1.
+std::vector<int> last_backward_of_chunk(const std::vector<PipelineStep>& order, std::size_t chunks) {
+  std::vector<int> last(chunks, -1);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (!order[i].forward) last[static_cast<std::size_t>(order[i].chunk)] = static_cast<int>(i);
+  }
+  return last;
+}
+
+}  // namespace
+
+BucketRule BucketRule::of(const ParallelSpec& parallel, const TrainingSpec& training, const SyncSpec& sync) {
+  BucketRule rule;
+  rule.reduce = parallel.zero != 3 && parallel.dp >= 2;
+  rule.every_micro_batch = parallel.zero == 2;
+  rule.bucket_bytes = std::max(1.0, sync.bucket_mb * kMiB);
+  rule.grad_bytes = grad_reduce_bytes(training.precision);
+  return rule;
+}
+
+GradientBuckets plan_gradient_buckets(const std::vector<PipelineStep>& order, const std::vector<double>& chunk_params,
+                                      const BucketRule& rule) {
+  GradientBuckets g;
+  g.first_of_step.assign(order.size() + 1, 0);
+  if (!rule.reduce) return g;
+  const ChunkBuckets chunk_buckets = split_chunks(chunk_params, rule, g.param_buckets);
+  const std::vector<int> last_backward = last_backward_of_chunk(order, chunk_params.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    g.first_of_step[i] = static_cast<int>(g.reductions.size());
+    const PipelineStep& step = order[i];
+    if (step.forward) continue;
+    const auto chunk = static_cast<std::size_t>(step.chunk);
+    if (!rule.every_micro_batch && static_cast<int>(i) != last_backward[chunk]) continue;
+    for (const auto& [b, frac] : chunk_buckets[chunk]) {
+      g.reductions.push_back(Bucket{b, frac, step.chunk, static_cast<int>(i)});
+    }
+  }
+  g.first_of_step[order.size()] = static_cast<int>(g.reductions.size());
+  return g;
+}
+
+double dp_bytes_per_gpu(double reduced_bytes, const ModelSpec& model, const ParallelSpec& parallel,
+                        const TrainingSpec& training, int micro_batches) {
+  const double dp = parallel.dp;
+  const int pp = parallel.pp;
+  if (parallel.zero == 3 && dp > 1) {
+    const double grad_bytes = grad_reduce_bytes(training.precision);
+    const double layer_params = model.layer_parameters() / parallel.tp;
+    const double per_layer = layer_params * (2.0 * activation_bytes(training.precision) + grad_bytes) * (dp - 1) / dp;
+    return per_layer * model.layers / pp * micro_batches;
+  }
+  // Ring all-reduce sends 2(n-1)/n of the buffer; reduce-scatter + all-gather the same in total.
+  return reduced_bytes / std::max(1, pp) * 2.0 * (dp - 1) / dp;
+}
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,181 @@
+// Stage costs (see stage_costs.h for what a pass costs and why).
+#include "workloads/training/stage_costs.h"
+
+#include <algorithm>
+
+#include "workloads/model/transformer_ops.h"
+
+namespace clustersim::workloads {
+namespace {
+
+bool is_selective_recompute_op(const OpCost& op) {
+  return op.kind == OpKind::Attention || op.name == "softmax" || op.name == "attention_dropout";
+}
+
+// Seconds of an op list with device memory busy (MCUTL): each op's memory side of the roofline,
+// bytes / (HBM bandwidth x streaming efficiency), capped by the op's time. Under fp8 the op's
+// listed (bf16) bytes are used.
+double memory_busy_s(const ComputeModel& cm, const std::vector<OpCost>& ops, Pass pass) {
+  const double hbm = cm.memory_bandwidth().value * cm.constants().get("hbm_stream_eff");
+  const double pointwise = cm.constants().get("pointwise_mem_eff");
+  double busy = 0;
+  for (const OpCost& op : ops) {
+    const double bytes = (pass == Pass::Forward ? op.fwd_bytes : op.bwd_bytes).value;
+    const double at = bytes / (op.is_matmul() ? hbm : hbm * pointwise);
+    busy += std::min(at, cm.op_time(op, pass).seconds());
+  }
+  return busy;
+}
+
+// One transformer layer's compute, recompute included in the backward, and its memory-busy time.
+struct LayerCompute {
+  double fwd = 0, bwd = 0, fwd_memory = 0, bwd_memory = 0;
+};
+
+LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& layer, Recompute recompute) {
+  std::vector<OpCost> selective;
+  for (const OpCost& op : layer) {
+    if (is_selective_recompute_op(op)) selective.push_back(op);
+  }
+  LayerCompute c;
+  c.fwd_memory = memory_busy_s(cm, layer, Pass::Forward);
+  c.bwd_memory = memory_busy_s(cm, layer, Pass::Backward);
+  if (recompute == Recompute::Full) c.bwd_memory += c.fwd_memory;
+  if (recompute == Recompute::Selective) c.bwd_memory += memory_busy_s(cm, selective, Pass::Forward);
+  c.fwd = cm.ops_time(layer, Pass::Forward).seconds();
+  c.bwd = cm.ops_time(layer, Pass::Backward).seconds();
+  if (recompute == Recompute::Full) c.bwd += c.fwd;
+  if (recompute == Recompute::Selective) c.bwd += cm.ops_time(selective, Pass::Forward).seconds();
+  return c;
+}
+
+// One layer's blocking tensor-parallel collectives: seconds and the bytes one GPU sends.
+struct LayerTensorParallel {
+  double fwd = 0, bwd = 0, fwd_bytes = 0, bwd_bytes = 0;
+  double bytes_per_gpu = 0;  // per iteration, whole rank
+};
+
+// Megatron's f/g operators: two all-reduces of the b·s·h activation `act` in forward and two in
+// backward; with sequence parallelism each becomes an all-gather plus a reduce-scatter of the
+// same buffer. Full recompute repeats the forward ones.
+LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act) {
+  LayerTensorParallel t;
+  const int tp = in.parallel.tp;
+  if (tp <= 1) return t;
+  const bool sp = in.parallel.sequence_parallel;
+  const bool full_recompute = in.training.recompute == Recompute::Full;
+  const std::vector<std::vector<int>> group{in.layout.tp_group(0, 0)};
+  if (sp) {
+    const double ag = in.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
+    const double rs = in.memo.concurrent(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
+    t.fwd = 2 * (ag + rs);
+  } else {
+    t.fwd = 2 * in.memo.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
+  }
+  t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
+  // Per layer and forward pass each rank sends 4 (tp-1)/tp activations: two ring all-reduces at
+  // 2 (tp-1)/tp each, or two all-gathers and two reduce-scatters at (tp-1)/tp each.
+  t.fwd_bytes = 4.0 * act * (tp - 1) / tp;
+  t.bwd_bytes = t.fwd_bytes * (full_recompute ? 2.0 : 1.0);
+  const double per_layer_sent = (sp ? 4.0 : 2.0) * (sp ? 1.0 : 2.0) * act * (tp - 1) / tp;
+  const double layer_passes = (full_recompute ? 3.0 : 2.0);
+  t.bytes_per_gpu = per_layer_sent * layer_passes * in.model.layers / in.parallel.pp * in.micro_batches;
+  return t;
+}
+
+// ZeRO-3, per layer: the all-gather of its parameters (before forward and backward) and the
+// reduce-scatter of its gradients (after backward), the tp ranks' groups concurrently.
+struct LayerZero3 {
+  double all_gather = 0, reduce_scatter = 0;
+};
+
+LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params) {
+  LayerZero3 z;
+  if (in.parallel.zero != 3 || in.parallel.dp <= 1) return z;
+  std::vector<std::vector<int>> groups;
+  for (int t = 0; t < in.parallel.tp; ++t) groups.push_back(in.layout.dp_group(t, 0));
+  const topology::Precision p = in.training.precision;
+  z.all_gather = in.memo.concurrent(CollectiveOp::AllGather, in.dp_algo, groups,
+                                    sim::Bytes{layer_params * activation_bytes(p)}).seconds();
+  z.reduce_scatter = in.memo.concurrent(CollectiveOp::ReduceScatter, in.dp_algo, groups,
+                                        sim::Bytes{layer_params * grad_reduce_bytes(p)}).seconds();
+  return z;
+}
+
+// A chunk of `layers` identical layers.
+ChunkCost layers_cost(int layers, const LayerCompute& lc, const LayerTensorParallel& tp, const LayerZero3& z3,
+                      double layer_params) {
+  ChunkCost c;
+  c.layers = layers;
+  c.fwd_compute = layers * lc.fwd;
+  c.bwd_compute = layers * lc.bwd;
+  c.fwd_comm = layers * tp.fwd;
+  c.bwd_comm = layers * tp.bwd;
+  c.params = layers * layer_params;
+  c.fwd_memory = layers * lc.fwd_memory;
+  c.bwd_memory = layers * lc.bwd_memory;
+  c.fwd_tp = layers * tp.fwd;
+  c.bwd_tp = layers * tp.bwd;
+  c.fwd_tp_bytes = layers * tp.fwd_bytes;
+  c.bwd_tp_bytes = layers * tp.bwd_bytes;
+  if (z3.all_gather > 0) {
+    // Pass time with one layer of prefetch: the first gather is exposed, then each layer takes
+    // the longer of its compute and the next layer's communication.
+    const double f = z3.all_gather + layers * std::max(lc.fwd + tp.fwd, z3.all_gather);
+    const double b = z3.all_gather + layers * std::max(lc.bwd + tp.bwd, z3.all_gather + z3.reduce_scatter) +
+                     z3.reduce_scatter;
+    c.fwd_comm = f - c.fwd_compute;
+    c.bwd_comm = b - c.bwd_compute;
+  }
+  return c;
+}
+
+// Adds the compute of extra ops (the embedding, the output head) to a chunk's passes.
+void add_ops(ChunkCost& c, const ComputeModel& cm, const std::vector<OpCost>& ops) {
+  c.fwd_compute += cm.ops_time(ops, Pass::Forward).seconds();
+  c.bwd_compute += cm.ops_time(ops, Pass::Backward).seconds();
+  c.fwd_memory += memory_busy_s(cm, ops, Pass::Forward);
+  c.bwd_memory += memory_busy_s(cm, ops, Pass::Backward);
+}
+
+}  // namespace
+
+int grad_reduce_bytes(topology::Precision p) { return p == topology::Precision::Fp16 ? 2 : 4; }
+
+StageCosts plan_stage_costs(const StageCostInputs& in) {
+  const ModelSpec& model = in.model;
+  const TrainingSpec& tr = in.training;
+  const int tp = in.parallel.tp, pp = in.parallel.pp;
+  const int vstages = pp * in.chunks_per_rank;
+  OpShape shape;
+  shape.micro_batch = tr.micro_batch;
+  shape.seq_len = model.seq_len;
+  shape.tp = tp;
+  shape.sequence_parallel = in.parallel.sequence_parallel;
+  shape.precision_bytes = activation_bytes(tr.precision);
+  shape.flash_attention = model.flash_attention;
+
+  const LayerCompute lc = layer_compute(in.compute, layer_ops(model, shape), tr.recompute);
+  const double act = static_cast<double>(tr.micro_batch) * model.seq_len * model.hidden * shape.precision_bytes;
+  const LayerTensorParallel ltp = layer_tensor_parallel(in, act);
+  const double layer_params = model.layer_parameters() / tp;
+  const LayerZero3 z3 = layer_zero3(in, layer_params);
+
+  StageCosts costs;
+  const int layers_per_chunk = model.layers / vstages;
+  costs.chunks.assign(static_cast<std::size_t>(vstages), layers_cost(layers_per_chunk, lc, ltp, z3, layer_params));
+  ChunkCost& first = costs.chunks.front();
+  add_ops(first, in.compute, embedding_ops(model, shape));
+  first.params += model.embedding_parameters() / tp;
+  ChunkCost& last = costs.chunks.back();
+  add_ops(last, in.compute, head_ops(model, shape));
+  last.params += model.final_norm_parameters() / tp;
+  if (!model.tied_embeddings || vstages > 1) last.params += model.embedding_parameters() / tp;
+
+  costs.tp_bytes_per_gpu = ltp.bytes_per_gpu;
+  costs.pp_send_bytes = act / tp;  // scatter/gather optimisation: each tp rank sends its 1/tp share
+  costs.pp_bytes_per_gpu = pp > 1 ? 2.0 * costs.pp_send_bytes * in.micro_batches * in.chunks_per_rank : 0.0;
+  return costs;
+}
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,62 @@
+// Stage costs: how long each pipeline pass takes before anything runs.
+//
+// A pass (all layers of one model chunk, one micro-batch, forward or backward) is one task on its
+// rank's compute stream. Its compute comes from the roofline compute model over the chunk's layer
+// operations (plus the embedding on the first chunk and the output head on the last), with the
+// recompute policy's extra forward work added to the backward. Its blocking communication is the
+// layers' tensor-parallel collectives (Megatron's f/g operators), memoised: inside an NVSwitch node
+// they touch no link that pipeline or data-parallel traffic uses. Under ZeRO-3 each layer also
+// gathers its parameters and reduce-scatters its gradients with one layer of prefetch, so a pass
+// takes the longer of the two per layer. All times in seconds, sizes in bytes.
+#pragma once
+
+#include <vector>
+
+#include "topology/catalog.h"
+#include "workloads/collectives/collective_memo.h"
+#include "workloads/compute/compute_model.h"
+#include "workloads/specs.h"
+#include "workloads/training/parallel_layout.h"
+
+namespace clustersim::workloads {
+
+// Bytes per gradient element in the data-parallel reduction: Megatron-LM accumulates and reduces
+// gradients in fp32 for bf16 training (--accumulate-allreduce-grads-in-fp32 is implied by --bf16),
+// in the parameter dtype for fp16 (the SC'21 runs); fp32 training reduces fp32.
+int grad_reduce_bytes(topology::Precision p);
+
+// Per model chunk (virtual stage): how long its passes take and what it holds.
+struct ChunkCost {
+  double fwd_compute = 0, bwd_compute = 0;  // seconds, incl. recompute in bwd
+  double fwd_comm = 0, bwd_comm = 0;        // blocking tp (and ZeRO-3 exposed) communication
+  // Observation only (timelines): seconds of the compute with device memory busy, the blocking
+  // tensor-parallel part of the comm and the bytes one GPU sends in it.
+  double fwd_memory = 0, bwd_memory = 0;
+  double fwd_tp = 0, bwd_tp = 0, fwd_tp_bytes = 0, bwd_tp_bytes = 0;
+  double params = 0;                        // parameters per tensor-parallel rank
+  int layers = 0;
+};
+
+// What planning the stage costs needs. `memo` runs (or recalls) the collectives it costs.
+struct StageCostInputs {
+  const ModelSpec& model;
+  const ParallelSpec& parallel;
+  const TrainingSpec& training;
+  const ComputeModel& compute;
+  const ParallelLayout& layout;
+  CollectiveMemo& memo;
+  CollectiveAlgo dp_algo;     // the data-parallel collectives' algorithm (ZeRO-3's per-layer ones)
+  int chunks_per_rank = 1;    // v: model chunks per pipeline rank
+  int micro_batches = 1;      // m: per replica and iteration
+};
+
+struct StageCosts {
+  std::vector<ChunkCost> chunks;  // [virtual stage = chunk * pp + rank]
+  double pp_send_bytes = 0;       // one activation (or its gradient) one GPU sends to a pipeline neighbour
+  double tp_bytes_per_gpu = 0;    // tensor-parallel bytes one GPU sends per iteration
+  double pp_bytes_per_gpu = 0;    // pipeline bytes one GPU sends per iteration
+};
+
+StageCosts plan_stage_costs(const StageCostInputs& in);
+
+}  // namespace clustersim::workloads

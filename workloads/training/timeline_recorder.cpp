@@ -1,0 +1,175 @@
+// The timeline recorder (see timeline_recorder.h for what it records and why).
+#include "workloads/training/timeline_recorder.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "sim/rng.h"
+#include "topology/topology.h"
+
+namespace clustersim::workloads {
+namespace {
+
+// The reach of a route, for timelines: the widest link kind it crosses.
+std::string route_class(const topology::Topology& topo, const topology::Route& route) {
+  const std::optional<topology::LinkKind> widest = topology::widest_link_kind(topo, route);
+  return widest ? std::string(topology::to_string(*widest)) : std::string();
+}
+
+}  // namespace
+
+TimelineRecorder::TimelineRecorder(const topology::Topology& topo, const topology::Router& router,
+                                   const ParallelLayout& layout, int chunks_per_rank, std::size_t pipeline_routes,
+                                   Sinks sinks)
+    : topo_(topo),
+      router_(router),
+      layout_(layout),
+      chunks_per_rank_(chunks_per_rank),
+      sinks_(sinks),
+      dp_load_(static_cast<std::size_t>(layout.pp), -1),
+      tp_load_(static_cast<std::size_t>(layout.pp), -1),
+      pp_load_(pipeline_routes, -1) {}
+
+void TimelineRecorder::begin_iteration(int iteration, double run_start_s) {
+  iteration_ = iteration;
+  run_start_s_ = run_start_s;
+}
+
+TimelineSpan TimelineRecorder::span(int rank, int stream, std::string name, double start_s, double end_s,
+                                    SpanKind kind) const {
+  TimelineSpan s;
+  s.rank = rank;
+  s.gpu = layout_.rank(0, 0, rank);
+  s.stream = stream;
+  s.name = std::move(name);
+  s.start_s = start_s - run_start_s_;
+  s.end_s = end_s - run_start_s_;
+  s.kind = kind;
+  s.iteration = iteration_;
+  return s;
+}
+
+// Writes a span and, when it loads links, its traffic over the span.
+void TimelineRecorder::write(TimelineSpan s, double traffic_bytes, double traffic_start_s) {
+  const double end = s.end_s;
+  const int load = s.load;
+  sinks_.spans.write(std::move(s));
+  if (load >= 0 && traffic_bytes > 0) sinks_.traffic.write(LinkTraffic{load, traffic_bytes, traffic_start_s, end});
+}
+
+void TimelineRecorder::pass(int rank, const PipelineStep& step, const ChunkCost& cost, double start_s, double end_s) {
+  std::string name(1, step.forward ? 'F' : 'B');
+  name += std::to_string(step.micro_batch);
+  if (chunks_per_rank_ > 1) {
+    name += '.';
+    name += std::to_string(step.chunk);
+  }
+  TimelineSpan p = span(rank, 0, std::move(name), start_s, end_s, step.forward ? SpanKind::Forward : SpanKind::Backward);
+  const double memory = step.forward ? cost.fwd_memory : cost.bwd_memory;
+  if (end_s > start_s) p.memory_busy = std::min(1.0, memory / (end_s - start_s));
+  const double pass_start = p.start_s, pass_end = p.end_s;
+  sinks_.spans.write(std::move(p));
+  const double tp = std::min(end_s - start_s, step.forward ? cost.fwd_tp : cost.bwd_tp);
+  const double tp_bytes = step.forward ? cost.fwd_tp_bytes : cost.bwd_tp_bytes;
+  if (tp <= 0) return;
+  // Shown as one span at the end of the pass, but its traffic is spread over the whole pass: the
+  // collectives are really interleaved with the layers' compute.
+  TimelineSpan t = span(rank, 0, "tensor-parallel", end_s - tp, end_s, SpanKind::TensorParallel);
+  t.bytes = tp_bytes;
+  t.load = tp_load(rank);
+  t.link_class = group_link_class(layout_.tp_group(0, rank));
+  const int load = t.load;
+  sinks_.spans.write(std::move(t));
+  if (tp_bytes > 0) sinks_.traffic.write(LinkTraffic{load, tp_bytes, pass_start, pass_end});
+}
+
+void TimelineRecorder::optimizer(int rank, double start_s, double end_s) {
+  TimelineSpan s = span(rank, 0, "optimizer", start_s, end_s, SpanKind::Optimizer);
+  s.memory_busy = 1.0;  // a memory-bound fused optimizer
+  sinks_.spans.write(std::move(s));
+}
+
+void TimelineRecorder::data_parallel(int rank, const char* name, double start_s, double end_s, double bytes,
+                                     bool memoised) {
+  TimelineSpan s = span(rank, 2, name, start_s, end_s, SpanKind::DataParallel);
+  s.bytes = bytes;
+  s.load = memoised ? dp_load(rank) : -1;
+  const std::vector<int> group = layout_.dp_group(0, rank);
+  if (group.size() > 1) s.link_class = group_link_class(group);
+  const double start = s.start_s;
+  write(std::move(s), bytes, start);
+}
+
+void TimelineRecorder::pipeline_send(int from_rank, int to_rank, int micro_batch, bool forward,
+                                     std::size_t route_index, const topology::FinishedFlow& flow) {
+  int& load = pp_load_[route_index];
+  if (load < 0) load = route_load(flow.route);
+  std::string name = (forward ? "send F" : "send B") + std::to_string(micro_batch) + " -> rank " + std::to_string(to_rank);
+  TimelineSpan s = span(from_rank, 1, std::move(name), flow.start.seconds(), flow.end.seconds(), SpanKind::PipelineSend);
+  s.bytes = flow.bytes;
+  s.load = load;
+  s.link_class = route_class(topo_, flow.route);
+  const double start = s.start_s;
+  write(std::move(s), flow.bytes, start);
+}
+
+void TimelineRecorder::collective_flow(const topology::FinishedFlow& flow) {
+  if (flow.bytes <= 0 || flow.route.hops <= 0) return;
+  const double start = flow.start.seconds() - run_start_s_, end = flow.end.seconds() - run_start_s_;
+  sinks_.traffic.write(LinkTraffic{route_load(flow.route), flow.bytes, start, end});
+}
+
+// The link class of a group's first hop (its members sit alike, Megatron-style).
+std::string TimelineRecorder::group_link_class(const std::vector<int>& group) const {
+  return route_class(topo_, router_.route(group[0], group[1 % group.size()]));
+}
+
+// Ring routes of the groups, weighted per byte one member sends (every member sends the same).
+int TimelineRecorder::ring_load(const std::vector<std::vector<int>>& groups) {
+  std::map<topology::LinkId, double> weight;
+  for (const auto& g : groups) {
+    const std::size_t n = g.size();
+    if (n < 2) continue;
+    for (std::size_t i = 0; i < n; ++i) {
+      const int a = g[i], b = g[(i + 1) % n];
+      const topology::Route route =
+          router_.route(a, b, sim::splitmix64((static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint64_t>(b)));
+      for (int k = 0; k < route.hops; ++k) weight[route.links[static_cast<std::size_t>(k)]] += 1.0;
+    }
+  }
+  LinkLoad load;
+  load.links.assign(weight.begin(), weight.end());
+  link_loads_.push_back(std::move(load));
+  return static_cast<int>(link_loads_.size()) - 1;
+}
+
+int TimelineRecorder::route_load(const topology::Route& route) {
+  std::vector<topology::LinkId> links(route.links.begin(), route.links.begin() + route.hops);
+  auto it = flow_load_.find(links);
+  if (it != flow_load_.end()) return it->second;
+  LinkLoad load;
+  for (topology::LinkId l : links) load.links.emplace_back(l, 1.0);
+  link_loads_.push_back(std::move(load));
+  const int id = static_cast<int>(link_loads_.size()) - 1;
+  flow_load_.emplace(std::move(links), id);
+  return id;
+}
+
+int TimelineRecorder::dp_load(int rank) {
+  int& id = dp_load_[static_cast<std::size_t>(rank)];
+  if (id < 0) {
+    std::vector<std::vector<int>> groups;
+    for (int t = 0; t < layout_.tp; ++t) groups.push_back(layout_.dp_group(t, rank));
+    id = ring_load(groups);
+  }
+  return id;
+}
+
+int TimelineRecorder::tp_load(int rank) {
+  int& id = tp_load_[static_cast<std::size_t>(rank)];
+  if (id < 0) id = ring_load({layout_.tp_group(0, rank)});
+  return id;
+}
+
+}  // namespace clustersim::workloads
