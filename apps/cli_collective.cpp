@@ -24,7 +24,7 @@ int verb_collective(int argc, char** argv) {
   CLI::App app{"Simulate one collective over a range of sizes; prints nccl-tests' columns.", "clustersim collective"};
   std::string scenario_path, inter_name = "ring";
   bool explain = false;
-  std::string node, fabric = "fat-tree", op_name = "allreduce", algo_name = "ring", proto_name, format = "text";
+  std::string node, fabric, op_name = "allreduce", algo_name = "ring", proto_name, format = "text";
   std::string min_size = "8", max_size = "128M";
   int nodes = 1, gpus = 0, chunks = 0, channels = 0;
   double factor = 2, oversubscription = 1;
@@ -33,7 +33,7 @@ int verb_collective(int argc, char** argv) {
   app.add_flag("--explain", explain, "explain the first size (-b): NCCL's view, cost table, steps, bottleneck");
   app.add_option("--inter", inter_name, "hierarchical: algorithm of the inter-node stage (ring | tree | in-network | auto)");
   app.add_option("--nodes", nodes, "number of nodes");
-  app.add_option("--fabric", fabric, "fat-tree | rail-optimized | single-switch (nodes > 1)");
+  app.add_option("--fabric", fabric, "rail-optimized | fat-tree | single-switch (nodes > 1; default: rail-optimized with several NICs per node)");
   app.add_option("--oversubscription", oversubscription, "leaf-to-spine oversubscription ratio (>= 1)");
   std::string routing;
   app.add_option("--routing", routing, "destination-mod-k | flow-hash: how switches pick a spine (default: the NIC's)");

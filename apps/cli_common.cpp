@@ -73,7 +73,9 @@ topology::ClusterSpec cluster_from_flags(const std::string& node, int nodes, con
   spec.node = *preset;
   spec.nodes = nodes;
   spec.oversubscription = oversubscription;
-  if (fabric == "fat-tree") {
+  if (fabric.empty()) {
+    // the node's default: ClusterSpec::resolved_fabric()
+  } else if (fabric == "fat-tree") {
     spec.fabric = topology::Fabric::FatTree;
   } else if (fabric == "rail-optimized") {
     spec.fabric = topology::Fabric::RailOptimized;

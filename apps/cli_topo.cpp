@@ -14,14 +14,14 @@ namespace clustersim::apps {
 
 int verb_topo(int argc, char** argv) {
   CLI::App app{"Show a cluster's topology.", "clustersim topo"};
-  std::string node, fabric = "fat-tree", scenario_path;
+  std::string node, fabric, scenario_path;
   int nodes = 1;
   double oversubscription = 1;
   bool matrix = false, dot = false, json = false, bisection = false;
   app.add_option("scenario", scenario_path, "SCENARIO.toml whose [cluster] to show (instead of --node)");
   app.add_option("--node", node, "node preset id (see `clustersim catalog nodes`)");
   app.add_option("--nodes", nodes, "number of nodes");
-  app.add_option("--fabric", fabric, "fat-tree | rail-optimized | single-switch (nodes > 1)");
+  app.add_option("--fabric", fabric, "rail-optimized | fat-tree | single-switch (nodes > 1; default: rail-optimized with several NICs per node)");
   app.add_option("--oversubscription", oversubscription, "leaf-to-spine oversubscription ratio (>= 1)");
   std::string routing;
   app.add_option("--routing", routing, "destination-mod-k | flow-hash: how switches pick a spine (default: the NIC's)");

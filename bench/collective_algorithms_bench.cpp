@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
   topology::ClusterSpec spec;
   spec.node = *topology::find_node_preset("dgx-h100");
   spec.nodes = nodes;
+  spec.fabric = topology::Fabric::FatTree;
   spec.routing = routing;
   const auto tb = std::chrono::steady_clock::now();
   const topology::Topology topo = topology::build_cluster(spec);

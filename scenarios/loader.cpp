@@ -1219,7 +1219,7 @@ std::string show_config(const ScenarioSpec& spec) {
 
   out << "[cluster]\n"
       << "nodes = " << c.nodes << "\n"
-      << "fabric = " << quote_str(name_of(kFabrics, c.fabric)) << "\n"
+      << "fabric = " << quote_str(name_of(kFabrics, c.resolved_fabric())) << "\n"
       << "oversubscription = " << toml_float(c.oversubscription) << "\n"
       << "routing = " << quote_str(name_of(kRoutings, c.resolved_routing())) << "\n"
       << "gpus = " << c.used_gpus() << "\n\n";

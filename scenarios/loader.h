@@ -11,7 +11,8 @@
 //   name                              the file's stem
 //   cluster.node                      required: a node preset id or a [cluster.node] table
 //   cluster.nodes                     1
-//   cluster.fabric                    "fat-tree" (used only when nodes > 1)
+//   cluster.fabric                    "rail-optimized" with several NICs per node, else "fat-tree"
+//                                     (used only when nodes > 1)
 //   cluster.oversubscription          1.0
 //   cluster.gpus                      all GPUs: nodes * node.gpus
 //   cluster.node.preset               none (fields below start from this preset when given)

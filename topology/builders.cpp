@@ -16,6 +16,9 @@
 // Link latency is "propagation + the receiving device's forwarding". Network edges NIC <-> leaf
 // carry half of (NIC latency + one switch hop) each way and switch <-> switch edges one switch
 // hop, so a NIC-to-NIC route sums to the NIC latency plus one hop per switch traversed.
+//
+// Fabric cables are whole ports: NIC <-> leaf and leaf <-> spine links all run at the NIC's port
+// rate, never an aggregate, so a flow that routing pins to one spine gets one port (add_spines).
 #include "topology/builders.h"
 
 #include <algorithm>
@@ -168,19 +171,29 @@ sim::SimTime nic_edge_latency(const NicSpec& nic) {
   return sim::SimTime::from_ps((nic.latency.ps + nic.switch_latency.ps) / 2);
 }
 
-// Spines above `leaves`: every leaf has one aggregated edge to every spine; a leaf's edges sum to
-// (its NIC ports x NIC rate) / oversubscription. One leaf needs no spines.
+// A leaf with `down_ports` NIC ports has down_ports / oversubscription up-ports, rounded up so
+// that a leaf's last NIC still reaches the spines: cables are whole ports.
+int leaf_up_ports(int down_ports, double oversubscription) {
+  return std::max(1, static_cast<int>(std::ceil(down_ports / oversubscription - 1e-9)));
+}
+
+// Spines above `leaves`. Every up-port is one cable at the NIC port rate (a Quantum-2 port runs at
+// the NDR rate of the NICs below it); up-port p of a leaf goes to spine p mod spines. There are as
+// many spines as a full leaf has up-ports (capped at kMaxSpines), so a full leaf has one cable to
+// every spine and a partly filled leaf cables to the first of them. The fabric's routing picks one
+// cable per flow (routing.h), so a flow never gets more than one port's rate. One leaf needs no
+// spines.
 void add_spines(Topology& topo, const ClusterSpec& spec, const NicSpec& nic,
                 const std::vector<DeviceId>& leaves, const std::vector<int>& down_ports) {
   if (leaves.size() < 2) return;
-  const int spines = std::clamp(static_cast<int>(std::ceil(kLeafDownPorts / spec.oversubscription - 1e-9)), 1,
-                                kMaxSpines);
+  const int spines = std::clamp(leaf_up_ports(kLeafDownPorts, spec.oversubscription), 1, kMaxSpines);
   std::vector<DeviceId> spine_ids;
   for (int j = 0; j < spines; ++j) spine_ids.push_back(add_switch(topo, 1, j, "spine" + std::to_string(j)));
   for (std::size_t l = 0; l < leaves.size(); ++l) {
-    const sim::BytesPerSec up = nic.per_dir * (down_ports[l] / spec.oversubscription / spines);
-    for (const DeviceId sp : spine_ids)
-      topo.add_duplex(leaves[l], sp, LinkKind::Network, up, nic.switch_latency);
+    const int ports = leaf_up_ports(down_ports[l], spec.oversubscription);
+    for (int p = 0; p < ports; ++p)
+      topo.add_duplex(leaves[l], spine_ids[static_cast<std::size_t>(p % spines)], LinkKind::Network, nic.per_dir,
+                      nic.switch_latency);
   }
 }
 
@@ -193,7 +206,7 @@ void build_fabric(Topology& topo, const ClusterSpec& spec, const NicSpec& nic,
     topo.add_duplex(n, leaves[leaf], LinkKind::Network, nic.per_dir, nic_edge_latency(nic));
     ++down[leaf];
   };
-  switch (spec.fabric) {
+  switch (spec.resolved_fabric()) {
     case Fabric::SingleSwitch: {
       leaves.push_back(add_switch(topo, 0, 0, "switch0"));
       down.push_back(0);

@@ -3,8 +3,12 @@
 // Node layouts: NVSwitch (every GPU to every NVSwitch plane, one aggregated edge per GPU),
 // NVLink bridge pairs (+ PCIe), PCIe-only (gpus_per_pcie_switch GPUs share one switch uplink to
 // their socket's root complex; sockets joined by the CPU interconnect). NICs sit on the PCIe
-// switches next to the GPUs. Fabrics: single-switch, two-tier fat-tree with a leaf-to-spine
-// oversubscription ratio, rail-optimized (NIC i of every node on rail switch i).
+// switches next to the GPUs. Fabrics (two tiers, leaves under spines): rail-optimized scalable
+// units (NVIDIA DGX SuperPOD reference architecture for DGX H100, RA-11333-001: SUs of 32 nodes,
+// NIC i of every node of an SU on that SU's rail-i leaf; the default for nodes with several NICs,
+// ClusterSpec::resolved_fabric), fat-tree (NICs fill leaves in node order) and single-switch.
+// Every leaf-spine cable is a whole port at the NIC rate; a leaf with k NIC ports has
+// ceil(k / oversubscription) of them, and routing puts each flow on one.
 #pragma once
 
 #include <stdexcept>
@@ -24,7 +28,8 @@ struct TopologyError : std::invalid_argument {
 // Fabric switch sizes. A leaf gives kLeafDownPorts ports to NICs and as many to spines (1:1):
 // NVIDIA Quantum QM8790 (HDR) has 40 ports and Quantum-2 QM9700 (NDR) 64 ports; a SuperPOD leaf
 // splits its ports half down, half up (DGX SuperPOD B200 RA: 1,024 node-leaf and 1,024 leaf-spine
-// cables for 32 leaves). 32 down ports is that split on a 64-port switch.
+// cables for 32 leaves). 32 down ports is that split on a 64-port switch, and also the 32 nodes of
+// a scalable unit on one rail leaf. There are as many spines as a full leaf has up-ports.
 inline constexpr int kLeafDownPorts = 32;
 inline constexpr int kMaxSpines = 32;
 

@@ -13,7 +13,8 @@ enum class Fabric : std::uint8_t { SingleSwitch, FatTree, RailOptimized };
 struct ClusterSpec {
   NodeSpec node;
   int nodes = 1;
-  Fabric fabric = Fabric::FatTree;
+  // Unset: the node's default (resolved_fabric()).
+  std::optional<Fabric> fabric;
   double oversubscription = 1.0;  // leaf-to-spine (>= 1)
   // How switches spread flows over spines; unset: the NIC fabric's own (NicSpec::routing).
   std::optional<FabricRouting> routing;
@@ -25,6 +26,13 @@ struct ClusterSpec {
 
   int total_gpus() const { return node.gpus * nodes; }
   int used_gpus() const { return gpus > 0 ? gpus : total_gpus(); }
+  // The fabric built: the scenario's, else rail-optimized for a node with several NICs (NVIDIA's
+  // DGX SuperPOD reference architecture, RA-11333-001: NIC i of every node on its scalable unit's
+  // rail-i leaf) and a fat-tree for a node with one NIC (where the two are the same).
+  Fabric resolved_fabric() const {
+    if (fabric) return *fabric;
+    return node.nics > 1 ? Fabric::RailOptimized : Fabric::FatTree;
+  }
   // The routing the fabric uses: the override, else the NIC's (destination-mod-k without NICs).
   FabricRouting resolved_routing() const {
     if (routing) return *routing;

@@ -46,10 +46,11 @@ TEST_CASE("analysis::chrome_trace: a two-node pipeline has byte-rate counters fo
   // its NIC, 4 x (2048 tokens x hidden 768 x 2 bytes) / tp 8 = 4 x 393216 bytes; the gradients
   // come back the other way.
   CHECK(bytes["node0/gpu0 -> node0/pcie-sw0"] == doctest::Approx(4 * 393216.0).epsilon(1e-6));
-  // Activations leave node 0 through a NIC to the leaf switch and come back the other way.
+  // Activations leave node 0 through a NIC to its rail's leaf switch (DGX A100 nodes default to the
+  // rail-optimized fabric) and come back the other way.
   bool out_of_node0 = false, into_node1 = false, nvlink = false;
   for (const auto& name : counters) {
-    if (name.rfind("node0/nic", 0) == 0 && name.find("-> leaf") != std::string::npos) out_of_node0 = true;
+    if (name.rfind("node0/nic", 0) == 0 && name.find("-> rail") != std::string::npos) out_of_node0 = true;
     if (name.find("-> node1/nic") != std::string::npos) into_node1 = true;
     if (name.find("node0/gpu0 -> node0/nvswitch") != std::string::npos) nvlink = true;  // tensor-parallel
   }

@@ -41,7 +41,7 @@ void check_same(const ScenarioSpec& a, const ScenarioSpec& b) {
   CHECK(ca.node.nic == cb.node.nic);
   CHECK(ca.node.nics == cb.node.nics);
   CHECK(ca.nodes == cb.nodes);
-  CHECK(ca.fabric == cb.fabric);
+  CHECK(ca.resolved_fabric() == cb.resolved_fabric());  // the resolved TOML spells the default out
   CHECK(ca.oversubscription == cb.oversubscription);
   CHECK(ca.resolved_routing() == cb.resolved_routing());
   CHECK(ca.used_gpus() == cb.used_gpus());
@@ -283,7 +283,8 @@ TEST_CASE("scenarios::parse_scenario: absent keys take the documented defaults")
   const ScenarioSpec s = parse_scenario("[cluster]\nnode = \"hgx-h100-8x\"\n[model]\npreset = \"gpt3-1.3b\"\n", "dir/min.toml");
   CHECK(s.name == "min");
   CHECK(s.cluster.nodes == 1);
-  CHECK(s.cluster.fabric == topology::Fabric::FatTree);
+  CHECK_FALSE(s.cluster.fabric.has_value());
+  CHECK(s.cluster.resolved_fabric() == topology::Fabric::RailOptimized);  // 8 NICs per node
   CHECK(s.cluster.oversubscription == 1.0);
   CHECK(s.cluster.gpus == 0);
   CHECK(s.cluster.used_gpus() == 8);

@@ -70,8 +70,8 @@ TEST_CASE("topology::build_cluster: an NVLink bridge joins GPU pairs at NCCL's u
   CHECK(count(t, DeviceKind::NvSwitch) == 0);
 }
 
-TEST_CASE("topology::build_cluster: a fat-tree leaf holds 32 NIC ports and spines split its uplink") {
-  // 8 DGX A100 = 64 NICs = 2 leaves; 1:1 -> 32 spines of 25 GB/s per leaf.
+TEST_CASE("topology::build_cluster: a fat-tree leaf holds 32 NIC ports and one whole-port cable to each of 32 spines") {
+  // 8 DGX A100 = 64 NICs = 2 leaves; 1:1 -> 32 up-ports of one 25 GB/s HDR port each per leaf.
   const Topology t = build_cluster(preset("dgx-a100-80gb", 8));
   int leaves = 0, spines = 0;
   for (const Device& d : t.devices())

@@ -228,7 +228,8 @@ TEST_CASE("workloads::collectives: hierarchical beats a flat ring across DGX nod
   const double t_hier = workloads::simulate_collective(c.env, hier).time.seconds();
   CHECK(t_hier < workloads::simulate_collective(c.env, ring).time.seconds());
   CHECK(t_hier >= nvlink_bound_s * 0.99);
-  // 2 DGX H100 under one leaf: the flat ring's 16 channels use all 16 NICs without sharing a link;
+  // 2 DGX H100 (default rail-optimized fabric: NIC i of both nodes on rail leaf i): the flat ring's
+  // 16 channels use all 16 NICs without sharing a link;
   // per NIC it moves 2 x 15/16 x S/8 (~5.03 ms), while hierarchical's inter stage is a ring of 2
   // moving S/8 per NIC (~2.7 ms). Pipelined, that stage hides behind the intra-node stages, so
   // hierarchical takes the NVLink bound (~5.07 ms) plus fill and drain: within 10% of it, where

@@ -1,0 +1,114 @@
+// Flat ring and tree all-reduce on 2-16 DGX H100 at >= 64 MiB against NCCL's own cost model
+// (workloads/collectives/nccl_tuner.h, NCCL 2.30.7 tuning.cc): measured NCCL rings and trees track
+// that model at large sizes, so a replay on a physical fabric must land close to it. Every
+// fabric a DGX cluster is built with: the SuperPOD rail-optimized default, a plain fat-tree and one
+// switch.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+#include "topology/builders.h"
+#include "topology/catalog.h"
+#include "topology/routing.h"
+#include "workloads/collectives/collective_runner.h"
+
+using namespace clustersim;
+using workloads::CollectiveAlgo;
+using workloads::CollectiveOp;
+
+namespace {
+struct Cluster {
+  topology::ClusterSpec spec;
+  topology::Topology topo;
+  topology::Router router;
+  workloads::CollectiveEnvironment env;
+  explicit Cluster(topology::ClusterSpec s)
+      : spec(std::move(s)),
+        topo(topology::build_cluster(spec)),
+        router(topo),
+        env{topo, router, topology::find_gpu(spec.node.gpu)->compute_capability, workloads::graph_hints(spec)} {}
+};
+
+topology::ClusterSpec dgx_h100(int nodes, std::optional<topology::Fabric> fabric) {
+  topology::ClusterSpec s;
+  s.node = *topology::find_node_preset("dgx-h100");
+  s.nodes = nodes;
+  s.fabric = fabric;
+  return s;
+}
+
+const char* name(std::optional<topology::Fabric> f) {
+  if (!f) return "default (rail-optimized)";
+  return *f == topology::Fabric::FatTree ? "fat-tree" : *f == topology::Fabric::SingleSwitch ? "single-switch" : "rail-optimized";
+}
+
+constexpr std::optional<topology::Fabric> kFabrics[] = {std::nullopt, topology::Fabric::FatTree,
+                                                        topology::Fabric::SingleSwitch};
+constexpr double kMiB = 1048576.0;
+
+// Simulated time / NCCL's modelled time for a flat all-reduce of `bytes` over every GPU.
+double ratio_to_nccl(const Cluster& c, CollectiveAlgo algo, double bytes) {
+  workloads::CollectiveRequest req;
+  req.op = CollectiveOp::AllReduce;
+  req.algo = algo;
+  for (int r = 0; r < c.topo.gpu_count(); ++r) req.ranks.push_back(r);
+  req.bytes = sim::Bytes{bytes};
+  const workloads::CollectiveResult res = workloads::simulate_collective(c.env, req);
+  REQUIRE(res.nccl_model_us > 0);
+  return res.time.us() / res.nccl_model_us;
+}
+
+void check_within_15_percent(CollectiveAlgo algo, int nodes, std::optional<topology::Fabric> fabric,
+                             std::initializer_list<double> sizes_mib) {
+  const Cluster c(dgx_h100(nodes, fabric));
+  for (const double mib : sizes_mib) {
+    const double ratio = ratio_to_nccl(c, algo, mib * kMiB);
+    INFO(workloads::to_string(algo) << " on " << nodes << " DGX H100, " << name(fabric) << ", " << mib
+                                    << " MiB: simulated / NCCL model = " << ratio);
+    CHECK(std::abs(ratio - 1.0) <= 0.15);
+  }
+}
+}  // namespace
+
+TEST_CASE("workloads::collectives: a flat ring all-reduce on 2-16 DGX H100 is within 15% of NCCL's model on every fabric (64 MiB-1 GiB up to 4 nodes, 256 MiB-1 GiB beyond)") {
+  for (const int nodes : {2, 4})
+    for (const auto fabric : kFabrics)
+      check_within_15_percent(CollectiveAlgo::Ring, nodes, fabric, {64.0, 128.0, 256.0, 1024.0});
+  for (const int nodes : {8, 10, 16})
+    for (const auto fabric : kFabrics) check_within_15_percent(CollectiveAlgo::Ring, nodes, fabric, {256.0, 1024.0});
+}
+
+TEST_CASE("workloads::collectives: a 10-node DGX H100 ring all-reduce of 1 GiB gets whole NDR ports on the fat-tree") {
+  // The issue's case: 8 channels cross leaf boundaries (nodes 3|4, 7|8, 9|0); destination routing
+  // puts each on its own spine cable of 50 GB/s, so the ring runs as on the rail-optimized
+  // default (where it never leaves the rail leaves) instead of at half a port (187 GB/s busbw).
+  const Cluster fat(dgx_h100(10, topology::Fabric::FatTree));
+  const Cluster rail(dgx_h100(10, std::nullopt));
+  const double r_fat = ratio_to_nccl(fat, CollectiveAlgo::Ring, 1024 * kMiB);
+  const double r_rail = ratio_to_nccl(rail, CollectiveAlgo::Ring, 1024 * kMiB);
+  CHECK(r_fat == doctest::Approx(r_rail).epsilon(0.02));
+  CHECK(std::abs(r_fat - 1.0) <= 0.15);
+}
+
+// Known gap, not the fabric (the same ratio on one switch as on either multi-leaf fabric): at
+// 64-128 MiB on 8-16 nodes the ring replay runs 15-18% faster than NCCL's Ring/LL128 model
+// (simulated / model 0.82-0.85), because its pipelined steps hide part of the per-step latency
+// that NCCL's model charges in full (issue #10 item 4, mid-size collectives too fast).
+TEST_CASE("workloads::collectives: a flat ring all-reduce on 8-16 DGX H100 at 64-128 MiB is within 15% of NCCL's model on every fabric" *
+          doctest::may_fail()) {
+  for (const int nodes : {8, 10, 16})
+    for (const auto fabric : kFabrics) check_within_15_percent(CollectiveAlgo::Ring, nodes, fabric, {64.0, 128.0});
+}
+
+// Known gap, not the fabric: the tree replay (workloads/collectives/tree_collective.cpp) runs
+// 1.6-2.4x NCCL's Tree model on 4-16 nodes on the rail-optimized fabric as on the fat-tree and on
+// one switch (issue #10 item 3, reworked separately).
+TEST_CASE("workloads::collectives: a flat tree all-reduce on 2-16 DGX H100 at 64 MiB-1 GiB is within 15% of NCCL's model on every fabric" *
+          doctest::may_fail()) {
+  for (const int nodes : {2, 4, 8, 16})
+    for (const auto fabric : kFabrics)
+      check_within_15_percent(CollectiveAlgo::Tree, nodes, fabric, {64.0, 256.0, 1024.0});
+}
