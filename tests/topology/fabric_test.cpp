@@ -22,23 +22,6 @@ ClusterSpec preset(const char* id, int nodes, std::optional<Fabric> fabric) {
   return spec;
 }
 
-// One H100 and one NDR NIC per server, so that NIC k is rank k.
-ClusterSpec one_gpu_servers(int nodes, double oversubscription) {
-  ClusterSpec s;
-  s.node.id = "test-1gpu";
-  s.node.gpu = "h100-sxm5-80gb";
-  s.node.gpus = 1;
-  s.node.intra = IntraKind::Pcie;
-  s.node.pcie_gen = 5;
-  s.node.gpus_per_pcie_switch = 1;
-  s.node.sockets = 1;
-  s.node.nic = "ib-ndr-400";
-  s.node.nics = 1;
-  s.nodes = nodes;
-  s.fabric = Fabric::FatTree;
-  s.oversubscription = oversubscription;
-  return s;
-}
 
 bool is_up(const Topology& t, const Link& l) {
   const Device& a = t.device(l.src);
