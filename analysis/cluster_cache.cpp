@@ -19,7 +19,7 @@ std::string cluster_key(const topology::ClusterSpec& c) {
 }  // namespace
 
 ClusterCache::Entry::Entry(const topology::ClusterSpec& spec, int compute_capability)
-    : topo(topology::build_cluster(spec)), router(topo), memo(workloads::CollectiveEnvironment{topo, router, compute_capability}) {}
+    : topo(topology::build_cluster(spec)), router(topo), memo(workloads::CollectiveEnvironment{topo, router, compute_capability, workloads::graph_hints(spec)}) {}
 
 std::shared_ptr<ClusterCache::Entry> ClusterCache::get(const topology::ClusterSpec& spec, int compute_capability) {
   const std::string key = cluster_key(spec) + "|" + std::to_string(compute_capability);

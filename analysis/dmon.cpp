@@ -11,6 +11,7 @@
 #include "analysis/link_traffic.h"
 #include "topology/catalog.h"
 #include "workloads/compute/compute_model.h"
+#include "workloads/compute/power_model.h"
 
 namespace clustersim::analysis {
 namespace {
@@ -143,6 +144,7 @@ std::string dmon_text(const RunReport& r, const DmonOptions& options) {
   const topology::GpuSpec* gpu = topology::find_gpu(r.spec.cluster.node.gpu);
   if (gpu == nullptr) throw std::invalid_argument("unknown GPU '" + r.spec.cluster.node.gpu + "'");
   const workloads::ComputeModel& compute = *r.compute;
+  const workloads::PowerDraw power = workloads::power_draw(*gpu, r.spec.cluster.power_limit_w, compute.constants());
 
   const double period = options.period_ms / 1e3;
   const double total = r.iteration.simulated_s;
@@ -177,7 +179,7 @@ std::string dmon_text(const RunReport& r, const DmonOptions& options) {
         double v = 0;
         switch (f->id) {
           case 100: v = gpu->boost_clock_mhz * (busy_share * compute.clock_ratio() + (1.0 - busy_share)); break;
-          case 155: v = gpu->tdp.value * (kIdlePowerFraction + (1.0 - kIdlePowerFraction) * busy_share); break;
+          case 155: v = power.at_busy_share(busy_share); break;
           case 203: v = 100.0 * busy_share; break;
           case 204: v = 100.0 * std::min(1.0, memory / len); break;
           case 1009: v = rate(e.pci_tx); break;

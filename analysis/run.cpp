@@ -7,6 +7,7 @@
 
 #include "scenarios/loader.h"
 #include "topology/catalog.h"
+#include "workloads/compute/power_model.h"
 
 namespace clustersim::analysis {
 namespace {
@@ -31,9 +32,11 @@ void derive_numbers(const scenarios::ScenarioSpec& spec, const topology::GpuSpec
   r.model_tflops_per_gpu = r.iteration.model_flops / t / r.gpus / 1e12;
   r.mfu = r.iteration.model_flops / t / r.gpus / r.datasheet_peak_flops;
   r.hfu = r.iteration.hardware_flops / t / r.gpus / r.datasheet_peak_flops;
-  // Energy: busy GPUs at TDP, the rest of the time at the idle fraction.
+  // Energy: busy GPUs at their power draw under the limit, the rest of the time at idle power
+  // (workloads/compute/power_model.h).
   const double busy = std::min(1.0, r.iteration.breakdown.compute / t);
-  const double watts = gpu.tdp.value * (kIdlePowerFraction + (1.0 - kIdlePowerFraction) * busy);
+  const double watts =
+      workloads::power_draw(gpu, spec.cluster.power_limit_w, r.compute->constants()).at_busy_share(busy);
   r.energy_per_iteration_kwh = watts * r.gpus * t / 3.6e6;
   if (spec.training.tokens <= 0) return;
   const double iterations = spec.training.tokens / tokens;
@@ -71,7 +74,8 @@ RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& op
   const std::shared_ptr<ClusterCache::Entry> cluster = clusters.get(spec.cluster, gpu->compute_capability);
   r.topology = std::shared_ptr<const topology::Topology>(cluster, &cluster->topo);
   workloads::IterationInputs in{cluster->topo, cluster->router, *gpu, *r.compute, spec.model, spec.parallel, spec.training,
-                                spec.sync, options.full, options.timeline, &cluster->memo};
+                                spec.sync, options.full, options.timeline, &cluster->memo,
+                                workloads::graph_hints(spec.cluster)};
   try {
     r.iteration = workloads::simulate_iteration(in);
   } catch (const workloads::CollectiveError& e) {

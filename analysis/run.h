@@ -19,7 +19,6 @@ namespace clustersim::analysis {
 
 // Assumptions for cost and energy (named, documented in docs/run.md).
 inline constexpr double kGpuAmortizationYears = 4.0;   // straight-line capex when no gpu_hour_usd is given
-inline constexpr double kIdlePowerFraction = 0.30;     // board power of an idle-but-allocated GPU / TDP
 inline constexpr double kHoursPerYear = 8766.0;
 
 struct RunOptions {

@@ -159,7 +159,7 @@ IterationRun::IterationRun(const IterationInputs& in)
       m_(in.training.micro_batches_per_replica(in.parallel.dp)),
       vstages_(pp_ * v_),
       net_(sim_, in.topo),
-      own_memo_(CollectiveEnvironment{in.topo, in.router, in.gpu.compute_capability}),
+      own_memo_(CollectiveEnvironment{in.topo, in.router, in.gpu.compute_capability, in.hints}),
       memo_(in.shared_memo != nullptr ? *in.shared_memo : own_memo_),
       memo_at_start_{memo_.simulations(), memo_.transfers(), memo_.events()},
       dp_algo_(to_algo(in.sync.algorithm)) {
@@ -322,7 +322,7 @@ void IterationRun::issue_comm(int r) {
 
 // `full`: the tp ranks' data-parallel collectives of the bucket as live flows on the network.
 void IterationRun::launch_live(int r, double bytes, CollectiveOp op) {
-  const CollectiveEnvironment env{in_.topo, in_.router, in_.gpu.compute_capability};
+  const CollectiveEnvironment env{in_.topo, in_.router, in_.gpu.compute_capability, in_.hints};
   rank(r).set_live(in_.parallel.tp);
   for (int t = 0; t < in_.parallel.tp; ++t) {
     CollectiveRequest req;

@@ -46,6 +46,9 @@ struct IterationInputs {
   bool full = false;          // no memoised collectives: every collective runs as live flows
   bool record_timeline = false;
   CollectiveMemo* shared_memo = nullptr;  // reuse across runs on the same cluster (else a private one)
+  // What NCCL can use on this cluster (NVLS switches, SHARP NICs): graph_hints(cluster spec). The
+  // data-parallel collectives are planned with it, as `clustersim collective` plans them.
+  GraphHints hints = {};
 };
 
 // What a timeline span stands for.
