@@ -166,7 +166,11 @@ std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& no
     << "\nsequence_parallel = " << (r.seq_parallel == "yes" ? "true" : "false");
   // ZeRO-3 rows of SC'21 Table 2 (DeepSpeed) and llm-foundry's FSDP FULL_SHARD shard everything.
   const bool zero3 = fam == Family::LlmFoundry || contains(r.model, "ZeRO-3");
-  t << "\nzero = " << (zero3 ? 3 : 0) << "\n";
+  // NeMo's launcher configs of those runs (conf/training/gpt3/*.yaml at 3579cdb3) train with
+  // optim.name = distributed_fused_adam: apex's DistributedFusedAdam, which "implements the ZeRO-2
+  // algorithm" (its docstring): optimizer states and gradients sharded over the replicas.
+  const int zero = zero3 ? 3 : fam == Family::NeMo ? 2 : 0;
+  t << "\nzero = " << zero << "\n";
   t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << micro_batch_for(r, fam, dp)
     << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << recompute_for(r, fam)
     << "\"\niterations = 1\n";

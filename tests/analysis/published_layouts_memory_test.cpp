@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -70,6 +71,7 @@ struct Tally {
       std::snprintf(buf, sizeof buf, ": needs %.1f GiB of %.1f", static_cast<double>(r.required) / 1073741824.0,
                     static_cast<double>(r.capacity) / 1073741824.0);
       out_of_memory.push_back(label + buf);
+      if (std::getenv("DUMP_OOM")) std::printf("%s\n", scenarios::show_config(spec).c_str());
     }
   }
   void print(const char* what) const {
@@ -156,9 +158,10 @@ TEST_CASE("analysis::memory_for_scenario: no published training layout is refuse
     a100.check("training.csv:" + std::to_string(row.line) + " " + row.model, *spec);
   }
   a100.print("training.csv");
+  // DUMP_OOM=1 prints the scenario of each refused layout (show_config) to study it.
   // Known misses, listed by the print above and in docs/memory.md: the goal is none. A ratchet so
   // that no new layout is refused; lower the bound as they are fixed.
-  constexpr std::size_t kKnownTrainingMisses = 9, kKnownModernMisses = 5;
+  constexpr std::size_t kKnownTrainingMisses = 2, kKnownModernMisses = 5;
   CHECK(a100.out_of_memory.size() <= kKnownTrainingMisses);
 
   Tally modern;
