@@ -13,6 +13,7 @@
 #include "topology/builders.h"
 #include "topology/catalog.h"
 #include "topology/routing.h"
+#include "collective_test_util.h"
 #include "workloads/collectives/collective_runner.h"
 
 using namespace clustersim;
@@ -20,17 +21,7 @@ using workloads::CollectiveAlgo;
 using workloads::CollectiveOp;
 
 namespace {
-struct Cluster {
-  topology::ClusterSpec spec;
-  topology::Topology topo;
-  topology::Router router;
-  workloads::CollectiveEnvironment env;
-  explicit Cluster(topology::ClusterSpec s)
-      : spec(std::move(s)),
-        topo(topology::build_cluster(spec)),
-        router(topo),
-        env{topo, router, topology::find_gpu(spec.node.gpu)->compute_capability, workloads::graph_hints(spec)} {}
-};
+using Cluster = testing::CollectiveCluster;
 
 topology::ClusterSpec dgx_h100(int nodes, std::optional<topology::Fabric> fabric) {
   topology::ClusterSpec s;

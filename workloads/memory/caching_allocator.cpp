@@ -226,11 +226,7 @@ bool CachingAllocatorModel::release_oversize_blocks() {
     if (!seg.live || seg.expandable || seg.size < options_.max_split_size) continue;
     const int b = seg.last_block;
     if (blocks_[b].allocated || blocks_[b].prev >= 0) continue;
-    erase_free(b);
-    spare_blocks_.push_back(b);
-    seg.live = false;
-    stats_.reserved -= seg.size;
-    --stats_.num_segments;
+    release_segment(seg);
     released = true;
   }
   return released;
@@ -244,14 +240,18 @@ bool CachingAllocatorModel::release_free_segments() {
     if (!seg.live || seg.expandable) continue;
     const int b = seg.last_block;
     if (blocks_[b].allocated || blocks_[b].prev >= 0 || blocks_[b].next >= 0) continue;
-    erase_free(b);
-    spare_blocks_.push_back(b);
-    seg.live = false;
-    stats_.reserved -= seg.size;
-    --stats_.num_segments;
+    release_segment(seg);
     released = true;
   }
   return released;
+}
+
+void CachingAllocatorModel::release_segment(Segment& seg) {
+  erase_free(seg.last_block);
+  spare_blocks_.push_back(seg.last_block);
+  seg.live = false;
+  stats_.reserved -= seg.size;
+  --stats_.num_segments;
 }
 
 void CachingAllocatorModel::empty_cache() { release_free_segments(); }

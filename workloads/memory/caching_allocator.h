@@ -103,6 +103,7 @@ class CachingAllocatorModel {
   bool reserve(std::uint64_t bytes);
   bool release_oversize_blocks();
   bool release_free_segments();
+  void release_segment(Segment& seg);  // its one free block back to the spares, its bytes to CUDA
   bool should_split(Pool pool, std::uint64_t block_size, std::uint64_t rounded) const;
   void insert_free(int b);
   void erase_free(int b);
