@@ -39,7 +39,7 @@ std::string gbs(sim::BytesPerSec b) { return fmt::format("{:g}", b.value / 1e9);
 std::string us(sim::SimTime t) { return fmt::format("{:g}", t.us()); }
 
 std::string gpus() {
-  std::vector<Row> rows{{"id", "FP32", "TF32", "FP16", "BF16", "FP8", "mem GB", "HBM GB/s", "NVLink (usable/dir)",
+  std::vector<Row> rows{{"id", "FP32", "TF32", "FP16", "BF16", "FP8", "mem GiB", "HBM GB/s", "NVLink (usable/dir)",
                          "PCIe", "TDP W", "SMs", "price $", "source"}};
   for (const auto& g : topology::all_gpus()) {
     const std::string nvl = g.nvlink_links > 0 ? fmt::format("{} x {:g} = {:g} GB/s", g.nvlink_links,
@@ -47,11 +47,11 @@ std::string gpus() {
                                                              g.nvlink_usable_per_dir().value / 1e9)
                                                : "-";
     rows.push_back({g.id, tflops(g.fp32), tflops(g.tf32), tflops(g.fp16), tflops(g.bf16), tflops(g.fp8),
-                    fmt::format("{:g}", g.memory.value / 1e9), gbs(g.memory_bandwidth), nvl,
+                    fmt::format("{:g}", g.memory.value / 1073741824.0), gbs(g.memory_bandwidth), nvl,
                     fmt::format("gen{}", g.pcie_gen), fmt::format("{:g}", g.tdp.value), std::to_string(g.sms),
                     g.price_usd > 0 ? fmt::format("{:g}", g.price_usd) : "-", g.source});
   }
-  return table("GPUs (dense peak TFLOP/s; GB = 1e9 B; NVLink: links x NCCL-usable GB/s per direction)", rows);
+  return table("GPUs (dense peak TFLOP/s; GB = 1e9 B, GiB = 2^30 B: an \"80 GB\" part holds 80 GiB; NVLink: links x NCCL-usable GB/s per direction)", rows);
 }
 
 std::string nodes() {
