@@ -58,8 +58,11 @@ void print_best(const analysis::SweepTable& table, const std::string& metric) {
     std::printf("best %s: no point ran\n", metric.c_str());
     return;
   }
+  // The CSV keeps full precision for scripts; the summary line shows 6 significant digits.
+  char shown[32];
+  std::snprintf(shown, sizeof shown, "%.6g", std::strtod(best->value.c_str(), nullptr));
   std::printf("best %s (%s): %s at point %s:%s\n", metric.c_str(), best->higher_is_better ? "highest" : "lowest",
-              best->value.c_str(), best->point.c_str(), best->where.c_str());
+              shown, best->point.c_str(), best->where.c_str());
 }
 
 }  // namespace
