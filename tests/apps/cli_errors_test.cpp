@@ -2,6 +2,8 @@
 // choices, and exit code 2 -- never a crash.
 #include <doctest/doctest.h>
 
+#include <sstream>
+
 #include "cli_test_util.h"
 
 using clustersim::testing::run_cli;
@@ -82,4 +84,30 @@ TEST_CASE("apps::collective: the same command prints byte-identical output") {
   const auto b = run_cli(args);
   REQUIRE(a.exit_code == 0);
   CHECK(a.out == b.out);
+}
+
+TEST_CASE("apps::collective: every algorithm a refusal suggests runs on the same cluster") {
+  // A refusal that suggests an algorithm which is refused too sends the user in circles. The
+  // suggestions are read from the message ("use a, b or c") and each is run on the same cluster.
+  for (const char* cluster : {"--node 2x-rtx4090-pcie4 --nodes 1", "--node dgx-a100-80gb --nodes 1"}) {
+    const std::string base = std::string("collective ") + cluster + " --op allreduce -b 1M -e 1M --algo ";
+    const auto refused = clustersim::testing::run_cli(base + "hierarchical");
+    REQUIRE(refused.exit_code == 2);
+    const std::size_t use = refused.err.find("; use ");
+    REQUIRE(use != std::string::npos);
+    std::string list = refused.err.substr(use + 6);
+    list = list.substr(0, list.find('\n'));
+    for (char& c : list) {
+      if (c == ',') c = ' ';
+    }
+    std::istringstream words(list);
+    int suggested = 0;
+    for (std::string algo; words >> algo;) {
+      if (algo == "or") continue;
+      ++suggested;
+      INFO(cluster << ": suggested --algo " << algo);
+      CHECK(clustersim::testing::run_cli(base + algo).exit_code == 0);
+    }
+    CHECK(suggested >= 2);
+  }
 }

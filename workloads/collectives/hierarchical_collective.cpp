@@ -21,7 +21,7 @@ std::vector<std::vector<CollectiveRequest>> hierarchical_stages(const topology::
   const std::size_t ppn = servers.front().size();
   if (servers.size() < 2) {
     throw std::invalid_argument("hierarchical splits intra-node and inter-node stages, but all " +
-                                std::to_string(req.ranks.size()) + " GPUs are on one node; use ring, tree or in-network");
+                                std::to_string(req.ranks.size()) + " GPUs are on one node; use ring, tree or auto");
   }
   for (const auto& s : servers) {
     if (s.size() != ppn) {
