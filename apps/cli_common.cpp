@@ -4,9 +4,13 @@
 #include <CLI/CLI.hpp>
 
 #include <cctype>
+#include <algorithm>
 #include <charconv>
+#include <string>
+#include <vector>
 
 #include "scenarios/loader.h"
+#include "scenarios/scenario_error.h"
 #include "topology/catalog.h"
 
 namespace clustersim::apps {
@@ -20,11 +24,36 @@ std::string join(const std::vector<std::string_view>& items, std::string_view se
   return out;
 }
 
+namespace {
+
+// "; did you mean '--nodes'?" for the first argument that looks like a flag the verb does not
+// have and is close to one it has; "" otherwise.
+std::string flag_suggestion(const CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+  }
+  const std::vector<std::string_view> candidates(names.begin(), names.end());
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.size() < 3 || arg.substr(0, 2) != "--") continue;
+    const std::string_view flag = arg.substr(0, arg.find('='));
+    if (std::find(candidates.begin(), candidates.end(), flag) != candidates.end()) continue;
+    const std::string guess = scenarios::did_you_mean(flag, candidates);
+    if (!guess.empty()) return "; did you mean '" + guess + "'?";
+  }
+  return "";
+}
+
+}  // namespace
+
 std::optional<int> parse_args(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    throw CliError(std::string(e.what()) + flag_suggestion(app, argc, argv));
   } catch (const CLI::ParseError& e) {
     throw CliError(e.what());
   }

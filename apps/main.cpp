@@ -4,6 +4,8 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "apps/cli_common.h"
 #include "apps/verbs.h"
@@ -42,6 +44,10 @@ int main(int argc, char** argv) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+  if (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "-V") == 0) {
+    std::printf("clustersim %s\n", CLUSTERSIM_VERSION);
+    return 0;
+  }
   for (const Verb& v : kVerbs) {
     if (std::strcmp(argv[1], v.name) != 0) continue;
     try {
@@ -60,7 +66,11 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::fprintf(stderr, "clustersim: error: unknown verb '%s'\n", argv[1]);
+  std::vector<std::string_view> names;
+  for (const Verb& v : kVerbs) names.emplace_back(v.name);
+  const std::string guess = clustersim::scenarios::did_you_mean(argv[1], names);
+  std::fprintf(stderr, "clustersim: error: unknown verb '%s'%s\n", argv[1],
+               guess.empty() ? "" : ("; did you mean '" + guess + "'?").c_str());
   usage(stderr);
   return 2;
 }

@@ -111,3 +111,15 @@ TEST_CASE("apps::collective: every algorithm a refusal suggests runs on the same
     CHECK(suggested >= 2);
   }
 }
+
+TEST_CASE("apps: --version prints the version; a mistyped verb or flag gets a did-you-mean") {
+  const auto v = clustersim::testing::run_cli("--version");
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.rfind("clustersim ", 0) == 0);
+  const auto verb = clustersim::testing::run_cli("colective --node dgx-h100");
+  CHECK(verb.exit_code == 2);
+  CHECK(verb.err.find("did you mean 'collective'?") != std::string::npos);
+  const auto flag = clustersim::testing::run_cli("collective --node dgx-h100 --nodse 2");
+  CHECK(flag.exit_code == 2);
+  CHECK(flag.err.find("did you mean '--nodes'?") != std::string::npos);
+}
