@@ -119,7 +119,7 @@ TEST_CASE("apps: --version prints the version; a mistyped verb or flag gets a di
   const auto verb = clustersim::testing::run_cli("colective --node dgx-h100");
   CHECK(verb.exit_code == 2);
   CHECK(verb.err.find("did you mean 'collective'?") != std::string::npos);
-  const auto flag = clustersim::testing::run_cli("collective --node dgx-h100 --nodse 2");
+  const auto flag = clustersim::testing::run_cli("collective --node dgx-h100 --explian");
   CHECK(flag.exit_code == 2);
-  CHECK(flag.err.find("did you mean '--nodes'?") != std::string::npos);
+  CHECK(flag.err.find("did you mean '--explain'?") != std::string::npos);
 }
