@@ -1,5 +1,6 @@
 // Shared command-line helpers (see cli_common.h).
 #include "apps/cli_common.h"
+#include "apps/verb_examples.h"
 
 #include <CLI/CLI.hpp>
 
@@ -48,6 +49,8 @@ std::string flag_suggestion(const CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 std::optional<int> parse_args(CLI::App& app, int argc, char** argv) {
+  const std::string name = app.get_name();  // "clustersim <verb>"
+  app.footer(examples_footer(name.substr(name.find(' ') + 1)));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
