@@ -1318,8 +1318,7 @@ std::string show_config(const ScenarioSpec& spec) {
       << "algorithm = " << quote_str(name_of(kSyncAlgorithms, spec.sync.algorithm)) << "\n"
       << "bucket_mb = " << toml_float(spec.sync.bucket_mb) << "\n"
       << "overlap_grad_reduce = " << b(spec.sync.overlap) << "  # also accepted as overlap\n"
-      << "overlap_param_gather = " << b(spec.sync.param_gather_overlapped(p))
-      << (spec.sync.overlap_param_gather ? "" : "  # default: distributed_optimizer") << "\n"
+      << "overlap_param_gather = " << b(spec.sync.param_gather_overlapped(p)) << "\n"
       << "tp_comm_overlap = " << b(spec.sync.tp_comm_overlap) << "\n"
       << "fsdp_prefetch = " << b(spec.sync.fsdp_prefetch) << "\n\n";
 

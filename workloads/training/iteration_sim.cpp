@@ -57,10 +57,10 @@ IterationBreakdown breakdown_of(const RankTimes& st, double iteration_start, dou
   b.compute = st.busy;
   b.tp_comm = st.tp;
   const double compute_span = st.last_compute_end - iteration_start;
-  b.pipeline_bubble = std::max(0.0, compute_span - st.busy - st.tp - st.gather_wait);
+  b.pipeline_bubble = std::max(0.0, compute_span - st.busy - st.tp - st.dp_in_steps);
   const double opt = st.optimizer;
   b.optimizer = opt;
-  b.dp_exposed = st.gather_wait + std::max(0.0, (st.optimizer_start - st.last_compute_end)) +
+  b.dp_exposed = st.dp_in_steps + std::max(0.0, (st.optimizer_start - st.last_compute_end)) +
                  std::max(0.0, st.done - st.optimizer_start - opt);
   b.exposed_comm = b.tp_comm + b.dp_exposed;
   b.other = std::max(0.0, iteration_s - b.compute - b.exposed_comm - b.pipeline_bubble - b.optimizer);
@@ -335,8 +335,10 @@ void IterationRun::try_start(int r) {
   const std::size_t index = rk.step_index();
   const double compute = step->forward ? c.fwd_compute : c.bwd_compute;
   const double comm = step->forward ? c.fwd_comm : c.bwd_comm;
+  const double tp = step->forward ? c.fwd_tp : c.bwd_tp;
   const StepOverlap overlap{step->forward ? c.fwd_tp_hidden : c.bwd_tp_hidden,
-                            step->forward ? c.fwd_sm_cost : c.bwd_sm_cost, gather_wait(r, *step, compute + comm)};
+                            step->forward ? c.fwd_sm_cost : c.bwd_sm_cost, gather_wait(r, *step, compute + comm),
+                            std::max(0.0, comm - tp), step->forward ? c.fwd_dp : c.bwd_dp};
   const double dur = rk.start_step(now(), compute, comm, overlap);
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kStepDone, r, index));
   // Gradient buckets this backward produces become ready as its layers finish (with overlap),

@@ -26,7 +26,8 @@ struct RankTimes {
   double tp = 0;                // blocking communication inside the steps
   double tp_hidden = 0;         // tensor-parallel communication hidden behind GEMMs
   double sm_cost = 0;           // part of `busy`: GEMMs slowed by the overlapped collectives' SMs
-  double gather_wait = 0;       // steps waiting for their parameters' all-gathers
+  double dp_in_steps = 0;       // data-parallel communication blocking the steps (parameter
+                                // all-gathers, ZeRO-3's per-layer collectives)
   double dp_comm = 0;           // data-parallel collectives on the communication stream
   double last_compute_end = 0;  // end of the last step
   double optimizer_start = 0, optimizer = 0;
@@ -34,10 +35,12 @@ struct RankTimes {
 };
 
 // What overlapped communication adds to a step (seconds): tensor-parallel time hidden in it, the
-// GEMMs' extra time for that (already part of its compute), and the wait for its parameters'
-// all-gathers (lengthens it).
+// GEMMs' extra time for that (already part of its compute), the wait for its parameters'
+// all-gathers (lengthens it), and of its comm the data-parallel part (ZeRO-3) and how long the
+// data-parallel collectives inside it ran in all.
 struct StepOverlap {
   double tp_hidden_s = 0, sm_cost_s = 0, gather_wait_s = 0;
+  double dp_blocking_s = 0, dp_comm_s = 0;
 };
 
 class PipelineRank {

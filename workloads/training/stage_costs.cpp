@@ -149,6 +149,8 @@ ChunkCost layers_cost(int layers, const LayerCompute& lc, const LayerTensorParal
     const double b = fsdp_pass_s(layers, lc.bwd + tp.bwd_sm + tp.bwd, z3.all_gather, z3.reduce_scatter, fsdp_prefetch);
     c.fwd_comm = f - c.fwd_compute;
     c.bwd_comm = b - c.bwd_compute;
+    c.fwd_dp = layers * z3.all_gather;
+    c.bwd_dp = layers * (z3.all_gather + z3.reduce_scatter);
   }
   return c;
 }

@@ -38,6 +38,9 @@ struct ChunkCost {
   // tp_comm_overlap: tensor-parallel seconds hidden behind GEMMs, and the GEMMs' extra time (in
   // the compute above) from the SMs the overlapped collectives hold.
   double fwd_tp_hidden = 0, bwd_tp_hidden = 0, fwd_sm_cost = 0, bwd_sm_cost = 0;
+  // ZeRO-3: seconds its per-layer gathers and reduce-scatters run in a pass, hidden or not; the
+  // exposed part is the comm above less the tensor-parallel part.
+  double fwd_dp = 0, bwd_dp = 0;
   double params = 0;                        // parameters per tensor-parallel rank
   int layers = 0;
 };
