@@ -51,6 +51,9 @@ std::string run_json(const RunReport& r) {
   j["details"] = {{"critical_pipeline_rank", r.iteration.critical_rank},
                   {"tp_comm_s", b.tp_comm},
                   {"dp_exposed_s", b.dp_exposed},
+                  {"tp_overlapped_s", b.tp_overlapped},
+                  {"dp_overlapped_s", b.dp_overlapped},
+                  {"overlap_sm_cost_s", b.overlap_sm_cost},
                   {"model_flops_per_iteration", r.iteration.model_flops},
                   {"hardware_flops_per_iteration", r.iteration.hardware_flops},
                   {"datasheet_peak_flops_per_gpu", r.datasheet_peak_flops},
@@ -99,6 +102,9 @@ std::string run_text(const RunReport& r) {
   out += fmt::format("    compute            {:>10}  {:5.1f}%\n", human_time(b.compute), pct(b.compute));
   out += fmt::format("    exposed comm       {:>10}  {:5.1f}%   (tensor-parallel {}, data-parallel {})\n",
                      human_time(b.exposed_comm), pct(b.exposed_comm), human_time(b.tp_comm), human_time(b.dp_exposed));
+  out += fmt::format("    overlapped comm    {:>10}           (hidden: tensor-parallel {}, data-parallel {}; GEMMs slowed {})\n",
+                     human_time(b.tp_overlapped + b.dp_overlapped), human_time(b.tp_overlapped),
+                     human_time(b.dp_overlapped), human_time(b.overlap_sm_cost));
   out += fmt::format("    pipeline bubble    {:>10}  {:5.1f}%\n", human_time(b.pipeline_bubble), pct(b.pipeline_bubble));
   out += fmt::format("    optimizer          {:>10}  {:5.1f}%\n", human_time(b.optimizer), pct(b.optimizer));
   out += fmt::format("    other              {:>10}  {:5.1f}%\n", human_time(b.other), pct(b.other));

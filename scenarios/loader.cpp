@@ -91,7 +91,8 @@ constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual
                                               "zero", "distributed_optimizer"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens"};
-constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap"};
+constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap", "overlap_grad_reduce",
+                                          "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch"};
 constexpr std::string_view kCostKeys[] = {"gpu_hour_usd", "electricity_usd_per_kwh"};
 
 // ---------------------------------------------------------------------------------------------
@@ -312,6 +313,7 @@ class Loader {
   bool read_parallelism(const toml::table* t);
   bool read_training(const toml::table* t);
   bool read_sync(const toml::table* t);
+  void check_overlap(std::optional<bool> overlap, std::optional<bool> overlap_grad_reduce);
   void read_model_constants(const toml::table* t);
   void read_cost(const toml::table* t);
   void read_constants_file(const std::string& path, const KeyOrigin& include_at);
@@ -950,9 +952,38 @@ bool Loader::read_sync(const toml::table* t) {
   Section s(*this, t, "sync", kSyncKeys);
   if (auto v = s.choice("algorithm", kSyncAlgorithms)) spec_.sync.algorithm = *v;
   if (auto v = s.number("bucket_mb", 0.0, true, "25")) spec_.sync.bucket_mb = *v;
-  if (auto v = s.boolean("overlap")) spec_.sync.overlap = *v;
+  const auto overlap = s.boolean("overlap");
+  const auto overlap_grad_reduce = s.boolean("overlap_grad_reduce");
+  if (overlap) spec_.sync.overlap = *overlap;
+  if (overlap_grad_reduce) spec_.sync.overlap = *overlap_grad_reduce;
+  if (auto v = s.boolean("overlap_param_gather")) spec_.sync.overlap_param_gather = *v;
+  if (auto v = s.boolean("tp_comm_overlap")) spec_.sync.tp_comm_overlap = *v;
+  if (auto v = s.boolean("fsdp_prefetch")) spec_.sync.fsdp_prefetch = *v;
   s.finish();
+  check_overlap(overlap, overlap_grad_reduce);
   return error_count() == before;
+}
+
+// The overlap switches against each other and the layout (workloads/training/overlap.h).
+void Loader::check_overlap(std::optional<bool> overlap, std::optional<bool> overlap_grad_reduce) {
+  if (overlap && overlap_grad_reduce && *overlap != *overlap_grad_reduce) {
+    const bool overlap_set = override_of_.count("sync.overlap") > 0;
+    if (overlap_set != (override_of_.count("sync.overlap_grad_reduce") > 0)) {
+      spec_.sync.overlap = overlap_set ? *overlap : *overlap_grad_reduce;  // --set wins over the file
+    } else {
+      error_at_key("sync.overlap_grad_reduce",
+                   std::string("overlap_grad_reduce = ") + (*overlap_grad_reduce ? "true" : "false") +
+                       " contradicts overlap = " + (*overlap ? "true" : "false") +
+                       " in [sync]; overlap is the older name of the same switch",
+                   "keep one of the two keys");
+    }
+  }
+  // With tp = 1 there is nothing to overlap (Megatron-Bridge turns it off); no error.
+  if (parallel_ok_ && spec_.sync.tp_comm_overlap && spec_.parallel.tp > 1 && !spec_.parallel.sequence_parallel)
+    error_at_key("sync.tp_comm_overlap",
+                 "tp_comm_overlap = true needs sequence parallelism, but [parallelism] sequence_parallel = false",
+                 "Transformer Engine overlaps the sequence-parallel all-gathers and reduce-scatters with their GEMMs: "
+                 "set [parallelism] sequence_parallel = true, or tp_comm_overlap = false");
 }
 
 void Loader::read_constants_file(const std::string& path, const KeyOrigin& include_at) {
@@ -1286,7 +1317,10 @@ std::string show_config(const ScenarioSpec& spec) {
   out << "[sync]\n"
       << "algorithm = " << quote_str(name_of(kSyncAlgorithms, spec.sync.algorithm)) << "\n"
       << "bucket_mb = " << toml_float(spec.sync.bucket_mb) << "\n"
-      << "overlap = " << b(spec.sync.overlap) << "\n\n";
+      << "overlap_grad_reduce = " << b(spec.sync.overlap) << "  # also accepted as overlap\n"
+      << "overlap_param_gather = " << b(spec.sync.param_gather_overlapped(p)) << "\n"
+      << "tp_comm_overlap = " << b(spec.sync.tp_comm_overlap) << "\n"
+      << "fsdp_prefetch = " << b(spec.sync.fsdp_prefetch) << "\n\n";
 
   out << "[model_constants]\n";
   if (!spec.constants_include.empty()) out << "# included from " << quote_str(spec.constants_include) << "\n";

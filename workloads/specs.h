@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "topology/catalog.h"
@@ -79,10 +80,23 @@ struct TrainingSpec {
 
 enum class SyncAlgorithm : std::uint8_t { Ring, Tree, HalvingDoubling, Hierarchical, Direct, InNetwork, Auto };
 
+// Which communication runs behind computation, as the frameworks schedule it (the rules:
+// workloads/training/overlap.h; the defaults and their sources: docs/scenario.md [sync]).
 struct SyncSpec {
   SyncAlgorithm algorithm = SyncAlgorithm::Ring;
   double bucket_mb = 25.0;
-  bool overlap = true;
+  bool overlap = true;                // [sync] overlap_grad_reduce (older name: overlap): buckets
+                                      // reduced while the backward pass goes on
+  std::optional<bool> overlap_param_gather;  // sharded optimizer: the next forward hides the
+                                      // parameter all-gathers; unset = distributed_optimizer
+  bool tp_comm_overlap = false;       // tensor-parallel collectives behind their GEMMs (needs SP)
+  bool fsdp_prefetch = true;          // ZeRO-3: the next layer's all-gather runs ahead
+
+  // Megatron-LM/NeMo recipes overlap the gather with the distributed optimizer; DeepSpeed's
+  // ZeRO-1/2 gathers right after the step.
+  bool param_gather_overlapped(const ParallelSpec& p) const {
+    return overlap_param_gather.value_or(p.distributed_optimizer);
+  }
 };
 
 }  // namespace clustersim::workloads

@@ -81,6 +81,9 @@ void check_same(const ScenarioSpec& a, const ScenarioSpec& b) {
   CHECK(a.sync.algorithm == b.sync.algorithm);
   CHECK(a.sync.bucket_mb == b.sync.bucket_mb);
   CHECK(a.sync.overlap == b.sync.overlap);
+  CHECK(a.sync.param_gather_overlapped(a.parallel) == b.sync.param_gather_overlapped(b.parallel));
+  CHECK(a.sync.tp_comm_overlap == b.sync.tp_comm_overlap);
+  CHECK(a.sync.fsdp_prefetch == b.sync.fsdp_prefetch);
   CHECK(a.model_constants == b.model_constants);
   CHECK(a.cost.gpu_hour_usd == b.cost.gpu_hour_usd);
   CHECK(a.cost.has_gpu_hour == b.cost.has_gpu_hour);
@@ -394,7 +397,8 @@ TEST_CASE("scenarios::--set: a bad override is validated and the error names the
         "    hint: for example: bucket_mb = 25\n");
   CHECK(format_error_of(base, {"sync.bukcet_mb=5"}) ==
         "--set sync.bukcet_mb=5: error: unknown key 'bukcet_mb' in [sync]; did you mean 'bucket_mb'?\n"
-        "    hint: valid keys in [sync]: algorithm, bucket_mb, overlap\n");
+        "    hint: valid keys in [sync]: algorithm, bucket_mb, overlap, overlap_grad_reduce, overlap_param_gather, "
+        "tp_comm_overlap, fsdp_prefetch\n");
   CHECK(format_error_of(base, {"parallelism.tp=3"}).rfind("--set parallelism.tp=3: error: tp = 3 does not divide heads = 16", 0) == 0);
   CHECK(format_error_of(base, {"tp"}) ==
         "--set tp: error: an override must look like section.key=value\n"
@@ -507,4 +511,44 @@ TEST_CASE("scenarios::parse_scenario: malformed input of any shape is a Scenario
     CAPTURE(text);
     CHECK_THROWS_AS((void)parse_scenario(text, "s.toml"), ScenarioError);
   }
+}
+
+TEST_CASE("scenarios::[sync] overlap keys: the frameworks' defaults, the older name, and --set over the file") {
+  const std::string base = "[cluster]\nnode = \"dgx-h100\"\n[model]\npreset = \"llama3-8b\"\n"
+                           "[parallelism]\ntp = 2\nsequence_parallel = true\n";
+  const ScenarioSpec d = parse_scenario(base, "s.toml");
+  CHECK(d.sync.overlap);               // overlap_grad_reduce: DDP and the NeMo recipes overlap
+  CHECK(!d.sync.overlap_param_gather.has_value());
+  CHECK(!d.sync.param_gather_overlapped(d.parallel));  // no distributed optimizer: gathered after the step
+  CHECK(!d.sync.tp_comm_overlap);      // Megatron-LM's --tp-comm-overlap is opt-in
+  CHECK(d.sync.fsdp_prefetch);         // PyTorch FSDP prefetches by default
+  const ScenarioSpec dist = parse_scenario(base + "distributed_optimizer = true\n", "s.toml");
+  CHECK(dist.sync.param_gather_overlapped(dist.parallel));  // Megatron/NeMo recipes with the distributed optimizer
+  const ScenarioSpec off = parse_scenario(base + "distributed_optimizer = true\n[sync]\noverlap_param_gather = false\n"
+                                                 "overlap_grad_reduce = false\ntp_comm_overlap = true\nfsdp_prefetch = false\n",
+                                          "s.toml");
+  CHECK(!off.sync.param_gather_overlapped(off.parallel));
+  CHECK(!off.sync.overlap);
+  CHECK(off.sync.tp_comm_overlap);
+  CHECK(!off.sync.fsdp_prefetch);
+  // The older name and the new one agree, or the command line overrides the file's.
+  CHECK(!parse_scenario(base + "[sync]\noverlap = false\n", "s.toml").sync.overlap);
+  CHECK(!parse_scenario(base + "[sync]\noverlap = true\n", "s.toml", {"sync.overlap_grad_reduce=false"}).sync.overlap);
+  CHECK(parse_scenario(base + "[sync]\noverlap_grad_reduce = false\n", "s.toml", {"sync.overlap=true"}).sync.overlap);
+  CHECK(format_error_of(base + "[sync]\noverlap = true\noverlap_grad_reduce = false\n").find(
+            "overlap_grad_reduce = false contradicts overlap = true") != std::string::npos);
+  // Resolved values are shown.
+  const std::string shown = show_config(dist);
+  CHECK(shown.find("overlap_param_gather = true\n") != std::string::npos);
+  CHECK(shown.find("tp_comm_overlap = false\n") != std::string::npos);
+}
+
+TEST_CASE("scenarios::[sync] tp_comm_overlap needs sequence parallelism, except with nothing to overlap (tp = 1)") {
+  const std::string base = "[cluster]\nnode = \"dgx-h100\"\n[model]\npreset = \"llama3-8b\"\n";
+  CHECK(format_error_of(base + "[parallelism]\ntp = 2\n", {"sync.tp_comm_overlap=true"}) ==
+        "--set sync.tp_comm_overlap=true: error: tp_comm_overlap = true needs sequence parallelism, but [parallelism] "
+        "sequence_parallel = false\n"
+        "    hint: Transformer Engine overlaps the sequence-parallel all-gathers and reduce-scatters with their GEMMs: set "
+        "[parallelism] sequence_parallel = true, or tp_comm_overlap = false\n");
+  CHECK(format_error_of(base + "[parallelism]\ntp = 1\n", {"sync.tp_comm_overlap=true"}) == "(no error)");
 }

@@ -91,3 +91,24 @@ TEST_CASE("workloads::PipelineRank: the optimizer waits for the last step and th
   CHECK(rank.idle_step()->forward);
   CHECK(rank.times().busy == 0.0);
 }
+
+TEST_CASE("workloads::PipelineRank: the previous step's parameter all-gathers hold the stream; a gathering wait lengthens the step") {
+  const std::vector<PipelineStep> order{{0, 0, true}, {0, 0, false}};
+  PipelineRank rank(order, plan_gradient_buckets(order, {100.0}, rule(400)));
+  rank.begin_iteration();
+  rank.begin_param_gathers();
+  // The forward waits 0.25 s for its first bucket inside itself: exposed data-parallel time.
+  CHECK(rank.start_step(0.0, 1.0, 0.5, StepOverlap{0.2, 0.1, 0.25, 0.0, 0.0}) == 1.75);
+  rank.finish_step(1.75);
+  rank.start_step(1.75, 2.0, 0.0);
+  rank.bucket_ready();
+  CHECK(rank.start_reduction(2.0) == nullptr);  // still gathering
+  rank.finish_param_gathers();
+  CHECK(rank.start_reduction(2.5) != nullptr);
+  const RankTimes& t = rank.times();
+  CHECK(t.busy == 3.0);
+  CHECK(t.tp == 0.5);
+  CHECK(t.tp_hidden == 0.2);
+  CHECK(t.sm_cost == 0.1);
+  CHECK(t.dp_in_steps == 0.25);
+}

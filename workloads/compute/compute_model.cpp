@@ -30,7 +30,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 14> kConstants = {{
+constexpr std::array<ConstantDef, 15> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -79,6 +79,11 @@ constexpr std::array<ConstantDef, 14> kConstants = {{
     {"power_static_fraction", 0.42, 0.0, 0.95,
      "share of board power that does not scale with SM clock, in P/P_max = s + (1-s)(f/f_max)^3 "
      "(ratio); least-squares fit to Zeus NSDI'23 V100/A40 medians (hardware.md 4.3), rms 0.052"},
+    {"tp_overlap_sm_share", 0.10, 0.0, 0.9,
+     "share of the SMs Transformer Engine's userbuffers kernels hold while a tensor-parallel "
+     "collective is overlapped with a GEMM ([sync] tp_comm_overlap), so the GEMM runs at 1 - share "
+     "meanwhile (ratio); estimate: NeMo/Megatron-Bridge H100 userbuffers presets give the chunked "
+     "reduce-scatters num_sm 16-24, the bulk overlaps 2-24, ring-exchange all-gathers 1 of 132 SMs"},
 }};
 // power_demand_ratio is kept apart from the table above only so the fit comment can sit with it.
 constexpr ConstantDef kPowerDemand = {

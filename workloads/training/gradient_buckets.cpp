@@ -15,8 +15,7 @@ constexpr double kMiB = 1048576.0;
 // Per chunk: its buckets as (bytes, fraction of its backward done when they are ready).
 using ChunkBuckets = std::vector<std::vector<std::pair<double, double>>>;
 
-ChunkBuckets split_chunks(const std::vector<double>& chunk_params, const BucketRule& rule,
-                          std::vector<double>& param_buckets) {
+ChunkBuckets split_chunks(const std::vector<double>& chunk_params, const BucketRule& rule, GradientBuckets& g) {
   ChunkBuckets out(chunk_params.size());
   for (std::size_t c = 0; c < chunk_params.size(); ++c) {
     const double total = chunk_params[c] * rule.grad_bytes;
@@ -24,7 +23,8 @@ ChunkBuckets split_chunks(const std::vector<double>& chunk_params, const BucketR
       const double b = std::min(rule.bucket_bytes, total - done);
       done += b;
       out[c].emplace_back(b, done / total);
-      param_buckets.push_back(b);
+      g.param_buckets.push_back(b);
+      g.param_bucket_chunk.push_back(static_cast<int>(c));
     }
   }
   return out;
@@ -55,7 +55,7 @@ GradientBuckets plan_gradient_buckets(const std::vector<PipelineStep>& order, co
   GradientBuckets g;
   g.first_of_step.assign(order.size() + 1, 0);
   if (!rule.reduce) return g;
-  const ChunkBuckets chunk_buckets = split_chunks(chunk_params, rule, g.param_buckets);
+  const ChunkBuckets chunk_buckets = split_chunks(chunk_params, rule, g);
   const std::vector<int> last_backward = last_backward_of_chunk(order, chunk_params.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
     g.first_of_step[i] = static_cast<int>(g.reductions.size());

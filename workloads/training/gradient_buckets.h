@@ -29,6 +29,7 @@ struct Bucket {
 struct GradientBuckets {
   std::vector<Bucket> reductions;   // in the order their gradients appear
   std::vector<double> param_buckets;  // bytes of each bucket of one copy of the rank's gradients
+  std::vector<int> param_bucket_chunk;  // [bucket]: its model chunk
   std::vector<int> first_of_step;   // [step]: first index in `reductions` the step produces
 };
 

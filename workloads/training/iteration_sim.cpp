@@ -17,6 +17,7 @@
 #include "topology/network_model.h"
 #include "workloads/model/transformer_ops.h"
 #include "workloads/training/gradient_buckets.h"
+#include "workloads/training/overlap.h"
 #include "workloads/training/parallel_layout.h"
 #include "workloads/training/pipeline_rank.h"
 #include "workloads/training/pipeline_schedule.h"
@@ -40,7 +41,9 @@ CollectiveAlgo to_algo(SyncAlgorithm a) {
 }
 
 // Event tags: kind in the top 4 bits, pipeline rank in the next 20, an index in the low 40.
-enum Kind : std::uint64_t { kStepDone = 1, kBucketReady = 2, kCommDone = 3, kOptimizerDone = 4, kPpArrive = 5 };
+enum Kind : std::uint64_t {
+  kStepDone = 1, kBucketReady = 2, kCommDone = 3, kOptimizerDone = 4, kPpArrive = 5, kGathersDone = 6
+};
 
 std::uint64_t tag_of(Kind k, int rank, std::uint64_t index) {
   return (static_cast<std::uint64_t>(k) << 60) | (static_cast<std::uint64_t>(rank) << 40) | index;
@@ -54,24 +57,31 @@ IterationBreakdown breakdown_of(const RankTimes& st, double iteration_start, dou
   b.compute = st.busy;
   b.tp_comm = st.tp;
   const double compute_span = st.last_compute_end - iteration_start;
-  b.pipeline_bubble = std::max(0.0, compute_span - st.busy - st.tp);
+  b.pipeline_bubble = std::max(0.0, compute_span - st.busy - st.tp - st.dp_in_steps);
   const double opt = st.optimizer;
   b.optimizer = opt;
-  b.dp_exposed = std::max(0.0, (st.optimizer_start - st.last_compute_end)) +
+  b.dp_exposed = st.dp_in_steps + std::max(0.0, (st.optimizer_start - st.last_compute_end)) +
                  std::max(0.0, st.done - st.optimizer_start - opt);
   b.exposed_comm = b.tp_comm + b.dp_exposed;
   b.other = std::max(0.0, iteration_s - b.compute - b.exposed_comm - b.pipeline_bubble - b.optimizer);
+  b.tp_overlapped = st.tp_hidden;
+  b.dp_overlapped = std::max(0.0, st.dp_comm - b.dp_exposed);
+  b.overlap_sm_cost = st.sm_cost;
   return b;
 }
 
-void accumulate(IterationBreakdown& sum, const IterationBreakdown& b) {
-  sum.compute += b.compute;
-  sum.tp_comm += b.tp_comm;
-  sum.dp_exposed += b.dp_exposed;
-  sum.exposed_comm += b.exposed_comm;
-  sum.pipeline_bubble += b.pipeline_bubble;
-  sum.optimizer += b.optimizer;
-  sum.other += b.other;
+// sum += scale x b, field by field.
+void accumulate(IterationBreakdown& sum, const IterationBreakdown& b, double scale = 1.0) {
+  sum.compute += scale * b.compute;
+  sum.tp_comm += scale * b.tp_comm;
+  sum.dp_exposed += scale * b.dp_exposed;
+  sum.exposed_comm += scale * b.exposed_comm;
+  sum.pipeline_bubble += scale * b.pipeline_bubble;
+  sum.optimizer += scale * b.optimizer;
+  sum.other += scale * b.other;
+  sum.tp_overlapped += scale * b.tp_overlapped;
+  sum.dp_overlapped += scale * b.dp_overlapped;
+  sum.overlap_sm_cost += scale * b.overlap_sm_cost;
 }
 
 // The memo's counters when a run starts, so a shared memo reports only this run's work.
@@ -105,8 +115,11 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
 
  private:
   void plan_ranks();
+  void plan_param_gathers(int r, const std::vector<PipelineStep>& order);
   void plan_pipeline_routes();
   void start_iteration();
+  void start_param_gathers(int r);
+  double gather_wait(int r, const PipelineStep& step, double work_s) const;
   int finish_iteration(IterationBreakdown& sum);
   // Compute stream and pipeline sends.
   void try_start(int r);
@@ -123,6 +136,9 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   double dp_time(double bytes, CollectiveOp op);
   const char* reduction_name() const { return in_.parallel.shards_optimizer() ? "reduce-scatter" : "all-reduce"; }
   double reduction_bytes_sent(const Bucket& b) const;
+  double param_bytes(double grad_bytes) const {
+    return grad_bytes / grad_reduce_bytes(in_.training.precision) * activation_bytes(in_.training.precision);
+  }
 
   PipelineRank& rank(int r) { return ranks_[static_cast<std::size_t>(r)]; }
   int rank_of_vs(int vs) const { return vs % pp_; }
@@ -140,6 +156,11 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   CollectiveAlgo dp_algo_;
   StageCosts costs_;
   std::vector<PipelineRank> ranks_;
+  // overlap_param_gather: per rank, its gathers at the iteration start and, per chunk, the index
+  // of its first forward (the pass they gate).
+  bool param_gather_overlap_ = false;
+  std::vector<ParamGatherSchedule> gathers_;
+  std::vector<std::vector<std::size_t>> first_forward_;
   std::vector<char> fwd_ready_, bwd_ready_;  // [vs * m + mb]: the pass's input has arrived
   std::vector<topology::Route> pp_routes_;   // [vs]: rank of vs -> rank of vs + 1 (and reverse at +vstages)
   std::vector<std::unique_ptr<CollectiveAlgorithm>> live_;
@@ -166,7 +187,9 @@ IterationRun::IterationRun(const IterationInputs& in)
   CLUSTERSIM_CHECK(m_ >= 1, "at least one micro-batch per replica");
   const auto t0 = std::chrono::steady_clock::now();
   costs_ = plan_stage_costs(StageCostInputs{in.model, in.parallel, in.training, in.compute, layout_, memo_, dp_algo_,
-                                            v_, m_});
+                                            v_, m_, in.sync.tp_comm_overlap && in.parallel.sequence_parallel,
+                                            in.sync.fsdp_prefetch});
+  param_gather_overlap_ = in.parallel.shards_optimizer() && in.sync.param_gather_overlapped(in.parallel);
   result_.tp_bytes_per_gpu = costs_.tp_bytes_per_gpu;
   result_.pp_bytes_per_gpu = costs_.pp_bytes_per_gpu;
   plan_ranks();
@@ -191,9 +214,28 @@ void IterationRun::plan_ranks() {
     for (int c = 0; c < v_; ++c) chunk_params.push_back(costs_.chunks[static_cast<std::size_t>(c * pp_ + r)].params);
     GradientBuckets buckets = plan_gradient_buckets(order, chunk_params, rule);
     for (const Bucket& b : buckets.reductions) reduced += b.bytes;
-    ranks_.emplace_back(std::move(order), std::move(buckets));
+    ranks_.emplace_back(order, std::move(buckets));
+    plan_param_gathers(r, order);
   }
   result_.dp_bytes_per_gpu = dp_bytes_per_gpu(reduced, in_.model, in_.parallel, in_.training, m_);
+}
+
+// overlap_param_gather: the rank's all-gathers, chunk by chunk in forward order (a chunk's
+// buckets were cut from its last layer, so reversed), and the forwards they gate.
+void IterationRun::plan_param_gathers(int r, const std::vector<PipelineStep>& order) {
+  gathers_.emplace_back();
+  first_forward_.emplace_back(static_cast<std::size_t>(v_), order.size());
+  if (!param_gather_overlap_ || !rank(r).has_reductions()) return;
+  const GradientBuckets& g = rank(r).buckets();
+  std::vector<std::vector<GatherBucket>> chunks(static_cast<std::size_t>(v_));
+  for (std::size_t i = g.param_buckets.size(); i-- > 0;) {
+    const double bytes = param_bytes(g.param_buckets[i]);
+    chunks[static_cast<std::size_t>(g.param_bucket_chunk[i])].push_back({bytes, dp_time(bytes, CollectiveOp::AllGather)});
+  }
+  gathers_.back() = schedule_param_gathers(chunks);
+  for (std::size_t i = order.size(); i-- > 0;) {
+    if (order[i].forward) first_forward_.back()[static_cast<std::size_t>(order[i].chunk)] = i;
+  }
 }
 
 void IterationRun::plan_pipeline_routes() {
@@ -246,7 +288,39 @@ void IterationRun::start_iteration() {
   std::fill(bwd_ready_.begin(), bwd_ready_.end(), 0);
   for (int mb = 0; mb < m_; ++mb) fwd_ready_[static_cast<std::size_t>(mb)] = 1;  // vs 0 reads its input
   for (PipelineRank& rk : ranks_) rk.begin_iteration();
+  for (int r = 0; r < pp_; ++r) start_param_gathers(r);
   for (int r = 0; r < pp_; ++r) try_start(r);
+}
+
+// The previous step's parameter all-gathers, back to back from the iteration start (memoised).
+void IterationRun::start_param_gathers(int r) {
+  const ParamGatherSchedule& s = gathers_[static_cast<std::size_t>(r)];
+  if (s.total_s <= 0) return;
+  PipelineRank& rk = rank(r);
+  rk.begin_param_gathers();
+  rk.add_dp_comm(s.total_s);
+  sim_.schedule_in(sim::SimTime::from_seconds(s.total_s), this, tag_of(kGathersDone, r, 0));
+  if (!recording_) return;
+  const double n = in_.parallel.dp;
+  double start = now();
+  for (std::size_t c = 0; c < s.ends.size(); ++c) {
+    for (std::size_t b = 0; b < s.ends[c].size(); ++b) {
+      const double end = iteration_start_ + s.ends[c][b];
+      recording_->recorder.data_parallel(r, "all-gather", start, end, s.buckets[c][b].bytes * (n - 1) / n, true);
+      start = end;
+    }
+  }
+}
+
+// How long a forward waits inside itself for its parameters: only a chunk's first forward, when
+// the gathers are overlapped.
+double IterationRun::gather_wait(int r, const PipelineStep& step, double work_s) const {
+  const ParamGatherSchedule& s = gathers_[static_cast<std::size_t>(r)];
+  if (s.total_s <= 0 || !step.forward) return 0.0;
+  const auto chunk = static_cast<std::size_t>(step.chunk);
+  if (first_forward_[static_cast<std::size_t>(r)][chunk] != ranks_[static_cast<std::size_t>(r)].step_index()) return 0.0;
+  const double start = now() - iteration_start_;
+  return gated_pass_end(start, work_s, s.fractions[chunk], s.ends[chunk]) - start - work_s;
 }
 
 void IterationRun::try_start(int r) {
@@ -259,8 +333,13 @@ void IterationRun::try_start(int r) {
   if (!step->forward && vs != vstages_ - 1 && !bwd_ready_[slot]) return;
   const ChunkCost& c = costs_.chunks[static_cast<std::size_t>(vs)];
   const std::size_t index = rk.step_index();
-  const double dur = rk.start_step(now(), step->forward ? c.fwd_compute : c.bwd_compute,
-                                   step->forward ? c.fwd_comm : c.bwd_comm);
+  const double compute = step->forward ? c.fwd_compute : c.bwd_compute;
+  const double comm = step->forward ? c.fwd_comm : c.bwd_comm;
+  const double tp = step->forward ? c.fwd_tp : c.bwd_tp;
+  const StepOverlap overlap{step->forward ? c.fwd_tp_hidden : c.bwd_tp_hidden,
+                            step->forward ? c.fwd_sm_cost : c.bwd_sm_cost, gather_wait(r, *step, compute + comm),
+                            std::max(0.0, comm - tp), step->forward ? c.fwd_dp : c.bwd_dp};
+  const double dur = rk.start_step(now(), compute, comm, overlap);
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kStepDone, r, index));
   // Gradient buckets this backward produces become ready as its layers finish (with overlap),
   // or when it ends.
@@ -314,6 +393,7 @@ void IterationRun::issue_comm(int r) {
     return;
   }
   const double dur = dp_time(b->bytes, op);
+  rank(r).add_dp_comm(dur);
   if (recording_) {
     recording_->recorder.data_parallel(r, reduction_name(), now(), now() + dur, reduction_bytes_sent(*b), true);
   }
@@ -352,6 +432,7 @@ void IterationRun::comm_done(int r) {
     return;
   }
   rk.finish_reduction();
+  if (in_.full) rk.add_dp_comm(now() - rk.comm_start());
   if (in_.full && recording_) {
     recording_->recorder.data_parallel(r, reduction_name(), rk.comm_start(), now(),
                                        reduction_bytes_sent(rk.running_reduction()), false);
@@ -375,7 +456,7 @@ void IterationRun::maybe_optimizer(int r) {
 
 void IterationRun::optimizer_done(int r) {
   PipelineRank& rk = rank(r);
-  if (in_.parallel.shards_optimizer() && rk.has_reductions()) {
+  if (in_.parallel.shards_optimizer() && rk.has_reductions() && !param_gather_overlap_) {
     rk.begin_allgathers();
     start_allgather(r);
   } else {
@@ -385,12 +466,12 @@ void IterationRun::optimizer_done(int r) {
 
 // Sharded optimizers gather the updated parameters back, bucket by bucket, in 16-bit (or fp32).
 void IterationRun::start_allgather(int r) {
-  const double b = rank(r).start_allgather();
-  const double param_bytes = b / grad_reduce_bytes(in_.training.precision) * activation_bytes(in_.training.precision);
-  const double dur = dp_time(param_bytes, CollectiveOp::AllGather);
+  const double bytes = param_bytes(rank(r).start_allgather());
+  const double dur = dp_time(bytes, CollectiveOp::AllGather);
+  rank(r).add_dp_comm(dur);
   if (recording_) {
     const double n = in_.parallel.dp;
-    recording_->recorder.data_parallel(r, "all-gather", now(), now() + dur, param_bytes * (n - 1) / n, true);
+    recording_->recorder.data_parallel(r, "all-gather", now(), now() + dur, bytes * (n - 1) / n, true);
   }
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kCommDone, r, 0));
 }
@@ -410,6 +491,10 @@ void IterationRun::on_event(std::uint64_t tag) {
       break;
     case kCommDone: comm_done(r); break;
     case kOptimizerDone: optimizer_done(r); break;
+    case kGathersDone:
+      rank(r).finish_param_gathers();
+      issue_comm(r);
+      break;
     default: CLUSTERSIM_CHECK(false, "unknown iteration event");
   }
 }
@@ -444,8 +529,8 @@ IterationResult IterationRun::run() {
   const double n = iterations;
   result_.iterations = iterations;
   result_.iteration_time_s = total / n;
-  result_.breakdown = IterationBreakdown{sum.compute / n, sum.exposed_comm / n, sum.pipeline_bubble / n,
-                                         sum.optimizer / n, sum.other / n, sum.tp_comm / n, sum.dp_exposed / n};
+  result_.breakdown = IterationBreakdown{};
+  accumulate(result_.breakdown, sum, 1.0 / n);
   result_.model_flops = model_flops_per_iteration(in_.model, in_.training.global_batch).value;
   result_.hardware_flops =
       hardware_flops_per_iteration(in_.model, in_.training.global_batch, in_.training.recompute).value;

@@ -12,12 +12,15 @@
 // micro-batch's backward become ready bucket by bucket; each bucket is reduced across the
 // data-parallel replicas on the communication stream (all-reduce; reduce-scatter with ZeRO-1/2 or
 // the distributed optimizer, followed by an all-gather of the updated parameters), overlapped with
-// the remaining backward when sync.overlap is set. A bucket's duration is that of the tp
+// the remaining backward when sync.overlap_grad_reduce is set; with overlap_param_gather the
+// all-gathers run at the start of the next iteration behind its forward passes instead
+// (overlap.h). A bucket's duration is that of the tp
 // concurrent data-parallel collectives of its stage, simulated as flows on the fabric once per
 // bucket size (or live with `full`). The optimizer step runs once a rank's gradients are reduced.
 // ZeRO-3 (FSDP) gathers each layer's parameters before its forward and backward and
 // reduce-scatters its gradients after its backward, on the communication stream with one layer of
-// prefetch: a pass then takes the compute and communication of its layers overlapped.
+// prefetch (sync.fsdp_prefetch): a pass then takes the compute and communication of its layers
+// overlapped. With sync.tp_comm_overlap the tensor-parallel collectives hide behind their GEMMs.
 #pragma once
 
 #include <cstdint>
@@ -97,7 +100,11 @@ struct LinkTraffic {
 struct IterationBreakdown {
   double compute = 0, exposed_comm = 0, pipeline_bubble = 0, optimizer = 0, other = 0;
   double tp_comm = 0;         // part of exposed_comm: blocking tensor-parallel collectives
-  double dp_exposed = 0;      // part of exposed_comm: data-parallel sync not hidden by backward
+  double dp_exposed = 0;      // part of exposed_comm: data-parallel sync not hidden by compute
+  // Not parts of the iteration: what overlap hid, and what it cost.
+  double tp_overlapped = 0;   // tensor-parallel seconds hidden behind GEMMs (tp_comm_overlap)
+  double dp_overlapped = 0;   // data-parallel collective seconds not exposed
+  double overlap_sm_cost = 0; // part of compute: GEMMs slowed by the overlapped collectives' SMs
 };
 
 struct IterationResult {

@@ -26,12 +26,16 @@ const PipelineStep* PipelineRank::idle_step() const {
   return &order_[next_step_];
 }
 
-double PipelineRank::start_step(double now, double compute_s, double comm_s) {
+double PipelineRank::start_step(double now, double compute_s, double comm_s, const StepOverlap& overlap) {
   computing_ = true;
   step_start_ = now;
   times_.busy += compute_s;
-  times_.tp += comm_s;
-  return compute_s + comm_s;
+  times_.tp += comm_s - overlap.dp_blocking_s;
+  times_.tp_hidden += overlap.tp_hidden_s;
+  times_.sm_cost += overlap.sm_cost_s;
+  times_.dp_in_steps += overlap.gather_wait_s + overlap.dp_blocking_s;
+  times_.dp_comm += overlap.dp_comm_s;
+  return compute_s + comm_s + overlap.gather_wait_s;
 }
 
 PipelineStep PipelineRank::finish_step(double now) {

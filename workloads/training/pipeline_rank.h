@@ -7,7 +7,9 @@
 // The communication stream reduces gradient buckets one at a time in the order they become ready,
 // while the compute stream goes on. Once every step has run and every bucket is reduced, the
 // optimizer step runs; with a sharded optimizer the communication stream then all-gathers the
-// updated parameters bucket by bucket, and the rank is done.
+// updated parameters bucket by bucket, and the rank is done -- or, with the gathers overlapped
+// with the next forward ([sync] overlap_param_gather), the stream starts the iteration busy with
+// the previous step's gathers and the rank is done after the optimizer.
 #pragma once
 
 #include <cstddef>
@@ -22,9 +24,23 @@ namespace clustersim::workloads {
 struct RankTimes {
   double busy = 0;              // compute of every step
   double tp = 0;                // blocking communication inside the steps
+  double tp_hidden = 0;         // tensor-parallel communication hidden behind GEMMs
+  double sm_cost = 0;           // part of `busy`: GEMMs slowed by the overlapped collectives' SMs
+  double dp_in_steps = 0;       // data-parallel communication blocking the steps (parameter
+                                // all-gathers, ZeRO-3's per-layer collectives)
+  double dp_comm = 0;           // data-parallel collectives on the communication stream
   double last_compute_end = 0;  // end of the last step
   double optimizer_start = 0, optimizer = 0;
   double done = 0;              // optimizer (and its all-gathers) finished
+};
+
+// What overlapped communication adds to a step (seconds): tensor-parallel time hidden in it, the
+// GEMMs' extra time for that (already part of its compute), the wait for its parameters'
+// all-gathers (lengthens it), and of its comm the data-parallel part (ZeRO-3) and how long the
+// data-parallel collectives inside it ran in all.
+struct StepOverlap {
+  double tp_hidden_s = 0, sm_cost_s = 0, gather_wait_s = 0;
+  double dp_blocking_s = 0, dp_comm_s = 0;
 };
 
 class PipelineRank {
@@ -39,7 +55,7 @@ class PipelineRank {
   const PipelineStep* idle_step() const;
   std::size_t step_index() const { return next_step_; }
   // Starts the next step; returns its duration.
-  double start_step(double now, double compute_s, double comm_s);
+  double start_step(double now, double compute_s, double comm_s, const StepOverlap& overlap = {});
   // Ends the running step; returns it.
   PipelineStep finish_step(double now);
   double step_start() const { return step_start_; }
@@ -50,6 +66,14 @@ class PipelineRank {
   int end_bucket_of(std::size_t step) const { return buckets_.first_of_step[step + 1]; }
   const Bucket& bucket(int b) const { return buckets_.reductions[static_cast<std::size_t>(b)]; }
   bool has_reductions() const { return !buckets_.reductions.empty(); }
+  const GradientBuckets& buckets() const { return buckets_; }
+
+  // Communication stream: the previous step's parameter all-gathers (overlap_param_gather) hold
+  // it from the iteration start until they end.
+  void begin_param_gathers() { comm_.busy = true; }
+  void finish_param_gathers() { comm_.busy = false; }
+  // Seconds of data-parallel collectives run on the stream.
+  void add_dp_comm(double seconds) { times_.dp_comm += seconds; }
 
   // Communication stream: reductions.
   void bucket_ready() { ++comm_.ready; }

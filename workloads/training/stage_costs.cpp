@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "workloads/model/transformer_ops.h"
+#include "workloads/training/overlap.h"
 
 namespace clustersim::workloads {
 namespace {
@@ -49,16 +50,35 @@ LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& la
   return c;
 }
 
-// One layer's blocking tensor-parallel collectives: seconds and the bytes one GPU sends.
+// One layer's blocking tensor-parallel collectives: seconds and the bytes one GPU sends; with
+// tp_comm_overlap, the seconds hidden behind GEMMs and the GEMMs' extra time (overlap.h).
 struct LayerTensorParallel {
   double fwd = 0, bwd = 0, fwd_bytes = 0, bwd_bytes = 0;
+  double fwd_hidden = 0, bwd_hidden = 0, fwd_sm = 0, bwd_sm = 0;
   double bytes_per_gpu = 0;  // per iteration, whole rank
 };
+
+// tp_comm_overlap: each pass's collectives pipelined with the GEMMs next to them; full recompute
+// repeats the forward's pairs in the backward.
+void overlap_tensor_parallel(LayerTensorParallel& t, const StageCostInputs& in, const std::vector<OpCost>& layer,
+                             double ag, double rs) {
+  const double share = in.compute.constants().get("tp_overlap_sm_share");
+  const int tp = in.parallel.tp;
+  const TpPassOverlap f = overlap_tp_layer(in.compute, layer, Pass::Forward, ag, rs, tp, share);
+  const TpPassOverlap b = overlap_tp_layer(in.compute, layer, Pass::Backward, ag, rs, tp, share);
+  const double repeat = in.training.recompute == Recompute::Full ? 1.0 : 0.0;
+  t.fwd = f.exposed_s;
+  t.fwd_hidden = f.hidden_s;
+  t.fwd_sm = f.sm_cost_s;
+  t.bwd = b.exposed_s + repeat * f.exposed_s;
+  t.bwd_hidden = b.hidden_s + repeat * f.hidden_s;
+  t.bwd_sm = b.sm_cost_s + repeat * f.sm_cost_s;
+}
 
 // Megatron's f/g operators: two all-reduces of the b·s·h activation `act` in forward and two in
 // backward; with sequence parallelism each becomes an all-gather plus a reduce-scatter of the
 // same buffer. Full recompute repeats the forward ones.
-LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act) {
+LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act, const std::vector<OpCost>& layer) {
   LayerTensorParallel t;
   const int tp = in.parallel.tp;
   if (tp <= 1) return t;
@@ -69,10 +89,12 @@ LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act)
     const double ag = in.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
     const double rs = in.memo.concurrent(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
     t.fwd = 2 * (ag + rs);
+    t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
+    if (in.tp_comm_overlap) overlap_tensor_parallel(t, in, layer, ag, rs);
   } else {
     t.fwd = 2 * in.memo.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
+    t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
   }
-  t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
   // Per layer and forward pass each rank sends 4 (tp-1)/tp activations: two ring all-reduces at
   // 2 (tp-1)/tp each, or two all-gathers and two reduce-scatters at (tp-1)/tp each.
   t.fwd_bytes = 4.0 * act * (tp - 1) / tp;
@@ -104,11 +126,15 @@ LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params) {
 
 // A chunk of `layers` identical layers.
 ChunkCost layers_cost(int layers, const LayerCompute& lc, const LayerTensorParallel& tp, const LayerZero3& z3,
-                      double layer_params) {
+                      double layer_params, bool fsdp_prefetch) {
   ChunkCost c;
   c.layers = layers;
-  c.fwd_compute = layers * lc.fwd;
-  c.bwd_compute = layers * lc.bwd;
+  c.fwd_compute = layers * (lc.fwd + tp.fwd_sm);
+  c.bwd_compute = layers * (lc.bwd + tp.bwd_sm);
+  c.fwd_tp_hidden = layers * tp.fwd_hidden;
+  c.bwd_tp_hidden = layers * tp.bwd_hidden;
+  c.fwd_sm_cost = layers * tp.fwd_sm;
+  c.bwd_sm_cost = layers * tp.bwd_sm;
   c.fwd_comm = layers * tp.fwd;
   c.bwd_comm = layers * tp.bwd;
   c.params = layers * layer_params;
@@ -119,13 +145,12 @@ ChunkCost layers_cost(int layers, const LayerCompute& lc, const LayerTensorParal
   c.fwd_tp_bytes = layers * tp.fwd_bytes;
   c.bwd_tp_bytes = layers * tp.bwd_bytes;
   if (z3.all_gather > 0) {
-    // Pass time with one layer of prefetch: the first gather is exposed, then each layer takes
-    // the longer of its compute and the next layer's communication.
-    const double f = z3.all_gather + layers * std::max(lc.fwd + tp.fwd, z3.all_gather);
-    const double b = z3.all_gather + layers * std::max(lc.bwd + tp.bwd, z3.all_gather + z3.reduce_scatter) +
-                     z3.reduce_scatter;
+    const double f = fsdp_pass_s(layers, lc.fwd + tp.fwd_sm + tp.fwd, z3.all_gather, 0.0, fsdp_prefetch);
+    const double b = fsdp_pass_s(layers, lc.bwd + tp.bwd_sm + tp.bwd, z3.all_gather, z3.reduce_scatter, fsdp_prefetch);
     c.fwd_comm = f - c.fwd_compute;
     c.bwd_comm = b - c.bwd_compute;
+    c.fwd_dp = layers * z3.all_gather;
+    c.bwd_dp = layers * (z3.all_gather + z3.reduce_scatter);
   }
   return c;
 }
@@ -155,15 +180,16 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   shape.precision_bytes = activation_bytes(tr.precision);
   shape.flash_attention = model.flash_attention;
 
-  const LayerCompute lc = layer_compute(in.compute, layer_ops(model, shape), tr.recompute);
+  const std::vector<OpCost> layer = layer_ops(model, shape);
+  const LayerCompute lc = layer_compute(in.compute, layer, tr.recompute);
   const double act = static_cast<double>(tr.micro_batch) * model.seq_len * model.hidden * shape.precision_bytes;
-  const LayerTensorParallel ltp = layer_tensor_parallel(in, act);
+  const LayerTensorParallel ltp = layer_tensor_parallel(in, act, layer);
   const double layer_params = model.layer_parameters() / tp;
   const LayerZero3 z3 = layer_zero3(in, layer_params);
 
   StageCosts costs;
   const int layers_per_chunk = model.layers / vstages;
-  costs.chunks.assign(static_cast<std::size_t>(vstages), layers_cost(layers_per_chunk, lc, ltp, z3, layer_params));
+  costs.chunks.assign(static_cast<std::size_t>(vstages), layers_cost(layers_per_chunk, lc, ltp, z3, layer_params, in.fsdp_prefetch));
   ChunkCost& first = costs.chunks.front();
   add_ops(first, in.compute, embedding_ops(model, shape));
   first.params += model.embedding_parameters() / tp;

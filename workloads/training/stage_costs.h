@@ -7,7 +7,9 @@
 // layers' tensor-parallel collectives (Megatron's f/g operators), memoised: inside an NVSwitch node
 // they touch no link that pipeline or data-parallel traffic uses. Under ZeRO-3 each layer also
 // gathers its parameters and reduce-scatters its gradients with one layer of prefetch, so a pass
-// takes the longer of the two per layer. All times in seconds, sizes in bytes.
+// takes the longer of the two per layer ([sync] fsdp_prefetch; without it they run in turn). With
+// [sync] tp_comm_overlap the tensor-parallel collectives run behind their GEMMs and only the
+// remainder blocks (overlap.h). All times in seconds, sizes in bytes.
 #pragma once
 
 #include <vector>
@@ -33,6 +35,12 @@ struct ChunkCost {
   // tensor-parallel part of the comm and the bytes one GPU sends in it.
   double fwd_memory = 0, bwd_memory = 0;
   double fwd_tp = 0, bwd_tp = 0, fwd_tp_bytes = 0, bwd_tp_bytes = 0;
+  // tp_comm_overlap: tensor-parallel seconds hidden behind GEMMs, and the GEMMs' extra time (in
+  // the compute above) from the SMs the overlapped collectives hold.
+  double fwd_tp_hidden = 0, bwd_tp_hidden = 0, fwd_sm_cost = 0, bwd_sm_cost = 0;
+  // ZeRO-3: seconds its per-layer gathers and reduce-scatters run in a pass, hidden or not; the
+  // exposed part is the comm above less the tensor-parallel part.
+  double fwd_dp = 0, bwd_dp = 0;
   double params = 0;                        // parameters per tensor-parallel rank
   int layers = 0;
 };
@@ -48,6 +56,8 @@ struct StageCostInputs {
   CollectiveAlgo dp_algo;     // the data-parallel collectives' algorithm (ZeRO-3's per-layer ones)
   int chunks_per_rank = 1;    // v: model chunks per pipeline rank
   int micro_batches = 1;      // m: per replica and iteration
+  bool tp_comm_overlap = false;  // [sync] tp_comm_overlap (with sequence parallelism)
+  bool fsdp_prefetch = true;     // [sync] fsdp_prefetch (ZeRO-3)
 };
 
 struct StageCosts {

@@ -72,15 +72,18 @@ void TimelineRecorder::pass(int rank, const PipelineStep& step, const ChunkCost&
   sinks_.spans.write(std::move(p));
   const double tp = std::min(end_s - start_s, step.forward ? cost.fwd_tp : cost.bwd_tp);
   const double tp_bytes = step.forward ? cost.fwd_tp_bytes : cost.bwd_tp_bytes;
-  if (tp <= 0) return;
-  // Shown as one span at the end of the pass, but its traffic is spread over the whole pass: the
-  // collectives are really interleaved with the layers' compute.
-  TimelineSpan t = span(rank, 0, "tensor-parallel", end_s - tp, end_s, SpanKind::TensorParallel);
-  t.bytes = tp_bytes;
-  t.load = tp_load(rank);
-  t.link_class = group_link_class(layout_.tp_group(0, rank));
-  const int load = t.load;
-  sinks_.spans.write(std::move(t));
+  if (tp <= 0 && tp_bytes <= 0) return;
+  const int load = tp_load(rank);
+  // The blocking part is shown as one span at the end of the pass (none when tp_comm_overlap hides
+  // it all), but the traffic is spread over the whole pass: the collectives are really
+  // interleaved with the layers' compute.
+  if (tp > 0) {
+    TimelineSpan t = span(rank, 0, "tensor-parallel", end_s - tp, end_s, SpanKind::TensorParallel);
+    t.bytes = tp_bytes;
+    t.load = load;
+    t.link_class = group_link_class(layout_.tp_group(0, rank));
+    sinks_.spans.write(std::move(t));
+  }
   if (tp_bytes > 0) sinks_.traffic.write(LinkTraffic{load, tp_bytes, pass_start, pass_end});
 }
 

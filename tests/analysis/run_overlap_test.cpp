@@ -1,0 +1,99 @@
+// Each [sync] overlap switch on a whole run: turning it on hides communication (less of it is
+// exposed) and never makes the iteration slower than without it by more than the SMs the
+// overlapped collectives take from the GEMMs; the run outputs say what was hidden.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "analysis/run_report.h"
+#include "scenarios/loader.h"
+
+using namespace clustersim;
+
+namespace {
+
+// Llama 3 8B on two DGX H100 the Megatron way: TP 4 with sequence parallelism inside a node,
+// data parallelism across the two, the distributed optimizer.
+const std::string kMegatron =
+    "[cluster]\nnode = \"dgx-h100\"\nnodes = 2\n[model]\npreset = \"llama3-8b\"\n"
+    "[parallelism]\ntp = 4\npp = 1\ndp = 4\nsequence_parallel = true\ndistributed_optimizer = true\n"
+    "[training]\nglobal_batch = 16\nmicro_batch = 1\n";
+
+// GPT-3 1.3B fully sharded (ZeRO-3) over one DGX H100.
+const std::string kFsdp =
+    "[cluster]\nnode = \"dgx-h100\"\n[model]\npreset = \"gpt3-1.3b\"\n"
+    "[parallelism]\ntp = 1\npp = 1\ndp = 8\nzero = 3\n[training]\nglobal_batch = 16\nmicro_batch = 2\n";
+
+// Every overlap off, then the `--set`s.
+analysis::RunReport run(const std::string& body, std::vector<std::string> sets) {
+  std::vector<std::string> all{"sync.overlap_grad_reduce=false", "sync.overlap_param_gather=false",
+                               "sync.tp_comm_overlap=false", "sync.fsdp_prefetch=false"};
+  all.insert(all.end(), sets.begin(), sets.end());
+  analysis::RunOptions o;
+  o.ignore_memory = true;
+  return analysis::run_scenario(scenarios::parse_scenario(body, "overlap.toml", all), o);
+}
+
+void check_not_slower_than_sm_cost(const analysis::RunReport& on, const analysis::RunReport& off) {
+  CHECK(on.iteration.iteration_time_s <= off.iteration.iteration_time_s + on.iteration.breakdown.overlap_sm_cost + 1e-9);
+}
+
+}  // namespace
+
+TEST_CASE("analysis::run_scenario: overlap_grad_reduce hides the gradient reduce-scatter behind the backward") {
+  const auto off = run(kMegatron, {});
+  const auto on = run(kMegatron, {"sync.overlap_grad_reduce=true"});
+  CHECK(off.iteration.breakdown.dp_exposed > 0.0);
+  CHECK(on.iteration.breakdown.dp_exposed < off.iteration.breakdown.dp_exposed);
+  CHECK(on.iteration.breakdown.dp_overlapped > off.iteration.breakdown.dp_overlapped);
+  check_not_slower_than_sm_cost(on, off);
+  CHECK(on.iteration.breakdown.overlap_sm_cost == 0.0);
+}
+
+TEST_CASE("analysis::run_scenario: overlap_param_gather moves the all-gather behind the next forward, its first bucket exposed") {
+  const auto off = run(kMegatron, {});
+  const auto on = run(kMegatron, {"sync.overlap_param_gather=true"});
+  CHECK(on.iteration.breakdown.dp_exposed < off.iteration.breakdown.dp_exposed);
+  CHECK(on.iteration.breakdown.dp_exposed > 0.0);  // the first forward waits for its first bucket
+  CHECK(on.iteration.iteration_time_s < off.iteration.iteration_time_s);
+  // The same bytes move either way.
+  CHECK(on.iteration.dp_bytes_per_gpu == off.iteration.dp_bytes_per_gpu);
+}
+
+TEST_CASE("analysis::run_scenario: tp_comm_overlap hides tensor-parallel collectives behind GEMMs at an SM cost") {
+  const auto off = run(kMegatron, {});
+  const auto on = run(kMegatron, {"sync.tp_comm_overlap=true"});
+  REQUIRE(off.iteration.breakdown.tp_comm > 0.0);
+  CHECK(on.iteration.breakdown.tp_comm < off.iteration.breakdown.tp_comm);
+  CHECK(on.iteration.breakdown.tp_overlapped > 0.0);
+  CHECK(on.iteration.breakdown.tp_comm + on.iteration.breakdown.tp_overlapped ==
+        doctest::Approx(off.iteration.breakdown.tp_comm).epsilon(1e-9));
+  CHECK(on.iteration.breakdown.overlap_sm_cost > 0.0);
+  check_not_slower_than_sm_cost(on, off);
+  // Free SMs make it a pure gain; all of the SMs' worth of cost is the model constant's doing.
+  const auto free = run(kMegatron, {"sync.tp_comm_overlap=true", "model_constants.tp_overlap_sm_share=0"});
+  CHECK(free.iteration.breakdown.overlap_sm_cost == 0.0);
+  CHECK(free.iteration.iteration_time_s < off.iteration.iteration_time_s);
+  CHECK(free.iteration.iteration_time_s < on.iteration.iteration_time_s);
+}
+
+TEST_CASE("analysis::run_scenario: fsdp_prefetch gathers the next layer while this one computes") {
+  const auto off = run(kFsdp, {});
+  const auto on = run(kFsdp, {"sync.fsdp_prefetch=true"});
+  CHECK(on.iteration.breakdown.exposed_comm < off.iteration.breakdown.exposed_comm);
+  check_not_slower_than_sm_cost(on, off);
+  CHECK(on.iteration.iteration_time_s < off.iteration.iteration_time_s);
+}
+
+TEST_CASE("analysis::run reports: JSON details and the text report say what overlap hid") {
+  const auto r = run(kMegatron, {"sync.overlap_grad_reduce=true", "sync.overlap_param_gather=true",
+                                 "sync.tp_comm_overlap=true"});
+  const std::string json = analysis::run_json(r);
+  for (const char* key : {"\"tp_overlapped_s\"", "\"dp_overlapped_s\"", "\"overlap_sm_cost_s\"", "\"tp_comm_s\"",
+                          "\"dp_exposed_s\""})
+    CHECK_MESSAGE(json.find(key) != std::string::npos, key);
+  const std::string text = analysis::run_text(r);
+  CHECK(text.find("overlapped comm") != std::string::npos);
+  CHECK(text.find("hidden: tensor-parallel") != std::string::npos);
+}

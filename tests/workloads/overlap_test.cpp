@@ -1,0 +1,114 @@
+// The overlap rules (workloads/training/overlap.h) against hand-derived timelines: a collective
+// pipelined with its GEMM, a ZeRO-3 pass with and without prefetch, the distributed optimizer's
+// parameter all-gathers gating the next forward.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "topology/catalog.h"
+#include "workloads/compute/compute_model.h"
+#include "workloads/model/model_presets.h"
+#include "workloads/training/overlap.h"
+
+using namespace clustersim;
+using namespace clustersim::workloads;
+
+TEST_CASE("workloads::overlap_tp_collective: a short collective hides behind its GEMM and costs only SMs") {
+  // GEMM 8 ms in 4 chunks of 2 ms; collective 3 ms in 3 steps of 1 ms; share 0.25. Each step:
+  // the chunk runs at 0.75 for 1 ms (0.75 ms of work), then 1.25 ms alone: 2.25 ms >= 1 ms step.
+  // Total 3 x 2.25 + 2 = 8.75 ms: nothing exposed, 0.75 ms of SM cost.
+  const TpOverlap o = overlap_tp_collective(8e-3, 3e-3, 4, 0.25);
+  CHECK(o.time_s == doctest::Approx(8.75e-3));
+  CHECK(o.exposed_s == doctest::Approx(0.0));
+  CHECK(o.hidden_s == doctest::Approx(3e-3));
+  CHECK(o.sm_cost_s == doctest::Approx(0.75e-3));
+}
+
+TEST_CASE("workloads::overlap_tp_collective: a long collective leaves its remainder exposed") {
+  // GEMM 4 ms in 4 chunks of 1 ms; collective 9 ms in 3 steps of 3 ms; share 0.2. The chunk is
+  // done after 1 / 0.8 = 1.25 ms < 3 ms, so each step takes 3 ms; the last chunk 1 ms alone.
+  // Total 10 ms = GEMM 4 + SM cost 3 x 0.25 + exposed 3 x (3 - 1.25) = 4 + 0.75 + 5.25.
+  const TpOverlap o = overlap_tp_collective(4e-3, 9e-3, 4, 0.2);
+  CHECK(o.time_s == doctest::Approx(10e-3));
+  CHECK(o.sm_cost_s == doctest::Approx(0.75e-3));
+  CHECK(o.exposed_s == doctest::Approx(5.25e-3));
+  CHECK(o.hidden_s == doctest::Approx(3.75e-3));
+  CHECK(o.time_s == doctest::Approx(4e-3 + o.sm_cost_s + o.exposed_s));
+}
+
+TEST_CASE("workloads::overlap_tp_collective: never slower than running the two in turn; nothing to split, nothing hidden") {
+  for (double g : {1e-4, 1e-3, 1e-2}) {
+    for (double c : {0.0, 1e-4, 1e-3, 1e-2}) {
+      for (int steps : {2, 4, 8}) {
+        for (double share : {0.0, 0.1, 0.5, 0.9}) {
+          CAPTURE(g);
+          CAPTURE(c);
+          CAPTURE(steps);
+          CAPTURE(share);
+          const TpOverlap o = overlap_tp_collective(g, c, steps, share);
+          CHECK(o.time_s <= g + c + 1e-15);
+          CHECK(o.exposed_s >= -1e-15);
+          CHECK(o.exposed_s + o.hidden_s == doctest::Approx(c));
+          CHECK(o.time_s == doctest::Approx(g + o.sm_cost_s + o.exposed_s));
+        }
+      }
+    }
+  }
+  const TpOverlap one = overlap_tp_collective(1e-3, 2e-3, 1, 0.1);  // tp = 1: no steps to pipeline
+  CHECK(one.exposed_s == 2e-3);
+  CHECK(one.time_s == doctest::Approx(3e-3));
+  CHECK(one.sm_cost_s == 0.0);
+}
+
+TEST_CASE("workloads::overlap_tp_layer: each collective pairs with its GEMMs; the SM share is what costs") {
+  const topology::GpuSpec* gpu = topology::find_gpu("h100-sxm5-80gb");
+  REQUIRE(gpu != nullptr);
+  const topology::ClusterSpec cluster;
+  const ComputeModel cm(*gpu, cluster, topology::Precision::Bf16, ComputeConstants{});
+  const ModelSpec* llama = find_model_preset("llama2-70b");
+  REQUIRE(llama != nullptr);
+  OpShape shape;
+  shape.seq_len = 4096;
+  shape.tp = 4;
+  shape.sequence_parallel = true;
+  const std::vector<OpCost> layer = layer_ops(*llama, shape);
+  // Tiny collectives hide completely; the cost is SM share x their time at most.
+  const TpPassOverlap tiny = overlap_tp_layer(cm, layer, Pass::Forward, 1e-6, 1e-6, 4, 0.1);
+  CHECK(tiny.exposed_s == doctest::Approx(0.0));
+  CHECK(tiny.hidden_s == doctest::Approx(4e-6));
+  CHECK(tiny.sm_cost_s <= 0.1 * 4e-6 + 1e-15);
+  // Without an SM share it is free; a huge collective stays mostly exposed.
+  CHECK(overlap_tp_layer(cm, layer, Pass::Forward, 1e-4, 1e-4, 4, 0.0).sm_cost_s == 0.0);
+  const TpPassOverlap huge = overlap_tp_layer(cm, layer, Pass::Backward, 1.0, 1.0, 4, 0.1);
+  CHECK(huge.exposed_s > 3.9);
+  CHECK(huge.exposed_s + huge.hidden_s == doctest::Approx(4.0));
+}
+
+TEST_CASE("workloads::fsdp_pass_s: prefetch exposes the first gather and the last reduce-scatter only") {
+  // 4 layers of 10 ms; gather 3 ms, reduce-scatter 2 ms.
+  CHECK(fsdp_pass_s(4, 10e-3, 3e-3, 0.0, true) == doctest::Approx(3e-3 + 40e-3));
+  CHECK(fsdp_pass_s(4, 10e-3, 3e-3, 2e-3, true) == doctest::Approx(3e-3 + 40e-3 + 2e-3));
+  // Communication-bound layers: each takes the gather + reduce-scatter.
+  CHECK(fsdp_pass_s(4, 1e-3, 3e-3, 2e-3, true) == doctest::Approx(3e-3 + 4 * 5e-3 + 2e-3));
+  // Without prefetch everything runs in turn.
+  CHECK(fsdp_pass_s(4, 10e-3, 3e-3, 2e-3, false) == doctest::Approx(4 * 15e-3));
+  CHECK(fsdp_pass_s(4, 10e-3, 3e-3, 2e-3, false) > fsdp_pass_s(4, 10e-3, 3e-3, 2e-3, true));
+}
+
+TEST_CASE("workloads::schedule_param_gathers and gated_pass_end: only the first bucket's gather is exposed") {
+  // Two chunks: chunk 0 in buckets of 1 and 3 bytes gathered in 1 s and 3 s, chunk 1 one bucket of
+  // 2 bytes in 2 s. Back to back: chunk 0 ends at 1 and 4, chunk 1 at 6.
+  const ParamGatherSchedule s = schedule_param_gathers({{{1, 1.0}, {3, 3.0}}, {{2, 2.0}}});
+  REQUIRE(s.ends.size() == 2);
+  CHECK(s.ends[0] == std::vector<double>{1.0, 4.0});
+  CHECK(s.ends[1] == std::vector<double>{6.0});
+  CHECK(s.fractions[0] == std::vector<double>{0.25, 1.0});
+  CHECK(s.total_s == 6.0);
+  // A forward of 8 s from 0: its first quarter waits for 1 s, then runs to 3; the rest needs
+  // the second bucket, gathered at 4, so it runs from 4 to 10.
+  CHECK(gated_pass_end(0.0, 8.0, s.fractions[0], s.ends[0]) == doctest::Approx(10.0));
+  // A long forward hides all but the first bucket: 20 s of work, 1 s exposed.
+  CHECK(gated_pass_end(0.0, 20.0, s.fractions[0], s.ends[0]) == doctest::Approx(21.0));
+  // A pass that starts after its gathers waits for nothing.
+  CHECK(gated_pass_end(7.0, 5.0, s.fractions[1], s.ends[1]) == doctest::Approx(12.0));
+}

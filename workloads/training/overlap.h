@@ -1,0 +1,75 @@
+// Communication overlap as the training frameworks schedule it, and what stays exposed.
+//
+// Four mechanisms, each a [sync] switch (docs/scenario.md names the frameworks' defaults):
+//   * gradient reduction behind the backward pass (Megatron --overlap-grad-reduce, PyTorch DDP):
+//     a bucket is reduced as soon as its layers' gradients exist (gradient_buckets.h, iteration_sim);
+//   * parameter all-gather behind the next forward (Megatron --overlap-param-gather with the
+//     distributed optimizer): the gathers run back to back from the iteration start in forward
+//     order, and each part of a chunk's first forward waits only for its own bucket, so the first
+//     bucket stays exposed (NeMo: "exposes only one DP communication chunk");
+//   * tensor-parallel collectives behind their GEMMs (Megatron --tp-comm-overlap, Transformer
+//     Engine userbuffers; sequence parallelism only): each all-gather / reduce-scatter is split
+//     into tp steps pipelined with the GEMM next to it; while a step is in flight its kernels hold
+//     a share of the SMs (`tp_overlap_sm_share`), so the GEMM runs slower;
+//   * ZeRO-3 / FSDP prefetch of the next layer's all-gather.
+// Pure functions of times in seconds: no simulator, no network.
+#pragma once
+
+#include <vector>
+
+#include "workloads/compute/compute_model.h"
+#include "workloads/model/transformer_ops.h"
+
+namespace clustersim::workloads {
+
+// One collective overlapped with one GEMM: the pair's time split into its parts (seconds).
+struct TpOverlap {
+  double time_s = 0;     // GEMM (slowed) + exposed collective
+  double exposed_s = 0;  // of the collective, not hidden
+  double hidden_s = 0;   // of the collective, behind the GEMM
+  double sm_cost_s = 0;  // extra GEMM time: the collective's kernels hold sm_share of the SMs
+};
+
+// A GEMM of `gemm_s` alone and a collective of `comm_s` alone, pipelined in `steps` pieces (tp:
+// ring exchange for the all-gather, chunked reduce-scatter): the collective's steps run between
+// the GEMM's `steps` chunks, each chunk slowed to (1 - sm_share) while a step is in flight, the
+// last chunk alone. Never slower than gemm_s + comm_s for sm_share < 1.
+TpOverlap overlap_tp_collective(double gemm_s, double comm_s, int steps, double sm_share);
+
+// One pass of one transformer layer with its tensor-parallel collectives overlapped: Megatron's
+// sequence-parallel all-gathers feed the column-parallel GEMMs (QKV, MLP up/gate) and its
+// reduce-scatters follow the row-parallel ones (attention output, MLP down), in the forward and
+// in the backward (the GEMMs' data and weight gradients). `ag_s`, `rs_s`: one collective alone.
+struct TpPassOverlap {
+  double exposed_s = 0, hidden_s = 0, sm_cost_s = 0;
+};
+TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>& layer, Pass pass, double ag_s,
+                               double rs_s, int tp, double sm_share);
+
+// A ZeRO-3 pass over `layers` layers of `compute_s` each, with a per-layer parameter all-gather of
+// `gather_s` (and, in backward, a gradient reduce-scatter of `scatter_s`; 0 in forward). With
+// prefetch the next layer's gather (and the previous layer's reduce-scatter) run during a layer's
+// compute and only the first gather and the last reduce-scatter are exposed; without it every
+// gather waits for the layer before, and the reduce-scatter shares the links with the next gather.
+double fsdp_pass_s(int layers, double compute_s, double gather_s, double scatter_s, bool prefetch);
+
+// The sharded optimizer's parameter all-gathers of one pipeline rank run back to back on its
+// communication stream from the iteration start, in forward order (chunk 0 first, each chunk from
+// its first layer). One bucket: its bytes and how long its all-gather takes.
+struct GatherBucket {
+  double bytes = 0, seconds = 0;
+};
+struct ParamGatherSchedule {
+  std::vector<std::vector<GatherBucket>> buckets;  // [chunk][bucket], forward order: the input
+  std::vector<std::vector<double>> ends;       // [chunk][bucket]: seconds after the start it is gathered
+  std::vector<std::vector<double>> fractions;  // [chunk][bucket]: share of the chunk's forward done when its layers end
+  double total_s = 0;                          // every gather
+};
+ParamGatherSchedule schedule_param_gathers(const std::vector<std::vector<GatherBucket>>& chunks);
+
+// When a forward pass of `work_s` that starts at `start_s` ends, if the part of it up to
+// `fractions[i]` cannot start before `ends[i]` (same clock as start_s).
+double gated_pass_end(double start_s, double work_s, const std::vector<double>& fractions,
+                      const std::vector<double>& ends);
+
+}  // namespace clustersim::workloads
