@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "scenarios/source_text.h"
+#include "sim/enum_names.h"
 #include "topology/catalog.h"
 #include "workloads/model/hf_config.h"
 #include "workloads/model/model_presets.h"
@@ -32,47 +33,16 @@ using workloads::NormKind;
 using workloads::Optimizer;
 using workloads::Recompute;
 using workloads::Schedule;
-using workloads::SyncAlgorithm;
 
 // ---------------------------------------------------------------------------------------------
 // Names of the enum values as written in scenario files.
 
-template <class E>
-struct Choice {
-  std::string_view name;
-  E value;
-};
+using sim::Choice;
+using sim::name_of;
+using sim::names_of;
 
-constexpr Choice<Fabric> kFabrics[] = {
-    {"fat-tree", Fabric::FatTree}, {"rail-optimized", Fabric::RailOptimized}, {"single-switch", Fabric::SingleSwitch}};
-constexpr Choice<topology::FabricRouting> kRoutings[] = {{"destination-mod-k", topology::FabricRouting::DestinationModK},
-                                                         {"flow-hash", topology::FabricRouting::FlowHash}};
-constexpr Choice<IntraKind> kIntra[] = {
-    {"nvswitch", IntraKind::NvSwitch}, {"nvlink-bridge", IntraKind::NvlinkBridge}, {"pcie", IntraKind::Pcie}};
+// PCIe generations as written in scenario files (cluster.node.pcie).
 constexpr Choice<int> kPcieGens[] = {{"gen3", 3}, {"gen4", 4}, {"gen5", 5}};
-constexpr Choice<Precision> kPrecisions[] = {{"fp32", Precision::Fp32}, {"tf32", Precision::Tf32},
-                                             {"fp16", Precision::Fp16}, {"bf16", Precision::Bf16},
-                                             {"fp8", Precision::Fp8}};
-constexpr Choice<Optimizer> kOptimizers[] = {
-    {"adam", Optimizer::Adam}, {"sgd", Optimizer::Sgd}, {"sgd-momentum", Optimizer::SgdMomentum}};
-constexpr Choice<Recompute> kRecompute[] = {
-    {"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}};
-constexpr Choice<Schedule> kSchedules[] = {
-    {"gpipe", Schedule::GPipe}, {"1f1b", Schedule::OneFOneB}, {"interleaved", Schedule::Interleaved}};
-constexpr Choice<SyncAlgorithm> kSyncAlgorithms[] = {
-    {"ring", SyncAlgorithm::Ring},         {"tree", SyncAlgorithm::Tree},
-    {"halving-doubling", SyncAlgorithm::HalvingDoubling}, {"hierarchical", SyncAlgorithm::Hierarchical},
-    {"direct", SyncAlgorithm::Direct},     {"in-network", SyncAlgorithm::InNetwork},
-    {"auto", SyncAlgorithm::Auto}};
-constexpr Choice<MlpKind> kMlps[] = {{"gelu", MlpKind::Gelu}, {"swiglu", MlpKind::SwiGlu}};
-constexpr Choice<NormKind> kNorms[] = {{"layernorm", NormKind::LayerNorm}, {"rmsnorm", NormKind::RmsNorm}};
-
-template <class E, std::size_t N>
-std::string_view name_of(const Choice<E> (&choices)[N], E v) {
-  for (const auto& c : choices)
-    if (c.value == v) return c.name;
-  return "?";
-}
 
 // ---------------------------------------------------------------------------------------------
 // The keys each table accepts.
@@ -126,13 +96,6 @@ std::string join(std::span<const std::string_view> items, std::string_view sep, 
     if (i > 0) out += sep;
     out += quote ? quote_str(items[i]) : std::string(items[i]);
   }
-  return out;
-}
-
-template <class E, std::size_t N>
-std::vector<std::string_view> names_of(const Choice<E> (&choices)[N]) {
-  std::vector<std::string_view> out;
-  for (const auto& c : choices) out.push_back(c.name);
   return out;
 }
 
@@ -635,9 +598,9 @@ bool Loader::read_cluster(const toml::table* t) {
   if (node_ok) gpu_ = topology::find_gpu(c.node.gpu);
 
   if (auto v = s.integer("nodes", 1, INT_MAX, "1")) c.nodes = *v;
-  if (auto v = s.choice("fabric", kFabrics)) c.fabric = *v;
+  if (auto v = s.choice("fabric", topology::kFabricNames)) c.fabric = *v;
   if (auto v = s.number("oversubscription", 1.0, false, "1.0")) c.oversubscription = *v;
-  if (auto v = s.choice("routing", kRoutings)) c.routing = *v;
+  if (auto v = s.choice("routing", topology::kFabricRoutingNames)) c.routing = *v;
   if (auto v = s.integer("gpus", 1, INT_MAX, "8")) c.gpus = *v;
   const bool overrides_ok = read_gpu_overrides(s);
   s.finish();
@@ -711,7 +674,7 @@ bool Loader::read_node_table(const toml::table& t) {
     node.gpus_per_pcie_switch = node.gpus == 1 ? 1 : 2;
     if (gpu) node.pcie_gen = gpu->pcie_gen;
   }
-  if (auto v = s.choice("intra", kIntra)) node.intra = *v;
+  if (auto v = s.choice("intra", topology::kIntraKindNames)) node.intra = *v;
   if (auto v = s.choice("pcie", kPcieGens)) node.pcie_gen = *v;
   if (auto v = s.integer("gpus_per_pcie_switch", 1, 1024, "2")) node.gpus_per_pcie_switch = *v;
   if (auto v = s.integer("sockets", 1, 8, "2")) node.sockets = *v;
@@ -743,7 +706,7 @@ bool Loader::read_node_table(const toml::table& t) {
                  "use gpus_per_pcie_switch = " + divisor_list(node.gpus, node.gpus));
   if (node.intra != IntraKind::Pcie && gpu->nvlink_links == 0)
     error_at_key("cluster.node.intra",
-                 "intra = " + quote_str(name_of(kIntra, node.intra)) + " needs NVLink, which " + node.gpu + " does not have",
+                 "intra = " + quote_str(name_of(topology::kIntraKindNames, node.intra)) + " needs NVLink, which " + node.gpu + " does not have",
                  "use intra = \"pcie\"");
   if (node.intra == IntraKind::NvlinkBridge && node.gpus % 2 != 0)
     error_at_key("cluster.node.intra", "intra = \"nvlink-bridge\" joins GPUs in pairs, but the node has " + gpus_text + " GPUs",
@@ -842,11 +805,11 @@ bool Loader::read_model(const toml::table* t) {
   const auto hidden = s.integer("hidden", 1, 1 << 24, "12288");
   const auto heads = s.integer("heads", 1, 1 << 16, "96");
   const auto kv_heads = s.integer("kv_heads", 1, 1 << 16, "8");
-  const auto mlp = s.choice("mlp", kMlps);
+  const auto mlp = s.choice("mlp", workloads::kMlpKindNames);
   const auto ffn = s.integer("ffn_hidden", 1, 1 << 26, "49152");
   const auto seq_len = s.integer("seq_len", 1, 1 << 24, "2048");
   const auto vocab = s.integer("vocab", 1, 1 << 24, "51200");
-  const auto norm = s.choice("norm", kNorms);
+  const auto norm = s.choice("norm", workloads::kNormKindNames);
   const auto tied = s.boolean("tied_embeddings");
   const auto flash = s.boolean("flash_attention");
   s.finish();
@@ -901,7 +864,7 @@ bool Loader::read_parallelism(const toml::table* t) {
     dp_given_ = true;
   }
   if (auto v = s.integer("virtual_stages", 1, 1 << 16, "2")) p.virtual_stages = *v;
-  const auto schedule = s.choice("schedule", kSchedules);
+  const auto schedule = s.choice("schedule", workloads::kScheduleNames);
   if (auto v = s.boolean("sequence_parallel")) p.sequence_parallel = *v;
   if (auto v = s.integer("zero", 0, 3, "1")) p.zero = *v;
   if (auto v = s.boolean("distributed_optimizer")) p.distributed_optimizer = *v;
@@ -916,7 +879,7 @@ bool Loader::read_parallelism(const toml::table* t) {
   if (p.schedule != Schedule::Interleaved && p.virtual_stages > 1)
     error_at_key("parallelism.virtual_stages",
                  "virtual_stages = " + std::to_string(p.virtual_stages) + " needs the interleaved schedule, but schedule = " +
-                     quote_str(name_of(kSchedules, p.schedule)),
+                     quote_str(name_of(workloads::kScheduleNames, p.schedule)),
                  "remove schedule (virtual_stages > 1 selects \"interleaved\"), or use virtual_stages = 1");
   if (p.virtual_stages > 1 && p.pp == 1)
     error_at_key("parallelism.virtual_stages", "virtual_stages = " + std::to_string(p.virtual_stages) + " needs pipeline parallelism, but pp = 1",
@@ -933,12 +896,12 @@ bool Loader::read_training(const toml::table* t) {
     global_batch_given_ = true;
   }
   if (auto v = s.integer("micro_batch", 1, INT_MAX, "1")) tr.micro_batch = *v;
-  if (auto v = s.choice("precision", kPrecisions)) {
+  if (auto v = s.choice("precision", topology::kPrecisionNames)) {
     tr.precision = *v;
     precision_given_ = true;
   }
-  if (auto v = s.choice("optimizer", kOptimizers)) tr.optimizer = *v;
-  if (auto v = s.choice("recompute", kRecompute)) tr.recompute = *v;
+  if (auto v = s.choice("optimizer", workloads::kOptimizerNames)) tr.optimizer = *v;
+  if (auto v = s.choice("recompute", workloads::kRecomputeNames)) tr.recompute = *v;
   if (auto v = s.integer("iterations", 1, INT_MAX, "1")) tr.iterations = *v;
   if (auto v = s.number("tokens", 0.0, false, "300e9")) tr.tokens = *v;
   s.finish();
@@ -948,7 +911,7 @@ bool Loader::read_training(const toml::table* t) {
 bool Loader::read_sync(const toml::table* t) {
   const std::size_t before = error_count();
   Section s(*this, t, "sync", kSyncKeys);
-  if (auto v = s.choice("algorithm", kSyncAlgorithms)) spec_.sync.algorithm = *v;
+  if (auto v = s.choice("algorithm", workloads::kCollectiveAlgoNames)) spec_.sync.algorithm = *v;
   if (auto v = s.number("bucket_mb", 0.0, true, "25")) spec_.sync.bucket_mb = *v;
   if (auto v = s.boolean("overlap")) spec_.sync.overlap = *v;
   s.finish();
@@ -1219,16 +1182,16 @@ std::string show_config(const ScenarioSpec& spec) {
 
   out << "[cluster]\n"
       << "nodes = " << c.nodes << "\n"
-      << "fabric = " << quote_str(name_of(kFabrics, c.resolved_fabric())) << "\n"
+      << "fabric = " << quote_str(name_of(topology::kFabricNames, c.resolved_fabric())) << "\n"
       << "oversubscription = " << toml_float(c.oversubscription) << "\n"
-      << "routing = " << quote_str(name_of(kRoutings, c.resolved_routing())) << "\n"
+      << "routing = " << quote_str(name_of(topology::kFabricRoutingNames, c.resolved_routing())) << "\n"
       << "gpus = " << c.used_gpus() << "\n\n";
 
   out << "[cluster.node]\n";
   if (!spec.node_preset.empty()) out << "preset = " << quote_str(spec.node_preset) << "\n";
   out << "gpu = " << quote_str(n.gpu) << "\n"
       << "gpus = " << n.gpus << "\n"
-      << "intra = " << quote_str(name_of(kIntra, n.intra)) << "\n"
+      << "intra = " << quote_str(name_of(topology::kIntraKindNames, n.intra)) << "\n"
       << "pcie = " << quote_str("gen" + std::to_string(n.pcie_gen)) << "\n"
       << "gpus_per_pcie_switch = " << n.gpus_per_pcie_switch << "\n"
       << "sockets = " << n.sockets << "\n"
@@ -1256,8 +1219,8 @@ std::string show_config(const ScenarioSpec& spec) {
       << "ffn_hidden = " << m.ffn_hidden << "\n"
       << "seq_len = " << m.seq_len << "\n"
       << "vocab = " << m.vocab << "\n"
-      << "mlp = " << quote_str(name_of(kMlps, m.mlp)) << "\n"
-      << "norm = " << quote_str(name_of(kNorms, m.norm)) << "\n"
+      << "mlp = " << quote_str(name_of(workloads::kMlpKindNames, m.mlp)) << "\n"
+      << "norm = " << quote_str(name_of(workloads::kNormKindNames, m.norm)) << "\n"
       << "tied_embeddings = " << b(m.tied_embeddings) << "\n"
       << "flash_attention = " << b(m.flash_attention) << "\n\n";
 
@@ -1266,7 +1229,7 @@ std::string show_config(const ScenarioSpec& spec) {
       << "pp = " << p.pp << "\n"
       << "dp = " << p.dp << (spec.dp_derived ? "  # derived: gpus / (tp * pp)" : "") << "\n"
       << "virtual_stages = " << p.virtual_stages << "\n"
-      << "schedule = " << quote_str(name_of(kSchedules, p.schedule)) << "\n"
+      << "schedule = " << quote_str(name_of(workloads::kScheduleNames, p.schedule)) << "\n"
       << "sequence_parallel = " << b(p.sequence_parallel) << "\n"
       << "zero = " << p.zero << "\n"
       << "distributed_optimizer = " << b(p.distributed_optimizer) << "\n\n";
@@ -1274,9 +1237,9 @@ std::string show_config(const ScenarioSpec& spec) {
   out << "[training]\n"
       << "global_batch = " << tr.global_batch << "\n"
       << "micro_batch = " << tr.micro_batch << "\n"
-      << "precision = " << quote_str(name_of(kPrecisions, tr.precision)) << "\n"
-      << "optimizer = " << quote_str(name_of(kOptimizers, tr.optimizer)) << "\n"
-      << "recompute = " << quote_str(name_of(kRecompute, tr.recompute)) << "\n"
+      << "precision = " << quote_str(name_of(topology::kPrecisionNames, tr.precision)) << "\n"
+      << "optimizer = " << quote_str(name_of(workloads::kOptimizerNames, tr.optimizer)) << "\n"
+      << "recompute = " << quote_str(name_of(workloads::kRecomputeNames, tr.recompute)) << "\n"
       << "iterations = " << tr.iterations << "\n";
   if (tr.tokens > 0)
     out << "tokens = " << toml_float(tr.tokens) << "\n\n";
@@ -1284,7 +1247,7 @@ std::string show_config(const ScenarioSpec& spec) {
     out << "# tokens = 300e9  # default: not given (no time-to-train)\n\n";
 
   out << "[sync]\n"
-      << "algorithm = " << quote_str(name_of(kSyncAlgorithms, spec.sync.algorithm)) << "\n"
+      << "algorithm = " << quote_str(name_of(workloads::kCollectiveAlgoNames, spec.sync.algorithm)) << "\n"
       << "bucket_mb = " << toml_float(spec.sync.bucket_mb) << "\n"
       << "overlap = " << b(spec.sync.overlap) << "\n\n";
 
