@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "scenarios/loader.h"
+#include "scenarios/show_config.h"
 
 using namespace clustersim;
 using namespace clustersim::scenarios;
