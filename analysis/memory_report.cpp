@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "scenarios/loader.h"
+#include "sim/enum_names.h"
 #include "topology/catalog.h"
 
 namespace clustersim::analysis {
@@ -78,15 +79,6 @@ class ScenarioEvaluator final : public workloads::AdviceEvaluator {
   const scenarios::ScenarioSpec& spec_;
   const MemoryReportOptions& options_;
 };
-
-std::string recompute_name(workloads::Recompute r) {
-  switch (r) {
-    case workloads::Recompute::None: return "none";
-    case workloads::Recompute::Selective: return "selective";
-    case workloads::Recompute::Full: return "full";
-  }
-  return "none";
-}
 
 // ---- text ---------------------------------------------------------------------------------------
 
@@ -297,9 +289,10 @@ std::string memory_report_text(const MemoryReport& r) {
   out += fmt("GPU: %s (%s)%s, capacity %s per GPU; %d GPUs\n", r.gpu_name.c_str(), r.gpu_id.c_str(),
              r.mig.empty() ? "" : (", MIG slice " + r.mig).c_str(), gib(static_cast<double>(r.capacity)).c_str(), r.gpus);
   const workloads::ParallelSpec& p = r.request.parallel;
+  const std::string recompute(sim::name_of(workloads::kRecomputeNames, r.request.training.recompute));
   out += fmt("Layout: tp %d x pp %d x dp %d%s, zero %d%s; micro-batch %d, global batch %d, recompute %s\n", p.tp, p.pp, p.dp,
              p.sequence_parallel ? " (sequence parallel)" : "", p.zero, p.distributed_optimizer ? ", distributed optimizer" : "",
-             r.request.training.micro_batch, r.request.training.global_batch, recompute_name(r.request.training.recompute).c_str());
+             r.request.training.micro_batch, r.request.training.global_batch, recompute.c_str());
   out += fmt("Most loaded GPU: pipeline stage %d (every tp/dp rank of a stage holds the same): %s\n\n", b.stage,
              b.stage_reason.c_str());
 

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/enum_names.h"
 #include "workloads/memory/memory_model.h"
 
 #ifndef CLUSTERSIM_DATA_DIR
@@ -50,12 +51,6 @@ std::string trust_of(const Row& r) {
   return note.substr(at + 7, note.find(']', at) - at - 7);
 }
 
-workloads::Recompute recompute_of(const std::string& s) {
-  if (s == "selective") return workloads::Recompute::Selective;
-  if (s == "full") return workloads::Recompute::Full;
-  return workloads::Recompute::None;
-}
-
 // Korthikanti et al. Table 3 as Calculon encodes it (validation/seqsel/fig1/*.json).
 workloads::MemoryRequest korthikanti_request(const Row& r) {
   struct Setup {
@@ -85,7 +80,8 @@ workloads::MemoryRequest korthikanti_request(const Row& r) {
   q.training.global_batch = setup.global_batch;
   q.training.micro_batch = std::max(1, as_int(r, "micro_batch"));
   q.training.precision = topology::Precision::Fp16;
-  q.training.recompute = recompute_of(r.at("recompute"));
+  // An empty or unknown cell means no recomputation.
+  q.training.recompute = sim::parse(workloads::kRecomputeNames, r.at("recompute")).value_or(workloads::Recompute::None);
   q.capacity = sim::Bytes{80e9};
   q.options.exact_layer_params = false;
   q.options.grads = workloads::GradPrecision::Fp32Main;

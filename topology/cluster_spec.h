@@ -4,11 +4,15 @@
 #include <optional>
 #include <string>
 
+#include "sim/enum_names.h"
 #include "topology/catalog.h"
 
 namespace clustersim::topology {
 
 enum class Fabric : std::uint8_t { SingleSwitch, FatTree, RailOptimized };
+// The names scenarios (cluster.fabric) and --fabric take; parse with sim::parse.
+inline constexpr sim::Choice<Fabric> kFabricNames[] = {
+    {"fat-tree", Fabric::FatTree}, {"rail-optimized", Fabric::RailOptimized}, {"single-switch", Fabric::SingleSwitch}};
 
 struct ClusterSpec {
   NodeSpec node;

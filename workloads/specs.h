@@ -7,12 +7,17 @@
 #include <optional>
 #include <string>
 
+#include "sim/enum_names.h"
 #include "topology/catalog.h"
 
 namespace clustersim::workloads {
 
 enum class MlpKind : std::uint8_t { Gelu, SwiGlu };
 enum class NormKind : std::uint8_t { LayerNorm, RmsNorm };
+// The names scenarios take (model.mlp, model.norm); parse with sim::parse.
+inline constexpr sim::Choice<MlpKind> kMlpKindNames[] = {{"gelu", MlpKind::Gelu}, {"swiglu", MlpKind::SwiGlu}};
+inline constexpr sim::Choice<NormKind> kNormKindNames[] = {{"layernorm", NormKind::LayerNorm},
+                                                           {"rmsnorm", NormKind::RmsNorm}};
 // Position encoding. Auto: learned absolute embeddings for GELU (GPT) models, rotary for SwiGLU
 // (Llama) models, which is how every preset pairs them; imported configs set it explicitly.
 enum class PositionKind : std::uint8_t { Auto, Learned, Rotary };
@@ -47,6 +52,9 @@ struct ModelSpec {
 };
 
 enum class Schedule : std::uint8_t { GPipe, OneFOneB, Interleaved };
+// The names scenarios take (parallelism.schedule); parse with sim::parse.
+inline constexpr sim::Choice<Schedule> kScheduleNames[] = {
+    {"gpipe", Schedule::GPipe}, {"1f1b", Schedule::OneFOneB}, {"interleaved", Schedule::Interleaved}};
 
 struct ParallelSpec {
   int tp = 1;
@@ -65,6 +73,11 @@ struct ParallelSpec {
 
 enum class Optimizer : std::uint8_t { Adam, Sgd, SgdMomentum };
 enum class Recompute : std::uint8_t { None, Selective, Full };
+// The names scenarios take (training.optimizer, training.recompute); parse with sim::parse.
+inline constexpr sim::Choice<Optimizer> kOptimizerNames[] = {
+    {"adam", Optimizer::Adam}, {"sgd", Optimizer::Sgd}, {"sgd-momentum", Optimizer::SgdMomentum}};
+inline constexpr sim::Choice<Recompute> kRecomputeNames[] = {
+    {"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}};
 
 struct TrainingSpec {
   int global_batch = 1;        // sequences per iteration
@@ -78,12 +91,23 @@ struct TrainingSpec {
   int micro_batches_per_replica(int dp) const { return global_batch / (micro_batch * dp); }
 };
 
-enum class SyncAlgorithm : std::uint8_t { Ring, Tree, HalvingDoubling, Hierarchical, Direct, InNetwork, Auto };
+// A collective algorithm (workloads/collectives/ implements each). Declared here because the
+// gradient synchronization names one (sync.algorithm) and every room may read the specs.
+enum class CollectiveAlgo : std::uint8_t { Ring, Tree, HalvingDoubling, Hierarchical, Direct, InNetwork, Auto };
+// The names scenarios (sync.algorithm) and `collective --algo` take; parse with sim::parse.
+inline constexpr sim::Choice<CollectiveAlgo> kCollectiveAlgoNames[] = {
+    {"ring", CollectiveAlgo::Ring},
+    {"tree", CollectiveAlgo::Tree},
+    {"halving-doubling", CollectiveAlgo::HalvingDoubling},
+    {"hierarchical", CollectiveAlgo::Hierarchical},
+    {"direct", CollectiveAlgo::Direct},
+    {"in-network", CollectiveAlgo::InNetwork},
+    {"auto", CollectiveAlgo::Auto}};
 
 // Which communication runs behind computation, as the frameworks schedule it (the rules:
 // workloads/training/overlap.h; the defaults and their sources: docs/scenario.md [sync]).
 struct SyncSpec {
-  SyncAlgorithm algorithm = SyncAlgorithm::Ring;
+  CollectiveAlgo algorithm = CollectiveAlgo::Ring;  // the gradient all-reduce's
   double bucket_mb = 25.0;
   bool overlap = true;                // [sync] overlap_grad_reduce (older name: overlap): buckets
                                       // reduced while the backward pass goes on

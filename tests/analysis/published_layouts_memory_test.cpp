@@ -24,6 +24,7 @@
 #include "analysis/memory_report.h"
 #include "analysis/training_rows.h"
 #include "scenarios/loader.h"
+#include "scenarios/show_config.h"
 #include "scenarios/scenario_error.h"
 
 using namespace clustersim;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "scenarios/loader.h"
+#include "scenarios/show_config.h"
 
 using namespace clustersim;
 using namespace clustersim::scenarios;
@@ -270,7 +271,7 @@ TEST_CASE("scenarios::parse_scenario: every key is read and round-trips through 
   CHECK(a.training.recompute == workloads::Recompute::Full);
   CHECK(a.training.iterations == 3);
   CHECK(a.training.tokens == 1.5e12);
-  CHECK(a.sync.algorithm == workloads::SyncAlgorithm::Hierarchical);
+  CHECK(a.sync.algorithm == workloads::CollectiveAlgo::Hierarchical);
   CHECK(a.sync.bucket_mb == 50.5);
   CHECK(a.sync.overlap == false);
   CHECK(a.model_constants.at("gemm_efficiency_max") == 0.75);
@@ -304,7 +305,7 @@ TEST_CASE("scenarios::parse_scenario: absent keys take the documented defaults")
   CHECK(s.training.recompute == workloads::Recompute::None);
   CHECK(s.training.iterations == 1);
   CHECK(s.training.tokens == 0.0);
-  CHECK(s.sync.algorithm == workloads::SyncAlgorithm::Ring);
+  CHECK(s.sync.algorithm == workloads::CollectiveAlgo::Ring);
   CHECK(s.sync.bucket_mb == 25.0);
   CHECK(s.sync.overlap);
   CHECK(s.model_constants.empty());
@@ -368,7 +369,7 @@ TEST_CASE("scenarios::--set: overrides a key and records where the value came fr
   CHECK(s.parallel.tp == 4);
   CHECK(s.parallel.dp == 32);
   CHECK(s.training.precision == topology::Precision::Bf16);
-  CHECK(s.sync.algorithm == workloads::SyncAlgorithm::Tree);
+  CHECK(s.sync.algorithm == workloads::CollectiveAlgo::Tree);
   CHECK(s.training.tokens == 1e12);
   CHECK(s.name == "my run");
   CHECK(s.origins.at("parallelism.tp").where.file == "--set parallelism.tp=4");
