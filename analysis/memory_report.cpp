@@ -245,7 +245,7 @@ std::string memory_report_json(const MemoryReport& r) {
                      {"formula", l.formula}});
   }
   const workloads::AllocatorStats& s = r.replay.stats;
-  json allocator = {{"replayed_stage", 0},
+  json allocator = {{"replayed_stage", b.stage},
                     {"expandable_segments", r.expandable_segments},
                     {"allocated_bytes", {{"current", s.allocated}, {"peak", s.peak_allocated}}},
                     {"active_bytes", {{"current", s.active}, {"peak", s.peak_allocated}}},
@@ -319,7 +319,7 @@ std::string memory_report_text(const MemoryReport& r) {
   out += std::string(100, '-') + "\n";
   out += fmt("%-34s %12s  (formula total)\n\n", "total", gib(b.total.value).c_str());
 
-  out += "Caching allocator (one iteration of stage 0 replayed" + std::string(r.expandable_segments ? ", expandable_segments:True" : "") +
+  out += "Caching allocator (one iteration of stage " + std::to_string(b.stage) + " replayed" + std::string(r.expandable_segments ? ", expandable_segments:True" : "") +
          "; Cur = after the iteration):\n";
   out += memory_summary_block(r);
   out += fmt("  largest free block %s, fragmentation (peak reserved - peak allocated) %s\n\n",

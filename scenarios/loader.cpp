@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "scenarios/source_text.h"
+#include "scenarios/stage_split.h"
 #include "topology/catalog.h"
 #include "workloads/model/hf_config.h"
 #include "workloads/model/model_presets.h"
@@ -88,7 +89,7 @@ constexpr std::string_view kModelKeys[] = {"preset",     "layers",  "hidden", "h
                                            "ffn_hidden", "seq_len", "vocab",  "hf_config", "mlp",
                                            "norm",       "tied_embeddings", "flash_attention"};
 constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual_stages", "schedule", "sequence_parallel",
-                                              "zero", "distributed_optimizer"};
+                                              "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap"};
@@ -905,6 +906,8 @@ bool Loader::read_parallelism(const toml::table* t) {
   if (auto v = s.boolean("sequence_parallel")) p.sequence_parallel = *v;
   if (auto v = s.integer("zero", 0, 3, "1")) p.zero = *v;
   if (auto v = s.boolean("distributed_optimizer")) p.distributed_optimizer = *v;
+  if (auto v = s.integer("first_stage_layers", 1, 1 << 20, "7")) p.first_stage_layers = *v;
+  if (auto v = s.integer("last_stage_layers", 1, 1 << 20, "7")) p.last_stage_layers = *v;
   s.finish();
   if (error_count() != before) return false;
 
@@ -1031,16 +1034,6 @@ void Loader::check_model_shape() {
   if (error_count() != before) model_ok_ = false;
 }
 
-// Virtual stages that split a pipeline stage's layers evenly (more than one of them).
-std::string interleaved_hint(int layers_per_stage) {
-  std::string list;
-  int shown = 0;
-  for (int v = 2; v <= layers_per_stage && shown < 6; ++v)
-    if (layers_per_stage % v == 0) list += (shown++ ? ", " : "") + std::to_string(v);
-  if (list.empty()) return "each stage holds a single layer, so it cannot be interleaved; use schedule = \"1f1b\"";
-  return "each stage holds " + std::to_string(layers_per_stage) + " layers; use virtual_stages = " + list;
-}
-
 void Loader::check_layout() {
   const std::size_t before = error_count();
   const auto& m = spec_.model;
@@ -1057,18 +1050,7 @@ void Loader::check_layout() {
                  "tp = " + std::to_string(p.tp) + " does not divide kv_heads = " + std::to_string(m.kv_heads) + " of " + model_name,
                  "tensor parallelism splits the KV heads evenly; use tp = " + divisor_list(heads_gcd, tp_limit));
   }
-  if (m.layers % p.pp != 0) {
-    error_at_key("parallelism.pp",
-                 "pp = " + std::to_string(p.pp) + " does not divide layers = " + std::to_string(m.layers) + " of " + model_name +
-                     " (uneven pipeline stages are not supported)",
-                 "use pp = " + divisor_list(m.layers, tp_limit));
-  } else if (p.schedule == Schedule::Interleaved && m.layers % (p.pp * p.virtual_stages) != 0) {
-    error_at_key("parallelism.virtual_stages",
-                 "the interleaved schedule needs layers = " + std::to_string(m.layers) + " divisible by pp * virtual_stages = " +
-                     std::to_string(p.pp) + " * " + std::to_string(p.virtual_stages) + " = " +
-                     std::to_string(p.pp * p.virtual_stages),
-                 interleaved_hint(m.layers / p.pp));
-  }
+  if (auto e = check_stage_split(m.layers, p, model_name, tp_limit)) error_at_key(e->key, e->message, e->hint);
   if (error_count() != before) layout_ok_ = false;
 }
 
@@ -1269,7 +1251,15 @@ std::string show_config(const ScenarioSpec& spec) {
       << "schedule = " << quote_str(name_of(kSchedules, p.schedule)) << "\n"
       << "sequence_parallel = " << b(p.sequence_parallel) << "\n"
       << "zero = " << p.zero << "\n"
-      << "distributed_optimizer = " << b(p.distributed_optimizer) << "\n\n";
+      << "distributed_optimizer = " << b(p.distributed_optimizer) << "\n";
+  if (p.first_stage_layers > 0)
+    out << "first_stage_layers = " << p.first_stage_layers << "\n";
+  else
+    out << "# first_stage_layers = " << p.layers_on_stage(m.layers, 0) << "  # default: layers / pp\n";
+  if (p.last_stage_layers > 0)
+    out << "last_stage_layers = " << p.last_stage_layers << "\n\n";
+  else
+    out << "# last_stage_layers = " << p.layers_on_stage(m.layers, p.pp - 1) << "  # default: layers / pp\n\n";
 
   out << "[training]\n"
       << "global_batch = " << tr.global_batch << "\n"
