@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "scenarios/loader.h"
+#include "scenarios/stage_split.h"
 #include "topology/catalog.h"
 
 namespace clustersim::analysis {
@@ -300,6 +301,8 @@ std::string memory_report_text(const MemoryReport& r) {
   out += fmt("Layout: tp %d x pp %d x dp %d%s, zero %d%s; micro-batch %d, global batch %d, recompute %s\n", p.tp, p.pp, p.dp,
              p.sequence_parallel ? " (sequence parallel)" : "", p.zero, p.distributed_optimizer ? ", distributed optimizer" : "",
              r.request.training.micro_batch, r.request.training.global_batch, recompute_name(r.request.training.recompute).c_str());
+  if (p.uneven_stages())
+    out += "Stage layers, first to last: " + scenarios::stage_layers_text(r.request.model.layers, p) + "\n";
   out += fmt("Most loaded GPU: pipeline stage %d (every tp/dp rank of a stage holds the same): %s\n\n", b.stage,
              b.stage_reason.c_str());
 

@@ -118,6 +118,18 @@ std::string describe_stage_split(const StageSplit& split, int pp) {
   return out;
 }
 
+std::string stage_layers_text(int layers, const ParallelSpec& p) {
+  std::string out;
+  for (int stage = 0; stage < p.pp;) {
+    const int here = p.layers_on_stage(layers, stage);
+    int run = 1;
+    while (stage + run < p.pp && p.layers_on_stage(layers, stage + run) == here) ++run;
+    out += (stage > 0 ? " + " : "") + (run > 1 ? std::to_string(run) + " x " : std::string()) + std::to_string(here);
+    stage += run;
+  }
+  return out;
+}
+
 std::optional<StageSplitProblem> check_stage_split(int layers, const ParallelSpec& p, const std::string& model_name,
                                                    int pp_limit) {
   if (p.uneven_stages()) {

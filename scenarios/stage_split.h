@@ -52,4 +52,7 @@ std::optional<StageSplitProblem> check_stage_split(int layers, const workloads::
 // each)": for hints.
 std::string describe_stage_split(const StageSplit& split, int pp);
 
+// The layers per stage of an uneven layout, first to last: "7 + 14 x 8 + 7" (for reports).
+std::string stage_layers_text(int layers, const workloads::ParallelSpec& p);
+
 }  // namespace clustersim::scenarios

@@ -177,10 +177,8 @@ std::string peak_stage_reason(const MemoryRequest& r, int stage) {
   const int layers = par.layers_on_stage(r.model.layers, stage);
   const double in_flight = micro_batches_in_flight(par, micro_batches_per_replica(r), stage);
   const std::string what = first ? " and the input embedding" : last ? ", the output layer and the fp32 logits" : "";
-  return fmt("%g layers with %g micro-batches in flight", layers, in_flight) + what +
-         fmt(" outweigh every other stage's (stage layers: first %g, middle %g, last %g)",
-             par.layers_on_stage(r.model.layers, 0), par.layers_on_stage(r.model.layers, par.pp > 2 ? 1 : 0),
-             par.layers_on_stage(r.model.layers, par.pp - 1));
+  return fmt("uneven stages: its %g layers with %g micro-batches in flight", layers, in_flight) + what +
+         " outweigh every other stage's";
 }
 
 }  // namespace
