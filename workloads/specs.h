@@ -71,7 +71,9 @@ struct ParallelSpec {
 
   // Transformer layers on pipeline stage `stage` (0..pp-1) of a model with `layers` layers: the
   // one source of truth for stage costs, the schedule and the memory model. Without first/last
-  // stage counts every stage holds layers / pp.
+  // stage counts every stage holds layers / pp. The loader only accepts splits whose middle
+  // stages share evenly; for any other input the first middle stages take the remainder, so the
+  // stages still add up to the layers.
   int layers_on_stage(int layers, int stage) const {
     const bool first = first_stage_layers > 0 && pp > 1;
     const bool last = last_stage_layers > 0 && pp > 1;
@@ -79,7 +81,9 @@ struct ParallelSpec {
     if (last && stage == pp - 1) return last_stage_layers;
     const int middle_stages = pp - (first ? 1 : 0) - (last ? 1 : 0);
     const int middle_layers = layers - (first ? first_stage_layers : 0) - (last ? last_stage_layers : 0);
-    return middle_stages > 0 ? middle_layers / middle_stages : 0;
+    if (middle_stages <= 0) return 0;
+    const int middle_index = stage - (first ? 1 : 0);
+    return middle_layers / middle_stages + (middle_index < middle_layers % middle_stages ? 1 : 0);
   }
 };
 

@@ -195,3 +195,13 @@ TEST_CASE("workloads::estimate_memory: an even split keeps the first stage as th
   CHECK(peak.stage == 0);
   CHECK(peak.stage_reason.find("first pipeline stage") == 0);
 }
+
+TEST_CASE("workloads::ParallelSpec::layers_on_stage: a split the loader refuses still adds up (the first stages take the rest)") {
+  ParallelSpec p;
+  p.pp = 5;
+  CHECK(total_layers(p, 96) == 96);  // 20 + 19 x 4
+  CHECK(p.layers_on_stage(96, 0) == 20);
+  CHECK(p.layers_on_stage(96, 4) == 19);
+  CHECK(total_layers(split(4, 3, 0), 30) == 30);  // 3 + 9 + 9 + 9
+  CHECK(total_layers(split(5, 2, 2), 31) == 31);  // 2 + 9 + 9 + 9 + 2
+}
