@@ -1255,11 +1255,11 @@ std::string show_config(const ScenarioSpec& spec) {
   if (p.first_stage_layers > 0)
     out << "first_stage_layers = " << p.first_stage_layers << "\n";
   else
-    out << "# first_stage_layers = " << p.layers_on_stage(m.layers, 0) << "  # default: layers / pp\n";
+    out << "# first_stage_layers = " << p.layers_on_stage(m.layers, 0) << "  # default: an even share of the layers\n";
   if (p.last_stage_layers > 0)
     out << "last_stage_layers = " << p.last_stage_layers << "\n\n";
   else
-    out << "# last_stage_layers = " << p.layers_on_stage(m.layers, p.pp - 1) << "  # default: layers / pp\n\n";
+    out << "# last_stage_layers = " << p.layers_on_stage(m.layers, p.pp - 1) << "  # default: an even share of the layers\n\n";
 
   out << "[training]\n"
       << "global_batch = " << tr.global_batch << "\n"
