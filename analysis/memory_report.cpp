@@ -8,6 +8,7 @@
 
 #include "scenarios/loader.h"
 #include "sim/enum_names.h"
+#include "scenarios/stage_split.h"
 #include "topology/catalog.h"
 
 namespace clustersim::analysis {
@@ -237,7 +238,7 @@ std::string memory_report_json(const MemoryReport& r) {
                      {"formula", l.formula}});
   }
   const workloads::AllocatorStats& s = r.replay.stats;
-  json allocator = {{"replayed_stage", 0},
+  json allocator = {{"replayed_stage", b.stage},
                     {"expandable_segments", r.expandable_segments},
                     {"allocated_bytes", {{"current", s.allocated}, {"peak", s.peak_allocated}}},
                     {"active_bytes", {{"current", s.active}, {"peak", s.peak_allocated}}},
@@ -293,6 +294,8 @@ std::string memory_report_text(const MemoryReport& r) {
   out += fmt("Layout: tp %d x pp %d x dp %d%s, zero %d%s; micro-batch %d, global batch %d, recompute %s\n", p.tp, p.pp, p.dp,
              p.sequence_parallel ? " (sequence parallel)" : "", p.zero, p.distributed_optimizer ? ", distributed optimizer" : "",
              r.request.training.micro_batch, r.request.training.global_batch, recompute.c_str());
+  if (p.uneven_stages())
+    out += "Stage layers, first to last: " + scenarios::stage_layers_text(r.request.model.layers, p) + "\n";
   out += fmt("Most loaded GPU: pipeline stage %d (every tp/dp rank of a stage holds the same): %s\n\n", b.stage,
              b.stage_reason.c_str());
 
@@ -312,7 +315,7 @@ std::string memory_report_text(const MemoryReport& r) {
   out += std::string(100, '-') + "\n";
   out += fmt("%-34s %12s  (formula total)\n\n", "total", gib(b.total.value).c_str());
 
-  out += "Caching allocator (one iteration of stage 0 replayed" + std::string(r.expandable_segments ? ", expandable_segments:True" : "") +
+  out += "Caching allocator (one iteration of stage " + std::to_string(b.stage) + " replayed" + std::string(r.expandable_segments ? ", expandable_segments:True" : "") +
          "; Cur = after the iteration):\n";
   out += memory_summary_block(r);
   out += fmt("  largest free block %s, fragmentation (peak reserved - peak allocated) %s\n\n",

@@ -1,6 +1,6 @@
 // The checks that span sections, run after every section is read (and only when the sections
 // they need read cleanly): the model's head shape, the layout against the model (tp | heads and
-// kv_heads, pp | layers, interleaving), the GPU count (tp * pp * dp, or dp derived from it), the
+// kv_heads, the pipeline stage split and interleaving: scenarios/stage_split.h), the GPU count (tp * pp * dp, or dp derived from it), the
 // batch against dp and the schedule, and the precision against the GPU. Hints name values that work.
 #include <algorithm>
 #include <climits>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "scenarios/scenario_loader.h"
+#include "scenarios/stage_split.h"
 #include "scenarios/toml_text.h"
 
 namespace clustersim::scenarios {
@@ -15,16 +16,6 @@ namespace {
 
 using topology::Precision;
 using workloads::Schedule;
-
-// Virtual stages that split a pipeline stage's layers evenly (more than one of them).
-std::string interleaved_hint(int layers_per_stage) {
-  std::string list;
-  int shown = 0;
-  for (int v = 2; v <= layers_per_stage && shown < 6; ++v)
-    if (layers_per_stage % v == 0) list += (shown++ ? ", " : "") + std::to_string(v);
-  if (list.empty()) return "each stage holds a single layer, so it cannot be interleaved; use schedule = \"1f1b\"";
-  return "each stage holds " + std::to_string(layers_per_stage) + " layers; use virtual_stages = " + list;
-}
 
 }  // namespace
 
@@ -59,18 +50,7 @@ void Loader::check_layout() {
                  "tp = " + std::to_string(p.tp) + " does not divide kv_heads = " + std::to_string(m.kv_heads) + " of " + model_name,
                  "tensor parallelism splits the KV heads evenly; use tp = " + divisor_list(heads_gcd, tp_limit));
   }
-  if (m.layers % p.pp != 0) {
-    error_at_key("parallelism.pp",
-                 "pp = " + std::to_string(p.pp) + " does not divide layers = " + std::to_string(m.layers) + " of " + model_name +
-                     " (uneven pipeline stages are not supported)",
-                 "use pp = " + divisor_list(m.layers, tp_limit));
-  } else if (p.schedule == Schedule::Interleaved && m.layers % (p.pp * p.virtual_stages) != 0) {
-    error_at_key("parallelism.virtual_stages",
-                 "the interleaved schedule needs layers = " + std::to_string(m.layers) + " divisible by pp * virtual_stages = " +
-                     std::to_string(p.pp) + " * " + std::to_string(p.virtual_stages) + " = " +
-                     std::to_string(p.pp * p.virtual_stages),
-                 interleaved_hint(m.layers / p.pp));
-  }
+  if (auto e = check_stage_split(m.layers, p, model_name, tp_limit)) error_at_key(e->key, e->message, e->hint);
   if (error_count() != before) layout_ok_ = false;
 }
 

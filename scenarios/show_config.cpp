@@ -78,7 +78,16 @@ void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
       << "schedule = " << quote_str(sim::name_of(workloads::kScheduleNames, p.schedule)) << "\n"
       << "sequence_parallel = " << b(p.sequence_parallel) << "\n"
       << "zero = " << p.zero << "\n"
-      << "distributed_optimizer = " << b(p.distributed_optimizer) << "\n\n";
+      << "distributed_optimizer = " << b(p.distributed_optimizer) << "\n";
+  const int layers = spec.model.layers;
+  if (p.first_stage_layers > 0)
+    out << "first_stage_layers = " << p.first_stage_layers << "\n";
+  else
+    out << "# first_stage_layers = " << p.layers_on_stage(layers, 0) << "  # default: an even share of the layers\n";
+  if (p.last_stage_layers > 0)
+    out << "last_stage_layers = " << p.last_stage_layers << "\n\n";
+  else
+    out << "# last_stage_layers = " << p.layers_on_stage(layers, p.pp - 1) << "  # default: an even share of the layers\n\n";
 }
 
 void show_training(std::ostream& out, const ScenarioSpec& spec) {

@@ -15,7 +15,7 @@ namespace {
 using workloads::Schedule;
 
 constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual_stages", "schedule", "sequence_parallel",
-                                              "zero", "distributed_optimizer"};
+                                              "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap", "overlap_grad_reduce",
@@ -38,6 +38,8 @@ bool Loader::read_parallelism(const toml::table* t) {
   if (auto v = s.boolean("sequence_parallel")) p.sequence_parallel = *v;
   if (auto v = s.integer("zero", 0, 3, "1")) p.zero = *v;
   if (auto v = s.boolean("distributed_optimizer")) p.distributed_optimizer = *v;
+  if (auto v = s.integer("first_stage_layers", 1, 1 << 20, "7")) p.first_stage_layers = *v;
+  if (auto v = s.integer("last_stage_layers", 1, 1 << 20, "7")) p.last_stage_layers = *v;
   s.finish();
   if (error_count() != before) return false;
 

@@ -65,10 +65,35 @@ struct ParallelSpec {
   bool sequence_parallel = false;
   int zero = 0;                // 0..3
   bool distributed_optimizer = false;  // Megatron's distributed optimizer (shards like ZeRO-1)
+  // Uneven pipeline stages, as Megatron-LM's --decoder-first-pipeline-num-layers and
+  // --decoder-last-pipeline-num-layers (TransformerConfig.num_layers_in_first/last_pipeline_stage):
+  // transformer layers on the first / last stage; 0 = not given. The layers left over split
+  // evenly over the other stages (megatron/core/transformer/transformer_block.py,
+  // get_num_layers_to_build). The loader checks that they do (scenarios/stage_split.h).
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
 
   // Optimizer states split across the data-parallel replicas (ZeRO-1 and up, or Megatron's
   // distributed optimizer): each replica updates its 1/dp share and gathers the parameters back.
   bool shards_optimizer() const { return zero >= 1 || distributed_optimizer; }
+  bool uneven_stages() const { return first_stage_layers > 0 || last_stage_layers > 0; }
+
+  // Transformer layers on pipeline stage `stage` (0..pp-1) of a model with `layers` layers: the
+  // one source of truth for stage costs, the schedule and the memory model. Without first/last
+  // stage counts every stage holds layers / pp. The loader only accepts splits whose middle
+  // stages share evenly; for any other input the first middle stages take the remainder, so the
+  // stages still add up to the layers.
+  int layers_on_stage(int layers, int stage) const {
+    const bool first = first_stage_layers > 0 && pp > 1;
+    const bool last = last_stage_layers > 0 && pp > 1;
+    if (first && stage == 0) return first_stage_layers;
+    if (last && stage == pp - 1) return last_stage_layers;
+    const int middle_stages = pp - (first ? 1 : 0) - (last ? 1 : 0);
+    const int middle_layers = layers - (first ? first_stage_layers : 0) - (last ? last_stage_layers : 0);
+    if (middle_stages <= 0) return 0;
+    const int middle_index = stage - (first ? 1 : 0);
+    return middle_layers / middle_stages + (middle_index < middle_layers % middle_stages ? 1 : 0);
+  }
 };
 
 enum class Optimizer : std::uint8_t { Adam, Sgd, SgdMomentum };

@@ -71,6 +71,8 @@ void check_same(const ScenarioSpec& a, const ScenarioSpec& b) {
   CHECK(pa.sequence_parallel == pb.sequence_parallel);
   CHECK(pa.zero == pb.zero);
   CHECK(pa.distributed_optimizer == pb.distributed_optimizer);
+  CHECK(pa.first_stage_layers == pb.first_stage_layers);
+  CHECK(pa.last_stage_layers == pb.last_stage_layers);
   const auto &ta = a.training, &tb = b.training;
   CHECK(ta.global_batch == tb.global_batch);
   CHECK(ta.micro_batch == tb.micro_batch);
@@ -147,6 +149,8 @@ schedule = "interleaved"
 sequence_parallel = true
 zero = 2
 distributed_optimizer = true
+first_stage_layers = 9
+last_stage_layers = 15
 
 [training]
 global_batch = 64
@@ -183,7 +187,7 @@ TEST_CASE("scenarios::load_scenario: every library scenario loads and is consist
       CHECK(s.parallel.tp * s.parallel.pp * s.parallel.dp == s.cluster.used_gpus());
       CHECK(s.training.global_batch % (s.training.micro_batch * s.parallel.dp) == 0);
       CHECK(s.model.heads % s.parallel.tp == 0);
-      CHECK(s.model.layers % s.parallel.pp == 0);
+      if (!s.parallel.uneven_stages()) CHECK(s.model.layers % s.parallel.pp == 0);
       CHECK(!s.name.empty());
     } catch (const ScenarioError& e) {
       FAIL(e.format());
@@ -264,6 +268,8 @@ TEST_CASE("scenarios::parse_scenario: every key is read and round-trips through 
   CHECK(a.parallel.sequence_parallel == true);
   CHECK(a.parallel.zero == 2);
   CHECK(a.parallel.distributed_optimizer == true);
+  CHECK(a.parallel.first_stage_layers == 9);
+  CHECK(a.parallel.last_stage_layers == 15);
   CHECK(a.training.global_batch == 64);
   CHECK(a.training.micro_batch == 2);
   CHECK(a.training.precision == topology::Precision::Fp16);

@@ -328,7 +328,10 @@ AllocatorReplay replay_training_iteration(const MemoryRequest& request, const Al
   const double weight_shard = par.zero >= 3 ? dp : 1.0;
   const double grad_shard = par.zero >= 2 ? dp : 1.0;
   const double opt_shard = par.shards_optimizer() ? dp : 1.0;
-  const int layers = m.layers / par.pp;
+  const int stage = options.stage;
+  const int layers = par.layers_on_stage(m.layers, stage);
+  // The input embedding on the first stage, the output layer on the last (tied or not when pp > 1).
+  const bool word_embeddings = stage == 0 || stage == par.pp - 1;
   const int micro_batches = std::max(1, tr.micro_batches_per_replica(static_cast<int>(dp)));
 
   Replayer rep(options);
@@ -346,7 +349,8 @@ AllocatorReplay replay_training_iteration(const MemoryRequest& request, const Al
   for (const OpCost& op : layer_ops(m, shape)) {
     if (op.kind == OpKind::Gemm) matrices.push_back(static_cast<double>(op.n) * op.k);
   }
-  double stage_params = static_cast<double>(m.vocab) * m.hidden / t;
+  const double embedding_params = word_embeddings ? static_cast<double>(m.vocab) * m.hidden / t : 0.0;
+  double stage_params = embedding_params;
   rep.take(stage_params * sb.weights / weight_shard, persistent);
   for (int l = 0; l < layers; ++l) {
     for (double e : matrices) {
@@ -357,7 +361,7 @@ AllocatorReplay replay_training_iteration(const MemoryRequest& request, const Al
   rep.take(stage_params * sb.grads / grad_shard, persistent);
   const int optimizer_tensors = static_cast<int>(std::lround(sb.optimizer / 4.0));
   for (int k = 0; k < optimizer_tensors; ++k) {
-    rep.take(static_cast<double>(m.vocab) * m.hidden / t * 4.0 / opt_shard, persistent);
+    rep.take(embedding_params * 4.0 / opt_shard, persistent);
     for (int l = 0; l < layers; ++l) {
       for (double e : matrices) rep.take(e * 4.0 / opt_shard, persistent);
     }
@@ -367,7 +371,7 @@ AllocatorReplay replay_training_iteration(const MemoryRequest& request, const Al
   const Tensors working = saved_tensor_bytes(m, tr.micro_batch, t, sp, Recompute::None, 2.0 * scale);
   const double s = m.seq_len, b = tr.micro_batch, h = m.hidden;
   const double scores_workspace = m.flash_attention ? 0.0 : b * m.heads / t * s * s * 2.0 * scale;
-  const double logits = par.pp == 1 ? s * b * m.vocab / t * 4.0 : 0.0;
+  const double logits = stage == par.pp - 1 ? s * b * m.vocab / t * 4.0 : 0.0;
   std::vector<std::vector<AllocHandle>> activations(static_cast<std::size_t>(micro_batches));
   std::vector<AllocHandle> temp;
 
@@ -406,11 +410,11 @@ AllocatorReplay replay_training_iteration(const MemoryRequest& request, const Al
     rep.give_back(buckets);
   };
 
-  // 1F1B on stage 0: warm-up forwards, steady one-forward-one-backward, cool-down backwards.
+  // 1F1B on the stage: warm-up forwards, steady one-forward-one-backward, cool-down backwards.
   const int warm = par.schedule == Schedule::GPipe
                        ? micro_batches
                        : std::min(micro_batches, static_cast<int>(std::ceil(
-                                                     micro_batches_in_flight(par, micro_batches, 0) - 1e-9)));
+                                                     micro_batches_in_flight(par, micro_batches, stage) - 1e-9)));
   int next_fwd = 0, next_bwd = 0;
   for (; next_fwd < warm && !rep.oom(); ++next_fwd) forward(next_fwd);
   while (next_bwd < micro_batches && !rep.oom()) {

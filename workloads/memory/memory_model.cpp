@@ -31,10 +31,6 @@ std::string fmt(const char* format, double a, double b = 0, double c = 0, double
   return buf;
 }
 
-int layers_on_stage(int layers, int pp, int stage) {
-  return layers / pp + (stage < layers % pp ? 1 : 0);
-}
-
 double layer_params(const ModelSpec& m, const MemoryOptions& o) {
   if (o.exact_layer_params) return m.layer_parameters();
   const double h = m.hidden;
@@ -84,7 +80,7 @@ void add_model_states(Builder& out, const MemoryRequest& r, int stage) {
   const int t = par.tp;
   const bool first = stage == 0;
   const bool last = stage == par.pp - 1;
-  const int layers = layers_on_stage(m.layers, par.pp, stage);
+  const int layers = par.layers_on_stage(m.layers, stage);
   out.add_states("layers", layers * layer_params(m, r.options) / t, r);
   if (first) {
     // Vocab-parallel word embedding is sharded over tp; learned positions are replicated.
@@ -107,7 +103,7 @@ void add_activations(Builder& out, const MemoryRequest& r, int stage) {
   const bool sp = par.sequence_parallel && t > 1;
   const double s = m.seq_len, b = tr.micro_batch, h = m.hidden;
   const double e = mixed_precision(tr.precision) ? 2.0 : 4.0;  // bytes per activation element
-  const int layers = layers_on_stage(m.layers, par.pp, stage);
+  const int layers = par.layers_on_stage(m.layers, stage);
   const double in_flight = micro_batches_in_flight(par, micro_batches_per_replica(r), stage);
   const double per_layer = activation_bytes_per_layer(m, tr.micro_batch, t, sp, tr.recompute, e).value;
   const char* kernel = m.flash_attention ? "flash attention" : "materialised scores";
@@ -167,6 +163,22 @@ void add_runtime(Builder& out, const MemoryRequest& r) {
   const int comms = (r.parallel.tp > 1) + (r.parallel.pp > 1) + (r.parallel.dp > 1);
   out.add("NCCL buffers", MemoryCategory::Runtime, comms * kNcclCommunicatorBytes,
           fmt("%g communicators x kNcclCommunicatorBytes (128 MiB)", comms));
+}
+
+// Why `stage` holds the most, in the terms that differ between stages.
+std::string peak_stage_reason(const MemoryRequest& r, int stage) {
+  const ParallelSpec& par = r.parallel;
+  const bool first = stage == 0, last = stage == par.pp - 1;
+  if (!par.uneven_stages() && first)
+    return "first pipeline stage: it keeps the most micro-batches in flight and the input embedding";
+  if (!par.uneven_stages() && last)
+    return "last pipeline stage: the output layer and fp32 logits outweigh the first stage's extra micro-batches "
+           "in flight";
+  const int layers = par.layers_on_stage(r.model.layers, stage);
+  const double in_flight = micro_batches_in_flight(par, micro_batches_per_replica(r), stage);
+  const std::string what = first ? " and the input embedding" : last ? ", the output layer and the fp32 logits" : "";
+  return fmt("uneven stages: its %g layers with %g micro-batches in flight", layers, in_flight) + what +
+         " outweigh every other stage's";
 }
 
 }  // namespace
@@ -265,21 +277,19 @@ MemoryBreakdown stage_memory(const MemoryRequest& request, int stage) {
 }
 
 MemoryBreakdown estimate_memory(const MemoryRequest& request) {
-  MemoryBreakdown first = stage_memory(request, 0);
   const int pp = request.parallel.pp;
+  MemoryBreakdown peak = stage_memory(request, 0);
   if (pp <= 1) {
-    first.stage_reason = "single pipeline stage: every GPU holds the same";
-    return first;
+    peak.stage_reason = "single pipeline stage: every GPU holds the same";
+    return peak;
   }
-  MemoryBreakdown last = stage_memory(request, pp - 1);
-  if (last.total > first.total) {
-    last.stage_reason = "last pipeline stage: the output layer and fp32 logits outweigh the first "
-                        "stage's extra micro-batches in flight";
-    return last;
+  // Every stage, since uneven stages can move the peak inside the pipeline; ties go to the earlier.
+  for (int stage = 1; stage < pp; ++stage) {
+    MemoryBreakdown b = stage_memory(request, stage);
+    if (b.total > peak.total) peak = std::move(b);
   }
-  first.stage_reason = "first pipeline stage: it keeps the most micro-batches in flight and the input "
-                       "embedding";
-  return first;
+  peak.stage_reason = peak_stage_reason(request, peak.stage);
+  return peak;
 }
 
 }  // namespace clustersim::workloads

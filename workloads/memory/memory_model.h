@@ -8,8 +8,10 @@
 // 1F1B it keeps min(pp, m) micro-batches of activations in flight (the last stage keeps one) and it
 // holds the input embedding. The last stage holds the output layer (its own copy of the word
 // embeddings when pp > 1, even if tied), the final norm and the fp32 logits; with a large
-// vocabulary and a deep pipeline it can be the larger one. Both are computed; the larger wins and
-// `stage_reason` says why.
+// vocabulary and a deep pipeline it can be the larger one. With uneven stages
+// (ParallelSpec::layers_on_stage: Megatron's first/last stage layer counts) a stage inside the
+// pipeline can hold the most: every stage is computed, the largest wins (the earlier on a tie) and
+// `stage` and `stage_reason` say which and why.
 //
 // Model states per parameter (mixed precision = fp16/bf16/fp8 compute; fp32/tf32 = fp32 training):
 //   weights: 2 B mixed, 4 B fp32.
@@ -56,8 +58,8 @@
 //     checkpoints the sequence-sharded hidden state), plus, once per GPU, the working set of the
 //     one layer being recomputed: that layer's no-recompute activations with the same t / SP
 //     sharding and the same attention kernel.
-// Scaled by layers on the stage x micro-batches in flight (GPipe: m; 1F1B: stage i holds
-// min(pp - i, m); interleaved: x (1 + (pp-1)/(pp*v))).
+// Scaled by layers on the stage (ParallelSpec::layers_on_stage) x micro-batches in flight (GPipe:
+// m; 1F1B: stage i holds min(pp - i, m); interleaved: x (1 + (pp-1)/(pp*v))).
 #pragma once
 
 #include <string_view>
