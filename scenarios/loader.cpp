@@ -66,6 +66,10 @@ constexpr Choice<SyncAlgorithm> kSyncAlgorithms[] = {
     {"auto", SyncAlgorithm::Auto}};
 constexpr Choice<MlpKind> kMlps[] = {{"gelu", MlpKind::Gelu}, {"swiglu", MlpKind::SwiGlu}};
 constexpr Choice<NormKind> kNorms[] = {{"layernorm", NormKind::LayerNorm}, {"rmsnorm", NormKind::RmsNorm}};
+constexpr Choice<workloads::Zero3Gather> kZero3Gathers[] = {{"block", workloads::Zero3Gather::Block},
+                                                            {"module", workloads::Zero3Gather::Module}};
+constexpr Choice<workloads::StateDtype> kStateDtypes[] = {
+    {"fp32", workloads::StateDtype::Fp32}, {"bf16", workloads::StateDtype::Bf16}, {"fp16", workloads::StateDtype::Fp16}};
 
 template <class E, std::size_t N>
 std::string_view name_of(const Choice<E> (&choices)[N], E v) {
@@ -86,11 +90,11 @@ constexpr std::string_view kNodeKeys[] = {"preset", "gpu",     "gpus", "intra", 
 constexpr std::string_view kGpuOverrideKeys[] = {"power_limit_w", "mig", "tf32"};
 constexpr std::string_view kModelKeys[] = {"preset",     "layers",  "hidden", "heads",     "kv_heads",
                                            "ffn_hidden", "seq_len", "vocab",  "hf_config", "mlp",
-                                           "norm",       "tied_embeddings", "flash_attention"};
+                                           "norm",       "tied_embeddings", "flash_attention", "dropout"};
 constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual_stages", "schedule", "sequence_parallel",
-                                              "zero", "distributed_optimizer"};
+                                              "zero", "distributed_optimizer", "zero3_gather"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
-                                              "recompute",    "iterations",  "tokens"};
+                                              "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap"};
 constexpr std::string_view kCostKeys[] = {"gpu_hour_usd", "electricity_usd_per_kwh"};
 
@@ -849,6 +853,7 @@ bool Loader::read_model(const toml::table* t) {
   const auto norm = s.choice("norm", kNorms);
   const auto tied = s.boolean("tied_embeddings");
   const auto flash = s.boolean("flash_attention");
+  const auto dropout = s.boolean("dropout");
   s.finish();
   if (error_count() != before) return false;
 
@@ -869,6 +874,7 @@ bool Loader::read_model(const toml::table* t) {
   if (vocab) m.vocab = *vocab;
   if (tied) m.tied_embeddings = *tied;
   if (flash) m.flash_attention = *flash;
+  if (dropout) m.dropout = *dropout;
   if (kv_heads) m.kv_heads = *kv_heads;
   else if (!have_base) m.kv_heads = m.heads;
   if (ffn) {
@@ -881,7 +887,8 @@ bool Loader::read_model(const toml::table* t) {
                       m.kv_heads == preset->kv_heads && m.ffn_hidden == preset->ffn_hidden &&
                       m.seq_len == preset->seq_len && m.vocab == preset->vocab && m.mlp == preset->mlp &&
                       m.norm == preset->norm && m.tied_embeddings == preset->tied_embeddings &&
-                      m.flash_attention == preset->flash_attention;
+                      m.flash_attention == preset->flash_attention &&
+                      m.trains_with_dropout() == preset->trains_with_dropout();
     m.id = same ? preset->id : imported ? preset->id + " (modified)" : "custom";
   } else {
     m.id = "custom";
@@ -905,6 +912,7 @@ bool Loader::read_parallelism(const toml::table* t) {
   if (auto v = s.boolean("sequence_parallel")) p.sequence_parallel = *v;
   if (auto v = s.integer("zero", 0, 3, "1")) p.zero = *v;
   if (auto v = s.boolean("distributed_optimizer")) p.distributed_optimizer = *v;
+  if (auto v = s.choice("zero3_gather", kZero3Gathers)) p.zero3_gather = *v;
   s.finish();
   if (error_count() != before) return false;
 
@@ -941,6 +949,8 @@ bool Loader::read_training(const toml::table* t) {
   if (auto v = s.choice("recompute", kRecompute)) tr.recompute = *v;
   if (auto v = s.integer("iterations", 1, INT_MAX, "1")) tr.iterations = *v;
   if (auto v = s.number("tokens", 0.0, false, "300e9")) tr.tokens = *v;
+  if (auto v = s.choice("grad_dtype", kStateDtypes)) tr.grad_dtype = *v;
+  if (auto v = s.choice("optimizer_dtype", kStateDtypes)) tr.optimizer_dtype = *v;
   s.finish();
   return error_count() == before;
 }
@@ -1259,7 +1269,9 @@ std::string show_config(const ScenarioSpec& spec) {
       << "mlp = " << quote_str(name_of(kMlps, m.mlp)) << "\n"
       << "norm = " << quote_str(name_of(kNorms, m.norm)) << "\n"
       << "tied_embeddings = " << b(m.tied_embeddings) << "\n"
-      << "flash_attention = " << b(m.flash_attention) << "\n\n";
+      << "flash_attention = " << b(m.flash_attention) << "\n"
+      << "dropout = " << b(m.trains_with_dropout()) << (m.dropout ? "" : "  # default: true for gelu, false for swiglu")
+      << "\n\n";
 
   out << "[parallelism]\n"
       << "tp = " << p.tp << "\n"
@@ -1269,7 +1281,8 @@ std::string show_config(const ScenarioSpec& spec) {
       << "schedule = " << quote_str(name_of(kSchedules, p.schedule)) << "\n"
       << "sequence_parallel = " << b(p.sequence_parallel) << "\n"
       << "zero = " << p.zero << "\n"
-      << "distributed_optimizer = " << b(p.distributed_optimizer) << "\n\n";
+      << "distributed_optimizer = " << b(p.distributed_optimizer) << "\n"
+      << "zero3_gather = " << quote_str(name_of(kZero3Gathers, p.zero3_gather)) << "\n\n";
 
   out << "[training]\n"
       << "global_batch = " << tr.global_batch << "\n"
@@ -1277,6 +1290,8 @@ std::string show_config(const ScenarioSpec& spec) {
       << "precision = " << quote_str(name_of(kPrecisions, tr.precision)) << "\n"
       << "optimizer = " << quote_str(name_of(kOptimizers, tr.optimizer)) << "\n"
       << "recompute = " << quote_str(name_of(kRecompute, tr.recompute)) << "\n"
+      << "grad_dtype = " << quote_str(name_of(kStateDtypes, tr.grad_dtype)) << "\n"
+      << "optimizer_dtype = " << quote_str(name_of(kStateDtypes, tr.optimizer_dtype)) << "\n"
       << "iterations = " << tr.iterations << "\n";
   if (tr.tokens > 0)
     out << "tokens = " << toml_float(tr.tokens) << "\n\n";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "topology/catalog.h"
@@ -30,6 +31,11 @@ struct ModelSpec {
   bool tied_embeddings = true; // output layer shares the input embedding (GPT); Llama unties
   bool flash_attention = true;
   PositionKind positions = PositionKind::Auto;
+  // Dropout on the residual, attention and embedding outputs. Unset: inferred from the MLP, as
+  // every preset pairs them: GELU (GPT) models train with Megatron's 0.1 dropout, SwiGLU (Llama)
+  // models with none. Recipes that turn it off for a GELU-kind model (Nemotron-4: hidden,
+  // attention and ffn dropout 0.0) set it explicitly.
+  std::optional<bool> dropout;
 
   int head_dim() const { return hidden / heads; }
   // Parameter count (embeddings included, position embeddings excluded for rotary models).
@@ -40,12 +46,18 @@ struct ModelSpec {
   double embedding_parameters() const;
   // Final norm's parameters.
   double final_norm_parameters() const;
+  bool trains_with_dropout() const { return dropout.value_or(mlp == MlpKind::Gelu); }
   bool learned_positions() const {
     return positions == PositionKind::Learned || (positions == PositionKind::Auto && mlp == MlpKind::Gelu);
   }
 };
 
 enum class Schedule : std::uint8_t { GPipe, OneFOneB, Interleaved };
+// How ZeRO-3 gathers the sharded parameters for compute. Block: PyTorch FSDP wraps each
+// transformer layer and keeps the gathered layer and the prefetched next one. Module: DeepSpeed
+// ZeRO-3 gathers each submodule's parameters and prefetches ahead only while the live total stays
+// under stage3_max_live_parameters, at most stage3_prefetch_bucket_size per step.
+enum class Zero3Gather : std::uint8_t { Block, Module };
 
 struct ParallelSpec {
   int tp = 1;
@@ -56,6 +68,7 @@ struct ParallelSpec {
   bool sequence_parallel = false;
   int zero = 0;                // 0..3
   bool distributed_optimizer = false;  // Megatron's distributed optimizer (shards like ZeRO-1)
+  Zero3Gather zero3_gather = Zero3Gather::Block;  // only with zero = 3
 
   // Optimizer states split across the data-parallel replicas (ZeRO-1 and up, or Megatron's
   // distributed optimizer): each replica updates its 1/dp share and gathers the parameters back.
@@ -64,6 +77,9 @@ struct ParallelSpec {
 
 enum class Optimizer : std::uint8_t { Adam, Sgd, SgdMomentum };
 enum class Recompute : std::uint8_t { None, Selective, Full };
+// Element type of a model state that frameworks let one choose. Fp32: 4 B; Bf16 and Fp16: 2 B.
+enum class StateDtype : std::uint8_t { Fp32, Bf16, Fp16 };
+inline double state_dtype_bytes(StateDtype d) { return d == StateDtype::Fp32 ? 4.0 : 2.0; }
 
 struct TrainingSpec {
   int global_batch = 1;        // sequences per iteration
@@ -71,6 +87,14 @@ struct TrainingSpec {
   topology::Precision precision = topology::Precision::Bf16;
   Optimizer optimizer = Optimizer::Adam;
   Recompute recompute = Recompute::None;
+  // Gradients kept for accumulation and reduced over data parallelism: fp32 is Megatron's
+  // `main_grad` (grad_reduce_in_fp32, forced on for bf16 in Megatron-LM); 16-bit is Megatron-Core
+  // / NeMo with grad_reduce_in_fp32 = False, apex DistributedFusedAdam grad_sync_dtype = bf16,
+  // and DeepSpeed's fp16/bf16 gradient partitions. Mixed precision only (fp32 training: 4 B).
+  StateDtype grad_dtype = StateDtype::Fp32;
+  // The optimizer's states (master weights and moments): apex DistributedFusedAdam `dtype`,
+  // Megatron's --use-precision-aware-optimizer. fp32 is every framework's default.
+  StateDtype optimizer_dtype = StateDtype::Fp32;
   int iterations = 1;
   double tokens = 0.0;         // total training tokens (0 = not given)
 

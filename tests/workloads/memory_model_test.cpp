@@ -17,26 +17,25 @@ TEST_CASE("workloads::memory model: Megatron's distributed optimizer costs 6 + 1
   par.distributed_optimizer = true;
   TrainingSpec tr;
   tr.precision = clustersim::topology::Precision::Bf16;
-  const ModelStates s = model_state_bytes(1e9, par, tr, MemoryOptions{});
+  const ModelStates s = model_state_bytes(1e9, par, tr);
   CHECK(s.total().value == doctest::Approx(1e9 * (6.0 + 12.0 / 8)));
   par.distributed_optimizer = false;
-  CHECK(model_state_bytes(1e9, par, tr, MemoryOptions{}).total().value == doctest::Approx(18e9));
+  CHECK(model_state_bytes(1e9, par, tr).total().value == doctest::Approx(18e9));
 }
 
 TEST_CASE("workloads::memory model: optimizer and precision choices set the bytes per parameter") {
   TrainingSpec tr;
-  MemoryOptions opt;
   tr.precision = clustersim::topology::Precision::Fp32;
-  CHECK(state_bytes_per_param(tr, opt).weights == 4);
-  CHECK(state_bytes_per_param(tr, opt).optimizer == 8);
+  CHECK(state_bytes_per_param(tr).weights == 4);
+  CHECK(state_bytes_per_param(tr).optimizer == 8);
   tr.optimizer = Optimizer::Sgd;
-  CHECK(state_bytes_per_param(tr, opt).optimizer == 0);
+  CHECK(state_bytes_per_param(tr).optimizer == 0);
   tr.precision = clustersim::topology::Precision::Bf16;
-  CHECK(state_bytes_per_param(tr, opt).optimizer == 4);
+  CHECK(state_bytes_per_param(tr).optimizer == 4);
   tr.optimizer = Optimizer::SgdMomentum;
-  CHECK(state_bytes_per_param(tr, opt).optimizer == 8);
-  opt.grads = GradPrecision::Half;
-  CHECK(state_bytes_per_param(tr, opt).grads == 2);
+  CHECK(state_bytes_per_param(tr).optimizer == 8);
+  tr.grad_dtype = StateDtype::Bf16;
+  CHECK(state_bytes_per_param(tr).grads == 2);
 }
 
 TEST_CASE("workloads::memory model: 1F1B stage i holds min(pp - i, m) micro-batches, GPipe all m") {
