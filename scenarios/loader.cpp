@@ -1270,8 +1270,8 @@ std::string show_config(const ScenarioSpec& spec) {
       << "norm = " << quote_str(name_of(kNorms, m.norm)) << "\n"
       << "tied_embeddings = " << b(m.tied_embeddings) << "\n"
       << "flash_attention = " << b(m.flash_attention) << "\n"
-      << "dropout = " << b(m.trains_with_dropout()) << (m.dropout ? "" : "  # default: true for gelu, false for swiglu")
-      << "\n\n";
+      << (m.dropout ? "" : "# ") << "dropout = " << b(m.trains_with_dropout())
+      << (m.dropout ? "" : "  # default: true for gelu, false for swiglu") << "\n\n";
 
   out << "[parallelism]\n"
       << "tp = " << p.tp << "\n"
