@@ -174,7 +174,7 @@ std::string memory_summary_block(const MemoryReport& r) {
 
 // The state lines' formulas with the numbers put in: parameters x bytes per parameter / sharding.
 std::string formula_of(const workloads::MemoryLine& l, const workloads::MemoryRequest& q) {
-  const workloads::StateBytes sb = workloads::state_bytes_per_param(q.training, q.options);
+  const workloads::StateBytes sb = workloads::state_bytes_per_param(q.training);
   const workloads::ParallelSpec& p = q.parallel;
   const double dp = std::max(1, p.dp);
   double per = 0, shard = 1;
@@ -235,7 +235,7 @@ std::string memory_report_json(const MemoryReport& r) {
   json lines = json::array();
   for (const workloads::MemoryLine& l : b.lines) {
     lines.push_back({{"name", l.name}, {"category", category_name(l.category)}, {"bytes", to_bytes(l.bytes)},
-                     {"formula", l.formula}});
+                     {"formula", l.formula}, {"at_peak", l.at_peak}});
   }
   const workloads::AllocatorStats& s = r.replay.stats;
   json allocator = {{"replayed_stage", b.stage},
@@ -308,7 +308,9 @@ std::string memory_report_text(const MemoryReport& r) {
     for (const workloads::MemoryLine& l : b.lines) {
       if (l.category != c) continue;
       any = true;
-      out += fmt("  %-32s %12s  %s\n", l.name.c_str(), gib(l.bytes.value).c_str(), formula_of(l, r.request).c_str());
+      // A transient of a phase smaller than the peak one prints in parentheses: not in the totals.
+      const std::string bytes = l.at_peak ? gib(l.bytes.value) : fmt("(%s)", gib(l.bytes.value).c_str());
+      out += fmt("  %-32s %12s  %s\n", l.name.c_str(), bytes.c_str(), formula_of(l, r.request).c_str());
     }
     if (any) out += fmt("%-34s %12s\n", (std::string(category_name(c)) + " total").c_str(), gib(category_total(b, c).value).c_str());
   }

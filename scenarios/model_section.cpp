@@ -19,7 +19,7 @@ using workloads::ModelSpec;
 
 constexpr std::string_view kModelKeys[] = {"preset",     "layers",  "hidden", "heads",     "kv_heads",
                                            "ffn_hidden", "seq_len", "vocab",  "hf_config", "mlp",
-                                           "norm",       "tied_embeddings", "flash_attention"};
+                                           "norm",       "tied_embeddings", "flash_attention", "dropout"};
 
 // What [model] starts from: a preset's shape, an imported config's, or nothing.
 struct ModelBase {
@@ -32,7 +32,7 @@ struct ModelFields {
   std::optional<int> layers, hidden, heads, kv_heads, ffn, seq_len, vocab;
   std::optional<MlpKind> mlp;
   std::optional<workloads::NormKind> norm;
-  std::optional<bool> tied, flash;
+  std::optional<bool> tied, flash, dropout;
 };
 
 // preset = "..." and hf_config = "..." (not both).
@@ -82,6 +82,7 @@ ModelFields read_model_fields(Section& s) {
   f.norm = s.choice("norm", workloads::kNormKindNames);
   f.tied = s.boolean("tied_embeddings");
   f.flash = s.boolean("flash_attention");
+  f.dropout = s.boolean("dropout");
   return f;
 }
 
@@ -96,6 +97,7 @@ void apply_model_fields(const ModelFields& f, bool have_base, ModelSpec& m) {
   if (f.vocab) m.vocab = *f.vocab;
   if (f.tied) m.tied_embeddings = *f.tied;
   if (f.flash) m.flash_attention = *f.flash;
+  if (f.dropout) m.dropout = *f.dropout;
   if (f.kv_heads) m.kv_heads = *f.kv_heads;
   else if (!have_base) m.kv_heads = m.heads;
   if (f.ffn) {
@@ -112,7 +114,7 @@ std::string model_id(const ModelSpec& m, const ModelBase& base) {
   const bool same = m.layers == b.layers && m.hidden == b.hidden && m.heads == b.heads && m.kv_heads == b.kv_heads &&
                     m.ffn_hidden == b.ffn_hidden && m.seq_len == b.seq_len && m.vocab == b.vocab && m.mlp == b.mlp &&
                     m.norm == b.norm && m.tied_embeddings == b.tied_embeddings &&
-                    m.flash_attention == b.flash_attention;
+                    m.flash_attention == b.flash_attention && m.trains_with_dropout() == b.trains_with_dropout();
   return same ? b.id : base.imported ? b.id + " (modified)" : "custom";
 }
 

@@ -65,7 +65,9 @@ void show_model(std::ostream& out, const ScenarioSpec& spec) {
       << "mlp = " << quote_str(sim::name_of(workloads::kMlpKindNames, m.mlp)) << "\n"
       << "norm = " << quote_str(sim::name_of(workloads::kNormKindNames, m.norm)) << "\n"
       << "tied_embeddings = " << b(m.tied_embeddings) << "\n"
-      << "flash_attention = " << b(m.flash_attention) << "\n\n";
+      << "flash_attention = " << b(m.flash_attention) << "\n"
+      << (m.dropout ? "" : "# ") << "dropout = " << b(m.trains_with_dropout())
+      << (m.dropout ? "" : "  # default: true for gelu, false for swiglu") << "\n\n";
 }
 
 void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
@@ -78,7 +80,8 @@ void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
       << "schedule = " << quote_str(sim::name_of(workloads::kScheduleNames, p.schedule)) << "\n"
       << "sequence_parallel = " << b(p.sequence_parallel) << "\n"
       << "zero = " << p.zero << "\n"
-      << "distributed_optimizer = " << b(p.distributed_optimizer) << "\n";
+      << "distributed_optimizer = " << b(p.distributed_optimizer) << "\n"
+      << "zero3_gather = " << quote_str(sim::name_of(workloads::kZero3GatherNames, p.zero3_gather)) << "\n";
   const int layers = spec.model.layers;
   if (p.first_stage_layers > 0)
     out << "first_stage_layers = " << p.first_stage_layers << "\n";
@@ -98,6 +101,8 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
       << "precision = " << quote_str(sim::name_of(topology::kPrecisionNames, tr.precision)) << "\n"
       << "optimizer = " << quote_str(sim::name_of(workloads::kOptimizerNames, tr.optimizer)) << "\n"
       << "recompute = " << quote_str(sim::name_of(workloads::kRecomputeNames, tr.recompute)) << "\n"
+      << "grad_dtype = " << quote_str(sim::name_of(workloads::kStateDtypeNames, tr.grad_dtype)) << "\n"
+      << "optimizer_dtype = " << quote_str(sim::name_of(workloads::kStateDtypeNames, tr.optimizer_dtype)) << "\n"
       << "iterations = " << tr.iterations << "\n";
   if (tr.tokens > 0)
     out << "tokens = " << toml_float(tr.tokens) << "\n\n";

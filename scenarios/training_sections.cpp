@@ -15,9 +15,9 @@ namespace {
 using workloads::Schedule;
 
 constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual_stages", "schedule", "sequence_parallel",
-                                              "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers"};
+                                              "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers", "zero3_gather"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
-                                              "recompute",    "iterations",  "tokens"};
+                                              "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch"};
 
@@ -40,6 +40,7 @@ bool Loader::read_parallelism(const toml::table* t) {
   if (auto v = s.boolean("distributed_optimizer")) p.distributed_optimizer = *v;
   if (auto v = s.integer("first_stage_layers", 1, 1 << 20, "7")) p.first_stage_layers = *v;
   if (auto v = s.integer("last_stage_layers", 1, 1 << 20, "7")) p.last_stage_layers = *v;
+  if (auto v = s.choice("zero3_gather", workloads::kZero3GatherNames)) p.zero3_gather = *v;
   s.finish();
   if (error_count() != before) return false;
 
@@ -76,6 +77,8 @@ bool Loader::read_training(const toml::table* t) {
   if (auto v = s.choice("recompute", workloads::kRecomputeNames)) tr.recompute = *v;
   if (auto v = s.integer("iterations", 1, INT_MAX, "1")) tr.iterations = *v;
   if (auto v = s.number("tokens", 0.0, false, "300e9")) tr.tokens = *v;
+  if (auto v = s.choice("grad_dtype", workloads::kStateDtypeNames)) tr.grad_dtype = *v;
+  if (auto v = s.choice("optimizer_dtype", workloads::kStateDtypeNames)) tr.optimizer_dtype = *v;
   s.finish();
   return error_count() == before;
 }

@@ -36,6 +36,11 @@ struct ModelSpec {
   bool tied_embeddings = true; // output layer shares the input embedding (GPT); Llama unties
   bool flash_attention = true;
   PositionKind positions = PositionKind::Auto;
+  // Dropout on the residual, attention and embedding outputs. Unset: inferred from the MLP, as
+  // every preset pairs them: GELU (GPT) models train with Megatron's 0.1 dropout, SwiGLU (Llama)
+  // models with none. Recipes that turn it off for a GELU-kind model (Nemotron-4: hidden,
+  // attention and ffn dropout 0.0) set it explicitly.
+  std::optional<bool> dropout;
 
   int head_dim() const { return hidden / heads; }
   // Parameter count (embeddings included, position embeddings excluded for rotary models).
@@ -46,6 +51,7 @@ struct ModelSpec {
   double embedding_parameters() const;
   // Final norm's parameters.
   double final_norm_parameters() const;
+  bool trains_with_dropout() const { return dropout.value_or(mlp == MlpKind::Gelu); }
   bool learned_positions() const {
     return positions == PositionKind::Learned || (positions == PositionKind::Auto && mlp == MlpKind::Gelu);
   }
@@ -55,6 +61,14 @@ enum class Schedule : std::uint8_t { GPipe, OneFOneB, Interleaved };
 // The names scenarios take (parallelism.schedule); parse with sim::parse.
 inline constexpr sim::Choice<Schedule> kScheduleNames[] = {
     {"gpipe", Schedule::GPipe}, {"1f1b", Schedule::OneFOneB}, {"interleaved", Schedule::Interleaved}};
+// How ZeRO-3 gathers the sharded parameters for compute. Block: PyTorch FSDP wraps each
+// transformer layer and keeps the gathered layer and the prefetched next one. Module: DeepSpeed
+// ZeRO-3 gathers each submodule's parameters and prefetches ahead only while the live total stays
+// under stage3_max_live_parameters, at most stage3_prefetch_bucket_size per step.
+enum class Zero3Gather : std::uint8_t { Block, Module };
+// The names scenarios take (parallelism.zero3_gather); parse with sim::parse.
+inline constexpr sim::Choice<Zero3Gather> kZero3GatherNames[] = {{"block", Zero3Gather::Block},
+                                                                 {"module", Zero3Gather::Module}};
 
 struct ParallelSpec {
   int tp = 1;
@@ -72,6 +86,7 @@ struct ParallelSpec {
   // get_num_layers_to_build). The loader checks that they do (scenarios/stage_split.h).
   int first_stage_layers = 0;
   int last_stage_layers = 0;
+  Zero3Gather zero3_gather = Zero3Gather::Block;  // only with zero = 3
 
   // Optimizer states split across the data-parallel replicas (ZeRO-1 and up, or Megatron's
   // distributed optimizer): each replica updates its 1/dp share and gathers the parameters back.
@@ -103,6 +118,12 @@ inline constexpr sim::Choice<Optimizer> kOptimizerNames[] = {
     {"adam", Optimizer::Adam}, {"sgd", Optimizer::Sgd}, {"sgd-momentum", Optimizer::SgdMomentum}};
 inline constexpr sim::Choice<Recompute> kRecomputeNames[] = {
     {"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}};
+// Element type of a model state that frameworks let one choose. Fp32: 4 B; Bf16 and Fp16: 2 B.
+enum class StateDtype : std::uint8_t { Fp32, Bf16, Fp16 };
+inline double state_dtype_bytes(StateDtype d) { return d == StateDtype::Fp32 ? 4.0 : 2.0; }
+// The names scenarios take (training.grad_dtype, training.optimizer_dtype).
+inline constexpr sim::Choice<StateDtype> kStateDtypeNames[] = {
+    {"fp32", StateDtype::Fp32}, {"bf16", StateDtype::Bf16}, {"fp16", StateDtype::Fp16}};
 
 struct TrainingSpec {
   int global_batch = 1;        // sequences per iteration
@@ -110,6 +131,14 @@ struct TrainingSpec {
   topology::Precision precision = topology::Precision::Bf16;
   Optimizer optimizer = Optimizer::Adam;
   Recompute recompute = Recompute::None;
+  // Gradients kept for accumulation and reduced over data parallelism: fp32 is Megatron's
+  // `main_grad` (grad_reduce_in_fp32, forced on for bf16 in Megatron-LM); 16-bit is Megatron-Core
+  // / NeMo with grad_reduce_in_fp32 = False, apex DistributedFusedAdam grad_sync_dtype = bf16,
+  // and DeepSpeed's fp16/bf16 gradient partitions. Mixed precision only (fp32 training: 4 B).
+  StateDtype grad_dtype = StateDtype::Fp32;
+  // The optimizer's states (master weights and moments): apex DistributedFusedAdam `dtype`,
+  // Megatron's --use-precision-aware-optimizer. fp32 is every framework's default.
+  StateDtype optimizer_dtype = StateDtype::Fp32;
   int iterations = 1;
   double tokens = 0.0;         // total training tokens (0 = not given)
 
