@@ -198,7 +198,7 @@ const std::array<NicSpec, 8> kNics = {{
 }};
 
 // --- Node presets (scenario.md "Preset ids that must exist") -----------------------------------
-const std::array<NodeSpec, 8> kNodes = {{
+const std::array<NodeSpec, 9> kNodes = {{
     // Desktop/workstation boards wire their x16 slots straight to CPU root ports (no PLX switch),
     // and GeForce cards have P2P disabled, so GPU-to-GPU traffic bounces through the host: each GPU
     // sits alone on a "switch" that stands for its root port (gpus_per_pcie_switch = 1), and the
@@ -235,6 +235,15 @@ const std::array<NodeSpec, 8> kNodes = {{
     {.id = "dgx-h200",
      .description = "DGX H200: 8x H200 SXM 141GB, 4 NVSwitch gen3 (NVLink 4), 8x IB NDR 400",
      .gpu = "h200-sxm-141gb", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8},
+    // DGX B200 (DGX B200 user guide; DGX BasePOD / SuperPOD B200 reference architecture, links.csv
+    // "Node NICs, DGX B200"): 8x B200 180 GB HBM3e on two NVLink 5 switch chips (1.8 TB/s per GPU,
+    // the GPU preset's 18 links), 2x Intel Xeon Platinum 8570, 8x single-port ConnectX-7 400 Gb/s
+    // (4 OSFP cages) for the compute fabric; the 2 dual-port BlueField-3 serve storage and are not
+    // modelled. PCIe Gen5 host links; 2 GPUs + 2 NICs per PCIe switch as on DGX H100 (UNSURE).
+    {.id = "dgx-b200",
+     .description = "DGX B200: 8x B200 180GB, NVSwitch gen4 (NVLink 5), 2x Xeon 8570, 8x IB NDR 400",
+     .gpu = "b200", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
      .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8},
     // ALCF Polaris (docs.alcf.anl.gov/polaris/hardware-overview/machine-overview): HPE Apollo 6500
     // Gen10+, one AMD EPYC 7543P (Milan), 4x A100-SXM4-40GB all-to-all NVLink (NV4 between every

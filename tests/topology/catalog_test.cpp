@@ -76,7 +76,7 @@ TEST_CASE("topology::catalog: NICs carry line rate, latency and SHARP capability
 
 TEST_CASE("topology::catalog: node presets match the scenario spec") {
   for (const char* id : {"2x-rtx4090-pcie4", "2x-a100-40gb-nvlink-bridge", "hgx-h100-8x", "8x-a100-pcie",
-                         "dgx-a100-80gb", "dgx-h100", "dgx-h200"}) {
+                         "dgx-a100-80gb", "dgx-h100", "dgx-h200", "dgx-b200"}) {
     CAPTURE(std::string(id));
     const NodeSpec* n = find_node_preset(id);
     REQUIRE(n != nullptr);

@@ -1,0 +1,327 @@
+// Modern training rows -> scenarios and measured step times (see modern_rows.h). The recipe
+// assumptions for settings the tables leave out are written beside the code that applies them.
+#include "analysis/modern_rows.h"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "analysis/csv.h"
+#include "scenarios/loader.h"
+#include "scenarios/scenario_error.h"
+
+namespace clustersim::analysis {
+namespace {
+
+constexpr const char* kColumns[] = {"source", "model", "params_B", "layers", "hidden", "heads", "kv_heads",
+                                    "ffn_hidden", "seq_len", "vocab", "global_batch", "micro_batch", "tp", "pp",
+                                    "cp", "dp", "virtual_stages", "zero_or_fsdp", "recompute", "seq_parallel",
+                                    "precision", "gpu", "num_gpus", "interconnect", "metric", "value", "unit",
+                                    "notes"};
+constexpr std::size_t kColumnCount = std::size(kColumns);
+
+bool has(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
+
+double to_double(const std::string& s, const std::string& where, const char* column) {
+  if (s.empty()) return 0.0;
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size())
+    throw std::runtime_error(where + ": column " + column + " is not a number: '" + s + "'");
+  return v;
+}
+
+int to_int(const std::string& s, const std::string& where, const char* column) {
+  const double v = to_double(s, where, column);
+  if (v != std::floor(v)) throw std::runtime_error(where + ": column " + column + " is not an integer: '" + s + "'");
+  return static_cast<int>(v);
+}
+
+void check_header(const std::vector<std::string>& header, const std::string& path) {
+  if (header.size() != kColumnCount)
+    throw std::runtime_error(path + ":1: expected " + std::to_string(kColumnCount) + " columns, found " +
+                             std::to_string(header.size()));
+  for (std::size_t i = 0; i < kColumnCount; ++i)
+    if (header[i] != kColumns[i])
+      throw std::runtime_error(path + ":1: column " + std::to_string(i + 1) + " is '" + header[i] + "', expected '" +
+                               kColumns[i] + "'");
+}
+
+ModernRow row_of(const CsvRecord& rec, const std::string& path, const std::string& file) {
+  const std::string where = path + ":" + std::to_string(rec.line);
+  if (rec.fields.size() != kColumnCount)
+    throw std::runtime_error(where + ": expected " + std::to_string(kColumnCount) + " fields, found " +
+                             std::to_string(rec.fields.size()));
+  const auto& f = rec.fields;
+  ModernRow r;
+  r.file = file;
+  r.line = rec.line;
+  r.source = f[0];
+  r.model = f[1];
+  r.params_b = to_double(f[2], where, "params_B");
+  int* ints[] = {&r.layers, &r.hidden, &r.heads, &r.kv_heads, &r.ffn_hidden, &r.seq_len, &r.vocab,
+                 &r.global_batch, &r.micro_batch, &r.tp, &r.pp, &r.cp, &r.dp, &r.virtual_stages};
+  for (std::size_t i = 0; i < std::size(ints); ++i) *ints[i] = to_int(f[3 + i], where, kColumns[3 + i]);
+  r.zero_or_fsdp = f[17];
+  r.recompute = f[18];
+  r.seq_parallel = f[19];
+  r.precision = f[20];
+  r.gpu = f[21];
+  r.num_gpus = to_int(f[22], where, "num_gpus");
+  r.interconnect = f[23];
+  r.metric = f[24];
+  r.value = to_double(f[25], where, "value");
+  r.unit = f[26];
+  r.notes = f[27];
+  return r;
+}
+
+// --- what cannot be expressed yet ----------------------------------------------------------------
+
+std::string unsupported_model(const std::string& model) {
+  for (const char* moe : {"DeepSeek", "Grok", "Mixtral", "Qwen3", "GPT-OSS", "Kimi", "Llama4"})
+    if (has(model, moe)) return "mixture of experts (not modelled yet, issue #11)";
+  if (has(model, "Nemotron-H") || has(model, "Nemotron_3")) return "hybrid Mamba / MoE layers not modelled";
+  if (has(model, "SFT") || has(model, "LoRA"))
+    return "fine-tuning recipe (SFT packed sequences, LoRA frozen base weights) not modelled";
+  return "";
+}
+
+// The node a row ran on. DGX H100 and DGX B200 are catalog presets (8 GPUs on NVSwitch, 8 NDR
+// 400 Gb/s NICs; the default fabric is the DGX SuperPOD's rail-optimized one, which is how these
+// benchmark clusters are built: EOS for dgxc-benchmarking). A GB200/GB300 NVL72 rack is one 72-GPU
+// NVLink domain behind NVLink switch trays with Grace CPUs: no catalog GPU or node describes it yet.
+// Megatron-LM's FP8 table does not name its GPU; the dataset assumes H100 (its notes), and so do we.
+std::string node_preset_for(const ModernRow& r) {
+  if (has(r.gpu, "H100")) return "dgx-h100";
+  if (r.gpu == "B200") return "dgx-b200";
+  return "";
+}
+
+std::string node_skip_reason(const ModernRow& r) {
+  if (!node_preset_for(r).empty()) return "";
+  if (r.gpu.starts_with("GB")) return "GB200/GB300 NVL72 rack (72-GPU NVLink domain) not in the catalog yet";
+  return "GPU " + r.gpu + " not in the catalog";
+}
+
+// NVFP4 runs 4-bit GEMMs with two-level scaling: no FP4 path in the compute model. MXFP8 (and
+// Megatron-Bridge's "FP8-MX") is FP8 E4M3 with one shared scale per 32 elements (OCP
+// Microscaling spec v1.0); Blackwell's tensor cores apply the block scales in the MMA at the FP8
+// rate (NVIDIA Blackwell architecture technical brief), so it is modelled as fp8. FP8-CS
+// (current scaling) and plain FP8 (delayed scaling) are fp8. The quantisation kernels themselves
+// are not modelled separately.
+std::string precision_for(const ModernRow& r) {
+  if (has(r.precision, "FP4")) return "";
+  if (has(r.precision, "FP8")) return "fp8";
+  if (has(r.precision, "BF16")) return "bf16";
+  return "";
+}
+
+int cp_of(const ModernRow& r) { return std::max(r.cp, 1); }
+int dp_of(const ModernRow& r) {
+  if (r.dp > 0) return r.dp;
+  const int per_replica = std::max(r.tp, 1) * std::max(r.pp, 1) * cp_of(r);
+  return r.num_gpus / per_replica;
+}
+// Virtual stages only mean something with a pipeline; Megatron-LM's table lists VP 1 for rows
+// without one.
+int virtual_stages_of(const ModernRow& r) { return r.pp > 1 ? std::max(r.virtual_stages, 1) : 1; }
+
+std::string layout_skip_reason(const ModernRow& r) {
+  if (r.layers <= 0 || r.hidden <= 0 || r.heads <= 0 || r.seq_len <= 0) return "model shape not stated";
+  if (r.global_batch <= 0 || r.num_gpus <= 0) return "batch or GPU count not stated";
+  if (cp_of(r) > 1) return "context parallelism (cp > 1) not modelled yet";
+  const int tp = std::max(r.tp, 1), pp = std::max(r.pp, 1);
+  if (tp * pp * cp_of(r) * dp_of(r) != r.num_gpus) return "tp x pp x cp x dp differs from the GPU count (CHECK in source)";
+  if (r.layers % (pp * virtual_stages_of(r)) != 0)
+    return "uneven pipeline stages (layers not a multiple of pp x virtual stages; issue #10 item 7)";
+  return "";
+}
+
+// --- the scenario ------------------------------------------------------------------------------
+
+// GPT-3 rows leave the vocabulary empty: GPT-2 BPE (50257) padded by Megatron/NeMo to a multiple
+// of 128 x tp (make-vocab-size-divisible-by 128), as in training_rows.cpp.
+int vocab_for(const ModernRow& r) {
+  if (r.vocab > 0) return r.vocab;
+  const int multiple = 128 * std::max(r.tp, 1);
+  return (50257 + multiple - 1) / multiple * multiple;
+}
+
+// Model families: Llama (Meta's configs): SwiGLU, RMSNorm, untied output layer, rotary positions.
+// Nemotron-4 (Parmar et al. 2024, "Nemotron-4 15B Technical Report" §2): squared-ReLU MLP with two
+// matrices (the "gelu" kind: same shapes and FLOPs), LayerNorm, untied input and output
+// embeddings; its rotary positions are not expressible, so the GELU kind's learned position table
+// adds seq x hidden parameters (< 0.1%). GPT-3 (NeMo): GELU, LayerNorm, tied embeddings.
+void write_model(std::ostringstream& t, const ModernRow& r) {
+  const bool llama = has(r.model, "Llama");
+  const bool untied = llama || has(r.model, "Nemotron");
+  t << "\n[model]\nlayers = " << r.layers << "\nhidden = " << r.hidden << "\nheads = " << r.heads
+    << "\nkv_heads = " << (r.kv_heads > 0 ? r.kv_heads : r.heads) << "\nseq_len = " << r.seq_len
+    << "\nvocab = " << vocab_for(r);
+  if (r.ffn_hidden > 0) t << "\nffn_hidden = " << r.ffn_hidden;
+  t << "\nmlp = \"" << (llama ? "swiglu" : "gelu") << "\"\nnorm = \"" << (llama ? "rmsnorm" : "layernorm")
+    << "\"\ntied_embeddings = " << (untied ? "false" : "true") << "\nflash_attention = true\n";
+}
+
+// Recipe defaults (NeMo scripts/performance, Megatron-Bridge scripts/performance; the tables do not
+// state them, modern/README.md §3):
+//   * sequence parallelism whenever tp > 1 (the recipes set sequence_parallel = tp > 1);
+//   * Megatron's distributed optimizer (use_distributed_optimizer = True in every recipe), or,
+//     for FSDP rows (MaxText, PaxML, Megatron-FSDP), full sharding = zero 3. Hybrid sharding
+//     ("FSDP=128 (+DP for remaining GPUs)") is modelled as sharding over every replica, which
+//     gathers over more ranks than the run did;
+//   * no activation recompute in the Megatron-based stacks (NeMo, Megatron-Bridge, Megatron-LM:
+//     the dense-model pre-training recipes leave it off); the JAX stacks recompute everything by
+//     default: MaxText's configs/base.yml has remat_policy 'full', Praxis' stacked transformer
+//     checkpoint_policy SAVE_NOTHING (PaxML), so their rows are "full";
+//   * gradient reduce-scatter / all-reduce overlapped with the backward pass ([sync] overlap), ring;
+//   * flash attention (TransformerEngine's cuDNN / FlashAttention kernels);
+//   * micro-batch 1 when the row leaves it empty.
+bool jax_stack(const ModernRow& r) { return has(r.model, "MaxText") || has(r.model, "PaxML"); }
+
+void write_layout(std::ostringstream& t, const ModernRow& r) {
+  const int tp = std::max(r.tp, 1), pp = std::max(r.pp, 1);
+  const bool fsdp = has(r.zero_or_fsdp, "FSDP");
+  t << "\n[parallelism]\ntp = " << tp << "\npp = " << pp << "\ndp = " << dp_of(r)
+    << "\nvirtual_stages = " << virtual_stages_of(r) << "\nsequence_parallel = " << (tp > 1 ? "true" : "false")
+    << "\n" << (fsdp ? "zero = 3" : "distributed_optimizer = true") << "\n";
+  t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << std::max(r.micro_batch, 1)
+    << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << (jax_stack(r) ? "full" : "none") << "\"\niterations = 1\n";
+  t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string_view to_string(Generation g) {
+  switch (g) {
+    case Generation::Volta: return "Volta";
+    case Generation::Ampere: return "Ampere";
+    case Generation::Hopper: return "Hopper";
+    case Generation::Blackwell: return "Blackwell";
+    case Generation::Other: return "other";
+  }
+  return "other";
+}
+
+Generation generation_of(std::string_view gpu) {
+  if (has(gpu, "V100") || has(gpu, "v100")) return Generation::Volta;
+  if (has(gpu, "A100") || has(gpu, "a100")) return Generation::Ampere;
+  if (has(gpu, "H100") || has(gpu, "H200") || has(gpu, "h100") || has(gpu, "h200")) return Generation::Hopper;
+  if (has(gpu, "B200") || has(gpu, "B300") || has(gpu, "b200")) return Generation::Blackwell;
+  return Generation::Other;
+}
+
+std::vector<ModernRow> load_modern_rows(const std::string& path) {
+  const std::vector<CsvRecord> records = read_csv_file(path);
+  if (records.empty()) throw std::runtime_error(path + ": empty file");
+  check_header(records.front().fields, path);
+  const std::string file = path.substr(path.find_last_of('/') + 1);
+  std::vector<ModernRow> rows;
+  for (std::size_t i = 1; i < records.size(); ++i) rows.push_back(row_of(records[i], path, file));
+  return rows;
+}
+
+std::vector<ModernRow> load_modern_set(const std::string& dir) {
+  std::vector<ModernRow> all;
+  for (const char* file : kModernTrainingFiles) {
+    std::vector<ModernRow> rows = load_modern_rows(dir + "/" + file);
+    all.insert(all.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+  }
+  return all;
+}
+
+std::string modern_source_group(const ModernRow& row) {
+  if (has(row.source, "dgxc-benchmarking")) return "dgxc-benchmarking";
+  if (has(row.source, "Megatron-Bridge")) return "Megatron-Bridge";
+  if (has(row.source, "NVIDIA/NeMo") || has(row.file, "nemo_docs")) return "NeMo docs";
+  if (has(row.source, "Megatron-LM")) return "Megatron-LM";
+  return "other";
+}
+
+bool is_step_metric(const ModernRow& row) {
+  return row.metric == "step_time" || row.metric == "throughput_total" || row.metric == "throughput_per_gpu";
+}
+
+std::optional<double> measured_step_time_s(const ModernRow& row, std::string* why_not) {
+  const auto refuse = [&](std::string why) -> std::optional<double> {
+    if (why_not) *why_not = std::move(why);
+    return std::nullopt;
+  };
+  if (!is_step_metric(row)) return refuse("metric " + row.metric + " is not scored (FLOP conventions differ, README §1)");
+  if (row.value <= 0) return refuse("no measured value");
+  if (row.metric == "step_time") return row.value;
+  if (row.global_batch <= 0 || row.seq_len <= 0) return refuse("batch or sequence length not stated");
+  const double tokens = static_cast<double>(row.global_batch) * row.seq_len;
+  if (row.metric == "throughput_total") return tokens / row.value;
+  if (row.num_gpus <= 0) return refuse("GPU count not stated");
+  return tokens / (row.value * row.num_gpus);
+}
+
+int fill_unstated_virtual_stages(std::vector<ModernRow>& rows) {
+  const auto repository = [](const ModernRow& r) { return r.source.substr(0, r.source.find('@')); };
+  const auto same_recipe = [&](const ModernRow& a, const ModernRow& b) {
+    return repository(a) == repository(b) && a.model == b.model && a.gpu == b.gpu && a.tp == b.tp && a.pp == b.pp &&
+           a.layers == b.layers;
+  };
+  std::vector<std::pair<std::size_t, int>> fills;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].pp <= 1 || rows[i].virtual_stages > 0) continue;
+    int stated = 0;
+    bool agree = true;
+    for (const ModernRow& other : rows) {
+      if (other.virtual_stages <= 0 || !same_recipe(rows[i], other)) continue;
+      agree = agree && (stated == 0 || stated == other.virtual_stages);
+      stated = other.virtual_stages;
+    }
+    if (stated > 0 && agree) fills.emplace_back(i, stated);
+  }
+  for (const auto& [i, vp] : fills) {
+    rows[i].virtual_stages = vp;
+    rows[i].notes += "; virtual_stages " + std::to_string(vp) + " assumed from the same recipe's other releases";
+  }
+  return static_cast<int>(fills.size());
+}
+
+std::string modern_skip_reason(const ModernRow& row) {
+  if (std::string why = node_skip_reason(row); !why.empty()) return why;
+  if (std::string why = unsupported_model(row.model); !why.empty()) return why;
+  if (std::string why = layout_skip_reason(row); !why.empty()) return why;
+  if (precision_for(row).empty()) return "precision " + row.precision + " not modelled";
+  return "";
+}
+
+std::string modern_scenario_toml(const ModernRow& r) {
+  std::ostringstream t;
+  t << "name = " << quote(r.file + ":" + std::to_string(r.line) + " " + r.model) << "\n\n[cluster]\nnode = \""
+    << node_preset_for(r) << "\"\nnodes = " << (r.num_gpus + 7) / 8 << "\n";
+  if (r.num_gpus % 8 != 0) t << "gpus = " << r.num_gpus << "\n";
+  write_model(t, r);
+  write_layout(t, r);
+  return t.str();
+}
+
+std::optional<scenarios::ScenarioSpec> scenario_for_modern_row(const ModernRow& row, std::string* why_not) {
+  if (std::string why = modern_skip_reason(row); !why.empty()) {
+    if (why_not) *why_not = why;
+    return std::nullopt;
+  }
+  try {
+    return scenarios::parse_scenario(modern_scenario_toml(row), row.file + ":" + std::to_string(row.line));
+  } catch (const scenarios::ScenarioError& e) {
+    if (why_not) *why_not = "scenario rejected: " + e.diagnostics().front().message;
+    return std::nullopt;
+  }
+}
+
+}  // namespace clustersim::analysis
