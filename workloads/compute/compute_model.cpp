@@ -35,7 +35,8 @@ constexpr std::array<ConstantDef, 18> kConstants = {{
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
      "glennklockwood.com/garden/peak-FLOPS); training also powers HBM, NVLink and the NICs, so "
-     "the SM clock settles lower. 0.837 (1.18 GHz) is FITTED: clustersim calibrate --params "
+     "the SM clock settles lower. 0.837 (1.18 GHz on A100; 1.53 GHz of H100 SXM's 1830 MHz tensor "
+     "clock, topology::GpuSpec::tensor_clock_mhz) is FITTED: clustersim calibrate --params "
      "sustained_clock_ratio,flash_attention_eff --rows source=llm-foundry,gpu=a100_80gb,metric=mfu "
      "(61 rows; held-out Megatron-LM and llm-foundry A100-40GB rows: docs/validation.md)"},
     {"gemm_eff_max", 0.82, 0.05, 1.0,
