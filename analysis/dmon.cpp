@@ -178,7 +178,7 @@ std::string dmon_text(const RunReport& r, const DmonOptions& options) {
       for (const DmonField* f : fields) {
         double v = 0;
         switch (f->id) {
-          case 100: v = gpu->boost_clock_mhz * (busy_share * compute.clock_ratio() + (1.0 - busy_share)); break;
+          case 100: v = busy_share * compute.sustained_clock_mhz() + (1.0 - busy_share) * gpu->boost_clock_mhz; break;
           case 155: v = power.at_busy_share(busy_share); break;
           case 203: v = 100.0 * busy_share; break;
           case 204: v = 100.0 * std::min(1.0, memory / len); break;

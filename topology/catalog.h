@@ -38,6 +38,10 @@ struct GpuSpec {
   sim::Watts tdp;
   int sms;
   double boost_clock_mhz;
+  // The SM clock the datasheet's dense tensor peaks assume: peak = SMs x tensor FLOP/clk/SM x
+  // this clock. Equal to the boost clock except where NVIDIA quotes tensor peaks lower (H100 SXM:
+  // 1830 of 1980 MHz, hardware.md §1.2). 0 = unknown (then the boost clock).
+  double tensor_clock_mhz;
   double price_usd;                  // approximate street/launch price; 0 = unknown
   bool nvls;                         // NVSwitch in-switch reduction usable (Hopper+ on NVSwitch)
   std::string source;                // datasheet / whitepaper named

@@ -84,6 +84,28 @@ TEST_CASE("workloads::transformer ops: GQA shrinks the QKV projection to the KV 
   CHECK(std::none_of(ops.begin(), ops.end(), [](const OpCost& o) { return o.name == "mlp_dropout"; }));
 }
 
+TEST_CASE("workloads::transformer ops: rotary models rotate Q and K in one memory-bound kernel, GPT models do not") {
+  const ModelSpec llama = *find_model_preset("llama3-70b");  // 64 query heads, 8 KV heads, head dim 128
+  OpShape sh;
+  sh.seq_len = 8192;
+  sh.tp = 8;
+  const auto ops = layer_ops(llama, sh);
+  const OpCost& rope = find_op(ops, "rotary_embedding");
+  CHECK(rope.kind == OpKind::Elementwise);
+  // Q (8 heads) and K (1 KV head) on this rank: read and written once each way in bf16.
+  const double elements = 8192.0 * (8 + 1) * 128;
+  CHECK(rope.fwd_bytes.value == doctest::Approx(2.0 * 2 * elements));
+  CHECK(rope.bwd_bytes.value == doctest::Approx(2.0 * 2 * elements));
+  // Right after the QKV projection, before attention; not model FLOPs.
+  const auto at = [&](std::string_view n) {
+    return std::find_if(ops.begin(), ops.end(), [&](const OpCost& o) { return o.name == n; }) - ops.begin();
+  };
+  CHECK(at("qkv_proj") + 1 == at("rotary_embedding"));
+  CHECK(at("rotary_embedding") + 1 == at("flash_attention"));
+  const auto gpt = layer_ops(*find_model_preset("gpt3-13b"), sh);
+  CHECK(std::none_of(gpt.begin(), gpt.end(), [](const OpCost& o) { return o.name == "rotary_embedding"; }));
+}
+
 TEST_CASE("workloads::transformer ops: without flash attention the s x s scores are HBM traffic") {
   ModelSpec m = *find_model_preset("gpt3-1.3b");
   OpShape sh;

@@ -30,12 +30,13 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 15> kConstants = {{
+constexpr std::array<ConstantDef, 19> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
      "glennklockwood.com/garden/peak-FLOPS); training also powers HBM, NVLink and the NICs, so "
-     "the SM clock settles lower. 0.837 (1.18 GHz) is FITTED: clustersim calibrate --params "
+     "the SM clock settles lower. 0.837 (1.18 GHz on A100; 1.53 GHz of H100 SXM's 1830 MHz tensor "
+     "clock, topology::GpuSpec::tensor_clock_mhz) is FITTED: clustersim calibrate --params "
      "sustained_clock_ratio,flash_attention_eff --rows source=llm-foundry,gpu=a100_80gb,metric=mfu "
      "(61 rows; held-out Megatron-LM and llm-foundry A100-40GB rows: docs/validation.md)"},
     {"gemm_eff_max", 0.82, 0.05, 1.0,
@@ -62,11 +63,32 @@ constexpr std::array<ConstantDef, 15> kConstants = {{
     {"kernel_launch_us", 2.0, 0.0, 1000.0,
      "device-side gap per kernel launched back to back on one stream when the host runs ahead "
      "(microseconds); estimate, cf. SuperBench kernel-launch event_time"},
+    {"host_launch_us", 8.0, 0.0, 1000.0,
+     "host (CPU) time to issue one kernel from an eager framework: Python/C++ op dispatch, "
+     "autograd bookkeeping and cudaLaunchKernel (microseconds). A pass runs no faster than its "
+     "kernels can be issued: time = max(device time, kernels x host_launch_us). Estimate: "
+     "PyTorch eager ops cost ~5-10 us of CPU each (H. He, 'Making Deep Learning Go Brrrr From "
+     "First Principles', 2022, overhead section; cudaLaunchKernel alone ~2-4 us)"},
     {"flash_attention_eff", 0.377, 0.05, 1.0,
-     "fraction of sustained-clock bf16 tensor throughput the flash-attention kernel reaches on the "
-     "work it does (ratio). FlashAttention-2 reaches 50-73% of A100 peak forward, less backward "
-     "(Dao 2023); 0.377 is FITTED with sustained_clock_ratio on the llm-foundry A100-80GB MFU rows "
-     "(their Triton/FlashAttention-1-era kernels, long sequences), see docs/validation.md"},
+     "Ampere and older (sm80/86/89): fraction of sustained-clock bf16 tensor throughput the "
+     "flash-attention kernel reaches on the work it does (ratio). FlashAttention-2 reaches 50-73% "
+     "of A100 peak forward, less backward (Dao 2023); 0.377 is FITTED with sustained_clock_ratio on "
+     "the llm-foundry A100-80GB MFU rows (their Triton/FlashAttention-1-era kernels, long "
+     "sequences), see docs/validation.md"},
+    {"flash_attention_eff_sm90", 0.58, 0.05, 1.0,
+     "Hopper (sm90): the same fraction for FlashAttention-3 / cuDNN fused attention, which use "
+     "wgmma, TMA and warp specialisation (ratio). Shah et al. 2024 (FlashAttention-3): bf16 forward "
+     "up to 740 TF = 75% of H100 peak, ~610-660 TF causal at head dim 128, backward 1.5-1.75x "
+     "FlashAttention-2 (~0.5 of peak); FLOP-weighted over forward (1) and backward (2.5) = 0.54 of "
+     "peak at the benchmark's clock, / 0.925 (a lone kernel's clock, as for gemm_eff_max) = 0.58. "
+     "From the paper, not fitted"},
+    {"flash_attention_eff_sm100", 0.51, 0.05, 1.0,
+     "Blackwell (sm100): the same fraction for cuDNN fused attention, what NeMo 25.x containers run "
+     "(ratio). Tensor throughput per SM doubles from Hopper while the exponential units (16/clk/SM) "
+     "and shared-memory bandwidth (128 B/clk/SM) do not, so softmax (forward) and shared-memory "
+     "traffic (backward) bind (Zadouri et al. 2026, FlashAttention-4): FA4 forward up to 71% of "
+     "B200 peak, cuDNN 9.13 up to 1.3x slower (~55%); backward taken as 0.45 (UNSURE); "
+     "FLOP-weighted 0.47, / 0.925 = 0.51. From the paper, not fitted"},
     {"flash_bwd_flops_factor", 1.25, 1.0, 3.0,
      "FlashAttention backward FLOPs / the 2x-forward the op counts: 5 matmuls instead of 4, as it "
      "recomputes QK^T (ratio); Dao 2023 Sec. 3.2"},
@@ -76,6 +98,14 @@ constexpr std::array<ConstantDef, 15> kConstants = {{
     {"fp8_gemm_eff_ratio", 0.90, 0.1, 1.0,
      "FP8 GEMM efficiency relative to bf16 at the same shape: per-tensor scaling and a twice "
      "faster main loop make fixed per-tile costs weigh more (ratio); estimate"},
+    {"fp8_cast_bytes_per_element", 4.0, 0.0, 16.0,
+     "HBM bytes per element of the Transformer Engine cast that feeds an FP8 GEMM, one extra "
+     "memory-bound kernel per operand cast (bytes): the bf16 input read (2) and written as fp8 "
+     "row-wise and column-wise (1 + 1, the transposed copy the backward GEMM needs), amax taken in "
+     "the same pass (TE cast_transpose, delayed scaling). Forward casts the activation A[m,k], "
+     "backward the output gradient dY[m,n]; weights are cast once per step (TE caches them across "
+     "micro-batches) and not charged. Current scaling (FP8-CS) first reads the tensor for its amax: "
+     "6"},
     {"power_static_fraction", 0.42, 0.0, 0.95,
      "share of board power that does not scale with SM clock, in P/P_max = s + (1-s)(f/f_max)^3 "
      "(ratio); least-squares fit to Zeus NSDI'23 V100/A40 medians (hardware.md 4.3), rms 0.052"},
@@ -252,6 +282,21 @@ namespace {
 bool is_flash(const OpCost& op) { return op.kind == OpKind::Attention && op.name == "flash_attention"; }
 }  // namespace
 
+// The fused attention kernel of the GPU's generation: FlashAttention-2 era kernels up to Ampere
+// and Ada, FlashAttention-3 / cuDNN on Hopper, cuDNN on Blackwell. compute_capability 942 is AMD
+// CDNA3 (no Hopper-class kernel assumed: the Ampere-era value).
+double ComputeModel::attention_efficiency() const {
+  const int cc = gpu_.compute_capability;
+  if (cc >= 100 && cc < 200) return constants_.get("flash_attention_eff_sm100");
+  if (cc >= 90 && cc < 100) return constants_.get("flash_attention_eff_sm90");
+  return constants_.get("flash_attention_eff");
+}
+
+double ComputeModel::sustained_clock_mhz() const {
+  const double reference = gpu_.tensor_clock_mhz > 0 ? gpu_.tensor_clock_mhz : gpu_.boost_clock_mhz;
+  return reference * clock_ratio_;
+}
+
 double ComputeModel::flops_seconds(const OpCost& op, Pass pass) const {
   const sim::Flops flops = pass == Pass::Forward ? op.fwd_flops : op.bwd_flops;
   if (flops.value <= 0) return 0.0;
@@ -261,7 +306,7 @@ double ComputeModel::flops_seconds(const OpCost& op, Pass pass) const {
   if (is_flash(op)) {
     double work = flops.value * constants_.get("attention_causal_fraction");
     if (pass == Pass::Backward) work *= constants_.get("flash_bwd_flops_factor");
-    return sim::Flops{work} / (peak * constants_.get("flash_attention_eff"));
+    return sim::Flops{work} / (peak * attention_efficiency());
   }
   const double fp8 = precision_ == topology::Precision::Fp8 && op.fp8_eligible && op.kind == OpKind::Gemm
                          ? constants_.get("fp8_gemm_eff_ratio")
@@ -276,7 +321,7 @@ double ComputeModel::flops_seconds(const OpCost& op, Pass pass) const {
 
 double ComputeModel::bytes_seconds(const OpCost& op, Pass pass) const {
   sim::Bytes bytes = pass == Pass::Forward ? op.fwd_bytes : op.bwd_bytes;
-  if (precision_ == topology::Precision::Fp8 && op.fp8_eligible && op.kind == OpKind::Gemm && op.m > 0) {
+  if (runs_fp8(op)) {
     const double m = op.m, n = op.n, k = op.k, b = std::max(op.batch, 1);
     const double fwd = b * (m * k + k * n + 2.0 * m * n);  // fp8 A and B, bf16 C
     bytes = sim::Bytes{pass == Pass::Forward ? fwd : 2.0 * fwd};
@@ -287,21 +332,47 @@ double ComputeModel::bytes_seconds(const OpCost& op, Pass pass) const {
   return bytes / (memory_bandwidth() * eff);
 }
 
+bool ComputeModel::runs_fp8(const OpCost& op) const {
+  return precision_ == topology::Precision::Fp8 && op.fp8_eligible && op.kind == OpKind::Gemm && op.m > 0;
+}
+
+// Transformer Engine's cast of the operand that changes every micro-batch: the activation A[m,k]
+// before the forward GEMM, the output gradient dY[m,n] before the two backward GEMMs (weights are
+// cast once per step). A streaming kernel at the pointwise efficiency.
+double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
+  if (!runs_fp8(op)) return 0.0;
+  const double b = std::max(op.batch, 1);
+  const double elements = b * static_cast<double>(op.m) * (pass == Pass::Forward ? op.k : op.n);
+  const sim::Bytes bytes{elements * constants_.get("fp8_cast_bytes_per_element")};
+  const double eff = constants_.get("hbm_stream_eff") * constants_.get("pointwise_mem_eff");
+  return bytes / (memory_bandwidth() * eff);
+}
+
 int ComputeModel::kernels(const OpCost& op, Pass pass) const {
-  if (pass == Pass::Backward && op.is_matmul()) return 2;  // dgrad + wgrad (flash: dq/dk/dv + preprocess)
-  return 1;
+  const int cast = runs_fp8(op) ? 1 : 0;
+  if (pass == Pass::Backward && op.is_matmul()) return 2 + cast;  // dgrad + wgrad (flash: dq/dk/dv + preprocess)
+  return 1 + cast;
 }
 
 sim::SimTime ComputeModel::op_time(const OpCost& op, Pass pass) const {
   const double roofline = std::max(flops_seconds(op, pass), bytes_seconds(op, pass));
   const double launch = kernels(op, pass) * constants_.get("kernel_launch_us") * 1e-6;
-  return sim::SimTime::from_seconds(roofline + launch);
+  return sim::SimTime::from_seconds(roofline + fp8_cast_seconds(op, pass) + launch);
 }
 
+sim::SimTime ComputeModel::host_time(const OpCost& op, Pass pass) const {
+  return sim::SimTime::from_seconds(kernels(op, pass) * constants_.get("host_launch_us") * 1e-6);
+}
+
+// The host issues kernels asynchronously and runs ahead while long kernels execute, so a stream of
+// ops is bound by the larger of the two totals: the GPU's work, or the CPU's issuing of it.
 sim::SimTime ComputeModel::ops_time(const std::vector<OpCost>& ops, Pass pass) const {
-  sim::SimTime total = sim::SimTime::zero();
-  for (const OpCost& op : ops) total += op_time(op, pass);
-  return total;
+  sim::SimTime device = sim::SimTime::zero(), host = sim::SimTime::zero();
+  for (const OpCost& op : ops) {
+    device += op_time(op, pass);
+    host += host_time(op, pass);
+  }
+  return std::max(device, host);
 }
 
 // Fused Adam (apex/Megatron multi-tensor apply) per parameter, mixed precision with fp32 master

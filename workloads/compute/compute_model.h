@@ -1,28 +1,40 @@
-// How long one GPU takes to run an operation: a roofline per op with physical efficiencies.
+// How long one GPU takes to run an operation: a roofline per op with physical efficiencies, each
+// a mechanism that differs between GPU generations (so that constants measured on one transfer
+// to the next).
 //
-//   time(op) = max(FLOPs / (peak[precision] x clock x power x MIG x eff_flops(op)),
-//                  bytes / (HBM bandwidth x MIG x eff_mem(op)))
-//              + kernels(op) x kernel_launch_us
+//   device(op) = max(FLOPs / (peak[precision] x clock x power x MIG x eff_flops(op)),
+//                    bytes / (HBM bandwidth x MIG x eff_mem(op)))
+//                + fp8 casts(op) + kernels(op) x kernel_launch_us
+//   pass(ops)  = max(sum device(op), sum kernels(op) x host_launch_us)
 //
 // Throughput side, each factor a physical effect with a named constant (compute_model.cpp has the
 // sources; `ComputeConstants::describe` prints them):
-//   * peak[precision]: the catalog's DENSE datasheet peak. Matmuls run at the run precision's tensor
-//     rate; under fp8 only `fp8_eligible` linear layers use the FP8 rate, attention and the logits
-//     stay bf16 (Transformer Engine recipes). fp32 runs at the FP32 (non-tensor) rate; tf32 at the
-//     TF32 rate unless [cluster.gpu_overrides] tf32 = false. Elementwise FLOPs use the FP32 rate.
-//   * clock: tensor peaks are quoted at boost clock; a GPU running dense GEMMs hits its power limit
-//     and sustains a lower SM clock (`sustained_clock_ratio`).
+//   * peak[precision]: the catalog's DENSE datasheet peak, quoted at the catalog's tensor_clock_mhz
+//     (A100 1410, H100 SXM 1830 MHz). Matmuls run at the run precision's tensor rate; under fp8
+//     only `fp8_eligible` linear layers use the FP8 rate, attention and the logits stay bf16
+//     (Transformer Engine recipes). fp32 runs at the FP32 (non-tensor) rate; tf32 at the TF32 rate
+//     unless [cluster.gpu_overrides] tf32 = false. Elementwise FLOPs use the FP32 rate.
+//   * clock: a GPU running dense GEMMs hits its power limit and sustains a lower SM clock,
+//     `sustained_clock_ratio` of the tensor clock (sustained_clock_mhz(): 1180 MHz on A100,
+//     1532 MHz on H100 SXM).
 //   * power: a power limit below TDP lowers the SM clock further along a DVFS curve
 //     (P = static + dynamic, dynamic ~ f*V^2 with V ~ f), fitted to the Zeus NSDI'23 V100/A40
 //     medians. HBM bandwidth is not affected (memory clock is untouched under SW_POWER_CAP).
 //   * MIG: compute scales by the slice's SMs / the GPU's SMs (98 of A100's 108 SMs are usable in
 //     7g), memory bandwidth by memory slices / 8 (topology::resolve_mig); capacity is the slice's
 //     listed memory (topology::gpu_memory_capacity).
-//   * eff_flops(GEMM) = gemm_eff_max x tile-and-wave utilisation x k-depth efficiency (see
-//     gemm_efficiency); flash attention: flash_attention_eff on the causal half of the work, with
-//     FlashAttention-2's backward recompute of QK^T.
+//   * eff_flops(GEMM) = gemm_eff_max x tile-and-wave utilisation over the GPU's SM count (108 on
+//     A100, 132 on H100 SXM, 148 on B200) x k-depth efficiency (see gemm_efficiency);
+//     flash attention: the kernel of the GPU's generation (attention_efficiency: FlashAttention-2
+//     era on Ampere, FlashAttention-3 / cuDNN on Hopper, cuDNN on Blackwell) on the causal half of
+//     the work, with the backward's recompute of QK^T.
 // Memory side: GEMMs stream at hbm_stream_eff of HBM bandwidth, framework elementwise/norm
-// kernels at hbm_stream_eff x pointwise_mem_eff.
+// kernels (norms, activations, dropout, softmax, rotary, loss) at hbm_stream_eff x
+// pointwise_mem_eff; the optimizer step streams its states (optimizer_step_time).
+// FP8: each fp8 GEMM pays Transformer Engine's cast of its changing operand (forward A, backward
+// dY) as one more memory-bound kernel, fp8_cast_bytes_per_element per element.
+// Host: an eager framework issues every kernel from the CPU (host_launch_us); a pass of many
+// small kernels (small models, short sequences) is bound by the CPU, not the GPU.
 //
 // Op bytes contract: OpCost bytes are at the activation element size of the run precision
 // (`activation_bytes`: 4 for fp32/tf32, 2 otherwise -- fp8 runs keep bf16 activations). Under fp8
@@ -82,8 +94,9 @@ class ComputeModel {
   ComputeModel(const topology::GpuSpec& gpu, const topology::ClusterSpec& cluster,
                topology::Precision precision, ComputeConstants constants);
 
-  sim::SimTime op_time(const OpCost& op, Pass pass) const;                 // roofline + launch overhead
-  sim::SimTime ops_time(const std::vector<OpCost>& ops, Pass pass) const;  // back to back on one stream
+  sim::SimTime op_time(const OpCost& op, Pass pass) const;  // device: roofline + fp8 casts + launch gaps
+  // Back to back on one stream: the larger of the summed device times and the host's issuing time.
+  sim::SimTime ops_time(const std::vector<OpCost>& ops, Pass pass) const;
   // Memory-bound fused (multi-tensor) optimizer over the parameters held on this GPU:
   // bytes read + written per parameter / (HBM bandwidth x hbm_stream_eff).
   sim::SimTime optimizer_step_time(double params_on_gpu, Optimizer opt, bool fp32_master_weights) const;
@@ -97,6 +110,13 @@ class ComputeModel {
   sim::BytesPerSec memory_bandwidth() const;  // HBM bandwidth of the GPU or its MIG slice
   sim::Bytes memory_capacity() const { return memory_capacity_; }  // topology::gpu_memory_capacity
   double clock_ratio() const { return clock_ratio_; }  // sustained clock x power limit
+  // The SM clock under training: the clock the tensor peak is quoted at x clock_ratio() (MHz; 0
+  // when the catalog knows neither that clock nor the boost clock).
+  double sustained_clock_mhz() const;
+  // The flash-attention kernel's efficiency for this GPU's generation (see attention_efficiency).
+  double attention_efficiency() const;
+  // Host time to issue an op's kernels: kernels x host_launch_us.
+  sim::SimTime host_time(const OpCost& op, Pass pass) const;
   double sm_fraction() const { return sm_fraction_; }  // MIG slice SMs / GPU SMs (1 without MIG)
   const ComputeConstants& constants() const { return constants_; }
 
@@ -105,6 +125,8 @@ class ComputeModel {
   double flops_seconds(const OpCost& op, Pass pass) const;
   double bytes_seconds(const OpCost& op, Pass pass) const;
   int kernels(const OpCost& op, Pass pass) const;
+  bool runs_fp8(const OpCost& op) const;  // an fp8-eligible GEMM of an fp8 run
+  double fp8_cast_seconds(const OpCost& op, Pass pass) const;
 
   topology::GpuSpec gpu_;
   topology::Precision precision_;

@@ -101,6 +101,16 @@ void attention_core(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape&
   ops.push_back(gemm("attention_values", OpKind::Attention, s, d.head_dim, s, batch, d.p, false));
 }
 
+// Rotary position embedding (RoFormer, Su et al. 2021) rotates Q and K in place after the QKV
+// projection: one fused memory-bound kernel (Megatron/TE fused RoPE) reading and writing them; the
+// backward rotates their gradients back.
+OpCost rotary(const Dims& d) {
+  const double elements = d.tokens * (d.heads + d.kv_heads) * d.head_dim;
+  constexpr double kRotaryFlopsPerElement = 3.0;  // x*cos + rotate_half(x)*sin
+  return pointwise("rotary_embedding", OpKind::Elementwise, elements, kRotaryFlopsPerElement,
+                   2.0 * d.p, 2.0 * d.p);
+}
+
 void mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& d) {
   const double h = m.hidden;
   if (m.mlp == MlpKind::Gelu) {
@@ -129,6 +139,7 @@ std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape) {
   ops.push_back(norm("input_norm", model, d));
   const double qkv_width = (d.heads + 2.0 * d.kv_heads) * d.head_dim;
   ops.push_back(gemm("qkv_proj", OpKind::Gemm, d.tokens, qkv_width, model.hidden, 1, d.p, true));
+  if (!model.learned_positions()) ops.push_back(rotary(d));
   attention_core(ops, model, shape, d);
   ops.push_back(gemm("attention_out_proj", OpKind::Gemm, d.tokens, model.hidden,
                      d.heads * d.head_dim, 1, d.p, true));

@@ -21,6 +21,9 @@
 //     reads Q, K, V and writes O.
 //   * Sequence parallelism shards the norm/dropout/residual activations over t; without it they are
 //     replicated on every tensor-parallel rank.
+//   * Rotary models (Llama, GPT-NeoX) rotate Q and K after the QKV projection in one fused
+//     memory-bound kernel ("rotary_embedding"); learned-position models (GPT) add their position
+//     embedding once, in embedding_ops.
 #pragma once
 
 #include <cstdint>
