@@ -102,3 +102,25 @@ TEST_CASE("workloads::collectives: a flat tree all-reduce on 2-16 DGX H100 at 64
     for (const auto fabric : kFabrics)
       check_within_15_percent(CollectiveAlgo::Tree, nodes, fabric, {64.0, 256.0, 1024.0});
 }
+
+TEST_CASE("workloads::collectives: every flow of a multi-node ring or tree channel is capped at the channel's search speed on the wire") {
+  // 8 DGX H100: NCCL's search gives 16 channels of 24 GB/s (48 GB/s per NIC, duplicated). At
+  // 64 MiB NCCL picks LL128, whose own ceiling (36.7 GB/s payload, 39.1 on the wire) is above
+  // the channel speed, so the speed binds; the tree's channel also takes treeCorrectionFactor
+  // (LL128, log2(64 MiB / 64) = 20: 0.9).
+  const Cluster c(dgx_h100(8, std::nullopt));
+  workloads::CollectiveRequest req;
+  req.op = CollectiveOp::AllReduce;
+  for (int r = 0; r < c.topo.gpu_count(); ++r) req.ranks.push_back(r);
+  req.bytes = sim::Bytes{64 * kMiB};
+  const auto g = workloads::nccl_graph(c.topo, c.router, req.ranks, c.env.gpu_compute_capability, c.env.hints);
+  REQUIRE(g.bw_inter_GBps == doctest::Approx(24.0));
+  req.algo = CollectiveAlgo::Ring;
+  const workloads::CollectivePlan ring = workloads::plan_collective(c.env, req);
+  REQUIRE(ring.protocol == workloads::Protocol::LL128);
+  CHECK(ring.channel_rate_cap == doctest::Approx(24.0e9));
+  req.algo = CollectiveAlgo::Tree;
+  const workloads::CollectivePlan tree = workloads::plan_collective(c.env, req);
+  REQUIRE(tree.protocol == workloads::Protocol::LL128);
+  CHECK(tree.channel_rate_cap == doctest::Approx(0.9 * 24.0e9));
+}
