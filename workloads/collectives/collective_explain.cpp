@@ -114,7 +114,7 @@ std::string steps_part(const CollectivePlan& plan, const NcclGraph& g) {
     case CollectiveAlgo::Auto: break;
   }
   if (plan.channel_rate_cap < sim::kUnlimited) {
-    out += "  protocol ceiling per channel: " + num(plan.channel_rate_cap / 1e9) + " GB/s on the wire (NCCL llMaxBw / perChMax / speed array)\n";
+    out += "  protocol ceiling per channel: " + num(plan.channel_rate_cap / 1e9) + " GB/s on the wire (NCCL llMaxBw / perChMax, the channel's search speed, tree size correction)\n";
   }
   return out;
 }
@@ -212,7 +212,7 @@ std::string explain_collective(const CollectiveEnvironment& env, const Collectiv
            " us simulated (pipelined steps hide part of the latency; pipeline fill and drain and links idle between steps add time)\n";
   } else {
     out += "; no link is saturated: each flow runs at its ceiling of " + num(cap / 1e9) + " GB/s" +
-           (plan.p2p_nvlink_cap <= plan.channel_rate_cap ? " (NCCL p2p channels x one NVLink lane)" : " (NCCL's per-channel protocol ceiling)") +
+           (plan.p2p_nvlink_cap <= plan.channel_rate_cap ? " (NCCL p2p channels x one NVLink lane)" : " (the channel's speed and protocol ceiling)") +
            ", plus latency and pipeline fill\n";
     out += "  latency term ~ " + lat.formula + " = " + f("%.2f", lat.us) + " us\n";
   }

@@ -137,9 +137,10 @@ void shape(const NcclGraph& g, CollectivePlan& plan) {
     const nccl::NcclAlgo a = algo == CollectiveAlgo::Tree ? nccl::NcclAlgo::Tree : nccl::NcclAlgo::Ring;
     const LaunchShape ls = tuner.launch_shape(a, plan.protocol, S);
     plan.channels = req.channels > 0 ? req.channels : ls.channels;
-    // The protocol's per-channel ceiling (payload), on the wire, for the threads launched.
+    // The channel's ceiling on the wire (its search speed, the protocol's ceiling and, for trees,
+    // NCCL's size correction), for the threads launched.
     const double threads = static_cast<double>(ls.threads) / ls.max_threads;
-    plan.channel_rate_cap = tuner.channel_cap_GBps(a, plan.protocol) * 1e9 * wire_factor(plan.protocol) * threads;
+    plan.channel_rate_cap = tuner.channel_wire_cap_GBps(a, plan.protocol, S) * 1e9 * threads;
   }
   if (algo == CollectiveAlgo::Direct) {
     // Bytes of one send: a whole buffer for send/recv, broadcast and reduce, a 1/n piece otherwise.

@@ -326,4 +326,32 @@ double NcclTuner::channel_cap_GBps(NcclAlgo a, Protocol p) const {
   return cap;
 }
 
+// The channel's speed bounds every hop of the channel. NCCL's topology search gives a ring or tree
+// channel one speed (graph->bwIntra, graph->bwInter: equal for multi-node graphs, search.cc) and
+// its cost model charges every step of the channel at that speed (tuning.cc: busBw = nChannels x
+// bw, time = latency + bytes / busBw); one channel is one thread block that copies each step of
+// its connection at the pace the search sized it for. A flow model without this bound lets the
+// NVLink hops of a multi-node ring stream at the protocol ceiling (36.7 GB/s per LL128 channel
+// on H100, 60 GB/s for Simple) while the network hops of the same channel get 24, and a ring step
+// that waits on its predecessor then finishes 15-18% before NCCL's model on 8-16 DGX H100 at
+// 64-128 MiB. The bound is on the wire: payload moves at speed / wire_factor, as NCCL's LL
+// (x 0.5) and LL128 (x 0.92) bus bandwidths say.
+//
+// Tree all-reduce: NCCL scales the tree's bandwidth by treeCorrectionFactor[proto][log2(bytes /
+// 64)] (tuning.cc, measured per size by NVIDIA; 0.5-0.9 between 64 KiB and 64 MiB, 1.0 above
+// 256 MiB for LL128). The replay takes it as the channel's efficiency at that size: a tree's
+// chunks shrink with the size (tree_chunk_bytes), and the per-chunk work NCCL measured is what
+// the factor captures.
+double NcclTuner::channel_wire_cap_GBps(NcclAlgo a, Protocol p, double bytes) const {
+  double wire = channel_cap_GBps(a, p) * wire_factor(p);
+  if (a != NcclAlgo::Ring && a != NcclAlgo::Tree) return wire;
+  const NcclGraph& g = graph_;
+  wire = std::min(wire, g.nodes <= 2 ? g.bw_intra_GBps : g.bw_inter_GBps);
+  if (a == NcclAlgo::Tree && op_ == CollectiveOp::AllReduce) {
+    const int log_size = log2i(std::floor(bytes / 64));
+    if (log_size >= 0 && log_size < 23) wire *= nccl::kTreeCorrectionFactor[static_cast<int>(p)][log_size];
+  }
+  return wire;
+}
+
 }  // namespace clustersim::workloads

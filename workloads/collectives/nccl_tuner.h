@@ -96,6 +96,10 @@ class NcclTuner {
   LaunchShape launch_shape(nccl::NcclAlgo a, Protocol p, double bytes) const;
   // Protocol ceiling per channel for the simulator (payload bytes/s), see nccl_tuner.cpp.
   double channel_cap_GBps(nccl::NcclAlgo a, Protocol p) const;
+  // What one channel moves on each hop, GB/s on the wire, for a collective of `bytes`: the
+  // protocol ceiling above (as wire bytes), the channel's speed from the topology search, and for
+  // tree all-reduce NCCL's treeCorrectionFactor for the size (see nccl_tuner.cpp).
+  double channel_wire_cap_GBps(nccl::NcclAlgo a, Protocol p, double bytes) const;
 
   static constexpr std::array<nccl::NcclAlgo, 4> kAlgos{nccl::NcclAlgo::Tree, nccl::NcclAlgo::Ring,
                                                         nccl::NcclAlgo::CollNetDirect, nccl::NcclAlgo::Nvls};
