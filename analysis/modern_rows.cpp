@@ -163,6 +163,9 @@ void write_model(std::ostringstream& t, const ModernRow& r) {
   if (r.ffn_hidden > 0) t << "\nffn_hidden = " << r.ffn_hidden;
   t << "\nmlp = \"" << (llama ? "swiglu" : "gelu") << "\"\nnorm = \"" << (llama ? "rmsnorm" : "layernorm")
     << "\"\ntied_embeddings = " << (untied ? "false" : "true") << "\nflash_attention = true\n";
+  // Llama and Nemotron train without dropout (Meta's configs have none; Nemotron-4: hidden,
+  // attention and ffn dropout 0.0 in dgxc-benchmarking nemotron/nemotron4-340b-synth.yaml).
+  if (untied) t << "dropout = false\n";
 }
 
 // Recipe defaults (NeMo scripts/performance, Megatron-Bridge scripts/performance; the tables do not
@@ -179,7 +182,21 @@ void write_model(std::ostringstream& t, const ModernRow& r) {
 //   * gradient reduce-scatter / all-reduce overlapped with the backward pass ([sync] overlap), ring;
 //   * flash attention (TransformerEngine's cuDNN / FlashAttention kernels);
 //   * micro-batch 1 when the row leaves it empty.
+//   * 16-bit gradient reduction for FP8 rows of the NeMo-based stacks (NeMo scripts/performance
+//     pretrain_*.py set `recipe.trainer.plugins.grad_reduce_in_fp32 = False` for fp8;
+//     Megatron-Bridge's performance configs set `cfg.ddp.grad_reduce_in_fp32 = False`); BF16 rows
+//     and Megatron-LM's own rows keep fp32 gradients (Megatron-LM forces fp32 accumulation with
+//     bf16). Nemotron-4 in dgxc-benchmarking: apex distributed_fused_adam with grad_sync_dtype
+//     bf16 and dtype bf16 (its yaml), so 16-bit gradients and optimizer states;
+//   * tensor-parallel communication overlapped with the GEMMs whenever tp > 1 in the NeMo-based
+//     stacks (their performance recipes add MegatronCommOverlapCallback(tp_comm_overlap=True) for
+//     Hopper and Blackwell); not in Megatron-LM's example scripts or the JAX stacks.
 bool jax_stack(const ModernRow& r) { return has(r.model, "MaxText") || has(r.model, "PaxML"); }
+bool nemo_stack(const ModernRow& r) {
+  const std::string g = modern_source_group(r);
+  return !jax_stack(r) && (g == "dgxc-benchmarking" || g == "Megatron-Bridge" || g == "NeMo docs");
+}
+bool fp8_row(const ModernRow& r) { return precision_for(r) == "fp8"; }
 
 void write_layout(std::ostringstream& t, const ModernRow& r) {
   const int tp = std::max(r.tp, 1), pp = std::max(r.pp, 1);
@@ -189,7 +206,11 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
     << "\n" << (fsdp ? "zero = 3" : "distributed_optimizer = true") << "\n";
   t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << std::max(r.micro_batch, 1)
     << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << (jax_stack(r) ? "full" : "none") << "\"\niterations = 1\n";
+  const bool nemotron4_dgxc = has(r.model, "Nemotron-4") && modern_source_group(r) == "dgxc-benchmarking";
+  if (nemotron4_dgxc || (nemo_stack(r) && fp8_row(r))) t << "grad_dtype = \"bf16\"\n";
+  if (nemotron4_dgxc) t << "optimizer_dtype = \"bf16\"\n";
   t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
+  if (nemo_stack(r) && tp > 1) t << "tp_comm_overlap = true\n";
 }
 
 std::string quote(const std::string& s) {
