@@ -67,6 +67,8 @@ void check_same(const ScenarioSpec& a, const ScenarioSpec& b) {
   CHECK(pa.tp == pb.tp);
   CHECK(pa.pp == pb.pp);
   CHECK(pa.dp == pb.dp);
+  CHECK(pa.cp == pb.cp);
+  CHECK(pa.cp_comm == pb.cp_comm);
   CHECK(pa.virtual_stages == pb.virtual_stages);
   CHECK(pa.schedule == pb.schedule);
   CHECK(pa.sequence_parallel == pb.sequence_parallel);
