@@ -194,7 +194,7 @@ TEST_CASE("scenarios::load_scenario: every library scenario loads and is consist
     CAPTURE(f);
     try {
       const ScenarioSpec s = load_scenario(f);
-      CHECK(s.parallel.tp * s.parallel.pp * s.parallel.dp == s.cluster.used_gpus());
+      CHECK(s.parallel.tp * s.parallel.cp * s.parallel.pp * s.parallel.dp == s.cluster.used_gpus());
       CHECK(s.training.global_batch % (s.training.micro_batch * s.parallel.dp) == 0);
       CHECK(s.model.heads % s.parallel.tp == 0);
       if (!s.parallel.uneven_stages()) CHECK(s.model.layers % s.parallel.pp == 0);

@@ -7,8 +7,13 @@
 // next rank of the ring, so (cp-1) sends of one K/V chunk per rank per layer, each hidden behind
 // one step's attention (exposed: what a send takes beyond it). The backward passes the K/V chunks
 // round again together with the partial dK/dV, so each of its (cp-1) sends carries twice the bytes.
-// Causal load balancing is assumed as Megatron does it: the sequence is cut into 2·cp chunks and
-// rank i holds chunks i and 2cp-1-i, so every rank and every step has equal causal work.
+// Causal load balancing is assumed as Megatron does it (megatron/core/utils.py
+// get_batch_on_this_cp_rank): the sequence is cut into 2·cp chunks and rank i holds chunks i and
+// 2cp-1-i, so every rank and every step has equal causal work. Sources: Megatron-LM
+// docs/source/api-guide/context_parallel.rst (K/V exchanged between a GPU and its counterparts
+// in the other CP ranks, all-gather/reduce-scatter "transformed to point-to-point communications
+// in ring topology"; GQA shrinks the volume to the kv heads; GPUs = TP x CP x PP x DP), and
+// Transformer Engine's attention (cp_comm_type p2p / all_gather / a2a).
 // allgather: K and V are all-gathered before attention (cp·chunk bytes) and dK/dV
 // reduce-scattered after the backward, without overlap.
 // Recomputing the attention core (selective or full recompute) repeats the forward's traffic in
