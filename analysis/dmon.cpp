@@ -79,7 +79,7 @@ std::vector<Entity> entities(const RunReport& r, const topology::Topology& topo)
       }
     }
     Entity& e = out[k];
-    if (e.gpu < 0) e.gpu = static_cast<int>(k) * r.spec.parallel.tp * r.spec.parallel.dp;
+    if (e.gpu < 0) e.gpu = static_cast<int>(k) * r.spec.parallel.tp * r.spec.parallel.cp * r.spec.parallel.dp;
     for (topology::LinkId l : topo.out_links(topo.gpu(e.gpu))) {
       const auto kind = topo.link(l).kind;
       if (kind == topology::LinkKind::NvLink) {
