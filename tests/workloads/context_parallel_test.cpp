@@ -56,7 +56,7 @@ TEST_CASE("workloads::cp_kv_chunk_bytes: one ring step sends K and V of s/cp tok
   // Llama 3 8B at 128K: 8 kv heads / tp 4 = 2 per GPU, head_dim 4096/32 = 128, 131072/8 = 16384
   // tokens: 2 (K and V) x 16384 x 2 x 128 x 2 B = 16,777,216 B.
   CHECK(cp_kv_chunk_bytes(llama3_8b(131072), p, 1, 2) == doctest::Approx(16777216.0));
-  // More kv heads than... fewer kv heads than tp: each GPU still holds one.
+  // Fewer kv heads than tp: each GPU still holds one.
   p.tp = 16;
   CHECK(cp_kv_chunk_bytes(llama3_8b(131072), p, 1, 2) == doctest::Approx(2.0 * 16384 * 1 * 128 * 2));
   CHECK(cp_ring_sends(8) == 7);
