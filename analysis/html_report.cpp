@@ -87,7 +87,8 @@ std::string summary(const RunReport& r) {
       {"cluster", fmt::format("{} GPUs = {} x {} ({})", r.gpus, r.nodes, s.cluster.node.id, s.cluster.node.gpu)},
       {"model", fmt::format("{} layers, hidden {}, {:.1f} B parameters", s.model.layers, s.model.hidden,
                             s.model.parameters() / 1e9)},
-      {"layout", fmt::format("tp {} x pp {} x dp {}, global batch {}, micro-batch {}", s.parallel.tp, s.parallel.pp,
+      {"layout", fmt::format("tp {}{} x pp {} x dp {}, global batch {}, micro-batch {}", s.parallel.tp,
+                             s.parallel.cp > 1 ? fmt::format(" x cp {}", s.parallel.cp) : "", s.parallel.pp,
                              s.parallel.dp, s.training.global_batch, s.training.micro_batch)},
       {"iteration time", seconds(r.iteration.iteration_time_s)},
       {"throughput", fmt::format("{:.0f} tokens/s, {:.2f} samples/s", r.tokens_per_s, r.samples_per_s)},
@@ -114,6 +115,8 @@ std::string breakdown(const RunReport& r) {
                              {"pipeline bubble", b.pipeline_bubble, "#bbbbbb"},
                              {"optimizer", b.optimizer, "#956cb4"},
                              {"other", b.other, "#dddd88"}};
+  // Context parallelism's exposed exchange, after the tensor-parallel part, only when there is one.
+  if (b.cp_exposed > 0) parts.insert(parts.begin() + 2, Part{"exposed comm (context-parallel)", b.cp_exposed, "#d5bb67"});
   double total = 0;
   for (const Part& p : parts) total += p.value;
   return fmt::format("<p>Pipeline rank {} (the last to finish), per iteration.</p>\n", r.iteration.critical_rank) +
@@ -126,6 +129,7 @@ const char* span_colour(const workloads::TimelineSpan& s) {
     case workloads::SpanKind::Backward: return "#6acc64";
     case workloads::SpanKind::Optimizer: return "#956cb4";
     case workloads::SpanKind::TensorParallel: return "#ee854a";
+    case workloads::SpanKind::ContextParallel: return "#d5bb67";
     case workloads::SpanKind::PipelineSend: return "#8c8c8c";
     case workloads::SpanKind::DataParallel: return "#d65f5f";
   }
@@ -157,7 +161,8 @@ std::string gantt(const RunReport& r) {
   }
   for (const auto& s : r.iteration.timeline) {
     if (s.iteration != 0) continue;
-    const bool nested = s.kind == workloads::SpanKind::TensorParallel;
+    const bool nested =
+        s.kind == workloads::SpanKind::TensorParallel || s.kind == workloads::SpanKind::ContextParallel;
     const int y = top + s.rank * rank_h + s.stream * row_h + (nested ? 8 : 0);
     const double x = kLabelWidth + s.start_s * scale, w = std::max(0.5, (s.end_s - s.start_s) * scale);
     std::string title = fmt::format("{} [{} - {}]", s.name, seconds(s.start_s), seconds(s.end_s));

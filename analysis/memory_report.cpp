@@ -176,7 +176,7 @@ std::string memory_summary_block(const MemoryReport& r) {
 std::string formula_of(const workloads::MemoryLine& l, const workloads::MemoryRequest& q) {
   const workloads::StateBytes sb = workloads::state_bytes_per_param(q.training);
   const workloads::ParallelSpec& p = q.parallel;
-  const double dp = std::max(1, p.dp);
+  const double dp = std::max(1, p.grad_replicas());  // data- and context-parallel ranks shard together
   double per = 0, shard = 1;
   switch (l.category) {
     case workloads::MemoryCategory::Params: per = sb.weights, shard = p.zero >= 3 ? dp : 1; break;
@@ -187,7 +187,8 @@ std::string formula_of(const workloads::MemoryLine& l, const workloads::MemoryRe
     default: return l.formula;
   }
   const double params = l.bytes.value * shard / per;
-  return fmt("%.4g params x %g B", params, per) + (shard > 1 ? fmt(" / dp %g", shard) : std::string());
+  const char* over = p.cp > 1 ? " / dp x cp %g" : " / dp %g";
+  return fmt("%.4g params x %g B", params, per) + (shard > 1 ? fmt(over, shard) : std::string());
 }
 
 }  // namespace
@@ -291,8 +292,9 @@ std::string memory_report_text(const MemoryReport& r) {
              r.mig.empty() ? "" : (", MIG slice " + r.mig).c_str(), gib(static_cast<double>(r.capacity)).c_str(), r.gpus);
   const workloads::ParallelSpec& p = r.request.parallel;
   const std::string recompute(sim::name_of(workloads::kRecomputeNames, r.request.training.recompute));
-  out += fmt("Layout: tp %d x pp %d x dp %d%s, zero %d%s; micro-batch %d, global batch %d, recompute %s\n", p.tp, p.pp, p.dp,
-             p.sequence_parallel ? " (sequence parallel)" : "", p.zero, p.distributed_optimizer ? ", distributed optimizer" : "",
+  const std::string cp = p.cp > 1 ? " x cp " + std::to_string(p.cp) : std::string();
+  out += fmt("Layout: tp %d%s x pp %d x dp %d%s, zero %d%s; micro-batch %d, global batch %d, recompute %s\n", p.tp, cp.c_str(),
+             p.pp, p.dp, p.sequence_parallel ? " (sequence parallel)" : "", p.zero, p.distributed_optimizer ? ", distributed optimizer" : "",
              r.request.training.micro_batch, r.request.training.global_batch, recompute.c_str());
   if (p.uneven_stages())
     out += "Stage layers, first to last: " + scenarios::stage_layers_text(r.request.model.layers, p) + "\n";

@@ -117,7 +117,6 @@ int virtual_stages_of(const ModernRow& r) { return r.pp > 1 ? std::max(r.virtual
 std::string layout_skip_reason(const ModernRow& r) {
   if (r.layers <= 0 || r.hidden <= 0 || r.heads <= 0 || r.seq_len <= 0) return "model shape not stated";
   if (r.global_batch <= 0 || r.num_gpus <= 0) return "batch or GPU count not stated";
-  if (cp_of(r) > 1) return "context parallelism (cp > 1) not modelled yet";
   const int tp = std::max(r.tp, 1), pp = std::max(r.pp, 1);
   if (tp * pp * cp_of(r) * dp_of(r) != r.num_gpus) return "tp x pp x cp x dp differs from the GPU count (CHECK in source)";
   if (r.layers % (pp * virtual_stages_of(r)) != 0)
@@ -187,8 +186,9 @@ bool fp8_row(const ModernRow& r) { return precision_for(r) == "fp8"; }
 void write_layout(std::ostringstream& t, const ModernRow& r) {
   const int tp = std::max(r.tp, 1), pp = std::max(r.pp, 1);
   const bool fsdp = has(r.zero_or_fsdp, "FSDP");
-  t << "\n[parallelism]\ntp = " << tp << "\npp = " << pp << "\ndp = " << dp_of(r)
-    << "\nvirtual_stages = " << virtual_stages_of(r) << "\nsequence_parallel = " << (tp > 1 ? "true" : "false")
+  t << "\n[parallelism]\ntp = " << tp << "\npp = " << pp << "\ndp = " << dp_of(r);
+  if (cp_of(r) > 1) t << "\ncp = " << cp_of(r) << "\ncp_comm_type = \"p2p\"";  // Megatron's default
+  t << "\nvirtual_stages = " << virtual_stages_of(r) << "\nsequence_parallel = " << (tp > 1 ? "true" : "false")
     << "\n" << (fsdp ? "zero = 3" : "distributed_optimizer = true") << "\n";
   t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << std::max(r.micro_batch, 1)
     << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << (jax_stack(r) ? "full" : "none") << "\"\niterations = 1\n";

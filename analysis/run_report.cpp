@@ -42,7 +42,8 @@ std::string run_json(const RunReport& r) {
                       {"optimizer", b.optimizer}, {"other", b.other}};
   j["comm"] = {{"dp_bytes_per_gpu", static_cast<std::int64_t>(r.iteration.dp_bytes_per_gpu)},
                {"tp_bytes_per_gpu", static_cast<std::int64_t>(r.iteration.tp_bytes_per_gpu)},
-               {"pp_bytes_per_gpu", static_cast<std::int64_t>(r.iteration.pp_bytes_per_gpu)}};
+               {"pp_bytes_per_gpu", static_cast<std::int64_t>(r.iteration.pp_bytes_per_gpu)},
+               {"cp_bytes_per_gpu", static_cast<std::int64_t>(r.iteration.cp_bytes_per_gpu)}};
   j["memory_per_gpu_bytes"] = memory_json_block(r.memory);
   j["fits_in_memory"] = r.memory.fits;
   j["time_to_train_s"] = opt(r.time_to_train_s);
@@ -52,7 +53,9 @@ std::string run_json(const RunReport& r) {
   j["details"] = {{"critical_pipeline_rank", r.iteration.critical_rank},
                   {"tp_comm_s", b.tp_comm},
                   {"dp_exposed_s", b.dp_exposed},
+                  {"cp_exposed_s", b.cp_exposed},
                   {"tp_overlapped_s", b.tp_overlapped},
+                  {"cp_overlapped_s", b.cp_overlapped},
                   {"dp_overlapped_s", b.dp_overlapped},
                   {"overlap_sm_cost_s", b.overlap_sm_cost},
                   {"model_flops_per_iteration", r.iteration.model_flops},
@@ -87,8 +90,8 @@ std::string run_text(const RunReport& r) {
   out += fmt::format("  model     {} layers, hidden {}, heads {}, seq {}, vocab {} ({:.1f} B parameters)\n",
                      s.model.layers, s.model.hidden, s.model.heads, s.model.seq_len, s.model.vocab,
                      s.model.parameters() / 1e9);
-  out += fmt::format("  layout    tp {} x pp {} x dp {}{}{}{}, global batch {}, micro-batch {}\n", s.parallel.tp,
-                     s.parallel.pp, s.parallel.dp,
+  out += fmt::format("  layout    tp {}{} x pp {} x dp {}{}{}{}, global batch {}, micro-batch {}\n", s.parallel.tp,
+                     s.parallel.cp > 1 ? fmt::format(" x cp {}", s.parallel.cp) : "", s.parallel.pp, s.parallel.dp,
                      s.parallel.uneven_stages()
                          ? fmt::format(" (stage layers {})", scenarios::stage_layers_text(s.model.layers, s.parallel))
                          : "",
@@ -104,10 +107,14 @@ std::string run_text(const RunReport& r) {
                      100 * r.hfu, r.datasheet_peak_flops / 1e12);
   out += "\n  where the time goes (pipeline rank " + std::to_string(r.iteration.critical_rank) + ", the last to finish)\n";
   out += fmt::format("    compute            {:>10}  {:5.1f}%\n", human_time(b.compute), pct(b.compute));
-  out += fmt::format("    exposed comm       {:>10}  {:5.1f}%   (tensor-parallel {}, data-parallel {})\n",
-                     human_time(b.exposed_comm), pct(b.exposed_comm), human_time(b.tp_comm), human_time(b.dp_exposed));
-  out += fmt::format("    overlapped comm    {:>10}           (hidden: tensor-parallel {}, data-parallel {}; GEMMs slowed {})\n",
-                     human_time(b.tp_overlapped + b.dp_overlapped), human_time(b.tp_overlapped),
+  // Context parallelism's share is named only when the job has it, so other runs read as before.
+  const bool cp = s.parallel.cp > 1;
+  out += fmt::format("    exposed comm       {:>10}  {:5.1f}%   (tensor-parallel {}, {}data-parallel {})\n",
+                     human_time(b.exposed_comm), pct(b.exposed_comm), human_time(b.tp_comm),
+                     cp ? "context-parallel " + human_time(b.cp_exposed) + ", " : std::string(), human_time(b.dp_exposed));
+  out += fmt::format("    overlapped comm    {:>10}           (hidden: tensor-parallel {}, {}data-parallel {}; GEMMs slowed {})\n",
+                     human_time(b.tp_overlapped + b.cp_overlapped + b.dp_overlapped), human_time(b.tp_overlapped),
+                     cp ? "context-parallel " + human_time(b.cp_overlapped) + ", " : std::string(),
                      human_time(b.dp_overlapped), human_time(b.overlap_sm_cost));
   out += fmt::format("    pipeline bubble    {:>10}  {:5.1f}%\n", human_time(b.pipeline_bubble), pct(b.pipeline_bubble));
   out += fmt::format("    optimizer          {:>10}  {:5.1f}%\n", human_time(b.optimizer), pct(b.optimizer));
@@ -180,7 +187,9 @@ std::string chrome_trace(const RunReport& r) {
     nlohmann::json args = {{"iteration", span.iteration}};
     if (span.bytes > 0) args["bytes"] = span.bytes;
     if (!span.link_class.empty()) args["link_class"] = span.link_class;
-    if (span.stream == 0 && span.kind != workloads::SpanKind::TensorParallel) args["memory_busy"] = span.memory_busy;
+    if (span.stream == 0 && span.kind != workloads::SpanKind::TensorParallel &&
+        span.kind != workloads::SpanKind::ContextParallel)
+      args["memory_busy"] = span.memory_busy;
     e["args"] = std::move(args);
     events.push_back(std::move(e));
   }

@@ -51,7 +51,29 @@ void Loader::check_layout() {
                  "tensor parallelism splits the KV heads evenly; use tp = " + divisor_list(heads_gcd, tp_limit));
   }
   if (auto e = check_stage_split(m.layers, p, model_name, tp_limit)) error_at_key(e->key, e->message, e->hint);
+  check_context_parallel();
   if (error_count() != before) layout_ok_ = false;
+}
+
+// Context parallelism: Megatron cuts each sequence into 2·cp chunks for causal load balancing
+// (Transformer Engine asserts the sequence length divides by 2·cp); ring attention runs inside
+// the fused/flash attention kernels; the Ulysses all-to-all variant is not modelled.
+void Loader::check_context_parallel() {
+  const auto& p = spec_.parallel;
+  const auto& m = spec_.model;
+  if (p.cp <= 1) return;
+  if (m.seq_len % (2 * p.cp) != 0)
+    error_at_key("parallelism.cp",
+                 "cp = " + std::to_string(p.cp) + " needs seq_len divisible by 2 * cp = " + std::to_string(2 * p.cp) +
+                     ", but seq_len = " + std::to_string(m.seq_len),
+                 "each rank holds two of 2 * cp equal chunks (causal load balancing); use a cp with 2 * cp dividing " +
+                     std::to_string(m.seq_len));
+  if (!m.flash_attention)
+    error_at_key("parallelism.cp", "cp = " + std::to_string(p.cp) + " needs flash attention, but model.flash_attention = false",
+                 "context parallelism runs inside the fused attention kernel; set flash_attention = true or cp = 1");
+  if (p.cp_comm == workloads::CpComm::A2a)
+    error_at_key("parallelism.cp_comm_type", "cp_comm_type = \"a2a\" (DeepSpeed-Ulysses all-to-all) is not modelled",
+                 "use \"p2p\" (ring attention, Megatron's default) or \"allgather\"");
 }
 
 void Loader::check_gpu_count() {
@@ -59,14 +81,18 @@ void Loader::check_gpu_count() {
   const auto& c = spec_.cluster;
   const int used = c.used_gpus();
   const int total = c.total_gpus();
-  const long long tpp = static_cast<long long>(p.tp) * p.pp;
-  const std::string tpp_text = "tp * pp = " + std::to_string(p.tp) + " * " + std::to_string(p.pp);
+  // The model-parallel ranks of one replica: tp * pp, times cp with context parallelism.
+  const long long tpp = static_cast<long long>(p.tp) * p.cp * p.pp;
+  const std::string cp_factor = p.cp > 1 ? std::to_string(p.cp) + " * " : std::string();
+  const std::string tpp_text = std::string(p.cp > 1 ? "tp * cp * pp = " : "tp * pp = ") + std::to_string(p.tp) + " * " +
+                               cp_factor + std::to_string(p.pp);
   const std::string cluster_text = std::to_string(total) + " GPUs (" + std::to_string(c.nodes) + " nodes x " +
                                    std::to_string(c.node.gpus) + ")";
   if (dp_given_) {
     const long long need = tpp * p.dp;
     if (need == used) return;
-    const std::string product = "tp * pp * dp = " + std::to_string(p.tp) + " * " + std::to_string(p.pp) + " * " +
+    const std::string product = std::string(p.cp > 1 ? "tp * cp * pp * dp = " : "tp * pp * dp = ") +
+                                std::to_string(p.tp) + " * " + cp_factor + std::to_string(p.pp) + " * " +
                                 std::to_string(p.dp) + " = " + std::to_string(need);
     std::string fix = used % tpp == 0 ? "use dp = " + std::to_string(used / tpp) + ", or " : std::string("use ");
     if (c.gpus > 0) {
@@ -86,7 +112,8 @@ void Loader::check_gpu_count() {
     const char* key = spec_.origins.count("parallelism.pp") ? "parallelism.pp" : "parallelism.tp";
     error_at_key(key,
                  "the " + std::to_string(used) + " GPUs used are not a multiple of " + tpp_text + " = " + std::to_string(tpp),
-                 "use tp and pp whose product divides " + std::to_string(used) + ", or set gpus in [cluster]");
+                 std::string(p.cp > 1 ? "use tp, cp and pp" : "use tp and pp") + " whose product divides " +
+                     std::to_string(used) + ", or set gpus in [cluster]");
     parallel_ok_ = false;
     return;
   }

@@ -33,8 +33,8 @@
 //   model.mlp / norm                  "gelu" / "layernorm"
 //   model.tied_embeddings             true
 //   model.flash_attention             true
-//   parallelism.tp / pp               1 / 1
-//   parallelism.dp                    gpus / (tp * pp)
+//   parallelism.tp / pp / cp          1 / 1 / 1 (cp_comm_type "p2p")
+//   parallelism.dp                    gpus / (tp * cp * pp)
 //   parallelism.virtual_stages        1
 //   parallelism.schedule              "interleaved" when virtual_stages > 1, else "1f1b"
 //   parallelism.sequence_parallel     false

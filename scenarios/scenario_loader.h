@@ -9,7 +9,7 @@
 //   model_section.cpp              [model] (presets, hf_config import, fields)
 //   training_sections.cpp          [parallelism], [training], [sync]
 //   model_constants_section.cpp    [model_constants] (+ include file), [cost]
-//   cross_checks.cpp               check_model_shape, check_layout, check_gpu_count, check_batch,
+//   cross_checks.cpp               check_model_shape, check_layout (+ check_context_parallel), check_gpu_count, check_batch,
 //                                  check_precision
 // A section reader returns false when its section had errors, so the cross-key checks that need
 // it are skipped instead of piling consequential errors on top.
@@ -56,6 +56,7 @@ class Loader : public LoadContext {
   void read_constants_file(const std::string& path, const KeyOrigin& include_at);
   void check_model_shape();
   void check_layout();
+  void check_context_parallel();
   void check_gpu_count();
   void check_batch();
   void check_precision();

@@ -1,7 +1,7 @@
 // A fully validated scenario: one cluster, one model, one parallel layout, one training setup.
 //
 // Produced only by the loader (scenarios/loader.h), so every field has passed the checks of
-// docs/scenario.md: consumers may rely on tp*pp*dp == cluster.used_gpus(), tp | heads,
+// docs/scenario.md: consumers may rely on tp*cp*pp*dp == cluster.used_gpus(), tp | heads,
 // pp | layers, global_batch % (micro_batch*dp) == 0, and a precision the GPU supports.
 // `origins` remembers where each key that was set came from, so later stages (the model that
 // consumes model_constants, the collective layer that checks sync.algorithm against the fabric)
@@ -45,7 +45,7 @@ struct ScenarioSpec {
   std::string model_preset;       // "" when the model is described by fields only
   std::string hf_config;          // resolved path of [model] hf_config, "" when absent
   std::string constants_include;  // resolved path of [model_constants] include, "" when absent
-  bool dp_derived = false;        // parallelism.dp was absent and derived as gpus / (tp*pp)
+  bool dp_derived = false;        // parallelism.dp was absent and derived as gpus / (tp*cp*pp)
   std::vector<std::string> overrides;  // the --set strings applied, in order
 
   // Dotted key ("parallelism.tp", "model_constants.gemm_eff") -> where it was set. Keys left

@@ -70,10 +70,24 @@ enum class Zero3Gather : std::uint8_t { Block, Module };
 inline constexpr sim::Choice<Zero3Gather> kZero3GatherNames[] = {{"block", Zero3Gather::Block},
                                                                  {"module", Zero3Gather::Module}};
 
+// How context-parallel ranks get the keys and values of the other ranks' tokens (Megatron-Core
+// --cp-comm-type). P2p: ring attention, K/V chunks passed around the CP ring, each step overlapped
+// with the attention of the chunk already held (Transformer Engine's default). AllGather: K/V
+// all-gathered before attention (gradients reduce-scattered after), not overlapped. A2a:
+// DeepSpeed-Ulysses all-to-all of heads; named so scenarios can say it, refused by the loader.
+enum class CpComm : std::uint8_t { P2p, AllGather, A2a };
+// The names scenarios take (parallelism.cp_comm_type), Megatron's spellings.
+inline constexpr sim::Choice<CpComm> kCpCommNames[] = {
+    {"p2p", CpComm::P2p}, {"allgather", CpComm::AllGather}, {"a2a", CpComm::A2a}};
+
 struct ParallelSpec {
   int tp = 1;
   int pp = 1;
-  int dp = 1;                  // derived as gpus / (tp * pp) when not given
+  int dp = 1;                  // derived as gpus / (tp * cp * pp) when not given
+  // Context parallelism (Megatron-Core --context-parallel-size): each rank of a CP group holds
+  // seq_len / cp tokens of every sequence; ranks ordered tp-cp-dp-pp (parallel_layout.h).
+  int cp = 1;
+  CpComm cp_comm = CpComm::P2p;
   int virtual_stages = 1;
   Schedule schedule = Schedule::OneFOneB;
   bool sequence_parallel = false;
@@ -91,6 +105,12 @@ struct ParallelSpec {
   // Optimizer states split across the data-parallel replicas (ZeRO-1 and up, or Megatron's
   // distributed optimizer): each replica updates its 1/dp share and gathers the parameters back.
   bool shards_optimizer() const { return zero >= 1 || distributed_optimizer; }
+  // The group gradients are reduced (and optimizer states sharded) over: Megatron-Core reduces
+  // over the combined data- and context-parallel group (parallel_state
+  // get_data_parallel_group(with_context_parallel=True)), since CP ranks hold the same weights.
+  int grad_replicas() const { return dp * cp; }
+  // Tokens of one sequence on one GPU.
+  int local_seq_len(int seq_len) const { return seq_len / cp; }
   bool uneven_stages() const { return first_stage_layers > 0 || last_stage_layers > 0; }
 
   // Transformer layers on pipeline stage `stage` (0..pp-1) of a model with `layers` layers: the

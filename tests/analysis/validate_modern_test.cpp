@@ -124,7 +124,14 @@ TEST_CASE("analysis::modern_skip_reason: what cannot be expressed yet is refused
   CHECK(modern_skip_reason(llama8b("B300", "step_time", 1)) == "GPU B300 not in the catalog");
   ModernRow r = llama8b("H100", "step_time", 1);
   r.cp = 2, r.dp = 4;
-  CHECK(modern_skip_reason(r).find("context parallelism") != std::string::npos);
+  CHECK(modern_skip_reason(r).empty());  // context parallelism is modelled: 1 x 1 x 2 x 4 = 8 GPUs
+  std::string why;
+  const auto cp = scenario_for_modern_row(r, &why);
+  REQUIRE_MESSAGE(cp.has_value(), why);
+  CHECK(cp->parallel.cp == 2);
+  CHECK(cp->parallel.dp == 4);
+  r.dp = 8;  // 1 x 1 x 2 x 8 != 8
+  CHECK(modern_skip_reason(r).find("differs from the GPU count") != std::string::npos);
   r = llama8b("B200", "step_time", 1);
   r.precision = "NVFP4";
   CHECK(modern_skip_reason(r) == "precision NVFP4 not modelled");

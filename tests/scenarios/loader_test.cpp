@@ -67,6 +67,8 @@ void check_same(const ScenarioSpec& a, const ScenarioSpec& b) {
   CHECK(pa.tp == pb.tp);
   CHECK(pa.pp == pb.pp);
   CHECK(pa.dp == pb.dp);
+  CHECK(pa.cp == pb.cp);
+  CHECK(pa.cp_comm == pb.cp_comm);
   CHECK(pa.virtual_stages == pb.virtual_stages);
   CHECK(pa.schedule == pb.schedule);
   CHECK(pa.sequence_parallel == pb.sequence_parallel);
@@ -192,7 +194,7 @@ TEST_CASE("scenarios::load_scenario: every library scenario loads and is consist
     CAPTURE(f);
     try {
       const ScenarioSpec s = load_scenario(f);
-      CHECK(s.parallel.tp * s.parallel.pp * s.parallel.dp == s.cluster.used_gpus());
+      CHECK(s.parallel.tp * s.parallel.cp * s.parallel.pp * s.parallel.dp == s.cluster.used_gpus());
       CHECK(s.training.global_batch % (s.training.micro_batch * s.parallel.dp) == 0);
       CHECK(s.model.heads % s.parallel.tp == 0);
       if (!s.parallel.uneven_stages()) CHECK(s.model.layers % s.parallel.pp == 0);

@@ -40,7 +40,7 @@ std::optional<Change> layout_change(const AdviceSubject& s, const char* key, int
 
 // Sharding the model states over dp: the distributed optimizer, then each ZeRO stage above the job's.
 void sharding_changes(const ParallelSpec& p, std::vector<Change>& out) {
-  if (p.dp <= 1) return;
+  if (p.grad_replicas() <= 1) return;
   if (!p.shards_optimizer()) {
     out.push_back({{"parallelism.distributed_optimizer=true"}, "Megatron's distributed optimizer: optimizer states / dp"});
   }

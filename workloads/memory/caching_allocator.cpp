@@ -322,7 +322,7 @@ void allocate_model_states(Replayer& rep, const MemoryRequest& request, int stag
   const ModelSpec& m = request.model;
   const ParallelSpec& par = request.parallel;
   const StateBytes sb = state_bytes_per_param(request.training);
-  const double dp = std::max(1, par.dp);
+  const double dp = std::max(1, par.grad_replicas());
   const double weight_shard = par.zero >= 3 ? dp : 1.0;
   const double opt_shard = par.shards_optimizer() ? dp : 1.0;
   OpShape shape;
@@ -365,8 +365,9 @@ struct UnitPlan {
 };
 
 UnitPlan plan_unit(const MemoryRequest& request, int stage, int chunks) {
-  const ModelSpec& m = request.model;
   const ParallelSpec& par = request.parallel;
+  ModelSpec m = request.model;
+  m.seq_len = par.local_seq_len(m.seq_len);  // context parallelism: this rank's s/cp tokens
   const TrainingSpec& tr = request.training;
   const int t = par.tp;
   const bool sp = par.sequence_parallel && t > 1;
@@ -437,7 +438,7 @@ AllocatorReplay replay_training_iteration(const MemoryRequest& request, const Al
   std::vector<AllocHandle> persistent;
   allocate_model_states(rep, request, stage, persistent);
   // Gradient buckets (DDP keeps them for the whole iteration).
-  if (par.dp > 1) {
+  if (par.grad_replicas() > 1) {
     rep.take(request.sync.bucket_mb * 1048576.0, persistent);
     rep.take(request.sync.bucket_mb * 1048576.0, persistent);
   }

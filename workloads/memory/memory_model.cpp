@@ -40,6 +40,15 @@ double layer_params(const ModelSpec& m, const MemoryOptions& o) {
   return attention + mlp;
 }
 
+// The model as one context-parallel rank sees it for activations: s/cp tokens of each sequence
+// (its saved Q, K, V, O and softmax statistics are those of its own tokens: ring attention frees
+// the K/V chunks it received once their step is done; Transformer Engine keeps only the local ones).
+ModelSpec sequence_shard(const ModelSpec& m, const ParallelSpec& par) {
+  ModelSpec local = m;
+  local.seq_len = par.local_seq_len(m.seq_len);
+  return local;
+}
+
 class Builder {
  public:
   explicit Builder(MemoryBreakdown& b) : b_(b) {}
@@ -116,7 +125,7 @@ void add_model_states(Builder& out, const MemoryRequest& r, int stage) {
 }
 
 void add_activations(Builder& out, const MemoryRequest& r, int stage) {
-  const ModelSpec& m = r.model;
+  const ModelSpec m = sequence_shard(r.model, r.parallel);
   const ParallelSpec& par = r.parallel;
   const TrainingSpec& tr = r.training;
   const int t = par.tp;
@@ -154,12 +163,12 @@ void add_activations(Builder& out, const MemoryRequest& r, int stage) {
 }
 
 void add_buffers(Builder& out, const MemoryRequest& r, int stage) {
-  const ModelSpec& m = r.model;
+  const ModelSpec m = sequence_shard(r.model, r.parallel);
   const ParallelSpec& par = r.parallel;
   const TrainingSpec& tr = r.training;
   const int t = par.tp;
   const double s = m.seq_len, b = tr.micro_batch;
-  if (par.dp > 1) {
+  if (par.grad_replicas() > 1) {
     out.add("gradient buckets", MemoryCategory::Buffers, 2.0 * r.sync.bucket_mb * kMiB,
             fmt("2 x bucket_mb (%g MiB)", r.sync.bucket_mb));
   }
@@ -188,7 +197,7 @@ void add_runtime(Builder& out, const MemoryRequest& r) {
   if (!r.options.include_runtime) return;
   out.add("CUDA context", MemoryCategory::Runtime, kCudaContextBytes, "kCudaContextBytes (assumed 512 MiB)");
   out.add("cuBLAS workspace", MemoryCategory::Runtime, kCublasWorkspaceBytes, "CUBLAS_WORKSPACE_CONFIG :4096:8");
-  const int comms = (r.parallel.tp > 1) + (r.parallel.pp > 1) + (r.parallel.dp > 1);
+  const int comms = (r.parallel.tp > 1) + (r.parallel.pp > 1) + (r.parallel.grad_replicas() > 1) + (r.parallel.cp > 1);
   out.add("NCCL buffers", MemoryCategory::Runtime, comms * kNcclCommunicatorBytes,
           fmt("%g communicators x kNcclCommunicatorBytes (128 MiB)", comms));
 }
@@ -234,7 +243,7 @@ StateBytes state_bytes_per_param(const TrainingSpec& training) {
 
 ModelStates model_state_bytes(double params, const ParallelSpec& parallel, const TrainingSpec& training) {
   const StateBytes sb = state_bytes_per_param(training);
-  const double n = std::max(1, parallel.dp);
+  const double n = std::max(1, parallel.grad_replicas());  // data- and context-parallel ranks shard together
   ModelStates s;
   s.params = sim::Bytes{params * sb.weights / (parallel.zero >= 3 ? n : 1.0)};
   s.grads = sim::Bytes{params * sb.grads / (parallel.zero >= 2 ? n : 1.0)};
@@ -347,7 +356,7 @@ double deepspeed_live_bytes(const std::vector<double>& modules, double max_live_
 
 double zero3_gathered_bytes(const MemoryRequest& r, int stage) {
   const ParallelSpec& par = r.parallel;
-  if (par.zero < 3 || par.dp <= 1) return 0.0;
+  if (par.zero < 3 || par.grad_replicas() <= 1) return 0.0;
   const double weight = state_bytes_per_param(r.training).weights;
   if (par.zero3_gather == Zero3Gather::Block) {
     return r.options.zero3_prefetch_layers * layer_params(r.model, r.options) / par.tp * weight;

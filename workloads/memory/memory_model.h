@@ -23,7 +23,8 @@
 //     Adam mixed 3o (master weights + m + v; apex DistributedFusedAdam's params, exp_avg and
 //     exp_avg_sq shards are all of its `dtype`), Adam fp32 2o (m, v); SGD with momentum mixed 2o
 //     (master + momentum), fp32 o; plain SGD mixed o (master), fp32 0.
-// Sharding over the data-parallel degree N: ZeRO-1 shards K, ZeRO-2 also the gradients, ZeRO-3
+// Sharding over N = dp x cp (Megatron-Core reduces gradients and shards the distributed optimizer
+// over the combined data- and context-parallel group): ZeRO-1 shards K, ZeRO-2 also the gradients, ZeRO-3
 // also the weights; Megatron's distributed optimizer shards K only (6 + 12/d with fp32 main grads,
 // 4 + 12/d with 16-bit ones).
 // ZeRO-3 also holds gathered (unsharded) weights while it computes (zero3_gathered_bytes):
@@ -40,6 +41,9 @@
 //     and output layer); parameters below stage3_param_persistence_threshold (norms, biases) are
 //     left out, and stage3_max_reuse_distance, which only keeps a parameter reused within 1e9
 //     parameters, is not modelled.
+//
+// Context parallelism: activations, logits and score workspaces are those of the s/cp tokens a
+// rank holds (s below is then s/cp); one more NCCL communicator for the CP group.
 //
 // Activations: the tensors one transformer layer saves for its backward pass, per micro-batch
 // (saved_layer_tensors lists them; activation_bytes_per_layer sums them). e = 2 B per element in

@@ -50,7 +50,7 @@ struct Dims {
 
 Dims dims_of(const ModelSpec& m, const OpShape& sh) {
   Dims d{};
-  d.tokens = static_cast<double>(sh.micro_batch) * sh.seq_len;
+  d.tokens = static_cast<double>(sh.micro_batch) * sh.seq_len / std::max(1, sh.cp);
   d.residual = d.tokens * m.hidden / (sh.sequence_parallel ? sh.tp : 1);
   d.heads = static_cast<double>(m.heads) / sh.tp;
   const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
@@ -79,26 +79,28 @@ OpCost residual_add(std::string_view name, const Dims& d) {
 
 void attention_core(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, const Dims& d) {
   const double s = sh.seq_len;
+  const double q_len = s / std::max(1, sh.cp);  // local queries; keys and values: all s tokens
   const double batch = sh.micro_batch * d.heads;
   if (sh.flash_attention) {
-    OpCost op = gemm("flash_attention", OpKind::Attention, s, s, d.head_dim, batch, d.p, false);
+    OpCost op = gemm("flash_attention", OpKind::Attention, q_len, s, d.head_dim, batch, d.p, false);
     op.fwd_flops = op.fwd_flops * 2.0;  // QK^T and AV in one kernel
     op.bwd_flops = op.fwd_flops * 2.0;
     // fwd reads Q, K, V and writes O plus the fp32 log-sum-exp; bwd reads Q, K, V, O, dO and
-    // writes dQ, dK, dV. The s x s scores never leave on-chip memory.
+    // writes dQ, dK, dV. The s x s scores never leave on-chip memory. Under context parallelism
+    // every K/V chunk of the sequence is read once.
     const double q = d.tokens * d.heads * d.head_dim;
-    const double kv = d.tokens * d.kv_heads * d.head_dim;
-    op.fwd_bytes = sim::Bytes{d.p * (2.0 * q + 2.0 * kv) + 4.0 * batch * s};
-    op.bwd_bytes = sim::Bytes{d.p * (4.0 * q + 4.0 * kv) + 4.0 * batch * s};
+    const double kv = d.tokens * std::max(1, sh.cp) * d.kv_heads * d.head_dim;
+    op.fwd_bytes = sim::Bytes{d.p * (2.0 * q + 2.0 * kv) + 4.0 * batch * q_len};
+    op.bwd_bytes = sim::Bytes{d.p * (4.0 * q + 4.0 * kv) + 4.0 * batch * q_len};
     ops.push_back(op);
     return;
   }
-  const double scores = batch * s * s;
-  ops.push_back(gemm("attention_scores", OpKind::Attention, s, s, d.head_dim, batch, d.p, false));
+  const double scores = batch * q_len * s;
+  ops.push_back(gemm("attention_scores", OpKind::Attention, q_len, s, d.head_dim, batch, d.p, false));
   ops.push_back(pointwise("softmax", OpKind::Elementwise, scores, kSoftmaxFlopsPerElement,
                           2.0 * d.p, 3.0 * d.p));
   if (m.trains_with_dropout()) ops.push_back(dropout("attention_dropout", scores, d.p));
-  ops.push_back(gemm("attention_values", OpKind::Attention, s, d.head_dim, s, batch, d.p, false));
+  ops.push_back(gemm("attention_values", OpKind::Attention, q_len, d.head_dim, s, batch, d.p, false));
 }
 
 // Rotary position embedding (RoFormer, Su et al. 2021) rotates Q and K in place after the QKV

@@ -21,6 +21,8 @@
 //     reads Q, K, V and writes O.
 //   * Sequence parallelism shards the norm/dropout/residual activations over t; without it they are
 //     replicated on every tensor-parallel rank.
+//   * Context parallelism (OpShape::cp) shards every op's tokens over cp; the attention core
+//     attends the local s/cp queries to all s keys and values, which it reads chunk by chunk.
 //   * Rotary models (Llama, GPT-NeoX) rotate Q and K after the QKV projection in one fused
 //     memory-bound kernel ("rotary_embedding"); learned-position models (GPT) add their position
 //     embedding once, in embedding_ops.
@@ -53,6 +55,10 @@ struct OpShape {
   int micro_batch = 1;       // b
   int seq_len = 2048;        // s
   int tp = 1;                // t
+  // Context parallelism: each GPU holds s/cp tokens of every sequence and attends them to all s
+  // keys (ring attention with Megatron's 2·cp-chunk causal load balancing, so every CP rank does
+  // 1/cp of the attention work). cp divides s (the loader checks it).
+  int cp = 1;
   bool sequence_parallel = false;
   int precision_bytes = 2;   // activation/weight element size (2 for bf16/fp16, 4 for fp32, 1 fp8)
   bool flash_attention = true;

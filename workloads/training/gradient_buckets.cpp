@@ -43,7 +43,7 @@ std::vector<int> last_backward_of_chunk(const std::vector<PipelineStep>& order, 
 
 BucketRule BucketRule::of(const ParallelSpec& parallel, const TrainingSpec& training, const SyncSpec& sync) {
   BucketRule rule;
-  rule.reduce = parallel.zero != 3 && parallel.dp >= 2;
+  rule.reduce = parallel.zero != 3 && parallel.grad_replicas() >= 2;
   rule.every_micro_batch = parallel.zero == 2;
   rule.bucket_bytes = std::max(1.0, sync.bucket_mb * kMiB);
   rule.grad_bytes = grad_reduce_bytes(training.precision);
@@ -73,7 +73,7 @@ GradientBuckets plan_gradient_buckets(const std::vector<PipelineStep>& order, co
 
 double dp_bytes_per_gpu(double reduced_bytes, const ModelSpec& model, const ParallelSpec& parallel,
                         const TrainingSpec& training, int micro_batches) {
-  const double dp = parallel.dp;
+  const double dp = parallel.grad_replicas();  // data- and context-parallel ranks reduce together
   const int pp = parallel.pp;
   if (parallel.zero == 3 && dp > 1) {
     const double grad_bytes = grad_reduce_bytes(training.precision);

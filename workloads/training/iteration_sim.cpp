@@ -43,16 +43,18 @@ IterationBreakdown breakdown_of(const RankTimes& st, double iteration_start, dou
   IterationBreakdown b;
   b.compute = st.busy;
   b.tp_comm = st.tp;
+  b.cp_exposed = st.cp;
   const double compute_span = st.last_compute_end - iteration_start;
-  b.pipeline_bubble = std::max(0.0, compute_span - st.busy - st.tp - st.dp_in_steps);
+  b.pipeline_bubble = std::max(0.0, compute_span - st.busy - st.tp - st.cp - st.dp_in_steps);
   const double opt = st.optimizer;
   b.optimizer = opt;
   b.dp_exposed = st.dp_in_steps + std::max(0.0, (st.optimizer_start - st.last_compute_end)) +
                  std::max(0.0, st.done - st.optimizer_start - opt);
-  b.exposed_comm = b.tp_comm + b.dp_exposed;
+  b.exposed_comm = b.tp_comm + b.cp_exposed + b.dp_exposed;
   b.other = std::max(0.0, iteration_s - b.compute - b.exposed_comm - b.pipeline_bubble - b.optimizer);
   b.tp_overlapped = st.tp_hidden;
   b.dp_overlapped = std::max(0.0, st.dp_comm - b.dp_exposed);
+  b.cp_overlapped = st.cp_hidden;
   b.overlap_sm_cost = st.sm_cost;
   return b;
 }
@@ -62,6 +64,8 @@ void accumulate(IterationBreakdown& sum, const IterationBreakdown& b, double sca
   sum.compute += scale * b.compute;
   sum.tp_comm += scale * b.tp_comm;
   sum.dp_exposed += scale * b.dp_exposed;
+  sum.cp_exposed += scale * b.cp_exposed;
+  sum.cp_overlapped += scale * b.cp_overlapped;
   sum.exposed_comm += scale * b.exposed_comm;
   sum.pipeline_bubble += scale * b.pipeline_bubble;
   sum.optimizer += scale * b.optimizer;
@@ -161,7 +165,7 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
 
 IterationRun::IterationRun(const IterationInputs& in)
     : in_(in),
-      layout_{in.parallel.tp, in.parallel.dp, in.parallel.pp},
+      layout_{in.parallel.tp, in.parallel.dp, in.parallel.pp, in.parallel.cp},
       pp_(in.parallel.pp),
       v_(in.parallel.schedule == Schedule::Interleaved ? std::max(1, in.parallel.virtual_stages) : 1),
       m_(in.training.micro_batches_per_replica(in.parallel.dp)),
@@ -179,6 +183,7 @@ IterationRun::IterationRun(const IterationInputs& in)
   param_gather_overlap_ = in.parallel.shards_optimizer() && in.sync.param_gather_overlapped(in.parallel);
   result_.tp_bytes_per_gpu = costs_.tp_bytes_per_gpu;
   result_.pp_bytes_per_gpu = costs_.pp_bytes_per_gpu;
+  result_.cp_bytes_per_gpu = costs_.cp_bytes_per_gpu;
   plan_ranks();
   fwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
   bwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
@@ -238,14 +243,14 @@ void IterationRun::plan_pipeline_routes() {
 
 double IterationRun::dp_time(double bytes, CollectiveOp op) {
   std::vector<std::vector<int>> groups;
-  for (int t = 0; t < in_.parallel.tp; ++t) groups.push_back(layout_.dp_group(t, 0));
+  for (int t = 0; t < in_.parallel.tp; ++t) groups.push_back(layout_.dp_cp_group(t, 0));
   return memo_.concurrent(op, dp_algo_, groups, sim::Bytes{bytes}).seconds();
 }
 
 // What the representative GPU sends in a bucket's reduction (ring: 2(n-1)/n of the buffer for an
 // all-reduce, (n-1)/n for a reduce-scatter).
 double IterationRun::reduction_bytes_sent(const Bucket& b) const {
-  const double n = in_.parallel.dp;
+  const double n = in_.parallel.grad_replicas();
   return b.bytes * (in_.parallel.shards_optimizer() ? 1.0 : 2.0) * (n - 1) / n;
 }
 
@@ -288,7 +293,7 @@ void IterationRun::start_param_gathers(int r) {
   rk.add_dp_comm(s.total_s);
   sim_.schedule_in(sim::SimTime::from_seconds(s.total_s), this, tag_of(kGathersDone, r, 0));
   if (!recording_) return;
-  const double n = in_.parallel.dp;
+  const double n = in_.parallel.grad_replicas();
   double start = now();
   for (std::size_t c = 0; c < s.ends.size(); ++c) {
     for (std::size_t b = 0; b < s.ends[c].size(); ++b) {
@@ -323,9 +328,14 @@ void IterationRun::try_start(int r) {
   const double compute = step->forward ? c.fwd_compute : c.bwd_compute;
   const double comm = step->forward ? c.fwd_comm : c.bwd_comm;
   const double tp = step->forward ? c.fwd_tp : c.bwd_tp;
+  const double cp = step->forward ? c.fwd_cp : c.bwd_cp;
   const StepOverlap overlap{step->forward ? c.fwd_tp_hidden : c.bwd_tp_hidden,
-                            step->forward ? c.fwd_sm_cost : c.bwd_sm_cost, gather_wait(r, *step, compute + comm),
-                            std::max(0.0, comm - tp), step->forward ? c.fwd_dp : c.bwd_dp};
+                            step->forward ? c.fwd_sm_cost : c.bwd_sm_cost,
+                            gather_wait(r, *step, compute + comm),
+                            std::max(0.0, comm - tp - cp),
+                            step->forward ? c.fwd_dp : c.bwd_dp,
+                            cp,
+                            step->forward ? c.fwd_cp_hidden : c.bwd_cp_hidden};
   const double dur = rk.start_step(now(), compute, comm, overlap);
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kStepDone, r, index));
   // Gradient buckets this backward produces become ready as its layers finish (with overlap),
@@ -395,7 +405,7 @@ void IterationRun::launch_live(int r, double bytes, CollectiveOp op) {
     CollectiveRequest req;
     req.op = op;
     req.algo = dp_algo_;
-    req.ranks = layout_.dp_group(t, r);
+    req.ranks = layout_.dp_cp_group(t, r);
     req.bytes = sim::Bytes{bytes};
     live_.push_back(make_collective(CollectiveContext{sim_, net_, in_.topo, in_.router}, plan_collective(env, req), this,
                                     static_cast<std::uint64_t>(r)));
@@ -433,7 +443,7 @@ void IterationRun::maybe_optimizer(int r) {
   if (!rk.ready_for_optimizer()) return;
   double params = 0;
   for (int c = 0; c < v_; ++c) params += costs_.chunks[static_cast<std::size_t>(c * pp_ + r)].params;
-  if (in_.parallel.shards_optimizer()) params /= in_.parallel.dp;
+  if (in_.parallel.shards_optimizer()) params /= in_.parallel.grad_replicas();
   const bool mixed = activation_bytes(in_.training.precision) == 2;
   const double dur = in_.compute.optimizer_step_time(params, in_.training.optimizer, mixed).seconds();
   rk.start_optimizer(now(), dur);
@@ -457,7 +467,7 @@ void IterationRun::start_allgather(int r) {
   const double dur = dp_time(bytes, CollectiveOp::AllGather);
   rank(r).add_dp_comm(dur);
   if (recording_) {
-    const double n = in_.parallel.dp;
+    const double n = in_.parallel.grad_replicas();
     recording_->recorder.data_parallel(r, "all-gather", now(), now() + dur, bytes * (n - 1) / n, true);
   }
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kCommDone, r, 0));

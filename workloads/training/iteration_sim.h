@@ -21,6 +21,9 @@
 // reduce-scatters its gradients after its backward, on the communication stream with one layer of
 // prefetch (sync.fsdp_prefetch): a pass then takes the compute and communication of its layers
 // overlapped. With sync.tp_comm_overlap the tensor-parallel collectives hide behind their GEMMs.
+// Context parallelism (parallelism.cp) folds like tensor parallelism: the CP ranks of a replica
+// run identical work, each pass carries its layers' K/V exchange (context_parallel.h, only the
+// part attention does not hide blocks), and gradients are reduced over the dp·cp ranks.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +63,8 @@ enum class SpanKind : std::uint8_t {
   TensorParallel,  // compute stream, nested at the end of its pass: the pass's blocking tp collectives
                    // (really interleaved layer by layer; shown as their total, their link
                    // traffic spread over the whole pass)
+  ContextParallel, // compute stream, nested at the end of its pass like TensorParallel: the pass's
+                   // context-parallel K/V exchange that attention did not hide
   PipelineSend,    // stream 1: one activation (or its gradient) from send to arrival, a live flow
   DataParallel     // stream 2: one bucket's collective (memoised duration, or live flows with `full`)
 };
@@ -101,9 +106,11 @@ struct IterationBreakdown {
   double compute = 0, exposed_comm = 0, pipeline_bubble = 0, optimizer = 0, other = 0;
   double tp_comm = 0;         // part of exposed_comm: blocking tensor-parallel collectives
   double dp_exposed = 0;      // part of exposed_comm: data-parallel sync not hidden by compute
+  double cp_exposed = 0;      // part of exposed_comm: context-parallel K/V exchange not hidden by attention
   // Not parts of the iteration: what overlap hid, and what it cost.
   double tp_overlapped = 0;   // tensor-parallel seconds hidden behind GEMMs (tp_comm_overlap)
   double dp_overlapped = 0;   // data-parallel collective seconds not exposed
+  double cp_overlapped = 0;   // context-parallel exchange seconds hidden behind attention
   double overlap_sm_cost = 0; // part of compute: GEMMs slowed by the overlapped collectives' SMs
 };
 
@@ -115,6 +122,7 @@ struct IterationResult {
   double model_flops = 0;           // per iteration, whole job (no recompute)
   double hardware_flops = 0;        // per iteration, whole job (with recompute)
   double dp_bytes_per_gpu = 0, tp_bytes_per_gpu = 0, pp_bytes_per_gpu = 0;  // sent, per iteration
+  double cp_bytes_per_gpu = 0;  // context-parallel K/V (and dK/dV) sent, per iteration
   std::uint64_t events = 0, flows = 0, memo_simulations = 0;
   double wall_s = 0;
   // When record_timeline is set, every simulated iteration. Traffic covers pipeline sends, tensor-

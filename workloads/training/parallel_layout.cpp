@@ -15,4 +15,18 @@ std::vector<int> ParallelLayout::dp_group(int tp_rank, int stage) const {
   return g;
 }
 
+std::vector<int> ParallelLayout::cp_group(int tp_rank, int dp_rank, int stage) const {
+  std::vector<int> g;
+  for (int c = 0; c < cp; ++c) g.push_back(rank(tp_rank, dp_rank, stage, c));
+  return g;
+}
+
+std::vector<int> ParallelLayout::dp_cp_group(int tp_rank, int stage) const {
+  std::vector<int> g;
+  for (int d = 0; d < dp; ++d) {
+    for (int c = 0; c < cp; ++c) g.push_back(rank(tp_rank, d, stage, c));
+  }
+  return g;
+}
+
 }  // namespace clustersim::workloads

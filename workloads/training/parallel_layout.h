@@ -1,8 +1,10 @@
-// Where each rank of a tp × dp × pp layout sits on the cluster's GPUs, Megatron-style: tensor
-// parallel fastest (inside a node), then data parallel, then pipeline (Megatron-LM's default
-// order "tp-dp-pp" of parallel_state.initialize_model_parallel). So a tensor-parallel group is tp
-// consecutive GPUs, a data-parallel group is the same local GPU on dp different nodes (rail
-// aligned), and pipeline neighbours are tp·dp ranks apart.
+// Where each rank of a tp × cp × dp × pp layout sits on the cluster's GPUs, Megatron-style: tensor
+// parallel fastest (inside a node), then context parallel, then data parallel, then pipeline
+// (Megatron-Core's default order "tp-cp-ep-dp-pp" of parallel_state.initialize_model_parallel;
+// without experts ep = 1). So a tensor-parallel group is tp consecutive GPUs, a context-parallel
+// group is cp GPUs tp apart, a data-parallel group is the same local GPU on dp different nodes
+// (rail aligned), and pipeline neighbours are tp·cp·dp ranks apart. Gradients are reduced over the
+// data- and context-parallel ranks together (dp_cp_group).
 #pragma once
 
 #include <vector>
@@ -10,12 +12,19 @@
 namespace clustersim::workloads {
 
 struct ParallelLayout {
-  int tp = 1, dp = 1, pp = 1;
+  int tp = 1, dp = 1, pp = 1, cp = 1;
 
-  int gpus() const { return tp * dp * pp; }
-  int rank(int tp_rank, int dp_rank, int stage) const { return tp_rank + tp * (dp_rank + dp * stage); }
+  int gpus() const { return tp * cp * dp * pp; }
+  int rank(int tp_rank, int dp_rank, int stage, int cp_rank = 0) const {
+    return tp_rank + tp * (cp_rank + cp * (dp_rank + dp * stage));
+  }
   std::vector<int> tp_group(int dp_rank, int stage) const;
+  // The data-parallel replicas of one tp rank (cp rank 0).
   std::vector<int> dp_group(int tp_rank, int stage) const;
+  // The context-parallel ring of one tp rank in one replica, in ring order.
+  std::vector<int> cp_group(int tp_rank, int dp_rank, int stage) const;
+  // The gradient-reduction group: every cp rank of every replica (dp·cp ranks).
+  std::vector<int> dp_cp_group(int tp_rank, int stage) const;
 };
 
 }  // namespace clustersim::workloads

@@ -23,7 +23,9 @@ namespace clustersim::workloads {
 // Where one iteration's time went on a rank, in seconds (times are absolute).
 struct RankTimes {
   double busy = 0;              // compute of every step
-  double tp = 0;                // blocking communication inside the steps
+  double tp = 0;                // blocking communication inside the steps (less dp_in_steps and cp)
+  double cp = 0;                // context-parallel K/V exchange blocking the steps
+  double cp_hidden = 0;         // context-parallel exchange hidden behind attention
   double tp_hidden = 0;         // tensor-parallel communication hidden behind GEMMs
   double sm_cost = 0;           // part of `busy`: GEMMs slowed by the overlapped collectives' SMs
   double dp_in_steps = 0;       // data-parallel communication blocking the steps (parameter
@@ -37,10 +39,12 @@ struct RankTimes {
 // What overlapped communication adds to a step (seconds): tensor-parallel time hidden in it, the
 // GEMMs' extra time for that (already part of its compute), the wait for its parameters'
 // all-gathers (lengthens it), and of its comm the data-parallel part (ZeRO-3) and how long the
-// data-parallel collectives inside it ran in all.
+// data-parallel collectives inside it ran in all, and of its comm the context-parallel part and
+// the context-parallel seconds hidden behind attention.
 struct StepOverlap {
   double tp_hidden_s = 0, sm_cost_s = 0, gather_wait_s = 0;
   double dp_blocking_s = 0, dp_comm_s = 0;
+  double cp_blocking_s = 0, cp_hidden_s = 0;
 };
 
 class PipelineRank {

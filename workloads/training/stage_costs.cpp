@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "workloads/model/transformer_ops.h"
+#include "workloads/training/context_parallel.h"
 #include "workloads/training/overlap.h"
 
 namespace clustersim::workloads {
@@ -113,9 +114,9 @@ struct LayerZero3 {
 
 LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params) {
   LayerZero3 z;
-  if (in.parallel.zero != 3 || in.parallel.dp <= 1) return z;
+  if (in.parallel.zero != 3 || in.parallel.grad_replicas() <= 1) return z;
   std::vector<std::vector<int>> groups;
-  for (int t = 0; t < in.parallel.tp; ++t) groups.push_back(in.layout.dp_group(t, 0));
+  for (int t = 0; t < in.parallel.tp; ++t) groups.push_back(in.layout.dp_cp_group(t, 0));
   const topology::Precision p = in.training.precision;
   z.all_gather = in.memo.concurrent(CollectiveOp::AllGather, in.dp_algo, groups,
                                     sim::Bytes{layer_params * activation_bytes(p)}).seconds();
@@ -125,8 +126,8 @@ LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params) {
 }
 
 // A chunk of `layers` identical layers.
-ChunkCost layers_cost(int layers, const LayerCompute& lc, const LayerTensorParallel& tp, const LayerZero3& z3,
-                      double layer_params, bool fsdp_prefetch) {
+ChunkCost layers_cost(int layers, const LayerCompute& lc, const LayerTensorParallel& tp, const LayerContextParallel& cp,
+                      const LayerZero3& z3, double layer_params, bool fsdp_prefetch) {
   ChunkCost c;
   c.layers = layers;
   c.fwd_compute = layers * (lc.fwd + tp.fwd_sm);
@@ -144,13 +145,34 @@ ChunkCost layers_cost(int layers, const LayerCompute& lc, const LayerTensorParal
   c.bwd_tp = layers * tp.bwd;
   c.fwd_tp_bytes = layers * tp.fwd_bytes;
   c.bwd_tp_bytes = layers * tp.bwd_bytes;
+  c.fwd_cp = layers * cp.fwd;
+  c.bwd_cp = layers * cp.bwd;
+  c.fwd_cp_hidden = layers * cp.fwd_hidden;
+  c.bwd_cp_hidden = layers * cp.bwd_hidden;
+  c.fwd_cp_bytes = layers * cp.fwd_bytes;
+  c.bwd_cp_bytes = layers * cp.bwd_bytes;
+  c.fwd_comm += c.fwd_cp;
+  c.bwd_comm += c.bwd_cp;
   if (z3.all_gather > 0) {
-    const double f = fsdp_pass_s(layers, lc.fwd + tp.fwd_sm + tp.fwd, z3.all_gather, 0.0, fsdp_prefetch);
-    const double b = fsdp_pass_s(layers, lc.bwd + tp.bwd_sm + tp.bwd, z3.all_gather, z3.reduce_scatter, fsdp_prefetch);
+    const double f = fsdp_pass_s(layers, lc.fwd + tp.fwd_sm + tp.fwd + cp.fwd, z3.all_gather, 0.0, fsdp_prefetch);
+    const double b =
+        fsdp_pass_s(layers, lc.bwd + tp.bwd_sm + tp.bwd + cp.bwd, z3.all_gather, z3.reduce_scatter, fsdp_prefetch);
     c.fwd_comm = f - c.fwd_compute;
     c.bwd_comm = b - c.bwd_compute;
     c.fwd_dp = layers * z3.all_gather;
     c.bwd_dp = layers * (z3.all_gather + z3.reduce_scatter);
+  }
+  return c;
+}
+
+// What the layer's context-parallel exchange overlaps with: its attention core's time.
+ContextParallelInputs context_parallel_inputs(const StageCostInputs& in, const std::vector<OpCost>& layer,
+                                              int element_bytes) {
+  ContextParallelInputs c{in.model, in.parallel, in.training, in.layout, in.memo, element_bytes, 0.0, 0.0};
+  for (const OpCost& op : layer) {
+    if (op.kind != OpKind::Attention) continue;
+    c.attention_fwd_s += in.compute.op_time(op, Pass::Forward).seconds();
+    c.attention_bwd_s += in.compute.op_time(op, Pass::Backward).seconds();
   }
   return c;
 }
@@ -176,14 +198,17 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   shape.micro_batch = tr.micro_batch;
   shape.seq_len = model.seq_len;
   shape.tp = tp;
+  shape.cp = in.parallel.cp;
   shape.sequence_parallel = in.parallel.sequence_parallel;
   shape.precision_bytes = activation_bytes(tr.precision);
   shape.flash_attention = model.flash_attention;
 
   const std::vector<OpCost> layer = layer_ops(model, shape);
   const LayerCompute lc = layer_compute(in.compute, layer, tr.recompute);
-  const double act = static_cast<double>(tr.micro_batch) * model.seq_len * model.hidden * shape.precision_bytes;
+  const double act = static_cast<double>(tr.micro_batch) * in.parallel.local_seq_len(model.seq_len) * model.hidden *
+                     shape.precision_bytes;
   const LayerTensorParallel ltp = layer_tensor_parallel(in, act, layer);
+  const LayerContextParallel lcp = layer_context_parallel(context_parallel_inputs(in, layer, shape.precision_bytes));
   const double layer_params = model.layer_parameters() / tp;
   const LayerZero3 z3 = layer_zero3(in, layer_params);
 
@@ -192,7 +217,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   // loader makes every rank's layers divisible by the chunks per rank).
   for (int vs = 0; vs < vstages; ++vs) {
     const int layers = in.parallel.layers_on_stage(model.layers, vs % pp) / in.chunks_per_rank;
-    costs.chunks.push_back(layers_cost(layers, lc, ltp, z3, layer_params, in.fsdp_prefetch));
+    costs.chunks.push_back(layers_cost(layers, lc, ltp, lcp, z3, layer_params, in.fsdp_prefetch));
   }
   ChunkCost& first = costs.chunks.front();
   add_ops(first, in.compute, embedding_ops(model, shape));
@@ -203,6 +228,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   if (!model.tied_embeddings || vstages > 1) last.params += model.embedding_parameters() / tp;
 
   costs.tp_bytes_per_gpu = ltp.bytes_per_gpu;
+  costs.cp_bytes_per_gpu = (lcp.fwd_bytes + lcp.bwd_bytes) * model.layers / pp * in.micro_batches;
   costs.pp_send_bytes = act / tp;  // scatter/gather optimisation: each tp rank sends its 1/tp share
   costs.pp_bytes_per_gpu = pp > 1 ? 2.0 * costs.pp_send_bytes * in.micro_batches * in.chunks_per_rank : 0.0;
   return costs;

@@ -10,6 +10,8 @@
 // they touch no link that pipeline or data-parallel traffic uses. Under ZeRO-3 each layer also
 // gathers its parameters and reduce-scatters its gradients with one layer of prefetch, so a pass
 // takes the longer of the two per layer ([sync] fsdp_prefetch; without it they run in turn). With
+// context parallelism every op sees s/cp tokens and each layer exchanges K/V over the CP group
+// (context_parallel.h); its exposed part blocks like the tensor-parallel collectives. With
 // [sync] tp_comm_overlap the tensor-parallel collectives run behind their GEMMs and only the
 // remainder blocks (overlap.h). All times in seconds, sizes in bytes.
 #pragma once
@@ -43,6 +45,9 @@ struct ChunkCost {
   // ZeRO-3: seconds its per-layer gathers and reduce-scatters run in a pass, hidden or not; the
   // exposed part is the comm above less the tensor-parallel part.
   double fwd_dp = 0, bwd_dp = 0;
+  // Context parallelism (context_parallel.h): K/V exchange seconds exposed (part of the comm
+  // above) and hidden behind attention, and the bytes one GPU sends in it.
+  double fwd_cp = 0, bwd_cp = 0, fwd_cp_hidden = 0, bwd_cp_hidden = 0, fwd_cp_bytes = 0, bwd_cp_bytes = 0;
   double params = 0;                        // parameters per tensor-parallel rank
   int layers = 0;
 };
@@ -67,6 +72,7 @@ struct StageCosts {
   double pp_send_bytes = 0;       // one activation (or its gradient) one GPU sends to a pipeline neighbour
   double tp_bytes_per_gpu = 0;    // tensor-parallel bytes one GPU sends per iteration
   double pp_bytes_per_gpu = 0;    // pipeline bytes one GPU sends per iteration
+  double cp_bytes_per_gpu = 0;    // context-parallel K/V bytes one GPU sends per iteration
 };
 
 StageCosts plan_stage_costs(const StageCostInputs& in);

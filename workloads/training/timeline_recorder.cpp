@@ -29,7 +29,8 @@ TimelineRecorder::TimelineRecorder(const topology::Topology& topo, const topolog
       sinks_(sinks),
       dp_load_(static_cast<std::size_t>(layout.pp), -1),
       tp_load_(static_cast<std::size_t>(layout.pp), -1),
-      pp_load_(pipeline_routes, -1) {}
+      pp_load_(pipeline_routes, -1),
+      cp_load_(static_cast<std::size_t>(layout.pp), -1) {}
 
 void TimelineRecorder::begin_iteration(int iteration, double run_start_s) {
   iteration_ = iteration;
@@ -70,6 +71,7 @@ void TimelineRecorder::pass(int rank, const PipelineStep& step, const ChunkCost&
   if (end_s > start_s) p.memory_busy = std::min(1.0, memory / (end_s - start_s));
   const double pass_start = p.start_s, pass_end = p.end_s;
   sinks_.spans.write(std::move(p));
+  context_parallel(rank, step, cost, start_s, end_s);
   const double tp = std::min(end_s - start_s, step.forward ? cost.fwd_tp : cost.bwd_tp);
   const double tp_bytes = step.forward ? cost.fwd_tp_bytes : cost.bwd_tp_bytes;
   if (tp <= 0 && tp_bytes <= 0) return;
@@ -87,6 +89,25 @@ void TimelineRecorder::pass(int rank, const PipelineStep& step, const ChunkCost&
   if (tp_bytes > 0) sinks_.traffic.write(LinkTraffic{load, tp_bytes, pass_start, pass_end});
 }
 
+// The pass's context-parallel exchange: its exposed part as a span at the end of the pass (before
+// the tensor-parallel span), its traffic spread over the pass (the sends run behind attention).
+void TimelineRecorder::context_parallel(int rank, const PipelineStep& step, const ChunkCost& cost, double start_s,
+                                        double end_s) {
+  const double bytes = step.forward ? cost.fwd_cp_bytes : cost.bwd_cp_bytes;
+  if (bytes <= 0) return;
+  const double tp = step.forward ? cost.fwd_tp : cost.bwd_tp;
+  const double cp = std::min(std::max(0.0, end_s - start_s - tp), step.forward ? cost.fwd_cp : cost.bwd_cp);
+  const int load = cp_load(rank);
+  if (cp > 0) {
+    TimelineSpan c = span(rank, 0, "context-parallel", end_s - tp - cp, end_s - tp, SpanKind::ContextParallel);
+    c.bytes = bytes;
+    c.load = load;
+    c.link_class = group_link_class(layout_.cp_group(0, 0, rank));
+    sinks_.spans.write(std::move(c));
+  }
+  sinks_.traffic.write(LinkTraffic{load, bytes, start_s - run_start_s_, end_s - run_start_s_});
+}
+
 void TimelineRecorder::optimizer(int rank, double start_s, double end_s) {
   TimelineSpan s = span(rank, 0, "optimizer", start_s, end_s, SpanKind::Optimizer);
   s.memory_busy = 1.0;  // a memory-bound fused optimizer
@@ -98,7 +119,7 @@ void TimelineRecorder::data_parallel(int rank, const char* name, double start_s,
   TimelineSpan s = span(rank, 2, name, start_s, end_s, SpanKind::DataParallel);
   s.bytes = bytes;
   s.load = memoised ? dp_load(rank) : -1;
-  const std::vector<int> group = layout_.dp_group(0, rank);
+  const std::vector<int> group = layout_.dp_cp_group(0, rank);
   if (group.size() > 1) s.link_class = group_link_class(group);
   const double start = s.start_s;
   write(std::move(s), bytes, start);
@@ -163,8 +184,18 @@ int TimelineRecorder::dp_load(int rank) {
   int& id = dp_load_[static_cast<std::size_t>(rank)];
   if (id < 0) {
     std::vector<std::vector<int>> groups;
-    for (int t = 0; t < layout_.tp; ++t) groups.push_back(layout_.dp_group(t, rank));
+    for (int t = 0; t < layout_.tp; ++t) groups.push_back(layout_.dp_cp_group(t, rank));
     id = ring_load(groups);
+  }
+  return id;
+}
+
+int TimelineRecorder::cp_load(int rank) {
+  int& id = cp_load_[static_cast<std::size_t>(rank)];
+  if (id < 0) {
+    std::vector<std::vector<int>> rings;
+    for (int t = 0; t < layout_.tp; ++t) rings.push_back(layout_.cp_group(t, 0, rank));
+    id = ring_load(rings);
   }
   return id;
 }

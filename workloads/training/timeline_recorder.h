@@ -62,6 +62,8 @@ class TimelineRecorder {
   int route_load(const topology::Route& route);
   int dp_load(int rank);
   int tp_load(int rank);
+  int cp_load(int rank);
+  void context_parallel(int rank, const PipelineStep& step, const ChunkCost& cost, double start_s, double end_s);
   std::string group_link_class(const std::vector<int>& group) const;
 
   const topology::Topology& topo_;
@@ -73,6 +75,7 @@ class TimelineRecorder {
   int iteration_ = 0;
   std::vector<LinkLoad> link_loads_;
   std::vector<int> dp_load_, tp_load_, pp_load_;  // [rank], [rank], [route]: index or -1
+  std::vector<int> cp_load_;                       // [rank]: index or -1
   std::map<std::vector<topology::LinkId>, int> flow_load_;
 };
 

@@ -1,0 +1,137 @@
+// Context parallelism against hand arithmetic: the tp-cp-dp-pp rank order and its groups, the K/V
+// chunk one ring step sends, activation memory per GPU at s/cp tokens, the gradient reduction
+// over dp x cp, and an iteration whose ring-attention traffic and exposure add up.
+#include <doctest/doctest.h>
+
+#include "topology/builders.h"
+#include "topology/catalog.h"
+#include "topology/routing.h"
+#include "workloads/compute/compute_model.h"
+#include "workloads/memory/memory_model.h"
+#include "workloads/model/model_presets.h"
+#include "workloads/training/context_parallel.h"
+#include "workloads/training/gradient_buckets.h"
+#include "workloads/training/iteration_sim.h"
+#include "workloads/training/parallel_layout.h"
+
+using namespace clustersim;
+using namespace clustersim::workloads;
+
+namespace {
+
+ModelSpec llama3_8b(int seq_len) {
+  const ModelSpec* preset = find_model_preset("llama3-8b");
+  REQUIRE(preset != nullptr);
+  ModelSpec m = *preset;
+  m.seq_len = seq_len;
+  return m;
+}
+
+double line_bytes(const MemoryBreakdown& b, const char* name) {
+  const MemoryLine* l = b.find_line(name);
+  REQUIRE(l != nullptr);
+  return l->bytes.value;
+}
+
+}  // namespace
+
+TEST_CASE("workloads::ParallelLayout: context parallel sits between tensor and data parallel") {
+  const ParallelLayout l{2, 2, 2, 4};  // tp 2, dp 2, pp 2, cp 4
+  CHECK(l.gpus() == 32);
+  // rank = tp + 2 (cp + 4 (dp + 2 stage))
+  CHECK(l.rank(1, 0, 0, 3) == 7);
+  CHECK(l.rank(0, 1, 0, 0) == 8);
+  CHECK(l.rank(0, 0, 1, 0) == 16);
+  CHECK(l.cp_group(0, 0, 0) == std::vector<int>{0, 2, 4, 6});
+  CHECK(l.cp_group(1, 1, 1) == std::vector<int>{25, 27, 29, 31});
+  CHECK(l.dp_group(0, 0) == std::vector<int>{0, 8});
+  // Gradients reduce over every cp rank of every replica: dp x cp = 8 ranks.
+  CHECK(l.dp_cp_group(1, 0) == std::vector<int>{1, 3, 5, 7, 9, 11, 13, 15});
+}
+
+TEST_CASE("workloads::cp_kv_chunk_bytes: one ring step sends K and V of s/cp tokens and the rank's kv heads") {
+  ParallelSpec p;
+  p.tp = 4;
+  p.cp = 8;
+  // Llama 3 8B at 128K: 8 kv heads / tp 4 = 2 per GPU, head_dim 4096/32 = 128, 131072/8 = 16384
+  // tokens: 2 (K and V) x 16384 x 2 x 128 x 2 B = 16,777,216 B.
+  CHECK(cp_kv_chunk_bytes(llama3_8b(131072), p, 1, 2) == doctest::Approx(16777216.0));
+  // Fewer kv heads than tp: each GPU still holds one.
+  p.tp = 16;
+  CHECK(cp_kv_chunk_bytes(llama3_8b(131072), p, 1, 2) == doctest::Approx(2.0 * 16384 * 1 * 128 * 2));
+  CHECK(cp_ring_sends(8) == 7);
+  CHECK(cp_ring_sends(1) == 0);
+}
+
+TEST_CASE("workloads::estimate_memory: context parallelism divides the activations by cp") {
+  MemoryRequest with_cp;
+  with_cp.model = llama3_8b(131072);
+  with_cp.parallel.tp = 4;
+  with_cp.parallel.cp = 8;
+  with_cp.parallel.sequence_parallel = true;
+  with_cp.training.global_batch = 1;
+  MemoryRequest short_seq = with_cp;
+  short_seq.model.seq_len = 131072 / 8;
+  short_seq.parallel.cp = 1;
+  const MemoryBreakdown a = estimate_memory(with_cp), b = estimate_memory(short_seq);
+  // The same tokens per GPU: the saved tensors of 16384 tokens, not 131072.
+  const double act = line_bytes(a, "layers: activations");
+  CHECK(act == doctest::Approx(line_bytes(b, "layers: activations")));
+  CHECK(act == doctest::Approx(32.0 * activation_bytes_per_layer(short_seq.model, 1, 4, true, Recompute::None,
+                                                                  activation_bytes_for(topology::Precision::Bf16))
+                                          .value));
+  CHECK(line_bytes(a, "logits and loss (fp32)") == doctest::Approx(16384.0 * 128256 / 4 * 4.0));
+}
+
+TEST_CASE("workloads::model_state_bytes: the distributed optimizer shards over dp x cp") {
+  ParallelSpec p;
+  p.dp = 2;
+  p.cp = 4;
+  p.distributed_optimizer = true;
+  TrainingSpec t;
+  const ModelStates s = model_state_bytes(1e9, p, t);
+  CHECK(s.optimizer.value == doctest::Approx(1e9 * 12.0 / 8));  // Adam mixed: 12 B / param over 8 ranks
+  CHECK(s.params.value == doctest::Approx(2e9));
+}
+
+TEST_CASE("workloads::gradient buckets: dp = 1 with cp > 1 still reduces, over dp x cp ranks") {
+  ParallelSpec p;
+  p.dp = 1;
+  p.cp = 8;
+  const BucketRule rule = BucketRule::of(p, TrainingSpec{}, SyncSpec{});
+  CHECK(rule.reduce);
+  // Ring all-reduce over 8 ranks: 2 x 7/8 of the gradient bytes.
+  CHECK(dp_bytes_per_gpu(1e9, llama3_8b(8192), p, TrainingSpec{}, 1) == doctest::Approx(1e9 * 2.0 * 7 / 8));
+}
+
+TEST_CASE("workloads::simulate_iteration: ring attention sends (cp-1) K/V chunks per layer, hidden or exposed") {
+  topology::ClusterSpec cluster;
+  cluster.node = *topology::find_node_preset("dgx-h100");
+  cluster.nodes = 1;
+  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
+  REQUIRE(gpu != nullptr);
+  const topology::Topology topo = topology::build_cluster(cluster);
+  const topology::Router router(topo);
+  const ComputeModel compute(*gpu, cluster, topology::Precision::Bf16, ComputeConstants{});
+  ModelSpec model = llama3_8b(32768);
+  model.layers = 4;
+  ParallelSpec par;
+  par.cp = 8;
+  TrainingSpec tr;
+  tr.global_batch = 2;
+  tr.micro_batch = 1;
+  const IterationInputs in{topo, router, *gpu, compute, model, par, tr, SyncSpec{}, false, true};
+  const IterationResult r = simulate_iteration(in);
+  // Per layer and micro-batch: 7 chunks forward, 7 x 2 (K/V and dK/dV) backward, of
+  // 2 x 4096 tokens x 8 kv heads x 128 x 2 B = 16 MiB.
+  const double chunk = 2.0 * 4096 * 8 * 128 * 2;
+  CHECK(r.cp_bytes_per_gpu == doctest::Approx((7.0 + 14.0) * chunk * 4 * 2));
+  CHECK(r.breakdown.cp_exposed >= 0.0);
+  CHECK(r.breakdown.cp_overlapped > 0.0);
+  CHECK(r.breakdown.exposed_comm >= r.breakdown.cp_exposed);
+  // NVLink inside one DGX H100 is fast: at 32K tokens attention hides most of the exchange.
+  CHECK(r.breakdown.cp_overlapped > r.breakdown.cp_exposed);
+  bool span = false;
+  for (const TimelineSpan& s : r.timeline) span = span || s.kind == SpanKind::ContextParallel;
+  CHECK(span == (r.breakdown.cp_exposed > 0));
+}
