@@ -15,7 +15,7 @@ namespace {
 using workloads::Schedule;
 
 constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual_stages", "schedule", "sequence_parallel",
-                                              "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers", "zero3_gather"};
+                                              "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers", "zero3_gather", "ep"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap", "overlap_grad_reduce",
@@ -41,6 +41,7 @@ bool Loader::read_parallelism(const toml::table* t) {
   if (auto v = s.integer("first_stage_layers", 1, 1 << 20, "7")) p.first_stage_layers = *v;
   if (auto v = s.integer("last_stage_layers", 1, 1 << 20, "7")) p.last_stage_layers = *v;
   if (auto v = s.choice("zero3_gather", workloads::kZero3GatherNames)) p.zero3_gather = *v;
+  if (auto v = s.integer("ep", 1, 1 << 20, "8")) p.ep = *v;
   s.finish();
   if (error_count() != before) return false;
 

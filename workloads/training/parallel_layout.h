@@ -16,6 +16,9 @@ struct ParallelLayout {
   int rank(int tp_rank, int dp_rank, int stage) const { return tp_rank + tp * (dp_rank + dp * stage); }
   std::vector<int> tp_group(int dp_rank, int stage) const;
   std::vector<int> dp_group(int tp_rank, int stage) const;
+  // Expert parallelism (Megatron-Core): the ep consecutive data-parallel ranks of block `block`
+  // (0..dp/ep-1) hold all the experts between them; dp must be a multiple of ep.
+  std::vector<int> ep_group(int ep, int tp_rank, int block, int stage) const;
 };
 
 }  // namespace clustersim::workloads

@@ -11,7 +11,10 @@
 // gathers its parameters and reduce-scatters its gradients with one layer of prefetch, so a pass
 // takes the longer of the two per layer ([sync] fsdp_prefetch; without it they run in turn). With
 // [sync] tp_comm_overlap the tensor-parallel collectives run behind their GEMMs and only the
-// remainder blocks (overlap.h). All times in seconds, sizes in bytes.
+// remainder blocks (overlap.h). An MoE layer adds its expert-parallel all-to-alls (dispatch and
+// combine, forward and backward; Megatron-Core's alltoall token dispatcher) over the layer's ep
+// group, all ep groups of the stage at once, as blocking communication. All times in seconds,
+// sizes in bytes.
 #pragma once
 
 #include <vector>
@@ -43,7 +46,11 @@ struct ChunkCost {
   // ZeRO-3: seconds its per-layer gathers and reduce-scatters run in a pass, hidden or not; the
   // exposed part is the comm above less the tensor-parallel part.
   double fwd_dp = 0, bwd_dp = 0;
+  // Mixture of experts: seconds of the expert-parallel all-to-all (dispatch and combine) in the
+  // pass, part of the blocking comm above, and the bytes one GPU sends in it.
+  double fwd_ep = 0, bwd_ep = 0, fwd_ep_bytes = 0, bwd_ep_bytes = 0;
   double params = 0;                        // parameters per tensor-parallel rank
+  double expert_params = 0;                 // of which routed experts (reduced over dp / ep)
   int layers = 0;
 };
 
@@ -67,7 +74,12 @@ struct StageCosts {
   double pp_send_bytes = 0;       // one activation (or its gradient) one GPU sends to a pipeline neighbour
   double tp_bytes_per_gpu = 0;    // tensor-parallel bytes one GPU sends per iteration
   double pp_bytes_per_gpu = 0;    // pipeline bytes one GPU sends per iteration
+  double ep_bytes_per_gpu = 0;    // expert-parallel all-to-all bytes one GPU sends per iteration
 };
+
+// The router's load imbalance the busiest expert-parallel GPU sees: the moe_load_imbalance
+// constant, capped by the capacity factor when tokens past capacity are dropped.
+double moe_load_factor(const ModelSpec& model, const ComputeModel& compute);
 
 StageCosts plan_stage_costs(const StageCostInputs& in);
 

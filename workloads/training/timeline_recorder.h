@@ -62,6 +62,7 @@ class TimelineRecorder {
   int route_load(const topology::Route& route);
   int dp_load(int rank);
   int tp_load(int rank);
+  void expert_parallel(int rank, const PipelineStep& step, const ChunkCost& cost, double start_s, double end_s);
   std::string group_link_class(const std::vector<int>& group) const;
 
   const topology::Topology& topo_;
