@@ -32,6 +32,8 @@ cp "$work/t.json" "$out/trace.json" 2>/dev/null
 run run "$lib/gpt3-175b-dgx-a100.toml" --set parallelism.pp=16 --set parallelism.dp=8 --set sync.overlap=false
 run run "$lib/llama2-70b-dgx-h100-16nodes.toml" --report report.html --dmon dmon.txt -e 203,204,1011,155
 cp "$work/report.html" "$work/dmon.txt" "$out/" 2>/dev/null
+run run "$lib/llama2-70b-dgx-h100-16nodes.toml" --set sync.tp_comm_overlap=false
+run run "$lib/llama3-405b-dgx-h100.toml"
 run compare "$lib/gpt3-175b-dgx-a100.toml" --vary sync.algorithm=ring,tree,halving-doubling --vary sync.bucket_mb=25,200
 run compare "$lib/gpt3-175b-dgx-a100.toml" --vary cluster.routing=flow-hash,destination-mod-k
 run sweep "$lib/sweeps/gpt3-175b-layouts.toml" --jobs 2 --out results.csv --best tokens_per_s

@@ -1,6 +1,8 @@
 // The CSV reader and writer (see csv.h).
 #include "analysis/csv.h"
 
+#include <charconv>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -120,6 +122,22 @@ std::string csv_line(const std::vector<std::string>& fields) {
     out += csv_field(fields[i]);
   }
   return out + "\n";
+}
+
+
+double csv_number(const std::string& s, const std::string& where, const char* column) {
+  if (s.empty()) return 0.0;
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size())
+    throw std::runtime_error(where + ": column " + column + " is not a number: '" + s + "'");
+  return v;
+}
+
+int csv_integer(const std::string& s, const std::string& where, const char* column) {
+  const double v = csv_number(s, where, column);
+  if (v != std::floor(v)) throw std::runtime_error(where + ": column " + column + " is not an integer: '" + s + "'");
+  return static_cast<int>(v);
 }
 
 }  // namespace clustersim::analysis

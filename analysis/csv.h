@@ -24,6 +24,11 @@ std::vector<CsvRecord> parse_csv(std::string_view text, const std::string& sourc
 // parse_csv of a whole file. Throws std::runtime_error "cannot read PATH" when it cannot be read.
 std::vector<CsvRecord> read_csv_file(const std::string& path);
 
+// A numeric cell: 0 when empty; throws std::runtime_error "<where>: column <column> is not a
+// number: '<cell>'" (or "not an integer") otherwise, so a bad cell names its file and line.
+double csv_number(const std::string& cell, const std::string& where, const char* column);
+int csv_integer(const std::string& cell, const std::string& where, const char* column);
+
 // One field as it goes into a CSV line: quoted (with "" for a quote) when it needs to be.
 std::string csv_field(std::string_view field);
 // One field always quoted (with "" for a quote).

@@ -25,20 +25,6 @@ constexpr std::size_t kColumnCount = std::size(kColumns);
 
 bool has(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
 
-double to_double(const std::string& s, const std::string& where, const char* column) {
-  if (s.empty()) return 0.0;
-  double v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || end != s.data() + s.size())
-    throw std::runtime_error(where + ": column " + column + " is not a number: '" + s + "'");
-  return v;
-}
-
-int to_int(const std::string& s, const std::string& where, const char* column) {
-  const double v = to_double(s, where, column);
-  if (v != std::floor(v)) throw std::runtime_error(where + ": column " + column + " is not an integer: '" + s + "'");
-  return static_cast<int>(v);
-}
 
 void check_header(const std::vector<std::string>& header, const std::string& path) {
   if (header.size() != kColumnCount)
@@ -61,19 +47,19 @@ ModernRow row_of(const CsvRecord& rec, const std::string& path, const std::strin
   r.line = rec.line;
   r.source = f[0];
   r.model = f[1];
-  r.params_b = to_double(f[2], where, "params_B");
+  r.params_b = csv_number(f[2], where, "params_B");
   int* ints[] = {&r.layers, &r.hidden, &r.heads, &r.kv_heads, &r.ffn_hidden, &r.seq_len, &r.vocab,
                  &r.global_batch, &r.micro_batch, &r.tp, &r.pp, &r.cp, &r.dp, &r.virtual_stages};
-  for (std::size_t i = 0; i < std::size(ints); ++i) *ints[i] = to_int(f[3 + i], where, kColumns[3 + i]);
+  for (std::size_t i = 0; i < std::size(ints); ++i) *ints[i] = csv_integer(f[3 + i], where, kColumns[3 + i]);
   r.zero_or_fsdp = f[17];
   r.recompute = f[18];
   r.seq_parallel = f[19];
   r.precision = f[20];
   r.gpu = f[21];
-  r.num_gpus = to_int(f[22], where, "num_gpus");
+  r.num_gpus = csv_integer(f[22], where, "num_gpus");
   r.interconnect = f[23];
   r.metric = f[24];
-  r.value = to_double(f[25], where, "value");
+  r.value = csv_number(f[25], where, "value");
   r.unit = f[26];
   r.notes = f[27];
   return r;

@@ -22,20 +22,6 @@ constexpr const char* kColumns[] = {"source",  "model", "params_B", "layers", "h
                                     "notes"};
 constexpr std::size_t kColumnCount = std::size(kColumns);
 
-double to_double(const std::string& s, const std::string& where, const char* column) {
-  if (s.empty()) return 0.0;
-  double v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || end != s.data() + s.size())
-    throw std::runtime_error(where + ": column " + column + " is not a number: '" + s + "'");
-  return v;
-}
-
-int to_int(const std::string& s, const std::string& where, const char* column) {
-  const double v = to_double(s, where, column);
-  if (v != std::floor(v)) throw std::runtime_error(where + ": column " + column + " is not an integer: '" + s + "'");
-  return static_cast<int>(v);
-}
 
 Trust parse_trust(const std::string& notes) {
   if (notes.find("[trust:A/B]") != std::string::npos) return Trust::AB;
@@ -246,26 +232,26 @@ std::vector<TrainingRow> load_training_rows(const std::string& path) {
     r.line = rec.line;
     r.source = f[0];
     r.model = f[1];
-    r.params_b = to_double(f[2], where, "params_B");
-    r.layers = to_int(f[3], where, "layers");
-    r.hidden = to_int(f[4], where, "hidden");
-    r.heads = to_int(f[5], where, "heads");
-    r.seq_len = to_int(f[6], where, "seq_len");
-    r.vocab = to_int(f[7], where, "vocab");
-    r.global_batch = to_int(f[8], where, "global_batch");
-    r.micro_batch = to_int(f[9], where, "micro_batch");
-    r.tp = to_int(f[10], where, "tp");
-    r.pp = to_int(f[11], where, "pp");
-    r.dp = to_int(f[12], where, "dp");
-    r.virtual_stages = to_int(f[13], where, "virtual_stages");
+    r.params_b = csv_number(f[2], where, "params_B");
+    r.layers = csv_integer(f[3], where, "layers");
+    r.hidden = csv_integer(f[4], where, "hidden");
+    r.heads = csv_integer(f[5], where, "heads");
+    r.seq_len = csv_integer(f[6], where, "seq_len");
+    r.vocab = csv_integer(f[7], where, "vocab");
+    r.global_batch = csv_integer(f[8], where, "global_batch");
+    r.micro_batch = csv_integer(f[9], where, "micro_batch");
+    r.tp = csv_integer(f[10], where, "tp");
+    r.pp = csv_integer(f[11], where, "pp");
+    r.dp = csv_integer(f[12], where, "dp");
+    r.virtual_stages = csv_integer(f[13], where, "virtual_stages");
     r.recompute = f[14];
     r.seq_parallel = f[15];
     r.gpu = f[16];
-    r.num_gpus = to_int(f[17], where, "num_gpus");
+    r.num_gpus = csv_integer(f[17], where, "num_gpus");
     r.interconnect = f[18];
     r.precision = f[19];
     r.metric = f[20];
-    r.value = to_double(f[21], where, "value");
+    r.value = csv_number(f[21], where, "value");
     r.unit = f[22];
     r.notes = f[23];
     r.trust = parse_trust(r.notes);

@@ -1,22 +1,14 @@
 // Uneven pipeline stages (see stage_split.h for the Megatron-LM semantics and the published splits).
 #include "scenarios/stage_split.h"
 
+#include "scenarios/toml_text.h"
+
 namespace clustersim::scenarios {
 namespace {
 
 using workloads::ParallelSpec;
 using workloads::Schedule;
 
-std::string divisors_up_to(int n, int limit) {
-  std::string out;
-  int shown = 0;
-  for (int d = 1; d <= n && d <= limit; ++d) {
-    if (n % d != 0) continue;
-    if (shown == 8) return out + ", ...";
-    out += (shown++ ? ", " : "") + std::to_string(d);
-  }
-  return out;
-}
 
 std::string suggestion(int layers, int pp) {
   const auto split = suggest_stage_split(layers, pp);
@@ -30,7 +22,7 @@ StageSplitProblem pp_not_dividing(int layers, const ParallelSpec& p, const std::
   e.key = "parallelism.pp";
   e.message = "pp = " + std::to_string(p.pp) + " does not divide layers = " + std::to_string(layers) + " of " + model_name;
   const std::string keep = suggestion(layers, p.pp);
-  e.hint = "use pp = " + divisors_up_to(layers, pp_limit) +
+  e.hint = "use pp = " + divisor_list(layers, pp_limit) +
            (keep.empty() ? std::string() : ", or keep pp = " + std::to_string(p.pp) + " with uneven stages: " + keep);
   return e;
 }

@@ -34,8 +34,10 @@ void FairShareSolver::mark_dirty(ConstraintId c) {
   }
 }
 
-VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, double cap) {
+VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, double cap,
+                                         std::span<const std::uint16_t> weights) {
   CLUSTERSIM_CHECK(cons.size() <= kMaxConstraintsPerVariable, "too many constraints for one variable");
+  CLUSTERSIM_CHECK(weights.empty() || weights.size() == cons.size(), "one weight per constraint");
   CLUSTERSIM_CHECK(!cons.empty() || std::isfinite(cap), "a variable needs a constraint or a finite cap");
   CLUSTERSIM_CHECK(cap > 0, "variable cap must be positive");
   VariableId v;
@@ -58,6 +60,8 @@ VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, dou
   for (std::size_t k = 0; k < cons.size(); ++k) {
     Constraint& c = constraints_[cons[k]];
     var.cons[k] = cons[k];
+    var.weight[k] = weights.empty() ? std::uint16_t{1} : weights[k];
+    CLUSTERSIM_CHECK(var.weight[k] >= 1, "a variable's weight on a constraint is at least 1");
     var.slot[k] = static_cast<std::uint32_t>(c.vars.size());
     c.vars.push_back(v);
     if (!isolated) mark_dirty(cons[k]);
@@ -113,8 +117,7 @@ std::span<const VariableId> FairShareSolver::solve() {
     Variable& var = variables_[v];
     var.queued = false;
     if (!var.live || var.epoch == epoch_) continue;  // gone, or solved with a component above
-    double r = var.cap;
-    for (int k = 0; k < var.n; ++k) r = std::min(r, constraints_[var.cons[k]].capacity);
+    const double r = alone_rate(var);
     var.rate = r;
     var.old_rate = r;
     ++stats_.components;
@@ -156,14 +159,23 @@ void FairShareSolver::push_share(ConstraintId c) {
   });
 }
 
+// A variable alone on its constraints: its w copies split each capacity evenly, as w separate
+// variables would (the component solve's first level, capacity / w).
+double FairShareSolver::alone_rate(const Variable& var) const {
+  double r = var.cap;
+  for (int k = 0; k < var.n; ++k) r = std::min(r, constraints_[var.cons[k]].capacity / var.weight[k]);
+  return r;
+}
+
 void FairShareSolver::fix(VariableId v, double r) {
   Variable& var = variables_[v];
   var.fixed = true;
   var.rate = r;
   for (int k = 0; k < var.n; ++k) {
     Constraint& c = constraints_[var.cons[k]];
-    c.remaining = std::max(0.0, c.remaining - r);
-    --c.unfixed;
+    // One copy at a time: the same subtractions, in the same order, as unfolded copies.
+    for (std::uint16_t w = 0; w < var.weight[k]; ++w) c.remaining = std::max(0.0, c.remaining - r);
+    c.unfixed -= var.weight[k];
   }
 }
 
@@ -174,8 +186,7 @@ void FairShareSolver::solve_component() {
   // Fast path: one variable alone on its constraints.
   if (comp_vars_.size() == 1) {
     Variable& var = variables_[comp_vars_[0]];
-    double r = var.cap;
-    for (int k = 0; k < var.n; ++k) r = std::min(r, constraints_[var.cons[k]].capacity);
+    const double r = alone_rate(var);
     if (r != var.rate || var.old_rate < 0) changed_.push_back(comp_vars_[0]);
     var.rate = r;
     var.old_rate = r;
@@ -190,9 +201,14 @@ void FairShareSolver::solve_component() {
   for (ConstraintId c : comp_cons_) {
     Constraint& con = constraints_[c];
     con.remaining = con.capacity;
-    con.unfixed = static_cast<std::uint32_t>(con.vars.size());
-    heap_.push_back(HeapEntry{con.remaining / con.unfixed, c});
+    con.unfixed = 0;
+    heap_.push_back(HeapEntry{0.0, c});
   }
+  for (VariableId v : comp_vars_) {
+    const Variable& var = variables_[v];
+    for (int k = 0; k < var.n; ++k) constraints_[var.cons[k]].unfixed += var.weight[k];
+  }
+  for (HeapEntry& e : heap_) e.share = constraints_[e.c].remaining / constraints_[e.c].unfixed;
   std::make_heap(heap_.begin(), heap_.end(), heap_less);
   for (VariableId v : comp_vars_) {
     Variable& var = variables_[v];

@@ -14,6 +14,13 @@
 // constraints, or leaves them idle, touches nothing else and marks nothing dirty. Nothing is allocated inside
 // solve() once the scratch buffers have grown to the largest component seen.
 //
+// Weights (multiplicity): a variable may stand for w identical flows on a constraint — it then
+// counts w times in that constraint's usage (Σ w·rate ≤ capacity) and w times in its fair-share
+// divisor, exactly as w separate variables with the same rate would. Symmetry folding uses this
+// (workloads/collectives/channel_folding.h): one variable per class of flows that provably move in
+// lockstep. Usage is subtracted one unit at a time so that a folded system does the same floating-
+// point operations, in the same order, as the unfolded one (same levels, same rounding).
+//
 // Units are the caller's (clustersim uses bytes/s). Ids are dense; removed variable ids are reused.
 #pragma once
 
@@ -53,8 +60,10 @@ class FairShareSolver {
   std::size_t constraint_count() const { return constraints_.size(); }
 
   // A variable crossing `constraints` (at most kMaxConstraintsPerVariable, no duplicates) with
-  // an optional cap. Its rate is 0 until the next solve().
-  VariableId add_variable(std::span<const ConstraintId> constraints, double cap = kUnlimited);
+  // an optional cap. Its rate is 0 until the next solve(). `weights` (empty: all 1) gives, per
+  // constraint, how many identical flows the variable stands for there (each >= 1).
+  VariableId add_variable(std::span<const ConstraintId> constraints, double cap = kUnlimited,
+                          std::span<const std::uint16_t> weights = {});
   void remove_variable(VariableId v);
   double rate(VariableId v) const { return variables_[v].rate; }
   bool is_live(VariableId v) const { return v < variables_.size() && variables_[v].live; }
@@ -65,6 +74,7 @@ class FairShareSolver {
     return {variables_[v].cons.data(), variables_[v].n};
   }
   double cap(VariableId v) const { return variables_[v].cap; }
+  std::uint16_t weight(VariableId v, int k) const { return variables_[v].weight[static_cast<std::size_t>(k)]; }
 
   bool needs_solve() const { return !dirty_.empty() || !isolated_new_.empty(); }
   // Re-solves every dirty component. Returns the variables whose rate changed (valid until the
@@ -77,7 +87,7 @@ class FairShareSolver {
     double capacity = 0;
     std::vector<VariableId> vars;
     double remaining = 0;     // scratch: capacity not yet given to fixed variables
-    std::uint32_t unfixed = 0;// scratch
+    std::uint32_t unfixed = 0;// scratch: Σ weights of unfixed variables
     std::uint32_t epoch = 0;  // scratch: component visit mark
     bool dirty = false;
   };
@@ -87,6 +97,7 @@ class FairShareSolver {
     double old_rate = -1;     // scratch
     std::array<ConstraintId, kMaxConstraintsPerVariable> cons{};
     std::array<std::uint32_t, kMaxConstraintsPerVariable> slot{};  // index in cons[k].vars
+    std::array<std::uint16_t, kMaxConstraintsPerVariable> weight{};  // flows it stands for on cons[k]
     std::uint32_t epoch = 0;
     std::uint8_t n = 0;
     bool live = false;
@@ -103,6 +114,7 @@ class FairShareSolver {
   void solve_component();
   void fix(VariableId v, double r);
   void push_share(ConstraintId c);
+  double alone_rate(const Variable& var) const;
 
   FairShareConfig config_;
   std::vector<Constraint> constraints_;
@@ -130,6 +142,7 @@ struct ReferenceVariable {
   std::vector<int> constraints;
   double cap = kUnlimited;
 };
+// Unweighted: a weighted variable is checked against its unfolded copies.
 std::vector<double> reference_max_min(const std::vector<double>& capacities,
                                       const std::vector<ReferenceVariable>& variables);
 

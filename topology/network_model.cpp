@@ -17,7 +17,8 @@ NetworkModel::NetworkModel(sim::Simulator& sim, const Topology& topo)
 }
 
 FlowId NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListener* who,
-                           std::uint64_t tag, sim::SimTime extra_latency, double rate_cap) {
+                           std::uint64_t tag, sim::SimTime extra_latency, double rate_cap,
+                           const HopWeights* weights) {
   FlowId f;
   if (!free_flows_.empty()) {
     f = free_flows_.back();
@@ -35,6 +36,8 @@ FlowId NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListene
   flow.who = who;
   flow.tag = tag;
   flow.streaming = false;
+  flow.folded = weights != nullptr;
+  if (flow.folded) flow.weights = *weights;
   ++flow.generation;
   ++stats_.transfers_started;
   const sim::SimTime delay = route.latency + extra_latency;
@@ -56,8 +59,10 @@ void NetworkModel::activate(FlowId f) {
   }
   flow.streaming = true;
   flow.last_update = sim_.now();
-  flow.var = solver_.add_variable(
-      std::span<const sim::ConstraintId>(flow.route.links.data(), flow.route.hops), flow.cap);
+  const std::size_t hops = flow.route.hops;
+  flow.var = solver_.add_variable(std::span<const sim::ConstraintId>(flow.route.links.data(), hops), flow.cap,
+                                  flow.folded ? std::span<const std::uint16_t>(flow.weights.data(), hops)
+                                              : std::span<const std::uint16_t>{});
   if (var_to_flow_.size() <= flow.var) var_to_flow_.resize(flow.var + 1);
   var_to_flow_[flow.var] = f;
   stats_.peak_concurrent_flows = std::max(stats_.peak_concurrent_flows, solver_.live_variables());
@@ -102,7 +107,10 @@ void NetworkModel::complete(FlowId f) {
 
 void NetworkModel::finish(FlowId f) {
   Flow& flow = flows_[f];
-  for (int k = 0; k < flow.route.hops; ++k) link_bytes_[flow.route.links[k]] += flow.bytes;
+  for (int k = 0; k < flow.route.hops; ++k) {
+    const double copies = flow.folded ? flow.weights[static_cast<std::size_t>(k)] : 1.0;
+    link_bytes_[flow.route.links[k]] += flow.bytes * copies;
+  }
   if (observer_ != nullptr) {
     observer_->on_flow_done(FinishedFlow{flow.route, flow.bytes, flow.stream_start, sim_.now(), flow.who, flow.tag});
   }

@@ -15,6 +15,7 @@
 // with or without one, and without one the only cost is a null test per finished transfer.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -54,6 +55,12 @@ class FlowObserver {
 
 using FlowId = std::uint32_t;
 
+// A folded flow's multiplicity per hop: route.links[k] carries hop_weights[k] identical flows
+// (symmetry folding, workloads/collectives/channel_folding.h; the solver counts each of them).
+// A folded flow adds bytes × weight to its links' byte counts and is reported to the observer
+// once, so callers that need per-link traffic do not fold.
+using HopWeights = std::array<std::uint16_t, kMaxHops>;
+
 struct NetworkStats {
   std::uint64_t transfers_started = 0;
   std::uint64_t transfers_finished = 0;
@@ -69,9 +76,11 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
 
   // Starts moving `bytes` along `route`; `who->on_transfer_done(tag)` fires when the last byte
   // arrives. `extra_latency` (e.g. a protocol's per-step overhead) is added before streaming, and
-  // `rate_cap` (bytes/s) bounds the flow's rate on top of the links.
+  // `rate_cap` (bytes/s) bounds the flow's rate on top of the links. `weights` (null: one flow)
+  // makes it a folded flow (see HopWeights); `bytes` is then what each of the identical flows moves.
   FlowId start(const Route& route, sim::Bytes bytes, TransferListener* who, std::uint64_t tag,
-               sim::SimTime extra_latency = sim::SimTime{}, double rate_cap = sim::kUnlimited);
+               sim::SimTime extra_latency = sim::SimTime{}, double rate_cap = sim::kUnlimited,
+               const HopWeights* weights = nullptr);
 
   const NetworkStats& stats() const { return stats_; }
   const sim::FairShareStats& solver_stats() const { return solver_.stats(); }
@@ -98,6 +107,8 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
     sim::VariableId var = 0;
     std::uint32_t generation = 0;
     bool streaming = false;
+    bool folded = false;
+    HopWeights weights{};
   };
   enum : std::uint64_t { kActivate = 0, kComplete = 1 };
   static std::uint64_t encode(FlowId f, std::uint32_t gen, std::uint64_t kind) {

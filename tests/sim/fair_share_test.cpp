@@ -135,3 +135,69 @@ TEST_CASE("sim::FairShareSolver: incremental solving equals the from-scratch ref
     }
   }
 }
+
+TEST_CASE("sim::FairShareSolver: a weighted variable gets exactly the rate of its unfolded copies") {
+  // Link of 12 crossed by A (weight 2) and B (weight 1): as three flows, 12/3 = 4 each.
+  FairShareSolver s;
+  const ConstraintId l = s.add_constraint(12);
+  const std::vector<ConstraintId> on_l{l};
+  const std::vector<std::uint16_t> two{2};
+  const VariableId a = s.add_variable(on_l, kUnlimited, two);
+  const VariableId b = s.add_variable(on_l);
+  s.solve();
+  CHECK(s.rate(a) == 4.0);
+  CHECK(s.rate(b) == 4.0);
+  // Alone with weight 3 on a link of 12: 12/3 = 4.
+  FairShareSolver alone;
+  const ConstraintId m = alone.add_constraint(12);
+  const std::vector<std::uint16_t> three{3};
+  const VariableId c = alone.add_variable(std::vector<ConstraintId>{m}, kUnlimited, three);
+  alone.solve();
+  CHECK(alone.rate(c) == 4.0);
+}
+
+TEST_CASE("sim::FairShareSolver: weighted variables equal their unfolded copies bit for bit (seeded)") {
+  // The same random system twice: once with a weight w per variable (the same on each of its
+  // constraints), once with that variable replaced by w copies crossing the same constraints.
+  for (std::uint64_t seed : {3ULL, 5ULL, 77ULL, 2024ULL, 65537ULL}) {
+    INFO("seed = " << seed);
+    Rng rng(seed);
+    FairShareSolver folded, unfolded;
+    const int nc = 3 + static_cast<int>(rng.below(10));
+    for (int c = 0; c < nc; ++c) {
+      const double cap = rng.uniform(1, 100);
+      folded.add_constraint(cap);
+      unfolded.add_constraint(cap);
+    }
+    std::vector<VariableId> fvars;
+    std::vector<std::vector<VariableId>> copies;
+    for (int step = 0; step < 200; ++step) {
+      if (fvars.empty() || rng.below(3) != 0) {
+        std::vector<ConstraintId> cons;
+        const int k = 1 + static_cast<int>(rng.below(4));
+        for (int i = 0; i < k; ++i) {
+          const ConstraintId c = static_cast<ConstraintId>(rng.below(static_cast<std::uint64_t>(nc)));
+          if (std::find(cons.begin(), cons.end(), c) == cons.end()) cons.push_back(c);
+        }
+        const double cap = rng.below(4) == 0 ? rng.uniform(0.5, 30) : kUnlimited;
+        const auto w = static_cast<std::uint16_t>(1 + rng.below(4));
+        fvars.push_back(folded.add_variable(cons, cap, std::vector<std::uint16_t>(cons.size(), w)));
+        copies.emplace_back();
+        for (int i = 0; i < w; ++i) copies.back().push_back(unfolded.add_variable(cons, cap));
+      } else {
+        const std::size_t i = rng.below(fvars.size());
+        folded.remove_variable(fvars[i]);
+        for (VariableId u : copies[i]) unfolded.remove_variable(u);
+        fvars.erase(fvars.begin() + static_cast<long>(i));
+        copies.erase(copies.begin() + static_cast<long>(i));
+      }
+      if (rng.below(3) == 0 || step == 199) {
+        folded.solve();
+        unfolded.solve();
+        for (std::size_t i = 0; i < fvars.size(); ++i) {
+          for (VariableId u : copies[i]) CHECK(folded.rate(fvars[i]) == unfolded.rate(u));
+        }
+      }
+    }
+  }
+}

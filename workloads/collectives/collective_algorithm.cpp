@@ -38,9 +38,9 @@ sim::SimTime CollectiveAlgorithm::step_overhead(const topology::Route& route) co
 }
 
 void CollectiveAlgorithm::send(const topology::Route& route, sim::Bytes payload, std::uint64_t tag,
-                               sim::SimTime overhead, double rate_cap) {
+                               sim::SimTime overhead, double rate_cap, const topology::HopWeights* weights) {
   ++transfers_;
-  ctx_.net.start(route, payload * wire_factor(plan_.protocol), this, tag, overhead, rate_cap);
+  ctx_.net.start(route, payload * wire_factor(plan_.protocol), this, tag, overhead, rate_cap, weights);
 }
 
 }  // namespace clustersim::workloads

@@ -60,6 +60,10 @@ struct CollectivePlan {
   // What NCCL's tuner chose and predicted (the algorithm row, -1 when NCCL has no such choice).
   nccl::NcclAlgo nccl_algo = nccl::NcclAlgo::Ring;
   double nccl_model_us = -1;
+  // Simulate symmetric channels once (channel_folding.h). Only a collective alone on its network
+  // may fold (condition 3 there), and only when nobody needs per-link traffic: replay_collectives
+  // turns it on for a single plan; it is off everywhere else.
+  bool fold_channels = false;
   // Hardware facts for planning the stages of composite algorithms.
   GraphHints hints;
 };
@@ -91,7 +95,7 @@ class CollectiveAlgorithm : public topology::TransferListener, public sim::Event
   // Starts one transfer of `payload` bytes; the protocol's wire overhead is added here, and
   // `overhead` (usually step_overhead(route), cached by the caller) before streaming.
   void send(const topology::Route& route, sim::Bytes payload, std::uint64_t tag, sim::SimTime overhead,
-            double rate_cap = sim::kUnlimited);
+            double rate_cap = sim::kUnlimited, const topology::HopWeights* weights = nullptr);
   // Per-step protocol latency not already covered by the route's physical latency.
   sim::SimTime step_overhead(const topology::Route& route) const;
   nccl::HwClass hw_class(const topology::Route& route) const;

@@ -20,14 +20,17 @@ class Countdown final : public CollectiveListener {
 }  // namespace
 
 CollectiveReplay replay_collectives(const CollectiveEnvironment& env, std::span<const CollectivePlan> plans,
-                                    bool record_link_bytes) {
+                                    bool record_link_bytes, bool allow_folding) {
   CLUSTERSIM_CHECK(!plans.empty(), "nothing to replay");
   sim::Simulator simulator;
   topology::NetworkModel net(simulator, env.topo);
   Countdown countdown(plans.size());
   std::vector<std::unique_ptr<CollectiveAlgorithm>> running;
   for (const CollectivePlan& plan : plans) {
-    running.push_back(make_collective(CollectiveContext{simulator, net, env.topo, env.router}, plan, &countdown, 0));
+    CollectivePlan p = plan;
+    // Alone on this network (folding's condition 3), and no per-link report.
+    p.fold_channels = allow_folding && plans.size() == 1 && !record_link_bytes;
+    running.push_back(make_collective(CollectiveContext{simulator, net, env.topo, env.router}, p, &countdown, 0));
   }
   for (auto& c : running) c->start();
   CollectiveReplay r;

@@ -26,8 +26,10 @@ struct CollectiveReplay {
   std::vector<double> link_bytes;            // [link] bytes carried; filled only when asked
 };
 
-// Replays `plans` (at least one) together until every one has finished (checked).
+// Replays `plans` (at least one) together until every one has finished (checked). A single plan
+// whose link bytes are not recorded runs with symmetric channels folded (channel_folding.h) unless
+// `allow_folding` is false (tests compare the two; the simulated times are the same).
 CollectiveReplay replay_collectives(const CollectiveEnvironment& env, std::span<const CollectivePlan> plans,
-                                    bool record_link_bytes = false);
+                                    bool record_link_bytes = false, bool allow_folding = true);
 
 }  // namespace clustersim::workloads

@@ -6,6 +6,7 @@
 
 #include "sim/check.h"
 #include "sim/rng.h"
+#include "workloads/collectives/channel_folding.h"
 
 namespace clustersim::workloads {
 namespace {
@@ -71,7 +72,8 @@ RingCollective::RingCollective(CollectiveContext ctx, CollectivePlan plan, Colle
                                std::uint64_t tag)
     : CollectiveAlgorithm(ctx, std::move(plan), listener, tag),
       n_(static_cast<int>(plan_.request.ranks.size())),
-      steps_(ring_steps(plan_.request.op, n_)) {
+      steps_(ring_steps(plan_.request.op, n_)),
+      simulated_channels_(plan_.channels) {
   CLUSTERSIM_CHECK(n_ >= 2, "a ring needs at least two ranks");
   const int channels = plan_.channels;
   const int chunks = plan_.chunks;
@@ -94,10 +96,30 @@ RingCollective::RingCollective(CollectiveContext ctx, CollectivePlan plan, Colle
       overheads_[i] = step_overhead(routes_[i]);
     }
   }
+  if (plan_.fold_channels) fold();
+}
+
+// Keeps channel 0 with folded routes when the channels are symmetric; otherwise changes nothing.
+void RingCollective::fold() {
+  const auto folded = fold_channels(ctx_.topo, routes_, overheads_, plan_.channels, n_);
+  if (!folded) return;
+  simulated_channels_ = 1;
+  positions_.resize(static_cast<std::size_t>(n_));
+  routes_.resize(positions_.size());
+  overheads_.resize(positions_.size());
+  for (const FoldedHop& h : *folded) {
+    routes_[weights_.size()] = h.route;
+    weights_.push_back(h.weights);
+  }
+}
+
+std::uint64_t RingCollective::transfers_issued() const {
+  const std::uint64_t copies = static_cast<std::uint64_t>(plan_.channels / simulated_channels_);
+  return CollectiveAlgorithm::transfers_issued() * copies;
 }
 
 void RingCollective::begin() {
-  for (int ch = 0; ch < plan_.channels; ++ch) {
+  for (int ch = 0; ch < simulated_channels_; ++ch) {
     for (int p = 0; p < n_; ++p) try_send(ch, p);
   }
 }
@@ -113,7 +135,7 @@ void RingCollective::try_send(int ch, int pos) {
     const std::uint64_t tag = (static_cast<std::uint64_t>(i) << 32) | j;
     ++me.issued;
     ++me.in_flight;
-    send(routes_[i], piece_bytes_, tag, overheads_[i], plan_.channel_rate_cap);
+    send(routes_[i], piece_bytes_, tag, overheads_[i], plan_.channel_rate_cap, weights_.empty() ? nullptr : &weights_[i]);
   }
 }
 

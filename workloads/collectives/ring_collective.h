@@ -11,6 +11,9 @@
 // NCCL's rings on multi-NIC nodes do. An inter-server hop leaves through the NIC on the
 // destination's rail (PXN: over NVLink to the GPU that owns that NIC first), so rings stay on
 // their rail switches (see hop_route).
+//
+// When the plan allows it and the channels are provably symmetric (channel_folding.h), only
+// channel 0 is simulated, each of its flows standing for its copies in the other channels.
 #pragma once
 
 #include <vector>
@@ -36,6 +39,10 @@ class RingCollective final : public CollectiveAlgorithm {
   // Ring order of channel `ch` (global GPU ranks).
   const std::vector<int>& order(int ch) const { return orders_[static_cast<std::size_t>(ch)]; }
   int steps() const { return steps_; }
+  // Channels simulated: 1 when folded, else the plan's.
+  int simulated_channels() const { return simulated_channels_; }
+  // Transfers the collective stands for (a folded flow counts once per channel).
+  std::uint64_t transfers_issued() const override;
 
  private:
   struct Position {
@@ -47,6 +54,7 @@ class RingCollective final : public CollectiveAlgorithm {
   void begin() override;
   void try_send(int ch, int pos);
   topology::Route hop_route(int src, int dst, std::uint64_t key) const;
+  void fold();
   Position& at(int ch, int pos) { return positions_[static_cast<std::size_t>(ch * n_ + pos)]; }
 
   int n_;
@@ -56,6 +64,8 @@ class RingCollective final : public CollectiveAlgorithm {
   std::vector<std::vector<int>> orders_;
   std::vector<topology::Route> routes_;     // [ch * n + pos]: pos -> pos + 1
   std::vector<sim::SimTime> overheads_;     // per route
+  std::vector<topology::HopWeights> weights_;  // per route of channel 0, when folded
+  int simulated_channels_;
   std::vector<Position> positions_;
   std::size_t complete_positions_ = 0;
 };
