@@ -66,7 +66,9 @@ std::vector<Entity> entities(const RunReport& r, const topology::Topology& topo)
     Entity& e = out[static_cast<std::size_t>(s.rank)];
     e.gpu = s.gpu;
     spans[static_cast<std::size_t>(s.rank)].push_back({s.start_s, s.end_s});
-    if (s.kind != workloads::SpanKind::TensorParallel && s.kind != workloads::SpanKind::ContextParallel) e.memory.push_back({{s.start_s, s.end_s}, s.memory_busy});
+    if (s.kind != workloads::SpanKind::TensorParallel && s.kind != workloads::SpanKind::ContextParallel &&
+        s.kind != workloads::SpanKind::ExpertParallel)
+      e.memory.push_back({{s.start_s, s.end_s}, s.memory_busy});
   }
   for (std::size_t k = 0; k < out.size(); ++k) {
     auto& v = spans[k];

@@ -112,6 +112,7 @@ std::string breakdown(const RunReport& r) {
   std::vector<Part> parts = {{"compute", b.compute, "#4878d0"},
                              {"exposed comm (tensor-parallel)", b.tp_comm, "#ee854a"},
                              {"exposed comm (data-parallel)", b.dp_exposed, "#d65f5f"},
+                             {"exposed comm (expert all-to-all)", b.ep_comm, "#dc7ec0"},
                              {"pipeline bubble", b.pipeline_bubble, "#bbbbbb"},
                              {"optimizer", b.optimizer, "#956cb4"},
                              {"other", b.other, "#dddd88"}};
@@ -132,6 +133,7 @@ const char* span_colour(const workloads::TimelineSpan& s) {
     case workloads::SpanKind::ContextParallel: return "#d5bb67";
     case workloads::SpanKind::PipelineSend: return "#8c8c8c";
     case workloads::SpanKind::DataParallel: return "#d65f5f";
+    case workloads::SpanKind::ExpertParallel: return "#dc7ec0";
   }
   return "#000";
 }
@@ -161,8 +163,8 @@ std::string gantt(const RunReport& r) {
   }
   for (const auto& s : r.iteration.timeline) {
     if (s.iteration != 0) continue;
-    const bool nested =
-        s.kind == workloads::SpanKind::TensorParallel || s.kind == workloads::SpanKind::ContextParallel;
+    const bool nested = s.kind == workloads::SpanKind::TensorParallel || s.kind == workloads::SpanKind::ContextParallel ||
+                        s.kind == workloads::SpanKind::ExpertParallel;
     const int y = top + s.rank * rank_h + s.stream * row_h + (nested ? 8 : 0);
     const double x = kLabelWidth + s.start_s * scale, w = std::max(0.5, (s.end_s - s.start_s) * scale);
     std::string title = fmt::format("{} [{} - {}]", s.name, seconds(s.start_s), seconds(s.end_s));
@@ -183,7 +185,8 @@ std::string gantt(const RunReport& r) {
       "<p class=\"legend\"><span style=\"background:#4878d0\"></span>forward <span style=\"background:#6acc64\"></span>"
       "backward <span style=\"background:#ee854a\"></span>tensor-parallel (total of the pass, shown at its end) "
       "<span style=\"background:#956cb4\"></span>optimizer <span style=\"background:#8c8c8c\"></span>pipeline send "
-      "<span style=\"background:#d65f5f\"></span>data-parallel collective</p>\n";
+      "<span style=\"background:#d65f5f\"></span>data-parallel collective "
+      "<span style=\"background:#dc7ec0\"></span>expert all-to-all (MoE)</p>\n";
   return legend + svg;
 }
 

@@ -10,6 +10,7 @@
 #include "sim/enum_names.h"
 #include "scenarios/stage_split.h"
 #include "topology/catalog.h"
+#include "workloads/compute/compute_model.h"
 
 namespace clustersim::analysis {
 namespace {
@@ -176,7 +177,10 @@ std::string memory_summary_block(const MemoryReport& r) {
 std::string formula_of(const workloads::MemoryLine& l, const workloads::MemoryRequest& q) {
   const workloads::StateBytes sb = workloads::state_bytes_per_param(q.training);
   const workloads::ParallelSpec& p = q.parallel;
-  const double dp = std::max(1, p.grad_replicas());  // data- and context-parallel ranks shard together
+  // Routed experts (MoE) shard over the expert-data-parallel group, dp / ep; the rest over the
+  // data- and context-parallel ranks together.
+  const bool experts = l.name.rfind("routed experts", 0) == 0;
+  const double dp = std::max(1, experts ? p.expert_dp() : p.grad_replicas());
   double per = 0, shard = 1;
   switch (l.category) {
     case workloads::MemoryCategory::Params: per = sb.weights, shard = p.zero >= 3 ? dp : 1; break;
@@ -187,7 +191,7 @@ std::string formula_of(const workloads::MemoryLine& l, const workloads::MemoryRe
     default: return l.formula;
   }
   const double params = l.bytes.value * shard / per;
-  const char* over = p.cp > 1 ? " / dp x cp %g" : " / dp %g";
+  const char* over = experts ? " / (dp/ep) %g" : p.cp > 1 ? " / dp x cp %g" : " / dp %g";
   return fmt("%.4g params x %g B", params, per) + (shard > 1 ? fmt(over, shard) : std::string());
 }
 
@@ -208,6 +212,12 @@ workloads::MemoryRequest memory_request(const scenarios::ScenarioSpec& spec) {
   q.training = spec.training;
   q.sync = spec.sync;
   q.capacity = sim::Bytes{static_cast<double>(gpu_capacity_bytes(spec.cluster))};
+  // MoE: the busiest expert-parallel GPU's share, as the stage costs take it (stage_costs.h
+  // moe_load_factor): the moe_load_imbalance constant, capped by the capacity factor.
+  const auto given = spec.model_constants.find("moe_load_imbalance");
+  const double imbalance = given != spec.model_constants.end() ? given->second
+                                                                : workloads::ComputeConstants{}.get("moe_load_imbalance");
+  q.moe_load_factor = spec.model.capacity_factor > 0 ? std::min(imbalance, spec.model.capacity_factor) : imbalance;
   return q;
 }
 

@@ -2,7 +2,9 @@
 // assumptions for settings the tables leave out are written beside the code that applies them.
 #include "analysis/modern_rows.h"
 
+#include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -65,9 +67,58 @@ ModernRow row_of(const CsvRecord& rec, const std::string& path, const std::strin
 
 // --- what cannot be expressed yet ----------------------------------------------------------------
 
-std::string unsupported_model(const std::string& model) {
+// --- mixtures of experts --------------------------------------------------------------------------
+
+// The MoE architectures the tables leave out (they give layers, hidden and heads only), from each
+// model's Hugging Face config.json: Mixtral-8x7B / 8x22B (mistralai, num_local_experts 8,
+// num_experts_per_tok 2, intermediate_size per expert), Llama-4-Maverick (meta-llama
+// Llama-4-Maverick-17B-128E: num_local_experts 128, top-1, 1 shared expert, intermediate_size 8192
+// per expert, intermediate_size_mlp 16384 in the dense layers, interleave_moe_layer_step 2: layers
+// 1, 3, 5, ... are MoE). Rows of other MoE models stay skipped.
+struct MoeArch {
+  const char* model;  // matched against the row's model name
+  int experts, top_k, moe_ffn, shared, first_dense, freq, dense_ffn;
+};
+constexpr MoeArch kMoeArchs[] = {
+    {"Mixtral-8x7B", 8, 2, 14336, 0, 0, 1, 14336},
+    {"Mixtral-8x22B", 8, 2, 16384, 0, 0, 1, 16384},
+    {"Llama4-Maverick", 128, 1, 8192, 1, 1, 2, 16384},
+};
+
+const MoeArch* moe_arch_of(const ModernRow& r) {
+  for (const MoeArch& a : kMoeArchs)
+    if (has(r.model, a.model)) return &a;
+  return nullptr;
+}
+
+// "EP=8", "ETP=1" in the row's notes; 0 when not stated.
+int notes_int(const ModernRow& r, const std::string& key) {
+  std::size_t at = 0;
+  while ((at = r.notes.find(key + "=", at)) != std::string::npos) {
+    if (at == 0 || !std::isalpha(static_cast<unsigned char>(r.notes[at - 1]))) {
+      return std::atoi(r.notes.c_str() + at + key.size() + 1);
+    }
+    at += key.size();
+  }
+  return 0;
+}
+
+// Expert parallelism as clustersim models it: expert tensor parallelism = tp, ep dividing dp.
+std::string moe_skip_reason(const ModernRow& r) {
+  const int ep = notes_int(r, "EP"), etp = notes_int(r, "ETP"), tp = std::max(r.tp, 1);
+  if (ep <= 0) return "mixture of experts without a stated expert-parallel size";
+  if (etp > 0 && etp != tp)
+    return "expert tensor parallelism " + std::to_string(etp) + " != tp " + std::to_string(tp) + " (not modelled)";
+  const int dp = r.dp > 0 ? r.dp : r.num_gpus / (tp * std::max(r.pp, 1) * std::max(r.cp, 1));
+  if (dp % ep != 0) return "ep " + std::to_string(ep) + " does not divide dp " + std::to_string(dp) + " (expert grid beyond dp not modelled)";
+  return "";
+}
+
+std::string unsupported_model(const ModernRow& r) {
+  const std::string& model = r.model;
+  if (moe_arch_of(r) != nullptr) return "";  // expressible; its layout is checked after the others'
   for (const char* moe : {"DeepSeek", "Grok", "Mixtral", "Qwen3", "GPT-OSS", "Kimi", "Llama4"})
-    if (has(model, moe)) return "mixture of experts (not modelled yet, issue #11)";
+    if (has(model, moe)) return "mixture of experts whose architecture is not in modern_rows.cpp kMoeArchs (issue #11)";
   if (has(model, "Nemotron-H") || has(model, "Nemotron_3")) return "hybrid Mamba / MoE layers not modelled";
   if (has(model, "SFT") || has(model, "LoRA"))
     return "fine-tuning recipe (SFT packed sequences, LoRA frozen base weights) not modelled";
@@ -134,18 +185,26 @@ int vocab_for(const ModernRow& r) {
   return (50257 + multiple - 1) / multiple * multiple;
 }
 
-// Model families: Llama (Meta's configs): SwiGLU, RMSNorm, untied output layer, rotary positions.
+// Model families: Llama (Meta's configs) and Mixtral (Mistral's, the same layer): SwiGLU, RMSNorm, untied
+// output layer, rotary positions.
 // Nemotron-4 (Parmar et al. 2024, "Nemotron-4 15B Technical Report" §2): squared-ReLU MLP with two
 // matrices (the "gelu" kind: same shapes and FLOPs), LayerNorm, untied input and output
 // embeddings; its rotary positions are not expressible, so the GELU kind's learned position table
 // adds seq x hidden parameters (< 0.1%). GPT-3 (NeMo): GELU, LayerNorm, tied embeddings.
 void write_model(std::ostringstream& t, const ModernRow& r) {
-  const bool llama = has(r.model, "Llama");
+  const bool llama = has(r.model, "Llama") || has(r.model, "Mixtral");
   const bool untied = llama || has(r.model, "Nemotron");
   t << "\n[model]\nlayers = " << r.layers << "\nhidden = " << r.hidden << "\nheads = " << r.heads
     << "\nkv_heads = " << (r.kv_heads > 0 ? r.kv_heads : r.heads) << "\nseq_len = " << r.seq_len
     << "\nvocab = " << vocab_for(r);
-  if (r.ffn_hidden > 0) t << "\nffn_hidden = " << r.ffn_hidden;
+  const MoeArch* moe = moe_arch_of(r);
+  if (moe != nullptr) {
+    t << "\nffn_hidden = " << moe->dense_ffn << "\nexperts = " << moe->experts << "\nexperts_per_token = " << moe->top_k
+      << "\nmoe_ffn_hidden = " << moe->moe_ffn << "\nshared_experts = " << moe->shared
+      << "\nfirst_dense_layers = " << moe->first_dense << "\nmoe_layer_freq = " << moe->freq;
+  } else if (r.ffn_hidden > 0) {
+    t << "\nffn_hidden = " << r.ffn_hidden;
+  }
   t << "\nmlp = \"" << (llama ? "swiglu" : "gelu") << "\"\nnorm = \"" << (llama ? "rmsnorm" : "layernorm")
     << "\"\ntied_embeddings = " << (untied ? "false" : "true") << "\nflash_attention = true\n";
   // Llama and Nemotron train without dropout (Meta's configs have none; Nemotron-4: hidden,
@@ -190,6 +249,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (cp_of(r) > 1) t << "\ncp = " << cp_of(r) << "\ncp_comm_type = \"p2p\"";  // Megatron's default
   t << "\nvirtual_stages = " << virtual_stages_of(r) << "\nsequence_parallel = " << (tp > 1 ? "true" : "false")
     << "\n" << (fsdp ? "zero = 3" : "distributed_optimizer = true") << "\n";
+  if (moe_arch_of(r) != nullptr) t << "ep = " << notes_int(r, "EP") << "\n";
   t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << std::max(r.micro_batch, 1)
     << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << (jax_stack(r) ? "full" : "none") << "\"\niterations = 1\n";
   const bool nemotron4_dgxc = has(r.model, "Nemotron-4") && modern_source_group(r) == "dgxc-benchmarking";
@@ -302,8 +362,11 @@ int fill_unstated_virtual_stages(std::vector<ModernRow>& rows) {
 
 std::string modern_skip_reason(const ModernRow& row) {
   if (std::string why = node_skip_reason(row); !why.empty()) return why;
-  if (std::string why = unsupported_model(row.model); !why.empty()) return why;
+  if (std::string why = unsupported_model(row); !why.empty()) return why;
   if (std::string why = layout_skip_reason(row); !why.empty()) return why;
+  if (moe_arch_of(row) != nullptr) {
+    if (std::string why = moe_skip_reason(row); !why.empty()) return why;
+  }
   if (precision_for(row).empty()) return "precision " + row.precision + " not modelled";
   return "";
 }

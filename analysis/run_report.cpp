@@ -63,6 +63,14 @@ std::string run_json(const RunReport& r) {
                   {"datasheet_peak_flops_per_gpu", r.datasheet_peak_flops},
                   {"iterations_simulated", r.iteration.iterations},
                   {"memoised_collective_simulations", r.iteration.memo_simulations}};
+  if (r.spec.model.is_moe()) {  // mixture of experts only, so dense reports keep their fields
+    j["comm"]["ep_bytes_per_gpu"] = static_cast<std::int64_t>(r.iteration.ep_bytes_per_gpu);
+    j["details"]["ep_comm_s"] = b.ep_comm;
+    j["details"]["expert_parallel"] = {{"ep", r.spec.parallel.ep},
+                                       {"expert_data_parallel", r.spec.parallel.expert_dp()},
+                                       {"experts", r.spec.model.experts},
+                                       {"experts_per_token", r.spec.model.experts_per_token}};
+  }
   return j.dump(2) + "\n";
 }
 
@@ -112,6 +120,9 @@ std::string run_text(const RunReport& r) {
   out += fmt::format("    exposed comm       {:>10}  {:5.1f}%   (tensor-parallel {}, {}data-parallel {})\n",
                      human_time(b.exposed_comm), pct(b.exposed_comm), human_time(b.tp_comm),
                      cp ? "context-parallel " + human_time(b.cp_exposed) + ", " : std::string(), human_time(b.dp_exposed));
+  if (s.model.is_moe())
+    out += fmt::format("      expert all-to-all {:>9}  {:5.1f}%   (MoE dispatch + combine over ep = {}; part of the exposed comm; {:.3g} GB sent per GPU)\n",
+                       human_time(b.ep_comm), pct(b.ep_comm), s.parallel.ep, r.iteration.ep_bytes_per_gpu / 1e9);
   out += fmt::format("    overlapped comm    {:>10}           (hidden: tensor-parallel {}, {}data-parallel {}; GEMMs slowed {})\n",
                      human_time(b.tp_overlapped + b.cp_overlapped + b.dp_overlapped), human_time(b.tp_overlapped),
                      cp ? "context-parallel " + human_time(b.cp_overlapped) + ", " : std::string(),
@@ -188,7 +199,7 @@ std::string chrome_trace(const RunReport& r) {
     if (span.bytes > 0) args["bytes"] = span.bytes;
     if (!span.link_class.empty()) args["link_class"] = span.link_class;
     if (span.stream == 0 && span.kind != workloads::SpanKind::TensorParallel &&
-        span.kind != workloads::SpanKind::ContextParallel)
+        span.kind != workloads::SpanKind::ContextParallel && span.kind != workloads::SpanKind::ExpertParallel)
       args["memory_busy"] = span.memory_busy;
     e["args"] = std::move(args);
     events.push_back(std::move(e));

@@ -76,6 +76,7 @@ void Loader::read_root() {
   if (cluster_ok_ && parallel_ok_) check_gpu_count();
   if (cluster_ok_ && parallel_ok_ && training_ok_) check_batch();
   if (cluster_ok_ && training_ok_) check_precision();
+  if (model_ok_ && parallel_ok_) check_experts();
 }
 
 ScenarioSpec parse_scenario(std::string_view toml_text, const std::string& file_name,

@@ -1,6 +1,7 @@
 // The [model] section: a preset, an imported Hugging Face config.json (hf_config), or a shape
 // given field by field; fields given next to a preset or an import modify it. Derived defaults
 // (kv_heads = heads, the FFN width of GELU and SwiGLU MLPs) apply only to a model without a base.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,7 +20,9 @@ using workloads::ModelSpec;
 
 constexpr std::string_view kModelKeys[] = {"preset",     "layers",  "hidden", "heads",     "kv_heads",
                                            "ffn_hidden", "seq_len", "vocab",  "hf_config", "mlp",
-                                           "norm",       "tied_embeddings", "flash_attention", "dropout"};
+                                           "norm",       "tied_embeddings", "flash_attention", "dropout",
+                                           "experts", "experts_per_token", "moe_ffn_hidden", "shared_experts",
+                                           "first_dense_layers", "moe_layer_freq", "capacity_factor"};
 
 // What [model] starts from: a preset's shape, an imported config's, or nothing.
 struct ModelBase {
@@ -33,6 +36,9 @@ struct ModelFields {
   std::optional<MlpKind> mlp;
   std::optional<workloads::NormKind> norm;
   std::optional<bool> tied, flash, dropout;
+  // Mixture of experts (workloads::ModelSpec); 0 experts turns an MoE base dense.
+  std::optional<int> experts, experts_per_token, moe_ffn, shared_experts, first_dense, moe_freq;
+  std::optional<double> capacity_factor;
 };
 
 // preset = "..." and hf_config = "..." (not both).
@@ -83,7 +89,30 @@ ModelFields read_model_fields(Section& s) {
   f.tied = s.boolean("tied_embeddings");
   f.flash = s.boolean("flash_attention");
   f.dropout = s.boolean("dropout");
+  f.experts = s.integer("experts", 0, 1 << 20, "8");
+  f.experts_per_token = s.integer("experts_per_token", 1, 1 << 20, "2");
+  f.moe_ffn = s.integer("moe_ffn_hidden", 1, 1 << 26, "14336");
+  f.shared_experts = s.integer("shared_experts", 0, 1 << 10, "1");
+  f.first_dense = s.integer("first_dense_layers", 0, 100000, "3");
+  f.moe_freq = s.integer("moe_layer_freq", 1, 100000, "1");
+  f.capacity_factor = s.number("capacity_factor", 0.0, false, "1.25");
   return f;
+}
+
+// The mixture-of-experts fields over the base; an expert's width defaults to ffn_hidden (Mixtral:
+// intermediate_size is the expert's) and top-k to 2 (Mixtral, GShard). The loader checks them
+// against each other and the layout in moe_checks.cpp.
+void apply_moe_fields(const ModelFields& f, ModelSpec& m) {
+  if (f.experts) m.experts = *f.experts;
+  if (f.experts_per_token) m.experts_per_token = *f.experts_per_token;
+  if (f.moe_ffn) m.moe_ffn_hidden = *f.moe_ffn;
+  if (f.shared_experts) m.shared_experts = *f.shared_experts;
+  if (f.first_dense) m.first_dense_layers = *f.first_dense;
+  if (f.moe_freq) m.moe_layer_freq = *f.moe_freq;
+  if (f.capacity_factor) m.capacity_factor = *f.capacity_factor;
+  if (!m.is_moe()) return;
+  if (m.experts_per_token == 0) m.experts_per_token = std::min(2, m.experts);
+  if (m.moe_ffn_hidden == 0) m.moe_ffn_hidden = f.ffn ? *f.ffn : m.ffn_hidden;
 }
 
 // The fields over the base; without a base, kv_heads and ffn_hidden default from the shape.
@@ -105,6 +134,7 @@ void apply_model_fields(const ModelFields& f, bool have_base, ModelSpec& m) {
   } else if (!have_base) {
     m.ffn_hidden = m.mlp == MlpKind::SwiGlu ? (8 * m.hidden / 3 + 255) / 256 * 256 : 4 * m.hidden;
   }
+  apply_moe_fields(f, m);
 }
 
 // The base's id when nothing changed it; "<import> (modified)" for a changed import; else "custom".
@@ -114,7 +144,11 @@ std::string model_id(const ModelSpec& m, const ModelBase& base) {
   const bool same = m.layers == b.layers && m.hidden == b.hidden && m.heads == b.heads && m.kv_heads == b.kv_heads &&
                     m.ffn_hidden == b.ffn_hidden && m.seq_len == b.seq_len && m.vocab == b.vocab && m.mlp == b.mlp &&
                     m.norm == b.norm && m.tied_embeddings == b.tied_embeddings &&
-                    m.flash_attention == b.flash_attention && m.trains_with_dropout() == b.trains_with_dropout();
+                    m.flash_attention == b.flash_attention && m.trains_with_dropout() == b.trains_with_dropout() &&
+                    m.experts == b.experts && m.experts_per_token == b.experts_per_token &&
+                    m.moe_ffn_hidden == b.moe_ffn_hidden && m.shared_experts == b.shared_experts &&
+                    m.first_dense_layers == b.first_dense_layers && m.moe_layer_freq == b.moe_layer_freq &&
+                    m.capacity_factor == b.capacity_factor;
   return same ? b.id : base.imported ? b.id + " (modified)" : "custom";
 }
 

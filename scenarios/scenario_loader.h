@@ -11,6 +11,7 @@
 //   model_constants_section.cpp    [model_constants] (+ include file), [cost]
 //   cross_checks.cpp               check_model_shape, check_layout (+ check_context_parallel), check_gpu_count, check_batch,
 //                                  check_precision
+//   moe_checks.cpp                 check_experts (mixture of experts against expert parallelism)
 // A section reader returns false when its section had errors, so the cross-key checks that need
 // it are skipped instead of piling consequential errors on top.
 #pragma once
@@ -60,6 +61,7 @@ class Loader : public LoadContext {
   void check_gpu_count();
   void check_batch();
   void check_precision();
+  void check_experts();
 
   toml::table doc_;  // the scenario with the overrides applied
 

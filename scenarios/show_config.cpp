@@ -67,7 +67,17 @@ void show_model(std::ostream& out, const ScenarioSpec& spec) {
       << "tied_embeddings = " << b(m.tied_embeddings) << "\n"
       << "flash_attention = " << b(m.flash_attention) << "\n"
       << (m.dropout ? "" : "# ") << "dropout = " << b(m.trains_with_dropout())
-      << (m.dropout ? "" : "  # default: true for gelu, false for swiglu") << "\n\n";
+      << (m.dropout ? "" : "  # default: true for gelu, false for swiglu") << "\n";
+  if (m.is_moe()) {  // only for a mixture of experts, so dense models print as before
+    out << "experts = " << m.experts << "\n"
+        << "experts_per_token = " << m.experts_per_token << "\n"
+        << "moe_ffn_hidden = " << m.moe_ffn_hidden << "\n"
+        << "shared_experts = " << m.shared_experts << "\n"
+        << "first_dense_layers = " << m.first_dense_layers << "\n"
+        << "moe_layer_freq = " << m.moe_layer_freq << "\n"
+        << "capacity_factor = " << m.capacity_factor << (m.capacity_factor > 0 ? "" : "  # 0: dropless") << "\n";
+  }
+  out << "\n";
 }
 
 void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
@@ -84,6 +94,7 @@ void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
       << "zero = " << p.zero << "\n"
       << "distributed_optimizer = " << b(p.distributed_optimizer) << "\n"
       << "zero3_gather = " << quote_str(sim::name_of(workloads::kZero3GatherNames, p.zero3_gather)) << "\n";
+  if (spec.model.is_moe()) out << "ep = " << p.ep << "  # expert data parallel: dp / ep = " << p.expert_dp() << "\n";
   const int layers = spec.model.layers;
   if (p.first_stage_layers > 0)
     out << "first_stage_layers = " << p.first_stage_layers << "\n";

@@ -1,6 +1,8 @@
 // Derived values of the workload specs.
 #include "workloads/specs.h"
 
+#include <algorithm>
+
 namespace clustersim::workloads {
 
 // Counts every trainable tensor of a Megatron-style decoder:
@@ -8,7 +10,7 @@ namespace clustersim::workloads {
 //     embeddings (seq_len x hidden) -- as in GPT-2/GPT-3 and Megatron's GPTModel.
 //   Llama style (SwiGLU MLP): no biases, RMSNorm weight only, rotary positions (no parameters).
 // `positions` overrides the position-embedding choice (GPT-NeoX: GELU with rotary).
-double ModelSpec::layer_parameters() const {
+double ModelSpec::dense_layer_parameters() const {
   const double h = hidden;
   const double kv_width = static_cast<double>(kv_heads > 0 ? kv_heads : heads) * head_dim();
   const double bias = mlp == MlpKind::Gelu ? 1.0 : 0.0;
@@ -18,6 +20,37 @@ double ModelSpec::layer_parameters() const {
                                 ? 2.0 * h * ffn_hidden + bias * (ffn_hidden + h)
                                 : 3.0 * h * ffn_hidden;
   return qkv + attn_out + mlp_params + 2.0 * final_norm_parameters();
+}
+
+// A SwiGLU expert has three hidden x moe_ffn_hidden matrices, a GELU expert two (no biases:
+// Mixtral, Qwen-MoE and DeepSeek-V3 experts have none).
+double ModelSpec::expert_parameters() const {
+  const double per_expert = (mlp == MlpKind::Gelu ? 2.0 : 3.0) * hidden * static_cast<double>(moe_ffn_hidden);
+  return experts * per_expert;
+}
+
+double ModelSpec::moe_layer_dense_parameters() const {
+  const double h = hidden;
+  const double dense_mlp = (mlp == MlpKind::Gelu ? 2.0 : 3.0) * h * ffn_hidden;
+  const double shared = (mlp == MlpKind::Gelu ? 2.0 : 3.0) * h * static_cast<double>(moe_ffn_hidden) * shared_experts;
+  const double router = h * experts;
+  return dense_layer_parameters() - dense_mlp + shared + router;
+}
+
+int ModelSpec::moe_layers_in(int first, int count) const {
+  int n = 0;
+  for (int l = first; l < first + count; ++l) n += is_moe_layer(l) ? 1 : 0;
+  return n;
+}
+
+double ModelSpec::layer_parameters() const { return layer_parameters_per_ep_rank(1); }
+
+double ModelSpec::layer_parameters_per_ep_rank(int ep) const {
+  if (!is_moe() || layers <= 0) return dense_layer_parameters();
+  const double moe = moe_layers_in(0, layers);
+  const double dense = layers - moe;
+  const double moe_layer = moe_layer_dense_parameters() + expert_parameters() / std::max(1, ep);
+  return (dense * dense_layer_parameters() + moe * moe_layer) / layers;
 }
 
 double ModelSpec::final_norm_parameters() const {

@@ -41,12 +41,44 @@ struct ModelSpec {
   // models with none. Recipes that turn it off for a GELU-kind model (Nemotron-4: hidden,
   // attention and ffn dropout 0.0) set it explicitly.
   std::optional<bool> dropout;
+  // Mixture of experts (Shazeer et al. 2017; Switch, GShard; Mixtral, DeepSeek-V3). 0 experts: a
+  // dense model. In an MoE layer the MLP is replaced by a router (hidden -> experts logits) and
+  // `experts` expert MLPs of width `moe_ffn_hidden`, of which each token uses `experts_per_token`
+  // (top-k), plus `shared_experts` always-on experts of the same width (DeepSeek-V3: 1; Qwen-MoE
+  // gives its shared expert's width as shared_experts x moe_ffn_hidden). The first
+  // `first_dense_layers` layers keep the dense MLP (ffn_hidden); after them every
+  // `moe_layer_freq`-th layer is MoE. capacity_factor > 0 drops tokens past capacity_factor x the
+  // mean load of an expert (GShard); 0 is dropless (Megatron-Core's default).
+  int experts = 0;
+  int experts_per_token = 0;
+  int moe_ffn_hidden = 0;
+  int shared_experts = 0;
+  int first_dense_layers = 0;
+  int moe_layer_freq = 1;
+  double capacity_factor = 0.0;
 
   int head_dim() const { return hidden / heads; }
+  bool is_moe() const { return experts > 0; }
+  // Layer `layer` (0-based) is an MoE layer.
+  bool is_moe_layer(int layer) const {
+    return is_moe() && layer >= first_dense_layers && (layer - first_dense_layers) % moe_layer_freq == 0;
+  }
+  // MoE layers among layers [first, first + count).
+  int moe_layers_in(int first, int count) const;
+  // Parameters of the routed experts of one MoE layer (all experts, before expert parallelism).
+  double expert_parameters() const;
+  // One MoE layer's parameters outside the routed experts (attention, norms, router, shared experts).
+  double moe_layer_dense_parameters() const;
   // Parameter count (embeddings included, position embeddings excluded for rotary models).
   double parameters() const;
-  // One transformer layer's parameters (projections, MLP, norms, biases for GPT-style models).
+  // One transformer layer's parameters (projections, MLP, norms, biases for GPT-style models);
+  // for an MoE model, the mean over its layers (dense and MoE, all experts).
   double layer_parameters() const;
+  // Mean parameters per layer that one GPU of an expert-parallel group of `ep` holds before tensor
+  // parallelism: the routed experts divide over ep, the rest is replicated.
+  double layer_parameters_per_ep_rank(int ep) const;
+  // Parameters of a dense (non-MoE) layer.
+  double dense_layer_parameters() const;
   // Input word embedding plus learned position embeddings (0 for rotary models).
   double embedding_parameters() const;
   // Final norm's parameters.
@@ -100,6 +132,12 @@ struct ParallelSpec {
   // get_num_layers_to_build). The loader checks that they do (scenarios/stage_split.h).
   int first_stage_layers = 0;
   int last_stage_layers = 0;
+  // Expert parallelism: the routed experts of every MoE layer divide over `ep` GPUs. As in
+  // Megatron-Core (megatron/core/parallel_state.py, initialize_model_parallel: the expert grid is
+  // carved out of the same GPUs; expert data parallel size = dp / ep with expert tensor parallel
+  // size = tp), the ep group is ep consecutive data-parallel ranks, so dp must be a multiple of ep
+  // and expert gradients are reduced over the dp / ep ranks holding the same experts.
+  int ep = 1;
   Zero3Gather zero3_gather = Zero3Gather::Block;  // only with zero = 3
 
   // Optimizer states split across the data-parallel replicas (ZeRO-1 and up, or Megatron's
@@ -112,6 +150,7 @@ struct ParallelSpec {
   // Tokens of one sequence on one GPU.
   int local_seq_len(int seq_len) const { return seq_len / cp; }
   bool uneven_stages() const { return first_stage_layers > 0 || last_stage_layers > 0; }
+  int expert_dp() const { return ep > 0 ? dp / ep : dp; }
 
   // Transformer layers on pipeline stage `stage` (0..pp-1) of a model with `layers` layers: the
   // one source of truth for stage costs, the schedule and the memory model. Without first/last

@@ -140,6 +140,20 @@ TEST_CASE("analysis::modern_skip_reason: what cannot be expressed yet is refused
   r = llama8b("H100", "step_time", 1);
   r.model = "DeepSeek-V3 671B";
   CHECK(modern_skip_reason(r).find("mixture of experts") != std::string::npos);
+  // A mixture of experts whose architecture is known runs with the notes' EP when it divides dp and
+  // the expert tensor parallelism is tp's.
+  r = llama8b("B200", "step_time", 1);
+  r.model = "Mixtral-8x7B";
+  CHECK(modern_skip_reason(r).find("without a stated expert-parallel size") != std::string::npos);
+  r.notes = "EP=8; GA=2";
+  CHECK(modern_skip_reason(r).empty());
+  REQUIRE(scenario_for_modern_row(r, nullptr).has_value());
+  CHECK(scenario_for_modern_row(r, nullptr)->parallel.ep == 8);
+  CHECK(scenario_for_modern_row(r, nullptr)->model.experts == 8);
+  r.notes = "EP=8, ETP=2";
+  CHECK(modern_skip_reason(r).find("expert tensor parallelism 2 != tp 1") != std::string::npos);
+  r.notes = "EP=16";
+  CHECK(modern_skip_reason(r).find("ep 16 does not divide dp 8") != std::string::npos);
   r = llama8b("H100", "step_time", 1);
   r.layers = 126, r.pp = 8, r.dp = 1, r.virtual_stages = 8;
   CHECK(modern_skip_reason(r).find("uneven pipeline stages") != std::string::npos);

@@ -63,6 +63,14 @@ void check_same(const ScenarioSpec& a, const ScenarioSpec& b) {
   CHECK(ma.tied_embeddings == mb.tied_embeddings);
   CHECK(ma.flash_attention == mb.flash_attention);
   CHECK(ma.trains_with_dropout() == mb.trains_with_dropout());
+  CHECK(ma.experts == mb.experts);
+  CHECK(ma.experts_per_token == mb.experts_per_token);
+  CHECK(ma.moe_ffn_hidden == mb.moe_ffn_hidden);
+  CHECK(ma.shared_experts == mb.shared_experts);
+  CHECK(ma.first_dense_layers == mb.first_dense_layers);
+  CHECK(ma.moe_layer_freq == mb.moe_layer_freq);
+  CHECK(ma.capacity_factor == mb.capacity_factor);
+  CHECK(a.parallel.ep == b.parallel.ep);
   const auto &pa = a.parallel, &pb = b.parallel;
   CHECK(pa.tp == pb.tp);
   CHECK(pa.pp == pb.pp);

@@ -30,7 +30,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 19> kConstants = {{
+constexpr std::array<ConstantDef, 20> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -114,6 +114,12 @@ constexpr std::array<ConstantDef, 19> kConstants = {{
      "collective is overlapped with a GEMM ([sync] tp_comm_overlap), so the GEMM runs at 1 - share "
      "meanwhile (ratio); estimate: NeMo/Megatron-Bridge H100 userbuffers presets give the chunked "
      "reduce-scatters num_sm 16-24, the bulk overlaps 2-24, ring-exchange all-gathers 1 of 132 SMs"},
+    {"moe_load_imbalance", 1.0, 1.0, 64.0,
+     "mixture of experts: token-slots the busiest GPU's experts receive / the mean over the "
+     "expert-parallel group (ratio); its experts' GEMMs and the all-to-all it waits for scale with "
+     "it, and a capacity factor caps it. ASSUMPTION 1.0: a router trained with a load-balancing "
+     "loss (Switch, Fedus et al. 2021) or DeepSeek-V3's bias-based balancing keeps loads near the "
+     "mean; raise it to study a skewed router"},
 }};
 // power_demand_ratio is kept apart from the table above only so the fit comment can sit with it.
 constexpr ConstantDef kPowerDemand = {

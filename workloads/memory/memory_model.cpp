@@ -103,6 +103,28 @@ int micro_batches_per_replica(const MemoryRequest& r) {
   return std::max(1, r.training.micro_batches_per_replica(std::max(1, r.parallel.dp)));
 }
 
+// First transformer layer (0-based) held by pipeline stage `stage`.
+int first_layer_of_stage(const ModelSpec& m, const ParallelSpec& par, int stage) {
+  int first = 0;
+  for (int st = 0; st < stage; ++st) first += par.layers_on_stage(m.layers, st);
+  return first;
+}
+
+// An MoE model's layers: the replicated part (attention, norms, router, shared experts, dense
+// layers' MLPs) over tp, and the routed experts over tp x ep, whose gradients and optimizer states
+// shard over the expert-data-parallel group (dp / ep) rather than dp.
+void add_moe_states(Builder& out, const MemoryRequest& r, int stage) {
+  const ModelSpec& m = r.model;
+  const ParallelSpec& par = r.parallel;
+  const int layers = par.layers_on_stage(m.layers, stage);
+  const int moe = m.moe_layers_in(first_layer_of_stage(m, par, stage), layers);
+  const double replicated = (layers - moe) * m.dense_layer_parameters() + moe * m.moe_layer_dense_parameters();
+  out.add_states("layers", replicated / par.tp, r);
+  MemoryRequest experts = r;
+  experts.parallel.dp = par.expert_dp();
+  out.add_states("routed experts (/ep)", moe * m.expert_parameters() / par.ep / par.tp, experts);
+}
+
 void add_model_states(Builder& out, const MemoryRequest& r, int stage) {
   const ModelSpec& m = r.model;
   const ParallelSpec& par = r.parallel;
@@ -110,7 +132,11 @@ void add_model_states(Builder& out, const MemoryRequest& r, int stage) {
   const bool first = stage == 0;
   const bool last = stage == par.pp - 1;
   const int layers = par.layers_on_stage(m.layers, stage);
-  out.add_states("layers", layers * layer_params(m, r.options) / t, r);
+  if (m.is_moe()) {
+    add_moe_states(out, r, stage);
+  } else {
+    out.add_states("layers", layers * layer_params(m, r.options) / t, r);
+  }
   if (first) {
     // Vocab-parallel word embedding is sharded over tp; learned positions are replicated.
     const double positions = m.learned_positions() ? static_cast<double>(m.seq_len) * m.hidden : 0.0;
@@ -122,6 +148,36 @@ void add_model_states(Builder& out, const MemoryRequest& r, int stage) {
     const double output = own_output ? static_cast<double>(m.vocab) * m.hidden / t : 0.0;
     out.add_states("output layer", output + m.final_norm_parameters(), r);
   }
+}
+
+// An MoE layer saves, beyond what its dense counterpart would, the dispatched token copies
+// (k x e*s*b*h, the expert MLP's input) and its experts' own saved tensors in place of the dense
+// MLP's: the MLP's per-width tensors (gate, up and activation input for SwiGLU, 3 x e*s*b per
+// unit of width; 2 for GELU) at the width the busiest GPU's experts see, (k x load + shared) x
+// moe_ffn_hidden, less the dense ffn_hidden already counted per layer. One micro-batch's
+// dispatch and combine buffers are live during the layer (transient).
+void add_moe_activations(Builder& out, const MemoryRequest& r, int stage, double in_flight) {
+  const ModelSpec& m = r.model;
+  const ParallelSpec& par = r.parallel;
+  const TrainingSpec& tr = r.training;
+  const int t = par.tp;
+  const double e = activation_bytes_for(tr.precision).element;
+  const double sbh = static_cast<double>(m.seq_len) * tr.micro_batch * m.hidden / t;
+  const int layers = par.layers_on_stage(m.layers, stage);
+  const int moe = m.moe_layers_in(first_layer_of_stage(m, par, stage), layers);
+  if (moe == 0) return;
+  const double k = m.experts_per_token;
+  const double load = r.moe_load_factor;
+  const double per_width = (m.mlp == MlpKind::Gelu ? 2.0 : 3.0) * e * m.seq_len * tr.micro_batch / t;
+  const double expert_saved =
+      std::max(0.0, per_width * ((k * load + m.shared_experts) * m.moe_ffn_hidden - m.ffn_hidden));
+  const double saved = tr.recompute == Recompute::Full ? 0.0 : k * load * e * sbh + expert_saved;
+  out.add("MoE layers: dispatched tokens and expert activations", MemoryCategory::Activations, saved * moe * in_flight,
+          fmt("(k x load x e*s*b*h/t + %g MLP tensors x ((k x load + shared) x moe_ffn - ffn)) x %g MoE layers x %g "
+              "micro-batches in flight",
+              m.mlp == MlpKind::Gelu ? 2.0 : 3.0, moe, in_flight));
+  out.add("MoE dispatch buffers", MemoryCategory::Buffers, 2.0 * k * load * e * sbh,
+          "dispatch + combine: 2 x k x load x e*s*b*h/t, one micro-batch", kLayerForward | kLayerBackward);
 }
 
 void add_activations(Builder& out, const MemoryRequest& r, int stage) {
@@ -150,6 +206,7 @@ void add_activations(Builder& out, const MemoryRequest& r, int stage) {
                 "), one micro-batch",
             kLayerBackward);
   }
+  if (m.is_moe()) add_moe_activations(out, r, stage, in_flight);
   if (stage == 0 && has_dropout(m)) {
     const double mask = s * b * h / (sp ? t : 1) * in_flight;
     out.add("embedding: dropout mask", MemoryCategory::Activations, mask,

@@ -134,6 +134,7 @@ struct MemoryRequest {
   SyncSpec sync;
   sim::Bytes capacity;
   MemoryOptions options;
+  double moe_load_factor = 1.0;  // MoE: busiest GPU's token-slots / the mean (stage_costs.h moe_load_factor)
 };
 
 enum class MemoryCategory : std::uint8_t { Params, Grads, Optimizer, Activations, Buffers, Runtime };

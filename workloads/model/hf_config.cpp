@@ -47,6 +47,8 @@ class Reader {
     return v.get<std::string>();
   }
 
+  const json& json_object() const { return j_; }
+
  private:
   int checked_int(const char* field) const {
     const json& v = j_.at(field);
@@ -141,6 +143,84 @@ void check_shape(const Reader& r, const ModelSpec& m, Family f) {
   }
 }
 
+// Mixture-of-experts fields, by family. Mixtral: num_local_experts, num_experts_per_tok, and the
+// expert's width is intermediate_size. Qwen2-MoE / Qwen3-MoE: num_experts, num_experts_per_tok,
+// moe_intermediate_size, shared_expert_intermediate_size (a multiple of the expert width),
+// decoder_sparse_step (layer i is MoE when (i + 1) % step == 0). DeepSeek-V2/V3: n_routed_experts,
+// num_experts_per_tok, moe_intermediate_size, n_shared_experts, first_k_dense_replace,
+// moe_layer_freq; intermediate_size is the dense layers' MLP.
+constexpr const char* kExpertCountFields[] = {"num_local_experts", "num_experts", "n_routed_experts"};
+// Keys that only change how tokens are routed or how the router is trained, not what runs or is
+// stored (group-limited routing, score function, aux-loss weights, logging): accepted, ignored.
+// DeepSeek's MLA and multi-token-prediction keys are approximated (see read_experts).
+constexpr const char* kRoutingOnlyFields[] = {
+    "num_experts_per_tok", "router_aux_loss_coef", "output_router_logits", "router_jitter_noise", "norm_topk_prob",
+    "n_group", "topk_group", "routed_scaling_factor", "scoring_func", "topk_method", "aux_loss_alpha", "seq_aux",
+    "moe_intermediate_size", "shared_expert_intermediate_size", "decoder_sparse_step", "n_shared_experts",
+    "first_k_dense_replace", "moe_layer_freq", "num_local_experts", "num_experts", "n_routed_experts", "ep_size",
+    "mlp_only_layers", "num_nextn_predict_layers", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+    "qk_rope_head_dim", "v_head_dim"};
+
+bool known_moe_field(const std::string& key) {
+  for (const char* k : kRoutingOnlyFields) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
+// A key that names experts or routing which clustersim does not read: never a silent dense model.
+void reject_unknown_moe_fields(const Reader& r) {
+  std::string unknown;
+  for (const auto& item : r.json_object().items()) {
+    const std::string& key = item.key();
+    const bool moe_like = key.find("expert") != std::string::npos || key.find("moe") != std::string::npos ||
+                          key.find("router") != std::string::npos || key.find("topk") != std::string::npos ||
+                          key.find("sparse") != std::string::npos;
+    if (moe_like && !known_moe_field(key)) unknown += (unknown.empty() ? "" : ", ") + key;
+  }
+  if (!unknown.empty())
+    r.fail(unknown, "mixture-of-experts settings clustersim does not model; it reads Mixtral (num_local_experts), "
+                    "Qwen-MoE (num_experts, moe_intermediate_size) and DeepSeek-V3 (n_routed_experts) configs");
+}
+
+void read_experts(const Reader& r, ModelSpec& m) {
+  reject_unknown_moe_fields(r);
+  const char* count_field = nullptr;
+  for (const char* f : kExpertCountFields) {
+    if (r.has(f)) count_field = f;
+  }
+  if (count_field == nullptr) {
+    if (r.has("num_experts_per_tok") || r.has("moe_intermediate_size"))
+      r.fail(r.has("num_experts_per_tok") ? "num_experts_per_tok" : "moe_intermediate_size",
+             "an expert setting without an expert count; expected num_local_experts, num_experts or n_routed_experts");
+    return;
+  }
+  m.experts = r.positive_int(count_field);
+  m.experts_per_token = r.positive_int("num_experts_per_tok");
+  if (m.experts_per_token > m.experts) r.fail("num_experts_per_tok", "expected at most " + std::to_string(m.experts));
+  m.moe_ffn_hidden = r.optional_positive_int("moe_intermediate_size").value_or(m.ffn_hidden);
+  if (r.has("mlp_only_layers") && !r.json_object().at("mlp_only_layers").empty())
+    r.fail("mlp_only_layers", "dense layers at arbitrary positions are not modelled; expected an empty list");
+  if (auto shared = r.optional_positive_int("shared_expert_intermediate_size")) {
+    if (*shared % m.moe_ffn_hidden != 0)
+      r.fail("shared_expert_intermediate_size", "expected a multiple of moe_intermediate_size " + std::to_string(m.moe_ffn_hidden));
+    m.shared_experts = *shared / m.moe_ffn_hidden;
+  }
+  if (auto shared = r.optional_positive_int("n_shared_experts")) m.shared_experts = *shared;
+  if (auto step = r.optional_positive_int("decoder_sparse_step")) {
+    m.first_dense_layers = *step - 1;
+    m.moe_layer_freq = *step;
+  }
+  if (r.has("first_k_dense_replace")) {
+    const json& v = r.json_object().at("first_k_dense_replace");
+    if (!v.is_number_integer() || v.get<long long>() < 0) r.fail("first_k_dense_replace", "expected an integer >= 0");
+    m.first_dense_layers = static_cast<int>(v.get<long long>());
+  }
+  if (auto freq = r.optional_positive_int("moe_layer_freq")) m.moe_layer_freq = *freq;
+  if (m.first_dense_layers >= m.layers)
+    r.fail("first_k_dense_replace", "expected fewer than num_hidden_layers = " + std::to_string(m.layers));
+}
+
 }  // namespace
 
 ModelSpec parse_hf_config(const std::string& json_text, const std::string& origin) {
@@ -157,6 +237,7 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& origi
                 : family == Family::GptNeoX ? read_family(r, kNeoxFields)
                                             : read_llama(r);
   check_shape(r, m, family);
+  read_experts(r, m);
   m.id = "hf:" + origin;
   return m;
 }

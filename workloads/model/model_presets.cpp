@@ -20,6 +20,21 @@
 // Llama 3: Meta's model cards and meta-llama/Meta-Llama-3-{8B,70B} and Llama-3.1-405B config.json
 // (vocab_size 128256, GQA with 8 KV heads, tie_word_embeddings false). Llama 3.1's configs allow
 // 131072 positions via RoPE scaling; pre-training used 8192, which is the sequence length here.
+//
+// Mixtral (Jiang et al. 2024, "Mixtral of Experts"): mistralai/Mixtral-8x7B-v0.1 and
+// Mixtral-8x22B-v0.1 config.json (num_local_experts 8, num_experts_per_tok 2, intermediate_size is
+// each expert's width, no shared expert, every layer MoE). Their configs allow 32768 / 65536
+// positions; 4096 is the sequence length of NVIDIA's Mixtral 8x7B pre-training benchmarks
+// (NeMo performance summary) and is used for both; scenarios set seq_len to change it.
+// DeepSeek-V3 (DeepSeek-AI 2024, arXiv:2412.19437; deepseek-ai/DeepSeek-V3 config.json): 61 layers,
+// hidden 7168, 128 heads, vocab 129280, dense intermediate 18432 in the first 3 layers
+// (first_k_dense_replace), then 256 routed experts of width 2048, top-8, plus 1 shared expert;
+// pre-training sequence length 4096 (report Sec. 4.2). Its multi-head latent attention is
+// modelled as standard multi-head attention with 128 heads of 7168 / 128 = 56 (an approximation:
+// 205 M instead of 187 M attention parameters per layer, and an attention core over head size 56
+// instead of MLA's 192 (QK) / 128 (V), which undercounts the s^2 attention FLOPs); the
+// multi-token-prediction module is left out. The result has 672 B parameters (published: 671 B)
+// and 38.7 B active per token (published: 37 B).
 #include "workloads/model/model_presets.h"
 
 #include <array>
@@ -60,8 +75,18 @@ ModelSpec llama(const char* id, int layers, int hidden, int heads, int kv_heads,
   return m;
 }
 
-const std::array<ModelSpec, 12>& presets() {
-  static const std::array<ModelSpec, 12> kPresets = {
+// A Llama-style model whose MLPs are mixtures of `experts` experts of width `moe_ffn`, top-k.
+ModelSpec moe(ModelSpec m, int experts, int top_k, int moe_ffn, int shared, int first_dense) {
+  m.experts = experts;
+  m.experts_per_token = top_k;
+  m.moe_ffn_hidden = moe_ffn;
+  m.shared_experts = shared;
+  m.first_dense_layers = first_dense;
+  return m;
+}
+
+const std::array<ModelSpec, 15>& presets() {
+  static const std::array<ModelSpec, 15> kPresets = {
       gpt3("gpt3-125m", 12, 768, 12),
       gpt3("gpt3-1.3b", 24, 2048, 16),
       gpt3("gpt3-2.7b", 32, 2560, 32),
@@ -75,6 +100,10 @@ const std::array<ModelSpec, 12>& presets() {
       llama("llama3-8b",   32,  4096,  32,  8,  14336, 128256, 8192),
       llama("llama3-70b",  80,  8192,  64,  8,  28672, 128256, 8192),
       llama("llama3-405b", 126, 16384, 128, 8,  53248, 128256, 8192),
+      //                                                                experts top-k width shared dense
+      moe(llama("mixtral-8x7b",  32, 4096, 32,  8,   14336, 32000,  4096), 8,   2, 14336, 0, 0),
+      moe(llama("mixtral-8x22b", 56, 6144, 48,  8,   16384, 32768,  4096), 8,   2, 16384, 0, 0),
+      moe(llama("deepseek-v3",   61, 7168, 128, 128, 18432, 129280, 4096), 256, 8, 2048,  1, 3),
   };
   return kPresets;
 }

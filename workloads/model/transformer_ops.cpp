@@ -130,11 +130,54 @@ void mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& d) {
   ops.push_back(gemm("mlp_down", OpKind::Gemm, d.tokens, h, d.ffn, 1, d.p, true));
 }
 
+// The mixture of experts that replaces the MLP in an MoE layer (see layer_ops in the header).
+void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, const Dims& d) {
+  const double h = m.hidden;
+  const double k = m.experts_per_token;
+  ops.push_back(gemm("moe_router", OpKind::Gemm, d.tokens, m.experts, h, 1, d.p, false));
+  ops.push_back(pointwise("moe_router_topk", OpKind::Elementwise, d.tokens * m.experts, kSoftmaxFlopsPerElement,
+                          4.0 + 4.0, 4.0 * 3.0));
+  // With sequence parallelism each tp rank routes its 1/t of the tokens.
+  const double routed = d.tokens * k / (sh.sequence_parallel ? sh.tp : 1);
+  ops.push_back(pointwise("moe_permute", OpKind::Elementwise, routed * h, 0.0, 2.0 * d.p, 2.0 * d.p));
+  if (m.shared_experts > 0) {
+    ModelSpec shared = m;
+    shared.ffn_hidden = m.shared_experts * m.moe_ffn_hidden;
+    Dims sd = d;
+    sd.ffn = static_cast<double>(shared.ffn_hidden) / sh.tp;
+    mlp(ops, shared, sd);
+    ops.back().name = "shared_expert_down";
+  }
+  const double local_experts = static_cast<double>(m.experts) / std::max(1, sh.ep);
+  const double slots = d.tokens * k * sh.moe_load_factor;  // token-slots on this GPU's experts
+  Dims ed = d;
+  ed.tokens = slots / local_experts;  // per expert: a grouped GEMM of local_experts GEMMs
+  ed.ffn = static_cast<double>(m.moe_ffn_hidden) / sh.tp;
+  const std::size_t first = ops.size();
+  mlp(ops, m, ed);
+  for (std::size_t i = first; i < ops.size(); ++i) {
+    OpCost& op = ops[i];
+    const double scale = local_experts;
+    op.fwd_flops = op.fwd_flops * scale;
+    op.bwd_flops = op.bwd_flops * scale;
+    op.fwd_bytes = op.fwd_bytes * scale;
+    op.bwd_bytes = op.bwd_bytes * scale;
+    if (op.kind == OpKind::Gemm) op.batch = static_cast<int>(local_experts);
+    op.name = op.kind == OpKind::Gemm ? (op.n == static_cast<int>(h) ? "expert_down" : "expert_up_gate") : "expert_act";
+  }
+  ops.push_back(pointwise("moe_unpermute", OpKind::Elementwise, routed * h, 1.0, 2.0 * d.p, 2.0 * d.p));
+}
+
 }  // namespace
+
+double moe_dispatch_bytes(const ModelSpec& model, const OpShape& shape) {
+  const double tokens = static_cast<double>(shape.micro_batch) * shape.seq_len;
+  return tokens * model.experts_per_token * model.hidden * shape.precision_bytes / std::max(1, shape.tp);
+}
 
 // Dropout after attention and MLP when the model trains with it (ModelSpec::trains_with_dropout:
 // GELU/GPT models by default, as in Megatron's GPT recipe; Llama recipes train with dropout 0).
-std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape) {
+std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape, bool moe_layer) {
   const Dims d = dims_of(model, shape);
   const bool has_dropout = model.trains_with_dropout();
   std::vector<OpCost> ops;
@@ -148,7 +191,8 @@ std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape) {
   if (has_dropout) ops.push_back(dropout("attention_out_dropout", d.residual, d.p));
   ops.push_back(residual_add("attention_residual", d));
   ops.push_back(norm("post_attention_norm", model, d));
-  mlp(ops, model, d);
+  if (moe_layer && model.is_moe()) moe_mlp(ops, model, shape, d);
+  else mlp(ops, model, d);
   if (has_dropout) ops.push_back(dropout("mlp_dropout", d.residual, d.p));
   ops.push_back(residual_add("mlp_residual", d));
   return ops;
@@ -211,8 +255,11 @@ OpShape whole_model_shape(const ModelSpec& model) {
 sim::Flops model_flops_per_iteration(const ModelSpec& model, int global_batch) {
   const OpShape sh = whole_model_shape(model);
   const OpTotals layer = sum_ops(layer_ops(model, sh));
+  const OpTotals moe = sum_ops(layer_ops(model, sh, true));
   const OpTotals head = sum_ops(head_ops(model, sh));
-  const sim::Flops per_sequence = (layer.fwd_matmul_flops + layer.bwd_matmul_flops) * model.layers +
+  const double moe_layers = model.moe_layers_in(0, model.layers);
+  const sim::Flops per_sequence = (layer.fwd_matmul_flops + layer.bwd_matmul_flops) * (model.layers - moe_layers) +
+                                  (moe.fwd_matmul_flops + moe.bwd_matmul_flops) * moe_layers +
                                   head.fwd_matmul_flops + head.bwd_matmul_flops;
   return per_sequence * global_batch;
 }
@@ -220,12 +267,16 @@ sim::Flops model_flops_per_iteration(const ModelSpec& model, int global_batch) {
 sim::Flops hardware_flops_per_iteration(const ModelSpec& model, int global_batch, Recompute recompute) {
   const sim::Flops base = model_flops_per_iteration(model, global_batch);
   if (recompute == Recompute::None) return base;
-  sim::Flops extra_per_layer;
-  for (const OpCost& op : layer_ops(model, whole_model_shape(model))) {
-    const bool recomputed = recompute == Recompute::Full ? op.is_matmul() : op.kind == OpKind::Attention;
-    if (recomputed) extra_per_layer += op.fwd_flops;
+  const double moe_layers = model.moe_layers_in(0, model.layers);
+  sim::Flops extra;
+  for (const bool moe : {false, true}) {
+    const double count = moe ? moe_layers : model.layers - moe_layers;
+    for (const OpCost& op : layer_ops(model, whole_model_shape(model), moe)) {
+      const bool recomputed = recompute == Recompute::Full ? op.is_matmul() : op.kind == OpKind::Attention;
+      if (recomputed) extra += op.fwd_flops * count;
+    }
   }
-  return base + extra_per_layer * (static_cast<double>(model.layers) * global_batch);
+  return base + extra * static_cast<double>(global_batch);
 }
 
 }  // namespace clustersim::workloads

@@ -62,6 +62,10 @@ struct OpShape {
   bool sequence_parallel = false;
   int precision_bytes = 2;   // activation/weight element size (2 for bf16/fp16, 4 for fp32, 1 fp8)
   bool flash_attention = true;
+  // MoE layers: expert-parallel group size, and how many times the mean load the busiest GPU's
+  // experts receive (router load imbalance, capped by the capacity factor; 1 = balanced).
+  int ep = 1;
+  double moe_load_factor = 1.0;
 };
 
 // Elementwise FLOP counts per element (not model FLOPs; used only for the op's own cost).
@@ -72,8 +76,22 @@ inline constexpr double kSoftmaxFlopsPerElement = 5.0;    // max, subtract, exp,
 inline constexpr double kCrossEntropyFlopsPerElement = 5.0;
 inline constexpr double kDropoutMaskBytesPerElement = 1.0;  // PyTorch stores the mask as uint8
 
-// The ops of one transformer layer, in forward execution order.
-std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape);
+// The ops of one transformer layer, in forward execution order. With `moe_layer` the MLP is the
+// model's mixture of experts:
+//   * router: one GEMM [tokens, hidden] x [hidden, experts] (kept out of FP8, as Megatron-Core
+//     keeps the router in higher precision), then softmax/top-k;
+//   * permute and unpermute: each token's hidden vector copied to its k slots and back (memory
+//     bound);
+//   * shared experts: a dense MLP of width shared_experts x moe_ffn_hidden on every token;
+//   * routed experts: a grouped GEMM over the experts/ep experts this GPU holds. Over the ep group
+//     each GPU's experts receive on average tokens x k token-slots (ep GPUs' tokens, k of the
+//     experts each, 1/ep of the experts here), times moe_load_factor on the busiest GPU. Model
+//     FLOPs therefore count k experts per token, never all of them.
+// The expert-parallel all-to-all (dispatch and combine) is communication, costed by the caller.
+std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape, bool moe_layer = false);
+// Bytes one GPU's dispatch (or combine) all-to-all moves for one MoE layer: every token's hidden
+// vector to each of its k experts, sharded over tp (sequence-parallel tokens).
+double moe_dispatch_bytes(const ModelSpec& model, const OpShape& shape);
 // Input embedding lookup (vocab-parallel), run by the first pipeline stage.
 std::vector<OpCost> embedding_ops(const ModelSpec& model, const OpShape& shape);
 // Final norm, logits GEMM and cross-entropy loss, run by the last pipeline stage.

@@ -63,6 +63,7 @@ IterationBreakdown breakdown_of(const RankTimes& st, double iteration_start, dou
 void accumulate(IterationBreakdown& sum, const IterationBreakdown& b, double scale = 1.0) {
   sum.compute += scale * b.compute;
   sum.tp_comm += scale * b.tp_comm;
+  sum.ep_comm += scale * b.ep_comm;
   sum.dp_exposed += scale * b.dp_exposed;
   sum.cp_exposed += scale * b.cp_exposed;
   sum.cp_overlapped += scale * b.cp_overlapped;
@@ -106,6 +107,7 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
 
  private:
   void plan_ranks();
+  double reduced_params(const ChunkCost& c) const;
   void plan_param_gathers(int r, const std::vector<PipelineStep>& order);
   void plan_pipeline_routes();
   void start_iteration();
@@ -184,6 +186,7 @@ IterationRun::IterationRun(const IterationInputs& in)
   result_.tp_bytes_per_gpu = costs_.tp_bytes_per_gpu;
   result_.pp_bytes_per_gpu = costs_.pp_bytes_per_gpu;
   result_.cp_bytes_per_gpu = costs_.cp_bytes_per_gpu;
+  result_.ep_bytes_per_gpu = costs_.ep_bytes_per_gpu;
   plan_ranks();
   fwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
   bwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
@@ -195,6 +198,18 @@ IterationRun::IterationRun(const IterationInputs& in)
   plan_wall_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Parameters whose gradients a chunk's buckets carry over the data-parallel group. Routed experts'
+// gradients are reduced over the dp / ep ranks holding the same experts, not over dp: a ring
+// reduction sends 2 (n-1)/n of its buffer, so on the dp group they weigh ((e-1)/e) / ((dp-1)/dp)
+// with e = dp / ep (none when e = 1). A bandwidth equivalence: the reduction still runs on the dp
+// group's links, whose busiest hop the expert group shares.
+double IterationRun::reduced_params(const ChunkCost& c) const {
+  const double dp = in_.parallel.dp, edp = in_.parallel.expert_dp();
+  if (c.expert_params <= 0 || dp <= 1) return c.params;
+  const double weight = ((edp - 1) / edp) / ((dp - 1) / dp);
+  return c.params - c.expert_params * (1.0 - weight);
+}
+
 // Each rank's schedule order and gradient buckets.
 void IterationRun::plan_ranks() {
   const BucketRule rule = BucketRule::of(in_.parallel, in_.training, in_.sync);
@@ -203,7 +218,7 @@ void IterationRun::plan_ranks() {
   for (int r = 0; r < pp_; ++r) {
     std::vector<PipelineStep> order = pipeline_order(in_.parallel.schedule, pp_, v_, m_, r);
     std::vector<double> chunk_params;
-    for (int c = 0; c < v_; ++c) chunk_params.push_back(costs_.chunks[static_cast<std::size_t>(c * pp_ + r)].params);
+    for (int c = 0; c < v_; ++c) chunk_params.push_back(reduced_params(costs_.chunks[static_cast<std::size_t>(c * pp_ + r)]));
     GradientBuckets buckets = plan_gradient_buckets(order, chunk_params, rule);
     for (const Bucket& b : buckets.reductions) reduced += b.bytes;
     ranks_.emplace_back(order, std::move(buckets));
@@ -327,7 +342,8 @@ void IterationRun::try_start(int r) {
   const std::size_t index = rk.step_index();
   const double compute = step->forward ? c.fwd_compute : c.bwd_compute;
   const double comm = step->forward ? c.fwd_comm : c.bwd_comm;
-  const double tp = step->forward ? c.fwd_tp : c.bwd_tp;
+  // The blocking comm is tensor-parallel, expert all-to-all (MoE) and, the rest, ZeRO-3's.
+  const double tp = step->forward ? c.fwd_tp + c.fwd_ep : c.bwd_tp + c.bwd_ep;
   const double cp = step->forward ? c.fwd_cp : c.bwd_cp;
   const StepOverlap overlap{step->forward ? c.fwd_tp_hidden : c.bwd_tp_hidden,
                             step->forward ? c.fwd_sm_cost : c.bwd_sm_cost,
@@ -508,7 +524,14 @@ int IterationRun::finish_iteration(IterationBreakdown& sum) {
     }
   }
   const double t = end - iteration_start_;
-  accumulate(sum, breakdown_of(rank(critical).times(), iteration_start_, t));
+  IterationBreakdown b = breakdown_of(rank(critical).times(), iteration_start_, t);
+  for (int c = 0; c < v_; ++c) {
+    const ChunkCost& cc = costs_.chunks[static_cast<std::size_t>(c * pp_ + critical)];
+    b.ep_comm += m_ * (cc.fwd_ep + cc.bwd_ep);
+  }
+  b.ep_comm = std::min(b.ep_comm, b.tp_comm);
+  b.tp_comm -= b.ep_comm;
+  accumulate(sum, b);
   return critical;
 }
 

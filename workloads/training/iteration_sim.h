@@ -66,7 +66,9 @@ enum class SpanKind : std::uint8_t {
   ContextParallel, // compute stream, nested at the end of its pass like TensorParallel: the pass's
                    // context-parallel K/V exchange that attention did not hide
   PipelineSend,    // stream 1: one activation (or its gradient) from send to arrival, a live flow
-  DataParallel     // stream 2: one bucket's collective (memoised duration, or live flows with `full`)
+  DataParallel,    // stream 2: one bucket's collective (memoised duration, or live flows with `full`)
+  ExpertParallel   // compute stream, nested like TensorParallel, just before it: the pass's MoE
+                   // dispatch and combine all-to-alls over the expert-parallel group
 };
 
 // One span on a timeline (for traces, reports and sampled metrics). Times are seconds from the
@@ -105,6 +107,7 @@ struct LinkTraffic {
 struct IterationBreakdown {
   double compute = 0, exposed_comm = 0, pipeline_bubble = 0, optimizer = 0, other = 0;
   double tp_comm = 0;         // part of exposed_comm: blocking tensor-parallel collectives
+  double ep_comm = 0;         // part of exposed_comm: blocking expert-parallel all-to-alls (MoE)
   double dp_exposed = 0;      // part of exposed_comm: data-parallel sync not hidden by compute
   double cp_exposed = 0;      // part of exposed_comm: context-parallel K/V exchange not hidden by attention
   // Not parts of the iteration: what overlap hid, and what it cost.
@@ -123,6 +126,7 @@ struct IterationResult {
   double hardware_flops = 0;        // per iteration, whole job (with recompute)
   double dp_bytes_per_gpu = 0, tp_bytes_per_gpu = 0, pp_bytes_per_gpu = 0;  // sent, per iteration
   double cp_bytes_per_gpu = 0;  // context-parallel K/V (and dK/dV) sent, per iteration
+  double ep_bytes_per_gpu = 0;      // expert all-to-all bytes sent, per iteration (MoE)
   std::uint64_t events = 0, flows = 0, memo_simulations = 0;
   double wall_s = 0;
   // When record_timeline is set, every simulated iteration. Traffic covers pipeline sends, tensor-

@@ -29,4 +29,10 @@ std::vector<int> ParallelLayout::dp_cp_group(int tp_rank, int stage) const {
   return g;
 }
 
+std::vector<int> ParallelLayout::ep_group(int ep, int tp_rank, int block, int stage) const {
+  std::vector<int> g;
+  for (int e = 0; e < ep; ++e) g.push_back(rank(tp_rank, block * ep + e, stage));
+  return g;
+}
+
 }  // namespace clustersim::workloads

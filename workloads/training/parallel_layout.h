@@ -25,6 +25,9 @@ struct ParallelLayout {
   std::vector<int> cp_group(int tp_rank, int dp_rank, int stage) const;
   // The gradient-reduction group: every cp rank of every replica (dp·cp ranks).
   std::vector<int> dp_cp_group(int tp_rank, int stage) const;
+  // Expert parallelism (Megatron-Core): the ep consecutive data-parallel ranks of block `block`
+  // (0..dp/ep-1) hold all the experts between them; dp must be a multiple of ep.
+  std::vector<int> ep_group(int ep, int tp_rank, int block, int stage) const;
 };
 
 }  // namespace clustersim::workloads

@@ -177,6 +177,56 @@ ContextParallelInputs context_parallel_inputs(const StageCostInputs& in, const s
   return c;
 }
 
+// One MoE layer's expert-parallel all-to-alls: a dispatch and a combine per pass, each moving every
+// token's hidden vector to its k experts (moe_dispatch_bytes), times the load factor on the busiest
+// GPU. All dp / ep groups of every tp rank run at once. Full recompute repeats the forward's.
+struct LayerExpertParallel {
+  double fwd = 0, bwd = 0, fwd_bytes = 0, bwd_bytes = 0;
+};
+
+LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpShape& shape) {
+  LayerExpertParallel e;
+  const int ep = in.parallel.ep;
+  if (ep <= 1 || !in.model.is_moe()) return e;
+  std::vector<std::vector<int>> groups;
+  for (int block = 0; block < in.parallel.dp / ep; ++block) {
+    for (int t = 0; t < in.parallel.tp; ++t) groups.push_back(in.layout.ep_group(ep, t, block, 0));
+  }
+  const double bytes = moe_dispatch_bytes(in.model, shape) * shape.moe_load_factor;
+  const double a2a = in.memo.concurrent(CollectiveOp::AllToAll, CollectiveAlgo::Direct, groups, sim::Bytes{bytes}).seconds();
+  const double repeat = in.training.recompute == Recompute::Full ? 2.0 : 1.0;
+  e.fwd = 2.0 * a2a;
+  e.bwd = e.fwd * repeat;
+  e.fwd_bytes = 2.0 * bytes * (ep - 1) / ep;
+  e.bwd_bytes = e.fwd_bytes * repeat;
+  return e;
+}
+
+// The all-to-alls of `moe_layers` MoE layers, blocking, added to a chunk's passes.
+void add_expert_parallel(ChunkCost& c, int moe_layers, const LayerExpertParallel& e) {
+  c.fwd_comm += moe_layers * e.fwd;
+  c.bwd_comm += moe_layers * e.bwd;
+  c.fwd_ep += moe_layers * e.fwd;
+  c.bwd_ep += moe_layers * e.bwd;
+  c.fwd_ep_bytes += moe_layers * e.fwd_bytes;
+  c.bwd_ep_bytes += moe_layers * e.bwd_bytes;
+}
+
+// into += c, field by field (a chunk of dense layers plus one of MoE layers).
+void add_chunk(ChunkCost& into, const ChunkCost& c) {
+  double ChunkCost::*const fields[] = {
+      &ChunkCost::fwd_compute, &ChunkCost::bwd_compute, &ChunkCost::fwd_comm,     &ChunkCost::bwd_comm,
+      &ChunkCost::fwd_memory,  &ChunkCost::bwd_memory,  &ChunkCost::fwd_tp,       &ChunkCost::bwd_tp,
+      &ChunkCost::fwd_tp_bytes, &ChunkCost::bwd_tp_bytes, &ChunkCost::fwd_tp_hidden, &ChunkCost::bwd_tp_hidden,
+      &ChunkCost::fwd_sm_cost, &ChunkCost::bwd_sm_cost, &ChunkCost::fwd_dp,       &ChunkCost::bwd_dp,
+      &ChunkCost::fwd_ep,      &ChunkCost::bwd_ep,      &ChunkCost::fwd_ep_bytes, &ChunkCost::bwd_ep_bytes,
+      &ChunkCost::fwd_cp,      &ChunkCost::bwd_cp,      &ChunkCost::fwd_cp_hidden, &ChunkCost::bwd_cp_hidden,
+      &ChunkCost::fwd_cp_bytes, &ChunkCost::bwd_cp_bytes,
+      &ChunkCost::params,      &ChunkCost::expert_params};
+  for (double ChunkCost::*f : fields) into.*f += c.*f;
+  into.layers += c.layers;
+}
+
 // Adds the compute of extra ops (the embedding, the output head) to a chunk's passes.
 void add_ops(ChunkCost& c, const ComputeModel& cm, const std::vector<OpCost>& ops) {
   c.fwd_compute += cm.ops_time(ops, Pass::Forward).seconds();
@@ -188,6 +238,11 @@ void add_ops(ChunkCost& c, const ComputeModel& cm, const std::vector<OpCost>& op
 }  // namespace
 
 int grad_reduce_bytes(topology::Precision p) { return p == topology::Precision::Fp16 ? 2 : 4; }
+
+double moe_load_factor(const ModelSpec& model, const ComputeModel& compute) {
+  const double imbalance = compute.constants().get("moe_load_imbalance");
+  return model.capacity_factor > 0 ? std::min(imbalance, model.capacity_factor) : imbalance;
+}
 
 StageCosts plan_stage_costs(const StageCostInputs& in) {
   const ModelSpec& model = in.model;
@@ -202,22 +257,39 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   shape.sequence_parallel = in.parallel.sequence_parallel;
   shape.precision_bytes = activation_bytes(tr.precision);
   shape.flash_attention = model.flash_attention;
+  shape.ep = in.parallel.ep;
+  shape.moe_load_factor = moe_load_factor(model, in.compute);
 
   const std::vector<OpCost> layer = layer_ops(model, shape);
   const LayerCompute lc = layer_compute(in.compute, layer, tr.recompute);
+  const LayerCompute lc_moe = model.is_moe() ? layer_compute(in.compute, layer_ops(model, shape, true), tr.recompute) : lc;
   const double act = static_cast<double>(tr.micro_batch) * in.parallel.local_seq_len(model.seq_len) * model.hidden *
                      shape.precision_bytes;
   const LayerTensorParallel ltp = layer_tensor_parallel(in, act, layer);
   const LayerContextParallel lcp = layer_context_parallel(context_parallel_inputs(in, layer, shape.precision_bytes));
-  const double layer_params = model.layer_parameters() / tp;
-  const LayerZero3 z3 = layer_zero3(in, layer_params);
+  const LayerExpertParallel lep = layer_expert_parallel(in, shape);
+  const LayerZero3 z3 = layer_zero3(in, model.layer_parameters_per_ep_rank(in.parallel.ep) / tp);
+  const double dense_params = model.dense_layer_parameters() / tp;
+  const double expert_params = model.expert_parameters() / in.parallel.ep / tp;
+  const double moe_params = model.moe_layer_dense_parameters() / tp + expert_params;
 
   StageCosts costs;
   // Virtual stage c * pp + r is chunk c of rank r: an equal share of that rank's layers (the
-  // loader makes every rank's layers divisible by the chunks per rank).
+  // loader makes every rank's layers divisible by the chunks per rank), the model's layers in
+  // order of virtual stage.
+  int first_layer = 0;
   for (int vs = 0; vs < vstages; ++vs) {
     const int layers = in.parallel.layers_on_stage(model.layers, vs % pp) / in.chunks_per_rank;
-    costs.chunks.push_back(layers_cost(layers, lc, ltp, lcp, z3, layer_params, in.fsdp_prefetch));
+    const int moe = model.moe_layers_in(first_layer, layers);
+    first_layer += layers;
+    ChunkCost c = layers_cost(layers - moe, lc, ltp, lcp, z3, dense_params, in.fsdp_prefetch);
+    if (moe > 0) {
+      add_chunk(c, layers_cost(moe, lc_moe, ltp, lcp, z3, moe_params, in.fsdp_prefetch));
+      add_expert_parallel(c, moe, lep);
+      c.expert_params = moe * expert_params;
+      costs.ep_bytes_per_gpu += (c.fwd_ep_bytes + c.bwd_ep_bytes) * in.micro_batches / pp;
+    }
+    costs.chunks.push_back(c);
   }
   ChunkCost& first = costs.chunks.front();
   add_ops(first, in.compute, embedding_ops(model, shape));

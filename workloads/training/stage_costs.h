@@ -13,7 +13,10 @@
 // context parallelism every op sees s/cp tokens and each layer exchanges K/V over the CP group
 // (context_parallel.h); its exposed part blocks like the tensor-parallel collectives. With
 // [sync] tp_comm_overlap the tensor-parallel collectives run behind their GEMMs and only the
-// remainder blocks (overlap.h). All times in seconds, sizes in bytes.
+// remainder blocks (overlap.h). An MoE layer adds its expert-parallel all-to-alls (dispatch and
+// combine, forward and backward; Megatron-Core's alltoall token dispatcher) over the layer's ep
+// group, all ep groups of the stage at once, as blocking communication. All times in seconds,
+// sizes in bytes.
 #pragma once
 
 #include <vector>
@@ -48,7 +51,11 @@ struct ChunkCost {
   // Context parallelism (context_parallel.h): K/V exchange seconds exposed (part of the comm
   // above) and hidden behind attention, and the bytes one GPU sends in it.
   double fwd_cp = 0, bwd_cp = 0, fwd_cp_hidden = 0, bwd_cp_hidden = 0, fwd_cp_bytes = 0, bwd_cp_bytes = 0;
+  // Mixture of experts: seconds of the expert-parallel all-to-all (dispatch and combine) in the
+  // pass, part of the blocking comm above, and the bytes one GPU sends in it.
+  double fwd_ep = 0, bwd_ep = 0, fwd_ep_bytes = 0, bwd_ep_bytes = 0;
   double params = 0;                        // parameters per tensor-parallel rank
+  double expert_params = 0;                 // of which routed experts (reduced over dp / ep)
   int layers = 0;
 };
 
@@ -73,7 +80,12 @@ struct StageCosts {
   double tp_bytes_per_gpu = 0;    // tensor-parallel bytes one GPU sends per iteration
   double pp_bytes_per_gpu = 0;    // pipeline bytes one GPU sends per iteration
   double cp_bytes_per_gpu = 0;    // context-parallel K/V bytes one GPU sends per iteration
+  double ep_bytes_per_gpu = 0;    // expert-parallel all-to-all bytes one GPU sends per iteration
 };
+
+// The router's load imbalance the busiest expert-parallel GPU sees: the moe_load_imbalance
+// constant, capped by the capacity factor when tokens past capacity are dropped.
+double moe_load_factor(const ModelSpec& model, const ComputeModel& compute);
 
 StageCosts plan_stage_costs(const StageCostInputs& in);
 

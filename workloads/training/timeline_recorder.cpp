@@ -73,6 +73,7 @@ void TimelineRecorder::pass(int rank, const PipelineStep& step, const ChunkCost&
   sinks_.spans.write(std::move(p));
   context_parallel(rank, step, cost, start_s, end_s);
   const double tp = std::min(end_s - start_s, step.forward ? cost.fwd_tp : cost.bwd_tp);
+  expert_parallel(rank, step, cost, start_s, end_s - tp);
   const double tp_bytes = step.forward ? cost.fwd_tp_bytes : cost.bwd_tp_bytes;
   if (tp <= 0 && tp_bytes <= 0) return;
   const int load = tp_load(rank);
@@ -106,6 +107,17 @@ void TimelineRecorder::context_parallel(int rank, const PipelineStep& step, cons
     sinks_.spans.write(std::move(c));
   }
   sinks_.traffic.write(LinkTraffic{load, bytes, start_s - run_start_s_, end_s - run_start_s_});
+}
+
+// A pass's MoE all-to-alls (dispatch and combine of its MoE layers), shown as their total just
+// before its tensor-parallel span; like those they really run layer by layer inside the pass.
+void TimelineRecorder::expert_parallel(int rank, const PipelineStep& step, const ChunkCost& cost, double start_s,
+                                       double end_s) {
+  const double ep = std::min(end_s - start_s, step.forward ? cost.fwd_ep : cost.bwd_ep);
+  if (ep <= 0) return;
+  TimelineSpan e = span(rank, 0, "expert all-to-all", end_s - ep, end_s, SpanKind::ExpertParallel);
+  e.bytes = step.forward ? cost.fwd_ep_bytes : cost.bwd_ep_bytes;
+  sinks_.spans.write(std::move(e));
 }
 
 void TimelineRecorder::optimizer(int rank, double start_s, double end_s) {

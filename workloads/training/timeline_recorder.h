@@ -64,6 +64,7 @@ class TimelineRecorder {
   int tp_load(int rank);
   int cp_load(int rank);
   void context_parallel(int rank, const PipelineStep& step, const ChunkCost& cost, double start_s, double end_s);
+  void expert_parallel(int rank, const PipelineStep& step, const ChunkCost& cost, double start_s, double end_s);
   std::string group_link_class(const std::vector<int>& group) const;
 
   const topology::Topology& topo_;

@@ -1,0 +1,56 @@
+// Mixture-of-experts checks that span [model] and [parallelism]: the expert keys against each
+// other (top-k within the experts, MoE layers that exist), and expert parallelism against the
+// model (ep divides the experts) and the layout (ep divides dp: Megatron-Core carves the expert
+// grid out of the data-parallel ranks, megatron/core/parallel_state.py). Run after the GPU count,
+// so dp is known.
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "scenarios/scenario_loader.h"
+#include "scenarios/toml_text.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+constexpr const char* kMoeOnlyKeys[] = {"experts_per_token", "moe_ffn_hidden",  "shared_experts",
+                                        "first_dense_layers", "moe_layer_freq", "capacity_factor"};
+
+}  // namespace
+
+void Loader::check_experts() {
+  const auto& m = spec_.model;
+  const auto& p = spec_.parallel;
+  if (!m.is_moe()) {
+    for (const char* key : kMoeOnlyKeys) {
+      const std::string dotted = std::string("model.") + key;
+      if (spec_.origins.count(dotted))
+        error_at_key(dotted, std::string(key) + " describes a mixture of experts, but the model has no experts",
+                     "set experts = <routed experts per MoE layer> in [model] (e.g. experts = 8), or remove " + std::string(key));
+    }
+    if (p.ep > 1)
+      error_at_key("parallelism.ep", "ep = " + std::to_string(p.ep) + " needs a mixture-of-experts model, but the model has no experts",
+                   "use ep = 1, or set experts (and experts_per_token) in [model]");
+    return;
+  }
+  const std::string experts = std::to_string(m.experts);
+  if (m.experts_per_token > m.experts)
+    error_at_key("model.experts_per_token",
+                 "experts_per_token = " + std::to_string(m.experts_per_token) + " exceeds experts = " + experts,
+                 "each token is routed to top-k of the experts; use experts_per_token <= " + experts);
+  if (m.first_dense_layers >= m.layers)
+    error_at_key("model.first_dense_layers",
+                 "first_dense_layers = " + std::to_string(m.first_dense_layers) + " leaves no MoE layer of " +
+                     std::to_string(m.layers),
+                 "use first_dense_layers < " + std::to_string(m.layers) + ", or experts = 0 for a dense model");
+  if (m.experts % p.ep != 0)
+    error_at_key("parallelism.ep", "ep = " + std::to_string(p.ep) + " does not divide experts = " + experts,
+                 "expert parallelism places experts / ep whole experts on each GPU; use ep = " +
+                     divisor_list(m.experts, std::max(1, p.dp)));
+  else if (cluster_ok_ && p.dp % p.ep != 0)
+    error_at_key("parallelism.ep", "ep = " + std::to_string(p.ep) + " does not divide dp = " + std::to_string(p.dp),
+                 "the expert-parallel group is carved out of the data-parallel ranks (Megatron-Core); use ep = " +
+                     divisor_list(std::gcd(m.experts, p.dp), p.dp));
+}
+
+}  // namespace clustersim::scenarios

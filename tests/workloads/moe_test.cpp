@@ -1,0 +1,220 @@
+// Mixture of experts: the layer's FLOPs and memory counted by hand, the expert-parallel
+// all-to-all's bytes and time on a DGX H100, and the import of MoE Hugging Face configs.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "topology/catalog.h"
+#include "topology/builders.h"
+#include "topology/routing.h"
+#include "workloads/collectives/collective_memo.h"
+#include "workloads/compute/compute_model.h"
+#include "workloads/memory/memory_model.h"
+#include "workloads/model/hf_config.h"
+#include "workloads/model/model_presets.h"
+#include "workloads/model/transformer_ops.h"
+#include "workloads/training/stage_costs.h"
+
+using namespace clustersim;
+using namespace clustersim::workloads;
+
+namespace {
+
+// 4 layers, the first dense; 8 SwiGLU experts of width 2048, top-2 (hidden 1024, dense ffn 4096).
+ModelSpec small_moe() {
+  ModelSpec m;
+  m.layers = 4;
+  m.hidden = 1024;
+  m.heads = 8;
+  m.kv_heads = 8;
+  m.ffn_hidden = 4096;
+  m.seq_len = 512;
+  m.vocab = 32000;
+  m.mlp = MlpKind::SwiGlu;
+  m.norm = NormKind::RmsNorm;
+  m.tied_embeddings = false;
+  m.experts = 8;
+  m.experts_per_token = 2;
+  m.moe_ffn_hidden = 2048;
+  m.first_dense_layers = 1;
+  return m;
+}
+
+double matmul_fwd(const std::vector<OpCost>& ops) { return sum_ops(ops).fwd_matmul_flops.value; }
+
+std::string data(const char* name) { return std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/workloads/data/" + name; }
+
+std::string load_error(const char* name) {
+  try {
+    load_hf_config(data(name));
+  } catch (const HfConfigError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("workloads::layer_ops: an MoE layer's FLOPs replace the dense MLP with the router and top-k experts") {
+  const ModelSpec m = small_moe();
+  OpShape sh;
+  sh.seq_len = 512;
+  const double s = 512, h = 1024, k = 2, f = 2048, E = 8;
+  // Router 2 s h E, then k experts per token, each 3 GEMMs of 2 s h f; the dense MLP is 3 x 2 s h 4096.
+  const double by_hand = 2 * s * h * E + 3 * 2 * (s * k) * h * f - 3 * 2 * s * h * 4096;
+  CHECK(matmul_fwd(layer_ops(m, sh, true)) - matmul_fwd(layer_ops(m, sh)) == doctest::Approx(by_hand));
+  // Expert parallelism moves experts, not work: each GPU's experts see tokens x k on average.
+  OpShape ep4 = sh;
+  ep4.ep = 4;
+  CHECK(matmul_fwd(layer_ops(m, ep4, true)) == doctest::Approx(matmul_fwd(layer_ops(m, sh, true))));
+  // A skewed router (the busiest GPU gets 1.5x the mean) scales only the experts' GEMMs.
+  OpShape skew = ep4;
+  skew.moe_load_factor = 1.5;
+  CHECK(matmul_fwd(layer_ops(m, skew, true)) - matmul_fwd(layer_ops(m, ep4, true)) ==
+        doctest::Approx(0.5 * 3 * 2 * (s * k) * h * f));
+  // A dense model ignores the flag.
+  ModelSpec dense = m;
+  dense.experts = 0;
+  CHECK(matmul_fwd(layer_ops(dense, sh, true)) == doctest::Approx(matmul_fwd(layer_ops(dense, sh))));
+}
+
+TEST_CASE("workloads::model_flops_per_iteration: an MoE model counts k experts per token, dense layers as dense") {
+  const ModelSpec m = small_moe();
+  OpShape sh;
+  sh.seq_len = m.seq_len;
+  const double dense = 3 * matmul_fwd(layer_ops(m, sh));  // fwd + bwd = 3 x fwd for every matmul
+  const double moe = 3 * matmul_fwd(layer_ops(m, sh, true));
+  const double head = 3 * matmul_fwd(head_ops(m, sh));
+  CHECK(model_flops_per_iteration(m, 8).value == doctest::Approx(8 * (1 * dense + 3 * moe + head)));
+  // Six routed FLOPs per active expert parameter and token: the experts add 6 x (k / E) x their
+  // parameters x tokens, not 6 x all of them.
+  ModelSpec more_experts = m;
+  more_experts.experts = 64;
+  const double router_delta = 3 * 2 * 512.0 * 1024 * (64 - 8) * 3;  // 3 MoE layers
+  CHECK(model_flops_per_iteration(more_experts, 1).value - model_flops_per_iteration(m, 1).value ==
+        doctest::Approx(router_delta));
+}
+
+TEST_CASE("workloads::ModelSpec: MoE parameters split into replicated layers and experts divided by ep") {
+  const ModelSpec m = small_moe();
+  const double h = 1024;
+  CHECK(m.expert_parameters() == doctest::Approx(8 * 3 * h * 2048));
+  CHECK(m.moe_layer_dense_parameters() == doctest::Approx(m.dense_layer_parameters() - 3 * h * 4096 + h * 8));
+  CHECK(m.moe_layers_in(0, 4) == 3);
+  CHECK(m.moe_layers_in(0, 1) == 0);
+  const double total = m.dense_layer_parameters() + 3 * (m.moe_layer_dense_parameters() + m.expert_parameters());
+  CHECK(m.layer_parameters() * 4 == doctest::Approx(total));
+  CHECK(m.layer_parameters_per_ep_rank(8) * 4 ==
+        doctest::Approx(total - 3 * m.expert_parameters() * 7.0 / 8.0));
+}
+
+TEST_CASE("workloads::estimate_memory: expert weights divide by ep, their optimizer states by dp / ep") {
+  MemoryRequest q;
+  q.model = small_moe();
+  q.parallel.dp = 8;
+  q.parallel.ep = 4;
+  q.parallel.distributed_optimizer = true;
+  q.training.global_batch = 8;
+  const MemoryBreakdown b = stage_memory(q, 0);
+  const MemoryLine* weights = b.find_line("routed experts (/ep): weights");
+  const MemoryLine* optimizer = b.find_line("routed experts (/ep): optimizer states");
+  REQUIRE(weights != nullptr);
+  REQUIRE(optimizer != nullptr);
+  const double expert_params = 3 * q.model.expert_parameters() / 4;  // 3 MoE layers, ep 4
+  CHECK(weights->bytes.value == doctest::Approx(2.0 * expert_params));  // bf16
+  // Adam: fp32 master weights and two moments, 12 B, over the expert-data-parallel group dp/ep = 2.
+  CHECK(optimizer->bytes.value == doctest::Approx(12.0 * expert_params / 2));
+  // Dispatch + combine of one micro-batch: 2 x k x s x b x h x 2 B.
+  const MemoryLine* dispatch = b.find_line("MoE dispatch buffers");
+  REQUIRE(dispatch != nullptr);
+  CHECK(dispatch->bytes.value == doctest::Approx(2.0 * 2 * 512 * 1024 * 2.0));
+}
+
+TEST_CASE("workloads::plan_stage_costs: an MoE layer's dispatch and combine are all-to-alls over the ep group") {
+  // mixtral-8x7b on one DGX H100, ep 8: per MoE layer and micro-batch each GPU sends 7/8 of its
+  // k x s x h x 2 B dispatch buffer twice (dispatch, combine) in the forward and twice in the backward.
+  const topology::NodeSpec* node = topology::find_node_preset("dgx-h100");
+  REQUIRE(node != nullptr);
+  topology::ClusterSpec cluster;
+  cluster.node = *node;
+  cluster.nodes = 1;
+  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
+  REQUIRE(gpu != nullptr);
+  const topology::Topology topo = topology::build_cluster(cluster);
+  const topology::Router router(topo);
+  ModelSpec model = *find_model_preset("mixtral-8x7b");
+  ParallelSpec par;
+  par.dp = 8;
+  par.ep = 8;
+  TrainingSpec tr;
+  tr.global_batch = 8;
+  const ComputeModel compute(*gpu, cluster, tr.precision, ComputeConstants{});
+  const ParallelLayout layout{par.tp, par.dp, par.pp};
+  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
+  const StageCosts c = plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 1});
+  REQUIRE(c.chunks.size() == 1);
+  const double buffer = 4096.0 * 2 * 4096 * 2;  // s k h x bf16
+  CHECK(moe_dispatch_bytes(model, OpShape{1, 4096, 1, false, 2, true, 8, 1.0}) == doctest::Approx(buffer));
+  CHECK(c.chunks[0].fwd_ep_bytes == doctest::Approx(32 * 2 * buffer * 7 / 8));
+  CHECK(c.chunks[0].bwd_ep_bytes == doctest::Approx(c.chunks[0].fwd_ep_bytes));
+  CHECK(c.ep_bytes_per_gpu == doctest::Approx(c.chunks[0].fwd_ep_bytes * 2));
+  // No all-to-all beats its bandwidth bound: 7/8 of the buffer through one GPU's 450 GB/s of NVLink.
+  const double bound = buffer * 7 / 8 / 450e9;
+  CHECK(c.chunks[0].fwd_ep / (32 * 2) >= bound);
+  CHECK(c.chunks[0].fwd_ep / (32 * 2) < 4 * bound);
+  // Routed experts are 1/8 of the chunk's expert parameters.
+  CHECK(c.chunks[0].expert_params == doctest::Approx(32 * model.expert_parameters() / 8));
+  // Without expert parallelism there is no all-to-all.
+  par.ep = 1;
+  const StageCosts dense = plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 1});
+  CHECK(dense.chunks[0].fwd_ep == 0);
+  CHECK(dense.ep_bytes_per_gpu == 0);
+}
+
+TEST_CASE("workloads::load_hf_config: a Mixtral config is a mixture of 8 experts, top-2, never a dense 7B") {
+  const ModelSpec m = load_hf_config(data("mixtral_8x7b_config.json"));
+  CHECK(m.is_moe());
+  CHECK(m.experts == 8);
+  CHECK(m.experts_per_token == 2);
+  CHECK(m.moe_ffn_hidden == 14336);
+  CHECK(m.shared_experts == 0);
+  CHECK(m.first_dense_layers == 0);
+  CHECK(m.moe_layers_in(0, m.layers) == 32);
+  // Mistral AI: 46.7 B parameters.
+  CHECK(m.parameters() == doctest::Approx(46.7e9).epsilon(0.005));
+  CHECK(m.parameters() == doctest::Approx(find_model_preset("mixtral-8x7b")->parameters()));
+}
+
+TEST_CASE("workloads::load_hf_config: Qwen-MoE's shared expert and DeepSeek-V3's dense first layers are read") {
+  const ModelSpec q = load_hf_config(data("qwen1.5_moe_a2.7b_config.json"));
+  CHECK(q.experts == 60);
+  CHECK(q.experts_per_token == 4);
+  CHECK(q.moe_ffn_hidden == 1408);
+  CHECK(q.shared_experts == 4);  // shared_expert_intermediate_size 5632 = 4 x 1408
+  // Qwen: 14.3 B parameters in total (model card); the shared expert's 1-wide gate is not counted.
+  CHECK(q.parameters() == doctest::Approx(14.3e9).epsilon(0.01));
+  const ModelSpec v3 = load_hf_config(data("deepseek_v3_config.json"));
+  CHECK(v3.experts == 256);
+  CHECK(v3.experts_per_token == 8);
+  CHECK(v3.shared_experts == 1);
+  CHECK(v3.first_dense_layers == 3);
+  CHECK(v3.moe_layers_in(0, v3.layers) == 58);
+  CHECK(v3.parameters() == doctest::Approx(find_model_preset("deepseek-v3")->parameters()));
+}
+
+TEST_CASE("workloads::load_hf_config: MoE keys clustersim does not model are an error that names them") {
+  const std::string e = load_error("jamba_like_moe_config.json");
+  CHECK(e.find("expert_layer_offset") != std::string::npos);
+  CHECK(e.find("expert_layer_period") != std::string::npos);
+  CHECK(e.find("does not model") != std::string::npos);
+  // An expert setting without an expert count is not silently dropped either.
+  try {
+    parse_hf_config(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                        "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 64,
+                        "num_experts_per_tok": 2})",
+                    "inline");
+    FAIL("expected an HfConfigError");
+  } catch (const HfConfigError& err) {
+    CHECK(std::string(err.what()).find("num_experts_per_tok") != std::string::npos);
+  }
+}
