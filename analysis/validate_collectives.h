@@ -48,11 +48,17 @@ struct CollectiveValidation {
   std::vector<CollectiveValidationRow> rows;      // every CSV row, simulated or skipped
   std::vector<CollectiveValidationGroup> groups;  // first-seen order
   double wall_s = 0;
+  std::string data_file = "collectives.csv";  // the CSV's file name, for the report's title
 };
 
 // Reads `csv_path` (default: CLUSTERSIM_DATA_DIR/collectives.csv) and simulates every usable row.
 // Throws std::runtime_error when the file cannot be read.
 CollectiveValidation run_collective_validation(const std::string& csv_path = {});
+// The bundled data: collectives.csv (A100/H100/H200 nodes) and collectives_gb200.csv (CoreWeave's
+// GB200 NVL72 all-reduce table, 1, 2 and 20 racks; the nodes column counts racks), a file of its own
+// because its 144-GPU rows take minutes to replay.
+std::string default_collectives_csv();
+std::string gb200_collectives_csv();
 std::string collective_validation_text(const CollectiveValidation& v);
 std::string collective_validation_json(const CollectiveValidation& v);
 

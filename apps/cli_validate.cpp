@@ -20,9 +20,14 @@
 namespace clustersim::apps {
 namespace {
 
+// The node-scale set, then the rack-scale GB200 NVL72 set (its own file and table).
 std::string collectives_section(bool json) {
   const analysis::CollectiveValidation v = analysis::run_collective_validation();
-  return json ? analysis::collective_validation_json(v) : analysis::collective_validation_text(v);
+  const analysis::CollectiveValidation gb200 = analysis::run_collective_validation(analysis::gb200_collectives_csv());
+  if (!json) return analysis::collective_validation_text(v) + "\n" + analysis::collective_validation_text(gb200);
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(analysis::collective_validation_json(v));
+  j["gb200_nvl72"] = nlohmann::ordered_json::parse(analysis::collective_validation_json(gb200));
+  return j.dump(2) + "\n";
 }
 std::string memory_section(bool json) { return analysis::validate_memory(json); }
 // The A100 set (training.csv) first, unchanged; then the modern set and the cross-generation

@@ -129,6 +129,11 @@ void check_node_shape(LoadContext& ctx, const topology::NodeSpec& node, const to
     ctx.error_at_key("cluster.node.intra",
                      "intra = \"nvlink-bridge\" joins GPUs in pairs, but the node has " + gpus_text + " GPUs",
                      "use an even number of gpus");
+  if (node.intra == IntraKind::XgmiMesh && gpu.nvlink_links > 0 && node.gpus - 1 > gpu.nvlink_links)
+    ctx.error_at_key("cluster.node.intra",
+                     "intra = \"xgmi-mesh\" joins every GPU pair by one link, but " + node.gpu + " has " +
+                         std::to_string(gpu.nvlink_links) + " links for the node's " + gpus_text + " GPUs",
+                     "use gpus = " + std::to_string(gpu.nvlink_links + 1) + " or fewer");
 }
 
 // A node that differs from its preset is "custom (from <preset>)"; one without a preset "custom".

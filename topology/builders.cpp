@@ -9,6 +9,10 @@
 //   an all-to-all through the chips is non-blocking, so the fold loses nothing the model uses.
 // - NVLink bridge nodes: GPUs 2k and 2k+1 joined by one edge of all the GPU's links at the
 //   NCCL-usable rate (A100 PCIe: 12 x 20 = 240 GB/s of the datasheet's 300 GB/s per direction).
+// - xGMI mesh nodes (AMD MI300X): every GPU pair joined by one edge of ONE link (64 GB/s per
+//   direction), no switch device: a GPU reaches its 7 peers at 7 x 64 GB/s only when it talks to
+//   all of them at once, which is what rings and all-to-alls over the mesh do. The edges carry the
+//   NvLink link kind, the kind of a GPU-to-GPU scale-up link (topology.h).
 // - Every node has a PCIe tree: GPUs split evenly over sockets, gpus_per_pcie_switch GPUs per
 //   switch, each switch with a gen-x16 uplink to its socket's root complex, sockets joined pairwise
 //   by the CPU interconnect. NIC i sits on the switch of GPU i * gpus / nics.
@@ -78,6 +82,9 @@ void validate_counts(const ClusterSpec& spec) {
   if (n.intra == IntraKind::NvlinkBridge && n.gpus % 2 != 0)
     fail(node + ": NVLink bridges join GPUs in pairs, but the node has " + std::to_string(n.gpus) +
          " GPUs; use an even GPU count");
+  if (n.intra == IntraKind::XgmiMesh && n.gpus < 2)
+    fail(node + ": intra = xgmi-mesh joins every GPU pair by a direct link, but the node has " +
+         std::to_string(n.gpus) + " GPU; use at least 2 GPUs or intra = pcie");
   if (n.nics < 0) fail(node + ": nics must not be negative (got " + std::to_string(n.nics) + ")");
   if (spec.nodes > 1 && n.nics < 1)
     fail(node + ": a cluster of " + std::to_string(spec.nodes) + " nodes needs at least 1 NIC per "
@@ -106,6 +113,10 @@ Parts validate(const ClusterSpec& spec) {
   if (n.intra != IntraKind::Pcie && parts.gpu->nvlink_links <= 0)
     fail("node '" + n.id + "': intra = " + std::string(to_string(n.intra)) + " needs NVLink, but GPU '" +
          n.gpu + "' has no NVLink; use intra = pcie");
+  if (n.intra == IntraKind::XgmiMesh && parts.gpu->nvlink_links < n.gpus - 1)
+    fail("node '" + n.id + "': intra = xgmi-mesh needs one link to each of the other " + std::to_string(n.gpus - 1) +
+         " GPUs, but GPU '" + n.gpu + "' has " + std::to_string(parts.gpu->nvlink_links) +
+         " scale-up links; use at most " + std::to_string(parts.gpu->nvlink_links + 1) + " GPUs per node");
   return parts;
 }
 
@@ -129,6 +140,12 @@ void build_server(Topology& topo, const NodeSpec& n, const Parts& parts, int s,
     for (int i = 0; i + 1 < n.gpus; i += 2)
       topo.add_duplex(local_gpu(i), local_gpu(i + 1), LinkKind::NvLink, nvl_bw,
                       nvlink_hop_latency() * 2, gpu.nvlink_links);
+  } else if (n.intra == IntraKind::XgmiMesh) {
+    // One scale-up link per GPU pair, no switch: a pair gets one link's rate, never the GPU's sum.
+    for (int i = 0; i < n.gpus; ++i)
+      for (int j = i + 1; j < n.gpus; ++j)
+        topo.add_duplex(local_gpu(i), local_gpu(j), LinkKind::NvLink, gpu.nvlink_link_usable,
+                        nvlink_hop_latency() * 2, 1);
   }
 
   std::vector<DeviceId> cpus;

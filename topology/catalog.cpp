@@ -41,7 +41,7 @@ constexpr sim::BytesPerSec kNvlink5Raw = gbps(50.0), kNvlink5Usable = gbps(40.1)
 // so usable = raw (UNSURE). Stored in the nvlink fields as the GPU's scale-up link.
 constexpr sim::BytesPerSec kXgmiRaw = gbps(64.0), kXgmiUsable = gbps(64.0);
 
-const std::array<GpuSpec, 13> kGpus = {{
+const std::array<GpuSpec, 18> kGpus = {{
     {.id = "v100-sxm2-32gb", .name = "NVIDIA V100 SXM2 32GB", .compute_capability = 70,
      // Tensor 125 TF is FP16 multiply / FP32 accumulate; no TF32, BF16 or FP8 units.
      .fp32 = tf(15.7), .tf32 = tf(0), .fp16 = tf(125), .bf16 = tf(0), .fp8 = tf(0),
@@ -118,6 +118,77 @@ const std::array<GpuSpec, 13> kGpus = {{
      .source = "NVIDIA HGX B200 / GB200 NVL72 spec table (sparse/2); price: J. Huang, CNBC 2024 "
                "($30-40k); NCCL topo.h SM100_NVLINK_BW",
      .nvlink_link_raw = kNvlink5Raw, .nvlink_link_usable = kNvlink5Usable},
+    // GB200 NVL72's Blackwell GPU: GB200 NVL72 column of the same spec table, per GPU, sparse/2
+    // (hardware.md §1.2: BF16 2,500 dense, FP8 5,000, 186 GB HBM3e, 8 TB/s, up to 1,200 W). SM count
+    // 148 as B200 (UNSURE); tensor clock DERIVED and UNSURE: 2500 TF / (148 x 8192) = 2062 MHz.
+    // The 18 NVLink 5 links go to the rack's NVLink switch trays (gb200-nvl72 node preset).
+    {.id = "gb200", .name = "NVIDIA GB200 (Blackwell GPU of the NVL72 rack)", .compute_capability = 100,
+     .fp32 = tf(80), .tf32 = tf(1250), .fp16 = tf(2500), .bf16 = tf(2500), .fp8 = tf(5000),
+     .memory = gib(186), .memory_bandwidth = gbps(8000), .nvlink_links = 18,
+     .nvlink_per_dir = gbps(900), .pcie_gen = 5, .tdp = sim::Watts{1200}, .sms = 148,
+     .boost_clock_mhz = 0, .tensor_clock_mhz = 2062, .price_usd = 0, .nvls = true,
+     .source = "NVIDIA GB200 NVL72 spec table, GB200 NVL72 column per GPU (sparse/2); NCCL topo.h "
+               "SM100_NVLINK_BW",
+     .nvlink_link_raw = kNvlink5Raw, .nvlink_link_usable = kNvlink5Usable},
+    // B300 (Blackwell Ultra), HGX B300 column of NVIDIA's HGX spec table, per GPU = the 8-GPU
+    // figures / 8, sparse/2: TF32 18 PF* -> 1,125, BF16 36 PF* -> 2,250, FP8 72 PF* -> 4,500, FP32
+    // 600 -> 75; "up to 2.3 TB" HBM3e -> 288 GB, 1.8 TB/s NVLink 5 per GPU (table quoted by
+    // fibermall.com/blog/?p=17161 and glennklockwood.com/garden/processors/B300; not in
+    // ../shared/reference). Memory bandwidth 8 TB/s and 1,400 W are the GTC 2025 GB300 figures
+    // (glennklockwood.com, UNSURE for the HGX part). SM count 160 from NVIDIA's Blackwell Ultra
+    // developer blog (not in the reference: UNSURE); tensor clock DERIVED: 2250 TF / (160 x 8192) =
+    // 1717 MHz (UNSURE). PCIe Gen6 host link per the same page.
+    {.id = "b300", .name = "NVIDIA B300 (HGX, per GPU)", .compute_capability = 100,
+     .fp32 = tf(75), .tf32 = tf(1125), .fp16 = tf(2250), .bf16 = tf(2250), .fp8 = tf(4500),
+     .memory = gib(288), .memory_bandwidth = gbps(8000), .nvlink_links = 18,
+     .nvlink_per_dir = gbps(900), .pcie_gen = 6, .tdp = sim::Watts{1400}, .sms = 160,
+     .boost_clock_mhz = 0, .tensor_clock_mhz = 1717, .price_usd = 0, .nvls = true,
+     .source = "NVIDIA HGX B300 spec table (per GPU = /8, sparse/2) as quoted by fibermall.com and "
+               "glennklockwood.com; SM count: NVIDIA Blackwell Ultra blog (UNSURE); NCCL topo.h "
+               "SM100_NVLINK_BW",
+     .nvlink_link_raw = kNvlink5Raw, .nvlink_link_usable = kNvlink5Usable},
+    // --- Export variants for China (US export rules 2022-2023) -----------------------------------
+    // A800: the A100 80GB SXM with NVLink cut to 8 links / 400 GB/s bidirectional (links.csv,
+    // NVLink 3.0 row: "A800 export variant: 8 links / 400 GB/s"); compute and memory as A100 80GB.
+    {.id = "a800-sxm4-80gb", .name = "NVIDIA A800 80GB SXM4", .compute_capability = 80,
+     .fp32 = tf(19.5), .tf32 = tf(156), .fp16 = tf(312), .bf16 = tf(312), .fp8 = tf(0),
+     .memory = gib(80), .memory_bandwidth = gbps(2039), .nvlink_links = 8,
+     .nvlink_per_dir = gbps(200), .pcie_gen = 4, .tdp = sim::Watts{400}, .sms = 108,
+     .boost_clock_mhz = 1410, .tensor_clock_mhz = 1410, .price_usd = 0, .nvls = false,
+     .source = "NVIDIA A800 datasheet via links.csv (8 NVLink 3 links, 400 GB/s); compute as A100 80GB "
+               "datasheet; NCCL topo.h SM80_NVLINK_BW",
+     .nvlink_link_raw = kNvlink3Raw, .nvlink_link_usable = kNvlink3Usable},
+    // H800 SXM: the H100 SXM die, clocks and tensor peaks with NVLink cut to 400 GB/s
+    // bidirectional (NVIDIA H800 datasheet as summarised by philisun.com "H800 vs H100"; DeepSeek-V3
+    // technical report, arXiv 2412.19437 §3.1, measures ~160 GB/s of NVLink per GPU on H800 nodes).
+    // 8 links is DERIVED: 400 GB/s / (2 x 25 GB/s per NVLink 4 link). FP64 is cut to ~1 TF (not
+    // modelled). Price unknown.
+    {.id = "h800-sxm5-80gb", .name = "NVIDIA H800 SXM5 80GB", .compute_capability = 90,
+     .fp32 = tf(67), .tf32 = tf(494.7), .fp16 = tf(989.4), .bf16 = tf(989.4), .fp8 = tf(1979),
+     .memory = gib(80), .memory_bandwidth = gbps(3350), .nvlink_links = 8,
+     .nvlink_per_dir = gbps(200), .pcie_gen = 5, .tdp = sim::Watts{700}, .sms = 132,
+     .boost_clock_mhz = 1980, .tensor_clock_mhz = 1830, .price_usd = 0, .nvls = true,
+     .source = "NVIDIA H800 datasheet (NVLink 400 GB/s; compute as H100 SXM, sparse/2); DeepSeek-V3 "
+               "report arXiv 2412.19437; NCCL topo.h SM90_NVLINK_BW",
+     .nvlink_link_raw = kNvlink4Raw, .nvlink_link_usable = kNvlink4Usable},
+    // H20: a Hopper part capped for the 2023 export rule. Dense tensor peaks FP16/BF16 148, FP8
+    // 296, TF32 74, FP32 44 TFLOPS; 96 GB HBM3 at 4.0 TB/s; full 900 GB/s NVLink 4; 400 W (NVIDIA
+    // H20 spec sheet as reported by willitrunai.com/gpus/h20-96gb and zangshuxian.com, UNSURE: no
+    // NVIDIA page in the reference). 78 SMs from a Geekbench 6 listing (UNSURE). The tensor cap is a
+    // firmware limit, not SMs x clock (78 x 4096 FLOP/clk would need a 463 MHz clock), so no clock
+    // is given (0: unpublished) and the compute model's peak is the capped one.
+    {.id = "h20", .name = "NVIDIA H20 96GB", .compute_capability = 90,
+     .fp32 = tf(44), .tf32 = tf(74), .fp16 = tf(148), .bf16 = tf(148), .fp8 = tf(296),
+     .memory = gib(96), .memory_bandwidth = gbps(4000), .nvlink_links = 18,
+     .nvlink_per_dir = gbps(450), .pcie_gen = 5, .tdp = sim::Watts{400}, .sms = 78,
+     .boost_clock_mhz = 0, .tensor_clock_mhz = 0, .price_usd = 0, .nvls = true,
+     .source = "NVIDIA H20 spec sheet as reported (willitrunai.com, zangshuxian.com; UNSURE); SMs: "
+               "Geekbench 6 listing (UNSURE); NCCL topo.h SM90_NVLINK_BW",
+     .nvlink_link_raw = kNvlink4Raw, .nvlink_link_usable = kNvlink4Usable},
+    // Left out for want of a source: the L20 (AD102, 92 SMs, 48 GB GDDR6 864 GB/s, 275 W per
+    // third-party spec databases) -- no NVIDIA figure for its tensor peaks was found, and the
+    // "32 % of L40S" reports are hearsay; the RTX 4090 48 GB -- a board-partner modification with
+    // no NVIDIA datasheet.
     // GeForce: FP16/BF16 tensor with FP32 accumulate (what AMP training uses) runs at half rate.
     {.id = "rtx-3090", .name = "NVIDIA GeForce RTX 3090", .compute_capability = 86,
      .fp32 = tf(35.6), .tf32 = tf(35.6), .fp16 = tf(71), .bf16 = tf(71), .fp8 = tf(0),
@@ -198,7 +269,7 @@ const std::array<NicSpec, 8> kNics = {{
 }};
 
 // --- Node presets (scenario.md "Preset ids that must exist") -----------------------------------
-const std::array<NodeSpec, 9> kNodes = {{
+const std::array<NodeSpec, 16> kNodes = {{
     // Desktop/workstation boards wire their x16 slots straight to CPU root ports (no PLX switch),
     // and GeForce cards have P2P disabled, so GPU-to-GPU traffic bounces through the host: each GPU
     // sits alone on a "switch" that stands for its root port (gpus_per_pcie_switch = 1), and the
@@ -245,6 +316,61 @@ const std::array<NodeSpec, 9> kNodes = {{
      .description = "DGX B200: 8x B200 180GB, NVSwitch gen4 (NVLink 5), 2x Xeon 8570, 8x IB NDR 400",
      .gpu = "b200", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
      .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8},
+    // --- Nodes a buyer in China can get (export variants on the HGX baseboards) -----------------
+    // HGX H800: the HGX H100 baseboard (4 NVSwitch gen3) with H800 GPUs. DeepSeek-V3's H800
+    // cluster (arXiv 2412.19437 §3.1) gives each GPU one 400 Gb/s InfiniBand NIC (50 GB/s).
+    {.id = "hgx-h800-8x",
+     .description = "HGX H800 8-GPU: 8x H800 SXM (NVLink cut to 400 GB/s) on NVSwitch gen3, 8x IB NDR 400",
+     .gpu = "h800-sxm5-80gb", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8},
+    // HGX H20: the same baseboard with H20s (full 900 GB/s NVLink); one 400 Gb/s NIC per GPU as on
+    // HGX H100 (ASSUMPTION: vendors ship H20 servers with the HGX H100 network layout).
+    {.id = "hgx-h20-8x",
+     .description = "HGX H20 8-GPU: 8x H20 96GB on NVSwitch gen3 (900 GB/s), 8x IB NDR 400",
+     .gpu = "h20", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8},
+    // HGX A800: the HGX A100 baseboard (6 NVSwitch gen2) with A800s; network as DGX A100.
+    {.id = "hgx-a800-8x",
+     .description = "HGX A800 8-GPU: 8x A800 80GB SXM (NVLink cut to 400 GB/s) on NVSwitch gen2, 8x IB HDR 200",
+     .gpu = "a800-sxm4-80gb", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 4,
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-hdr-200", .nics = 8},
+    // 8x L40S PCIe: the dual-socket layout of 8x-a100-pcie (2 Gen4 switches per socket, 2 GPUs
+    // each, no NVLink: the L40S has none). One 200 GbE RoCE NIC per switch (ASSUMPTION: NVIDIA's
+    // L40S/OVX servers ship 200 GbE; UNSURE).
+    {.id = "8x-l40s-pcie",
+     .description = "8x L40S 48GB PCIe Gen4, 2 sockets x 2 PCIe switches x 2 GPUs, no NVLink, 4x RoCE 200 GbE",
+     .gpu = "l40s", .gpus = 8, .intra = IntraKind::Pcie, .pcie_gen = 4,
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "roce-200", .nics = 4},
+    // 8x RTX 4090: GeForce cards have peer-to-peer disabled, so every GPU-to-GPU copy bounces
+    // through host memory: each GPU on its own root port as in 2x-rtx4090-pcie4 (PHB within a
+    // socket, SYS across). One 100 GbE port per socket (ASSUMPTION, UNSURE).
+    {.id = "8x-rtx4090-pcie",
+     .description = "8x RTX 4090 24GB on PCIe 4.0 root ports, 2 sockets, P2P disabled, 2x RoCE 100 GbE",
+     .gpu = "rtx-4090", .gpus = 8, .intra = IntraKind::Pcie, .pcie_gen = 4,
+     .gpus_per_pcie_switch = 1, .sockets = 2, .nic = "roce-100", .nics = 2},
+    // AMD Instinct MI300X platform (AMD MI300X datasheet, CDNA3 whitepaper): 8 OAM GPUs on a
+    // universal baseboard, every pair joined by one Infinity Fabric (xGMI) link, 7 per GPU -- a full
+    // mesh, no switch (intra = xgmi-mesh). Hosts pair it with 8x 400 Gb/s NICs, one per GPU (e.g.
+    // Azure ND MI300X v5: 8x ConnectX-7 NDR; UNSURE for other OEMs), PCIe Gen5, 2 sockets.
+    {.id = "mi300x-8x",
+     .description = "AMD MI300X platform: 8x MI300X OAM, xGMI full mesh (7 x 64 GB/s per GPU), 8x IB NDR 400",
+     .gpu = "mi300x", .gpus = 8, .intra = IntraKind::XgmiMesh, .pcie_gen = 5,
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8},
+    // --- Rack-scale NVLink ---------------------------------------------------------------------
+    // GB200 NVL72 (NVIDIA GB200 NVL72 spec; links.csv "NVLink Switch gen4"; hardware.md §2.3):
+    // one "node" is the whole rack, because the rack is one NVLink domain: 18 compute trays of 2
+    // GB200 superchips (1 Grace + 2 GPUs each) = 72 GPUs, every GPU's 18 NVLink 5 links to the 9
+    // NVLink switch trays (18 switch chips, 1.8 TB/s per GPU, non-blocking). The switch trays are
+    // folded into the one crossbar device, as NVSwitch chips are in a DGX (builders.cpp). Scale-out:
+    // one ConnectX-7 400 Gb/s NIC per GPU (hardware.md §2.4, GB200 NVL72 row), racks joined by
+    // InfiniBand. 36 sockets = the 36 Grace CPUs, each with its 2 GPUs and 2 NICs on one PCIe
+    // "switch"; Grace-to-Grace links are modelled as the generic CPU interconnect (UNSURE; no GPU
+    // route uses them, NVLink joins every GPU pair).
+    {.id = "gb200-nvl72",
+     .description = "GB200 NVL72 rack: 72x GB200 GPU in one NVLink 5 domain (9 NVLink switch trays), 36x Grace, "
+                    "72x IB NDR 400",
+     .gpu = "gb200", .gpus = 72, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
+     .gpus_per_pcie_switch = 2, .sockets = 36, .nic = "ib-ndr-400", .nics = 72},
     // ALCF Polaris (docs.alcf.anl.gov/polaris/hardware-overview/machine-overview): HPE Apollo 6500
     // Gen10+, one AMD EPYC 7543P (Milan), 4x A100-SXM4-40GB all-to-all NVLink (NV4 between every
     // pair = the GPU's 12 links), 2 Slingshot 11 NICs, each on a root port next to a GPU (PHB). The

@@ -70,10 +70,15 @@ struct NicSpec {
   std::string source;
 };
 
-enum class IntraKind : std::uint8_t { NvSwitch, NvlinkBridge, Pcie };
+// How a node's GPUs reach each other: through an NVSwitch crossbar (DGX/HGX, and the NVLink
+// switch trays of an NVL72 rack), NVLink bridges between pairs, PCIe only, or a full mesh of
+// point-to-point scale-up links with no switch (AMD MI300X: one xGMI link per GPU pair).
+enum class IntraKind : std::uint8_t { NvSwitch, NvlinkBridge, Pcie, XgmiMesh };
 // The names scenarios take (cluster.node.intra); parse with sim::parse.
-inline constexpr sim::Choice<IntraKind> kIntraKindNames[] = {
-    {"nvswitch", IntraKind::NvSwitch}, {"nvlink-bridge", IntraKind::NvlinkBridge}, {"pcie", IntraKind::Pcie}};
+inline constexpr sim::Choice<IntraKind> kIntraKindNames[] = {{"nvswitch", IntraKind::NvSwitch},
+                                                             {"nvlink-bridge", IntraKind::NvlinkBridge},
+                                                             {"pcie", IntraKind::Pcie},
+                                                             {"xgmi-mesh", IntraKind::XgmiMesh}};
 std::string_view to_string(IntraKind k);  // sim::name_of(kIntraKindNames, k)
 
 // What one server (node) looks like. A preset or an explicit [cluster.node] table.

@@ -25,7 +25,7 @@ enum class DeviceKind : std::uint8_t { Gpu, NvSwitch, PcieSwitch, CpuRootComplex
 // Declared in order of reach (inside a board, a socket, a server, the cluster): widest_link_kind
 // compares kinds by this order.
 enum class LinkKind : std::uint8_t {
-  NvLink,         // GPU<->GPU NVLink (bridge) or GPU<->NVSwitch port group
+  NvLink,         // GPU<->GPU scale-up link: NVLink (bridge), GPU<->NVSwitch port group, AMD xGMI
   Pcie,           // GPU/NIC <-> PCIe switch <-> CPU root complex
   CpuInterconnect,// socket <-> socket (UPI / xGMI)
   Network         // NIC <-> leaf switch, switch <-> switch (InfiniBand / RoCE / Ethernet)

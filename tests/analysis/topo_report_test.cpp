@@ -35,6 +35,21 @@ TEST_CASE("analysis::topo_matrix: a DGX A100 shows NV12 between every pair of GP
   CHECK(m.find("Legend:") != std::string::npos);
 }
 
+TEST_CASE("analysis::topo_matrix: a GB200 NVL72 rack shows NV18 between GPUs on different compute trays") {
+  const Topology t = build("gb200-nvl72");
+  const Router router(t);
+  const std::string m = analysis::topo_matrix(t, router);
+  CHECK(occurrences(m, "NV18") == 72 * 71);  // every pair, across all 18 trays, through the switch trays
+  CHECK(m.find("GPU71") != std::string::npos);
+}
+
+TEST_CASE("analysis::topo_matrix: an MI300X node shows one scale-up link per GPU pair") {
+  const Topology t = build("mi300x-8x");
+  const Router router(t);
+  const std::string m = analysis::topo_matrix(t, router);
+  CHECK(occurrences(m, "NV1 ") == 8 * 7);  // the xGMI mesh: one link to each peer, no switch
+}
+
 TEST_CASE("analysis::topo_matrix: an 8x A100 PCIe box shows PIX, PHB and SYS") {
   const Topology t = build("8x-a100-pcie");
   const Router router(t);

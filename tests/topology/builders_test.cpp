@@ -3,6 +3,7 @@
 #include <string>
 
 #include "topology/builders.h"
+#include "topology/routing.h"
 
 using namespace clustersim;
 using namespace clustersim::topology;
@@ -137,4 +138,57 @@ TEST_CASE("topology::build_cluster: bad specs throw TopologyError with a clear m
   spec.node.nics = 0;
   CHECK(error_of(spec).empty());  // one node needs no NIC
   CHECK_THROWS_AS((void)build_cluster(preset("dgx-a100-80gb", -1)), std::invalid_argument);
+}
+
+TEST_CASE("topology::build_cluster: a GB200 NVL72 rack is 72 GPUs in one NVLink domain") {
+  const Topology t = build_cluster(preset("gb200-nvl72"));
+  const Router router(t);
+  CHECK(t.gpu_count() == 72);
+  CHECK(t.servers() == 1);
+  CHECK(count(t, DeviceKind::NvSwitch) == 1);  // the 9 switch trays, folded into one crossbar
+  CHECK(count(t, DeviceKind::Nic) == 72);
+  // GPUs on different compute trays (0 and 71) talk over NVLink through the switch trays, at the
+  // GPU's full 18 x 40.1 GB/s, never over PCIe or the network.
+  for (int other : {1, 4, 35, 71}) {
+    CAPTURE(other);
+    CHECK(router.path_type(0, other) == PathType::NvLink);
+    CHECK(router.route(0, other).bottleneck.value == doctest::Approx(18 * 40.1e9));
+    CHECK(router.nvlink_count(0, other) == 18);
+  }
+}
+
+TEST_CASE("topology::build_cluster: two NVL72 racks are two NVLink domains joined by the network") {
+  const Topology t = build_cluster(preset("gb200-nvl72", 2, Fabric::RailOptimized));
+  const Router router(t);
+  CHECK(t.gpu_count() == 144);
+  CHECK(t.servers() == 2);
+  CHECK(count(t, DeviceKind::NvSwitch) == 2);
+  CHECK(router.path_type(0, 71) == PathType::NvLink);
+  CHECK(router.path_type(0, 72) == PathType::Net);
+  // GPU -> PCIe Gen5 (NCCL-usable 48 GB/s) -> NDR 400 NIC (50 GB/s): the PCIe hop is the narrower.
+  CHECK(router.route(0, 72).bottleneck.value == doctest::Approx(48e9));
+}
+
+TEST_CASE("topology::build_cluster: an MI300X node is an xGMI full mesh, not a switch") {
+  const Topology t = build_cluster(preset("mi300x-8x"));
+  const Router router(t);
+  CHECK(count(t, DeviceKind::NvSwitch) == 0);
+  int mesh_links = 0;
+  for (const Link& l : t.links()) mesh_links += l.kind == LinkKind::NvLink ? 1 : 0;
+  CHECK(mesh_links == 8 * 7);  // 28 pairs, both directions
+  for (int other = 1; other < 8; ++other) {
+    CAPTURE(other);
+    const Route r = router.route(0, other);
+    CHECK(r.hops == 1);  // direct, no switch in between
+    CHECK(r.bottleneck.value == doctest::Approx(64e9));  // one link per pair, not the GPU's 448 GB/s
+  }
+}
+
+TEST_CASE("topology::build_cluster: an xGMI mesh needs a link to every peer") {
+  ClusterSpec spec = preset("mi300x-8x");
+  spec.node.gpus = 16;
+  spec.node.gpus_per_pcie_switch = 2;
+  const std::string e = error_of(spec);
+  CHECK(e.find("xgmi-mesh") != std::string::npos);
+  CHECK(e.find("at most 8 GPUs") != std::string::npos);
 }

@@ -11,7 +11,7 @@ using namespace clustersim::topology;
 TEST_CASE("topology::catalog: every GPU id the scenario spec requires exists with a source") {
   for (const char* id : {"v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb",
                          "h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "b200", "rtx-3090", "rtx-4090",
-                         "l40s", "mi300x"}) {
+                         "l40s", "mi300x", "gb200", "b300", "a800-sxm4-80gb", "h800-sxm5-80gb", "h20"}) {
     CAPTURE(std::string(id));
     const GpuSpec* g = find_gpu(id);
     REQUIRE(g != nullptr);
@@ -22,7 +22,7 @@ TEST_CASE("topology::catalog: every GPU id the scenario spec requires exists wit
     CHECK(!g->source.empty());
     CHECK(g->nvlink_usable_per_dir() <= g->nvlink_per_dir);
   }
-  CHECK(all_gpus().size() == 13);
+  CHECK(all_gpus().size() == 18);
   CHECK(find_gpu("a100") == nullptr);
 }
 
@@ -76,7 +76,8 @@ TEST_CASE("topology::catalog: NICs carry line rate, latency and SHARP capability
 
 TEST_CASE("topology::catalog: node presets match the scenario spec") {
   for (const char* id : {"2x-rtx4090-pcie4", "2x-a100-40gb-nvlink-bridge", "hgx-h100-8x", "8x-a100-pcie",
-                         "dgx-a100-80gb", "dgx-h100", "dgx-h200", "dgx-b200"}) {
+                         "dgx-a100-80gb", "dgx-h100", "dgx-h200", "dgx-b200", "hgx-h800-8x", "hgx-h20-8x",
+                         "hgx-a800-8x", "8x-l40s-pcie", "8x-rtx4090-pcie", "mi300x-8x", "gb200-nvl72"}) {
     CAPTURE(std::string(id));
     const NodeSpec* n = find_node_preset(id);
     REQUIRE(n != nullptr);
@@ -123,4 +124,45 @@ TEST_CASE("topology::mig_profiles: a family's profiles come smallest first, and 
   for (std::size_t i = 1; i < h100.size(); ++i) CHECK(h100[i - 1].memory_gib <= h100[i].memory_gib);
   CHECK(mig_profiles("a100-pcie-40gb").front().profile == "1g.5gb");
   CHECK(mig_profiles("b200").empty());
+}
+
+// Dense tensor FLOP per SM per clock: Ampere GA100 1024 FMA = 2048 FLOP (A100 whitepaper),
+// Hopper GH100 twice that (Hopper whitepaper). Where the clock is published (A800 = A100's 1410
+// MHz, H800 = H100's 1830 MHz tensor clock, hardware.md §1.2), the datasheet peak must be
+// SMs x FLOP/clk x clock.
+TEST_CASE("topology::catalog: export variants' peaks are SMs x tensor FLOP/clk x the published clock") {
+  const GpuSpec& a800 = *find_gpu("a800-sxm4-80gb");
+  CHECK(a800.sms * 2048.0 * a800.tensor_clock_mhz * 1e6 == doctest::Approx(a800.bf16.value).epsilon(0.02));
+  const GpuSpec& h800 = *find_gpu("h800-sxm5-80gb");
+  CHECK(h800.sms * 4096.0 * h800.tensor_clock_mhz * 1e6 == doctest::Approx(h800.bf16.value).epsilon(0.02));
+  CHECK(h800.fp8.value == doctest::Approx(2 * h800.bf16.value).epsilon(0.001));
+  // The H20's cap is not a clock: its published peak is far below what its SMs give at any
+  // Hopper clock (>= 1 GHz), and the catalog gives no clock rather than a fake one.
+  const GpuSpec& h20 = *find_gpu("h20");
+  CHECK(h20.tensor_clock_mhz == 0.0);
+  CHECK(h20.bf16.value < h20.sms * 4096.0 * 1.0e9 * 0.5);
+  CHECK(h20.bf16.value == doctest::Approx(148e12));
+}
+
+TEST_CASE("topology::catalog: H800 and A800 keep their compute but lose NVLink; H20 keeps NVLink") {
+  const GpuSpec& h800 = *find_gpu("h800-sxm5-80gb");
+  const GpuSpec& h100 = *find_gpu("h100-sxm5-80gb");
+  CHECK(h800.bf16 == h100.bf16);
+  CHECK(h800.nvlink_per_dir.value == doctest::Approx(200e9));  // 400 GB/s bidirectional
+  CHECK(h800.nvlink_usable_per_dir().value == doctest::Approx(8 * 20.6e9));
+  CHECK(find_gpu("a800-sxm4-80gb")->nvlink_usable_per_dir().value == doctest::Approx(8 * 20e9));
+  CHECK(find_gpu("h20")->nvlink_usable_per_dir() == h100.nvlink_usable_per_dir());
+  CHECK(find_gpu("h20")->memory.value > h100.memory.value);
+}
+
+TEST_CASE("topology::catalog: rack-scale and AMD presets") {
+  const NodeSpec& nvl72 = *find_node_preset("gb200-nvl72");
+  CHECK(nvl72.gpus == 72);
+  CHECK(nvl72.intra == IntraKind::NvSwitch);
+  CHECK(nvl72.nics == 72);  // one scale-out NIC per GPU
+  CHECK(find_gpu(nvl72.gpu)->nvlink_per_dir.value == doctest::Approx(900e9));  // 1.8 TB/s bidirectional
+  const NodeSpec& mi = *find_node_preset("mi300x-8x");
+  CHECK(mi.intra == IntraKind::XgmiMesh);
+  CHECK(find_gpu(mi.gpu)->nvlink_links == mi.gpus - 1);  // one link to each peer
+  CHECK_FALSE(find_gpu(mi.gpu)->nvls);
 }

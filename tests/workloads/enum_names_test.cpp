@@ -38,7 +38,7 @@ void check_table(const sim::Choice<E> (&table)[N], int count) {
 
 TEST_CASE("enum name tables: each lists every value of its enum once, under a distinct name") {
   check_table(topology::kPrecisionNames, 5);
-  check_table(topology::kIntraKindNames, 3);
+  check_table(topology::kIntraKindNames, 4);
   check_table(topology::kFabricRoutingNames, 2);
   check_table(topology::kFabricNames, 3);
   check_table(workloads::kMlpKindNames, 2);
@@ -54,6 +54,7 @@ TEST_CASE("enum name tables: each lists every value of its enum once, under a di
 TEST_CASE("enum name tables: to_string reads the same tables") {
   CHECK(topology::to_string(topology::Precision::Bf16) == "bf16");
   CHECK(topology::to_string(topology::IntraKind::NvlinkBridge) == "nvlink-bridge");
+  CHECK(topology::to_string(topology::IntraKind::XgmiMesh) == "xgmi-mesh");
   CHECK(topology::to_string(topology::FabricRouting::FlowHash) == "flow-hash");
   CHECK(workloads::to_string(workloads::CollectiveAlgo::HalvingDoubling) == "halving-doubling");
   CHECK(workloads::to_string(workloads::CollectiveOp::ReduceScatter) == "reducescatter");
