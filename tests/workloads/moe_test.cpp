@@ -154,7 +154,7 @@ TEST_CASE("workloads::plan_stage_costs: an MoE layer's dispatch and combine are 
   const StageCosts c = plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 1});
   REQUIRE(c.chunks.size() == 1);
   const double buffer = 4096.0 * 2 * 4096 * 2;  // s k h x bf16
-  CHECK(moe_dispatch_bytes(model, OpShape{1, 4096, 1, false, 2, true, 8, 1.0}) == doctest::Approx(buffer));
+  CHECK(moe_dispatch_bytes(model, OpShape{1, 4096, 1, 1, false, 2, true, 8, 1.0}) == doctest::Approx(buffer));
   CHECK(c.chunks[0].fwd_ep_bytes == doctest::Approx(32 * 2 * buffer * 7 / 8));
   CHECK(c.chunks[0].bwd_ep_bytes == doctest::Approx(c.chunks[0].fwd_ep_bytes));
   CHECK(c.ep_bytes_per_gpu == doctest::Approx(c.chunks[0].fwd_ep_bytes * 2));
