@@ -1,7 +1,8 @@
 // Every verb's --help ends with worked examples, and every example runs: an example that stops
 // working is a broken promise to the reader. Examples that write files (--out, --trace) are left
 // to the README check (.ci/readme_outputs.sh) so the test does not write into the source tree;
-// calibrate's example (a least-squares fit over 61 rows, ~20 s) is covered by calibrate_test.
+// calibrate's example (a least-squares fit over 61 rows, ~20 s) is covered by calibrate_test, and
+// validate's (minutes: every published row) by the validate_* tests.
 #include <doctest/doctest.h>
 
 #include <sstream>
@@ -39,7 +40,7 @@ TEST_CASE("apps: every verb's --help ends with two or three examples, and each o
     for (const std::string& args : examples) {
       CHECK(args.rfind(verb, 0) == 0);
       if (args.find("--out") != std::string::npos || args.find("--trace") != std::string::npos ||
-          args.rfind("calibrate", 0) == 0)
+          args.rfind("calibrate", 0) == 0 || args.rfind("validate", 0) == 0)
         continue;
       const auto r = run_cli(args);
       INFO("example: clustersim " << args << "\n" << r.err);
