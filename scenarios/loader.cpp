@@ -636,7 +636,7 @@ bool Loader::read_cluster(const toml::table* t) {
   }
   if (node_ok) gpu_ = topology::find_gpu(c.node.gpu);
 
-  if (auto v = s.integer("nodes", 1, INT_MAX, "1")) c.nodes = *v;
+  if (auto v = s.integer("nodes", 1, topology::kMaxNodes, "1")) c.nodes = *v;
   if (auto v = s.choice("fabric", kFabrics)) c.fabric = *v;
   if (auto v = s.number("oversubscription", 1.0, false, "1.0")) c.oversubscription = *v;
   if (auto v = s.choice("routing", kRoutings)) c.routing = *v;
@@ -1215,9 +1215,10 @@ ScenarioSpec parse_scenario(std::string_view toml_text, const std::string& file_
 }
 
 ScenarioSpec load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  const auto text = read_file(path);
+  std::string why;
+  const auto text = read_file(path, why);
   if (!text)
-    throw ScenarioError(SourceLocation{path, 0, 0}, "cannot read scenario file",
+    throw ScenarioError(SourceLocation{path, 0, 0}, "cannot read scenario file: " + why,
                         "check the path; scenarios/library/ holds ready-made scenarios");
   return parse_scenario(*text, path, overrides);
 }

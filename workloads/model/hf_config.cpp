@@ -1,4 +1,5 @@
 #include "workloads/model/hf_config.h"
+#include "workloads/model/input_file.h"
 
 #include <fstream>
 #include <optional>
@@ -162,11 +163,10 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& origi
 }
 
 ModelSpec load_hf_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw HfConfigError(path + ": cannot open the Hugging Face config file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_hf_config(text.str(), path);
+  std::string why;
+  const std::optional<std::string> text = read_input_file(path, why);
+  if (!text) throw HfConfigError(path + ": cannot read the Hugging Face config file: " + why);
+  return parse_hf_config(*text, path);
 }
 
 }  // namespace clustersim::workloads
