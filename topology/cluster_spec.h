@@ -10,11 +10,10 @@
 
 namespace clustersim::topology {
 
-// The largest cluster clustersim builds: 32,768 nodes and 262,144 GPUs (2^18). The largest
-// published training clusters are an order of magnitude smaller (Meta's two 24,576-GPU H100
-// clusters, "Building Meta's GenAI infrastructure", engineering.fb.com, March 2024), and the
-// topology, routes and reports grow with the GPU count; past this limit a request is refused up
-// front (docs/cli.md, "Limits") instead of exhausting memory.
+// The largest cluster clustersim builds: 32,768 nodes and 262,144 GPUs (2^18), ten times one of
+// Meta's 24,576-GPU H100 training clusters ("Building Meta's GenAI infrastructure",
+// engineering.fb.com, March 2024). The topology, routes and reports grow with the GPU count; past
+// this limit a request is refused up front (docs/cli.md, "Limits") instead of exhausting memory.
 inline constexpr int kMaxNodes = 1 << 15;
 inline constexpr std::int64_t kMaxClusterGpus = std::int64_t{1} << 18;
 

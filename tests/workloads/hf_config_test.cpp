@@ -88,7 +88,8 @@ TEST_CASE("workloads::load_hf_config: a field of the wrong type says what it got
 }
 
 TEST_CASE("workloads::load_hf_config: unreadable or malformed files throw HfConfigError") {
-  CHECK(load_error("no_such_config.json").find("cannot open") != std::string::npos);
+  CHECK(load_error("no_such_config.json").find("cannot read the Hugging Face config file: No such file or directory") !=
+        std::string::npos);
   CHECK(load_error("truncated_config.json").find("not valid JSON") != std::string::npos);
   CHECK_THROWS_AS(parse_hf_config("[1, 2]", "inline"), HfConfigError);
 }
