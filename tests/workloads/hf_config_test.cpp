@@ -94,6 +94,12 @@ TEST_CASE("workloads::load_hf_config: unreadable or malformed files throw HfConf
   CHECK_THROWS_AS(parse_hf_config("[1, 2]", "inline"), HfConfigError);
 }
 
+TEST_CASE("workloads::parse_hf_config: a number beyond double is an HfConfigError, not an uncaught exception") {
+  // Found by fuzz/hf_config_fuzz: nlohmann::json throws out_of_range (406), not parse_error, for it.
+  CHECK_THROWS_WITH_AS(parse_hf_config(R"({"hidden_size": 6666660000E09168})", "inline.json"),
+                       doctest::Contains("inline.json: not valid JSON"), HfConfigError);
+}
+
 TEST_CASE("workloads::parse_hf_config: heads that do not divide the hidden size are rejected") {
   const std::string text = R"({"model_type": "llama", "hidden_size": 100, "num_hidden_layers": 2,
     "num_attention_heads": 3, "intermediate_size": 256, "vocab_size": 1000,

@@ -148,7 +148,7 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& origi
   json j;
   try {
     j = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number beyond double (out_of_range 406)
     throw HfConfigError(origin + ": not valid JSON: " + e.what());
   }
   if (!j.is_object()) throw HfConfigError(origin + ": expected a JSON object at the top level");
