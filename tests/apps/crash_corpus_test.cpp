@@ -296,3 +296,24 @@ TEST_CASE("crash corpus: run --format json on a scenario that does not fit print
   CHECK(r.out.front() == '{');
   CHECK(has(r.out, "\"fits\": false"));
 }
+
+// ---- 9. Smaller ones ----
+
+TEST_CASE("crash corpus: calibrate --params '' and a repeated --params name are refused, not fitted") {
+  const CliResult empty = run_cli("calibrate --params '' --rows source=llm-foundry");
+  CHECK(empty.exit_code == 2);
+  CHECK(has(empty.err, "name at least one constant"));
+  const CliResult twice = run_cli("calibrate --params gemm_eff_max,gemm_eff_max --rows source=llm-foundry");
+  CHECK(twice.exit_code == 2);
+  CHECK(has(twice.err, "'gemm_eff_max' is named twice"));
+}
+
+TEST_CASE("crash corpus: [model_constants] include = a directory is an error at its line, not accepted silently") {
+  const std::string scenario = temp("include-dir.toml");
+  const std::string text = slurp(std::string(CLUSTERSIM_SOURCE_DIR) + "/" + kSmall) + "\n[model_constants]\ninclude = \"/tmp\"\n";
+  { std::FILE* f = std::fopen(scenario.c_str(), "w"); std::fputs(text.c_str(), f); std::fclose(f); }
+  const CliResult r = run_cli("memory " + scenario);
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, "cannot read model constants file '/tmp'"));
+  std::remove(scenario.c_str());
+}
