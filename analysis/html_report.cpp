@@ -9,6 +9,7 @@
 
 #include "analysis/link_traffic.h"
 #include "scenarios/loader.h"
+#include "scenarios/show_config.h"
 
 namespace clustersim::analysis {
 namespace {

@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "scenarios/loader.h"
+#include "sim/enum_names.h"
+#include "scenarios/stage_split.h"
 #include "topology/catalog.h"
 
 namespace clustersim::analysis {
@@ -78,15 +80,6 @@ class ScenarioEvaluator final : public workloads::AdviceEvaluator {
   const scenarios::ScenarioSpec& spec_;
   const MemoryReportOptions& options_;
 };
-
-std::string recompute_name(workloads::Recompute r) {
-  switch (r) {
-    case workloads::Recompute::None: return "none";
-    case workloads::Recompute::Selective: return "selective";
-    case workloads::Recompute::Full: return "full";
-  }
-  return "none";
-}
 
 // ---- text ---------------------------------------------------------------------------------------
 
@@ -181,7 +174,7 @@ std::string memory_summary_block(const MemoryReport& r) {
 
 // The state lines' formulas with the numbers put in: parameters x bytes per parameter / sharding.
 std::string formula_of(const workloads::MemoryLine& l, const workloads::MemoryRequest& q) {
-  const workloads::StateBytes sb = workloads::state_bytes_per_param(q.training, q.options);
+  const workloads::StateBytes sb = workloads::state_bytes_per_param(q.training);
   const workloads::ParallelSpec& p = q.parallel;
   const double dp = std::max(1, p.dp);
   double per = 0, shard = 1;
@@ -242,10 +235,10 @@ std::string memory_report_json(const MemoryReport& r) {
   json lines = json::array();
   for (const workloads::MemoryLine& l : b.lines) {
     lines.push_back({{"name", l.name}, {"category", category_name(l.category)}, {"bytes", to_bytes(l.bytes)},
-                     {"formula", l.formula}});
+                     {"formula", l.formula}, {"at_peak", l.at_peak}});
   }
   const workloads::AllocatorStats& s = r.replay.stats;
-  json allocator = {{"replayed_stage", 0},
+  json allocator = {{"replayed_stage", b.stage},
                     {"expandable_segments", r.expandable_segments},
                     {"allocated_bytes", {{"current", s.allocated}, {"peak", s.peak_allocated}}},
                     {"active_bytes", {{"current", s.active}, {"peak", s.peak_allocated}}},
@@ -297,9 +290,12 @@ std::string memory_report_text(const MemoryReport& r) {
   out += fmt("GPU: %s (%s)%s, capacity %s per GPU; %d GPUs\n", r.gpu_name.c_str(), r.gpu_id.c_str(),
              r.mig.empty() ? "" : (", MIG slice " + r.mig).c_str(), gib(static_cast<double>(r.capacity)).c_str(), r.gpus);
   const workloads::ParallelSpec& p = r.request.parallel;
+  const std::string recompute(sim::name_of(workloads::kRecomputeNames, r.request.training.recompute));
   out += fmt("Layout: tp %d x pp %d x dp %d%s, zero %d%s; micro-batch %d, global batch %d, recompute %s\n", p.tp, p.pp, p.dp,
              p.sequence_parallel ? " (sequence parallel)" : "", p.zero, p.distributed_optimizer ? ", distributed optimizer" : "",
-             r.request.training.micro_batch, r.request.training.global_batch, recompute_name(r.request.training.recompute).c_str());
+             r.request.training.micro_batch, r.request.training.global_batch, recompute.c_str());
+  if (p.uneven_stages())
+    out += "Stage layers, first to last: " + scenarios::stage_layers_text(r.request.model.layers, p) + "\n";
   out += fmt("Most loaded GPU: pipeline stage %d (every tp/dp rank of a stage holds the same): %s\n\n", b.stage,
              b.stage_reason.c_str());
 
@@ -312,14 +308,16 @@ std::string memory_report_text(const MemoryReport& r) {
     for (const workloads::MemoryLine& l : b.lines) {
       if (l.category != c) continue;
       any = true;
-      out += fmt("  %-32s %12s  %s\n", l.name.c_str(), gib(l.bytes.value).c_str(), formula_of(l, r.request).c_str());
+      // A transient of a phase smaller than the peak one prints in parentheses: not in the totals.
+      const std::string bytes = l.at_peak ? gib(l.bytes.value) : fmt("(%s)", gib(l.bytes.value).c_str());
+      out += fmt("  %-32s %12s  %s\n", l.name.c_str(), bytes.c_str(), formula_of(l, r.request).c_str());
     }
     if (any) out += fmt("%-34s %12s\n", (std::string(category_name(c)) + " total").c_str(), gib(category_total(b, c).value).c_str());
   }
   out += std::string(100, '-') + "\n";
   out += fmt("%-34s %12s  (formula total)\n\n", "total", gib(b.total.value).c_str());
 
-  out += "Caching allocator (one iteration of stage 0 replayed" + std::string(r.expandable_segments ? ", expandable_segments:True" : "") +
+  out += "Caching allocator (one iteration of stage " + std::to_string(b.stage) + " replayed" + std::string(r.expandable_segments ? ", expandable_segments:True" : "") +
          "; Cur = after the iteration):\n";
   out += memory_summary_block(r);
   out += fmt("  largest free block %s, fragmentation (peak reserved - peak allocated) %s\n\n",

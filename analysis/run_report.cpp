@@ -10,6 +10,7 @@
 
 #include "analysis/csv.h"
 #include "analysis/link_traffic.h"
+#include "scenarios/stage_split.h"
 
 namespace clustersim::analysis {
 namespace {
@@ -86,8 +87,11 @@ std::string run_text(const RunReport& r) {
   out += fmt::format("  model     {} layers, hidden {}, heads {}, seq {}, vocab {} ({:.1f} B parameters)\n",
                      s.model.layers, s.model.hidden, s.model.heads, s.model.seq_len, s.model.vocab,
                      s.model.parameters() / 1e9);
-  out += fmt::format("  layout    tp {} x pp {} x dp {}{}{}, global batch {}, micro-batch {}\n", s.parallel.tp,
+  out += fmt::format("  layout    tp {} x pp {} x dp {}{}{}{}, global batch {}, micro-batch {}\n", s.parallel.tp,
                      s.parallel.pp, s.parallel.dp,
+                     s.parallel.uneven_stages()
+                         ? fmt::format(" (stage layers {})", scenarios::stage_layers_text(s.model.layers, s.parallel))
+                         : "",
                      s.parallel.virtual_stages > 1 ? fmt::format(", {} virtual stages", s.parallel.virtual_stages) : "",
                      s.parallel.zero > 0 ? fmt::format(", ZeRO-{}", s.parallel.zero) : "", s.training.global_batch,
                      s.training.micro_batch);

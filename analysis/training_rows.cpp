@@ -171,11 +171,19 @@ std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& no
   // algorithm" (its docstring): optimizer states and gradients sharded over the replicas.
   const int zero = zero3 ? 3 : fam == Family::NeMo ? 2 : 0;
   t << "\nzero = " << zero << "\n";
+  // SC'21 Table 2's ZeRO-3 is DeepSpeed's: it gathers per submodule within
+  // stage3_max_live_parameters (zero3_gather = "module"), keeps fp16 gradient partitions (the ZeRO
+  // paper's 2 + 2 + K) and reduces through reduce_bucket_size = 5e8 elements (DeepSpeed config
+  // docs' default; 1000 MB at 2 B). llm-foundry's FSDP gathers whole blocks (the default).
+  const bool deepspeed = zero3 && fam == Family::Sc21;
+  if (deepspeed) t << "zero3_gather = \"module\"\n";
   t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << micro_batch_for(r, fam, dp)
     << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << recompute_for(r, fam)
     << "\"\niterations = 1\n";
+  if (deepspeed) t << "grad_dtype = \"" << precision_for(r) << "\"\n";
   if (contains(r.metric, "300B")) t << "tokens = 300e9\n";
   t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
+  if (deepspeed) t << "bucket_mb = 1000\n";
   return t.str();
 }
 

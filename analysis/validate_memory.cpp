@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/enum_names.h"
 #include "workloads/memory/memory_model.h"
 
 #ifndef CLUSTERSIM_DATA_DIR
@@ -50,12 +51,6 @@ std::string trust_of(const Row& r) {
   return note.substr(at + 7, note.find(']', at) - at - 7);
 }
 
-workloads::Recompute recompute_of(const std::string& s) {
-  if (s == "selective") return workloads::Recompute::Selective;
-  if (s == "full") return workloads::Recompute::Full;
-  return workloads::Recompute::None;
-}
-
 // Korthikanti et al. Table 3 as Calculon encodes it (validation/seqsel/fig1/*.json).
 workloads::MemoryRequest korthikanti_request(const Row& r) {
   struct Setup {
@@ -85,10 +80,11 @@ workloads::MemoryRequest korthikanti_request(const Row& r) {
   q.training.global_batch = setup.global_batch;
   q.training.micro_batch = std::max(1, as_int(r, "micro_batch"));
   q.training.precision = topology::Precision::Fp16;
-  q.training.recompute = recompute_of(r.at("recompute"));
+  // An empty or unknown cell means no recomputation.
+  q.training.recompute = sim::parse(workloads::kRecomputeNames, r.at("recompute")).value_or(workloads::Recompute::None);
   q.capacity = sim::Bytes{80e9};
   q.options.exact_layer_params = false;
-  q.options.grads = workloads::GradPrecision::Fp32Main;
+  q.training.grad_dtype = workloads::StateDtype::Fp32;  // Megatron's fp32 main_grad
   return q;
 }
 
@@ -104,8 +100,7 @@ MemoryValidationRow zero_row(const Row& r) {
   par.zero = contains(stage, "stage 3") ? 3 : contains(stage, "stage 2") ? 2 : contains(stage, "stage 1") ? 1 : 0;
   workloads::TrainingSpec tr;
   tr.precision = topology::Precision::Fp16;
-  workloads::MemoryOptions opt;
-  opt.grads = workloads::GradPrecision::Half;  // the paper's 2 + 2 + K
+  tr.grad_dtype = workloads::StateDtype::Fp16;  // the paper's 2 + 2 + K
   const double psi = std::atof(r.at("params_B").c_str()) * 1e9;
   MemoryValidationRow v;
   v.source = "ZeRO Fig. 1";
@@ -113,7 +108,7 @@ MemoryValidationRow zero_row(const Row& r) {
   v.model = r.at("model");
   v.config = stage + ", dp " + r.at("dp");
   v.unit = "GB";
-  v.predicted = workloads::model_state_bytes(psi, par, tr, opt).total().value / 1e9;
+  v.predicted = workloads::model_state_bytes(psi, par, tr).total().value / 1e9;
   return v;
 }
 

@@ -5,7 +5,7 @@
 //
 // Row kinds and how each is predicted:
 //   ZeRO Fig. 1 "model states only" (GB): model_state_bytes(Psi, dp, ZeRO stage) with the ZeRO
-//     paper's 2 + 2 + K accounting (GradPrecision::Half), decimal GB.
+//     paper's 2 + 2 + K accounting (16-bit gradients, TrainingSpec::grad_dtype), decimal GB.
 //   Korthikanti Fig. 1 "params+grads+optimizer" / "activations" (GB): stage 0 of the paper's
 //     setup (Table 3 as Calculon encodes it: global batch = GPUs, 3 interleaved chunks for 175B
 //     and 530B), transformer layers only with the 12*h^2 approximation and 18 B/param.

@@ -13,6 +13,7 @@
 #include "analysis/calibrate.h"
 #include "analysis/run.h"
 #include "scenarios/loader.h"
+#include "scenarios/show_config.h"
 #include "workloads/compute/compute_model.h"
 
 namespace clustersim::analysis {

@@ -11,6 +11,7 @@
 
 #include "analysis/run_report.h"
 #include "scenarios/loader.h"
+#include "scenarios/show_config.h"
 
 namespace clustersim::analysis {
 

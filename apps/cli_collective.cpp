@@ -14,6 +14,7 @@
 #include "analysis/collective_report.h"
 #include "apps/cli_common.h"
 #include "apps/verbs.h"
+#include "sim/enum_names.h"
 #include "topology/builders.h"
 #include "topology/catalog.h"
 #include "topology/routing.h"
@@ -59,19 +60,15 @@ int verb_collective(int argc, char** argv) {
   CLI::App app{"Simulate one collective over a range of sizes; prints nccl-tests' columns.", "clustersim collective"};
   std::string scenario_path, inter_name = "ring";
   bool explain = false;
-  std::string node, fabric, op_name = "allreduce", algo_name = "ring", proto_name, format = "text";
+  std::string op_name = "allreduce", algo_name = "ring", proto_name, format = "text";
   std::string min_size = "8", max_size = "128M";
-  int nodes = 1, gpus = 0, chunks = 0, channels = 0;
-  double factor = 2, oversubscription = 1;
+  int gpus = 0, chunks = 0, channels = 0;
+  double factor = 2;
+  ClusterFlags cluster;
   app.add_option("scenario", scenario_path, "SCENARIO.toml whose [cluster] to use (instead of --node)");
-  app.add_option("--node", node, "node preset id (see `clustersim catalog nodes`)");
+  cluster.add_to(app);
   app.add_flag("--explain", explain, "explain the first size (-b): NCCL's view, cost table, steps, bottleneck");
   app.add_option("--inter", inter_name, "hierarchical: algorithm of the inter-node stage (ring | tree | in-network | auto)");
-  app.add_option("--nodes", nodes, "number of nodes");
-  app.add_option("--fabric", fabric, "rail-optimized | fat-tree | single-switch (nodes > 1; default: rail-optimized with several NICs per node)");
-  app.add_option("--oversubscription", oversubscription, "leaf-to-spine oversubscription ratio (>= 1)");
-  std::string routing;
-  app.add_option("--routing", routing, "destination-mod-k | flow-hash: how switches pick a spine (default: the NIC's)");
   app.add_option("--gpus", gpus, "use the first N GPUs (default: all)");
   app.add_option("--op", op_name, "allreduce | allgather | reducescatter | broadcast | reduce | alltoall | sendrecv");
   app.add_option("--algo", algo_name,
@@ -86,16 +83,18 @@ int verb_collective(int argc, char** argv) {
   app.add_option("--format", format, "text | json");
   if (const auto help = parse_args(app, argc, argv)) return *help;
 
-  const auto op = workloads::parse_op(op_name);
-  if (!op) throw CliError("--op '" + op_name + "': unknown operation; valid: " + join(workloads::op_names()));
+  const auto op = sim::parse(workloads::kCollectiveOpNames, op_name);
+  if (!op) {
+    throw CliError("--op '" + op_name + "': unknown operation; valid: " + join(sim::names_of(workloads::kCollectiveOpNames)));
+  }
   // One algorithm, or several separated by commas to compare them side by side.
   std::vector<workloads::CollectiveAlgo> algos;
   std::vector<std::string> algo_labels;
   for (std::size_t start = 0;;) {
     const std::size_t comma = algo_name.find(',', start);
     const std::string one = algo_name.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    const auto a = workloads::parse_algo(one);
-    if (!a) throw CliError("--algo '" + one + "': unknown algorithm; valid: " + join(workloads::algo_names()) +
+    const auto a = sim::parse(workloads::kCollectiveAlgoNames, one);
+    if (!a) throw CliError("--algo '" + one + "': unknown algorithm; valid: " + join(sim::names_of(workloads::kCollectiveAlgoNames)) +
                            " (several: comma-separated, e.g. ring,tree,in-network)");
     algos.push_back(*a);
     algo_labels.push_back(one);
@@ -104,7 +103,7 @@ int verb_collective(int argc, char** argv) {
   }
   std::optional<workloads::Protocol> proto;
   if (!proto_name.empty()) {
-    proto = workloads::parse_protocol(proto_name);
+    proto = sim::parse(workloads::kProtocolNames, proto_name);
     if (!proto) throw CliError("--proto '" + proto_name + "': expected LL, LL128 or Simple");
   }
   if (format != "text" && format != "json") throw CliError("--format '" + format + "': expected text or json");
@@ -123,13 +122,14 @@ int verb_collective(int argc, char** argv) {
                                min_size, max_size, factor, sizes, kMaxSizes));
   }
 
-  const auto inter = workloads::parse_algo(inter_name);
+  const auto inter = sim::parse(workloads::kCollectiveAlgoNames, inter_name);
   if (!inter || (*inter != workloads::CollectiveAlgo::Ring && *inter != workloads::CollectiveAlgo::Tree &&
                  *inter != workloads::CollectiveAlgo::InNetwork && *inter != workloads::CollectiveAlgo::Auto)) {
     throw CliError("--inter '" + inter_name + "': expected ring, tree, in-network or auto");
   }
-  const topology::ClusterSpec spec =
-      cluster_from_scenario_or_flags(scenario_path, node, nodes, fabric, oversubscription, routing);
+  const topology::ClusterSpec spec = cluster_from_scenario_or_flags(scenario_path, cluster);
+  int nodes = cluster.nodes;
+  std::string node = cluster.node;
   if (!scenario_path.empty()) {
     nodes = spec.nodes;
     node = spec.node.id;

@@ -16,7 +16,9 @@
 
 #include "scenarios/loader.h"
 #include "scenarios/scenario_error.h"
+#include "sim/enum_names.h"
 #include "topology/catalog.h"
+#include "topology/cluster_spec.h"
 
 namespace clustersim::apps {
 
@@ -113,8 +115,15 @@ double parse_size(std::string_view flag, std::string_view text) {
   return static_cast<double>(value) * scale;
 }
 
-topology::ClusterSpec cluster_from_flags(const std::string& node, int nodes, const std::string& fabric,
-                                         double oversubscription, const std::string& routing) {
+void ClusterFlags::add_to(CLI::App& app) {
+  app.add_option("--node", node, "node preset id (see `clustersim catalog nodes`)");
+  app.add_option("--nodes", nodes, "number of nodes");
+  app.add_option("--fabric", fabric, "rail-optimized | fat-tree | single-switch (nodes > 1; default: rail-optimized with several NICs per node)");
+  app.add_option("--oversubscription", oversubscription, "leaf-to-spine oversubscription ratio (>= 1)");
+  app.add_option("--routing", routing, "destination-mod-k | flow-hash: how switches pick a spine (default: the NIC's)");
+}
+
+topology::ClusterSpec ClusterFlags::cluster() const {
   const topology::NodeSpec* preset = topology::find_node_preset(node);
   if (preset == nullptr) {
     std::vector<std::string_view> ids;
@@ -138,32 +147,27 @@ topology::ClusterSpec cluster_from_flags(const std::string& node, int nodes, con
   spec.node = *preset;
   spec.nodes = nodes;
   spec.oversubscription = oversubscription;
-  if (fabric.empty()) {
-    // the node's default: ClusterSpec::resolved_fabric()
-  } else if (fabric == "fat-tree") {
-    spec.fabric = topology::Fabric::FatTree;
-  } else if (fabric == "rail-optimized") {
-    spec.fabric = topology::Fabric::RailOptimized;
-  } else if (fabric == "single-switch") {
-    spec.fabric = topology::Fabric::SingleSwitch;
-  } else {
-    throw CliError("--fabric '" + fabric + "': expected one of fat-tree, rail-optimized, single-switch");
+  if (!fabric.empty()) {  // else the node's default: ClusterSpec::resolved_fabric()
+    spec.fabric = sim::parse(topology::kFabricNames, fabric);
+    if (!spec.fabric) {
+      throw CliError("--fabric '" + fabric + "': expected one of " + join(sim::names_of(topology::kFabricNames)));
+    }
   }
   if (!routing.empty()) {
-    spec.routing = topology::parse_fabric_routing(routing);
-    if (!spec.routing) throw CliError("--routing '" + routing + "': expected destination-mod-k or flow-hash");
+    spec.routing = sim::parse(topology::kFabricRoutingNames, routing);
+    if (!spec.routing) {
+      throw CliError("--routing '" + routing + "': expected " + join(sim::names_of(topology::kFabricRoutingNames), " or "));
+    }
   }
   return spec;
 }
 
-topology::ClusterSpec cluster_from_scenario_or_flags(const std::string& scenario_path, const std::string& node,
-                                                     int nodes, const std::string& fabric, double oversubscription,
-                                                     const std::string& routing) {
-  if (scenario_path.empty() == node.empty()) {
+topology::ClusterSpec cluster_from_scenario_or_flags(const std::string& scenario_path, const ClusterFlags& flags) {
+  if (scenario_path.empty() == flags.node.empty()) {
     throw CliError("give either SCENARIO.toml or --node PRESET (see `clustersim catalog nodes`)");
   }
   if (!scenario_path.empty()) return scenarios::load_scenario(scenario_path).cluster;
-  return cluster_from_flags(node, nodes, fabric, oversubscription, routing);
+  return flags.cluster();
 }
 
 }  // namespace clustersim::apps

@@ -1,5 +1,5 @@
 // Helpers shared by the command-line verbs: argument errors (exit 2), size parsing, and building
-// a cluster from --node/--nodes flags.
+// a cluster from --node/--nodes flags (ClusterFlags).
 #pragma once
 
 #include <optional>
@@ -34,16 +34,24 @@ double parse_finite(std::string_view flag, std::string_view text);
 // Throws CliError naming `flag` on anything else.
 double parse_size(std::string_view flag, std::string_view text);
 
-// Cluster from a node preset id and options; throws CliError listing valid presets. An empty
-// `routing` keeps the NIC fabric's own (destination-mod-k for InfiniBand, flow-hash for Ethernet).
-topology::ClusterSpec cluster_from_flags(const std::string& node, int nodes, const std::string& fabric,
-                                         double oversubscription, const std::string& routing = "");
+// The flags that describe a cluster without a scenario, shared by every verb that builds one
+// (topo, collective): --node PRESET --nodes N --fabric F --oversubscription R --routing P.
+struct ClusterFlags {
+  std::string node;              // node preset id; "" when not given
+  int nodes = 1;
+  std::string fabric;            // "": the node's default (ClusterSpec::resolved_fabric)
+  double oversubscription = 1;   // leaf-to-spine
+  std::string routing;           // "": the NIC fabric's own (destination-mod-k for InfiniBand, flow-hash for Ethernet)
 
-// The cluster of SCENARIO.toml (when `scenario_path` is given) or of the --node/--nodes flags;
-// exactly one of the two must be given. A bad scenario throws scenarios::ScenarioError (exit 2).
-topology::ClusterSpec cluster_from_scenario_or_flags(const std::string& scenario_path, const std::string& node,
-                                                     int nodes, const std::string& fabric, double oversubscription,
-                                                     const std::string& routing = "");
+  // Declares the five options on `app`, in the order above.
+  void add_to(CLI::App& app);
+  // The cluster the flags describe; throws CliError naming the bad flag (and listing valid values).
+  topology::ClusterSpec cluster() const;
+};
+
+// The cluster of SCENARIO.toml (when `scenario_path` is given) or of the flags; exactly one of
+// the two (the scenario or --node) must be given. A bad scenario throws scenarios::ScenarioError (exit 2).
+topology::ClusterSpec cluster_from_scenario_or_flags(const std::string& scenario_path, const ClusterFlags& flags);
 
 std::string join(const std::vector<std::string_view>& items, std::string_view sep = ", ");
 

@@ -14,6 +14,7 @@
 #include "apps/cli_common.h"
 #include "apps/verbs.h"
 #include "scenarios/loader.h"
+#include "scenarios/show_config.h"
 #include "scenarios/scenario_error.h"
 
 namespace clustersim::apps {

@@ -35,17 +35,11 @@ void check_listing_size(const char* flag, double bytes_per_gpu, std::int64_t gpu
 
 int verb_topo(int argc, char** argv) {
   CLI::App app{"Show a cluster's topology.", "clustersim topo"};
-  std::string node, fabric, scenario_path;
-  int nodes = 1;
-  double oversubscription = 1;
+  std::string scenario_path;
+  ClusterFlags cluster;
   bool matrix = false, dot = false, json = false, bisection = false;
   app.add_option("scenario", scenario_path, "SCENARIO.toml whose [cluster] to show (instead of --node)");
-  app.add_option("--node", node, "node preset id (see `clustersim catalog nodes`)");
-  app.add_option("--nodes", nodes, "number of nodes");
-  app.add_option("--fabric", fabric, "rail-optimized | fat-tree | single-switch (nodes > 1; default: rail-optimized with several NICs per node)");
-  app.add_option("--oversubscription", oversubscription, "leaf-to-spine oversubscription ratio (>= 1)");
-  std::string routing;
-  app.add_option("--routing", routing, "destination-mod-k | flow-hash: how switches pick a spine (default: the NIC's)");
+  cluster.add_to(app);
   app.add_flag("--matrix", matrix, "GPU x GPU matrix in the style of nvidia-smi topo -m (default)");
   app.add_flag("--dot", dot, "Graphviz dot");
   app.add_flag("--json", json, "devices and links with bandwidth and latency");
@@ -54,8 +48,7 @@ int verb_topo(int argc, char** argv) {
   if (static_cast<int>(matrix) + dot + json + bisection > 1) {
     throw CliError("choose one of --matrix, --dot, --json, --bisection");
   }
-  const topology::ClusterSpec spec =
-      cluster_from_scenario_or_flags(scenario_path, node, nodes, fabric, oversubscription, routing);
+  const topology::ClusterSpec spec = cluster_from_scenario_or_flags(scenario_path, cluster);
   if (json) check_listing_size("--json", kJsonBytesPerGpu, spec.total_gpus_64());
   if (dot) check_listing_size("--dot", kDotBytesPerGpu, spec.total_gpus_64());
   const topology::Topology topo = topology::build_cluster(spec);

@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   std::vector<workloads::CollectiveAlgo> algos;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--routing") == 0 && i + 1 < argc) {
-      routing = topology::parse_fabric_routing(argv[++i]);
+      routing = sim::parse(topology::kFabricRoutingNames, std::string_view(argv[++i]));
       if (!routing) {
         std::fprintf(stderr, "--routing: flow-hash | destination-mod-k\n");
         return 2;
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "--nodes needs a positive count\n");
         return 2;
       }
-    } else if (auto a = workloads::parse_algo(argv[i])) {
+    } else if (auto a = sim::parse(workloads::kCollectiveAlgoNames, std::string_view(argv[i]))) {
       algos.push_back(*a);
     } else {
       std::fprintf(stderr, "unknown algorithm '%s'\n", argv[i]);

@@ -1,0 +1,142 @@
+// The checks that span sections, run after every section is read (and only when the sections
+// they need read cleanly): the model's head shape, the layout against the model (tp | heads and
+// kv_heads, the pipeline stage split and interleaving: scenarios/stage_split.h), the GPU count (tp * pp * dp, or dp derived from it), the
+// batch against dp and the schedule, and the precision against the GPU. Hints name values that work.
+#include <algorithm>
+#include <climits>
+#include <numeric>
+#include <string>
+
+#include "scenarios/scenario_loader.h"
+#include "scenarios/stage_split.h"
+#include "scenarios/toml_text.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+using topology::Precision;
+using workloads::Schedule;
+
+}  // namespace
+
+void Loader::check_model_shape() {
+  const std::size_t before = error_count();
+  const auto& m = spec_.model;
+  if (m.hidden % m.heads != 0)
+    error_at_key(spec_.origins.count("model.heads") ? "model.heads" : "model.hidden",
+                 "hidden = " + std::to_string(m.hidden) + " is not divisible by heads = " + std::to_string(m.heads),
+                 "the head size is hidden / heads; use heads = " + divisor_list(m.hidden, std::min(m.hidden, 256)));
+  if (m.heads % m.kv_heads != 0)
+    error_at_key(spec_.origins.count("model.kv_heads") ? "model.kv_heads" : "model.heads",
+                 "heads = " + std::to_string(m.heads) + " is not a multiple of kv_heads = " + std::to_string(m.kv_heads),
+                 "grouped-query attention shares each KV head among heads / kv_heads query heads; use kv_heads = " +
+                     divisor_list(m.heads, m.heads));
+  if (error_count() != before) model_ok_ = false;
+}
+
+void Loader::check_layout() {
+  const std::size_t before = error_count();
+  const auto& m = spec_.model;
+  const auto& p = spec_.parallel;
+  const std::string model_name = spec_.model_preset.empty() ? std::string("the model") : spec_.model_preset;
+  const int tp_limit = cluster_ok_ ? spec_.cluster.used_gpus() : 1 << 20;
+  const int heads_gcd = std::gcd(m.heads, m.kv_heads);
+  if (m.heads % p.tp != 0) {
+    error_at_key("parallelism.tp",
+                 "tp = " + std::to_string(p.tp) + " does not divide heads = " + std::to_string(m.heads) + " of " + model_name,
+                 "tensor parallelism splits attention heads evenly; use tp = " + divisor_list(heads_gcd, tp_limit));
+  } else if (m.kv_heads % p.tp != 0) {
+    error_at_key("parallelism.tp",
+                 "tp = " + std::to_string(p.tp) + " does not divide kv_heads = " + std::to_string(m.kv_heads) + " of " + model_name,
+                 "tensor parallelism splits the KV heads evenly; use tp = " + divisor_list(heads_gcd, tp_limit));
+  }
+  if (auto e = check_stage_split(m.layers, p, model_name, tp_limit)) error_at_key(e->key, e->message, e->hint);
+  if (error_count() != before) layout_ok_ = false;
+}
+
+void Loader::check_gpu_count() {
+  auto& p = spec_.parallel;
+  const auto& c = spec_.cluster;
+  const int used = c.used_gpus();
+  const int total = c.total_gpus();
+  const long long tpp = static_cast<long long>(p.tp) * p.pp;
+  const std::string tpp_text = "tp * pp = " + std::to_string(p.tp) + " * " + std::to_string(p.pp);
+  const std::string cluster_text = std::to_string(total) + " GPUs (" + std::to_string(c.nodes) + " nodes x " +
+                                   std::to_string(c.node.gpus) + ")";
+  if (dp_given_) {
+    const long long need = tpp * p.dp;
+    if (need == used) return;
+    const std::string product = "tp * pp * dp = " + std::to_string(p.tp) + " * " + std::to_string(p.pp) + " * " +
+                                std::to_string(p.dp) + " = " + std::to_string(need);
+    std::string fix = used % tpp == 0 ? "use dp = " + std::to_string(used / tpp) + ", or " : std::string("use ");
+    if (c.gpus > 0) {
+      error_at_key("parallelism.dp", product + " does not match gpus = " + std::to_string(c.gpus) + " in [cluster]",
+                   fix + "gpus = " + std::to_string(need) + " in [cluster]" + (need > total ? " (with more nodes)" : ""));
+    } else if (need > total) {
+      error_at_key("parallelism.dp", product + " GPUs, but the cluster has " + cluster_text,
+                   fix + "nodes = " + std::to_string((need + c.node.gpus - 1) / c.node.gpus));
+    } else {
+      error_at_key("parallelism.dp", product + " GPUs, but the cluster has " + cluster_text,
+                   fix + "gpus = " + std::to_string(need) + " in [cluster] to use only part of the cluster");
+    }
+    parallel_ok_ = false;
+    return;
+  }
+  if (used % tpp != 0) {
+    const char* key = spec_.origins.count("parallelism.pp") ? "parallelism.pp" : "parallelism.tp";
+    error_at_key(key,
+                 "the " + std::to_string(used) + " GPUs used are not a multiple of " + tpp_text + " = " + std::to_string(tpp),
+                 "use tp and pp whose product divides " + std::to_string(used) + ", or set gpus in [cluster]");
+    parallel_ok_ = false;
+    return;
+  }
+  p.dp = static_cast<int>(used / tpp);
+  spec_.dp_derived = true;
+}
+
+void Loader::check_batch() {
+  auto& tr = spec_.training;
+  const auto& p = spec_.parallel;
+  const long long per_step = static_cast<long long>(tr.micro_batch) * p.dp;
+  if (!global_batch_given_) {
+    if (per_step * p.pp > INT_MAX) {
+      error_at_key("training.micro_batch", "the default global batch micro_batch * dp * pp is too large",
+                   "set global_batch explicitly");
+      return;
+    }
+    tr.global_batch = static_cast<int>(per_step * p.pp);  // enough micro-batches to fill the pipeline
+  } else if (tr.global_batch % per_step != 0) {
+    const long long lower = tr.global_batch / per_step * per_step;
+    const long long upper = lower + per_step;
+    error_at_key("training.global_batch",
+                 "global_batch = " + std::to_string(tr.global_batch) + " is not divisible by micro_batch * dp = " +
+                     std::to_string(tr.micro_batch) + " * " + std::to_string(p.dp) + " = " + std::to_string(per_step),
+                 "every data-parallel replica runs the same number of micro-batches; use global_batch = " +
+                     (lower > 0 ? std::to_string(lower) + " or " : std::string()) + std::to_string(upper));
+    return;
+  }
+  const int micro_batches = tr.micro_batches_per_replica(p.dp);
+  if (layout_ok_ && p.schedule == Schedule::Interleaved && micro_batches % p.pp != 0)
+    error_at_key(global_batch_given_ ? "training.global_batch" : "parallelism.virtual_stages",
+                 "the interleaved schedule needs the micro-batches per replica (global_batch / (micro_batch * dp) = " +
+                     std::to_string(micro_batches) + ") to be a multiple of pp = " + std::to_string(p.pp),
+                 "use global_batch = " + std::to_string(per_step * p.pp * ((micro_batches + p.pp - 1) / p.pp)) +
+                     ", or the 1f1b schedule");
+}
+
+void Loader::check_precision() {
+  if (!gpu_) return;
+  auto& tr = spec_.training;
+  if (!precision_given_) {
+    tr.precision = gpu_->bf16.value > 0 ? Precision::Bf16 : Precision::Fp16;
+    return;
+  }
+  if (tr.precision == Precision::Fp8 && !(gpu_->fp8.value > 0))
+    error_at_key("training.precision", "precision = \"fp8\" needs FP8 tensor cores, which " + gpu_->id + " does not have",
+                 "use precision = \"bf16\", or a GPU with FP8 (Hopper or newer, Ada)");
+  if (tr.precision == Precision::Bf16 && !(gpu_->bf16.value > 0))
+    error_at_key("training.precision", "precision = \"bf16\" is not supported by " + gpu_->id + " (no BF16 math)",
+                 "use precision = \"fp16\" (mixed precision with loss scaling)");
+}
+
+}  // namespace clustersim::scenarios

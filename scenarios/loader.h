@@ -4,7 +4,8 @@
 // problem is reported at once as a ScenarioError with file:line:col, the key, what was expected
 // and a fix. `--set section.key=value` overrides (value parsed as TOML; a bare word is a string)
 // replace the file's value before validation and are validated the same way; their errors name
-// the override. TOML++ stays inside scenarios/*.cpp.
+// the override. TOML++ stays inside scenarios/ (its .cpp files and internal headers).
+// The resolved scenario as TOML (`--show-config`) is scenarios/show_config.h.
 //
 // Defaults (the full reference with units is docs/scenario.md):
 //   key                               default
@@ -75,9 +76,5 @@ ScenarioSpec parse_scenario(std::string_view toml_text, const std::string& file_
 // For the consumer of model_constants (the compute/network model), which alone knows the valid
 // names: throws a ScenarioError naming each unknown constant where it was set, with "did you mean".
 void check_model_constant_names(const ScenarioSpec& spec, std::span<const std::string_view> known);
-
-// The fully resolved scenario as TOML, every key with its value (defaults included; keys whose
-// default is "absent" appear as comments). Parsing the output gives back the same scenario.
-std::string show_config(const ScenarioSpec& spec);
 
 }  // namespace clustersim::scenarios

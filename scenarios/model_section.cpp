@@ -1,0 +1,146 @@
+// The [model] section: a preset, an imported Hugging Face config.json (hf_config), or a shape
+// given field by field; fields given next to a preset or an import modify it. Derived defaults
+// (kv_heads = heads, the FFN width of GELU and SwiGLU MLPs) apply only to a model without a base.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scenarios/scenario_loader.h"
+#include "scenarios/toml_reader.h"
+#include "workloads/model/hf_config.h"
+#include "workloads/model/model_presets.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+using workloads::MlpKind;
+using workloads::ModelSpec;
+
+constexpr std::string_view kModelKeys[] = {"preset",     "layers",  "hidden", "heads",     "kv_heads",
+                                           "ffn_hidden", "seq_len", "vocab",  "hf_config", "mlp",
+                                           "norm",       "tied_embeddings", "flash_attention", "dropout"};
+
+// What [model] starts from: a preset's shape, an imported config's, or nothing.
+struct ModelBase {
+  std::optional<ModelSpec> spec;
+  bool imported = false;
+};
+
+// The fields of [model], each absent unless given (and valid).
+struct ModelFields {
+  std::optional<int> layers, hidden, heads, kv_heads, ffn, seq_len, vocab;
+  std::optional<MlpKind> mlp;
+  std::optional<workloads::NormKind> norm;
+  std::optional<bool> tied, flash, dropout;
+};
+
+// preset = "..." and hf_config = "..." (not both).
+ModelBase read_model_base(LoadContext& ctx, Section& s) {
+  ModelBase base;
+  ScenarioSpec& spec = ctx.spec();
+  if (auto id = s.string("preset", "gpt3-175b")) {
+    if (const ModelSpec* preset = workloads::find_model_preset(*id)) {
+      base.spec = *preset;
+      spec.model_preset = *id;
+    } else {
+      std::vector<std::string_view> ids;
+      for (const auto& p : workloads::all_model_presets()) ids.push_back(p.id);
+      std::string message = "unknown model preset " + quote_str(*id);
+      if (auto close = did_you_mean(*id, ids); !close.empty()) message += "; did you mean " + quote_str(close) + "?";
+      ctx.error_at_key("model.preset", std::move(message), "valid model presets: " + join(ids, ", "));
+    }
+  }
+  if (auto path = s.string("hf_config", "config.json")) {
+    spec.hf_config = resolve_relative(spec.file, *path);
+    if (s.has("preset")) {
+      ctx.error_at_key("model.hf_config", "[model] takes a preset or an hf_config, not both",
+                       "remove preset, or remove hf_config");
+    } else {
+      try {
+        base.spec = workloads::load_hf_config(spec.hf_config);
+        base.imported = true;
+      } catch (const workloads::HfConfigError& e) {
+        ctx.error_at_key("model.hf_config", "cannot import hf_config: " + std::string(e.what()),
+                         "the path is relative to the scenario file; Llama/Mistral, GPT-2 and GPT-NeoX configs are understood");
+      }
+    }
+  }
+  return base;
+}
+
+ModelFields read_model_fields(Section& s) {
+  ModelFields f;
+  f.layers = s.integer("layers", 1, 100000, "96");
+  f.hidden = s.integer("hidden", 1, 1 << 24, "12288");
+  f.heads = s.integer("heads", 1, 1 << 16, "96");
+  f.kv_heads = s.integer("kv_heads", 1, 1 << 16, "8");
+  f.mlp = s.choice("mlp", workloads::kMlpKindNames);
+  f.ffn = s.integer("ffn_hidden", 1, 1 << 26, "49152");
+  f.seq_len = s.integer("seq_len", 1, 1 << 24, "2048");
+  f.vocab = s.integer("vocab", 1, 1 << 24, "51200");
+  f.norm = s.choice("norm", workloads::kNormKindNames);
+  f.tied = s.boolean("tied_embeddings");
+  f.flash = s.boolean("flash_attention");
+  f.dropout = s.boolean("dropout");
+  return f;
+}
+
+// The fields over the base; without a base, kv_heads and ffn_hidden default from the shape.
+void apply_model_fields(const ModelFields& f, bool have_base, ModelSpec& m) {
+  if (f.layers) m.layers = *f.layers;
+  if (f.hidden) m.hidden = *f.hidden;
+  if (f.heads) m.heads = *f.heads;
+  if (f.mlp) m.mlp = *f.mlp;
+  if (f.norm) m.norm = *f.norm;
+  if (f.seq_len) m.seq_len = *f.seq_len;
+  if (f.vocab) m.vocab = *f.vocab;
+  if (f.tied) m.tied_embeddings = *f.tied;
+  if (f.flash) m.flash_attention = *f.flash;
+  if (f.dropout) m.dropout = *f.dropout;
+  if (f.kv_heads) m.kv_heads = *f.kv_heads;
+  else if (!have_base) m.kv_heads = m.heads;
+  if (f.ffn) {
+    m.ffn_hidden = *f.ffn;
+  } else if (!have_base) {
+    m.ffn_hidden = m.mlp == MlpKind::SwiGlu ? (8 * m.hidden / 3 + 255) / 256 * 256 : 4 * m.hidden;
+  }
+}
+
+// The base's id when nothing changed it; "<import> (modified)" for a changed import; else "custom".
+std::string model_id(const ModelSpec& m, const ModelBase& base) {
+  if (!base.spec) return "custom";
+  const ModelSpec& b = *base.spec;
+  const bool same = m.layers == b.layers && m.hidden == b.hidden && m.heads == b.heads && m.kv_heads == b.kv_heads &&
+                    m.ffn_hidden == b.ffn_hidden && m.seq_len == b.seq_len && m.vocab == b.vocab && m.mlp == b.mlp &&
+                    m.norm == b.norm && m.tied_embeddings == b.tied_embeddings &&
+                    m.flash_attention == b.flash_attention && m.trains_with_dropout() == b.trains_with_dropout();
+  return same ? b.id : base.imported ? b.id + " (modified)" : "custom";
+}
+
+}  // namespace
+
+bool Loader::read_model(const toml::table* t) {
+  const std::size_t before = error_count();
+  Section s(*this, t, "model", kModelKeys);
+  const ModelBase base = read_model_base(*this, s);
+  const ModelFields fields = read_model_fields(s);
+  s.finish();
+  if (error_count() != before) return false;
+
+  if (!base.spec) {
+    for (std::string_view k : {"layers", "hidden", "heads"}) {
+      if (!s.has(k))
+        error(origin_of("model", t->source()), "missing '" + std::string(k) + "' in [model]",
+              "give layers, hidden and heads, or start from a preset, e.g. preset = \"gpt3-175b\", or an hf_config");
+    }
+    if (error_count() != before) return false;
+  }
+  ModelSpec m = base.spec ? *base.spec : ModelSpec{};
+  apply_model_fields(fields, base.spec.has_value(), m);
+  m.id = model_id(m, base);
+  spec_.model = m;
+  return true;
+}
+
+}  // namespace clustersim::scenarios

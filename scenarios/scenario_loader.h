@@ -1,0 +1,72 @@
+// The scenario loader: one per scenario file, reading each section into the ScenarioSpec and then
+// checking what spans sections (the layout against the model, the GPU count, the batch, the
+// precision against the GPU). Internal to scenarios/; loader.h is the public entry.
+//
+// Where each part lives:
+//   loader.cpp                     run(), read_root(), load_scenario / parse_scenario
+//   overrides.cpp                  parse_document(), apply_override() (`--set`)
+//   cluster_section.cpp            [cluster], [cluster.node], [cluster.gpu_overrides]
+//   model_section.cpp              [model] (presets, hf_config import, fields)
+//   training_sections.cpp          [parallelism], [training], [sync]
+//   model_constants_section.cpp    [model_constants] (+ include file), [cost]
+//   cross_checks.cpp               check_model_shape, check_layout, check_gpu_count, check_batch,
+//                                  check_precision
+// A section reader returns false when its section had errors, so the cross-key checks that need
+// it are skipped instead of piling consequential errors on top.
+#pragma once
+
+#include <toml++/toml.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "scenarios/load_context.h"
+#include "topology/catalog.h"
+
+namespace clustersim::scenarios {
+
+class Section;
+
+class Loader : public LoadContext {
+ public:
+  Loader(std::string file, std::string_view text, std::vector<std::string> overrides)
+      : LoadContext(std::move(file), text, std::move(overrides)) {}
+
+  // Parses, applies the overrides, reads and checks everything; throws ScenarioError with every
+  // problem found.
+  ScenarioSpec run();
+
+ private:
+  bool parse_document();
+  void apply_override(const std::string& text);
+  void read_root();
+  bool read_cluster(const toml::table* t);
+  bool read_node_table(const toml::table& t);
+  bool read_gpu_overrides(Section& cluster);
+  bool read_model(const toml::table* t);
+  bool read_parallelism(const toml::table* t);
+  bool read_training(const toml::table* t);
+  bool read_sync(const toml::table* t);
+  void check_overlap(std::optional<bool> overlap, std::optional<bool> overlap_grad_reduce);
+  void read_model_constants(const toml::table* t);
+  void read_cost(const toml::table* t);
+  void read_constants_file(const std::string& path, const KeyOrigin& include_at);
+  void check_model_shape();
+  void check_layout();
+  void check_gpu_count();
+  void check_batch();
+  void check_precision();
+
+  toml::table doc_;  // the scenario with the overrides applied
+
+  // Facts the cross-key checks need.
+  const topology::GpuSpec* gpu_ = nullptr;
+  bool cluster_ok_ = false, model_ok_ = false, parallel_ok_ = false, training_ok_ = false;
+  bool layout_ok_ = true;
+  bool dp_given_ = false, global_batch_given_ = false, precision_given_ = false, schedule_given_ = false;
+};
+
+}  // namespace clustersim::scenarios

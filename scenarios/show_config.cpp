@@ -1,0 +1,157 @@
+// The resolved scenario as TOML (see show_config.h): one function per section, in file order.
+#include "scenarios/show_config.h"
+
+#include <sstream>
+#include <string>
+
+#include "scenarios/toml_text.h"
+#include "sim/enum_names.h"
+#include "topology/catalog.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+const char* b(bool v) { return v ? "true" : "false"; }
+
+void show_cluster(std::ostream& out, const ScenarioSpec& spec) {
+  const auto& c = spec.cluster;
+  const auto& n = c.node;
+  out << "[cluster]\n"
+      << "nodes = " << c.nodes << "\n"
+      << "fabric = " << quote_str(sim::name_of(topology::kFabricNames, c.resolved_fabric())) << "\n"
+      << "oversubscription = " << toml_float(c.oversubscription) << "\n"
+      << "routing = " << quote_str(sim::name_of(topology::kFabricRoutingNames, c.resolved_routing())) << "\n"
+      << "gpus = " << c.used_gpus() << "\n\n";
+
+  out << "[cluster.node]\n";
+  if (!spec.node_preset.empty()) out << "preset = " << quote_str(spec.node_preset) << "\n";
+  out << "gpu = " << quote_str(n.gpu) << "\n"
+      << "gpus = " << n.gpus << "\n"
+      << "intra = " << quote_str(sim::name_of(topology::kIntraKindNames, n.intra)) << "\n"
+      << "pcie = " << quote_str("gen" + std::to_string(n.pcie_gen)) << "\n"
+      << "gpus_per_pcie_switch = " << n.gpus_per_pcie_switch << "\n"
+      << "sockets = " << n.sockets << "\n"
+      << "nic = " << quote_str(n.nic) << "\n"
+      << "nics = " << n.nics << "\n\n";
+}
+
+void show_gpu_overrides(std::ostream& out, const ScenarioSpec& spec) {
+  const auto& c = spec.cluster;
+  const topology::GpuSpec* gpu = topology::find_gpu(c.node.gpu);
+  out << "[cluster.gpu_overrides]\n";
+  if (c.power_limit_w > 0)
+    out << "power_limit_w = " << toml_float(c.power_limit_w) << "\n";
+  else
+    out << "# power_limit_w = " << (gpu ? format_number(gpu->tdp.value) : std::string("?")) << "  # default: the GPU's TDP\n";
+  if (!c.mig.empty())
+    out << "mig = " << quote_str(c.mig) << "\n";
+  else
+    out << "# mig = \"3g.40gb\"  # default: the whole GPU\n";
+  out << "tf32 = " << b(c.tf32) << "\n\n";
+}
+
+void show_model(std::ostream& out, const ScenarioSpec& spec) {
+  const auto& m = spec.model;
+  out << "[model]\n";
+  if (!spec.model_preset.empty()) out << "preset = " << quote_str(spec.model_preset) << "\n";
+  if (!spec.hf_config.empty()) out << "# imported from hf_config = " << quote_str(spec.hf_config) << "\n";
+  out << "layers = " << m.layers << "\n"
+      << "hidden = " << m.hidden << "\n"
+      << "heads = " << m.heads << "\n"
+      << "kv_heads = " << m.kv_heads << "\n"
+      << "ffn_hidden = " << m.ffn_hidden << "\n"
+      << "seq_len = " << m.seq_len << "\n"
+      << "vocab = " << m.vocab << "\n"
+      << "mlp = " << quote_str(sim::name_of(workloads::kMlpKindNames, m.mlp)) << "\n"
+      << "norm = " << quote_str(sim::name_of(workloads::kNormKindNames, m.norm)) << "\n"
+      << "tied_embeddings = " << b(m.tied_embeddings) << "\n"
+      << "flash_attention = " << b(m.flash_attention) << "\n"
+      << (m.dropout ? "" : "# ") << "dropout = " << b(m.trains_with_dropout())
+      << (m.dropout ? "" : "  # default: true for gelu, false for swiglu") << "\n\n";
+}
+
+void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
+  const auto& p = spec.parallel;
+  out << "[parallelism]\n"
+      << "tp = " << p.tp << "\n"
+      << "pp = " << p.pp << "\n"
+      << "dp = " << p.dp << (spec.dp_derived ? "  # derived: gpus / (tp * pp)" : "") << "\n"
+      << "virtual_stages = " << p.virtual_stages << "\n"
+      << "schedule = " << quote_str(sim::name_of(workloads::kScheduleNames, p.schedule)) << "\n"
+      << "sequence_parallel = " << b(p.sequence_parallel) << "\n"
+      << "zero = " << p.zero << "\n"
+      << "distributed_optimizer = " << b(p.distributed_optimizer) << "\n"
+      << "zero3_gather = " << quote_str(sim::name_of(workloads::kZero3GatherNames, p.zero3_gather)) << "\n";
+  const int layers = spec.model.layers;
+  if (p.first_stage_layers > 0)
+    out << "first_stage_layers = " << p.first_stage_layers << "\n";
+  else
+    out << "# first_stage_layers = " << p.layers_on_stage(layers, 0) << "  # default: an even share of the layers\n";
+  if (p.last_stage_layers > 0)
+    out << "last_stage_layers = " << p.last_stage_layers << "\n\n";
+  else
+    out << "# last_stage_layers = " << p.layers_on_stage(layers, p.pp - 1) << "  # default: an even share of the layers\n\n";
+}
+
+void show_training(std::ostream& out, const ScenarioSpec& spec) {
+  const auto& tr = spec.training;
+  out << "[training]\n"
+      << "global_batch = " << tr.global_batch << "\n"
+      << "micro_batch = " << tr.micro_batch << "\n"
+      << "precision = " << quote_str(sim::name_of(topology::kPrecisionNames, tr.precision)) << "\n"
+      << "optimizer = " << quote_str(sim::name_of(workloads::kOptimizerNames, tr.optimizer)) << "\n"
+      << "recompute = " << quote_str(sim::name_of(workloads::kRecomputeNames, tr.recompute)) << "\n"
+      << "grad_dtype = " << quote_str(sim::name_of(workloads::kStateDtypeNames, tr.grad_dtype)) << "\n"
+      << "optimizer_dtype = " << quote_str(sim::name_of(workloads::kStateDtypeNames, tr.optimizer_dtype)) << "\n"
+      << "iterations = " << tr.iterations << "\n";
+  if (tr.tokens > 0)
+    out << "tokens = " << toml_float(tr.tokens) << "\n\n";
+  else
+    out << "# tokens = 300e9  # default: not given (no time-to-train)\n\n";
+}
+
+void show_sync(std::ostream& out, const ScenarioSpec& spec) {
+  out << "[sync]\n"
+      << "algorithm = " << quote_str(sim::name_of(workloads::kCollectiveAlgoNames, spec.sync.algorithm)) << "\n"
+      << "bucket_mb = " << toml_float(spec.sync.bucket_mb) << "\n"
+      << "overlap_grad_reduce = " << b(spec.sync.overlap) << "  # also accepted as overlap\n"
+      << "overlap_param_gather = " << b(spec.sync.param_gather_overlapped(spec.parallel)) << "\n"
+      << "tp_comm_overlap = " << b(spec.sync.tp_comm_overlap) << "\n"
+      << "fsdp_prefetch = " << b(spec.sync.fsdp_prefetch) << "\n\n";
+}
+
+void show_model_constants(std::ostream& out, const ScenarioSpec& spec) {
+  out << "[model_constants]\n";
+  if (!spec.constants_include.empty()) out << "# included from " << quote_str(spec.constants_include) << "\n";
+  for (const auto& [name, value] : spec.model_constants) out << toml_key(name) << " = " << toml_float(value) << "\n";
+  out << "\n";
+}
+
+void show_cost(std::ostream& out, const ScenarioSpec& spec) {
+  out << "[cost]\n";
+  if (spec.cost.has_gpu_hour)
+    out << "gpu_hour_usd = " << toml_float(spec.cost.gpu_hour_usd) << "\n";
+  else
+    out << "# gpu_hour_usd = 2.0  # default: capex derived from catalog prices\n";
+  out << "electricity_usd_per_kwh = " << toml_float(spec.cost.electricity_usd_per_kwh) << "\n";
+}
+
+}  // namespace
+
+std::string show_config(const ScenarioSpec& spec) {
+  std::ostringstream out;
+  out << "# Resolved scenario " << spec.file << ": every key, defaults included.\n";
+  for (const auto& o : spec.overrides) out << "# --set " << o << "\n";
+  out << "name = " << quote_str(spec.name) << "\n\n";
+  show_cluster(out, spec);
+  show_gpu_overrides(out, spec);
+  show_model(out, spec);
+  show_parallelism(out, spec);
+  show_training(out, spec);
+  show_sync(out, spec);
+  show_model_constants(out, spec);
+  show_cost(out, spec);
+  return out.str();
+}
+
+}  // namespace clustersim::scenarios

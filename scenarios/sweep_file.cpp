@@ -2,13 +2,13 @@
 #include "scenarios/sweep_file.h"
 
 #include "scenarios/source_text.h"
+#include "scenarios/toml_text.h"
 
 #include <toml++/toml.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -29,23 +29,6 @@ bool is_dotted_key(std::string_view key) {
   return std::all_of(key.begin(), key.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
   });
-}
-
-std::string toml_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
-std::string float_text(double v) {
-  std::array<char, 64> buf{};
-  const auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v);
-  std::string s(buf.data(), ec == std::errc{} ? end : buf.data());
-  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // keep it a TOML float
-  return s;
 }
 
 // A scalar leaf of [grid] or a [[point]], with its full dotted key.
@@ -178,12 +161,12 @@ class SweepParser {
     if (const auto* i = v.as_integer()) {
       s.display = s.toml = std::to_string(i->get());
     } else if (const auto* f = v.as_floating_point()) {
-      s.display = s.toml = float_text(f->get());
+      s.display = s.toml = toml_float(f->get());
     } else if (const auto* b = v.as_boolean()) {
       s.display = s.toml = b->get() ? "true" : "false";
     } else if (const auto* str = v.as_string()) {
       s.display = str->get();
-      s.toml = toml_string(str->get());
+      s.toml = quote_str(str->get());
     } else {
       error(at(v.source().begin), "the value of '" + key + "' must be a number, a string or a boolean",
             "a scenario value as --set takes it, e.g. 8, 2.5, \"ring\" or true");

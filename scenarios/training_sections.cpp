@@ -1,0 +1,125 @@
+// The [parallelism], [training] and [sync] sections: the parallel layout (tp, pp, dp, virtual
+// stages and the pipeline schedule, ZeRO), the batch and numerics, and the gradient
+// synchronization. What depends on other sections (dp from the GPU count, the batch against dp,
+// the precision against the GPU) is checked later, in cross_checks.cpp.
+#include <climits>
+#include <string>
+#include <string_view>
+
+#include "scenarios/scenario_loader.h"
+#include "scenarios/toml_reader.h"
+
+namespace clustersim::scenarios {
+namespace {
+
+using workloads::Schedule;
+
+constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual_stages", "schedule", "sequence_parallel",
+                                              "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers", "zero3_gather"};
+constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
+                                              "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype"};
+constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap", "overlap_grad_reduce",
+                                          "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch"};
+
+}  // namespace
+
+bool Loader::read_parallelism(const toml::table* t) {
+  const std::size_t before = error_count();
+  Section s(*this, t, "parallelism", kParallelKeys);
+  auto& p = spec_.parallel;
+  if (auto v = s.integer("tp", 1, 1 << 20, "8")) p.tp = *v;
+  if (auto v = s.integer("pp", 1, 1 << 20, "8")) p.pp = *v;
+  if (auto v = s.integer("dp", 1, 1 << 24, "16")) {
+    p.dp = *v;
+    dp_given_ = true;
+  }
+  if (auto v = s.integer("virtual_stages", 1, 1 << 16, "2")) p.virtual_stages = *v;
+  const auto schedule = s.choice("schedule", workloads::kScheduleNames);
+  if (auto v = s.boolean("sequence_parallel")) p.sequence_parallel = *v;
+  if (auto v = s.integer("zero", 0, 3, "1")) p.zero = *v;
+  if (auto v = s.boolean("distributed_optimizer")) p.distributed_optimizer = *v;
+  if (auto v = s.integer("first_stage_layers", 1, 1 << 20, "7")) p.first_stage_layers = *v;
+  if (auto v = s.integer("last_stage_layers", 1, 1 << 20, "7")) p.last_stage_layers = *v;
+  if (auto v = s.choice("zero3_gather", workloads::kZero3GatherNames)) p.zero3_gather = *v;
+  s.finish();
+  if (error_count() != before) return false;
+
+  schedule_given_ = schedule.has_value();
+  p.schedule = schedule ? *schedule : p.virtual_stages > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
+  if (p.schedule == Schedule::Interleaved && p.virtual_stages == 1)
+    error_at_key("parallelism.schedule", "schedule = \"interleaved\" needs virtual_stages > 1",
+                 "set virtual_stages = 2 (model chunks per pipeline stage), or use schedule = \"1f1b\"");
+  if (p.schedule != Schedule::Interleaved && p.virtual_stages > 1)
+    error_at_key("parallelism.virtual_stages",
+                 "virtual_stages = " + std::to_string(p.virtual_stages) + " needs the interleaved schedule, but schedule = " +
+                     quote_str(sim::name_of(workloads::kScheduleNames, p.schedule)),
+                 "remove schedule (virtual_stages > 1 selects \"interleaved\"), or use virtual_stages = 1");
+  if (p.virtual_stages > 1 && p.pp == 1)
+    error_at_key("parallelism.virtual_stages", "virtual_stages = " + std::to_string(p.virtual_stages) + " needs pipeline parallelism, but pp = 1",
+                 "use pp >= 2, or virtual_stages = 1");
+  return error_count() == before;
+}
+
+bool Loader::read_training(const toml::table* t) {
+  const std::size_t before = error_count();
+  Section s(*this, t, "training", kTrainingKeys);
+  auto& tr = spec_.training;
+  if (auto v = s.integer("global_batch", 1, INT_MAX, "1536")) {
+    tr.global_batch = *v;
+    global_batch_given_ = true;
+  }
+  if (auto v = s.integer("micro_batch", 1, INT_MAX, "1")) tr.micro_batch = *v;
+  if (auto v = s.choice("precision", topology::kPrecisionNames)) {
+    tr.precision = *v;
+    precision_given_ = true;
+  }
+  if (auto v = s.choice("optimizer", workloads::kOptimizerNames)) tr.optimizer = *v;
+  if (auto v = s.choice("recompute", workloads::kRecomputeNames)) tr.recompute = *v;
+  if (auto v = s.integer("iterations", 1, INT_MAX, "1")) tr.iterations = *v;
+  if (auto v = s.number("tokens", 0.0, false, "300e9")) tr.tokens = *v;
+  if (auto v = s.choice("grad_dtype", workloads::kStateDtypeNames)) tr.grad_dtype = *v;
+  if (auto v = s.choice("optimizer_dtype", workloads::kStateDtypeNames)) tr.optimizer_dtype = *v;
+  s.finish();
+  return error_count() == before;
+}
+
+bool Loader::read_sync(const toml::table* t) {
+  const std::size_t before = error_count();
+  Section s(*this, t, "sync", kSyncKeys);
+  if (auto v = s.choice("algorithm", workloads::kCollectiveAlgoNames)) spec_.sync.algorithm = *v;
+  if (auto v = s.number("bucket_mb", 0.0, true, "25")) spec_.sync.bucket_mb = *v;
+  const auto overlap = s.boolean("overlap");
+  const auto overlap_grad_reduce = s.boolean("overlap_grad_reduce");
+  if (overlap) spec_.sync.overlap = *overlap;
+  if (overlap_grad_reduce) spec_.sync.overlap = *overlap_grad_reduce;
+  if (auto v = s.boolean("overlap_param_gather")) spec_.sync.overlap_param_gather = *v;
+  if (auto v = s.boolean("tp_comm_overlap")) spec_.sync.tp_comm_overlap = *v;
+  if (auto v = s.boolean("fsdp_prefetch")) spec_.sync.fsdp_prefetch = *v;
+  s.finish();
+  check_overlap(overlap, overlap_grad_reduce);
+  return error_count() == before;
+}
+
+// The overlap switches against each other and the layout (workloads/training/overlap.h).
+void Loader::check_overlap(std::optional<bool> overlap, std::optional<bool> overlap_grad_reduce) {
+  if (overlap && overlap_grad_reduce && *overlap != *overlap_grad_reduce) {
+    const bool overlap_set = override_of_.count("sync.overlap") > 0;
+    if (overlap_set != (override_of_.count("sync.overlap_grad_reduce") > 0)) {
+      spec_.sync.overlap = overlap_set ? *overlap : *overlap_grad_reduce;  // --set wins over the file
+    } else {
+      error_at_key("sync.overlap_grad_reduce",
+                   std::string("overlap_grad_reduce = ") + (*overlap_grad_reduce ? "true" : "false") +
+                       " contradicts overlap = " + (*overlap ? "true" : "false") +
+                       " in [sync]; overlap is the older name of the same switch",
+                   "keep one of the two keys");
+    }
+  }
+  // With tp = 1 there is nothing to overlap (Megatron-Bridge turns it off); no error.
+  if (parallel_ok_ && spec_.sync.tp_comm_overlap && spec_.parallel.tp > 1 && !spec_.parallel.sequence_parallel)
+    error_at_key("sync.tp_comm_overlap",
+                 "tp_comm_overlap = true needs sequence parallelism, but [parallelism] sequence_parallel = false",
+                 "Transformer Engine overlaps the sequence-parallel all-gathers and reduce-scatters with their GEMMs: "
+                 "set [parallelism] sequence_parallel = true, or tp_comm_overlap = false");
+}
+
+}  // namespace clustersim::scenarios

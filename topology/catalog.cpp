@@ -291,25 +291,9 @@ const T* find_by_id(const std::array<T, N>& table, std::string_view id) {
 
 }  // namespace
 
-std::string_view to_string(Precision p) {
-  switch (p) {
-    case Precision::Fp32: return "fp32";
-    case Precision::Tf32: return "tf32";
-    case Precision::Fp16: return "fp16";
-    case Precision::Bf16: return "bf16";
-    case Precision::Fp8: return "fp8";
-  }
-  return "?";
-}
+std::string_view to_string(Precision p) { return sim::name_of(kPrecisionNames, p); }
 
-std::string_view to_string(IntraKind k) {
-  switch (k) {
-    case IntraKind::NvSwitch: return "nvswitch";
-    case IntraKind::NvlinkBridge: return "nvlink-bridge";
-    case IntraKind::Pcie: return "pcie";
-  }
-  return "?";
-}
+std::string_view to_string(IntraKind k) { return sim::name_of(kIntraKindNames, k); }
 
 sim::FlopsPerSec GpuSpec::peak(Precision p) const {
   switch (p) {

@@ -11,13 +11,18 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/enum_names.h"
 #include "sim/units.h"
 #include "topology/topology.h"
 
 namespace clustersim::topology {
 
 enum class Precision : std::uint8_t { Fp32, Tf32, Fp16, Bf16, Fp8 };
-std::string_view to_string(Precision p);
+// The names scenarios take (training.precision); parse with sim::parse.
+inline constexpr sim::Choice<Precision> kPrecisionNames[] = {{"fp32", Precision::Fp32}, {"tf32", Precision::Tf32},
+                                                             {"fp16", Precision::Fp16}, {"bf16", Precision::Bf16},
+                                                             {"fp8", Precision::Fp8}};
+std::string_view to_string(Precision p);  // sim::name_of(kPrecisionNames, p)
 
 struct GpuSpec {
   std::string id;            // catalog id, e.g. "a100-sxm4-80gb"
@@ -62,7 +67,10 @@ struct NicSpec {
 };
 
 enum class IntraKind : std::uint8_t { NvSwitch, NvlinkBridge, Pcie };
-std::string_view to_string(IntraKind k);  // "nvswitch" | "nvlink-bridge" | "pcie"
+// The names scenarios take (cluster.node.intra); parse with sim::parse.
+inline constexpr sim::Choice<IntraKind> kIntraKindNames[] = {
+    {"nvswitch", IntraKind::NvSwitch}, {"nvlink-bridge", IntraKind::NvlinkBridge}, {"pcie", IntraKind::Pcie}};
+std::string_view to_string(IntraKind k);  // sim::name_of(kIntraKindNames, k)
 
 // What one server (node) looks like. A preset or an explicit [cluster.node] table.
 struct NodeSpec {

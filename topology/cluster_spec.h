@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "sim/enum_names.h"
 #include "topology/catalog.h"
 
 namespace clustersim::topology {
@@ -18,6 +19,9 @@ inline constexpr int kMaxNodes = 1 << 15;
 inline constexpr std::int64_t kMaxClusterGpus = std::int64_t{1} << 18;
 
 enum class Fabric : std::uint8_t { SingleSwitch, FatTree, RailOptimized };
+// The names scenarios (cluster.fabric) and --fabric take; parse with sim::parse.
+inline constexpr sim::Choice<Fabric> kFabricNames[] = {
+    {"fat-tree", Fabric::FatTree}, {"rail-optimized", Fabric::RailOptimized}, {"single-switch", Fabric::SingleSwitch}};
 
 struct ClusterSpec {
   NodeSpec node;

@@ -43,20 +43,7 @@ std::string_view to_string(LinkKind k) {
   return "?";
 }
 
-std::string_view to_string(FabricRouting r) {
-  switch (r) {
-    case FabricRouting::DestinationModK: return "destination-mod-k";
-    case FabricRouting::FlowHash: return "flow-hash";
-  }
-  return "?";
-}
-
-std::optional<FabricRouting> parse_fabric_routing(std::string_view name) {
-  for (FabricRouting r : {FabricRouting::DestinationModK, FabricRouting::FlowHash}) {
-    if (name == to_string(r)) return r;
-  }
-  return std::nullopt;
-}
+std::string_view to_string(FabricRouting r) { return sim::name_of(kFabricRoutingNames, r); }
 
 DeviceId Topology::add_device(Device d) {
   const auto id = static_cast<DeviceId>(devices_.size());

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/enum_names.h"
 #include "sim/units.h"
 
 namespace clustersim::topology {
@@ -71,9 +72,10 @@ struct Route {
 //  - FlowHash: Ethernet ECMP hashes each flow's 5-tuple, so two flows may collide on one up-link
 //    while another idles (RoCE fabrics without adaptive routing).
 enum class FabricRouting : std::uint8_t { DestinationModK, FlowHash };
-std::string_view to_string(FabricRouting r);  // "destination-mod-k" | "flow-hash"
-// The policy of a name to_string gives; nothing for any other text.
-std::optional<FabricRouting> parse_fabric_routing(std::string_view name);
+// The names scenarios (cluster.routing) and --routing take; parse with sim::parse.
+inline constexpr sim::Choice<FabricRouting> kFabricRoutingNames[] = {
+    {"destination-mod-k", FabricRouting::DestinationModK}, {"flow-hash", FabricRouting::FlowHash}};
+std::string_view to_string(FabricRouting r);  // sim::name_of(kFabricRoutingNames, r)
 
 // nvidia-smi topo -m relationship between two GPUs.
 enum class PathType : std::uint8_t { Self, NvLink, Pix, Pxb, Phb, Node, Sys, Net };

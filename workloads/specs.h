@@ -7,12 +7,17 @@
 #include <optional>
 #include <string>
 
+#include "sim/enum_names.h"
 #include "topology/catalog.h"
 
 namespace clustersim::workloads {
 
 enum class MlpKind : std::uint8_t { Gelu, SwiGlu };
 enum class NormKind : std::uint8_t { LayerNorm, RmsNorm };
+// The names scenarios take (model.mlp, model.norm); parse with sim::parse.
+inline constexpr sim::Choice<MlpKind> kMlpKindNames[] = {{"gelu", MlpKind::Gelu}, {"swiglu", MlpKind::SwiGlu}};
+inline constexpr sim::Choice<NormKind> kNormKindNames[] = {{"layernorm", NormKind::LayerNorm},
+                                                           {"rmsnorm", NormKind::RmsNorm}};
 // Position encoding. Auto: learned absolute embeddings for GELU (GPT) models, rotary for SwiGLU
 // (Llama) models, which is how every preset pairs them; imported configs set it explicitly.
 enum class PositionKind : std::uint8_t { Auto, Learned, Rotary };
@@ -31,6 +36,11 @@ struct ModelSpec {
   bool tied_embeddings = true; // output layer shares the input embedding (GPT); Llama unties
   bool flash_attention = true;
   PositionKind positions = PositionKind::Auto;
+  // Dropout on the residual, attention and embedding outputs. Unset: inferred from the MLP, as
+  // every preset pairs them: GELU (GPT) models train with Megatron's 0.1 dropout, SwiGLU (Llama)
+  // models with none. Recipes that turn it off for a GELU-kind model (Nemotron-4: hidden,
+  // attention and ffn dropout 0.0) set it explicitly.
+  std::optional<bool> dropout;
 
   int head_dim() const { return hidden / heads; }
   // Parameter count (embeddings included, position embeddings excluded for rotary models).
@@ -41,12 +51,24 @@ struct ModelSpec {
   double embedding_parameters() const;
   // Final norm's parameters.
   double final_norm_parameters() const;
+  bool trains_with_dropout() const { return dropout.value_or(mlp == MlpKind::Gelu); }
   bool learned_positions() const {
     return positions == PositionKind::Learned || (positions == PositionKind::Auto && mlp == MlpKind::Gelu);
   }
 };
 
 enum class Schedule : std::uint8_t { GPipe, OneFOneB, Interleaved };
+// The names scenarios take (parallelism.schedule); parse with sim::parse.
+inline constexpr sim::Choice<Schedule> kScheduleNames[] = {
+    {"gpipe", Schedule::GPipe}, {"1f1b", Schedule::OneFOneB}, {"interleaved", Schedule::Interleaved}};
+// How ZeRO-3 gathers the sharded parameters for compute. Block: PyTorch FSDP wraps each
+// transformer layer and keeps the gathered layer and the prefetched next one. Module: DeepSpeed
+// ZeRO-3 gathers each submodule's parameters and prefetches ahead only while the live total stays
+// under stage3_max_live_parameters, at most stage3_prefetch_bucket_size per step.
+enum class Zero3Gather : std::uint8_t { Block, Module };
+// The names scenarios take (parallelism.zero3_gather); parse with sim::parse.
+inline constexpr sim::Choice<Zero3Gather> kZero3GatherNames[] = {{"block", Zero3Gather::Block},
+                                                                 {"module", Zero3Gather::Module}};
 
 struct ParallelSpec {
   int tp = 1;
@@ -57,14 +79,51 @@ struct ParallelSpec {
   bool sequence_parallel = false;
   int zero = 0;                // 0..3
   bool distributed_optimizer = false;  // Megatron's distributed optimizer (shards like ZeRO-1)
+  // Uneven pipeline stages, as Megatron-LM's --decoder-first-pipeline-num-layers and
+  // --decoder-last-pipeline-num-layers (TransformerConfig.num_layers_in_first/last_pipeline_stage):
+  // transformer layers on the first / last stage; 0 = not given. The layers left over split
+  // evenly over the other stages (megatron/core/transformer/transformer_block.py,
+  // get_num_layers_to_build). The loader checks that they do (scenarios/stage_split.h).
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
+  Zero3Gather zero3_gather = Zero3Gather::Block;  // only with zero = 3
 
   // Optimizer states split across the data-parallel replicas (ZeRO-1 and up, or Megatron's
   // distributed optimizer): each replica updates its 1/dp share and gathers the parameters back.
   bool shards_optimizer() const { return zero >= 1 || distributed_optimizer; }
+  bool uneven_stages() const { return first_stage_layers > 0 || last_stage_layers > 0; }
+
+  // Transformer layers on pipeline stage `stage` (0..pp-1) of a model with `layers` layers: the
+  // one source of truth for stage costs, the schedule and the memory model. Without first/last
+  // stage counts every stage holds layers / pp. The loader only accepts splits whose middle
+  // stages share evenly; for any other input the first middle stages take the remainder, so the
+  // stages still add up to the layers.
+  int layers_on_stage(int layers, int stage) const {
+    const bool first = first_stage_layers > 0 && pp > 1;
+    const bool last = last_stage_layers > 0 && pp > 1;
+    if (first && stage == 0) return first_stage_layers;
+    if (last && stage == pp - 1) return last_stage_layers;
+    const int middle_stages = pp - (first ? 1 : 0) - (last ? 1 : 0);
+    const int middle_layers = layers - (first ? first_stage_layers : 0) - (last ? last_stage_layers : 0);
+    if (middle_stages <= 0) return 0;
+    const int middle_index = stage - (first ? 1 : 0);
+    return middle_layers / middle_stages + (middle_index < middle_layers % middle_stages ? 1 : 0);
+  }
 };
 
 enum class Optimizer : std::uint8_t { Adam, Sgd, SgdMomentum };
 enum class Recompute : std::uint8_t { None, Selective, Full };
+// The names scenarios take (training.optimizer, training.recompute); parse with sim::parse.
+inline constexpr sim::Choice<Optimizer> kOptimizerNames[] = {
+    {"adam", Optimizer::Adam}, {"sgd", Optimizer::Sgd}, {"sgd-momentum", Optimizer::SgdMomentum}};
+inline constexpr sim::Choice<Recompute> kRecomputeNames[] = {
+    {"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}};
+// Element type of a model state that frameworks let one choose. Fp32: 4 B; Bf16 and Fp16: 2 B.
+enum class StateDtype : std::uint8_t { Fp32, Bf16, Fp16 };
+inline double state_dtype_bytes(StateDtype d) { return d == StateDtype::Fp32 ? 4.0 : 2.0; }
+// The names scenarios take (training.grad_dtype, training.optimizer_dtype).
+inline constexpr sim::Choice<StateDtype> kStateDtypeNames[] = {
+    {"fp32", StateDtype::Fp32}, {"bf16", StateDtype::Bf16}, {"fp16", StateDtype::Fp16}};
 
 struct TrainingSpec {
   int global_batch = 1;        // sequences per iteration
@@ -72,18 +131,37 @@ struct TrainingSpec {
   topology::Precision precision = topology::Precision::Bf16;
   Optimizer optimizer = Optimizer::Adam;
   Recompute recompute = Recompute::None;
+  // Gradients kept for accumulation and reduced over data parallelism: fp32 is Megatron's
+  // `main_grad` (grad_reduce_in_fp32, forced on for bf16 in Megatron-LM); 16-bit is Megatron-Core
+  // / NeMo with grad_reduce_in_fp32 = False, apex DistributedFusedAdam grad_sync_dtype = bf16,
+  // and DeepSpeed's fp16/bf16 gradient partitions. Mixed precision only (fp32 training: 4 B).
+  StateDtype grad_dtype = StateDtype::Fp32;
+  // The optimizer's states (master weights and moments): apex DistributedFusedAdam `dtype`,
+  // Megatron's --use-precision-aware-optimizer. fp32 is every framework's default.
+  StateDtype optimizer_dtype = StateDtype::Fp32;
   int iterations = 1;
   double tokens = 0.0;         // total training tokens (0 = not given)
 
   int micro_batches_per_replica(int dp) const { return global_batch / (micro_batch * dp); }
 };
 
-enum class SyncAlgorithm : std::uint8_t { Ring, Tree, HalvingDoubling, Hierarchical, Direct, InNetwork, Auto };
+// A collective algorithm (workloads/collectives/ implements each). Declared here because the
+// gradient synchronization names one (sync.algorithm) and every room may read the specs.
+enum class CollectiveAlgo : std::uint8_t { Ring, Tree, HalvingDoubling, Hierarchical, Direct, InNetwork, Auto };
+// The names scenarios (sync.algorithm) and `collective --algo` take; parse with sim::parse.
+inline constexpr sim::Choice<CollectiveAlgo> kCollectiveAlgoNames[] = {
+    {"ring", CollectiveAlgo::Ring},
+    {"tree", CollectiveAlgo::Tree},
+    {"halving-doubling", CollectiveAlgo::HalvingDoubling},
+    {"hierarchical", CollectiveAlgo::Hierarchical},
+    {"direct", CollectiveAlgo::Direct},
+    {"in-network", CollectiveAlgo::InNetwork},
+    {"auto", CollectiveAlgo::Auto}};
 
 // Which communication runs behind computation, as the frameworks schedule it (the rules:
 // workloads/training/overlap.h; the defaults and their sources: docs/scenario.md [sync]).
 struct SyncSpec {
-  SyncAlgorithm algorithm = SyncAlgorithm::Ring;
+  CollectiveAlgo algorithm = CollectiveAlgo::Ring;  // the gradient all-reduce's
   double bucket_mb = 25.0;
   bool overlap = true;                // [sync] overlap_grad_reduce (older name: overlap): buckets
                                       // reduced while the backward pass goes on

@@ -151,7 +151,7 @@ TEST_CASE("analysis::training rows: a mapped row keeps its configuration and the
     CHECK(spec->training.recompute == workloads::Recompute::Full);
     CHECK(spec->training.micro_batch == 1);
     CHECK_FALSE(spec->model.flash_attention);
-    CHECK(spec->sync.algorithm == workloads::SyncAlgorithm::Ring);
+    CHECK(spec->sync.algorithm == workloads::CollectiveAlgo::Ring);
   }
   for (const TrainingRow& row : rows()) {
     if (!is_foundry(row) || row.gpu != "a100_40gb") continue;

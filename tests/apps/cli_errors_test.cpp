@@ -45,6 +45,21 @@ TEST_CASE("apps::collective: unknown operation and algorithm list the valid ones
   CHECK(algo.err.find("halving-doubling") != std::string::npos);
 }
 
+TEST_CASE("apps::topo: an unknown --fabric lists the fabrics from their table, exit 2") {
+  const auto r = run_cli("topo --node dgx-h100 --nodes 2 --fabric dragonfly");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--fabric 'dragonfly': expected one of fat-tree, rail-optimized, single-switch") != std::string::npos);
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("apps::topo: --fabric and --routing shape the cluster as the scenario keys do") {
+  const auto single = run_cli("topo --node dgx-h100 --nodes 2 --fabric single-switch --routing flow-hash --json");
+  const auto rail = run_cli("topo --node dgx-h100 --nodes 2 --json");
+  CHECK(single.exit_code == 0);
+  CHECK(rail.exit_code == 0);
+  CHECK(single.out != rail.out);  // one switch instead of rail leaves
+}
+
 TEST_CASE("apps::collective: an unknown --routing lists the two policies, exit 2") {
   const auto r = run_cli("collective --node dgx-h100 --nodes 2 --routing adaptive");
   CHECK(r.exit_code == 2);

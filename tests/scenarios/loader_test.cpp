@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "scenarios/loader.h"
+#include "scenarios/show_config.h"
 
 using namespace clustersim;
 using namespace clustersim::scenarios;
@@ -61,6 +62,7 @@ void check_same(const ScenarioSpec& a, const ScenarioSpec& b) {
   CHECK(ma.norm == mb.norm);
   CHECK(ma.tied_embeddings == mb.tied_embeddings);
   CHECK(ma.flash_attention == mb.flash_attention);
+  CHECK(ma.trains_with_dropout() == mb.trains_with_dropout());
   const auto &pa = a.parallel, &pb = b.parallel;
   CHECK(pa.tp == pb.tp);
   CHECK(pa.pp == pb.pp);
@@ -70,12 +72,17 @@ void check_same(const ScenarioSpec& a, const ScenarioSpec& b) {
   CHECK(pa.sequence_parallel == pb.sequence_parallel);
   CHECK(pa.zero == pb.zero);
   CHECK(pa.distributed_optimizer == pb.distributed_optimizer);
+  CHECK(pa.first_stage_layers == pb.first_stage_layers);
+  CHECK(pa.last_stage_layers == pb.last_stage_layers);
+  CHECK(pa.zero3_gather == pb.zero3_gather);
   const auto &ta = a.training, &tb = b.training;
   CHECK(ta.global_batch == tb.global_batch);
   CHECK(ta.micro_batch == tb.micro_batch);
   CHECK(ta.precision == tb.precision);
   CHECK(ta.optimizer == tb.optimizer);
   CHECK(ta.recompute == tb.recompute);
+  CHECK(ta.grad_dtype == tb.grad_dtype);
+  CHECK(ta.optimizer_dtype == tb.optimizer_dtype);
   CHECK(ta.iterations == tb.iterations);
   CHECK(ta.tokens == tb.tokens);
   CHECK(a.sync.algorithm == b.sync.algorithm);
@@ -136,6 +143,7 @@ mlp = "swiglu"
 norm = "rmsnorm"
 tied_embeddings = false
 flash_attention = false
+dropout = true
 
 [parallelism]
 tp = 2
@@ -146,6 +154,9 @@ schedule = "interleaved"
 sequence_parallel = true
 zero = 2
 distributed_optimizer = true
+first_stage_layers = 9
+last_stage_layers = 15
+zero3_gather = "module"
 
 [training]
 global_batch = 64
@@ -153,6 +164,8 @@ micro_batch = 2
 precision = "fp16"
 optimizer = "sgd-momentum"
 recompute = "full"
+grad_dtype = "bf16"
+optimizer_dtype = "fp16"
 iterations = 3
 tokens = 1.5e12
 
@@ -182,7 +195,7 @@ TEST_CASE("scenarios::load_scenario: every library scenario loads and is consist
       CHECK(s.parallel.tp * s.parallel.pp * s.parallel.dp == s.cluster.used_gpus());
       CHECK(s.training.global_batch % (s.training.micro_batch * s.parallel.dp) == 0);
       CHECK(s.model.heads % s.parallel.tp == 0);
-      CHECK(s.model.layers % s.parallel.pp == 0);
+      if (!s.parallel.uneven_stages()) CHECK(s.model.layers % s.parallel.pp == 0);
       CHECK(!s.name.empty());
     } catch (const ScenarioError& e) {
       FAIL(e.format());
@@ -263,6 +276,8 @@ TEST_CASE("scenarios::parse_scenario: every key is read and round-trips through 
   CHECK(a.parallel.sequence_parallel == true);
   CHECK(a.parallel.zero == 2);
   CHECK(a.parallel.distributed_optimizer == true);
+  CHECK(a.parallel.first_stage_layers == 9);
+  CHECK(a.parallel.last_stage_layers == 15);
   CHECK(a.training.global_batch == 64);
   CHECK(a.training.micro_batch == 2);
   CHECK(a.training.precision == topology::Precision::Fp16);
@@ -270,7 +285,7 @@ TEST_CASE("scenarios::parse_scenario: every key is read and round-trips through 
   CHECK(a.training.recompute == workloads::Recompute::Full);
   CHECK(a.training.iterations == 3);
   CHECK(a.training.tokens == 1.5e12);
-  CHECK(a.sync.algorithm == workloads::SyncAlgorithm::Hierarchical);
+  CHECK(a.sync.algorithm == workloads::CollectiveAlgo::Hierarchical);
   CHECK(a.sync.bucket_mb == 50.5);
   CHECK(a.sync.overlap == false);
   CHECK(a.model_constants.at("gemm_efficiency_max") == 0.75);
@@ -304,7 +319,7 @@ TEST_CASE("scenarios::parse_scenario: absent keys take the documented defaults")
   CHECK(s.training.recompute == workloads::Recompute::None);
   CHECK(s.training.iterations == 1);
   CHECK(s.training.tokens == 0.0);
-  CHECK(s.sync.algorithm == workloads::SyncAlgorithm::Ring);
+  CHECK(s.sync.algorithm == workloads::CollectiveAlgo::Ring);
   CHECK(s.sync.bucket_mb == 25.0);
   CHECK(s.sync.overlap);
   CHECK(s.model_constants.empty());
@@ -368,7 +383,7 @@ TEST_CASE("scenarios::--set: overrides a key and records where the value came fr
   CHECK(s.parallel.tp == 4);
   CHECK(s.parallel.dp == 32);
   CHECK(s.training.precision == topology::Precision::Bf16);
-  CHECK(s.sync.algorithm == workloads::SyncAlgorithm::Tree);
+  CHECK(s.sync.algorithm == workloads::CollectiveAlgo::Tree);
   CHECK(s.training.tokens == 1e12);
   CHECK(s.name == "my run");
   CHECK(s.origins.at("parallelism.tp").where.file == "--set parallelism.tp=4");
@@ -551,4 +566,42 @@ TEST_CASE("scenarios::[sync] tp_comm_overlap needs sequence parallelism, except 
         "    hint: Transformer Engine overlaps the sequence-parallel all-gathers and reduce-scatters with their GEMMs: set "
         "[parallelism] sequence_parallel = true, or tp_comm_overlap = false\n");
   CHECK(format_error_of(base + "[parallelism]\ntp = 1\n", {"sync.tp_comm_overlap=true"}) == "(no error)");
+}
+
+TEST_CASE("scenarios::parse_scenario: the memory keys (dropout, zero3_gather, grad_dtype, optimizer_dtype) parse") {
+  const std::string base = "[cluster]\nnode = \"dgx-a100-80gb\"\nnodes = 1\n[model]\npreset = \"gpt3-1.3b\"\n";
+  const ScenarioSpec defaults = parse_scenario(base, "s.toml");
+  CHECK(defaults.model.trains_with_dropout());  // inferred: GELU
+  CHECK(defaults.model.id == "gpt3-1.3b");
+  CHECK(defaults.parallel.zero3_gather == workloads::Zero3Gather::Block);
+  CHECK(defaults.training.grad_dtype == workloads::StateDtype::Fp32);
+  CHECK(defaults.training.optimizer_dtype == workloads::StateDtype::Fp32);
+  const ScenarioSpec s = parse_scenario(base + "dropout = false\n[parallelism]\nzero = 3\nzero3_gather = \"module\"\n"
+                                               "[training]\ngrad_dtype = \"bf16\"\noptimizer_dtype = \"bf16\"\n",
+                                        "s.toml");
+  CHECK_FALSE(s.model.trains_with_dropout());
+  CHECK(s.model.id == "custom");
+  CHECK(s.parallel.zero3_gather == workloads::Zero3Gather::Module);
+  CHECK(s.training.grad_dtype == workloads::StateDtype::Bf16);
+  CHECK(s.training.optimizer_dtype == workloads::StateDtype::Bf16);
+  // show_config spells every one out, and re-parses to the same values.
+  const std::string shown = show_config(s);
+  CHECK(shown.find("dropout = false") != std::string::npos);
+  CHECK(shown.find("zero3_gather = \"module\"") != std::string::npos);
+  CHECK(shown.find("grad_dtype = \"bf16\"") != std::string::npos);
+  check_same(s, parse_scenario(shown, "s.toml"));
+}
+
+TEST_CASE("scenarios::parse_scenario: bad memory-key values are errors at the key with the valid values") {
+  const std::string base = "[cluster]\nnode = \"dgx-a100-80gb\"\nnodes = 1\n[model]\npreset = \"gpt3-1.3b\"\n";
+  const std::string gather = format_error_of(base + "[parallelism]\nzero = 3\nzero3_gather = \"deepspeed\"\n");
+  CHECK(gather.find("s.toml:8:") != std::string::npos);
+  CHECK(gather.find("unknown value \"deepspeed\" for 'zero3_gather' in [parallelism]") != std::string::npos);
+  CHECK(gather.find("hint: valid values: \"block\", \"module\"") != std::string::npos);
+  const std::string grad = format_error_of(base + "[training]\ngrad_dtype = \"fp8\"\n");
+  CHECK(grad.find("s.toml:7:") != std::string::npos);
+  CHECK(grad.find("hint: valid values: \"fp32\", \"bf16\", \"fp16\"") != std::string::npos);
+  const std::string dropout = format_error_of(base + "dropout = 0.1\n");
+  CHECK(dropout.find("s.toml:6:") != std::string::npos);
+  CHECK(dropout.find("dropout") != std::string::npos);
 }

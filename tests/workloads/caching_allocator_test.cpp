@@ -190,3 +190,31 @@ TEST_CASE("workloads::replay_training_iteration: reserved covers allocated and m
   const AllocatorReplay expandable = replay_training_iteration(q, ex);
   CHECK(expandable.fragmentation <= native.fragmentation);
 }
+
+TEST_CASE("workloads::replay_training_iteration: the interleaved schedule holds pp(v+1) - 1 chunks, as the formula") {
+  // Llama 3 70B on TP4 x PP8 x VP5, seq 8192 (Megatron-Bridge's H100 layout): stage 0 holds
+  // 8 x (1 + 7/40) = 9.4 micro-batches of its 10 layers = 47 chunks of 2 layers (Megatron's
+  // 2(pp-1) + (v-1)pp warm-up chunk forwards + 1). Replaying whole micro-batches (ceil 9.4 = 10)
+  // held 100 layer-sets instead of 94 and ran out of memory below the formula's requirement.
+  MemoryRequest q;
+  q.model = *find_model_preset("llama3-70b");
+  q.parallel.tp = 4;
+  q.parallel.pp = 8;
+  q.parallel.dp = 2;
+  q.parallel.virtual_stages = 5;
+  q.parallel.schedule = Schedule::Interleaved;
+  q.parallel.sequence_parallel = true;
+  q.parallel.distributed_optimizer = true;
+  q.training.global_batch = 128;
+  q.training.precision = clustersim::topology::Precision::Fp8;
+  q.options.include_runtime = false;
+  const MemoryBreakdown b = estimate_memory(q);
+  const AllocatorReplay r = replay_training_iteration(q, AllocatorOptions{});
+  CHECK_FALSE(r.out_of_memory);
+  // The replay allocates what the formula counts on stage 0, plus one layer's activation-gradient
+  // temporaries during its backward, which the formula leaves out: the input gradient 2sbh/t (SP)
+  // and the MLP intermediate gradient 2sbf/t, 33.5 MB + 117.4 MB. Ten whole micro-batches would
+  // have added 6 % of the activations, 2.9 GiB.
+  const double temporaries = 2.0 * 8192 * 8192 / 4 + 2.0 * 8192 * 28672 / 4;
+  CHECK(static_cast<double>(r.stats.peak_allocated) == doctest::Approx(b.total.value + temporaries).epsilon(0.0001));
+}

@@ -17,26 +17,25 @@ TEST_CASE("workloads::memory model: Megatron's distributed optimizer costs 6 + 1
   par.distributed_optimizer = true;
   TrainingSpec tr;
   tr.precision = clustersim::topology::Precision::Bf16;
-  const ModelStates s = model_state_bytes(1e9, par, tr, MemoryOptions{});
+  const ModelStates s = model_state_bytes(1e9, par, tr);
   CHECK(s.total().value == doctest::Approx(1e9 * (6.0 + 12.0 / 8)));
   par.distributed_optimizer = false;
-  CHECK(model_state_bytes(1e9, par, tr, MemoryOptions{}).total().value == doctest::Approx(18e9));
+  CHECK(model_state_bytes(1e9, par, tr).total().value == doctest::Approx(18e9));
 }
 
 TEST_CASE("workloads::memory model: optimizer and precision choices set the bytes per parameter") {
   TrainingSpec tr;
-  MemoryOptions opt;
   tr.precision = clustersim::topology::Precision::Fp32;
-  CHECK(state_bytes_per_param(tr, opt).weights == 4);
-  CHECK(state_bytes_per_param(tr, opt).optimizer == 8);
+  CHECK(state_bytes_per_param(tr).weights == 4);
+  CHECK(state_bytes_per_param(tr).optimizer == 8);
   tr.optimizer = Optimizer::Sgd;
-  CHECK(state_bytes_per_param(tr, opt).optimizer == 0);
+  CHECK(state_bytes_per_param(tr).optimizer == 0);
   tr.precision = clustersim::topology::Precision::Bf16;
-  CHECK(state_bytes_per_param(tr, opt).optimizer == 4);
+  CHECK(state_bytes_per_param(tr).optimizer == 4);
   tr.optimizer = Optimizer::SgdMomentum;
-  CHECK(state_bytes_per_param(tr, opt).optimizer == 8);
-  opt.grads = GradPrecision::Half;
-  CHECK(state_bytes_per_param(tr, opt).grads == 2);
+  CHECK(state_bytes_per_param(tr).optimizer == 8);
+  tr.grad_dtype = StateDtype::Bf16;
+  CHECK(state_bytes_per_param(tr).grads == 2);
 }
 
 TEST_CASE("workloads::memory model: 1F1B stage i holds min(pp - i, m) micro-batches, GPipe all m") {
@@ -204,4 +203,122 @@ TEST_CASE("workloads::memory model: Llama 3 405B at seq 8192 on TP8 x PP16 fits 
   q.parallel.zero = 0;
   q.parallel.distributed_optimizer = true;
   CHECK_FALSE(estimate_memory(q).fits());
+}
+
+TEST_CASE("workloads::memory model: 16-bit gradients and optimizer states halve their bytes per parameter") {
+  // apex DistributedFusedAdam with grad_sync_dtype = dtype = bf16 (dgxc-benchmarking's Nemotron-4
+  // 340B recipe): params shard, exp_avg and exp_avg_sq in bf16 = 6 B, gradients 2 B.
+  TrainingSpec tr;
+  tr.precision = clustersim::topology::Precision::Bf16;
+  CHECK(state_bytes_per_param(tr).grads == 4);
+  CHECK(state_bytes_per_param(tr).optimizer == 12);
+  tr.grad_dtype = StateDtype::Bf16;
+  tr.optimizer_dtype = StateDtype::Bf16;
+  CHECK(state_bytes_per_param(tr).grads == 2);
+  CHECK(state_bytes_per_param(tr).optimizer == 6);
+  ParallelSpec par;
+  par.dp = 2;
+  par.distributed_optimizer = true;
+  // Megatron's distributed optimizer: 2 (weights) + 2 (bf16 grads) + 6 / dp, against 6 + 12 / dp.
+  CHECK(model_state_bytes(1e9, par, tr).total().value == doctest::Approx(1e9 * (4.0 + 6.0 / 2)));
+  // fp32 training keeps 4-B gradients whatever the mixed-precision setting says.
+  tr.precision = clustersim::topology::Precision::Fp32;
+  CHECK(state_bytes_per_param(tr).grads == 4);
+  CHECK(state_bytes_per_param(tr).optimizer == 4);  // Adam m, v in bf16
+}
+
+TEST_CASE("workloads::memory model: DeepSpeed ZeRO-3 holds a window of live submodules, FSDP two layers") {
+  // One GPT layer at h = 20480, t = 1 (SC'21's 529.6B): QKV 3h^2 = 1.258e9, out-projection h^2 =
+  // 0.419e9, fc1 = fc2 = 4h^2 = 1.678e9 params; stage3_max_live_parameters 1e9, prefetch 5e8.
+  // Forward: QKV alone is over the limit (no prefetch); at the out-projection 0.58e9 are left, so
+  // it prefetches up to 5e8 and takes fc1 whole: h^2 + 4h^2 live = 10 h^2 B at 2 B. Backward:
+  // fc1 or fc2 running with its unsharded gradient, 4h^2 x (2 + 2) B = 16 h^2 B: the peak.
+  const double h = 20480, h2 = h * h;
+  const std::vector<double> layer = {3 * h2, h2, 4 * h2, 4 * h2};
+  std::vector<double> two = layer;
+  two.insert(two.end(), layer.begin(), layer.end());
+  CHECK(deepspeed_live_bytes(two, 1e9, 5e8, 2.0, 0.0) == doctest::Approx(10 * h2));
+  CHECK(deepspeed_live_bytes(two, 1e9, 5e8, 2.0, 2.0) == doctest::Approx(16 * h2));
+  // Small submodules: each step prefetches up to 3e8 more while under the 1e9 limit, so the live
+  // set grows 4e8, 6e8, 8e8, 1e9 and stays at the limit (20 modules of 1e8 params, 1 B each).
+  CHECK(deepspeed_live_bytes(std::vector<double>(20, 1e8), 1e9, 3e8, 1.0, 0.0) == doctest::Approx(1e9));
+  // Through the memory model: the SC'21 529.6B stage gathers 16 h^2 B with "module", 2 layers of
+  // 12 h^2 (+ biases and norms) x 2 B with "block" (FSDP).
+  MemoryRequest q;
+  q.model = *find_model_preset("gpt3-175b");
+  q.model.layers = 105;
+  q.model.hidden = 20480;
+  q.model.heads = 128;
+  q.model.ffn_hidden = 4 * 20480;
+  q.parallel.dp = 640;
+  q.parallel.zero = 3;
+  q.training.precision = clustersim::topology::Precision::Fp16;
+  const double block = zero3_gathered_bytes(q, 0);
+  CHECK(block == doctest::Approx(2 * q.model.layer_parameters() * 2.0));
+  q.parallel.zero3_gather = Zero3Gather::Module;
+  CHECK(zero3_gathered_bytes(q, 0) == doctest::Approx(16 * h2));
+  CHECK(stage_memory(q, 0).find_line("ZeRO-3 gathered parameters")->bytes.value == doctest::Approx(16 * h2));
+  // The FSDP line names its layer count (it printed a garbage integer through a double before).
+  q.parallel.zero3_gather = Zero3Gather::Block;
+  CHECK(stage_memory(q, 0).find_line("ZeRO-3 gathered parameters")->formula.rfind("2 layers'", 0) == 0);
+}
+
+TEST_CASE("workloads::memory model: under FP8 the GEMM inputs Transformer Engine saves take 1 B") {
+  // Llama 3 8B at t = 1, b = 1, flash (1,141,899,264 B in bf16, above). FP8 saves the QKV GEMM input
+  // and the MLP input (s h each) and the fc2 input (s f) at 1 B instead of 2, and adds the
+  // out-projection's own 1-B copy of O (s h): 2sh + sf - sh = sh + sf fewer bytes.
+  const ModelSpec m = *find_model_preset("llama3-8b");
+  const double sh = 8192.0 * 4096, sf = 8192.0 * 14336;
+  const double bf16 = activation_bytes_per_layer(m, 1, 1, false, Recompute::None).value;
+  const double fp8 = activation_bytes_per_layer(m, 1, 1, false, Recompute::None,
+                                                activation_bytes_for(clustersim::topology::Precision::Fp8)).value;
+  CHECK(bf16 == 1141899264.0);
+  CHECK(bf16 - fp8 == doctest::Approx(sh + sf));
+  CHECK(activation_bytes_for(clustersim::topology::Precision::Bf16).gemm_input == 2.0);
+  CHECK(activation_bytes_for(clustersim::topology::Precision::Fp32).element == 4.0);
+}
+
+TEST_CASE("workloads::memory model: an explicit dropout = false drops the GELU model's masks") {
+  // GPT-3 175B, t = 8, SP, flash: the two 1-B masks per layer are sbh/8 each.
+  ModelSpec m = gpt3_175b(true);
+  const double with = activation_bytes_per_layer(m, 1, 8, true, Recompute::None).value;
+  m.dropout = false;
+  CHECK(with - activation_bytes_per_layer(m, 1, 8, true, Recompute::None).value == doctest::Approx(2 * 2048.0 * 12288 / 8));
+  m.dropout.reset();
+  CHECK(m.trains_with_dropout());
+  m.mlp = MlpKind::SwiGlu;
+  CHECK_FALSE(m.trains_with_dropout());
+}
+
+TEST_CASE("workloads::memory model: the peak holds the largest transient phase, not every transient") {
+  // GPT-3 1.3B on one GPU without flash attention, full recompute: the layer backward holds the
+  // score workspace and the recomputed working set; the loss holds the fp32 logits. They never
+  // coexist: the smaller (the loss here) is listed but not counted.
+  MemoryRequest q;
+  q.model = *find_model_preset("gpt3-1.3b");
+  q.model.flash_attention = false;
+  q.training.global_batch = 8;
+  q.training.micro_batch = 2;
+  q.training.recompute = Recompute::Full;
+  q.capacity = Bytes{80e9};
+  const MemoryBreakdown b = estimate_memory(q);
+  const MemoryLine* logits = b.find_line("logits and loss (fp32)");
+  const MemoryLine* workspace = b.find_line("attention score workspace");
+  const MemoryLine* working = b.find_line("layers: recompute working set");
+  REQUIRE(logits);
+  REQUIRE(workspace);
+  REQUIRE(working);
+  CHECK(logits->bytes.value < workspace->bytes.value + working->bytes.value);
+  CHECK_FALSE(logits->at_peak);
+  CHECK(workspace->at_peak);
+  CHECK(working->at_peak);
+  double all = 0, counted = 0;
+  for (const MemoryLine& l : b.lines) all += l.bytes.value, counted += l.at_peak ? l.bytes.value : 0.0;
+  CHECK(b.total.value == doctest::Approx(counted));
+  CHECK(b.total.value == doctest::Approx(all - logits->bytes.value));
+  // With flash attention and no recompute no layer transient is left: the loss is the peak phase.
+  q.model.flash_attention = true;
+  q.training.recompute = Recompute::None;
+  const MemoryBreakdown flash = estimate_memory(q);
+  CHECK(flash.find_line("logits and loss (fp32)")->at_peak);
 }

@@ -1,4 +1,5 @@
-// Collective operations, algorithms and NCCL protocols: names, parsing and nccl-tests' factors.
+// Collective operations, algorithms and NCCL protocols: names and nccl-tests' factors.
+// CollectiveAlgo and its names live in workloads/specs.h, which the gradient synchronization shares.
 #pragma once
 
 #include <cstdint>
@@ -6,24 +7,29 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/enum_names.h"
 #include "sim/units.h"
+#include "workloads/specs.h"
 
 namespace clustersim::workloads {
 
 enum class CollectiveOp : std::uint8_t { AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, SendRecv };
-enum class CollectiveAlgo : std::uint8_t { Ring, Tree, HalvingDoubling, Hierarchical, Direct, InNetwork, Auto };
+// nccl-tests' names without "_" (what `collective --op` takes); parse with sim::parse.
+inline constexpr sim::Choice<CollectiveOp> kCollectiveOpNames[] = {
+    {"allreduce", CollectiveOp::AllReduce}, {"allgather", CollectiveOp::AllGather},
+    {"reducescatter", CollectiveOp::ReduceScatter}, {"broadcast", CollectiveOp::Broadcast},
+    {"reduce", CollectiveOp::Reduce}, {"alltoall", CollectiveOp::AllToAll},
+    {"sendrecv", CollectiveOp::SendRecv}};
 // NCCL's protocols: LL (8-byte lines, 4 bytes of data + 4 of flag), LL128 (128-byte lines with
 // 120 bytes of data), Simple (bulk copies with a fence per step).
 enum class Protocol : std::uint8_t { LL, LL128, Simple };
+// NCCL_PROTO's spelling (what `collective --proto` takes); parse with sim::parse.
+inline constexpr sim::Choice<Protocol> kProtocolNames[] = {
+    {"LL", Protocol::LL}, {"LL128", Protocol::LL128}, {"Simple", Protocol::Simple}};
 
-std::string_view to_string(CollectiveOp op);   // nccl-tests names without "_": "allreduce", …
-std::string_view to_string(CollectiveAlgo a);  // "ring", "tree", "halving-doubling", …
-std::string_view to_string(Protocol p);        // "LL", "LL128", "Simple"
-std::optional<CollectiveOp> parse_op(std::string_view s);
-std::optional<CollectiveAlgo> parse_algo(std::string_view s);
-std::optional<Protocol> parse_protocol(std::string_view s);
-std::vector<std::string_view> op_names();
-std::vector<std::string_view> algo_names();
+std::string_view to_string(CollectiveOp op);   // sim::name_of(kCollectiveOpNames, op)
+std::string_view to_string(CollectiveAlgo a);  // sim::name_of(kCollectiveAlgoNames, a)
+std::string_view to_string(Protocol p);        // sim::name_of(kProtocolNames, p)
 
 // nccl-tests' bus-bandwidth factor: busbw = algbw * factor (doc/PERFORMANCE.md of nccl-tests):
 // allreduce 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n; broadcast, reduce, sendrecv 1.

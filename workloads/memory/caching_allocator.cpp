@@ -282,14 +282,6 @@ namespace {
 
 using Tensors = std::vector<double>;  // bytes of each tensor, in allocation order
 
-// The tensors one layer keeps for backward, as the memory model derives them (memory_model.h):
-// the replay allocates the same list the formula sums.
-Tensors saved_tensor_bytes(const ModelSpec& m, int micro_batch, int t, bool sp, Recompute rc, double element_bytes) {
-  Tensors x;
-  for (const SavedTensor& v : saved_layer_tensors(m, micro_batch, t, sp, rc, element_bytes)) x.push_back(v.bytes);
-  return x;
-}
-
 class Replayer {
  public:
   explicit Replayer(const AllocatorOptions& o) : alloc_(o) {}
@@ -301,127 +293,171 @@ class Replayer {
     else into.push_back(h);
     return h.valid();
   }
+  void take_all(const Tensors& tensors, std::vector<AllocHandle>& into) {
+    for (double bytes : tensors) take(bytes, into);
+  }
   void give_back(std::vector<AllocHandle>& handles) {
     for (auto it = handles.rbegin(); it != handles.rend(); ++it) alloc_.free(*it);
     handles.clear();
   }
   bool oom() const { return oom_; }
-  CachingAllocatorModel& allocator() { return alloc_; }
+  AllocatorStats stats() const { return alloc_.stats(); }
 
  private:
   CachingAllocatorModel alloc_;
   bool oom_ = false;
 };
 
-}  // namespace
+// The tensors one layer keeps for backward, as the memory model derives them (memory_model.h):
+// the replay allocates the same list the formula sums.
+Tensors saved_tensor_bytes(const ModelSpec& m, int micro_batch, int t, bool sp, Recompute rc, const ActivationBytes& bytes) {
+  Tensors x;
+  for (const SavedTensor& v : saved_layer_tensors(m, micro_batch, t, sp, rc, bytes)) x.push_back(v.bytes);
+  return x;
+}
 
-AllocatorReplay replay_training_iteration(const MemoryRequest& request, const AllocatorOptions& options) {
+// Weights and optimizer states per weight matrix (torch.optim keeps per-tensor states), and one
+// contiguous gradient buffer for the stage (Megatron's DDP grad buffer), with ZeRO sharding.
+void allocate_model_states(Replayer& rep, const MemoryRequest& request, int stage, std::vector<AllocHandle>& into) {
+  const ModelSpec& m = request.model;
+  const ParallelSpec& par = request.parallel;
+  const StateBytes sb = state_bytes_per_param(request.training);
+  const double dp = std::max(1, par.dp);
+  const double weight_shard = par.zero >= 3 ? dp : 1.0;
+  const double opt_shard = par.shards_optimizer() ? dp : 1.0;
+  OpShape shape;
+  shape.micro_batch = request.training.micro_batch;
+  shape.seq_len = m.seq_len;
+  shape.tp = par.tp;
+  shape.sequence_parallel = par.sequence_parallel && par.tp > 1;
+  shape.flash_attention = m.flash_attention;
+  // The input embedding on the first stage, the output layer on the last (tied or not when pp > 1).
+  std::vector<double> matrices;
+  if (stage == 0 || stage == par.pp - 1) matrices.push_back(static_cast<double>(m.vocab) * m.hidden / par.tp);
+  const int layers = par.layers_on_stage(m.layers, stage);
+  for (int l = 0; l < layers; ++l) {
+    for (const OpCost& op : layer_ops(m, shape)) {
+      if (op.kind == OpKind::Gemm) matrices.push_back(static_cast<double>(op.n) * op.k);
+    }
+  }
+  double stage_params = 0;
+  for (double e : matrices) {
+    rep.take(e * sb.weights / weight_shard, into);
+    stage_params += e;
+  }
+  rep.take(stage_params * sb.grads / (par.zero >= 2 ? dp : 1.0), into);
+  // The optimizer's states are tensors of one element size each: K / that size of them.
+  const double state_bytes = state_dtype_bytes(request.training.optimizer_dtype);
+  const int optimizer_tensors = static_cast<int>(std::lround(sb.optimizer / state_bytes));
+  for (int k = 0; k < optimizer_tensors; ++k) {
+    for (double e : matrices) rep.take(e * state_bytes / opt_shard, into);
+  }
+}
+
+// What one scheduling unit of the replayed stage allocates: a unit is one micro-batch's pass through one
+// model chunk (the whole stage, or layers / v of it under the interleaved schedule).
+struct UnitPlan {
+  int layers = 0;                  // layers per unit
+  Tensors saved, working;          // per layer: kept for backward; recomputed under full recompute
+  double scores_workspace = 0;     // the s x s scores without flash attention, one layer at a time
+  double logits = 0;               // fp32 logits and loss when the stage is the last one
+  double input_grad = 0, mlp_grad = 0;  // activation-gradient temporaries of one layer's backward
+};
+
+UnitPlan plan_unit(const MemoryRequest& request, int stage, int chunks) {
   const ModelSpec& m = request.model;
   const ParallelSpec& par = request.parallel;
   const TrainingSpec& tr = request.training;
   const int t = par.tp;
   const bool sp = par.sequence_parallel && t > 1;
-  const bool mixed = tr.precision != topology::Precision::Fp32 && tr.precision != topology::Precision::Tf32;
-  const double scale = mixed ? 1.0 : 2.0;
-  const StateBytes sb = state_bytes_per_param(tr, request.options);
-  const double dp = std::max(1, par.dp);
-  const double weight_shard = par.zero >= 3 ? dp : 1.0;
-  const double grad_shard = par.zero >= 2 ? dp : 1.0;
-  const double opt_shard = par.shards_optimizer() ? dp : 1.0;
-  const int layers = m.layers / par.pp;
-  const int micro_batches = std::max(1, tr.micro_batches_per_replica(static_cast<int>(dp)));
+  const ActivationBytes bytes = activation_bytes_for(tr.precision);
+  const double s = m.seq_len, b = tr.micro_batch, e = bytes.element;
+  UnitPlan u;
+  u.layers = par.layers_on_stage(m.layers, stage) / chunks;
+  u.saved = saved_tensor_bytes(m, tr.micro_batch, t, sp, tr.recompute, bytes);
+  if (tr.recompute == Recompute::Full) u.working = saved_tensor_bytes(m, tr.micro_batch, t, sp, Recompute::None, bytes);
+  u.scores_workspace = m.flash_attention ? 0.0 : b * m.heads / t * s * s * e;
+  u.logits = stage == par.pp - 1 ? s * b * m.vocab / t * 4.0 : 0.0;
+  u.input_grad = e * s * b * m.hidden / (sp ? t : 1);
+  u.mlp_grad = e * s * b * m.ffn_hidden / t;
+  return u;
+}
+
+// Forward of one unit: each layer's saved tensors, with its attention workspace alive meanwhile.
+void forward_unit(Replayer& rep, const UnitPlan& u, std::vector<AllocHandle>& saved) {
+  std::vector<AllocHandle> temp;
+  for (int l = 0; l < u.layers && !rep.oom(); ++l) {
+    rep.take(u.scores_workspace, temp);
+    rep.take_all(u.saved, saved);
+    rep.give_back(temp);
+  }
+  rep.take(u.logits, temp);
+  rep.give_back(temp);
+}
+
+// Backward of one unit, last layer first: the recomputed working set and gradient temporaries,
+// then that layer's saved tensors (the last ones still held) go back.
+void backward_unit(Replayer& rep, const UnitPlan& u, std::vector<AllocHandle>& saved) {
+  for (int l = u.layers - 1; l >= 0 && !rep.oom(); --l) {
+    std::vector<AllocHandle> temp, recomputed;
+    rep.take_all(u.working, recomputed);
+    rep.take(u.scores_workspace, temp);
+    rep.take(u.input_grad, temp);
+    rep.take(u.mlp_grad, temp);
+    rep.give_back(temp);
+    rep.give_back(recomputed);
+    std::vector<AllocHandle> layer(saved.end() - static_cast<std::ptrdiff_t>(std::min(u.saved.size(), saved.size())),
+                                   saved.end());
+    saved.resize(saved.size() - layer.size());
+    rep.give_back(layer);
+  }
+}
+
+// Units in flight at the stage's peak: micro-batches in flight x chunks (1F1B: min(pp, m) units;
+// interleaved: Megatron's 2(pp-1) + (v-1)pp warm-up chunk forwards plus the one in steady state,
+// = pp(v+1) - 1 = micro_batches_in_flight x v; GPipe: all of them).
+int warm_up_units(const ParallelSpec& par, int micro_batches, int stage, int chunks) {
+  const int units = micro_batches * chunks;
+  if (par.schedule == Schedule::GPipe) return units;
+  const double held = micro_batches_in_flight(par, micro_batches, stage) * chunks;
+  return std::min(units, static_cast<int>(std::lround(held)));
+}
+
+}  // namespace
+
+AllocatorReplay replay_training_iteration(const MemoryRequest& request, const AllocatorOptions& options) {
+  const ParallelSpec& par = request.parallel;
+  const int dp = std::max(1, par.dp);
+  const int micro_batches = std::max(1, request.training.micro_batches_per_replica(dp));
+  const bool interleaved = par.schedule == Schedule::Interleaved && par.virtual_stages > 1 && par.pp > 1;
+  const int chunks = interleaved ? par.virtual_stages : 1;
+  const int stage = options.stage;
 
   Replayer rep(options);
   std::vector<AllocHandle> persistent;
-
-  // Weights and optimizer states per weight matrix (torch.optim keeps per-tensor states); one
-  // contiguous fp32 gradient buffer for the stage (Megatron's DDP grad buffer).
-  OpShape shape;
-  shape.micro_batch = tr.micro_batch;
-  shape.seq_len = m.seq_len;
-  shape.tp = t;
-  shape.sequence_parallel = sp;
-  shape.flash_attention = m.flash_attention;
-  std::vector<double> matrices;
-  for (const OpCost& op : layer_ops(m, shape)) {
-    if (op.kind == OpKind::Gemm) matrices.push_back(static_cast<double>(op.n) * op.k);
-  }
-  double stage_params = static_cast<double>(m.vocab) * m.hidden / t;
-  rep.take(stage_params * sb.weights / weight_shard, persistent);
-  for (int l = 0; l < layers; ++l) {
-    for (double e : matrices) {
-      rep.take(e * sb.weights / weight_shard, persistent);
-      stage_params += e;
-    }
-  }
-  rep.take(stage_params * sb.grads / grad_shard, persistent);
-  const int optimizer_tensors = static_cast<int>(std::lround(sb.optimizer / 4.0));
-  for (int k = 0; k < optimizer_tensors; ++k) {
-    rep.take(static_cast<double>(m.vocab) * m.hidden / t * 4.0 / opt_shard, persistent);
-    for (int l = 0; l < layers; ++l) {
-      for (double e : matrices) rep.take(e * 4.0 / opt_shard, persistent);
-    }
+  allocate_model_states(rep, request, stage, persistent);
+  // Gradient buckets (DDP keeps them for the whole iteration).
+  if (par.dp > 1) {
+    rep.take(request.sync.bucket_mb * 1048576.0, persistent);
+    rep.take(request.sync.bucket_mb * 1048576.0, persistent);
   }
 
-  const Tensors saved = saved_tensor_bytes(m, tr.micro_batch, t, sp, tr.recompute, 2.0 * scale);
-  const Tensors working = saved_tensor_bytes(m, tr.micro_batch, t, sp, Recompute::None, 2.0 * scale);
-  const double s = m.seq_len, b = tr.micro_batch, h = m.hidden;
-  const double scores_workspace = m.flash_attention ? 0.0 : b * m.heads / t * s * s * 2.0 * scale;
-  const double logits = par.pp == 1 ? s * b * m.vocab / t * 4.0 : 0.0;
-  std::vector<std::vector<AllocHandle>> activations(static_cast<std::size_t>(micro_batches));
-  std::vector<AllocHandle> temp;
-
-  auto forward = [&](int mb) {
-    for (int l = 0; l < layers && !rep.oom(); ++l) {
-      rep.take(scores_workspace, temp);
-      for (double bytes : saved) rep.take(bytes, activations[mb]);
-      rep.give_back(temp);
-    }
-    rep.take(logits, temp);
-    rep.give_back(temp);
-  };
-  auto backward = [&](int mb, bool last) {
-    std::vector<AllocHandle> buckets;
-    if (last && par.dp > 1) {
-      rep.take(request.sync.bucket_mb * 1048576.0, buckets);
-      rep.take(request.sync.bucket_mb * 1048576.0, buckets);
-    }
-    auto& acts = activations[mb];
-    const std::size_t per_layer = saved.size();
-    for (int l = layers - 1; l >= 0 && !rep.oom(); --l) {
-      std::vector<AllocHandle> recomputed;
-      if (tr.recompute == Recompute::Full) {
-        for (double bytes : working) rep.take(bytes, recomputed);
-      }
-      rep.take(2.0 * s * b * h / (sp ? t : 1) * scale, temp);  // input gradient
-      rep.take(2.0 * s * b * m.ffn_hidden / t * scale, temp);  // MLP intermediate gradient
-      rep.give_back(temp);
-      rep.give_back(recomputed);
-      // This layer's saved tensors are the last `per_layer` handles still held.
-      for (std::size_t i = 0; i < per_layer && !acts.empty(); ++i) {
-        rep.allocator().free(acts.back());
-        acts.pop_back();
-      }
-    }
-    rep.give_back(buckets);
-  };
-
-  // 1F1B on stage 0: warm-up forwards, steady one-forward-one-backward, cool-down backwards.
-  const int warm = par.schedule == Schedule::GPipe
-                       ? micro_batches
-                       : std::min(micro_batches, static_cast<int>(std::ceil(
-                                                     micro_batches_in_flight(par, micro_batches, 0) - 1e-9)));
-  int next_fwd = 0, next_bwd = 0;
-  for (; next_fwd < warm && !rep.oom(); ++next_fwd) forward(next_fwd);
-  while (next_bwd < micro_batches && !rep.oom()) {
-    backward(next_bwd, next_bwd == micro_batches - 1);
-    ++next_bwd;
-    if (next_fwd < micro_batches && !rep.oom()) forward(next_fwd++);
+  // Warm-up forwards, then one backward and one forward at a time, then the cool-down backwards;
+  // backward takes the oldest unit still held (1F1B order).
+  const UnitPlan unit = plan_unit(request, stage, chunks);
+  const int units = micro_batches * chunks;
+  std::vector<std::vector<AllocHandle>> held(static_cast<std::size_t>(units));
+  const int warm = warm_up_units(par, micro_batches, stage, chunks);
+  int next_fwd = 0;
+  for (; next_fwd < warm && !rep.oom(); ++next_fwd) forward_unit(rep, unit, held[next_fwd]);
+  for (int next_bwd = 0; next_bwd < units && !rep.oom(); ++next_bwd) {
+    backward_unit(rep, unit, held[next_bwd]);
+    if (next_fwd < units && !rep.oom()) forward_unit(rep, unit, held[next_fwd++]);
   }
 
   AllocatorReplay out;
   out.out_of_memory = rep.oom();
-  out.stats = rep.allocator().stats();
+  out.stats = rep.stats();
   out.fragmentation = out.stats.peak_reserved - out.stats.peak_allocated;
   return out;
 }

@@ -44,6 +44,7 @@ struct AllocatorOptions {
   std::uint64_t max_split_size = std::numeric_limits<std::uint64_t>::max();  // max_split_size_mb
   bool expandable_segments = false;
   std::uint64_t capacity_bytes = std::numeric_limits<std::uint64_t>::max();  // device memory
+  int stage = 0;  // pipeline stage replayed (fit_memory: the most loaded one)
 };
 
 struct AllocatorStats {
@@ -120,8 +121,9 @@ class CachingAllocatorModel {
   AllocatorStats stats_;
 };
 
-// Replays the allocations of one training iteration on the most loaded pipeline stage (stage 0):
-// weights, fp32 main grads and optimizer states once; then, in 1F1B order, each micro-batch's
+// Replays the allocations of one training iteration on pipeline stage `options.stage` (its layers:
+// ParallelSpec::layers_on_stage; the word embeddings on the first and last stages): weights, fp32
+// main grads and optimizer states once; then, in 1F1B order, each micro-batch's
 // per-layer activation tensors (Korthikanti et al.'s tensor list) allocated in forward and freed in
 // backward, activation-gradient temporaries, and the gradient buckets during the last backward.
 struct AllocatorReplay {

@@ -22,6 +22,7 @@ MemoryFit fit_memory(const MemoryRequest& request, bool expandable_segments) {
   AllocatorOptions alloc;
   alloc.expandable_segments = expandable_segments;
   alloc.capacity_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, f.capacity - f.runtime));
+  alloc.stage = f.breakdown.stage;
   f.replay = replay_training_iteration(request, alloc);
 
   const AllocatorStats& st = f.replay.stats;

@@ -4,7 +4,7 @@
 //   * the analytical model (memory_model.h): named terms with formulas for the pipeline stage that
 //     holds the most (`breakdown.stage`, `breakdown.stage_reason`);
 //   * the caching-allocator replay (caching_allocator.h): one iteration's allocation and free
-//     sequence on stage 0, giving reserved vs allocated;
+//     sequence on that same stage, giving reserved vs allocated;
 //   * the capacity: `request.capacity` (topology::gpu_memory_capacity, the one capacity rule).
 //
 // Definitions (bytes, integers):
@@ -18,8 +18,8 @@
 //   fits           = required <= capacity and the replay, run with capacity - runtime as the
 //                    device limit (so it releases cached blocks and retries as PyTorch does),
 //                    never ran out of memory.
-// The replay covers stage 0's states, activations, attention workspace, logits and buckets; terms
-// it does not replay (ZeRO-3 gathered weights, the last stage's output layer) count in
+// The replay covers the stage's states, activations, attention workspace, logits and buckets; terms
+// it does not replay (ZeRO-3 gathered weights, the output layer's input activations) count in
 // allocated_peak through the formula but add no fragmentation.
 #pragma once
 
@@ -33,7 +33,7 @@ namespace clustersim::workloads {
 struct MemoryFit {
   MemoryRequest request;        // what the memory model was asked (capacity included)
   MemoryBreakdown breakdown;    // the formula terms of the most loaded GPU
-  AllocatorReplay replay;       // stage 0's iteration through the caching allocator
+  AllocatorReplay replay;       // breakdown.stage's iteration through the caching allocator
   bool expandable_segments = false;
 
   std::int64_t capacity = 0;

@@ -31,10 +31,6 @@ std::string fmt(const char* format, double a, double b = 0, double c = 0, double
   return buf;
 }
 
-int layers_on_stage(int layers, int pp, int stage) {
-  return layers / pp + (stage < layers % pp ? 1 : 0);
-}
-
 double layer_params(const ModelSpec& m, const MemoryOptions& o) {
   if (o.exact_layer_params) return m.layer_parameters();
   const double h = m.hidden;
@@ -47,30 +43,50 @@ double layer_params(const ModelSpec& m, const MemoryOptions& o) {
 class Builder {
  public:
   explicit Builder(MemoryBreakdown& b) : b_(b) {}
-  void add(std::string name, MemoryCategory c, double bytes, std::string formula) {
+  void add(std::string name, MemoryCategory c, double bytes, std::string formula, std::uint8_t phases = 0) {
     if (bytes <= 0) return;
-    const sim::Bytes v{bytes};
-    b_.lines.push_back(MemoryLine{std::move(name), c, v, std::move(formula)});
-    switch (c) {
-      case MemoryCategory::Params: b_.params += v; break;
-      case MemoryCategory::Grads: b_.grads += v; break;
-      case MemoryCategory::Optimizer: b_.optimizer += v; break;
-      case MemoryCategory::Activations: b_.activations += v; break;
-      case MemoryCategory::Buffers: b_.buffers += v; break;
-      case MemoryCategory::Runtime: b_.runtime += v; break;
-    }
-    b_.total += v;
+    b_.lines.push_back(MemoryLine{std::move(name), c, sim::Bytes{bytes}, std::move(formula), phases, true});
   }
   void add_states(const std::string& what, double params, const MemoryRequest& r) {
-    const ModelStates s = model_state_bytes(params, r.parallel, r.training, r.options);
+    const ModelStates s = model_state_bytes(params, r.parallel, r.training);
     const std::string n = fmt("%.6g params", params);
     add(what + ": weights", MemoryCategory::Params, s.params.value, n + " x weight bytes (/dp under ZeRO-3)");
     add(what + ": gradients", MemoryCategory::Grads, s.grads.value, n + " x grad bytes (/dp under ZeRO-2+)");
     add(what + ": optimizer states", MemoryCategory::Optimizer, s.optimizer.value,
         n + " x K (/dp under ZeRO-1+ or the distributed optimizer)");
   }
+  // The peak holds the persistent lines and the transient phase with the most bytes; the other
+  // transients are marked and left out of the totals.
+  void finish() {
+    std::uint8_t peak_phase = 0;
+    double peak_bytes = -1;
+    for (std::uint8_t phase : {kLayerForward, kLayerBackward, kLoss}) {
+      double sum = 0;
+      for (const MemoryLine& l : b_.lines) sum += (l.phases & phase) ? l.bytes.value : 0.0;
+      if (sum > peak_bytes) peak_phase = phase, peak_bytes = sum;
+    }
+    for (MemoryLine& l : b_.lines) {
+      l.at_peak = l.phases == 0 || (l.phases & peak_phase) != 0;
+      if (!l.at_peak) l.formula += std::string(" [transient; not at the peak: the ") + phase_name(peak_phase) + " holds more]";
+      if (l.at_peak) count(l);
+    }
+  }
 
  private:
+  static const char* phase_name(std::uint8_t phase) {
+    return phase == kLayerForward ? "layer forward" : phase == kLayerBackward ? "layer backward" : "loss";
+  }
+  void count(const MemoryLine& l) {
+    switch (l.category) {
+      case MemoryCategory::Params: b_.params += l.bytes; break;
+      case MemoryCategory::Grads: b_.grads += l.bytes; break;
+      case MemoryCategory::Optimizer: b_.optimizer += l.bytes; break;
+      case MemoryCategory::Activations: b_.activations += l.bytes; break;
+      case MemoryCategory::Buffers: b_.buffers += l.bytes; break;
+      case MemoryCategory::Runtime: b_.runtime += l.bytes; break;
+    }
+    b_.total += l.bytes;
+  }
   MemoryBreakdown& b_;
 };
 
@@ -84,7 +100,7 @@ void add_model_states(Builder& out, const MemoryRequest& r, int stage) {
   const int t = par.tp;
   const bool first = stage == 0;
   const bool last = stage == par.pp - 1;
-  const int layers = layers_on_stage(m.layers, par.pp, stage);
+  const int layers = par.layers_on_stage(m.layers, stage);
   out.add_states("layers", layers * layer_params(m, r.options) / t, r);
   if (first) {
     // Vocab-parallel word embedding is sharded over tp; learned positions are replicated.
@@ -106,21 +122,24 @@ void add_activations(Builder& out, const MemoryRequest& r, int stage) {
   const int t = par.tp;
   const bool sp = par.sequence_parallel && t > 1;
   const double s = m.seq_len, b = tr.micro_batch, h = m.hidden;
-  const double e = mixed_precision(tr.precision) ? 2.0 : 4.0;  // bytes per activation element
-  const int layers = layers_on_stage(m.layers, par.pp, stage);
+  const ActivationBytes bytes = activation_bytes_for(tr.precision);
+  const double e = bytes.element;
+  const int layers = par.layers_on_stage(m.layers, stage);
   const double in_flight = micro_batches_in_flight(par, micro_batches_per_replica(r), stage);
-  const double per_layer = activation_bytes_per_layer(m, tr.micro_batch, t, sp, tr.recompute, e).value;
-  const char* kernel = m.flash_attention ? "flash attention" : "materialised scores";
+  const double per_layer = activation_bytes_per_layer(m, tr.micro_batch, t, sp, tr.recompute, bytes).value;
+  const char* kernel = m.flash_attention ? (bytes.gemm_input < e ? "flash attention, FP8 GEMM inputs" : "flash attention")
+                                         : (bytes.gemm_input < e ? "materialised scores, FP8 GEMM inputs" : "materialised scores");
   const std::string what = tr.recompute == Recompute::Full ? std::string("layer input ") + (sp ? "e*sbh/t" : "e*sbh")
                                                            : std::string("saved tensors, ") + kernel;
   out.add("layers: activations", MemoryCategory::Activations, per_layer * layers * in_flight,
           fmt("%.6g B/layer/micro-batch (", per_layer) + what +
               fmt(") x %g layers x %g micro-batches in flight", layers, in_flight));
   if (tr.recompute == Recompute::Full) {
-    const double working = activation_bytes_per_layer(m, tr.micro_batch, t, sp, Recompute::None, e).value;
+    const double working = activation_bytes_per_layer(m, tr.micro_batch, t, sp, Recompute::None, bytes).value;
     out.add("layers: recompute working set", MemoryCategory::Activations, working,
             std::string("one layer's saved tensors without recompute (") + kernel + (sp ? ", TP+SP" : t > 1 ? ", TP" : "") +
-                "), one micro-batch");
+                "), one micro-batch",
+            kLayerBackward);
   }
   if (stage == 0 && has_dropout(m)) {
     const double mask = s * b * h / (sp ? t : 1) * in_flight;
@@ -140,23 +159,28 @@ void add_buffers(Builder& out, const MemoryRequest& r, int stage) {
   const TrainingSpec& tr = r.training;
   const int t = par.tp;
   const double s = m.seq_len, b = tr.micro_batch;
-  const StateBytes sb = state_bytes_per_param(tr, r.options);
   if (par.dp > 1) {
     out.add("gradient buckets", MemoryCategory::Buffers, 2.0 * r.sync.bucket_mb * kMiB,
             fmt("2 x bucket_mb (%g MiB)", r.sync.bucket_mb));
   }
-  if (par.zero >= 3 && par.dp > 1) {
-    const double gathered = r.options.zero3_prefetch_layers * layer_params(m, r.options) / t * sb.weights;
+  const double gathered = zero3_gathered_bytes(r, stage);
+  if (par.zero >= 3 && par.zero3_gather == Zero3Gather::Module) {
     out.add("ZeRO-3 gathered parameters", MemoryCategory::Buffers, gathered,
-            fmt("%d layers' full weights (current + prefetched)", r.options.zero3_prefetch_layers));
+            fmt("DeepSpeed live submodules: max_live %.3g, prefetch %.3g params (+ the running submodule's "
+                "gradient in backward)",
+                r.options.deepspeed_max_live_parameters, r.options.deepspeed_prefetch_parameters));
+  } else {
+    out.add("ZeRO-3 gathered parameters", MemoryCategory::Buffers, gathered,
+            fmt("%g layers' full weights (FSDP: current + prefetched)", r.options.zero3_prefetch_layers));
   }
   if (!m.flash_attention) {
-    const double bytes_per = mixed_precision(tr.precision) ? 2.0 : 4.0;
+    const double bytes_per = activation_bytes_for(tr.precision).element;
     out.add("attention score workspace", MemoryCategory::Buffers,
-            b * (static_cast<double>(m.heads) / t) * s * s * bytes_per, "b*a/t*s^2 x element bytes");
+            b * (static_cast<double>(m.heads) / t) * s * s * bytes_per, "b*a/t*s^2 x element bytes",
+            kLayerForward | kLayerBackward);
   }
   if (stage == par.pp - 1) {
-    out.add("logits and loss (fp32)", MemoryCategory::Buffers, s * b * m.vocab / t * 4.0, "s*b*V/t x 4 B");
+    out.add("logits and loss (fp32)", MemoryCategory::Buffers, s * b * m.vocab / t * 4.0, "s*b*V/t x 4 B", kLoss);
   }
 }
 
@@ -169,6 +193,22 @@ void add_runtime(Builder& out, const MemoryRequest& r) {
           fmt("%g communicators x kNcclCommunicatorBytes (128 MiB)", comms));
 }
 
+// Why `stage` holds the most, in the terms that differ between stages.
+std::string peak_stage_reason(const MemoryRequest& r, int stage) {
+  const ParallelSpec& par = r.parallel;
+  const bool first = stage == 0, last = stage == par.pp - 1;
+  if (!par.uneven_stages() && first)
+    return "first pipeline stage: it keeps the most micro-batches in flight and the input embedding";
+  if (!par.uneven_stages() && last)
+    return "last pipeline stage: the output layer and fp32 logits outweigh the first stage's extra micro-batches "
+           "in flight";
+  const int layers = par.layers_on_stage(r.model.layers, stage);
+  const double in_flight = micro_batches_in_flight(par, micro_batches_per_replica(r), stage);
+  const std::string what = first ? " and the input embedding" : last ? ", the output layer and the fp32 logits" : "";
+  return fmt("uneven stages: its %g layers with %g micro-batches in flight", layers, in_flight) + what +
+         " outweigh every other stage's";
+}
+
 }  // namespace
 
 const MemoryLine* MemoryBreakdown::find_line(std::string_view name) const {
@@ -178,42 +218,48 @@ const MemoryLine* MemoryBreakdown::find_line(std::string_view name) const {
   return nullptr;
 }
 
-StateBytes state_bytes_per_param(const TrainingSpec& training, const MemoryOptions& options) {
+StateBytes state_bytes_per_param(const TrainingSpec& training) {
   const bool mixed = mixed_precision(training.precision);
   StateBytes s;
   s.weights = mixed ? 2.0 : 4.0;
-  s.grads = mixed && options.grads == GradPrecision::Half ? 2.0 : 4.0;
+  s.grads = mixed ? state_dtype_bytes(training.grad_dtype) : 4.0;
+  const double o = state_dtype_bytes(training.optimizer_dtype);
   switch (training.optimizer) {
-    case Optimizer::Adam: s.optimizer = mixed ? 12.0 : 8.0; break;
-    case Optimizer::SgdMomentum: s.optimizer = mixed ? 8.0 : 4.0; break;
-    case Optimizer::Sgd: s.optimizer = mixed ? 4.0 : 0.0; break;
+    case Optimizer::Adam: s.optimizer = (mixed ? 3.0 : 2.0) * o; break;
+    case Optimizer::SgdMomentum: s.optimizer = (mixed ? 2.0 : 1.0) * o; break;
+    case Optimizer::Sgd: s.optimizer = mixed ? o : 0.0; break;
   }
   return s;
 }
 
-ModelStates model_state_bytes(double params, const ParallelSpec& parallel, const TrainingSpec& training,
-                              const MemoryOptions& options) {
-  const StateBytes sb = state_bytes_per_param(training, options);
+ModelStates model_state_bytes(double params, const ParallelSpec& parallel, const TrainingSpec& training) {
+  const StateBytes sb = state_bytes_per_param(training);
   const double n = std::max(1, parallel.dp);
-    ModelStates s;
+  ModelStates s;
   s.params = sim::Bytes{params * sb.weights / (parallel.zero >= 3 ? n : 1.0)};
   s.grads = sim::Bytes{params * sb.grads / (parallel.zero >= 2 ? n : 1.0)};
   s.optimizer = sim::Bytes{params * sb.optimizer / (parallel.shards_optimizer() ? n : 1.0)};
   return s;
 }
 
+ActivationBytes activation_bytes_for(topology::Precision precision) {
+  if (!mixed_precision(precision)) return {4.0, 4.0};
+  return {2.0, precision == topology::Precision::Fp8 ? 1.0 : 2.0};
+}
+
 std::vector<SavedTensor> saved_layer_tensors(const ModelSpec& model, int micro_batch, int tp,
-                                             bool sequence_parallel, Recompute recompute, double element_bytes) {
+                                             bool sequence_parallel, Recompute recompute, const ActivationBytes& bytes) {
   const double s = model.seq_len, b = micro_batch, h = model.hidden, a = model.heads, t = tp;
-  const double e = element_bytes, sbh = s * b * h, sbf = s * b * model.ffn_hidden;
+  const double e = bytes.element, g = bytes.gemm_input, sbh = s * b * h, sbf = s * b * model.ffn_hidden;
   const double r = sequence_parallel && tp > 1 ? t : 1.0;  // SP shards the non-GEMM regions
   if (recompute == Recompute::Full) return {{"layer input (checkpoint)", e * sbh / r}};
   const bool flash = model.flash_attention;
   const bool dropout = has_dropout(model);
+  const bool fp8 = g < e;
   const int kv = model.kv_heads > 0 ? model.kv_heads : model.heads;
   const double kv_width = flash ? static_cast<double>(kv) * model.head_dim() : h;  // non-flash repeats groups
   const double scores = a * s * s * b / t;
-  std::vector<SavedTensor> x = {{"attention norm input", e * sbh / r}, {"QKV GEMM input", e * sbh / r},
+  std::vector<SavedTensor> x = {{"attention norm input", e * sbh / r}, {"QKV GEMM input", g * sbh / r},
                                 {"Q", e * sbh / t}, {"K", e * s * b * kv_width / t}};
   if (!flash && recompute == Recompute::None) {
     x.push_back({"softmax output", e * scores});
@@ -221,25 +267,94 @@ std::vector<SavedTensor> saved_layer_tensors(const ModelSpec& model, int micro_b
   }
   x.push_back({"V", e * s * b * kv_width / t});
   x.push_back({"attention output (out-projection input)", e * sbh / t});
+  if (fp8) x.push_back({"out-projection input, FP8 copy", g * sbh / t});
   if (flash && recompute == Recompute::None) x.push_back({"softmax logsumexp (fp32)", 4.0 * a * s * b / t});
   if (dropout) x.push_back({"attention-output dropout mask", sbh / r});
-  x.insert(x.end(), {{"MLP norm input", e * sbh / r}, {"MLP input", e * sbh / r}});
+  x.insert(x.end(), {{"MLP norm input", e * sbh / r}, {"MLP input", g * sbh / r}});
   if (model.mlp == MlpKind::Gelu) {
-    x.insert(x.end(), {{"fc1 output (GELU input)", e * sbf / t}, {"fc2 input (GELU output)", e * sbf / t}});
+    x.insert(x.end(), {{"fc1 output (GELU input)", e * sbf / t}, {"fc2 input (GELU output)", g * sbf / t}});
   } else {
-    x.insert(x.end(), {{"fc1 output (gate and up)", 2.0 * e * sbf / t}, {"fc2 input (SwiGLU output)", e * sbf / t}});
+    x.insert(x.end(), {{"fc1 output (gate and up)", 2.0 * e * sbf / t}, {"fc2 input (SwiGLU output)", g * sbf / t}});
   }
   if (dropout) x.push_back({"MLP dropout mask", sbh / r});
   return x;
 }
 
 sim::Bytes activation_bytes_per_layer(const ModelSpec& model, int micro_batch, int tp,
-                                      bool sequence_parallel, Recompute recompute, double element_bytes) {
+                                      bool sequence_parallel, Recompute recompute, const ActivationBytes& bytes) {
   double sum = 0;
-  for (const SavedTensor& x : saved_layer_tensors(model, micro_batch, tp, sequence_parallel, recompute, element_bytes)) {
+  for (const SavedTensor& x : saved_layer_tensors(model, micro_batch, tp, sequence_parallel, recompute, bytes)) {
     sum += x.bytes;
   }
   return sim::Bytes{sum};
+}
+
+namespace {
+
+// One pass of DeepSpeed's coordinator over `order` (indices into `modules`): fetch the running
+// submodule, prefetch while under both limits, release it after. Returns the peak bytes.
+double deepspeed_pass(const std::vector<double>& modules, const std::vector<std::size_t>& order, double max_live,
+                      double prefetch, double weight_bytes, double grad_bytes) {
+  std::vector<bool> live(modules.size(), false);
+  double resident = 0, peak = 0;
+  std::size_t queue = 0;  // next position of `order` not yet fetched or prefetched
+  for (std::size_t step = 0; step < order.size(); ++step) {
+    const std::size_t m = order[step];
+    if (!live[m]) live[m] = true, resident += modules[m];
+    queue = std::max(queue, step + 1);
+    const double budget = std::min(max_live - resident, prefetch);
+    for (double taken = 0; queue < order.size() && taken < budget; ++queue) {
+      const std::size_t next = order[queue];
+      if (live[next]) continue;
+      live[next] = true;
+      resident += modules[next];
+      taken += modules[next];
+    }
+    peak = std::max(peak, resident * weight_bytes + modules[m] * grad_bytes);
+    live[m] = false;
+    resident -= modules[m];
+  }
+  return peak;
+}
+
+// The stage's submodules with weights, in forward order: per layer the fused QKV projection, the
+// out-projection, fc1 (gate and up fused for SwiGLU, as Megatron's linear_fc1) and fc2; the word
+// embedding first on stage 0 and the output layer last on the last stage.
+std::vector<double> stage_submodules(const ModelSpec& m, const ParallelSpec& par, int stage) {
+  const double h = m.hidden, f = m.ffn_hidden, t = par.tp;
+  const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  const double kv_width = static_cast<double>(kv) * m.head_dim();
+  const double fc1 = (m.mlp == MlpKind::Gelu ? 1.0 : 2.0) * h * f / t;
+  std::vector<double> modules;
+  if (stage == 0) modules.push_back(static_cast<double>(m.vocab) * h / t);
+  for (int l = 0; l < par.layers_on_stage(m.layers, stage); ++l) {
+    modules.insert(modules.end(), {h * (h + 2.0 * kv_width) / t, h * h / t, fc1, f * h / t});
+  }
+  if (stage == par.pp - 1) modules.push_back(static_cast<double>(m.vocab) * h / t);
+  return modules;
+}
+
+}  // namespace
+
+double deepspeed_live_bytes(const std::vector<double>& modules, double max_live_parameters,
+                            double prefetch_parameters, double weight_bytes, double grad_bytes) {
+  std::vector<std::size_t> forward(modules.size());
+  for (std::size_t i = 0; i < modules.size(); ++i) forward[i] = i;
+  const std::vector<std::size_t> backward(forward.rbegin(), forward.rend());
+  return std::max(deepspeed_pass(modules, forward, max_live_parameters, prefetch_parameters, weight_bytes, 0.0),
+                  deepspeed_pass(modules, backward, max_live_parameters, prefetch_parameters, weight_bytes, grad_bytes));
+}
+
+double zero3_gathered_bytes(const MemoryRequest& r, int stage) {
+  const ParallelSpec& par = r.parallel;
+  if (par.zero < 3 || par.dp <= 1) return 0.0;
+  const double weight = state_bytes_per_param(r.training).weights;
+  if (par.zero3_gather == Zero3Gather::Block) {
+    return r.options.zero3_prefetch_layers * layer_params(r.model, r.options) / par.tp * weight;
+  }
+  // The unsharded gradient has the parameters' dtype until it reaches the reduce bucket.
+  return deepspeed_live_bytes(stage_submodules(r.model, par, stage), r.options.deepspeed_max_live_parameters,
+                              r.options.deepspeed_prefetch_parameters, weight, weight);
 }
 
 double micro_batches_in_flight(const ParallelSpec& parallel, int micro_batches, int stage) {
@@ -261,25 +376,24 @@ MemoryBreakdown stage_memory(const MemoryRequest& request, int stage) {
   add_activations(out, request, stage);
   add_buffers(out, request, stage);
   add_runtime(out, request);
+  out.finish();
   return b;
 }
 
 MemoryBreakdown estimate_memory(const MemoryRequest& request) {
-  MemoryBreakdown first = stage_memory(request, 0);
   const int pp = request.parallel.pp;
+  MemoryBreakdown peak = stage_memory(request, 0);
   if (pp <= 1) {
-    first.stage_reason = "single pipeline stage: every GPU holds the same";
-    return first;
+    peak.stage_reason = "single pipeline stage: every GPU holds the same";
+    return peak;
   }
-  MemoryBreakdown last = stage_memory(request, pp - 1);
-  if (last.total > first.total) {
-    last.stage_reason = "last pipeline stage: the output layer and fp32 logits outweigh the first "
-                        "stage's extra micro-batches in flight";
-    return last;
+  // Every stage, since uneven stages can move the peak inside the pipeline; ties go to the earlier.
+  for (int stage = 1; stage < pp; ++stage) {
+    MemoryBreakdown b = stage_memory(request, stage);
+    if (b.total > peak.total) peak = std::move(b);
   }
-  first.stage_reason = "first pipeline stage: it keeps the most micro-batches in flight and the input "
-                       "embedding";
-  return first;
+  peak.stage_reason = peak_stage_reason(request, peak.stage);
+  return peak;
 }
 
 }  // namespace clustersim::workloads

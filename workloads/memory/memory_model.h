@@ -8,18 +8,38 @@
 // 1F1B it keeps min(pp, m) micro-batches of activations in flight (the last stage keeps one) and it
 // holds the input embedding. The last stage holds the output layer (its own copy of the word
 // embeddings when pp > 1, even if tied), the final norm and the fp32 logits; with a large
-// vocabulary and a deep pipeline it can be the larger one. Both are computed; the larger wins and
-// `stage_reason` says why.
+// vocabulary and a deep pipeline it can be the larger one. With uneven stages
+// (ParallelSpec::layers_on_stage: Megatron's first/last stage layer counts) a stage inside the
+// pipeline can hold the most: every stage is computed, the largest wins (the earlier on a tie) and
+// `stage` and `stage_reason` say which and why.
 //
 // Model states per parameter (mixed precision = fp16/bf16/fp8 compute; fp32/tf32 = fp32 training):
 //   weights: 2 B mixed, 4 B fp32.
-//   gradients: mixed with GradPrecision::Fp32Main (Megatron-LM's default: a persistent fp32
-//     `main_grad` buffer that gradient accumulation and the DP reduction use): 4 B;
-//     GradPrecision::Half (DeepSpeed / the ZeRO paper's 2+2+K accounting): 2 B; fp32 training: 4 B.
-//   optimizer (K): Adam mixed 12 (fp32 master + m + v), Adam fp32 8 (m, v); SGD with momentum
-//     mixed 8 (master + momentum), fp32 4; plain SGD mixed 4 (master), fp32 0.
+//   gradients: mixed, TrainingSpec::grad_dtype: fp32 (Megatron-LM's default: a persistent fp32
+//     `main_grad` buffer that gradient accumulation and the DP reduction use; forced on for bf16)
+//     4 B; bf16/fp16 (Megatron-Core / NeMo grad_reduce_in_fp32 = False, apex grad_sync_dtype,
+//     DeepSpeed's gradient partitions, the ZeRO paper's 2+2+K accounting) 2 B; fp32 training: 4 B.
+//   optimizer (K), each state at TrainingSpec::optimizer_dtype (o = 4 B fp32, 2 B bf16/fp16):
+//     Adam mixed 3o (master weights + m + v; apex DistributedFusedAdam's params, exp_avg and
+//     exp_avg_sq shards are all of its `dtype`), Adam fp32 2o (m, v); SGD with momentum mixed 2o
+//     (master + momentum), fp32 o; plain SGD mixed o (master), fp32 0.
 // Sharding over the data-parallel degree N: ZeRO-1 shards K, ZeRO-2 also the gradients, ZeRO-3
-// also the weights; Megatron's distributed optimizer shards K only (6 + 12/d with fp32 main grads).
+// also the weights; Megatron's distributed optimizer shards K only (6 + 12/d with fp32 main grads,
+// 4 + 12/d with 16-bit ones).
+// ZeRO-3 also holds gathered (unsharded) weights while it computes (zero3_gathered_bytes):
+//   Block (PyTorch FSDP, one unit per transformer layer): the current layer and the prefetched
+//     next, `zero3_prefetch_layers` = 2 layers.
+//   Module (DeepSpeed ZeRO-3, deepspeed/runtime/zero/partitioned_param_coordinator.py): each
+//     submodule is gathered when it runs and released after; while the gathered total is below
+//     stage3_max_live_parameters (default 1e9) it prefetches the next submodules' parameters, at
+//     most stage3_prefetch_bucket_size (default 5e8) per step and overshooting by at most the last
+//     one taken (DeepSpeed config docs, "ZeRO optimizations": "The maximum number of parameters
+//     resident per GPU before releasing"). In backward the running submodule's unsharded gradient
+//     (param dtype) exists until it is copied into the reduce bucket. deepspeed_live_bytes replays
+//     those rules over the stage's submodules (QKV, out-projection, fc1, fc2 per layer; embedding
+//     and output layer); parameters below stage3_param_persistence_threshold (norms, biases) are
+//     left out, and stage3_max_reuse_distance, which only keeps a parameter reused within 1e9
+//     parameters, is not modelled.
 //
 // Activations: the tensors one transformer layer saves for its backward pass, per micro-batch
 // (saved_layer_tensors lists them; activation_bytes_per_layer sums them). e = 2 B per element in
@@ -47,8 +67,16 @@
 //   Small per-row statistics (LayerNorm mean/rstd, RMSNorm rstd) are left out, as in Korthikanti.
 // For GPT-style models (GELU MLP, dropout on, MHA, f = 4h, e = 2, non-flash) the sum is exactly
 // Korthikanti et al. Table 2: none sbh(34 + 5as/h); TP sbh(10 + 24/t + 5as/(ht)); TP+SP
-// sbh(34/t + 5as/(ht)). Dropout is modelled for GELU (GPT) models and not for SwiGLU (Llama)
-// models, which train without it.
+// sbh(34/t + 5as/(ht)). Dropout follows ModelSpec::trains_with_dropout (GELU models by default,
+// not SwiGLU ones, which train without it; an explicit `dropout` overrides).
+//   FP8 training (Transformer Engine): each FP8 GEMM's input is cast to FP8 and that 1-B copy is
+//     what the module saves for its weight-gradient GEMM (TE's Linear / LayerNormLinear /
+//     LayerNormMLP save the quantized input, transformer_engine/pytorch/module/*.py; the TE user
+//     guide: "FP8 ... activations saved for backward"). So the QKV GEMM input (the attention norm's
+//     output), the MLP input and the fc2 input (the GELU/SwiGLU output) take 1 B; the norm inputs,
+//     Q/K/V/O (the attention kernel runs in 16 bits and keeps them) and fc1's output (the
+//     activation's input) stay 16-bit; the out-projection keeps its own FP8 copy of O (1 B) beside
+//     the attention kernel's 16-bit O. ActivationBytes carries the two element sizes.
 //   Selective recompute (§4.2): the core attention is recomputed, so its saved tensors go
 //     (non-flash: the s^2 terms, giving sbh(10 + 24/t), SP 34/t; flash: the logsumexp; Q, K, V and
 //     the out-projection input stay, as the checkpointed region's inputs and the next GEMM's input).
@@ -56,10 +84,18 @@
 //     checkpoints the sequence-sharded hidden state), plus, once per GPU, the working set of the
 //     one layer being recomputed: that layer's no-recompute activations with the same t / SP
 //     sharding and the same attention kernel.
-// Scaled by layers on the stage x micro-batches in flight (GPipe: m; 1F1B: stage i holds
+// Scaled by layers on the stage (ParallelSpec::layers_on_stage) x micro-batches in flight (GPipe: m; 1F1B: stage i holds
 // min(pp - i, m); interleaved: x (1 + (pp-1)/(pp*v))).
+//
+// The peak: persistent terms (states, saved activations, buckets, ZeRO-3 gathered weights,
+// runtime) plus the largest transient phase, not the sum of every transient: a layer's forward
+// (the attention-score workspace without flash attention), a layer's backward (the workspace and,
+// under full recompute, the recomputed layer's working set) and the loss on the last stage (fp32
+// logits and loss). These never coexist; the lines of the smaller phases are listed with
+// `at_peak = false` and left out of the totals.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 #include <string>
 #include <vector>
@@ -70,21 +106,21 @@
 
 namespace clustersim::workloads {
 
-enum class GradPrecision : std::uint8_t { Fp32Main, Half };
-
 // Runtime overhead outside PyTorch's allocator (assumptions, see memory_model.cpp for sources).
 inline constexpr double kCudaContextBytes = 512.0 * 1048576.0;      // CUDA context + kernels
 inline constexpr double kCublasWorkspaceBytes = 32.0 * 1048576.0;   // CUBLAS_WORKSPACE_CONFIG :4096:8
 inline constexpr double kNcclCommunicatorBytes = 128.0 * 1048576.0; // per communicator in use
 
 struct MemoryOptions {
-  GradPrecision grads = GradPrecision::Fp32Main;
   // true: count every tensor of a layer (biases, norm weights). false: 4h^2 attention (MHA) +
   // 2*h*ffn MLP only -- the "12*l*h^2" approximation of Narayanan et al. / Korthikanti et al.,
   // needed to reproduce their analytical figures.
   bool exact_layer_params = true;
   bool include_runtime = true;   // CUDA context, cuBLAS workspace, NCCL buffers
-  int zero3_prefetch_layers = 2; // ZeRO-3 keeps the gathered layer and the prefetched next one
+  int zero3_prefetch_layers = 2; // FSDP (Zero3Gather::Block): the gathered layer + the prefetched next
+  // DeepSpeed ZeRO-3 (Zero3Gather::Module), its config defaults (DeepSpeed docs, config-json):
+  double deepspeed_max_live_parameters = 1e9;    // stage3_max_live_parameters
+  double deepspeed_prefetch_parameters = 5e8;    // stage3_prefetch_bucket_size
 };
 
 struct MemoryRequest {
@@ -98,11 +134,16 @@ struct MemoryRequest {
 
 enum class MemoryCategory : std::uint8_t { Params, Grads, Optimizer, Activations, Buffers, Runtime };
 
+// Transient phases a line belongs to (bit mask; 0 = held throughout the iteration).
+inline constexpr std::uint8_t kLayerForward = 1, kLayerBackward = 2, kLoss = 4;
+
 struct MemoryLine {
   std::string name;
   MemoryCategory category;
   sim::Bytes bytes;
   std::string formula;
+  std::uint8_t phases = 0;  // kLayerForward | kLayerBackward | kLoss, 0 = persistent
+  bool at_peak = true;      // false: a transient of a phase smaller than the peak one, not in the totals
 };
 
 struct MemoryBreakdown {
@@ -122,7 +163,7 @@ struct MemoryBreakdown {
 struct StateBytes {
   double weights = 2, grads = 4, optimizer = 12;
 };
-StateBytes state_bytes_per_param(const TrainingSpec& training, const MemoryOptions& options);
+StateBytes state_bytes_per_param(const TrainingSpec& training);
 
 // Model-state bytes for `params` parameters held by one GPU before data-parallel sharding, with
 // ZeRO / distributed-optimizer sharding over `dp`. (params, grads, optimizer)
@@ -130,13 +171,18 @@ struct ModelStates {
   sim::Bytes params, grads, optimizer;
   sim::Bytes total() const { return params + grads + optimizer; }
 };
-ModelStates model_state_bytes(double params, const ParallelSpec& parallel, const TrainingSpec& training,
-                              const MemoryOptions& options);
+ModelStates model_state_bytes(double params, const ParallelSpec& parallel, const TrainingSpec& training);
 
-// Whether the model trains with dropout: GPT-style (GELU) models do (Megatron's 0.1 defaults),
-// Llama-style (SwiGLU) models do not. It adds the 1-B masks and, without flash attention, the
-// attention-dropout tensors.
-inline bool has_dropout(const ModelSpec& model) { return model.mlp == MlpKind::Gelu; }
+// Whether the model trains with dropout (ModelSpec::trains_with_dropout). It adds the 1-B masks
+// and, without flash attention, the attention-dropout tensors.
+inline bool has_dropout(const ModelSpec& model) { return model.trains_with_dropout(); }
+
+// Bytes per saved activation element: `element` for 16-bit (2) or fp32 (4) training, `gemm_input`
+// for the inputs FP8 GEMMs save (1 B under fp8, else `element`).
+struct ActivationBytes {
+  double element = 2.0, gemm_input = 2.0;
+};
+ActivationBytes activation_bytes_for(topology::Precision precision);
 
 // One tensor a layer keeps for backward: what it is and its bytes on one GPU.
 struct SavedTensor {
@@ -145,15 +191,22 @@ struct SavedTensor {
 };
 // The tensors one transformer layer keeps for one micro-batch, in forward allocation order, with
 // `model.flash_attention` choosing the attention kernel (see the derivation above).
-// `element_bytes`: 2 for 16-bit activations, 4 for fp32 training.
 std::vector<SavedTensor> saved_layer_tensors(const ModelSpec& model, int micro_batch, int tp,
                                              bool sequence_parallel, Recompute recompute,
-                                             double element_bytes = 2.0);
+                                             const ActivationBytes& bytes = {});
 // Their sum: activation bytes of one transformer layer for one micro-batch (Korthikanti et al.
 // Table 2 for a GPT-style model without flash attention).
 sim::Bytes activation_bytes_per_layer(const ModelSpec& model, int micro_batch, int tp,
                                       bool sequence_parallel, Recompute recompute,
-                                      double element_bytes = 2.0);
+                                      const ActivationBytes& bytes = {});
+
+// DeepSpeed ZeRO-3's live parameters (see above): `modules` are the submodules' parameter counts
+// in forward order; the result is the peak bytes of gathered weights (`weight_bytes` each), in
+// backward plus the running submodule's unsharded gradient (`grad_bytes` each).
+double deepspeed_live_bytes(const std::vector<double>& modules, double max_live_parameters,
+                            double prefetch_parameters, double weight_bytes, double grad_bytes);
+// Gathered weights ZeRO-3 holds on `stage` (0 unless zero = 3 and dp > 1).
+double zero3_gathered_bytes(const MemoryRequest& request, int stage);
 
 // Micro-batches whose activations a stage holds at peak, times the interleaving factor.
 double micro_batches_in_flight(const ParallelSpec& parallel, int micro_batches, int stage);

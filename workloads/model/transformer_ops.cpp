@@ -97,7 +97,7 @@ void attention_core(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape&
   ops.push_back(gemm("attention_scores", OpKind::Attention, s, s, d.head_dim, batch, d.p, false));
   ops.push_back(pointwise("softmax", OpKind::Elementwise, scores, kSoftmaxFlopsPerElement,
                           2.0 * d.p, 3.0 * d.p));
-  if (m.mlp == MlpKind::Gelu) ops.push_back(dropout("attention_dropout", scores, d.p));
+  if (m.trains_with_dropout()) ops.push_back(dropout("attention_dropout", scores, d.p));
   ops.push_back(gemm("attention_values", OpKind::Attention, s, d.head_dim, s, batch, d.p, false));
 }
 
@@ -120,11 +120,11 @@ void mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& d) {
 
 }  // namespace
 
-// GPT-style models (GELU) carry dropout after attention and MLP as in Megatron's GPT recipe; Llama
-// recipes train with dropout 0, so SwiGLU models have no dropout ops.
+// Dropout after attention and MLP when the model trains with it (ModelSpec::trains_with_dropout:
+// GELU/GPT models by default, as in Megatron's GPT recipe; Llama recipes train with dropout 0).
 std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape) {
   const Dims d = dims_of(model, shape);
-  const bool has_dropout = model.mlp == MlpKind::Gelu;
+  const bool has_dropout = model.trains_with_dropout();
   std::vector<OpCost> ops;
   ops.push_back(norm("input_norm", model, d));
   const double qkv_width = (d.heads + 2.0 * d.kv_heads) * d.head_dim;
@@ -152,7 +152,7 @@ std::vector<OpCost> embedding_ops(const ModelSpec& model, const OpShape& shape) 
   std::vector<OpCost> ops;
   ops.push_back(pointwise("embedding", OpKind::Embedding, elements, learned ? 1.0 : 0.0,
                           passes * 2.0 * d.p, passes * 2.0 * d.p));
-  if (model.mlp == MlpKind::Gelu) ops.push_back(dropout("embedding_dropout", d.residual, d.p));
+  if (model.trains_with_dropout()) ops.push_back(dropout("embedding_dropout", d.residual, d.p));
   return ops;
 }
 

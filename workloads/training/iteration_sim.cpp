@@ -27,19 +27,6 @@
 namespace clustersim::workloads {
 namespace {
 
-CollectiveAlgo to_algo(SyncAlgorithm a) {
-  switch (a) {
-    case SyncAlgorithm::Ring: return CollectiveAlgo::Ring;
-    case SyncAlgorithm::Tree: return CollectiveAlgo::Tree;
-    case SyncAlgorithm::HalvingDoubling: return CollectiveAlgo::HalvingDoubling;
-    case SyncAlgorithm::Hierarchical: return CollectiveAlgo::Hierarchical;
-    case SyncAlgorithm::Direct: return CollectiveAlgo::Direct;
-    case SyncAlgorithm::InNetwork: return CollectiveAlgo::InNetwork;
-    case SyncAlgorithm::Auto: return CollectiveAlgo::Auto;
-  }
-  return CollectiveAlgo::Ring;
-}
-
 // Event tags: kind in the top 4 bits, pipeline rank in the next 20, an index in the low 40.
 enum Kind : std::uint64_t {
   kStepDone = 1, kBucketReady = 2, kCommDone = 3, kOptimizerDone = 4, kPpArrive = 5, kGathersDone = 6
@@ -183,7 +170,7 @@ IterationRun::IterationRun(const IterationInputs& in)
       own_memo_(CollectiveEnvironment{in.topo, in.router, in.gpu.compute_capability, in.hints}),
       memo_(in.shared_memo != nullptr ? *in.shared_memo : own_memo_),
       memo_at_start_{memo_.simulations(), memo_.transfers(), memo_.events()},
-      dp_algo_(to_algo(in.sync.algorithm)) {
+      dp_algo_(in.sync.algorithm) {
   CLUSTERSIM_CHECK(m_ >= 1, "at least one micro-batch per replica");
   const auto t0 = std::chrono::steady_clock::now();
   costs_ = plan_stage_costs(StageCostInputs{in.model, in.parallel, in.training, in.compute, layout_, memo_, dp_algo_,

@@ -188,8 +188,12 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   const LayerZero3 z3 = layer_zero3(in, layer_params);
 
   StageCosts costs;
-  const int layers_per_chunk = model.layers / vstages;
-  costs.chunks.assign(static_cast<std::size_t>(vstages), layers_cost(layers_per_chunk, lc, ltp, z3, layer_params, in.fsdp_prefetch));
+  // Virtual stage c * pp + r is chunk c of rank r: an equal share of that rank's layers (the
+  // loader makes every rank's layers divisible by the chunks per rank).
+  for (int vs = 0; vs < vstages; ++vs) {
+    const int layers = in.parallel.layers_on_stage(model.layers, vs % pp) / in.chunks_per_rank;
+    costs.chunks.push_back(layers_cost(layers, lc, ltp, z3, layer_params, in.fsdp_prefetch));
+  }
   ChunkCost& first = costs.chunks.front();
   add_ops(first, in.compute, embedding_ops(model, shape));
   first.params += model.embedding_parameters() / tp;

@@ -1,9 +1,11 @@
 // Stage costs: how long each pipeline pass takes before anything runs.
 //
 // A pass (all layers of one model chunk, one micro-batch, forward or backward) is one task on its
-// rank's compute stream. Its compute comes from the roofline compute model over the chunk's layer
-// operations (plus the embedding on the first chunk and the output head on the last), with the
-// recompute policy's extra forward work added to the backward. Its blocking communication is the
+// rank's compute stream. A chunk holds its rank's share of ParallelSpec::layers_on_stage, so with
+// uneven stages (first/last stage layer counts) the ranks' passes differ. Its compute comes from
+// the roofline compute model over the chunk's layer operations (plus the embedding on the first
+// chunk and the output head and loss on the last), with the recompute policy's extra forward work
+// added to the backward. Its blocking communication is the
 // layers' tensor-parallel collectives (Megatron's f/g operators), memoised: inside an NVSwitch node
 // they touch no link that pipeline or data-parallel traffic uses. Under ZeRO-3 each layer also
 // gathers its parameters and reduce-scatters its gradients with one layer of prefetch, so a pass
