@@ -3,6 +3,7 @@
 #include "fuzz/fuzz_util.h"
 #include "scenarios/loader.h"
 #include "scenarios/scenario_error.h"
+#include "scenarios/show_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

@@ -7,6 +7,7 @@
 
 #include "scenarios/loader.h"
 #include "scenarios/scenario_error.h"
+#include "scenarios/show_config.h"
 
 using clustersim::scenarios::Diagnostic;
 using clustersim::scenarios::format_diagnostic;
@@ -67,4 +68,14 @@ TEST_CASE("scenarios::load_scenario: a directory, a device and a missing file ea
   CHECK(reason(CLUSTERSIM_SOURCE_DIR "/scenarios") == "cannot read scenario file: it is a directory, not a file");
   CHECK(reason("/dev/zero") == "cannot read scenario file: it is not a regular file (a FIFO, socket or device)");
   CHECK(reason("/no/such.toml") == "cannot read scenario file: No such file or directory");
+}
+
+TEST_CASE("scenarios::show_config: a name with a newline, a tab and an escape re-reads as the same name") {
+  const auto spec = clustersim::scenarios::load_scenario(
+      CLUSTERSIM_SOURCE_DIR "/scenarios/library/gpt3-1.3b-2x-rtx4090.toml", {R"(name="a\nb\tc\u001bd")"});
+  REQUIRE(spec.name == "a\nb\tc\x1b" "d");
+  const std::string shown = clustersim::scenarios::show_config(spec);
+  CHECK(shown.find(R"(name = "a\nb\tc\u001bd")") != std::string::npos);
+  CHECK(shown.find('\x1b') == std::string::npos);
+  CHECK(clustersim::scenarios::parse_scenario(shown, "shown.toml", {}).name == spec.name);
 }
