@@ -6,7 +6,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include <utility>
 
 #include "analysis/csv.h"
+#include "analysis/output_file.h"
 #include "scenarios/loader.h"
 #include "scenarios/scenario_error.h"
 
@@ -36,17 +38,6 @@ std::vector<std::string> key_values(const scenarios::SweepSpec& sweep, const sce
   std::vector<std::string> v;
   for (const auto& k : sweep.keys) v.push_back(p.value_of(k));
   return v;
-}
-
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw SweepFileError("'" + path + "': cannot write this file");
-    out << text;
-    if (!out.flush()) throw SweepFileError("'" + path + "': cannot write this file");
-  }
-  std::filesystem::rename(tmp, path);
 }
 
 // The complete records of a results file: a last line without its newline was cut short by a crash.
@@ -93,15 +84,17 @@ std::string describe(const scenarios::SweepPoint& p) {
 // The worker threads of one run_sweep: each takes the next point to run, with its own ClusterCache.
 class SweepRun {
  public:
-  SweepRun(const scenarios::SweepSpec& sweep, SweepPlan plan, std::FILE* out,
+  SweepRun(const scenarios::SweepSpec& sweep, SweepPlan plan, std::FILE* out, std::string out_path,
            const std::function<void(const SweepProgress&)>& progress)
-      : sweep_(sweep), table_(std::move(plan.table)), todo_(std::move(plan.todo)), out_(out), progress_(progress) {}
+      : sweep_(sweep), table_(std::move(plan.table)), todo_(std::move(plan.todo)), out_(out),
+        out_path_(std::move(out_path)), progress_(progress) {}
 
   void run(int jobs) {
     std::vector<std::thread> workers;
     const int n = std::max(1, std::min<int>(jobs, static_cast<int>(todo_.size())));
     for (int w = 0; w < n; ++w) workers.emplace_back([this] { work(); });
     for (auto& t : workers) t.join();
+    if (!write_error_.empty()) throw SweepFileError(write_error_);
   }
 
   SweepTable& table() { return table_; }
@@ -135,8 +128,11 @@ class SweepRun {
     row.insert(row.end(), metrics.begin(), metrics.end());
     const std::string line = csv_line(row);
     const std::lock_guard<std::mutex> lock(mutex_);
-    std::fputs(line.c_str(), out_);
-    std::fflush(out_);
+    if (write_error_.empty() && (std::fputs(line.c_str(), out_) == EOF || std::fflush(out_) != 0)) {
+      // A row that cannot be written stops the sweep: its points would be lost to --resume.
+      write_error_ = "'" + out_path_ + "': cannot append a row: " + std::strerror(errno);
+      next_ = todo_.size();
+    }
     table_.rows[index] = std::move(row);
     const std::string what =
         outcome.status == PointStatus::Ok ? "ok" : std::string(status_name(outcome.status)) + ": " + outcome.reason;
@@ -147,6 +143,8 @@ class SweepRun {
   SweepTable table_;
   std::vector<std::size_t> todo_;
   std::FILE* out_;
+  std::string out_path_;
+  std::string write_error_;  // the first failed append, under mutex_
   const std::function<void(const SweepProgress&)>& progress_;
   std::atomic<std::size_t> next_{0};
   std::mutex mutex_;
@@ -205,13 +203,18 @@ SweepPlan plan_sweep(const scenarios::SweepSpec& sweep, const std::string& out_p
 SweepTable run_sweep(const scenarios::SweepSpec& sweep, SweepPlan plan, const std::string& out_path, int jobs,
                      const std::function<void(const SweepProgress&)>& progress) {
   // Start from the kept rows (this also drops a row cut short by a crash), then append as points finish.
-  write_atomically(out_path, plan.table.csv());
+  write_output_file("--out", out_path, plan.table.csv());
   std::FILE* out = std::fopen(out_path.c_str(), "ab");
-  if (out == nullptr) throw SweepFileError("'" + out_path + "': cannot append to this file");
-  SweepRun run(sweep, std::move(plan), out, progress);
-  run.run(jobs);
-  std::fclose(out);
-  write_atomically(out_path, run.table().csv());
+  if (out == nullptr) throw SweepFileError("'" + out_path + "': cannot append to this file: " + std::strerror(errno));
+  SweepRun run(sweep, std::move(plan), out, out_path, progress);
+  try {
+    run.run(jobs);
+  } catch (...) {
+    std::fclose(out);
+    throw;
+  }
+  if (std::fclose(out) != 0) throw SweepFileError("'" + out_path + "': cannot finish writing: " + std::strerror(errno));
+  write_output_file("--out", out_path, run.table().csv());
   return std::move(run.table());
 }
 

@@ -65,7 +65,9 @@ struct SweepProgress {
 
 // Runs the plan's points on `jobs` worker threads into `out_path` (the kept rows first, then each
 // row as it finishes, then the whole file in point order); `progress` is called once per finished
-// point, one call at a time. Throws SweepFileError when `out_path` cannot be written.
+// point, one call at a time. Throws OutputFileError (analysis/output_file.h) when `out_path` cannot be
+// created or replaced -- before any point runs -- and SweepFileError when a row cannot be appended
+// (the sweep stops there; the rows written so far stay for --resume).
 SweepTable run_sweep(const scenarios::SweepSpec& sweep, SweepPlan plan, const std::string& out_path, int jobs,
                      const std::function<void(const SweepProgress&)>& progress);
 

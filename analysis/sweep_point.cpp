@@ -10,6 +10,7 @@
 
 #include "scenarios/loader.h"
 #include "scenarios/scenario_error.h"
+#include "sim/units.h"
 
 namespace clustersim::analysis {
 namespace {
@@ -77,6 +78,11 @@ PointOutcome run_point(const std::string& scenario_path, const std::vector<std::
     out.status = PointStatus::Error;
     out.reason = e.diagnostics().front().message;
     out.message = e.format();
+  } catch (const sim::SimTimeOverflow& e) {  // valid, but more simulated time than the clock holds
+    out.status = PointStatus::Infeasible;
+    out.reason = e.what();
+    out.message = out.reason + "\n";
+    out.report.reset();
   } catch (const std::invalid_argument& e) {  // workloads::CollectiveError and other impossible combinations
     out.status = PointStatus::Error;
     out.reason = first_line(e.what());

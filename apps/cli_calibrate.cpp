@@ -6,10 +6,11 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "analysis/calibrate.h"
+#include "analysis/output_file.h"
 #include "analysis/validate_training.h"
 #include "apps/cli_common.h"
 #include "apps/verbs.h"
@@ -72,6 +73,13 @@ int verb_calibrate(int argc, char** argv) {
   const workloads::ComputeConstants defaults;
   const auto known = workloads::ComputeConstants::names();
   std::vector<std::string> names = split(params, ',');
+  if (names.empty()) throw CliError("--params '': name at least one constant to fit (see `clustersim catalog constants`)");
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (std::find(names.begin(), names.begin() + static_cast<long>(i), names[i]) != names.begin() + static_cast<long>(i))
+      throw CliError("--params: '" + names[i] + "' is named twice; fit each constant once");
+  // Created now, before the fit: a path that cannot be written fails at once.
+  std::optional<analysis::OutputFile> out_file;
+  if (!out.empty()) out_file.emplace("--out", out);
   std::vector<double> initial;
   std::vector<std::pair<double, double>> bounds;
   for (const auto& n : names) {
@@ -137,11 +145,10 @@ int verb_calibrate(int argc, char** argv) {
       break;
     }
   }
-  if (!out.empty()) {
-    std::ofstream f(out);
-    if (!f) throw CliError("--out '" + out + "': cannot write this file");
-    f << analysis::write_overrides_toml(names, fit.values,
-                                        "written by clustersim calibrate --params " + params + " --rows " + rows_filter);
+  if (out_file) {
+    out_file->write(analysis::write_overrides_toml(
+        names, fit.values, "written by clustersim calibrate --params " + params + " --rows " + rows_filter));
+    out_file->commit();
     std::printf("\nwrote %s (use it with [model_constants] include = \"%s\")\n", out.c_str(), out.c_str());
   }
   return 0;

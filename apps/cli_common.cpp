@@ -5,6 +5,10 @@
 #include <CLI/CLI.hpp>
 
 #include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <algorithm>
 #include <charconv>
 #include <string>
@@ -48,7 +52,26 @@ std::string flag_suggestion(const CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+// CLI11 reads "nan", "inf" and "1e999" into a double flag; no flag of clustersim means any of them.
+void check_finite_numbers(const CLI::App& app) {
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->get_type_name() != "FLOAT" || o->count() == 0) continue;
+    for (const std::string& text : o->results()) parse_finite(o->get_name(false, true), text);
+  }
+}
+
 }  // namespace
+
+double parse_finite(std::string_view flag, std::string_view text) {
+  const std::string s(text);
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || errno == ERANGE) {
+    throw CliError(std::string(flag) + " '" + s + "': expected a finite number, like 2 or 0.5");
+  }
+  return v;
+}
 
 std::optional<int> parse_args(CLI::App& app, int argc, char** argv) {
   const std::string name = app.get_name();  // "clustersim <verb>"
@@ -60,8 +83,9 @@ std::optional<int> parse_args(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::ExtrasError& e) {
     throw CliError(std::string(e.what()) + flag_suggestion(app, argc, argv));
   } catch (const CLI::ParseError& e) {
-    throw CliError(e.what());
+    throw CliError(std::string(e.what()));
   }
+  check_finite_numbers(app);
   return std::nullopt;
 }
 
@@ -106,7 +130,16 @@ topology::ClusterSpec ClusterFlags::cluster() const {
     for (const auto& p : topology::all_node_presets()) ids.push_back(p.id);
     throw CliError("--node '" + node + "': unknown node preset; valid presets: " + join(ids));
   }
-  if (nodes < 1) throw CliError("--nodes " + std::to_string(nodes) + ": expected a positive number of nodes");
+  if (nodes < 1 || nodes > topology::kMaxNodes) {
+    throw CliError("--nodes " + std::to_string(nodes) + ": expected 1 to " + std::to_string(topology::kMaxNodes) +
+                   " nodes (clustersim's limit; see docs/cli.md, Limits)");
+  }
+  if (std::int64_t{preset->gpus} * nodes > topology::kMaxClusterGpus) {
+    throw CliError("--nodes " + std::to_string(nodes) + ": " + std::to_string(std::int64_t{preset->gpus} * nodes) +
+                   " GPUs, more than the " + std::to_string(topology::kMaxClusterGpus) +
+                   " clustersim builds (docs/cli.md, Limits); use at most --nodes " +
+                   std::to_string(topology::kMaxClusterGpus / preset->gpus));
+  }
   if (oversubscription < 1) {
     throw CliError("--oversubscription " + std::to_string(oversubscription) + ": expected a ratio >= 1");
   }

@@ -25,6 +25,11 @@ struct CliError : std::runtime_error {
 // printed), nothing when parsing succeeded; a parse error throws CliError (exit 2).
 std::optional<int> parse_args(CLI::App& app, int argc, char** argv);
 
+// The one parser of a number given on the command line: a finite decimal ("2", "0.5", "1e-3");
+// "nan", "inf", an overflow or trailing text throw CliError naming `flag`. parse_args applies it to
+// every floating-point flag of every verb.
+double parse_finite(std::string_view flag, std::string_view text);
+
 // Parses nccl-tests sizes: "8", "1K", "128M", "8G" (powers of 1024; optional trailing B).
 // Throws CliError naming `flag` on anything else.
 double parse_size(std::string_view flag, std::string_view text);

@@ -150,7 +150,7 @@ std::string csv_table(const std::vector<Axis>& axes, const std::vector<Row>& row
       out += fmt::format(",{:.9g},{:.6f},{:.9g},{:.6f},{:.9g},{:.6f},{:.9g},{},{}\n", t, speedup(r, ref), rep.tokens_per_s,
                          rep.mfu, b.exposed_comm, t > 0 ? b.exposed_comm / t : 0.0, b.pipeline_bubble,
                          rep.memory.required, rep.memory.fits ? "true" : "false");
-    } else if (r.outcome.status == analysis::PointStatus::Infeasible) {
+    } else if (r.outcome.status == analysis::PointStatus::Infeasible && r.outcome.report) {  // out of memory
       out += fmt::format(",,,,,,,,{},false\n", r.outcome.report->memory.required);
     } else {
       out += ",,,,,,,,,\n";
@@ -237,7 +237,7 @@ int verb_compare(int argc, char** argv) {
     if (!r.outcome.message.empty() && r.outcome.message.back() != '\n') std::fputc('\n', stderr);
   }
   std::fprintf(stderr, "clustersim compare: no combination %s\n",
-               any_invalid ? "is valid (see above)" : "fits in GPU memory; pass --ignore-memory to simulate anyway");
+               any_invalid ? "is valid (see above)" : "can run (see above); pass --ignore-memory to simulate those that do not fit in GPU memory anyway");
   return any_invalid ? 2 : 3;
 }
 

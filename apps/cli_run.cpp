@@ -2,10 +2,14 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "analysis/dmon.h"
 #include "analysis/html_report.h"
+#include "analysis/memory_report.h"
+#include "analysis/output_file.h"
 #include "analysis/run_report.h"
 #include "apps/cli_common.h"
 #include "apps/verbs.h"
@@ -16,13 +20,24 @@
 namespace clustersim::apps {
 namespace {
 
-// Writes what `render` returns to `path` unless the option was not given.
+// The outputs asked for, opened (created) before anything is simulated: a path that cannot be
+// written fails in a second, not after the run (analysis/output_file.h).
+struct RunOutputs {
+  std::optional<analysis::OutputFile> trace, dmon, report;
+
+  static std::optional<analysis::OutputFile> open(const char* flag, const std::string& path) {
+    if (path.empty()) return std::nullopt;
+    return std::optional<analysis::OutputFile>(std::in_place, flag, path);
+  }
+  bool any() const { return trace || dmon || report; }
+};
+
+// Writes what `render` returns into `out` and puts it in place, unless the option was not given.
 template <typename Render>
-void write_output(const char* flag, const std::string& path, Render render) {
-  if (path.empty()) return;
-  std::ofstream out(path);
-  if (!out) throw CliError(std::string(flag) + " '" + path + "': cannot write this file");
-  out << render();
+void write_output(std::optional<analysis::OutputFile>& out, Render render) {
+  if (!out) return;
+  out->write(render());
+  out->commit();
 }
 
 }  // namespace
@@ -58,19 +73,28 @@ int verb_run(int argc, char** argv) {
   dmon_options.period_ms = dmon_ms;
   try {
     const scenarios::ScenarioSpec spec = scenarios::load_scenario(path, sets);
+    RunOutputs outputs{RunOutputs::open("--trace", trace), RunOutputs::open("--dmon", dmon),
+                       RunOutputs::open("--report", report_path)};
     analysis::RunOptions options;
     options.full = full;
     options.ignore_memory = ignore_memory;
-    options.timeline = !trace.empty() || !dmon.empty() || !report_path.empty();
+    options.timeline = outputs.any();
     const analysis::RunReport report = analysis::run_scenario(spec, options);
     if (!report.memory.fits && !ignore_memory) {
-      std::fputs(analysis::memory_report_text(report.memory).c_str(), stdout);
+      // The format asked for, still: a script reading JSON gets JSON that says it does not fit.
+      std::fputs((format == "json" ? analysis::memory_report_json(report.memory)
+                                   : analysis::memory_report_text(report.memory)).c_str(),
+                 stdout);
       std::fprintf(stderr,
                    "clustersim run: %s does not fit in GPU memory (see above); no throughput is reported. "
                    "Apply one of the changes listed, or pass --ignore-memory to simulate it anyway.\n",
                    path.c_str());
       return 3;
     }
+    // The files first: when one cannot be written, the command fails before printing a result.
+    write_output(outputs.trace, [&] { return analysis::chrome_trace(report); });
+    write_output(outputs.dmon, [&] { return analysis::dmon_text(report, dmon_options); });
+    write_output(outputs.report, [&] { return analysis::html_report(report); });
     if (show_config && format == "text") std::fputs(scenarios::show_config(spec).c_str(), stdout);
     if (format == "json") {
       std::fputs(analysis::run_json(report).c_str(), stdout);
@@ -79,13 +103,6 @@ int verb_run(int argc, char** argv) {
     } else {
       std::fputs(analysis::run_text(report).c_str(), stdout);
     }
-    if (!trace.empty()) {
-      std::ofstream out(trace);
-      if (!out) throw CliError("--trace '" + trace + "': cannot write this file");
-      out << analysis::chrome_trace(report);
-    }
-    write_output("--dmon", dmon, [&] { return analysis::dmon_text(report, dmon_options); });
-    write_output("--report", report_path, [&] { return analysis::html_report(report); });
     return 0;
   } catch (const scenarios::ScenarioError& e) {
     std::fputs(e.format().c_str(), stderr);

@@ -65,6 +65,13 @@ void print_best(const analysis::SweepTable& table, const std::string& metric) {
               shown, best->point.c_str(), best->where.c_str());
 }
 
+// "; the first error: REASON" for the summary of a sweep in which nothing ran.
+std::string first_error(const analysis::SweepTable& table) {
+  for (const auto& [index, row] : table.rows)
+    if (row[table.status_column()] == "error") return "; the first error: " + row[table.status_column() + 1];
+  return "";
+}
+
 }  // namespace
 
 int verb_sweep(int argc, char** argv) {
@@ -79,6 +86,7 @@ int verb_sweep(int argc, char** argv) {
   app.add_option("--best", o.best, "print the best ok point by this CSV column (e.g. tokens_per_s, iteration_time_s)");
   if (const auto help = parse_args(app, argc, argv)) return *help;
   if (o.jobs < 1) throw CliError("--jobs " + std::to_string(o.jobs) + ": expected at least 1 worker");
+  if (o.out.empty()) throw CliError("--out '': expected a file name for the results CSV");
   const auto& metrics = analysis::metric_columns();
   if (!o.best.empty() && std::find(metrics.begin(), metrics.end(), o.best) == metrics.end()) {
     std::vector<std::string_view> names(metrics.begin(), metrics.end());
@@ -116,7 +124,11 @@ int verb_sweep(int argc, char** argv) {
   std::printf("%zu points: %d ok, %d infeasible, %d error; results in %s\n", table.rows.size(), counts["ok"],
               counts["infeasible"], counts["error"], out_path.c_str());
   if (!o.best.empty()) print_best(table, o.best);
-  return 0;
+  if (table.rows.empty() || counts["ok"] > 0) return 0;
+  // Nothing ran, as in `compare`: an unusable base scenario (or every point invalid) is bad input.
+  std::fprintf(stderr, "clustersim sweep: no point ran (see the reason column of %s)%s\n", out_path.c_str(),
+               counts["error"] > 0 ? first_error(table).c_str() : "; none fits in GPU memory");
+  return counts["error"] > 0 ? 2 : 3;
 }
 
 }  // namespace clustersim::apps

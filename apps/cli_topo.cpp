@@ -1,7 +1,9 @@
 // `clustersim topo`: the cluster's topology as a matrix, Graphviz, JSON or its bisection bandwidth.
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <cstdio>
+#include <string>
 
 #include "analysis/topo_report.h"
 #include "apps/cli_common.h"
@@ -11,6 +13,25 @@
 #include "topology/routing.h"
 
 namespace clustersim::apps {
+namespace {
+
+// --json and --dot list every device and link, so their size grows with the cluster: measured on
+// dgx-h100 clusters of 64 and 512 nodes, about 2.4 KB of JSON and 0.53 KB of dot per GPU. Past
+// kMaxListingBytes (a listing no one reads, and GBs of memory to build) they are refused up front.
+constexpr double kJsonBytesPerGpu = 2.5e3, kDotBytesPerGpu = 0.55e3;
+constexpr double kMaxListingBytes = 256.0 * (1 << 20);
+
+void check_listing_size(const char* flag, double bytes_per_gpu, std::int64_t gpus) {
+  const double estimate = bytes_per_gpu * static_cast<double>(gpus);
+  if (estimate <= kMaxListingBytes) return;
+  char text[64];
+  std::snprintf(text, sizeof text, "%.1f", estimate / (1 << 30));
+  throw CliError(std::string(flag) + ": the cluster's " + std::to_string(gpus) + " GPUs would list about " + text +
+                 " GB, more than the 256 MiB topo writes (docs/cli.md, Limits); use fewer --nodes, or --matrix or "
+                 "--bisection");
+}
+
+}  // namespace
 
 int verb_topo(int argc, char** argv) {
   CLI::App app{"Show a cluster's topology.", "clustersim topo"};
@@ -28,6 +49,8 @@ int verb_topo(int argc, char** argv) {
     throw CliError("choose one of --matrix, --dot, --json, --bisection");
   }
   const topology::ClusterSpec spec = cluster_from_scenario_or_flags(scenario_path, cluster);
+  if (json) check_listing_size("--json", kJsonBytesPerGpu, spec.total_gpus_64());
+  if (dot) check_listing_size("--dot", kDotBytesPerGpu, spec.total_gpus_64());
   const topology::Topology topo = topology::build_cluster(spec);
   if (dot) {
     std::fputs(analysis::topo_dot(topo).c_str(), stdout);

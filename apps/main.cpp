@@ -1,5 +1,6 @@
 // clustersim command-line entry point: dispatches to a verb and maps errors to exit codes
 // (0 success, 2 bad input, 3 valid but infeasible, 1 internal error), per spec/cli.md.
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -7,9 +8,11 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/output_file.h"
 #include "apps/cli_common.h"
 #include "apps/verbs.h"
 #include "scenarios/scenario_error.h"
+#include "sim/units.h"
 
 namespace {
 
@@ -31,6 +34,22 @@ constexpr Verb kVerbs[] = {
     {"sweep", clustersim::apps::verb_sweep, "run a sweep file's grid of variations in parallel into a CSV"},
 };
 
+constexpr const char* kTimeOverflowHint =
+    "the run asks for more than the simulator's clock can hold; use smaller sizes, fewer iterations or a "
+    "faster (less oversubscribed) network";
+
+// A message as printed: control characters from the user's input shown as \xNN, never raw.
+std::string shown(const std::exception& e) { return clustersim::scenarios::printable(e.what()); }
+
+// A result that did not reach standard output (a full disk, a closed pipe) is a failure, not exit 0.
+int finish_stdout(const char* verb) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return 0;
+  const int error = errno != 0 ? errno : EIO;
+  std::fprintf(stderr, "clustersim %s: error: cannot write to standard output: %s\n", verb, std::strerror(error));
+  return 2;
+}
+
 void usage(std::FILE* to) {
   std::fprintf(to, "clustersim: a discrete-event simulator of distributed deep-learning training clusters\n\n");
   std::fprintf(to, "usage: clustersim <verb> [options]   (clustersim <verb> --help for each verb)\n\nverbs:\n");
@@ -51,25 +70,32 @@ int main(int argc, char** argv) {
   for (const Verb& v : kVerbs) {
     if (std::strcmp(argv[1], v.name) != 0) continue;
     try {
-      return v.run(argc - 1, argv + 1);
+      const int code = v.run(argc - 1, argv + 1);
+      return code == 0 ? finish_stdout(v.name) : code;
+    } catch (const clustersim::sim::SimTimeOverflow& e) {  // valid, but more simulated time than the clock holds
+      std::fprintf(stderr, "clustersim %s: infeasible: %s\n    hint: %s\n", v.name, shown(e).c_str(), kTimeOverflowHint);
+      return 3;
+    } catch (const clustersim::analysis::OutputFileError& e) {  // an output that cannot be written
+      std::fprintf(stderr, "clustersim %s: error: %s\n", v.name, shown(e).c_str());
+      return 2;
     } catch (const clustersim::scenarios::ScenarioError& e) {  // file:line:col diagnostics
       std::fputs(e.format().c_str(), stderr);
       return 2;
     } catch (const clustersim::apps::CliError& e) {
-      std::fprintf(stderr, "clustersim %s: error: %s\n", v.name, e.what());
+      std::fprintf(stderr, "clustersim %s: error: %s\n", v.name, shown(e).c_str());
       return 2;
     } catch (const std::invalid_argument& e) {  // topology / collective errors: bad input
-      std::fprintf(stderr, "clustersim %s: error: %s\n", v.name, e.what());
+      std::fprintf(stderr, "clustersim %s: error: %s\n", v.name, shown(e).c_str());
       return 2;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "clustersim %s: internal error: %s\n", v.name, e.what());
+      std::fprintf(stderr, "clustersim %s: internal error: %s\n", v.name, shown(e).c_str());
       return 1;
     }
   }
   std::vector<std::string_view> names;
   for (const Verb& v : kVerbs) names.emplace_back(v.name);
   const std::string guess = clustersim::scenarios::did_you_mean(argv[1], names);
-  std::fprintf(stderr, "clustersim: error: unknown verb '%s'%s\n", argv[1],
+  std::fprintf(stderr, "clustersim: error: unknown verb '%s'%s\n", clustersim::scenarios::printable(argv[1]).c_str(),
                guess.empty() ? "" : ("; did you mean '" + guess + "'?").c_str());
   usage(stderr);
   return 2;

@@ -187,7 +187,7 @@ bool Loader::read_cluster(const toml::table* t) {
   }
   if (node_ok) gpu_ = topology::find_gpu(c.node.gpu);
 
-  if (auto v = s.integer("nodes", 1, INT_MAX, "1")) c.nodes = *v;
+  if (auto v = s.integer("nodes", 1, topology::kMaxNodes, "1")) c.nodes = *v;
   if (auto v = s.choice("fabric", topology::kFabricNames)) c.fabric = *v;
   if (auto v = s.number("oversubscription", 1.0, false, "1.0")) c.oversubscription = *v;
   if (auto v = s.choice("routing", topology::kFabricRoutingNames)) c.routing = *v;

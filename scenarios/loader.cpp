@@ -86,9 +86,10 @@ ScenarioSpec parse_scenario(std::string_view toml_text, const std::string& file_
 }
 
 ScenarioSpec load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  const auto text = read_file(path);
+  std::string why;
+  const auto text = read_file(path, why);
   if (!text)
-    throw ScenarioError(SourceLocation{path, 0, 0}, "cannot read scenario file",
+    throw ScenarioError(SourceLocation{path, 0, 0}, "cannot read scenario file: " + why,
                         "check the path; scenarios/library/ holds ready-made scenarios");
   return parse_scenario(*text, path, overrides);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <utility>
 
 namespace clustersim::scenarios {
@@ -23,21 +24,42 @@ std::string location_prefix(const SourceLocation& w) {
   return s.empty() ? std::string{} : s + ": ";
 }
 
-// The source line without its leading whitespace, and the caret line under `column`.
+// One character as shown in a quoted line: itself, or \xNN for a control character.
+std::string shown_char(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  if ((u >= 0x20 && u != 0x7f) || c == '\t') return std::string(1, c);
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "\\x%02x", u);
+  return hex;
+}
+
+// The source line without its leading whitespace, and the caret line under `column`. A line wider
+// than kMaxQuotedColumns shows a window of that width around the column, with "..." where cut.
 std::pair<std::string, std::string> quote_with_caret(std::string_view line, int column) {
   while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
   std::size_t indent = 0;
   while (indent < line.size() && (line[indent] == ' ' || line[indent] == '\t')) ++indent;
-  const std::string_view shown = line.substr(indent);
-  std::string caret;
-  if (column > 0) {
-    const std::size_t col = static_cast<std::size_t>(column - 1);
-    const std::size_t offset = col > indent ? col - indent : 0;
-    for (std::size_t i = 0; i < offset && i < shown.size(); ++i) caret += shown[i] == '\t' ? '\t' : ' ';
-    if (offset > shown.size()) caret.append(offset - shown.size(), ' ');
-    caret += '^';
+  std::string_view rest = line.substr(indent);
+  const std::size_t col = column > 0 ? static_cast<std::size_t>(column - 1) : 0;
+  std::size_t offset = col > indent ? col - indent : 0;  // the caret's character in `rest`
+  std::string shown, caret, tail;
+  if (rest.size() > kMaxQuotedColumns) {  // a window around the caret
+    const std::size_t from = std::min(offset > kMaxQuotedColumns / 2 ? offset - kMaxQuotedColumns / 2 : 0,
+                                      rest.size() - kMaxQuotedColumns);
+    if (from > 0) shown = "...", caret = "   ";
+    if (from + kMaxQuotedColumns < rest.size()) tail = "...";
+    rest = rest.substr(from, kMaxQuotedColumns);
+    offset = offset > from ? offset - from : 0;
   }
-  return {std::string(shown), caret};
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    const std::string c = shown_char(rest[i]);
+    shown += c;
+    if (i < offset) caret += rest[i] == '\t' ? std::string(1, '\t') : std::string(c.size(), ' ');
+  }
+  shown += tail;
+  if (column <= 0) return {shown, ""};
+  if (offset > rest.size()) caret.append(std::min(offset - rest.size(), kMaxQuotedColumns), ' ');
+  return {shown, caret + '^'};
 }
 
 char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
@@ -89,14 +111,29 @@ std::string ScenarioError::format() const {
   return out;
 }
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) out += c == '\n' ? std::string(1, c) : shown_char(c);
+  return out;
+}
+
+// A message or hint as printed: printable, and cut after kMaxMessageChars (a value quoted in it
+// may be a megabyte long).
+std::string shown_message(std::string_view text) {
+  if (text.size() <= kMaxMessageChars) return printable(text);
+  return printable(text.substr(0, kMaxMessageChars)) + "... (" + std::to_string(text.size() - kMaxMessageChars) +
+         " more characters)";
+}
+
 std::string format_diagnostic(const Diagnostic& d) {
-  std::string out = location_prefix(d.where) + "error: " + d.message + '\n';
+  std::string out = shown_message(location_prefix(d.where)) + "error: " + shown_message(d.message) + '\n';
   if (!d.source_line.empty() && d.where.line > 0) {
     const auto [shown, caret] = quote_with_caret(d.source_line, d.where.column);
     out += "    " + shown + '\n';
     if (!caret.empty()) out += "    " + caret + '\n';
   }
-  if (!d.hint.empty()) out += "    hint: " + d.hint + '\n';
+  if (!d.hint.empty()) out += "    hint: " + shown_message(d.hint) + '\n';
   return out;
 }
 

@@ -13,6 +13,12 @@
 // spaces; the caret sits under the diagnostic's column (tabs before the column are kept so the
 // caret lines up). A diagnostic without a line (line == 0) names only its file, e.g. a missing
 // section, or the `--set section.key=value` override it came from.
+//
+// Everything printed is safe for a terminal: control characters (a NUL, an escape sequence, a
+// carriage return) in messages, hints and quoted lines are shown as \xNN (printable()), so a NUL
+// cannot cut a diagnostic short and a value cannot recolour the terminal; a quoted line longer
+// than kMaxQuotedColumns is shown as a window around the column, marked with "..."; a message or
+// hint longer than kMaxMessageChars is cut.
 #pragma once
 
 #include <cstddef>
@@ -56,6 +62,15 @@ class ScenarioError : public std::runtime_error {
   std::vector<Diagnostic> diagnostics_;
   std::size_t suppressed_ = 0;
 };
+
+// The widest quoted source line, in characters; longer lines are cut around the caret.
+inline constexpr std::size_t kMaxQuotedColumns = 160;
+// The longest message or hint printed, in characters (the longest real hint, a list of presets or
+// constants, is under 1,000); longer ones are cut with a count of what was left out.
+inline constexpr std::size_t kMaxMessageChars = 4000;
+
+// `text` with every control character except newline and tab (and DEL) as "\xNN".
+std::string printable(std::string_view text);
 
 // One diagnostic, newline-terminated: "file:line:col: error: message", the source line with
 // a caret, and "    hint: ..." when there is a hint.

@@ -1,8 +1,8 @@
 // Configuration text helpers (see source_text.h).
 #include "scenarios/source_text.h"
 
-#include <fstream>
-#include <sstream>
+
+#include "workloads/model/input_file.h"
 
 namespace clustersim::scenarios {
 
@@ -21,11 +21,12 @@ std::vector<std::string> split_lines(std::string_view text) {
 }
 
 std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string why;
+  return read_file(path, why);
+}
+
+std::optional<std::string> read_file(const std::string& path, std::string& why) {
+  return workloads::read_input_file(path, why);
 }
 
 }  // namespace clustersim::scenarios

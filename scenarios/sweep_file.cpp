@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -36,6 +37,10 @@ struct Leaf {
   const toml::node* value;
   toml::source_position at;
 };
+
+// A sweep of 100,000 points at a second or more each is a day of one machine; a grid larger than
+// that is a typo (one more axis, one list too long), and building it would exhaust memory first.
+constexpr std::size_t kMaxSweepPoints = 100000;
 
 class SweepParser {
  public:
@@ -210,7 +215,25 @@ class SweepParser {
       note_key(leaf);
       axes.push_back(std::move(axis));
     }
+    if (!grid_within_limit(axes, at(n->source().begin))) return {};
     return cartesian(axes);
+  }
+
+  // The product of the axes' lengths, refused above kMaxSweepPoints before it is built.
+  bool grid_within_limit(const std::vector<std::vector<SweepSetting>>& axes, const SourceLocation& where) {
+    double points = axes.empty() ? 0 : 1;
+    std::string product;
+    for (const auto& axis : axes) {
+      points *= static_cast<double>(axis.size());
+      product += (product.empty() ? "" : " x ") + std::to_string(axis.size());
+    }
+    if (points <= static_cast<double>(kMaxSweepPoints)) return true;
+    char count[32];
+    std::snprintf(count, sizeof count, "%.3g", points);
+    error(where, "the grid has " + std::string(count) + " points (" + product + "), more than the " +
+                     std::to_string(kMaxSweepPoints) + " one sweep runs",
+          "split the sweep into several files, or list the points you need as [[point]] tables");
+    return false;
   }
 
   // First axis slowest.
@@ -297,14 +320,13 @@ SweepSpec parse_sweep(std::string_view toml_text, const std::string& file_name) 
 }
 
 SweepSpec load_sweep(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw ScenarioError(SourceLocation{path, 0, 0}, "cannot read the sweep file",
+  std::string why;
+  const std::optional<std::string> text = read_file(path, why);
+  if (!text) {
+    throw ScenarioError(SourceLocation{path, 0, 0}, "cannot read the sweep file: " + why,
                         "check the path; it is taken relative to the current directory");
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_sweep(ss.str(), path);
+  return parse_sweep(*text, path);
 }
 
 }  // namespace clustersim::scenarios

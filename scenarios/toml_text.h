@@ -15,7 +15,8 @@ std::string format_number(double v);
 // A TOML float literal: format_number with ".0" added when it has no '.', exponent, inf or nan,
 // so it re-reads as a float ("2" -> "2.0", "3e+20" stays).
 std::string toml_float(double v);
-// A TOML basic string: `s` in double quotes, with '"' and '\' escaped.
+// A TOML basic string: `s` in double quotes, with '"' and '\' escaped, newline and tab as \n and
+// \t, other control characters as \uXXXX (TOML takes none raw), so --show-config re-reads.
 std::string quote_str(std::string_view s);
 // A key as TOML needs it: bare when it is (A-Za-z0-9_-), else quoted.
 bool is_bare_key(std::string_view k);

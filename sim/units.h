@@ -6,15 +6,33 @@
 // Flops / FlopsPerSec -> Seconds. The one rounding rule (seconds -> SimTime rounds up, so time
 // always advances) lives in SimTime::from_seconds.
 //
+// SimTime never wraps: a duration or a sum beyond the int64 range (about 106 days) throws
+// SimTimeOverflow, a valid-but-infeasible outcome (the CLI's exit 3), instead of turning negative
+// and tripping the engine's "no events in the past" invariant.
+//
 // Prefixes follow SI: GB = 1e9 bytes, GiB = 2^30 bytes, Gb/s counts bits.
 #pragma once
 
 #include <cmath>
+#include <cstdio>
 #include <compare>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace clustersim::sim {
+
+// The largest simulated time, in seconds: int64 picoseconds, 2^63 ps = 9.22e6 s = 106.75 days.
+inline constexpr double kMaxSimSeconds = 9.223372036854775807e6;
+
+// A duration or instant that does not fit SimTime. Valid input that asks for too much simulated
+// time (a 1e9x oversubscribed fabric, an 8 EB collective) ends here, never in a wrapped clock.
+struct SimTimeOverflow : std::overflow_error {
+  explicit SimTimeOverflow(const std::string& what)
+      : std::overflow_error("simulated time exceeds " + std::to_string(static_cast<long long>(kMaxSimSeconds / 86400)) +
+                            " days (the range of the int64-picosecond clock): " + what) {}
+};
 
 // Simulated time in integer picoseconds (int64 covers +-106 days).
 struct SimTime {
@@ -23,22 +41,49 @@ struct SimTime {
   static constexpr SimTime zero() { return SimTime{0}; }
   static constexpr SimTime max() { return SimTime{std::numeric_limits<std::int64_t>::max()}; }
   static constexpr SimTime from_ps(std::int64_t p) { return SimTime{p}; }
-  // Rounds up to the next picosecond so that any positive duration advances time.
+  // Rounds up to the next picosecond so that any positive duration advances time. Throws
+  // SimTimeOverflow beyond the clock's range (or for a NaN, which no valid input produces).
   static SimTime from_seconds(double s) {
     const double p = std::ceil(s * 1e12 - 1e-6);
-    return SimTime{static_cast<std::int64_t>(p < 0 ? 0 : p)};
+    return SimTime{checked_ps(p < 0 ? 0 : p, s)};
   }
-  static constexpr SimTime from_us(double us) { return SimTime{static_cast<std::int64_t>(us * 1e6 + 0.5)}; }
-  static constexpr SimTime from_ns(double ns) { return SimTime{static_cast<std::int64_t>(ns * 1e3 + 0.5)}; }
+  static constexpr SimTime from_us(double us) { return SimTime{checked_ps(us * 1e6 + 0.5, us * 1e-6)}; }
+  static constexpr SimTime from_ns(double ns) { return SimTime{checked_ps(ns * 1e3 + 0.5, ns * 1e-9)}; }
 
   constexpr double seconds() const { return static_cast<double>(ps) * 1e-12; }
   constexpr double us() const { return static_cast<double>(ps) * 1e-6; }
 
   constexpr auto operator<=>(const SimTime&) const = default;
-  constexpr SimTime operator+(SimTime o) const { return SimTime{ps + o.ps}; }
-  constexpr SimTime operator-(SimTime o) const { return SimTime{ps - o.ps}; }
-  constexpr SimTime& operator+=(SimTime o) { ps += o.ps; return *this; }
-  constexpr SimTime operator*(std::int64_t k) const { return SimTime{ps * k}; }
+  // Checked arithmetic: an overflow throws SimTimeOverflow rather than wrapping.
+  constexpr SimTime operator+(SimTime o) const {
+    SimTime r;
+    if (__builtin_add_overflow(ps, o.ps, &r.ps)) throw SimTimeOverflow("a sum of simulated times");
+    return r;
+  }
+  constexpr SimTime operator-(SimTime o) const {
+    SimTime r;
+    if (__builtin_sub_overflow(ps, o.ps, &r.ps)) throw SimTimeOverflow("a difference of simulated times");
+    return r;
+  }
+  constexpr SimTime& operator+=(SimTime o) { return *this = *this + o; }
+  constexpr SimTime operator*(std::int64_t k) const {
+    SimTime r;
+    if (__builtin_mul_overflow(ps, k, &r.ps)) throw SimTimeOverflow("a multiple of a simulated time");
+    return r;
+  }
+
+ private:
+  // `p` picoseconds as int64 (truncated); throws beyond +-2^63 and for a NaN, which no valid input produces.
+  static constexpr std::int64_t checked_ps(double p, double seconds) {
+    if (!(p < 9.2233720368547758e18 && p >= -9.2233720368547758e18)) throw SimTimeOverflow(overflow_what(seconds));
+    return static_cast<std::int64_t>(p);
+  }
+  static std::string overflow_what(double s) {
+    if (s != s) return "a duration that is not a number";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "one step would take %.3g s", s);
+    return buf;
+  }
 };
 
 // A scalar quantity of one unit. Tag types keep units apart.

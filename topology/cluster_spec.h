@@ -1,6 +1,8 @@
 // A validated description of the whole cluster: which node, how many, and how they are wired.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -8,6 +10,13 @@
 #include "topology/catalog.h"
 
 namespace clustersim::topology {
+
+// The largest cluster clustersim builds: 32,768 nodes and 262,144 GPUs (2^18), ten times one of
+// Meta's 24,576-GPU H100 training clusters ("Building Meta's GenAI infrastructure",
+// engineering.fb.com, March 2024). The topology, routes and reports grow with the GPU count; past
+// this limit a request is refused up front (docs/cli.md, "Limits") instead of exhausting memory.
+inline constexpr int kMaxNodes = 1 << 15;
+inline constexpr std::int64_t kMaxClusterGpus = std::int64_t{1} << 18;
 
 enum class Fabric : std::uint8_t { SingleSwitch, FatTree, RailOptimized };
 // The names scenarios (cluster.fabric) and --fabric take; parse with sim::parse.
@@ -28,7 +37,10 @@ struct ClusterSpec {
   std::string mig;                // "" : whole GPU
   bool tf32 = true;
 
-  int total_gpus() const { return node.gpus * nodes; }
+  // In 64 bits: nodes x gpus per node can exceed int before validation refuses it.
+  std::int64_t total_gpus_64() const { return std::int64_t{node.gpus} * nodes; }
+  // Saturated at INT_MAX (never negative); a cluster that large is refused by build_cluster.
+  int total_gpus() const { return static_cast<int>(std::min<std::int64_t>(total_gpus_64(), INT32_MAX)); }
   int used_gpus() const { return gpus > 0 ? gpus : total_gpus(); }
   // The fabric built: the scenario's, else rail-optimized for a node with several NICs (NVIDIA's
   // DGX SuperPOD reference architecture, RA-11333-001: NIC i of every node on its scalable unit's

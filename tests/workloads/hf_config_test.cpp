@@ -88,9 +88,16 @@ TEST_CASE("workloads::load_hf_config: a field of the wrong type says what it got
 }
 
 TEST_CASE("workloads::load_hf_config: unreadable or malformed files throw HfConfigError") {
-  CHECK(load_error("no_such_config.json").find("cannot open") != std::string::npos);
+  CHECK(load_error("no_such_config.json").find("cannot read the Hugging Face config file: No such file or directory") !=
+        std::string::npos);
   CHECK(load_error("truncated_config.json").find("not valid JSON") != std::string::npos);
   CHECK_THROWS_AS(parse_hf_config("[1, 2]", "inline"), HfConfigError);
+}
+
+TEST_CASE("workloads::parse_hf_config: a number beyond double is an HfConfigError, not an uncaught exception") {
+  // Found by fuzz/hf_config_fuzz: nlohmann::json throws out_of_range (406), not parse_error, for it.
+  CHECK_THROWS_WITH_AS(parse_hf_config(R"({"hidden_size": 6666660000E09168})", "inline.json"),
+                       doctest::Contains("inline.json: not valid JSON"), HfConfigError);
 }
 
 TEST_CASE("workloads::parse_hf_config: heads that do not divide the hidden size are rejected") {

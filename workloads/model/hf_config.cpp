@@ -1,4 +1,5 @@
 #include "workloads/model/hf_config.h"
+#include "workloads/model/input_file.h"
 
 #include <fstream>
 #include <optional>
@@ -227,7 +228,7 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& origi
   json j;
   try {
     j = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number beyond double (out_of_range 406)
     throw HfConfigError(origin + ": not valid JSON: " + e.what());
   }
   if (!j.is_object()) throw HfConfigError(origin + ": expected a JSON object at the top level");
@@ -243,11 +244,10 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& origi
 }
 
 ModelSpec load_hf_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw HfConfigError(path + ": cannot open the Hugging Face config file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_hf_config(text.str(), path);
+  std::string why;
+  const std::optional<std::string> text = read_input_file(path, why);
+  if (!text) throw HfConfigError(path + ": cannot read the Hugging Face config file: " + why);
+  return parse_hf_config(*text, path);
 }
 
 }  // namespace clustersim::workloads
