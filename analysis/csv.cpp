@@ -125,19 +125,30 @@ std::string csv_line(const std::vector<std::string>& fields) {
 }
 
 
-double csv_number(const std::string& s, const std::string& where, const char* column) {
+double csv_number(const std::string& s, const std::string& where, std::string_view column) {
   if (s.empty()) return 0.0;
   double v = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc{} || end != s.data() + s.size())
-    throw std::runtime_error(where + ": column " + column + " is not a number: '" + s + "'");
+    throw std::runtime_error(where + ": column " + std::string(column) + " is not a number: '" + s + "'");
   return v;
 }
 
-int csv_integer(const std::string& s, const std::string& where, const char* column) {
+int csv_integer(const std::string& s, const std::string& where, std::string_view column) {
   const double v = csv_number(s, where, column);
-  if (v != std::floor(v)) throw std::runtime_error(where + ": column " + column + " is not an integer: '" + s + "'");
+  if (v != std::floor(v)) throw std::runtime_error(where + ": column " + std::string(column) + " is not an integer: '" + s + "'");
   return static_cast<int>(v);
 }
 
+
+void check_csv_header(const std::vector<std::string>& header, std::span<const std::string_view> expected,
+                      const std::string& path) {
+  if (header.size() != expected.size())
+    throw std::runtime_error(path + ":1: expected " + std::to_string(expected.size()) + " columns, found " +
+                             std::to_string(header.size()));
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    if (header[i] != expected[i])
+      throw std::runtime_error(path + ":1: column " + std::to_string(i + 1) + " is '" + header[i] + "', expected '" +
+                               std::string(expected[i]) + "'");
+}
 }  // namespace clustersim::analysis

@@ -7,6 +7,7 @@
 // Writing: a field is quoted only when it holds a comma, a quote or a line end.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,8 +27,12 @@ std::vector<CsvRecord> read_csv_file(const std::string& path);
 
 // A numeric cell: 0 when empty; throws std::runtime_error "<where>: column <column> is not a
 // number: '<cell>'" (or "not an integer") otherwise, so a bad cell names its file and line.
-double csv_number(const std::string& cell, const std::string& where, const char* column);
-int csv_integer(const std::string& cell, const std::string& where, const char* column);
+// Throws std::runtime_error "<path>:1: ..." unless `header` is exactly `expected`, in order.
+void check_csv_header(const std::vector<std::string>& header, std::span<const std::string_view> expected,
+                      const std::string& path);
+
+double csv_number(const std::string& cell, const std::string& where, std::string_view column);
+int csv_integer(const std::string& cell, const std::string& where, std::string_view column);
 
 // One field as it goes into a CSV line: quoted (with "" for a quote) when it needs to be.
 std::string csv_field(std::string_view field);

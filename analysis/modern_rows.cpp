@@ -16,7 +16,7 @@
 namespace clustersim::analysis {
 namespace {
 
-constexpr const char* kColumns[] = {"source", "model", "params_B", "layers", "hidden", "heads", "kv_heads",
+constexpr std::string_view kColumns[] = {"source", "model", "params_B", "layers", "hidden", "heads", "kv_heads",
                                     "ffn_hidden", "seq_len", "vocab", "global_batch", "micro_batch", "tp", "pp",
                                     "cp", "dp", "virtual_stages", "zero_or_fsdp", "recompute", "seq_parallel",
                                     "precision", "gpu", "num_gpus", "interconnect", "metric", "value", "unit",
@@ -27,13 +27,7 @@ bool has(std::string_view s, std::string_view what) { return s.find(what) != std
 
 
 void check_header(const std::vector<std::string>& header, const std::string& path) {
-  if (header.size() != kColumnCount)
-    throw std::runtime_error(path + ":1: expected " + std::to_string(kColumnCount) + " columns, found " +
-                             std::to_string(header.size()));
-  for (std::size_t i = 0; i < kColumnCount; ++i)
-    if (header[i] != kColumns[i])
-      throw std::runtime_error(path + ":1: column " + std::to_string(i + 1) + " is '" + header[i] + "', expected '" +
-                               kColumns[i] + "'");
+  check_csv_header(header, kColumns, path);
 }
 
 ModernRow row_of(const CsvRecord& rec, const std::string& path, const std::string& file) {

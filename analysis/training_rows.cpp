@@ -15,7 +15,7 @@
 namespace clustersim::analysis {
 namespace {
 
-constexpr const char* kColumns[] = {"source",  "model", "params_B", "layers", "hidden",  "heads",
+constexpr std::string_view kColumns[] = {"source",  "model", "params_B", "layers", "hidden",  "heads",
                                     "seq_len", "vocab", "global_batch", "micro_batch", "tp", "pp",
                                     "dp", "virtual_stages", "recompute", "seq_parallel", "gpu",
                                     "num_gpus", "interconnect", "precision", "metric", "value", "unit",
@@ -213,13 +213,7 @@ std::vector<TrainingRow> load_training_rows(const std::string& path) {
   const std::vector<CsvRecord> records = read_csv_file(path);
   if (records.empty()) throw std::runtime_error(path + ": empty file");
   const auto& header = records.front().fields;
-  if (header.size() != kColumnCount)
-    throw std::runtime_error(path + ":1: expected " + std::to_string(kColumnCount) + " columns, found " +
-                             std::to_string(header.size()));
-  for (std::size_t i = 0; i < kColumnCount; ++i)
-    if (header[i] != kColumns[i])
-      throw std::runtime_error(path + ":1: column " + std::to_string(i + 1) + " is '" + header[i] + "', expected '" +
-                               kColumns[i] + "'");
+  check_csv_header(header, kColumns, path);
   std::vector<TrainingRow> rows;
   for (std::size_t i = 1; i < records.size(); ++i) {
     const CsvRecord& rec = records[i];
