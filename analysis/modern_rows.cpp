@@ -11,6 +11,7 @@
 
 #include "analysis/csv.h"
 #include "scenarios/loader.h"
+#include "scenarios/toml_text.h"
 #include "scenarios/scenario_error.h"
 
 namespace clustersim::analysis {
@@ -253,14 +254,6 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (nemo_stack(r) && tp > 1) t << "tp_comm_overlap = true\n";
 }
 
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
 
 }  // namespace
 
@@ -367,7 +360,7 @@ std::string modern_skip_reason(const ModernRow& row) {
 
 std::string modern_scenario_toml(const ModernRow& r) {
   std::ostringstream t;
-  t << "name = " << quote(r.file + ":" + std::to_string(r.line) + " " + r.model) << "\n\n[cluster]\nnode = \""
+  t << "name = " << scenarios::quote_str(r.file + ":" + std::to_string(r.line) + " " + r.model) << "\n\n[cluster]\nnode = \""
     << node_preset_for(r) << "\"\nnodes = " << (r.num_gpus + 7) / 8 << "\n";
   if (r.num_gpus % 8 != 0) t << "gpus = " << r.num_gpus << "\n";
   write_model(t, r);

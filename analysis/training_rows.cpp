@@ -7,6 +7,7 @@
 
 #include "analysis/csv.h"
 #include "scenarios/loader.h"
+#include "scenarios/toml_text.h"
 
 #ifndef CLUSTERSIM_DATA_DIR
 #error "CLUSTERSIM_DATA_DIR must be defined for the analysis library"
@@ -118,14 +119,6 @@ int vocab_for(const TrainingRow& r) {
   return (50257 + multiple - 1) / multiple * multiple;
 }
 
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string precision_for(const TrainingRow& r) { return contains(r.precision, "fp16") ? "fp16" : "bf16"; }
 
@@ -133,7 +126,7 @@ std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& no
   const int dp = r.dp > 0 ? r.dp : r.num_gpus / std::max(r.tp * r.pp, 1);
   const int nodes = (r.num_gpus + node.gpus_per_node - 1) / node.gpus_per_node;
   std::ostringstream t;
-  t << "name = " << quote("training.csv:" + std::to_string(r.line) + " " + r.model) << "\n\n[cluster]\n";
+  t << "name = " << scenarios::quote_str("training.csv:" + std::to_string(r.line) + " " + r.model) << "\n\n[cluster]\n";
   if (!node.table) t << node.toml;
   t << "nodes = " << nodes << "\n";
   if (r.num_gpus % node.gpus_per_node != 0) t << "gpus = " << r.num_gpus << "\n";
