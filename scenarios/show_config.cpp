@@ -32,7 +32,8 @@ void show_cluster(std::ostream& out, const ScenarioSpec& spec) {
       << "gpus_per_pcie_switch = " << n.gpus_per_pcie_switch << "\n"
       << "sockets = " << n.sockets << "\n"
       << "nic = " << quote_str(n.nic) << "\n"
-      << "nics = " << n.nics << "\n\n";
+      << "nics = " << n.nics << "\n"
+      << "nic_attach = " << quote_str(sim::name_of(topology::kNicAttachNames, n.nic_attach)) << "\n\n";
 }
 
 void show_gpu_overrides(std::ostream& out, const ScenarioSpec& spec) {

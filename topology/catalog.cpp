@@ -373,14 +373,16 @@ const std::array<NodeSpec, 16> kNodes = {{
      .gpus_per_pcie_switch = 2, .sockets = 36, .nic = "ib-ndr-400", .nics = 72},
     // ALCF Polaris (docs.alcf.anl.gov/polaris/hardware-overview/machine-overview): HPE Apollo 6500
     // Gen10+, one AMD EPYC 7543P (Milan), 4x A100-SXM4-40GB all-to-all NVLink (NV4 between every
-    // pair = the GPU's 12 links), 2 Slingshot 11 NICs, each on a root port next to a GPU (PHB). The
+    // pair = the GPU's 12 links), 2 Slingshot 11 NICs, each on a root port of its own (the page's
+    // device-affinity table: mlx5_0 PHB to GPU3, mlx5_1 PHB to GPU1; nic_attach = root-port). The
     // NVLink mesh is modelled as the NVSwitch crossbar (same 12 links per GPU; a mesh gives one
     // pair at most 4 links, which only matters for single-pair traffic). Each GPU on its own root
     // port (one GPU per "switch"), one socket.
     {.id = "polaris-a100-4x",
      .description = "ALCF Polaris: 4x A100 SXM4 40GB (NVLink mesh), 1x EPYC 7543P, 2x Slingshot 11 200 Gb/s",
      .gpu = "a100-sxm4-40gb", .gpus = 4, .intra = IntraKind::NvSwitch, .pcie_gen = 4,
-     .gpus_per_pcie_switch = 1, .sockets = 1, .nic = "slingshot-200", .nics = 2},
+     .gpus_per_pcie_switch = 1, .sockets = 1, .nic = "slingshot-200", .nics = 2,
+     .nic_attach = NicAttach::RootPort},
 }};
 
 // --- MIG profiles (hardware.md section 5) -----------------------------------------------------

@@ -81,6 +81,14 @@ inline constexpr sim::Choice<IntraKind> kIntraKindNames[] = {{"nvswitch", IntraK
                                                              {"xgmi-mesh", IntraKind::XgmiMesh}};
 std::string_view to_string(IntraKind k);  // sim::name_of(kIntraKindNames, k)
 
+// Where a node's NICs plug into its PCIe tree: on the PCIe switch of a GPU (DGX/HGX: PIX or PXB
+// from that GPU), or on a CPU root port of their own (PHB from the GPUs of that socket, as on ALCF
+// Polaris' HPE Apollo 6500, whose `nvidia-smi topo -m` shows mlx5_0/1 at PHB). NCCL uses this path
+// type to decide whether LL128 is safe across nodes (nccl_tuner.cpp, ll128_enabled).
+enum class NicAttach : std::uint8_t { PcieSwitch, RootPort };
+inline constexpr sim::Choice<NicAttach> kNicAttachNames[] = {{"pcie-switch", NicAttach::PcieSwitch},
+                                                             {"root-port", NicAttach::RootPort}};
+
 // What one server (node) looks like. A preset or an explicit [cluster.node] table.
 struct NodeSpec {
   std::string id;             // preset id, or "custom"
@@ -93,6 +101,7 @@ struct NodeSpec {
   int sockets = 2;
   std::string nic;            // NicSpec id
   int nics = 8;               // NICs per node
+  NicAttach nic_attach = NicAttach::PcieSwitch;  // where the NICs sit in the PCIe tree
 };
 
 // --- MIG (hardware.md section 5, `nvidia-smi mig -lgip`) ---------------------------------------
