@@ -165,12 +165,22 @@ int dp_of(const ModernRow& r) {
 // without one.
 int virtual_stages_of(const ModernRow& r) { return r.pp > 1 ? std::max(r.virtual_stages, 1) : 1; }
 
+bool nemo_stack(const ModernRow& r);
+
+// Megatron-Bridge's Llama 3.1 405B recipe (src/megatron/bridge/recipes/llama/llama31_405b.py,
+// model_config) sets account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split:
+// 126 layers + 2 slots = 128 split over pp x vp chunks (pp 8 vp 8: 2 per chunk; pp 16 vp 8: 1).
+bool slot_split_recipe(const ModernRow& r) {
+  const int chunks = std::max(r.pp, 1) * virtual_stages_of(r);
+  return r.pp > 1 && has(r.model, "405B") && nemo_stack(r) && r.layers % chunks != 0 && (r.layers + 2) % chunks == 0;
+}
+
 std::string layout_skip_reason(const ModernRow& r) {
   if (r.layers <= 0 || r.hidden <= 0 || r.heads <= 0 || r.seq_len <= 0) return "model shape not stated";
   if (r.global_batch <= 0 || r.num_gpus <= 0) return "batch or GPU count not stated";
   const int tp = std::max(r.tp, 1), pp = std::max(r.pp, 1);
   if (tp * pp * cp_of(r) * dp_of(r) != r.num_gpus) return "tp x pp x cp x dp differs from the GPU count (CHECK in source)";
-  if (r.layers % (pp * virtual_stages_of(r)) != 0)
+  if (r.layers % (pp * virtual_stages_of(r)) != 0 && !slot_split_recipe(r))
     return "uneven pipeline stages (layers not a multiple of pp x virtual stages; issue #10 item 7)";
   return "";
 }
@@ -246,8 +256,12 @@ bool fp8_row(const ModernRow& r) { return precision_for(r) == "fp8"; }
 // they disagree with it; then global batch / (dp x GA), which is what the run must have used
 // (Megatron-Bridge's 25.09 table lists one MBS per cell while its parenthesised MXFP8 layouts run
 // with their own: training_megatron_bridge.csv:538 says MBS 2 but GA=16 with GBS 128 and dp 8).
+// Only Megatron-Bridge's tables list GA themselves; elsewhere (dgxc-benchmarking) the notes' GA
+// counts context-parallel ranks as data-parallel ones (Llama3.1-405B, cp 2: GA=32 for GBS 256 over
+// dp 4 at MBS 1), so it is not used there, nor with cp > 1.
 int micro_batch_of(const ModernRow& r) {
   const int table = std::max(r.micro_batch, 1), ga = notes_int(r, "GA"), dp = dp_of(r);
+  if (modern_source_group(r) != "Megatron-Bridge" || cp_of(r) > 1) return table;
   if (ga <= 0 || dp <= 0 || r.global_batch % (dp * ga) != 0) return table;
   const int derived = r.global_batch / (dp * ga);
   return derived > 0 ? derived : table;
@@ -258,6 +272,8 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   const bool fsdp = has(r.zero_or_fsdp, "FSDP");
   t << "\n[parallelism]\ntp = " << tp << "\npp = " << pp << "\ndp = " << dp_of(r);
   if (cp_of(r) > 1) t << "\ncp = " << cp_of(r) << "\ncp_comm_type = \"p2p\"";  // Megatron's default
+  if (slot_split_recipe(r))
+    t << "\naccount_for_embedding_in_pipeline_split = true\naccount_for_loss_in_pipeline_split = true";
   t << "\nvirtual_stages = " << virtual_stages_of(r) << "\nsequence_parallel = " << (tp > 1 ? "true" : "false")
     << "\n" << (fsdp ? "zero = 3" : "distributed_optimizer = true") << "\n";
   if (moe_arch_of(r) != nullptr) t << "ep = " << notes_int(r, "EP") << "\n";

@@ -97,14 +97,17 @@ void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
       << "zero3_gather = " << quote_str(sim::name_of(workloads::kZero3GatherNames, p.zero3_gather)) << "\n";
   if (spec.model.is_moe()) out << "ep = " << p.ep << "  # expert data parallel: dp / ep = " << p.expert_dp() << "\n";
   const int layers = spec.model.layers;
+  const char* why = p.split_slots() > 0 ? "  # from the embedding/loss layer slots\n" : "  # default: an even share of the layers\n";
   if (p.first_stage_layers > 0)
     out << "first_stage_layers = " << p.first_stage_layers << "\n";
   else
-    out << "# first_stage_layers = " << p.layers_on_stage(layers, 0) << "  # default: an even share of the layers\n";
+    out << "# first_stage_layers = " << p.layers_on_stage(layers, 0) << why;
+  if (p.embedding_in_split) out << "account_for_embedding_in_pipeline_split = true\n";
+  if (p.loss_in_split) out << "account_for_loss_in_pipeline_split = true\n";
   if (p.last_stage_layers > 0)
     out << "last_stage_layers = " << p.last_stage_layers << "\n\n";
   else
-    out << "# last_stage_layers = " << p.layers_on_stage(layers, p.pp - 1) << "  # default: an even share of the layers\n\n";
+    out << "# last_stage_layers = " << p.layers_on_stage(layers, p.pp - 1) << why << "\n";
 }
 
 void show_training(std::ostream& out, const ScenarioSpec& spec) {

@@ -15,7 +15,8 @@ namespace {
 using workloads::Schedule;
 
 constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual_stages", "schedule", "sequence_parallel",
-                                              "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers", "zero3_gather",
+                                              "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers",
+                                              "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split", "zero3_gather",
                                               "cp", "cp_comm_type", "ep"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype"};
@@ -41,6 +42,8 @@ bool Loader::read_parallelism(const toml::table* t) {
   if (auto v = s.boolean("distributed_optimizer")) p.distributed_optimizer = *v;
   if (auto v = s.integer("first_stage_layers", 1, 1 << 20, "7")) p.first_stage_layers = *v;
   if (auto v = s.integer("last_stage_layers", 1, 1 << 20, "7")) p.last_stage_layers = *v;
+  if (auto v = s.boolean("account_for_embedding_in_pipeline_split")) p.embedding_in_split = *v;
+  if (auto v = s.boolean("account_for_loss_in_pipeline_split")) p.loss_in_split = *v;
   if (auto v = s.choice("zero3_gather", workloads::kZero3GatherNames)) p.zero3_gather = *v;
   if (auto v = s.integer("cp", 1, 1 << 16, "8")) p.cp = *v;
   if (auto v = s.choice("cp_comm_type", workloads::kCpCommNames)) p.cp_comm = *v;

@@ -3,6 +3,7 @@
 // every field); workloads turn them into tasks. Plain data: no behaviour beyond derived values.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -132,6 +133,14 @@ struct ParallelSpec {
   // get_num_layers_to_build). The loader checks that they do (scenarios/stage_split.h).
   int first_stage_layers = 0;
   int last_stage_layers = 0;
+  // Megatron-Core's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split
+  // (TransformerConfig; set by Megatron-Bridge's Llama 3.1 405B recipe): the input embedding and
+  // the output layer + loss each count as one layer slot, so the layers plus these slots split
+  // evenly over the pp x virtual_stages model chunks and the first chunk (of stage 0) and the
+  // last chunk (of stage pp - 1) build one transformer layer fewer. 126 layers, pp 8, vp 8:
+  // 128 slots, 2 per chunk, stage 0 = 1 + 7 x 2 = 15 layers. Exclusive with the counts above.
+  bool embedding_in_split = false;
+  bool loss_in_split = false;
   // Expert parallelism: the routed experts of every MoE layer divide over `ep` GPUs. As in
   // Megatron-Core (megatron/core/parallel_state.py, initialize_model_parallel: the expert grid is
   // carved out of the same GPUs; expert data parallel size = dp / ep with expert tensor parallel
@@ -149,7 +158,11 @@ struct ParallelSpec {
   int grad_replicas() const { return dp * cp; }
   // Tokens of one sequence on one GPU.
   int local_seq_len(int seq_len) const { return seq_len / cp; }
-  bool uneven_stages() const { return first_stage_layers > 0 || last_stage_layers > 0; }
+  bool uneven_stages() const {
+    return first_stage_layers > 0 || last_stage_layers > 0 || embedding_in_split || loss_in_split;
+  }
+  // Layer slots the embedding and the loss take in the split (0, 1 or 2).
+  int split_slots() const { return (embedding_in_split ? 1 : 0) + (loss_in_split ? 1 : 0); }
   int expert_dp() const { return ep > 0 ? dp / ep : dp; }
 
   // Transformer layers on pipeline stage `stage` (0..pp-1) of a model with `layers` layers: the
@@ -158,6 +171,12 @@ struct ParallelSpec {
   // stages share evenly; for any other input the first middle stages take the remainder, so the
   // stages still add up to the layers.
   int layers_on_stage(int layers, int stage) const {
+    if (split_slots() > 0) {
+      const int chunks = std::max(virtual_stages, 1);
+      int on_stage = 0;
+      for (int c = 0; c < chunks; ++c) on_stage += layers_in_chunk(layers, c * pp + stage);
+      return on_stage;
+    }
     const bool first = first_stage_layers > 0 && pp > 1;
     const bool last = last_stage_layers > 0 && pp > 1;
     if (first && stage == 0) return first_stage_layers;
@@ -167,6 +186,19 @@ struct ParallelSpec {
     if (middle_stages <= 0) return 0;
     const int middle_index = stage - (first ? 1 : 0);
     return middle_layers / middle_stages + (middle_index < middle_layers % middle_stages ? 1 : 0);
+  }
+  // Transformer layers of model chunk `virtual_stage` (chunk c of stage r is virtual stage c * pp +
+  // r, in model order): an equal share of its stage's layers, or, with the embedding or loss in the
+  // split, (layers + slots) / (pp x virtual_stages) less the slot the first or last chunk gives up.
+  // Never negative: a chunk that is only the embedding (or only the loss) builds none.
+  int layers_in_chunk(int layers, int virtual_stage) const {
+    const int chunks = std::max(virtual_stages, 1);
+    if (split_slots() == 0) return layers_on_stage(layers, virtual_stage % pp) / chunks;
+    const int per_chunk = (layers + split_slots()) / (pp * chunks);
+    int here = per_chunk;
+    if (embedding_in_split && virtual_stage == 0) --here;
+    if (loss_in_split && virtual_stage == pp * chunks - 1) --here;
+    return here > 0 ? here : 0;
   }
 };
 

@@ -142,6 +142,8 @@ TEST_CASE("analysis::modern_skip_reason: what cannot be expressed yet is refused
     CHECK(scenario_for_modern_row(ga, nullptr)->training.micro_batch == 1);
     ga.notes = "GA=8";  // 128 / (8 x 8) = 2: agrees
     CHECK(scenario_for_modern_row(ga, nullptr)->training.micro_batch == 2);
+    ga.notes = "GA=16", ga.source = "NVIDIA/dgxc-benchmarking@fixture";  // not a Megatron-Bridge table
+    CHECK(scenario_for_modern_row(ga, nullptr)->training.micro_batch == 2);
   }
   ModernRow r = llama8b("H100", "step_time", 1);
   r.cp = 2, r.dp = 4;

@@ -374,7 +374,9 @@ UnitPlan plan_unit(const MemoryRequest& request, int stage, int chunks) {
   const ActivationBytes bytes = activation_bytes_for(tr.precision);
   const double s = m.seq_len, b = tr.micro_batch, e = bytes.element;
   UnitPlan u;
-  u.layers = par.layers_on_stage(m.layers, stage) / chunks;
+  // Every unit of the stage replays its largest chunk: with the embedding or loss counted in the
+  // split (ParallelSpec::layers_in_chunk) the first or last chunk holds one layer fewer.
+  u.layers = (par.layers_on_stage(m.layers, stage) + chunks - 1) / chunks;
   u.saved = saved_tensor_bytes(m, tr.micro_batch, t, sp, tr.recompute, bytes);
   if (tr.recompute == Recompute::Full) u.working = saved_tensor_bytes(m, tr.micro_batch, t, sp, Recompute::None, bytes);
   u.scores_workspace = m.flash_attention ? 0.0 : b * m.heads / t * s * s * e;

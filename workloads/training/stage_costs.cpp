@@ -274,12 +274,12 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   const double moe_params = model.moe_layer_dense_parameters() / tp + expert_params;
 
   StageCosts costs;
-  // Virtual stage c * pp + r is chunk c of rank r: an equal share of that rank's layers (the
-  // loader makes every rank's layers divisible by the chunks per rank), the model's layers in
-  // order of virtual stage.
+  // Virtual stage c * pp + r is chunk c of rank r (ParallelSpec::layers_in_chunk: an equal share
+  // of that rank's layers, or one fewer on the first and last chunks when the embedding and loss
+  // count as layer slots), the model's layers in order of virtual stage.
   int first_layer = 0;
   for (int vs = 0; vs < vstages; ++vs) {
-    const int layers = in.parallel.layers_on_stage(model.layers, vs % pp) / in.chunks_per_rank;
+    const int layers = in.parallel.layers_in_chunk(model.layers, vs);
     const int moe = model.moe_layers_in(first_layer, layers);
     first_layer += layers;
     ChunkCost c = layers_cost(layers - moe, lc, ltp, lcp, z3, dense_params, in.fsdp_prefetch);
