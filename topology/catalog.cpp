@@ -41,7 +41,7 @@ constexpr sim::BytesPerSec kNvlink5Raw = gbps(50.0), kNvlink5Usable = gbps(40.1)
 // so usable = raw (UNSURE). Stored in the nvlink fields as the GPU's scale-up link.
 constexpr sim::BytesPerSec kXgmiRaw = gbps(64.0), kXgmiUsable = gbps(64.0);
 
-const std::array<GpuSpec, 18> kGpus = {{
+const std::array<GpuSpec, 19> kGpus = {{
     {.id = "v100-sxm2-32gb", .name = "NVIDIA V100 SXM2 32GB", .compute_capability = 70,
      // Tensor 125 TF is FP16 multiply / FP32 accumulate; no TF32, BF16 or FP8 units.
      .fp32 = tf(15.7), .tf32 = tf(0), .fp16 = tf(125), .bf16 = tf(0), .fp8 = tf(0),
@@ -212,6 +212,20 @@ const std::array<GpuSpec, 18> kGpus = {{
      .boost_clock_mhz = 2520, .tensor_clock_mhz = 2520, .price_usd = 0, .nvls = false,
      .source = "NVIDIA L40S datasheet (sparse/2; full-rate FP32 accumulate)",
      .nvlink_link_raw = gbps(0), .nvlink_link_usable = gbps(0)},
+    // L20: the AD102 part NVIDIA sells in China (Nov 2023) in place of the L40S. No NVIDIA datasheet
+    // is public (UNSURE): 92 SMs, 48 GB GDDR6 at 864 GB/s, PCIe 4.0 x16, 275 W, 2520 MHz boost from
+    // third-party listings (technical.city, topcpu.net "A40 PCIe vs L20"); tensor rates as reported
+    // from the spec sheet circulated to Chinese cloud vendors (taoguba.com.cn: "L20 is 32% of the
+    // L40S's compute"): FP16/BF16 119.5 dense, FP8 239 dense (sparse / 2), i.e. 512 FP16 FLOP per
+    // clock per SM with FP32 accumulate, the GeForce rate, against the L40S's 1,024.
+    {.id = "l20", .name = "NVIDIA L20 (UNSURE: no public datasheet)", .compute_capability = 89,
+     .fp32 = tf(59.35), .tf32 = tf(59.75), .fp16 = tf(119.5), .bf16 = tf(119.5), .fp8 = tf(239),
+     .memory = gib(48), .memory_bandwidth = gbps(864), .nvlink_links = 0,
+     .nvlink_per_dir = gbps(0), .pcie_gen = 4, .tdp = sim::Watts{275}, .sms = 92,
+     .boost_clock_mhz = 2520, .tensor_clock_mhz = 2520, .price_usd = 0, .nvls = false,
+     .source = "UNSURE: third-party listings (technical.city, topcpu.net; 92 SMs, 864 GB/s, 275 W) and the "
+               "reported spec sheet (taoguba.com.cn: FP16 119.5 / FP8 239 dense, 32% of L40S)",
+     .nvlink_link_raw = gbps(0), .nvlink_link_usable = gbps(0)},
     // MI300X: AMD quotes dense and sparse; dense used. Price: analyst estimates $10-15k (UNSURE).
     {.id = "mi300x", .name = "AMD Instinct MI300X", .compute_capability = 942,
      .fp32 = tf(163.4), .tf32 = tf(653.7), .fp16 = tf(1307.4), .bf16 = tf(1307.4),
@@ -269,7 +283,7 @@ const std::array<NicSpec, 8> kNics = {{
 }};
 
 // --- Node presets (scenario.md "Preset ids that must exist") -----------------------------------
-const std::array<NodeSpec, 16> kNodes = {{
+const std::array<NodeSpec, 17> kNodes = {{
     // Desktop/workstation boards wire their x16 slots straight to CPU root ports (no PLX switch),
     // and GeForce cards have P2P disabled, so GPU-to-GPU traffic bounces through the host: each GPU
     // sits alone on a "switch" that stands for its root port (gpus_per_pcie_switch = 1), and the
@@ -340,6 +354,12 @@ const std::array<NodeSpec, 16> kNodes = {{
     {.id = "8x-l40s-pcie",
      .description = "8x L40S 48GB PCIe Gen4, 2 sockets x 2 PCIe switches x 2 GPUs, no NVLink, 4x RoCE 200 GbE",
      .gpu = "l40s", .gpus = 8, .intra = IntraKind::Pcie, .pcie_gen = 4,
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "roce-200", .nics = 4},
+    // 8x L20 PCIe: the L20 server layout of 8x-l40s-pcie (same AD102 board class; servers sold in
+    // China with 200 GbE or HDR 200 per the same report, taoguba.com.cn; UNSURE).
+    {.id = "8x-l20-pcie",
+     .description = "8x L20 48GB PCIe Gen4, 2 sockets x 2 PCIe switches x 2 GPUs, no NVLink, 4x RoCE 200 GbE",
+     .gpu = "l20", .gpus = 8, .intra = IntraKind::Pcie, .pcie_gen = 4,
      .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "roce-200", .nics = 4},
     // 8x RTX 4090: GeForce cards have peer-to-peer disabled, so every GPU-to-GPU copy bounces
     // through host memory: each GPU on its own root port as in 2x-rtx4090-pcie4 (PHB within a
