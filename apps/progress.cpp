@@ -19,8 +19,8 @@ std::string wall_text(double s) {
   return fmt::format("{} h {:02d} min", whole / 3600, static_cast<int>(whole % 3600 / 60));
 }
 
-ProgressLine::ProgressLine(bool enabled, std::size_t total)
-    : enabled_(enabled), total_(total), start_(std::chrono::steady_clock::now()) {}
+ProgressLine::ProgressLine(bool enabled, std::size_t total, bool total_is_bound)
+    : enabled_(enabled), bound_(total_is_bound), total_(total), start_(std::chrono::steady_clock::now()) {}
 
 double ProgressLine::eta_s(std::size_t done, std::size_t total, double elapsed_s) {
   if (done == 0 || done >= total) return 0.0;
@@ -31,8 +31,9 @@ void ProgressLine::finished(const std::string& label, const std::string& outcome
   ++done_;
   if (!enabled_) return;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  std::string line = fmt::format("[{}/{}] {}  {}  {}", done_, total_, label, outcome, wall_text(wall_s));
-  if (done_ < total_) line += "  ETA " + wall_text(eta_s(done_, total_, elapsed));
+  std::string line = fmt::format("[{}/{}{}] {}  {}  {}", done_, bound_ ? "at most " : "", total_, label, outcome,
+                                 wall_text(wall_s));
+  if (done_ < total_) line += (bound_ ? "  ETA at most " : "  ETA ") + wall_text(eta_s(done_, total_, elapsed));
   std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);
 }

@@ -18,8 +18,10 @@ std::string wall_text(double seconds);
 
 class ProgressLine {
  public:
-  // `total` items (run one or several at a time: the ETA is from the throughput so far).
-  ProgressLine(bool enabled, std::size_t total);
+  // `total` items (run one or several at a time: the ETA is from the throughput so far). With
+  // `total_is_bound` the count is only an upper bound (an iterative fit may stop early): the line
+  // says "of at most N" and "ETA at most".
+  ProgressLine(bool enabled, std::size_t total, bool total_is_bound = false);
 
   // One item finished after `wall_s` seconds of real time: "[3/8] label  outcome  1.2 s  ETA 6.0 s".
   void finished(const std::string& label, const std::string& outcome, double wall_s);
@@ -29,7 +31,7 @@ class ProgressLine {
   static double eta_s(std::size_t done, std::size_t total, double elapsed_s);
 
  private:
-  bool enabled_;
+  bool enabled_, bound_;
   std::size_t total_, done_ = 0;
   std::chrono::steady_clock::time_point start_;
 };
