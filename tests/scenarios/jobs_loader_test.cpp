@@ -6,6 +6,7 @@
 
 #include "scenarios/loader.h"
 #include "scenarios/scenario_error.h"
+#include "scenarios/show_config.h"
 
 using namespace clustersim;
 
@@ -52,4 +53,20 @@ TEST_CASE("scenarios::[[job]]: shared nodes, partial nodes, nodes outside the cl
         std::string::npos);
   // Errors point at the scenario file.
   CHECK(error_of("[[job]]\nname = \"a\"\nnodes = [9]\n").rfind("jobs.toml:", 0) == 0);
+}
+
+TEST_CASE("scenarios::[[job]]: --show-config prints the jobs, and reading it back gives the same jobs") {
+  const auto spec = scenarios::parse_scenario(
+      kBase + "[[job]]\nname = \"a\"\nnodes = [0, 1]\nset = { \"training.micro_batch\" = 2 }\n[[job]]\nname = \"b\"\ngpus = \"16-31\"\n",
+      "jobs.toml");
+  const std::string shown = scenarios::show_config(spec);
+  CHECK(shown.find("# dp = 4") != std::string::npos);  // each job derives its own
+  const auto again = scenarios::parse_scenario(shown, "shown.toml");
+  REQUIRE(again.jobs.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(again.jobs[i].name == spec.jobs[i].name);
+    CHECK(again.jobs[i].nodes == spec.jobs[i].nodes);
+    CHECK(again.jobs[i].overrides == spec.jobs[i].overrides);
+  }
+  CHECK(again.parallel.dp == spec.parallel.dp);
 }
