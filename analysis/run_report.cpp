@@ -74,16 +74,36 @@ std::string run_json(const RunReport& r) {
   return j.dump(2) + "\n";
 }
 
-std::string run_csv(const RunReport& r) {
+const std::vector<std::string>& run_csv_columns() {
+  static const std::vector<std::string> columns = {
+      "scenario",       "gpus",          "nodes",        "iteration_time_s",   "tokens_per_s",
+      "samples_per_s",  "model_tflops_per_gpu", "mfu",  "hfu",                "compute_s",
+      "exposed_comm_s", "pipeline_bubble_s", "optimizer_s", "other_s",        "memory_total_bytes",
+      "fits_in_memory", "time_to_train_s", "energy_kwh", "cost_usd"};
+  return columns;
+}
+
+std::vector<std::string> run_csv_values(const RunReport& r, bool simulated) {
   const auto& b = r.iteration.breakdown;
-  std::string out =
-      "scenario,gpus,nodes,iteration_time_s,tokens_per_s,samples_per_s,model_tflops_per_gpu,mfu,hfu,"
-      "compute_s,exposed_comm_s,pipeline_bubble_s,optimizer_s,other_s,memory_total_bytes,fits_in_memory\n";
-  out += fmt::format("{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n",
-                     csv_quoted(r.spec.name), r.gpus, r.nodes, r.iteration.iteration_time_s, r.tokens_per_s, r.samples_per_s,
-                     r.model_tflops_per_gpu, r.mfu, r.hfu, b.compute, b.exposed_comm, b.pipeline_bubble, b.optimizer,
-                     b.other, r.memory.required, r.memory.fits ? "true" : "false");
-  return out;
+  const auto num = [simulated](double v) { return simulated ? fmt::format("{:.9g}", v) : std::string(); };
+  const auto ratio = [simulated](double v) { return simulated ? fmt::format("{:.6f}", v) : std::string(); };
+  const auto opt_num = [&](const std::optional<double>& v) { return v ? num(*v) : std::string(); };
+  return {r.spec.name, std::to_string(r.gpus), std::to_string(r.nodes), num(r.iteration.iteration_time_s),
+          num(r.tokens_per_s), num(r.samples_per_s), num(r.model_tflops_per_gpu), ratio(r.mfu), ratio(r.hfu),
+          num(b.compute), num(b.exposed_comm), num(b.pipeline_bubble), num(b.optimizer), num(b.other),
+          std::to_string(r.memory.required), r.memory.fits ? "true" : "false", opt_num(r.time_to_train_s),
+          opt_num(r.energy_kwh), opt_num(r.cost_usd)};
+}
+
+std::string run_csv(const RunReport& r) {
+  const std::vector<std::string> values = run_csv_values(r);
+  std::string out = csv_line(run_csv_columns());
+  out += csv_quoted(values.front());  // the name always quoted, as before
+  for (std::size_t i = 1; i < values.size(); ++i) {
+    out += ',';
+    out += csv_field(values[i]);
+  }
+  return out + "\n";
 }
 
 std::string run_text(const RunReport& r) {

@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kRootKeys[] = {"name",  "cluster",         "model", "parallelism", "training",
-                                          "sync", "model_constants", "cost"};
+                                          "sync", "model_constants", "cost",  "job"};
 
 }  // namespace
 
@@ -69,6 +69,7 @@ void Loader::read_root() {
   read_sync(sync);
   read_model_constants(constants);
   read_cost(cost);
+  read_jobs(root.find("job"));
   root.finish();
 
   if (model_ok_) check_model_shape();

@@ -86,6 +86,7 @@ void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
   out << "[parallelism]\n"
       << "tp = " << p.tp << "\n"
       << "pp = " << p.pp << "\n"
+      << (spec.dp_derived && !spec.jobs.empty() ? "# " : "")  // each [[job]] derives its own
       << "dp = " << p.dp << (spec.dp_derived ? (p.cp > 1 ? "  # derived: gpus / (tp * cp * pp)" : "  # derived: gpus / (tp * pp)") : "") << "\n"
       << "cp = " << p.cp << "\n"
       << "cp_comm_type = " << quote_str(sim::name_of(workloads::kCpCommNames, p.cp_comm)) << "\n"
@@ -153,6 +154,23 @@ void show_cost(std::ostream& out, const ScenarioSpec& spec) {
   out << "electricity_usd_per_kwh = " << toml_float(spec.cost.electricity_usd_per_kwh) << "\n";
 }
 
+// [[job]] tables, as written (their `set` as an inline table of the --set strings).
+void show_jobs(std::ostream& out, const ScenarioSpec& spec) {
+  for (const JobSpec& job : spec.jobs) {
+    out << "\n[[job]]\nname = " << quote_str(job.name) << "\nnodes = [";
+    for (std::size_t i = 0; i < job.nodes.size(); ++i) out << (i ? ", " : "") << job.nodes[i];
+    out << "]\n";
+    if (job.overrides.empty()) continue;
+    out << "set = { ";
+    for (std::size_t i = 0; i < job.overrides.size(); ++i) {
+      const std::string& o = job.overrides[i];
+      const std::size_t eq = o.find('=');
+      out << (i ? ", " : "") << quote_str(o.substr(0, eq)) << " = " << o.substr(eq + 1);
+    }
+    out << " }\n";
+  }
+}
+
 }  // namespace
 
 std::string show_config(const ScenarioSpec& spec) {
@@ -168,6 +186,7 @@ std::string show_config(const ScenarioSpec& spec) {
   show_sync(out, spec);
   show_model_constants(out, spec);
   show_cost(out, spec);
+  show_jobs(out, spec);
   return out.str();
 }
 

@@ -71,8 +71,9 @@ const std::array<GpuSpec, 19> kGpus = {{
      .fp32 = tf(19.5), .tf32 = tf(156), .fp16 = tf(312), .bf16 = tf(312), .fp8 = tf(0),
      .memory = gib(40), .memory_bandwidth = gbps(1555), .nvlink_links = 12,
      .nvlink_per_dir = gbps(300), .pcie_gen = 4, .tdp = sim::Watts{250}, .sms = 108,
-     .boost_clock_mhz = 1410, .tensor_clock_mhz = 1410, .price_usd = 0, .nvls = false,
-     .source = "NVIDIA A100 PCIe product brief PB-10137; A100 datasheet (bridge 600 GB/s)",
+     .boost_clock_mhz = 1410, .tensor_clock_mhz = 1410, .price_usd = 10000, .nvls = false,
+     .source = "NVIDIA A100 PCIe product brief PB-10137; A100 datasheet (bridge 600 GB/s); price: "
+               "the AI server guide's mid tier (shared/context, \"1x A100 40GB, about $10000\"; UNSURE)",
      .nvlink_link_raw = kNvlink3Raw, .nvlink_link_usable = kNvlink3Usable},
     {.id = "a100-pcie-80gb", .name = "NVIDIA A100 80GB PCIe", .compute_capability = 80,
      .fp32 = tf(19.5), .tf32 = tf(156), .fp16 = tf(312), .bf16 = tf(312), .fp8 = tf(0),
