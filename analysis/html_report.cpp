@@ -1,6 +1,8 @@
 // The self-contained HTML run report (see html_report.h).
 #include "analysis/html_report.h"
 
+#include "analysis/duration_text.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -33,11 +35,7 @@ std::string escape(const std::string& s) {
   return out;
 }
 
-std::string seconds(double s) {
-  if (s >= 1) return fmt::format("{:.3f} s", s);
-  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
-  return fmt::format("{:.1f} us", s * 1e6);
-}
+std::string seconds(double s) { return duration_text(s); }
 
 std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / 1073741824.0); }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "analysis/duration_text.h"
 #include "analysis/csv.h"
 #include "analysis/run_report.h"
 #include "analysis/sweep_point.h"
@@ -61,7 +62,7 @@ std::vector<std::vector<std::string>> combinations(const std::vector<Axis>& axes
   return out;
 }
 
-std::string seconds(double s) { return s >= 1 ? fmt::format("{:.3f} s", s) : fmt::format("{:.2f} ms", s * 1e3); }
+std::string seconds(double s) { return analysis::duration_text(s); }
 
 // The row every speed-up is relative to: the first that ran.
 const Row* reference(const std::vector<Row>& rows) {
