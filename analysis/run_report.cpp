@@ -1,6 +1,8 @@
 // Reporting a run (see run_report.h).
 #include "analysis/run_report.h"
 
+#include "analysis/human_units.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,8 +22,7 @@ nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*
 std::string human_time(double s) {
   if (s >= 86400 * 2) return fmt::format("{:.1f} days", s / 86400);
   if (s >= 3600) return fmt::format("{:.1f} h", s / 3600);
-  if (s >= 1) return fmt::format("{:.3f} s", s);
-  return fmt::format("{:.3f} ms", s * 1e3);
+  return duration_text(s);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "analysis/human_units.h"
 #include "analysis/csv.h"
 #include "analysis/run_report.h"
 #include "analysis/sweep_point.h"
@@ -87,7 +88,7 @@ std::vector<std::vector<std::string>> combinations(const std::vector<Axis>& axes
   return out;
 }
 
-std::string seconds(double s) { return s >= 1 ? fmt::format("{:.3f} s", s) : fmt::format("{:.2f} ms", s * 1e3); }
+std::string seconds(double s) { return analysis::duration_text(s); }
 
 // The row every speed-up is relative to: the first that ran.
 const Row* reference(const std::vector<Row>& rows) {

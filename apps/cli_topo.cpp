@@ -62,7 +62,7 @@ int verb_topo(int argc, char** argv) {
                 topo.gpu_count(), bw / 1e9);
   } else {
     const topology::Router router(topo);
-    std::fputs(analysis::topo_matrix(topo, router).c_str(), stdout);
+    std::fputs(analysis::topo_matrix(topo, router, &spec.node).c_str(), stdout);
   }
   return 0;
 }

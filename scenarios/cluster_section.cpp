@@ -205,7 +205,7 @@ bool Loader::read_cluster(const toml::table* t) {
     const int per_node = c.node.gpus;
     error_at_key("cluster.gpus",
                  "gpus = " + std::to_string(c.gpus) + " but the cluster has " + std::to_string(c.total_gpus()) +
-                     " GPUs (" + std::to_string(c.nodes) + " nodes x " + std::to_string(per_node) + ")",
+                     " GPUs (" + std::to_string(c.nodes) + (c.nodes == 1 ? " node x " : " nodes x ") + std::to_string(per_node) + ")",
                  "use at most gpus = " + std::to_string(c.total_gpus()) + ", or nodes = " +
                      std::to_string((c.gpus + per_node - 1) / per_node));
   }

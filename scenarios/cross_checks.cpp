@@ -86,7 +86,7 @@ void Loader::check_gpu_count() {
   const std::string cp_factor = p.cp > 1 ? std::to_string(p.cp) + " * " : std::string();
   const std::string tpp_text = std::string(p.cp > 1 ? "tp * cp * pp = " : "tp * pp = ") + std::to_string(p.tp) + " * " +
                                cp_factor + std::to_string(p.pp);
-  const std::string cluster_text = std::to_string(total) + " GPUs (" + std::to_string(c.nodes) + " nodes x " +
+  const std::string cluster_text = std::to_string(total) + " GPUs (" + std::to_string(c.nodes) + (c.nodes == 1 ? " node x " : " nodes x ") +
                                    std::to_string(c.node.gpus) + ")";
   if (dp_given_) {
     const long long need = tpp * p.dp;

@@ -57,6 +57,11 @@ void Loader::read_root() {
   if (!cluster && cluster_typed_ok && !is_misspelt("cluster"))
     error_in_file("missing [cluster] section",
                   "add [cluster] with node = \"dgx-a100-80gb\" (a node preset; `clustersim catalog nodes` lists them)");
+  if (cluster_only_ && !root.has("model")) {
+    cluster_ok_ = cluster && read_cluster(cluster);
+    root.finish();
+    return;
+  }
   if (!model && model_typed_ok && !is_misspelt("model"))
     error_in_file("missing [model] section",
                   "add [model] with preset = \"gpt3-175b\" (`clustersim catalog models` lists them), "
@@ -86,13 +91,27 @@ ScenarioSpec parse_scenario(std::string_view toml_text, const std::string& file_
   return loader.run();
 }
 
-ScenarioSpec load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+namespace {
+
+std::string read_scenario_text(const std::string& path) {
   std::string why;
   const auto text = read_file(path, why);
   if (!text)
     throw ScenarioError(SourceLocation{path, 0, 0}, "cannot read scenario file: " + why,
                         "check the path; scenarios/library/ holds ready-made scenarios");
-  return parse_scenario(*text, path, overrides);
+  return *text;
+}
+
+}  // namespace
+
+ScenarioSpec load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  return parse_scenario(read_scenario_text(path), path, overrides);
+}
+
+topology::ClusterSpec load_cluster(const std::string& path) {
+  const std::string text = read_scenario_text(path);
+  Loader loader(path, text, {});
+  return loader.run_cluster_only().cluster;
 }
 
 }  // namespace clustersim::scenarios

@@ -69,6 +69,11 @@ namespace clustersim::scenarios {
 // Throws ScenarioError on any invalid input, including an unreadable file.
 ScenarioSpec load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 
+// The [cluster] of a scenario file, for verbs that simulate hardware only (collective): a file
+// with only [cluster] (and name) is accepted; the other sections, when present, are checked as
+// load_scenario checks them. Throws ScenarioError like load_scenario.
+topology::ClusterSpec load_cluster(const std::string& path);
+
 // As load_scenario, from text; `file_name` is used in errors and to resolve relative paths.
 ScenarioSpec parse_scenario(std::string_view toml_text, const std::string& file_name,
                             const std::vector<std::string>& overrides = {});

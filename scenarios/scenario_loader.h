@@ -40,8 +40,15 @@ class Loader : public LoadContext {
   // Parses, applies the overrides, reads and checks everything; throws ScenarioError with every
   // problem found.
   ScenarioSpec run();
+  // As run, for a caller that needs only [cluster] (`clustersim collective SCENARIO.toml`, `topo`):
+  // a file without [model] is accepted and then holds nothing but [cluster] (and name).
+  ScenarioSpec run_cluster_only() {
+    cluster_only_ = true;
+    return run();
+  }
 
  private:
+  bool cluster_only_ = false;
   bool parse_document();
   void apply_override(const std::string& text);
   void read_root();

@@ -64,7 +64,7 @@ void validate_counts(const ClusterSpec& spec) {
   if (n.gpus < 1) fail(node + ": gpus per node must be at least 1 (got " + std::to_string(n.gpus) + ")");
   if (spec.nodes > kMaxNodes || spec.total_gpus_64() > kMaxClusterGpus)
     fail("the cluster has " + std::to_string(spec.total_gpus_64()) + " GPUs (" + std::to_string(spec.nodes) +
-         " nodes x " + std::to_string(n.gpus) + "), more than clustersim builds (at most " + std::to_string(kMaxNodes) +
+         (spec.nodes == 1 ? " node x " : " nodes x ") + std::to_string(n.gpus) + "), more than clustersim builds (at most " + std::to_string(kMaxNodes) +
          " nodes and " + std::to_string(kMaxClusterGpus) + " GPUs); use fewer nodes");
   if (n.sockets < 1) fail(node + ": sockets must be at least 1 (got " + std::to_string(n.sockets) + ")");
   if (n.gpus_per_pcie_switch < 1)

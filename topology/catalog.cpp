@@ -313,15 +313,26 @@ const std::array<NodeSpec, 17> kNodes = {{
     {.id = "dgx-a100-80gb",
      .description = "DGX A100: 8x A100 80GB SXM, 6 NVSwitch gen2, 2x AMD EPYC 7742, 8x IB HDR 200",
      .gpu = "a100-sxm4-80gb", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 4,
-     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-hdr-200", .nics = 8},
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-hdr-200", .nics = 8,
+     // NVIDIA DGX A100 User Guide (system specifications; "Network Connections, Cables, and
+     // Adaptors"): 2x AMD EPYC 7742, 64 cores each with SMT; GPUs and HDR NICs in pairs below
+     // cascaded PCIe Gen4 switches, each pair on its own root port, GPUs 0-3 on socket 0 and 4-7 on
+     // socket 1. One NUMA node per socket is assumed (NPS1; the BIOS may set NPS4, UNSURE).
+     .cores_per_socket = 64, .threads_per_core = 2, .pcie_switch_tiers = 2, .host_bridge_per_switch = true},
     {.id = "dgx-h100",
      .description = "DGX H100: 8x H100 SXM, 4 NVSwitch gen3 (NVLink 4), 8x IB NDR 400",
      .gpu = "h100-sxm5-80gb", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
-     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8},
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8,
+     // NVIDIA DGX H100/H200 User Guide (hardware overview): 2x Intel Xeon Platinum 8480C, 56 cores
+     // each with Hyper-Threading; 4 PCIe Gen5 switches with 2 GPUs and 2 ConnectX-7 each, each
+     // switch on its own root port; GPUs 0-3 on NUMA node 0, 4-7 on NUMA node 1.
+     .cores_per_socket = 56, .threads_per_core = 2, .pcie_switch_tiers = 1, .host_bridge_per_switch = true},
     {.id = "dgx-h200",
      .description = "DGX H200: 8x H200 SXM 141GB, 4 NVSwitch gen3 (NVLink 4), 8x IB NDR 400",
      .gpu = "h200-sxm-141gb", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
-     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8},
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8,
+     // The DGX H100 host (same user guide): 2x Xeon Platinum 8480C, 56 cores, 4 Gen5 switches.
+     .cores_per_socket = 56, .threads_per_core = 2, .pcie_switch_tiers = 1, .host_bridge_per_switch = true},
     // DGX B200 (DGX B200 user guide; DGX BasePOD / SuperPOD B200 reference architecture, links.csv
     // "Node NICs, DGX B200"): 8x B200 180 GB HBM3e on two NVLink 5 switch chips (1.8 TB/s per GPU,
     // the GPU preset's 18 links), 2x Intel Xeon Platinum 8570, 8x single-port ConnectX-7 400 Gb/s
@@ -330,7 +341,9 @@ const std::array<NodeSpec, 17> kNodes = {{
     {.id = "dgx-b200",
      .description = "DGX B200: 8x B200 180GB, NVSwitch gen4 (NVLink 5), 2x Xeon 8570, 8x IB NDR 400",
      .gpu = "b200", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
-     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8},
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8,
+     // Intel Xeon Platinum 8570 (Intel ARK): 56 cores, Hyper-Threading.
+     .cores_per_socket = 56, .threads_per_core = 2, .pcie_switch_tiers = 1, .host_bridge_per_switch = true},
     // --- Nodes a buyer in China can get (export variants on the HGX baseboards) -----------------
     // HGX H800: the HGX H100 baseboard (4 NVSwitch gen3) with H800 GPUs. DeepSeek-V3's H800
     // cluster (arXiv 2412.19437 §3.1) gives each GPU one 400 Gb/s InfiniBand NIC (50 GB/s).

@@ -102,6 +102,16 @@ struct NodeSpec {
   std::string nic;            // NicSpec id
   int nics = 8;               // NICs per node
   NicAttach nic_attach = NicAttach::PcieSwitch;  // where the NICs sit in the PCIe tree
+  // The host side as `nvidia-smi topo -m` prints it (catalog.cpp names each preset's source). One
+  // NUMA node per socket; GPUs and NICs are split evenly over sockets as the PCIe tree is built.
+  int cores_per_socket = 0;   // physical CPU cores per socket; 0 = unknown (CPU Affinity "N/A")
+  int threads_per_core = 2;   // SMT / Hyper-Threading: logical CPUs per core, numbered core-major
+  // PCIe switch levels between a GPU and its root port: 1 = the GPU and its NICs on one switch
+  // (PIX between them), 2 = a cascade (PXB between them, as on DGX A100's PEX88096 pairs).
+  int pcie_switch_tiers = 1;
+  // Each PCIe switch on its own root port (host bridge): two switches of one socket read NODE
+  // (across host bridges inside a NUMA node) instead of PHB (through one host bridge).
+  bool host_bridge_per_switch = false;
 };
 
 // --- MIG (hardware.md section 5, `nvidia-smi mig -lgip`) ---------------------------------------

@@ -84,6 +84,7 @@ struct TimelineSpan {
   double bytes = 0;           // communication: bytes the representative GPU sent
   std::string link_class;     // communication: "nvlink", "pcie", "network" (the route's widest reach)
   double memory_busy = 0;     // compute: share of the span with device memory read or written
+  double tensor_busy = 0;     // compute: share of the span with the tensor pipes active
   int load = -1;              // communication: index into IterationResult::link_loads, or -1
 };
 

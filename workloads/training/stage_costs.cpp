@@ -29,9 +29,24 @@ double memory_busy_s(const ComputeModel& cm, const std::vector<OpCost>& ops, Pas
   return busy;
 }
 
+// Seconds of an op list with the tensor pipes busy (TENSO): each matmul's FLOPs at the sustained
+// tensor peak, capped by the op's time; pointwise ops and norms run on the CUDA cores.
+// (The run precision's sustained peak: fp8 GEMMs' own peak is not used, which reads them busier.)
+double tensor_busy_s(const ComputeModel& cm, const std::vector<OpCost>& ops, Pass pass) {
+  const double peak = cm.sustained_peak().value;
+  if (peak <= 0) return 0;
+  double busy = 0;
+  for (const OpCost& op : ops) {
+    if (!op.is_matmul()) continue;
+    const double flops = (pass == Pass::Forward ? op.fwd_flops : op.bwd_flops).value;
+    busy += std::min(flops / peak, cm.op_time(op, pass).seconds());
+  }
+  return busy;
+}
+
 // One transformer layer's compute, recompute included in the backward, and its memory-busy time.
 struct LayerCompute {
-  double fwd = 0, bwd = 0, fwd_memory = 0, bwd_memory = 0;
+  double fwd = 0, bwd = 0, fwd_memory = 0, bwd_memory = 0, fwd_tensor = 0, bwd_tensor = 0;
 };
 
 LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& layer, Recompute recompute) {
@@ -44,6 +59,10 @@ LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& la
   c.bwd_memory = memory_busy_s(cm, layer, Pass::Backward);
   if (recompute == Recompute::Full) c.bwd_memory += c.fwd_memory;
   if (recompute == Recompute::Selective) c.bwd_memory += memory_busy_s(cm, selective, Pass::Forward);
+  c.fwd_tensor = tensor_busy_s(cm, layer, Pass::Forward);
+  c.bwd_tensor = tensor_busy_s(cm, layer, Pass::Backward);
+  if (recompute == Recompute::Full) c.bwd_tensor += c.fwd_tensor;
+  if (recompute == Recompute::Selective) c.bwd_tensor += tensor_busy_s(cm, selective, Pass::Forward);
   c.fwd = cm.ops_time(layer, Pass::Forward).seconds();
   c.bwd = cm.ops_time(layer, Pass::Backward).seconds();
   if (recompute == Recompute::Full) c.bwd += c.fwd;
@@ -141,6 +160,8 @@ ChunkCost layers_cost(int layers, const LayerCompute& lc, const LayerTensorParal
   c.params = layers * layer_params;
   c.fwd_memory = layers * lc.fwd_memory;
   c.bwd_memory = layers * lc.bwd_memory;
+  c.fwd_tensor = layers * lc.fwd_tensor;
+  c.bwd_tensor = layers * lc.bwd_tensor;
   c.fwd_tp = layers * tp.fwd;
   c.bwd_tp = layers * tp.bwd;
   c.fwd_tp_bytes = layers * tp.fwd_bytes;
@@ -216,7 +237,8 @@ void add_expert_parallel(ChunkCost& c, int moe_layers, const LayerExpertParallel
 void add_chunk(ChunkCost& into, const ChunkCost& c) {
   double ChunkCost::*const fields[] = {
       &ChunkCost::fwd_compute, &ChunkCost::bwd_compute, &ChunkCost::fwd_comm,     &ChunkCost::bwd_comm,
-      &ChunkCost::fwd_memory,  &ChunkCost::bwd_memory,  &ChunkCost::fwd_tp,       &ChunkCost::bwd_tp,
+      &ChunkCost::fwd_memory,  &ChunkCost::bwd_memory,  &ChunkCost::fwd_tensor,   &ChunkCost::bwd_tensor,
+      &ChunkCost::fwd_tp,      &ChunkCost::bwd_tp,
       &ChunkCost::fwd_tp_bytes, &ChunkCost::bwd_tp_bytes, &ChunkCost::fwd_tp_hidden, &ChunkCost::bwd_tp_hidden,
       &ChunkCost::fwd_sm_cost, &ChunkCost::bwd_sm_cost, &ChunkCost::fwd_dp,       &ChunkCost::bwd_dp,
       &ChunkCost::fwd_ep,      &ChunkCost::bwd_ep,      &ChunkCost::fwd_ep_bytes, &ChunkCost::bwd_ep_bytes,
@@ -233,6 +255,8 @@ void add_ops(ChunkCost& c, const ComputeModel& cm, const std::vector<OpCost>& op
   c.bwd_compute += cm.ops_time(ops, Pass::Backward).seconds();
   c.fwd_memory += memory_busy_s(cm, ops, Pass::Forward);
   c.bwd_memory += memory_busy_s(cm, ops, Pass::Backward);
+  c.fwd_tensor += tensor_busy_s(cm, ops, Pass::Forward);
+  c.bwd_tensor += tensor_busy_s(cm, ops, Pass::Backward);
 }
 
 }  // namespace
