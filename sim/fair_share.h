@@ -77,7 +77,7 @@ struct FairShareConfig {
 
 struct FairShareStats {
   std::uint64_t solves = 0;           // calls to solve() that had work
-  std::uint64_t components = 0;       // affected sets re-solved (one per solve with work)
+  std::uint64_t components = 0;       // affected sets re-solved, plus variables solved alone
   std::uint64_t variables_visited = 0;// variables re-solved (the affected sets' sizes)
   std::uint64_t rate_changes = 0;
 };
