@@ -11,6 +11,7 @@
 #include "analysis/csv.h"
 #include "analysis/link_traffic.h"
 #include "scenarios/stage_split.h"
+#include "workloads/model/lora.h"
 
 namespace clustersim::analysis {
 namespace {
@@ -63,6 +64,12 @@ std::string run_json(const RunReport& r) {
                   {"datasheet_peak_flops_per_gpu", r.datasheet_peak_flops},
                   {"iterations_simulated", r.iteration.iterations},
                   {"memoised_collective_simulations", r.iteration.memo_simulations}};
+  if (r.spec.sync.offload_optimizer == workloads::OffloadDevice::Cpu) {  // ZeRO-Offload only
+    j["details"]["offload_pcie_s"] = r.iteration.offload_pcie_s;
+    j["details"]["offload_cpu_adam_s"] = r.iteration.offload_cpu_s;
+  }
+  if (r.spec.training.finetune.lora())
+    j["details"]["trainable_parameters"] = workloads::lora_parameters(r.spec.model, r.spec.training.finetune);
   if (r.spec.model.is_moe()) {  // mixture of experts only, so dense reports keep their fields
     j["comm"]["ep_bytes_per_gpu"] = static_cast<std::int64_t>(r.iteration.ep_bytes_per_gpu);
     j["details"]["ep_comm_s"] = b.ep_comm;
@@ -129,6 +136,9 @@ std::string run_text(const RunReport& r) {
                      human_time(b.dp_overlapped), human_time(b.overlap_sm_cost));
   out += fmt::format("    pipeline bubble    {:>10}  {:5.1f}%\n", human_time(b.pipeline_bubble), pct(b.pipeline_bubble));
   out += fmt::format("    optimizer          {:>10}  {:5.1f}%\n", human_time(b.optimizer), pct(b.optimizer));
+  if (s.sync.offload_optimizer == workloads::OffloadDevice::Cpu)
+    out += fmt::format("      ZeRO-Offload     PCIe {} (gradients down, parameters up), CPU-Adam {}; part of the optimizer\n",
+                       human_time(r.iteration.offload_pcie_s), human_time(r.iteration.offload_cpu_s));
   out += fmt::format("    other              {:>10}  {:5.1f}%\n", human_time(b.other), pct(b.other));
   out += fmt::format("\n  memory per GPU        {:.1f} GiB of {:.1f} GiB ({})\n", r.memory.required / 1073741824.0,
                      r.memory.capacity / 1073741824.0, r.memory.fits ? "fits" : "DOES NOT FIT");

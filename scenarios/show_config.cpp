@@ -130,7 +130,27 @@ void show_sync(std::ostream& out, const ScenarioSpec& spec) {
       << "overlap_grad_reduce = " << b(spec.sync.overlap) << "  # also accepted as overlap\n"
       << "overlap_param_gather = " << b(spec.sync.param_gather_overlapped(spec.parallel)) << "\n"
       << "tp_comm_overlap = " << b(spec.sync.tp_comm_overlap) << "\n"
-      << "fsdp_prefetch = " << b(spec.sync.fsdp_prefetch) << "\n\n";
+      << "fsdp_prefetch = " << b(spec.sync.fsdp_prefetch) << "\n"
+      << "offload_optimizer = " << quote_str(sim::name_of(workloads::kOffloadDeviceNames, spec.sync.offload_optimizer))
+      << "\n\n";
+}
+
+void show_finetune(std::ostream& out, const ScenarioSpec& spec) {
+  const auto& ft = spec.training.finetune;
+  out << "[finetune]\n"
+      << "method = " << quote_str(sim::name_of(workloads::kFinetuneMethodNames, ft.method)) << "\n";
+  if (!ft.lora()) {
+    out << "# lora_rank = 8, lora_targets = [\"q\", \"v\"]  # with method = \"lora\"\n\n";
+    return;
+  }
+  out << "lora_rank = " << ft.lora_rank << "\nlora_targets = [";
+  const char* sep = "";
+  for (const auto& c : workloads::kLoraTargetNames) {
+    if ((ft.lora_targets & c.value) == 0) continue;
+    out << sep << quote_str(c.name);
+    sep = ", ";
+  }
+  out << "]\n\n";
 }
 
 void show_model_constants(std::ostream& out, const ScenarioSpec& spec) {
@@ -162,6 +182,7 @@ std::string show_config(const ScenarioSpec& spec) {
   show_parallelism(out, spec);
   show_training(out, spec);
   show_sync(out, spec);
+  show_finetune(out, spec);
   show_model_constants(out, spec);
   show_cost(out, spec);
   return out.str();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "workloads/model/lora.h"
 #include "workloads/model/transformer_ops.h"
 #include "workloads/training/context_parallel.h"
 #include "workloads/training/overlap.h"
@@ -260,18 +261,26 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   shape.ep = in.parallel.ep;
   shape.moe_load_factor = moe_load_factor(model, in.compute);
 
-  const std::vector<OpCost> layer = layer_ops(model, shape);
+  // LoRA (model/lora.h): frozen weights run only their data gradients; the adapters train.
+  const FinetuneSpec& ft = tr.finetune;
+  const auto ops_of = [&](std::vector<OpCost> ops) {
+    if (ft.lora()) apply_lora(ops, model, shape, ft);
+    return ops;
+  };
+  const std::vector<OpCost> layer = ops_of(layer_ops(model, shape));
   const LayerCompute lc = layer_compute(in.compute, layer, tr.recompute);
-  const LayerCompute lc_moe = model.is_moe() ? layer_compute(in.compute, layer_ops(model, shape, true), tr.recompute) : lc;
+  const LayerCompute lc_moe = model.is_moe() ? layer_compute(in.compute, ops_of(layer_ops(model, shape, true)), tr.recompute) : lc;
   const double act = static_cast<double>(tr.micro_batch) * in.parallel.local_seq_len(model.seq_len) * model.hidden *
                      shape.precision_bytes;
   const LayerTensorParallel ltp = layer_tensor_parallel(in, act, layer);
   const LayerContextParallel lcp = layer_context_parallel(context_parallel_inputs(in, layer, shape.precision_bytes));
   const LayerExpertParallel lep = layer_expert_parallel(in, shape);
   const LayerZero3 z3 = layer_zero3(in, model.layer_parameters_per_ep_rank(in.parallel.ep) / tp);
-  const double dense_params = model.dense_layer_parameters() / tp;
-  const double expert_params = model.expert_parameters() / in.parallel.ep / tp;
-  const double moe_params = model.moe_layer_dense_parameters() / tp + expert_params;
+  // Trainable parameters (what is reduced and stepped): under LoRA the adapters only.
+  const double adapter_params = ft.lora() ? lora_layer_parameters(model, ft, tp) : 0.0;
+  const double dense_params = ft.lora() ? adapter_params : model.dense_layer_parameters() / tp;
+  const double expert_params = ft.lora() ? 0.0 : model.expert_parameters() / in.parallel.ep / tp;
+  const double moe_params = ft.lora() ? adapter_params : model.moe_layer_dense_parameters() / tp + expert_params;
 
   StageCosts costs;
   // Virtual stage c * pp + r is chunk c of rank r: an equal share of that rank's layers (the
@@ -293,11 +302,15 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   }
   ChunkCost& first = costs.chunks.front();
   add_ops(first, in.compute, embedding_ops(model, shape));
-  first.params += model.embedding_parameters() / tp;
   ChunkCost& last = costs.chunks.back();
-  add_ops(last, in.compute, head_ops(model, shape));
-  last.params += model.final_norm_parameters() / tp;
-  if (!model.tied_embeddings || vstages > 1) last.params += model.embedding_parameters() / tp;
+  std::vector<OpCost> head = head_ops(model, shape);
+  if (ft.lora()) freeze_weights(head);
+  add_ops(last, in.compute, head);
+  if (!ft.lora()) {
+    first.params += model.embedding_parameters() / tp;
+    last.params += model.final_norm_parameters() / tp;
+    if (!model.tied_embeddings || vstages > 1) last.params += model.embedding_parameters() / tp;
+  }
 
   costs.tp_bytes_per_gpu = ltp.bytes_per_gpu;
   costs.cp_bytes_per_gpu = (lcp.fwd_bytes + lcp.bwd_bytes) * model.layers / pp * in.micro_batches;
