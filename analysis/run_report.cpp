@@ -127,6 +127,14 @@ std::string run_text(const RunReport& r) {
   out += fmt::format("    exposed comm       {:>10}  {:5.1f}%   (tensor-parallel {}, {}data-parallel {})\n",
                      human_time(b.exposed_comm), pct(b.exposed_comm), human_time(b.tp_comm),
                      cp ? "context-parallel " + human_time(b.cp_exposed) + ", " : std::string(), human_time(b.dp_exposed));
+  if (cp) {
+    const char* how = s.parallel.cp_comm == workloads::CpComm::A2a         ? "DeepSpeed-Ulysses all-to-all of Q, K, V and the output"
+                      : s.parallel.cp_comm == workloads::CpComm::AllGather ? "K/V all-gather and dK/dV reduce-scatter"
+                                                                           : "ring attention, K/V chunks to the ring successor";
+    out += fmt::format("      context-parallel  {:>9}  {:5.1f}%   ({} over cp = {}; {} hidden behind attention; {:.3g} GB sent per GPU)\n",
+                       human_time(b.cp_exposed), pct(b.cp_exposed), how, s.parallel.cp, human_time(b.cp_overlapped),
+                       r.iteration.cp_bytes_per_gpu / 1e9);
+  }
   if (s.model.is_moe())
     out += fmt::format("      expert all-to-all {:>9}  {:5.1f}%   (MoE dispatch + combine over ep = {}; part of the exposed comm; {:.3g} GB sent per GPU)\n",
                        human_time(b.ep_comm), pct(b.ep_comm), s.parallel.ep, r.iteration.ep_bytes_per_gpu / 1e9);
