@@ -74,6 +74,7 @@ std::string run_json(const RunReport& r) {
     j["comm"]["ep_bytes_per_gpu"] = static_cast<std::int64_t>(r.iteration.ep_bytes_per_gpu);
     j["details"]["ep_comm_s"] = b.ep_comm;
     j["details"]["expert_parallel"] = {{"ep", r.spec.parallel.ep},
+                                       {"etp", r.spec.parallel.expert_tp()},
                                        {"expert_data_parallel", r.spec.parallel.expert_dp()},
                                        {"experts", r.spec.model.experts},
                                        {"experts_per_token", r.spec.model.experts_per_token}};

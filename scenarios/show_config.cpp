@@ -94,7 +94,13 @@ void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
       << "zero = " << p.zero << "\n"
       << "distributed_optimizer = " << b(p.distributed_optimizer) << "\n"
       << "zero3_gather = " << quote_str(sim::name_of(workloads::kZero3GatherNames, p.zero3_gather)) << "\n";
-  if (spec.model.is_moe()) out << "ep = " << p.ep << "  # expert data parallel: dp / ep = " << p.expert_dp() << "\n";
+  if (spec.model.is_moe()) {
+    out << "ep = " << p.ep << "  # expert data parallel: tp x cp x dp / (etp x ep) = " << p.expert_dp() << "\n";
+    if (p.etp > 0)
+      out << "etp = " << p.etp << "\n";
+    else
+      out << "# etp = " << p.tp << "  # default: tp (Megatron-Core's expert_tensor_parallel_size)\n";
+  }
   const int layers = spec.model.layers;
   if (p.first_stage_layers > 0)
     out << "first_stage_layers = " << p.first_stage_layers << "\n";

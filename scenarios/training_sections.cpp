@@ -16,7 +16,7 @@ using workloads::Schedule;
 
 constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual_stages", "schedule", "sequence_parallel",
                                               "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers", "zero3_gather",
-                                              "cp", "cp_comm_type", "ep"};
+                                              "cp", "cp_comm_type", "ep", "etp"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap", "overlap_grad_reduce",
@@ -45,6 +45,7 @@ bool Loader::read_parallelism(const toml::table* t) {
   if (auto v = s.integer("cp", 1, 1 << 16, "8")) p.cp = *v;
   if (auto v = s.choice("cp_comm_type", workloads::kCpCommNames)) p.cp_comm = *v;
   if (auto v = s.integer("ep", 1, 1 << 20, "8")) p.ep = *v;
+  if (auto v = s.integer("etp", 1, 1 << 16, "1")) p.etp = *v;
   s.finish();
   if (error_count() != before) return false;
 

@@ -138,6 +138,15 @@ struct ParallelSpec {
   // size = tp), the ep group is ep consecutive data-parallel ranks, so dp must be a multiple of ep
   // and expert gradients are reduced over the dp / ep ranks holding the same experts.
   int ep = 1;
+  // Expert tensor parallelism (Megatron-Core --expert-tensor-parallel-size): the routed experts'
+  // FFNs split over etp GPUs. 0 = not given: etp = tp, Megatron's default ("None, which will be set
+  // to the value of --tensor-model-parallel-size", megatron/training/arguments.py), which is also
+  // how the expert grid worked before it was decoupled. With etp != tp Megatron-Core lays a
+  // second grid over each pipeline stage's tp x cp x dp GPUs, ordered tp-ep-dp with tp = etp
+  // (parallel_state.initialize_model_parallel, expert_tensor_model_pipeline groups): etp
+  // consecutive GPUs share each expert, ep groups take every etp-th, and the expert data-parallel
+  // size is world / (etp x ep x pp).
+  int etp = 0;
   Zero3Gather zero3_gather = Zero3Gather::Block;  // only with zero = 3
 
   // Optimizer states split across the data-parallel replicas (ZeRO-1 and up, or Megatron's
@@ -150,7 +159,9 @@ struct ParallelSpec {
   // Tokens of one sequence on one GPU.
   int local_seq_len(int seq_len) const { return seq_len / cp; }
   bool uneven_stages() const { return first_stage_layers > 0 || last_stage_layers > 0; }
-  int expert_dp() const { return ep > 0 ? dp / ep : dp; }
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  // Expert data parallelism: GPUs of a stage / (etp x ep); with etp = tp and cp = 1, dp / ep.
+  int expert_dp() const { return ep > 0 ? tp * cp * dp / (expert_tp() * ep) : dp; }
 
   // Transformer layers on pipeline stage `stage` (0..pp-1) of a model with `layers` layers: the
   // one source of truth for stage costs, the schedule and the memory model. Without first/last

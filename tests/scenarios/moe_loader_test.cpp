@@ -131,3 +131,25 @@ TEST_CASE("scenarios::parse_scenario: [finetune] and sync.offload_optimizer are 
   const std::string moe = err(scenario("experts = 8\n", "") + "[finetune]\nmethod = \"lora\"\nlora_targets = [\"q\", \"down\"]\n");
   CHECK(moe.find("mixture-of-experts model are not modelled") != std::string::npos);
 }
+
+TEST_CASE("scenarios::parse_scenario: etp defaults to tp, round-trips, and etp x ep must divide a stage's GPUs") {
+  // scenario(): 16 GPUs, pp 2, so 8 GPUs per stage; tp 1 below unless replaced.
+  const ScenarioSpec d = parse_scenario(scenario("experts = 8\nmoe_ffn_hidden = 512\n", "ep = 4\n"), "moe.toml");
+  CHECK(d.parallel.etp == 0);
+  CHECK(d.parallel.expert_tp() == 1);
+  std::string two_tp = scenario("experts = 8\nmoe_ffn_hidden = 512\n", "ep = 2\netp = 1\n");
+  two_tp.replace(two_tp.find("tp = 1"), 6, "tp = 2");
+  const ScenarioSpec e = parse_scenario(two_tp, "moe.toml");
+  CHECK(e.parallel.etp == 1);
+  CHECK(e.parallel.expert_dp() == 4);  // 8 GPUs per stage / (etp 1 x ep 2)
+  CHECK(parse_scenario(show_config(e), "moe.toml").parallel.etp == 1);
+  // Megatron-Core: world / (etp x ep x pp) must be whole: 3 x 2 does not divide 8.
+  std::string bad = two_tp;
+  bad.replace(bad.find("etp = 1"), 7, "etp = 3");
+  const std::string err = error_of(bad);
+  CHECK(err.find("etp x ep = 3 x 2 does not divide the GPUs of a pipeline stage, tp x cp x dp = 8") != std::string::npos);
+  CHECK(err.find("world / (etp x ep x pp)") != std::string::npos);
+  std::string ffn = scenario("experts = 8\nmoe_ffn_hidden = 510\n", "ep = 2\netp = 4\n");
+  CHECK(error_of(ffn).find("does not divide moe_ffn_hidden = 510") != std::string::npos);
+  CHECK(error_of(scenario("", "etp = 2\n")).find("etp = 2 needs a mixture-of-experts model") != std::string::npos);
+}

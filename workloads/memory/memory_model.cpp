@@ -133,7 +133,7 @@ void add_moe_states(Builder& out, const MemoryRequest& r, int stage) {
   out.add_states("layers", replicated / par.tp, r, trainable);
   MemoryRequest experts = r;
   experts.parallel.dp = par.expert_dp();
-  out.add_states("routed experts (/ep)", moe * m.expert_parameters() / par.ep / par.tp, experts, trainable);
+  out.add_states("routed experts (/ep)", moe * m.expert_parameters() / par.ep / par.expert_tp(), experts, trainable);
 }
 
 void add_model_states(Builder& out, const MemoryRequest& r, int stage) {

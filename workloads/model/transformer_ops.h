@@ -68,6 +68,9 @@ struct OpShape {
   // experts receive (router load imbalance, capped by the capacity factor; 1 = balanced).
   int ep = 1;
   double moe_load_factor = 1.0;
+  // Expert tensor parallelism (ParallelSpec::etp): the routed experts' FFN width splits over etp
+  // GPUs and each GPU's experts see etp / tp times the token-slots of etp = tp. 0: etp = tp.
+  int etp = 0;
 };
 
 // Elementwise FLOP counts per element (not model FLOPs; used only for the op's own cost).
