@@ -99,6 +99,7 @@ const char* category_name(workloads::MemoryCategory c) {
     case workloads::MemoryCategory::Activations: return "activations";
     case workloads::MemoryCategory::Buffers: return "buffers";
     case workloads::MemoryCategory::Runtime: return "runtime";
+    case workloads::MemoryCategory::Host: return "host";
   }
   return "";
 }
@@ -111,6 +112,7 @@ sim::Bytes category_total(const workloads::MemoryBreakdown& b, workloads::Memory
     case workloads::MemoryCategory::Activations: return b.activations;
     case workloads::MemoryCategory::Buffers: return b.buffers;
     case workloads::MemoryCategory::Runtime: return b.runtime;
+    case workloads::MemoryCategory::Host: return b.host;
   }
   return {};
 }
@@ -309,6 +311,7 @@ std::string memory_report_json(const MemoryReport& r) {
                     {"fragmentation_bytes", r.fragmentation},
                     {"reserved_peak_bytes", r.reserved_peak},
                     {"runtime_bytes", r.runtime},
+                    {"host_bytes", to_bytes(b.host)},
                     {"required_bytes", r.required},
                     {"capacity_bytes", r.capacity},
                     {"headroom_bytes", r.headroom()},
@@ -339,7 +342,8 @@ std::string memory_report_text(const MemoryReport& r) {
   out += fmt("%-34s %12s  %s\n", "term", "bytes", "formula");
   out += std::string(100, '-') + "\n";
   for (auto c : {workloads::MemoryCategory::Params, workloads::MemoryCategory::Grads, workloads::MemoryCategory::Optimizer,
-                 workloads::MemoryCategory::Activations, workloads::MemoryCategory::Buffers, workloads::MemoryCategory::Runtime}) {
+                 workloads::MemoryCategory::Activations, workloads::MemoryCategory::Buffers, workloads::MemoryCategory::Runtime,
+                 workloads::MemoryCategory::Host}) {
     bool any = false;
     for (const workloads::MemoryLine& l : b.lines) {
       if (l.category != c) continue;
@@ -348,7 +352,11 @@ std::string memory_report_text(const MemoryReport& r) {
       const std::string bytes = l.at_peak ? gib(l.bytes.value) : fmt("(%s)", gib(l.bytes.value).c_str());
       out += fmt("  %-32s %12s  %s\n", l.name.c_str(), bytes.c_str(), formula_of(l, r.request).c_str());
     }
-    if (any) out += fmt("%-34s %12s\n", (std::string(category_name(c)) + " total").c_str(), gib(category_total(b, c).value).c_str());
+    if (any && c == workloads::MemoryCategory::Host) {
+      out += fmt("%-34s %12s  (host memory per GPU, not in the GPU total)\n", "host total", gib(b.host.value).c_str());
+    } else if (any) {
+      out += fmt("%-34s %12s\n", (std::string(category_name(c)) + " total").c_str(), gib(category_total(b, c).value).c_str());
+    }
   }
   out += std::string(100, '-') + "\n";
   out += fmt("%-34s %12s  (formula total)\n\n", "total", gib(b.total.value).c_str());

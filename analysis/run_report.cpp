@@ -13,6 +13,7 @@
 #include "analysis/csv.h"
 #include "analysis/link_traffic.h"
 #include "scenarios/stage_split.h"
+#include "workloads/model/lora.h"
 
 namespace clustersim::analysis {
 namespace {
@@ -64,10 +65,17 @@ std::string run_json(const RunReport& r) {
                   {"datasheet_peak_flops_per_gpu", r.datasheet_peak_flops},
                   {"iterations_simulated", r.iteration.iterations},
                   {"memoised_collective_simulations", r.iteration.memo_simulations}};
+  if (r.spec.sync.offload_optimizer == workloads::OffloadDevice::Cpu) {  // ZeRO-Offload only
+    j["details"]["offload_pcie_s"] = r.iteration.offload_pcie_s;
+    j["details"]["offload_cpu_adam_s"] = r.iteration.offload_cpu_s;
+  }
+  if (r.spec.training.finetune.lora())
+    j["details"]["trainable_parameters"] = workloads::lora_parameters(r.spec.model, r.spec.training.finetune);
   if (r.spec.model.is_moe()) {  // mixture of experts only, so dense reports keep their fields
     j["comm"]["ep_bytes_per_gpu"] = static_cast<std::int64_t>(r.iteration.ep_bytes_per_gpu);
     j["details"]["ep_comm_s"] = b.ep_comm;
     j["details"]["expert_parallel"] = {{"ep", r.spec.parallel.ep},
+                                       {"etp", r.spec.parallel.expert_tp()},
                                        {"expert_data_parallel", r.spec.parallel.expert_dp()},
                                        {"experts", r.spec.model.experts},
                                        {"experts_per_token", r.spec.model.experts_per_token}};
@@ -141,6 +149,14 @@ std::string run_text(const RunReport& r) {
   out += fmt::format("    exposed comm       {:>10}  {:5.1f}%   (tensor-parallel {}, {}data-parallel {})\n",
                      human_time(b.exposed_comm), pct(b.exposed_comm), human_time(b.tp_comm),
                      cp ? "context-parallel " + human_time(b.cp_exposed) + ", " : std::string(), human_time(b.dp_exposed));
+  if (cp) {
+    const char* how = s.parallel.cp_comm == workloads::CpComm::A2a         ? "DeepSpeed-Ulysses all-to-all of Q, K, V and the output"
+                      : s.parallel.cp_comm == workloads::CpComm::AllGather ? "K/V all-gather and dK/dV reduce-scatter"
+                                                                           : "ring attention, K/V chunks to the ring successor";
+    out += fmt::format("      context-parallel  {:>9}  {:5.1f}%   ({} over cp = {}; {} hidden behind attention; {:.3g} GB sent per GPU)\n",
+                       human_time(b.cp_exposed), pct(b.cp_exposed), how, s.parallel.cp, human_time(b.cp_overlapped),
+                       r.iteration.cp_bytes_per_gpu / 1e9);
+  }
   if (s.model.is_moe())
     out += fmt::format("      expert all-to-all {:>9}  {:5.1f}%   (MoE dispatch + combine over ep = {}; part of the exposed comm; {:.3g} GB sent per GPU)\n",
                        human_time(b.ep_comm), pct(b.ep_comm), s.parallel.ep, r.iteration.ep_bytes_per_gpu / 1e9);
@@ -150,6 +166,9 @@ std::string run_text(const RunReport& r) {
                      human_time(b.dp_overlapped), human_time(b.overlap_sm_cost));
   out += fmt::format("    pipeline bubble    {:>10}  {:5.1f}%\n", human_time(b.pipeline_bubble), pct(b.pipeline_bubble));
   out += fmt::format("    optimizer          {:>10}  {:5.1f}%\n", human_time(b.optimizer), pct(b.optimizer));
+  if (s.sync.offload_optimizer == workloads::OffloadDevice::Cpu)
+    out += fmt::format("      ZeRO-Offload     PCIe {} (gradients down, parameters up), CPU-Adam {}; part of the optimizer\n",
+                       human_time(r.iteration.offload_pcie_s), human_time(r.iteration.offload_cpu_s));
   out += fmt::format("    other              {:>10}  {:5.1f}%\n", human_time(b.other), pct(b.other));
   out += fmt::format("\n  memory per GPU        {:.1f} GiB of {:.1f} GiB ({})\n", r.memory.required / 1073741824.0,
                      r.memory.capacity / 1073741824.0, r.memory.fits ? "fits" : "DOES NOT FIT");

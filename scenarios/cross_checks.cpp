@@ -57,7 +57,7 @@ void Loader::check_layout() {
 
 // Context parallelism: Megatron cuts each sequence into 2·cp chunks for causal load balancing
 // (Transformer Engine asserts the sequence length divides by 2·cp); ring attention runs inside
-// the fused/flash attention kernels; the Ulysses all-to-all variant is not modelled.
+// the fused/flash attention kernels; the Ulysses all-to-all (a2a) gives each rank whole heads.
 void Loader::check_context_parallel() {
   const auto& p = spec_.parallel;
   const auto& m = spec_.model;
@@ -71,9 +71,15 @@ void Loader::check_context_parallel() {
   if (!m.flash_attention)
     error_at_key("parallelism.cp", "cp = " + std::to_string(p.cp) + " needs flash attention, but model.flash_attention = false",
                  "context parallelism runs inside the fused attention kernel; set flash_attention = true or cp = 1");
-  if (p.cp_comm == workloads::CpComm::A2a)
-    error_at_key("parallelism.cp_comm_type", "cp_comm_type = \"a2a\" (DeepSpeed-Ulysses all-to-all) is not modelled",
-                 "use \"p2p\" (ring attention, Megatron's default) or \"allgather\"");
+  // DeepSpeed-Ulysses hands each CP rank heads / cp whole heads (of its tp shard), queries and keys alike.
+  const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  if (p.cp_comm == workloads::CpComm::A2a && p.tp > 0 && ((m.heads / p.tp) % p.cp != 0 || (kv / p.tp) % p.cp != 0))
+    error_at_key("parallelism.cp_comm_type",
+                 "cp_comm_type = \"a2a\" (DeepSpeed-Ulysses) needs the attention heads per GPU divisible by cp = " +
+                     std::to_string(p.cp) + ", but heads / tp = " + std::to_string(m.heads / p.tp) + " and kv_heads / tp = " +
+                     std::to_string(kv / p.tp),
+                 "the all-to-all gives each CP rank whole heads: use a cp dividing both, or cp_comm_type = \"p2p\" (ring "
+                 "attention, Megatron's default)");
 }
 
 void Loader::check_gpu_count() {

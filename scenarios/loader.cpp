@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kRootKeys[] = {"name",  "cluster",         "model", "parallelism", "training",
-                                          "sync", "model_constants", "cost",  "job"};
+                                          "sync", "model_constants", "cost",  "job", "finetune"};
 
 }  // namespace
 
@@ -44,6 +44,7 @@ void Loader::read_root() {
   const toml::table* sync = root.subtable("sync");
   const toml::table* constants = root.subtable("model_constants");
   const toml::table* cost = root.subtable("cost");
+  const toml::table* finetune = root.subtable("finetune");
 
   // A misspelt section ([modle]) is reported as unknown; do not also call [model] missing.
   std::vector<std::string> misspelt;
@@ -72,6 +73,7 @@ void Loader::read_root() {
   parallel_ok_ = read_parallelism(parallelism);
   training_ok_ = read_training(training);
   read_sync(sync);
+  const bool finetune_ok = read_finetune(finetune);
   read_model_constants(constants);
   read_cost(cost);
   read_jobs(root.find("job"));
@@ -83,6 +85,7 @@ void Loader::read_root() {
   if (cluster_ok_ && parallel_ok_ && training_ok_) check_batch();
   if (cluster_ok_ && training_ok_) check_precision();
   if (model_ok_ && parallel_ok_) check_experts();
+  if (model_ok_ && parallel_ok_ && training_ok_ && finetune_ok) check_finetune();
 }
 
 ScenarioSpec parse_scenario(std::string_view toml_text, const std::string& file_name,

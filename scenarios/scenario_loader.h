@@ -13,6 +13,7 @@
 //                                  check_precision
 //   moe_checks.cpp                 check_experts (mixture of experts against expert parallelism)
 //   jobs_section.cpp               [[job]] (several jobs sharing the cluster)
+//   finetune_section.cpp           [finetune] (LoRA), check_finetune (LoRA targets, ZeRO-Offload)
 // A section reader returns false when its section had errors, so the cross-key checks that need
 // it are skipped instead of piling consequential errors on top.
 #pragma once
@@ -59,6 +60,8 @@ class Loader : public LoadContext {
   bool read_parallelism(const toml::table* t);
   bool read_training(const toml::table* t);
   bool read_sync(const toml::table* t);
+  bool read_finetune(const toml::table* t);
+  void check_finetune();
   void check_overlap(std::optional<bool> overlap, std::optional<bool> overlap_grad_reduce);
   void read_model_constants(const toml::table* t);
   void read_cost(const toml::table* t);

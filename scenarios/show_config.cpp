@@ -96,7 +96,13 @@ void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
       << "zero = " << p.zero << "\n"
       << "distributed_optimizer = " << b(p.distributed_optimizer) << "\n"
       << "zero3_gather = " << quote_str(sim::name_of(workloads::kZero3GatherNames, p.zero3_gather)) << "\n";
-  if (spec.model.is_moe()) out << "ep = " << p.ep << "  # expert data parallel: dp / ep = " << p.expert_dp() << "\n";
+  if (spec.model.is_moe()) {
+    out << "ep = " << p.ep << "  # expert data parallel: tp x cp x dp / (etp x ep) = " << p.expert_dp() << "\n";
+    if (p.etp > 0)
+      out << "etp = " << p.etp << "\n";
+    else
+      out << "# etp = " << p.tp << "  # default: tp (Megatron-Core's expert_tensor_parallel_size)\n";
+  }
   const int layers = spec.model.layers;
   const char* why = p.split_slots() > 0 ? "  # from the embedding/loss layer slots\n" : "  # default: an even share of the layers\n";
   if (p.first_stage_layers > 0)
@@ -135,7 +141,27 @@ void show_sync(std::ostream& out, const ScenarioSpec& spec) {
       << "overlap_grad_reduce = " << b(spec.sync.overlap) << "  # also accepted as overlap\n"
       << "overlap_param_gather = " << b(spec.sync.param_gather_overlapped(spec.parallel)) << "\n"
       << "tp_comm_overlap = " << b(spec.sync.tp_comm_overlap) << "\n"
-      << "fsdp_prefetch = " << b(spec.sync.fsdp_prefetch) << "\n\n";
+      << "fsdp_prefetch = " << b(spec.sync.fsdp_prefetch) << "\n"
+      << "offload_optimizer = " << quote_str(sim::name_of(workloads::kOffloadDeviceNames, spec.sync.offload_optimizer))
+      << "\n\n";
+}
+
+void show_finetune(std::ostream& out, const ScenarioSpec& spec) {
+  const auto& ft = spec.training.finetune;
+  out << "[finetune]\n"
+      << "method = " << quote_str(sim::name_of(workloads::kFinetuneMethodNames, ft.method)) << "\n";
+  if (!ft.lora()) {
+    out << "# lora_rank = 8, lora_targets = [\"q\", \"v\"]  # with method = \"lora\"\n\n";
+    return;
+  }
+  out << "lora_rank = " << ft.lora_rank << "\nlora_targets = [";
+  const char* sep = "";
+  for (const auto& c : workloads::kLoraTargetNames) {
+    if ((ft.lora_targets & c.value) == 0) continue;
+    out << sep << quote_str(c.name);
+    sep = ", ";
+  }
+  out << "]\n\n";
 }
 
 void show_model_constants(std::ostream& out, const ScenarioSpec& spec) {
@@ -184,6 +210,7 @@ std::string show_config(const ScenarioSpec& spec) {
   show_parallelism(out, spec);
   show_training(out, spec);
   show_sync(out, spec);
+  show_finetune(out, spec);
   show_model_constants(out, spec);
   show_cost(out, spec);
   show_jobs(out, spec);

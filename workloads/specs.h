@@ -147,6 +147,15 @@ struct ParallelSpec {
   // size = tp), the ep group is ep consecutive data-parallel ranks, so dp must be a multiple of ep
   // and expert gradients are reduced over the dp / ep ranks holding the same experts.
   int ep = 1;
+  // Expert tensor parallelism (Megatron-Core --expert-tensor-parallel-size): the routed experts'
+  // FFNs split over etp GPUs. 0 = not given: etp = tp, Megatron's default ("None, which will be set
+  // to the value of --tensor-model-parallel-size", megatron/training/arguments.py), which is also
+  // how the expert grid worked before it was decoupled. With etp != tp Megatron-Core lays a
+  // second grid over each pipeline stage's tp x cp x dp GPUs, ordered tp-ep-dp with tp = etp
+  // (parallel_state.initialize_model_parallel, expert_tensor_model_pipeline groups): etp
+  // consecutive GPUs share each expert, ep groups take every etp-th, and the expert data-parallel
+  // size is world / (etp x ep x pp).
+  int etp = 0;
   Zero3Gather zero3_gather = Zero3Gather::Block;  // only with zero = 3
 
   // Optimizer states split across the data-parallel replicas (ZeRO-1 and up, or Megatron's
@@ -163,7 +172,9 @@ struct ParallelSpec {
   }
   // Layer slots the embedding and the loss take in the split (0, 1 or 2).
   int split_slots() const { return (embedding_in_split ? 1 : 0) + (loss_in_split ? 1 : 0); }
-  int expert_dp() const { return ep > 0 ? dp / ep : dp; }
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  // Expert data parallelism: GPUs of a stage / (etp x ep); with etp = tp and cp = 1, dp / ep.
+  int expert_dp() const { return ep > 0 ? tp * cp * dp / (expert_tp() * ep) : dp; }
 
   // Transformer layers on pipeline stage `stage` (0..pp-1) of a model with `layers` layers: the
   // one source of truth for stage costs, the schedule and the memory model. Without first/last
@@ -216,6 +227,34 @@ inline double state_dtype_bytes(StateDtype d) { return d == StateDtype::Fp32 ? 4
 inline constexpr sim::Choice<StateDtype> kStateDtypeNames[] = {
     {"fp32", StateDtype::Fp32}, {"bf16", StateDtype::Bf16}, {"fp16", StateDtype::Fp16}};
 
+// Fine-tuning (workloads/model/lora.h). Full: every weight trains. Lora (Hu et al. 2021, "LoRA:
+// Low-Rank Adaptation of Large Language Models"): the pretrained weights are frozen and each
+// targeted projection W [d_in, d_out] gains a trainable pair A [d_in, r], B [r, d_out]; only the
+// adapters have gradients and optimizer states, while the backward still carries activation
+// gradients through the frozen layers (data gradients) and skips their weight gradients.
+enum class FinetuneMethod : std::uint8_t { Full, Lora };
+inline constexpr sim::Choice<FinetuneMethod> kFinetuneMethodNames[] = {{"full", FinetuneMethod::Full},
+                                                                       {"lora", FinetuneMethod::Lora}};
+// The projections LoRA adapts ([finetune] lora_targets), Hugging Face PEFT's names without
+// "_proj": q, k, v, o (attention), gate, up, down (MLP; a GELU MLP's fc1 is "up", fc2 "down").
+enum LoraTarget : unsigned {
+  kLoraQ = 1, kLoraK = 2, kLoraV = 4, kLoraO = 8, kLoraGate = 16, kLoraUp = 32, kLoraDown = 64
+};
+inline constexpr sim::Choice<unsigned> kLoraTargetNames[] = {{"q", kLoraQ},       {"k", kLoraK},   {"v", kLoraV},
+                                                             {"o", kLoraO},       {"gate", kLoraGate},
+                                                             {"up", kLoraUp},     {"down", kLoraDown}};
+inline constexpr unsigned kLoraMlpTargets = kLoraGate | kLoraUp | kLoraDown;
+
+struct FinetuneSpec {
+  FinetuneMethod method = FinetuneMethod::Full;
+  int lora_rank = 8;  // PEFT LoraConfig's default r = 8 (Hu et al. 2021 use r = 1..64)
+  // PEFT's default targets for Llama-family models are q_proj and v_proj
+  // (peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING["llama"]), the pair
+  // Hu et al. 2021 (Sec. 7.1, Table 5) found best for a fixed parameter budget.
+  unsigned lora_targets = kLoraQ | kLoraV;
+  bool lora() const { return method == FinetuneMethod::Lora; }
+};
+
 struct TrainingSpec {
   int global_batch = 1;        // sequences per iteration
   int micro_batch = 1;
@@ -232,6 +271,7 @@ struct TrainingSpec {
   StateDtype optimizer_dtype = StateDtype::Fp32;
   int iterations = 1;
   double tokens = 0.0;         // total training tokens (0 = not given)
+  FinetuneSpec finetune;       // [finetune]: full training (default) or LoRA adapters
 
   int micro_batches_per_replica(int dp) const { return global_batch / (micro_batch * dp); }
 };
@@ -249,6 +289,14 @@ inline constexpr sim::Choice<CollectiveAlgo> kCollectiveAlgoNames[] = {
     {"in-network", CollectiveAlgo::InNetwork},
     {"auto", CollectiveAlgo::Auto}};
 
+// Where the optimizer states live and the optimizer step runs ([sync] offload_optimizer, DeepSpeed's
+// zero_optimization.offload_optimizer.device). Cpu: ZeRO-Offload (Ren et al. 2021): gradients go
+// device-to-host over PCIe, the CPU runs Adam on fp32 master weights and moments in host memory,
+// the updated 16-bit parameters come back host-to-device (workloads/training/optimizer_offload.h).
+enum class OffloadDevice : std::uint8_t { None, Cpu };
+inline constexpr sim::Choice<OffloadDevice> kOffloadDeviceNames[] = {{"none", OffloadDevice::None},
+                                                                     {"cpu", OffloadDevice::Cpu}};
+
 // Which communication runs behind computation, as the frameworks schedule it (the rules:
 // workloads/training/overlap.h; the defaults and their sources: docs/scenario.md [sync]).
 struct SyncSpec {
@@ -260,6 +308,7 @@ struct SyncSpec {
                                       // parameter all-gathers; unset = distributed_optimizer
   bool tp_comm_overlap = false;       // tensor-parallel collectives behind their GEMMs (needs SP)
   bool fsdp_prefetch = true;          // ZeRO-3: the next layer's all-gather runs ahead
+  OffloadDevice offload_optimizer = OffloadDevice::None;  // ZeRO-Offload: states and step on the CPU
 
   // Megatron-LM/NeMo recipes overlap the gather with the distributed optimizer; DeepSpeed's
   // ZeRO-1/2 gathers right after the step.

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/check.h"
+#include "workloads/model/lora.h"
 #include "workloads/model/transformer_ops.h"
 
 namespace clustersim::workloads {
@@ -374,6 +375,18 @@ void allocate_model_states(Replayer& rep, const MemoryRequest& request, int stag
     rep.take(e * sb.weights / weight_shard, into);
     stage_params += e;
   }
+  // LoRA: only the adapters train (their weights, gradients and states: one tensor per layer).
+  // ZeRO-Offload: gradients and optimizer states live in host memory.
+  const FinetuneSpec& ft = request.training.finetune;
+  if (ft.lora()) {
+    matrices.assign(static_cast<std::size_t>(layers), lora_layer_parameters(m, ft, par.tp));
+    stage_params = 0;
+    for (double e : matrices) {
+      rep.take(e * sb.weights / weight_shard, into);
+      stage_params += e;
+    }
+  }
+  if (request.sync.offload_optimizer == OffloadDevice::Cpu) return;
   rep.take(stage_params * sb.grads / (par.zero >= 2 ? dp : 1.0), into);
   // The optimizer's states are tensors of one element size each: K / that size of them.
   const double state_bytes = state_dtype_bytes(request.training.optimizer_dtype);

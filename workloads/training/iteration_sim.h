@@ -128,6 +128,9 @@ struct IterationResult {
   double dp_bytes_per_gpu = 0, tp_bytes_per_gpu = 0, pp_bytes_per_gpu = 0;  // sent, per iteration
   double cp_bytes_per_gpu = 0;  // context-parallel K/V (and dK/dV) sent, per iteration
   double ep_bytes_per_gpu = 0;      // expert all-to-all bytes sent, per iteration (MoE)
+  // ZeRO-Offload (optimizer_offload.h): the slowest rank's optimizer step's PCIe seconds (gradients
+  // down, parameters up) and CPU-Adam seconds; both are inside breakdown.optimizer.
+  double offload_pcie_s = 0, offload_cpu_s = 0;
   std::uint64_t events = 0, flows = 0, memo_simulations = 0;
   double wall_s = 0;
   // When record_timeline is set, every simulated iteration. Traffic covers pipeline sends, tensor-

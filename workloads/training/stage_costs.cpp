@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "workloads/model/lora.h"
 #include "workloads/model/transformer_ops.h"
 #include "workloads/training/context_parallel.h"
 #include "workloads/training/overlap.h"
@@ -205,20 +206,44 @@ struct LayerExpertParallel {
   double fwd = 0, bwd = 0, fwd_bytes = 0, bwd_bytes = 0;
 };
 
+// Expert tensor parallelism different from tp (Megatron-Core's alltoall dispatcher with etp > 1):
+// after the all-to-all the received token-slots are all-gathered over the etp group, and
+// reduce-scattered before the combine; per pass one all-gather and one reduce-scatter of the
+// slots the GPU's experts process (x etp / tp of the dispatched buffer), all groups at once.
+double expert_tensor_parallel_s(const StageCostInputs& in, double dispatched_bytes) {
+  const ParallelSpec& p = in.parallel;
+  const int etp = p.expert_tp();
+  if (etp <= 1 || etp == p.tp) return 0.0;
+  std::vector<std::vector<int>> groups;
+  for (int edp = 0; edp < p.expert_dp(); ++edp) {
+    for (int e = 0; e < p.ep; ++e) groups.push_back(in.layout.expert_tp_group(etp, p.ep, e, edp, 0));
+  }
+  const sim::Bytes gathered{dispatched_bytes * etp};
+  return in.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, gathered).seconds() +
+         in.memo.concurrent(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups, gathered).seconds();
+}
+
 LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpShape& shape) {
   LayerExpertParallel e;
-  const int ep = in.parallel.ep;
-  if (ep <= 1 || !in.model.is_moe()) return e;
-  std::vector<std::vector<int>> groups;
-  for (int block = 0; block < in.parallel.dp / ep; ++block) {
-    for (int t = 0; t < in.parallel.tp; ++t) groups.push_back(in.layout.ep_group(ep, t, block, 0));
-  }
+  const ParallelSpec& p = in.parallel;
+  const int ep = p.ep, etp = p.expert_tp();
+  if (!in.model.is_moe() || (ep <= 1 && etp == p.tp)) return e;
   const double bytes = moe_dispatch_bytes(in.model, shape) * shape.moe_load_factor;
-  const double a2a = in.memo.concurrent(CollectiveOp::AllToAll, CollectiveAlgo::Direct, groups, sim::Bytes{bytes}).seconds();
+  double a2a = 0;
+  if (ep > 1) {
+    // Megatron-Core's expert grid (parallel_layout.h expert_ep_group); with etp = tp and cp = 1
+    // these are the ep consecutive data-parallel ranks of each tp rank.
+    std::vector<std::vector<int>> groups;
+    for (int edp = 0; edp < p.expert_dp(); ++edp) {
+      for (int t = 0; t < etp; ++t) groups.push_back(in.layout.expert_ep_group(etp, ep, t, edp, 0));
+    }
+    a2a = in.memo.concurrent(CollectiveOp::AllToAll, CollectiveAlgo::Direct, groups, sim::Bytes{bytes}).seconds();
+  }
+  const double etp_s = expert_tensor_parallel_s(in, bytes);
   const double repeat = in.training.recompute == Recompute::Full ? 2.0 : 1.0;
-  e.fwd = 2.0 * a2a;
+  e.fwd = 2.0 * a2a + etp_s;
   e.bwd = e.fwd * repeat;
-  e.fwd_bytes = 2.0 * bytes * (ep - 1) / ep;
+  e.fwd_bytes = 2.0 * bytes * (ep - 1) / ep + (etp_s > 0 ? 2.0 * bytes * (etp - 1) : 0.0);
   e.bwd_bytes = e.fwd_bytes * repeat;
   return e;
 }
@@ -282,20 +307,29 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   shape.precision_bytes = activation_bytes(tr.precision);
   shape.flash_attention = model.flash_attention;
   shape.ep = in.parallel.ep;
+  shape.etp = in.parallel.expert_tp();
   shape.moe_load_factor = moe_load_factor(model, in.compute);
 
-  const std::vector<OpCost> layer = layer_ops(model, shape);
+  // LoRA (model/lora.h): frozen weights run only their data gradients; the adapters train.
+  const FinetuneSpec& ft = tr.finetune;
+  const auto ops_of = [&](std::vector<OpCost> ops) {
+    if (ft.lora()) apply_lora(ops, model, shape, ft);
+    return ops;
+  };
+  const std::vector<OpCost> layer = ops_of(layer_ops(model, shape));
   const LayerCompute lc = layer_compute(in.compute, layer, tr.recompute);
-  const LayerCompute lc_moe = model.is_moe() ? layer_compute(in.compute, layer_ops(model, shape, true), tr.recompute) : lc;
+  const LayerCompute lc_moe = model.is_moe() ? layer_compute(in.compute, ops_of(layer_ops(model, shape, true)), tr.recompute) : lc;
   const double act = static_cast<double>(tr.micro_batch) * in.parallel.local_seq_len(model.seq_len) * model.hidden *
                      shape.precision_bytes;
   const LayerTensorParallel ltp = layer_tensor_parallel(in, act, layer);
   const LayerContextParallel lcp = layer_context_parallel(context_parallel_inputs(in, layer, shape.precision_bytes));
   const LayerExpertParallel lep = layer_expert_parallel(in, shape);
   const LayerZero3 z3 = layer_zero3(in, model.layer_parameters_per_ep_rank(in.parallel.ep) / tp);
-  const double dense_params = model.dense_layer_parameters() / tp;
-  const double expert_params = model.expert_parameters() / in.parallel.ep / tp;
-  const double moe_params = model.moe_layer_dense_parameters() / tp + expert_params;
+  // Trainable parameters (what is reduced and stepped): under LoRA the adapters only.
+  const double adapter_params = ft.lora() ? lora_layer_parameters(model, ft, tp) : 0.0;
+  const double dense_params = ft.lora() ? adapter_params : model.dense_layer_parameters() / tp;
+  const double expert_params = ft.lora() ? 0.0 : model.expert_parameters() / in.parallel.ep / in.parallel.expert_tp();
+  const double moe_params = ft.lora() ? adapter_params : model.moe_layer_dense_parameters() / tp + expert_params;
 
   StageCosts costs;
   // Virtual stage c * pp + r is chunk c of rank r (ParallelSpec::layers_in_chunk: an equal share
@@ -317,11 +351,15 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   }
   ChunkCost& first = costs.chunks.front();
   add_ops(first, in.compute, embedding_ops(model, shape));
-  first.params += model.embedding_parameters() / tp;
   ChunkCost& last = costs.chunks.back();
-  add_ops(last, in.compute, head_ops(model, shape));
-  last.params += model.final_norm_parameters() / tp;
-  if (!model.tied_embeddings || vstages > 1) last.params += model.embedding_parameters() / tp;
+  std::vector<OpCost> head = head_ops(model, shape);
+  if (ft.lora()) freeze_weights(head);
+  add_ops(last, in.compute, head);
+  if (!ft.lora()) {
+    first.params += model.embedding_parameters() / tp;
+    last.params += model.final_norm_parameters() / tp;
+    if (!model.tied_embeddings || vstages > 1) last.params += model.embedding_parameters() / tp;
+  }
 
   costs.tp_bytes_per_gpu = ltp.bytes_per_gpu;
   costs.cp_bytes_per_gpu = (lcp.fwd_bytes + lcp.bwd_bytes) * model.layers / pp * in.micro_batches;
