@@ -98,14 +98,16 @@ int notes_int(const ModernRow& r, const std::string& key) {
   return 0;
 }
 
-// Expert parallelism as clustersim models it: expert tensor parallelism = tp, ep dividing dp.
+// Expert parallelism as Megatron-Core lays it out (parallelism.etp): expert tensor parallelism ETP
+// (tp when unstated) times EP must divide the GPUs of a pipeline stage, tp x cp x dp (expert data
+// parallel = world / (etp x ep x pp)).
 std::string moe_skip_reason(const ModernRow& r) {
   const int ep = notes_int(r, "EP"), etp = notes_int(r, "ETP"), tp = std::max(r.tp, 1);
   if (ep <= 0) return "mixture of experts without a stated expert-parallel size";
-  if (etp > 0 && etp != tp)
-    return "expert tensor parallelism " + std::to_string(etp) + " != tp " + std::to_string(tp) + " (not modelled)";
   const int dp = r.dp > 0 ? r.dp : r.num_gpus / (tp * std::max(r.pp, 1) * std::max(r.cp, 1));
-  if (dp % ep != 0) return "ep " + std::to_string(ep) + " does not divide dp " + std::to_string(dp) + " (expert grid beyond dp not modelled)";
+  const int stage_gpus = tp * std::max(r.cp, 1) * dp, grid = (etp > 0 ? etp : tp) * ep;
+  if (stage_gpus % grid != 0)
+    return "etp x ep = " + std::to_string(grid) + " does not divide the " + std::to_string(stage_gpus) + " GPUs of a stage";
   return "";
 }
 
@@ -276,7 +278,10 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
     t << "\naccount_for_embedding_in_pipeline_split = true\naccount_for_loss_in_pipeline_split = true";
   t << "\nvirtual_stages = " << virtual_stages_of(r) << "\nsequence_parallel = " << (tp > 1 ? "true" : "false")
     << "\n" << (fsdp ? "zero = 3" : "distributed_optimizer = true") << "\n";
-  if (moe_arch_of(r) != nullptr) t << "ep = " << notes_int(r, "EP") << "\n";
+  if (moe_arch_of(r) != nullptr) {
+    t << "ep = " << notes_int(r, "EP") << "\n";
+    if (notes_int(r, "ETP") > 0) t << "etp = " << notes_int(r, "ETP") << "\n";
+  }
   t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << micro_batch_of(r)
     << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << (jax_stack(r) ? "full" : "none") << "\"\niterations = 1\n";
   const bool nemotron4_dgxc = has(r.model, "Nemotron-4") && modern_source_group(r) == "dgxc-benchmarking";

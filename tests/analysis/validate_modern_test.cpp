@@ -173,10 +173,11 @@ TEST_CASE("analysis::modern_skip_reason: what cannot be expressed yet is refused
   REQUIRE(scenario_for_modern_row(r, nullptr).has_value());
   CHECK(scenario_for_modern_row(r, nullptr)->parallel.ep == 8);
   CHECK(scenario_for_modern_row(r, nullptr)->model.experts == 8);
-  r.notes = "EP=8, ETP=2";
-  CHECK(modern_skip_reason(r).find("expert tensor parallelism 2 != tp 1") != std::string::npos);
+  r.notes = "EP=4, ETP=2";  // Megatron-Core's expert grid: etp x ep = 8 divides tp x cp x dp = 8
+  CHECK(modern_skip_reason(r).empty());
+  CHECK(scenario_for_modern_row(r, nullptr)->parallel.etp == 2);
   r.notes = "EP=16";
-  CHECK(modern_skip_reason(r).find("ep 16 does not divide dp 8") != std::string::npos);
+  CHECK(modern_skip_reason(r).find("etp x ep = 16 does not divide the 8 GPUs of a stage") != std::string::npos);
   r = llama8b("H100", "step_time", 1);
   r.layers = 126, r.pp = 8, r.dp = 1, r.virtual_stages = 8;
   CHECK(modern_skip_reason(r).find("uneven pipeline stages") != std::string::npos);

@@ -130,6 +130,24 @@ TEST_CASE("workloads::estimate_memory: expert weights divide by ep, their optimi
   CHECK(dispatch->bytes.value == doctest::Approx(2.0 * 2 * 512 * 1024 * 2.0));
 }
 
+TEST_CASE("workloads::estimate_memory: with context parallelism an MoE layer keeps only its rank's s/cp tokens") {
+  // Regression: the MoE activation terms used the whole sequence under cp (Mixtral 8x22B at 64K
+  // tokens, cp 8, read 8x its expert activations and was refused at 270 GiB on B200).
+  MemoryRequest q;
+  q.model = small_moe();
+  q.parallel.dp = 8;
+  q.parallel.ep = 4;
+  q.training.global_batch = 8;
+  const double whole = stage_memory(q, 0).find_line("MoE layers: dispatched tokens and expert activations")->bytes.value;
+  const double dispatch_whole = stage_memory(q, 0).find_line("MoE dispatch buffers")->bytes.value;
+  q.parallel.cp = 2;
+  q.parallel.dp = 4;
+  q.parallel.ep = 2;
+  const double half = stage_memory(q, 0).find_line("MoE layers: dispatched tokens and expert activations")->bytes.value;
+  CHECK(half == doctest::Approx(whole / 2));
+  CHECK(stage_memory(q, 0).find_line("MoE dispatch buffers")->bytes.value == doctest::Approx(dispatch_whole / 2));
+}
+
 TEST_CASE("workloads::plan_stage_costs: an MoE layer's dispatch and combine are all-to-alls over the ep group") {
   // mixtral-8x7b on one DGX H100, ep 8: per MoE layer and micro-batch each GPU sends 7/8 of its
   // k x s x h x 2 B dispatch buffer twice (dispatch, combine) in the forward and twice in the backward.

@@ -173,7 +173,7 @@ void add_model_states(Builder& out, const MemoryRequest& r, int stage) {
 // moe_ffn_hidden, less the dense ffn_hidden already counted per layer. One micro-batch's
 // dispatch and combine buffers are live during the layer (transient).
 void add_moe_activations(Builder& out, const MemoryRequest& r, int stage, double in_flight) {
-  const ModelSpec& m = r.model;
+  const ModelSpec m = sequence_shard(r.model, r.parallel);  // context parallelism: this rank's s/cp tokens
   const ParallelSpec& par = r.parallel;
   const TrainingSpec& tr = r.training;
   const int t = par.tp;
