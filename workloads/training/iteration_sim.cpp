@@ -425,7 +425,12 @@ void IterationRun::launch_live(int r, double bytes, CollectiveOp op) {
     req.algo = dp_algo_;
     req.ranks = layout_.dp_cp_group(t, r);
     req.bytes = sim::Bytes{bytes};
-    live_.push_back(make_collective(CollectiveContext{sim_, net_, in_.topo, in_.router}, plan_collective(env, req), this,
+    CollectivePlan plan = plan_collective(env, req);
+    // A timeline needs every flow's own traffic; folding is exact beside outside flows only when
+    // the channels cross identical links (shares_links).
+    plan.fold_channels = in_.fold_live_channels && !recording_;
+    plan.shares_links = true;
+    live_.push_back(make_collective(CollectiveContext{sim_, net_, in_.topo, in_.router}, plan, this,
                                     static_cast<std::uint64_t>(r)));
     live_.back()->start();
   }

@@ -55,6 +55,9 @@ struct IterationInputs {
   // What NCCL can use on this cluster (NVLS switches, SHARP NICs): graph_hints(cluster spec). The
   // data-parallel collectives are planned with it, as `clustersim collective` plans them.
   GraphHints hints = {};
+  // With `full`: live collectives whose channels cross identical links run one channel weighted by
+  // the channel count (channel_folding.h; exact). Off only to check folding against the unfolded run.
+  bool fold_live_channels = true;
 };
 
 // What a timeline span stands for.
