@@ -10,15 +10,10 @@
 #include "analysis/link_traffic.h"
 
 namespace clustersim::analysis {
-namespace {
 
-constexpr int kBins = 100;                // samples of the simulated time per chart
-constexpr std::size_t kPerClass = 3;      // busiest links listed per class
-constexpr int kNicNodes = 32;             // nodes shown in the NIC heat map
-constexpr int kPlotW = 900, kPlotH = 120, kLeft = 60;
-
-std::string escape(const std::string& s) {
+std::string html_escape(const std::string& s) {
   std::string out;
+  out.reserve(s.size());
   for (char c : s) {
     switch (c) {
       case '&': out += "&amp;"; break;
@@ -30,6 +25,14 @@ std::string escape(const std::string& s) {
   }
   return out;
 }
+
+namespace {
+
+constexpr int kBins = 100;                // samples of the simulated time per chart
+constexpr std::size_t kPerClass = 3;      // busiest links listed per class
+constexpr int kNicNodes = 32;             // nodes shown in the NIC heat map
+constexpr int kPlotW = 900, kPlotH = 120, kLeft = 60;
+
 
 bool has_traffic(const RunReport& r) {
   return r.topology && !r.iteration.link_traffic.empty() && r.iteration.simulated_s > 0;
@@ -101,7 +104,7 @@ std::string html_busiest_links(const RunReport& r) {
       out += fmt::format(
           "<tr><td>{}</td><td>{}</td><td><span class=\"bar\"><span style=\"width:{:.1f}%\"></span></span> {:.1f}%</td>"
           "<td>{}</td><td>{}</td></tr>\n",
-          link_class_name(s.cls), escape(l.name), 100 * u, 100 * u, human_bytes(l.total_bytes),
+          link_class_name(s.cls), html_escape(l.name), 100 * u, 100 * u, human_bytes(l.total_bytes),
           human_bandwidth(l.capacity_Bps));
     }
   }
@@ -134,7 +137,7 @@ std::string nic_cell(const topology::Topology& topo, const LinkTrafficGrid& grid
   const double u = cap > 0 && t > 0 ? std::min(1.0, std::max(sent, received) / (cap * t)) : 0.0;
   return fmt::format("<td class=\"nic\" style=\"background:rgba(72,120,208,{:.3f})\" title=\"{}: sent {}, received {} "
                      "({} per direction)\">{:.0f}%</td>",
-                     u, escape(topo.device(nic).name), human_bytes(sent), human_bytes(received), human_bandwidth(cap),
+                     u, html_escape(topo.device(nic).name), human_bytes(sent), human_bytes(received), human_bandwidth(cap),
                      100 * u);
 }
 

@@ -11,6 +11,10 @@
 
 namespace clustersim::analysis {
 
+// Text made safe inside HTML elements and attribute values (&, <, >, ").
+std::string html_escape(const std::string& s);
+
+
 // Each returns an HTML fragment; a run without link traffic (nothing recorded) says so in a <p>.
 std::string html_link_utilisation(const RunReport& r);
 std::string html_busiest_links(const RunReport& r);

@@ -18,20 +18,7 @@ namespace {
 constexpr int kChartWidth = 1100;  // px of the plotting area
 constexpr int kLabelWidth = 190;   // px left of it for row labels
 
-std::string escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string escape(const std::string& s) { return html_escape(s); }
 
 std::string seconds(double s) { return human_seconds(s); }
 
