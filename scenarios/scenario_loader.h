@@ -76,6 +76,9 @@ class Loader : public LoadContext {
   void check_batch();
   void check_precision();
   void check_experts();
+  void check_work_budget();  // scenarios/work_budget.cpp
+  double bucket_count(double stage_params) const;
+  void bucket_budget_error(double stage_params, double buckets);
 
   toml::table doc_;  // the scenario with the overrides applied
 
