@@ -72,9 +72,10 @@ constexpr const char* kLegend =
 }  // namespace
 
 std::string topo_matrix(const topology::Topology& topo, const topology::Router& router,
-                        const topology::NodeSpec* node) {
-  const int shown_servers =
-      topo.gpu_count() <= kMatrixMaxGpus ? topo.servers() : std::min(topo.servers(), 2);
+                        const topology::NodeSpec* node, long long cluster_servers, long long cluster_gpus) {
+  const long long all_servers = std::max<long long>(cluster_servers, topo.servers());
+  const long long all_gpus = std::max<long long>(cluster_gpus, topo.gpu_count());
+  const int shown_servers = all_gpus <= kMatrixMaxGpus ? topo.servers() : std::min(topo.servers(), 2);
   const int gpus = shown_servers * topo.gpus_per_server();
   std::vector<DeviceId> nics;
   for (DeviceId d = 0; d < topo.device_count(); ++d) {
@@ -99,9 +100,9 @@ std::string topo_matrix(const topology::Topology& topo, const topology::Router& 
     return pcie_cell(router.pcie_path_type(devs[i], devs[j]), node);
   };
   std::string out;
-  if (shown_servers < topo.servers())
-    out += fmt::format("(showing servers 0-{} of {}: GPUs 0-{} of {})\n", shown_servers - 1, topo.servers(),
-                       gpus - 1, topo.gpu_count());
+  if (shown_servers < all_servers)
+    out += fmt::format("(showing servers 0-{} of {}: GPUs 0-{} of {})\n", shown_servers - 1, all_servers, gpus - 1,
+                       all_gpus);
   out += fmt::format("{:<{}}", "", width + 1);
   for (const auto& l : labels) out += fmt::format(" {:^{}}", l, width);
   // nvidia-smi prints the affinity columns on GPU rows only.
