@@ -14,6 +14,16 @@
 namespace clustersim::scenarios {
 namespace {
 
+// "lower or upper" for a global_batch hint, leaving out a value the key cannot take (it must be a
+// positive int): a suggestion must pass the loader.
+std::string suggest_either(long long lower, long long upper) {
+  const bool low_ok = lower > 0 && lower <= INT_MAX, high_ok = upper > 0 && upper <= INT_MAX;
+  if (low_ok && high_ok && lower != upper) return std::to_string(lower) + " or " + std::to_string(upper);
+  if (high_ok) return std::to_string(upper);
+  if (low_ok) return std::to_string(lower);
+  return "a smaller multiple of micro_batch * dp";
+}
+
 using topology::Precision;
 using workloads::Schedule;
 
@@ -145,7 +155,7 @@ void Loader::check_batch() {
                  "global_batch = " + std::to_string(tr.global_batch) + " is not divisible by micro_batch * dp = " +
                      std::to_string(tr.micro_batch) + " * " + std::to_string(p.dp) + " = " + std::to_string(per_step),
                  "every data-parallel replica runs the same number of micro-batches; use global_batch = " +
-                     (lower > 0 ? std::to_string(lower) + " or " : std::string()) + std::to_string(upper));
+                     suggest_either(lower, upper));
     return;
   }
   const int micro_batches = tr.micro_batches_per_replica(p.dp);
@@ -153,7 +163,9 @@ void Loader::check_batch() {
     error_at_key(global_batch_given_ ? "training.global_batch" : "parallelism.virtual_stages",
                  "the interleaved schedule needs the micro-batches per replica (global_batch / (micro_batch * dp) = " +
                      std::to_string(micro_batches) + ") to be a multiple of pp = " + std::to_string(p.pp),
-                 "use global_batch = " + std::to_string(per_step * p.pp * ((micro_batches + p.pp - 1) / p.pp)) +
+                 "use global_batch = " +
+                     suggest_either(per_step * p.pp * (micro_batches / p.pp),
+                                    per_step * p.pp * ((micro_batches + p.pp - 1) / p.pp)) +
                      ", or the 1f1b schedule");
 }
 
