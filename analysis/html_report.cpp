@@ -18,7 +18,6 @@ namespace {
 constexpr int kChartWidth = 1100;  // px of the plotting area
 constexpr int kLabelWidth = 190;   // px left of it for row labels
 
-std::string escape(const std::string& s) { return html_escape(s); }
 
 std::string seconds(double s) { return human_seconds(s); }
 
@@ -42,7 +41,7 @@ std::string stacked_bar(const std::vector<Part>& parts, double scale, double mar
     const double w = scale > 0 ? p.value / scale * kChartWidth : 0;
     if (w > 0) {
       svg += fmt::format(R"(<rect x="{:.2f}" y="10" width="{:.2f}" height="{}" fill="{}"><title>{}: {}</title></rect>)", x,
-                         w, h, p.colour, escape(p.label), format(p.value, buf));
+                         w, h, p.colour, html_escape(p.label), format(p.value, buf));
     }
     x += w;
   }
@@ -50,12 +49,12 @@ std::string stacked_bar(const std::vector<Part>& parts, double scale, double mar
     const double mx = marker / scale * kChartWidth;
     svg += fmt::format(R"(<line x1="{0:.2f}" x2="{0:.2f}" y1="4" y2="{1}" stroke="#c00" stroke-width="2"/>)", mx, h + 16);
     svg += fmt::format(R"(<text x="{:.2f}" y="{}" class="small" text-anchor="end" fill="#c00">{}</text>)", mx - 4, h + 24,
-                       escape(marker_label));
+                       html_escape(marker_label));
   }
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const int lx = static_cast<int>(i % 3) * 360, ly = legend_y + 22 * static_cast<int>(i / 3);
     svg += fmt::format(R"(<rect x="{}" y="{}" width="14" height="14" fill="{}"/>)", lx, ly, parts[i].colour);
-    svg += fmt::format(R"(<text x="{}" y="{}">{}: {}</text>)", lx + 20, ly + 12, escape(parts[i].label),
+    svg += fmt::format(R"(<text x="{}" y="{}">{}: {}</text>)", lx + 20, ly + 12, html_escape(parts[i].label),
                        format(parts[i].value, buf));
   }
   return svg + "</svg>\n";
@@ -86,7 +85,7 @@ std::string summary(const RunReport& r) {
   rows.emplace_back("simulator", fmt::format("{} events, {} flows, {} iteration(s)", r.iteration.events,
                                              r.iteration.flows, r.iteration.iterations));
   std::string out = "<table class=\"summary\">\n";
-  for (const auto& [k, v] : rows) out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape(k), escape(v));
+  for (const auto& [k, v] : rows) out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", html_escape(k), html_escape(v));
   return out + "</table>\n";
 }
 
@@ -153,7 +152,7 @@ std::string gantt(const RunReport& r) {
     std::string title = fmt::format("{} [{} - {}]", s.name, seconds(s.start_s), seconds(s.end_s));
     if (s.bytes > 0) title += fmt::format(", {} over {}", human_bytes(s.bytes), s.link_class);
     svg += fmt::format(R"(<rect x="{:.2f}" y="{}" width="{:.2f}" height="{}" fill="{}" stroke="#fff" stroke-width="0.3"><title>{}</title></rect>)",
-                       x, y, w, nested ? row_h - 10 : row_h - 2, span_colour(s), escape(title));
+                       x, y, w, nested ? row_h - 10 : row_h - 2, span_colour(s), html_escape(title));
   }
   // Time axis.
   const int ay = top + ranks * rank_h + 4;
@@ -247,10 +246,10 @@ std::string section(const char* id, const char* title, const std::string& body) 
 
 std::string html_report(const RunReport& r) {
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  out += fmt::format("<title>clustersim: {}</title>\n", escape(r.spec.name));
+  out += fmt::format("<title>clustersim: {}</title>\n", html_escape(r.spec.name));
   out += kStyle;
   out += "</head>\n<body>\n";
-  out += fmt::format("<h1>clustersim run: {}</h1>\n<nav id=\"toc\"></nav>\n", escape(r.spec.name));
+  out += fmt::format("<h1>clustersim run: {}</h1>\n<nav id=\"toc\"></nav>\n", html_escape(r.spec.name));
   out += section("summary", "Summary", summary(r));
   out += section("time", "Where the time goes", breakdown(r));
   out += section("timeline", "Timeline of the first iteration", gantt(r));
@@ -258,8 +257,8 @@ std::string html_report(const RunReport& r) {
   out += section("utilisation", "Link utilisation over time", html_link_utilisation(r));
   out += section("links", "Busiest links per class", html_busiest_links(r));
   out += section("fabric", "Fabric and NICs", html_fabric_view(r));
-  out += section("scenario", "Scenario", "<pre>" + escape(scenarios::show_config(r.spec)) + "</pre>\n");
-  out += section("text", "Text summary", "<pre>" + escape(run_text(r)) + "</pre>\n");
+  out += section("scenario", "Scenario", "<pre>" + html_escape(scenarios::show_config(r.spec)) + "</pre>\n");
+  out += section("text", "Text summary", "<pre>" + html_escape(run_text(r)) + "</pre>\n");
   out += kScript;
   return out + "</body>\n</html>\n";
 }

@@ -390,8 +390,7 @@ int fill_unstated_virtual_stages(std::vector<ModernRow>& rows) {
 // without that the layout does not fit (70B at mbs 2, seq 8192, tp 1: 319 GiB of 186), and
 // activation offloading is not modelled, so these rows are skipped rather than refused.
 std::string offload_skip_reason(const ModernRow& row) {
-  const bool blackwell = row.gpu.find("B200") != std::string::npos || row.gpu.find("B300") != std::string::npos;
-  if (blackwell && has(row.zero_or_fsdp, "FSDP") && nemo_stack(row))
+  if (generation_of(row.gpu) == Generation::Blackwell && has(row.zero_or_fsdp, "FSDP") && nemo_stack(row))
     return "Megatron-FSDP recipe on Blackwell with activation CPU offloading (cpu_offloading_num_layers) not modelled";
   return "";
 }
