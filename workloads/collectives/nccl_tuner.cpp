@@ -57,18 +57,21 @@ bool route_has_nvswitch(const topology::Topology& topo, const topology::Route& r
 // (NVLink to a GPU next to the NIC). A NIC on a root port of its own (PHB: HPE Apollo 6500, ALCF
 // Polaris) therefore runs multi-node collectives on an A100 with LL and Simple only. NCCL_PROTO
 // can still force LL128 (`--proto LL128`).
-bool ll128_enabled(const topology::Topology& topo, const topology::Router& router, const std::vector<int>& local,
-                   int compute_capability, bool all_nvlink, NcclGraph& g) {
+bool ll128_enabled(const NcclGraph& g, int compute_capability, bool all_nvlink, std::size_t local_gpus) {
   if (compute_capability < 70) return false;
-  if (local.size() >= 2 && !all_nvlink) return false;
-  if (g.nodes == 1) return true;
+  if (local_gpus >= 2 && !all_nvlink) return false;
+  if (g.nodes == 1 || g.nic_path <= topology::PathType::Pxb) return true;
+  return compute_capability >= 90 && all_nvlink && local_gpus >= 2;  // PXN
+}
+
+// The closest GPU-NIC PCIe path of a node's GPUs (NET when none has a NIC).
+topology::PathType closest_nic_path(const topology::Topology& topo, const topology::Router& router,
+                                    const std::vector<int>& local) {
   topology::PathType best = topology::PathType::Net;
   for (int r : local) {
     if (router.has_nic(r)) best = std::min(best, router.pcie_path_type(topo.gpu(r), router.nic_of(r)));
   }
-  g.nic_path = best;
-  if (best <= topology::PathType::Pxb) return true;
-  return compute_capability >= 90 && all_nvlink && local.size() >= 2;  // PXN
+  return best;
 }
 
 }  // namespace
@@ -115,7 +118,8 @@ NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& rou
   }
   if (local.size() < 2) path = g.nic_GBps > 0 ? g.nic_GBps : 1.0;
   g.path_GBps = path;
-  g.ll128 = ll128_enabled(topo, router, local, compute_capability, all_nvlink, g);
+  if (g.nodes > 1) g.nic_path = closest_nic_path(topo, router, local);
+  g.ll128 = ll128_enabled(g, compute_capability, all_nvlink, local.size());
 
   const std::span<const double> intra = speeds(compute_capability, false);
   g.channel_speed_max_GBps = intra.front();
