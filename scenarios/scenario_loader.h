@@ -14,6 +14,7 @@
 //   moe_checks.cpp                 check_experts (mixture of experts against expert parallelism)
 //   jobs_section.cpp               [[job]] (several jobs sharing the cluster)
 //   finetune_section.cpp           [finetune] (LoRA), check_finetune (LoRA targets, ZeRO-Offload)
+//   hint_check.cpp                 check_proposals: a hint's proposed values are tried by loading again
 // A section reader returns false when its section had errors, so the cross-key checks that need
 // it are skipped instead of piling consequential errors on top.
 #pragma once
@@ -50,7 +51,10 @@ class Loader : public LoadContext {
 
  private:
   bool cluster_only_ = false;
+  bool verifying_ = false;  // a load that tries a proposed value: it reports, never proposes
   bool parse_document();
+  std::vector<std::string> probe();  // hint_check.cpp
+  void check_proposals();
   void apply_override(const std::string& text);
   void read_root();
   bool read_cluster(const toml::table* t);
