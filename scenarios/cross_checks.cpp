@@ -69,7 +69,14 @@ void Loader::check_layout() {
                        divisor_choices("parallelism.tp", heads_gcd, tp_limit),
                        listing_hint("tensor parallelism splits the KV heads evenly; ", "tp", tp_none));
   }
-  if (auto e = check_stage_split(m.layers, p, model_name, tp_limit)) error_at_key(e->key, e->message, e->hint);
+  if (auto e = check_stage_split(m.layers, p, model_name, tp_limit)) {
+    if (e->values.empty()) {
+      error_at_key(e->key, e->message, e->hint);
+    } else {
+      const std::string label = e->key.substr(e->key.find('.') + 1);
+      error_with_choices(e->key, e->message, value_choices(e->key, e->values), listing_hint(e->lead, label, e->none, e->tail));
+    }
+  }
   check_context_parallel();
   if (error_count() != before) layout_ok_ = false;
 }

@@ -27,7 +27,7 @@ std::vector<Diagnostic> errors_of(const std::string& text, const std::vector<std
 const std::map<std::string, std::string> kKeyOfLabel = {
     {"tp", "parallelism.tp"},       {"dp", "parallelism.dp"},         {"global_batch", "training.global_batch"},
     {"precision", "training.precision"}, {"nodes", "cluster.nodes"}, {"heads", "model.heads"},
-    {"kv_heads", "model.kv_heads"}};
+    {"kv_heads", "model.kv_heads"}, {"pp", "parallelism.pp"}, {"virtual_stages", "parallelism.virtual_stages"}};
 
 // The (key, value) pairs a hint proposes: "use tp = 1, 2, 4", "use dp = 8, or gpus = 80".
 std::vector<std::pair<std::string, std::string>> proposals(const std::string& hint) {
@@ -58,6 +58,8 @@ TEST_CASE("scenarios::hint check: every proposed value clears its error and adds
       {kA100 + "[parallelism]\ntp = 8\n[training]\nglobal_batch = 7\n", {}},
       {kA100 + "[parallelism]\ntp = 4\npp = 2\nvirtual_stages = 2\n[training]\nglobal_batch = 10\n", {}},
       {kA100 + "[training]\nglobal_batch = 2147483646\n", {}},   // past the work budget
+      {kA100 + "[parallelism]\ntp = 2\npp = 3\n", {}},         // pp dividing neither the layers nor the GPUs
+      {kA100 + "[parallelism]\ntp = 2\npp = 4\nvirtual_stages = 3\n", {}},
       {"[cluster]\nnode = \"dgx-a100-80gb\"\n[model]\nlayers = 4\nhidden = 1000\nheads = 7\n", {}},
   };
   int checked = 0;
