@@ -21,6 +21,7 @@
 
 #include <toml++/toml.h>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,10 @@
 namespace clustersim::scenarios {
 
 class Section;
+
+// What is wrong with MIG profile `profile` on `gpu` (message, hint), or nothing: the nvidia-smi name
+// shape with 1, 2, 3, 4 or 7 slices, a GPU with MIG, memory within the GPU's (cluster_section.cpp).
+std::optional<std::pair<std::string, std::string>> mig_profile_problem(const topology::GpuSpec* gpu, const std::string& profile);
 
 class Loader : public LoadContext {
  public:
@@ -71,6 +76,13 @@ class Loader : public LoadContext {
   void read_cost(const toml::table* t);
   void read_jobs(const toml::node* jobs);           // jobs_section.cpp
   bool read_job_nodes(Section& s, JobSpec& job);
+  bool read_job_mig(Section& s, JobSpec& job);
+  struct GpuShare {
+    std::vector<std::string> jobs;
+    bool whole = false;
+    int compute = 0, memory = 0;  // MIG slices taken
+  };
+  void claim_job_gpus(const JobSpec& job, std::map<int, GpuShare>& owner);
   void read_job_set(Section& s, JobSpec& job);
   void read_constants_file(const std::string& path, const KeyOrigin& include_at);
   void check_model_shape();
