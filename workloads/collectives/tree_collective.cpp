@@ -171,6 +171,16 @@ int TreeCollective::parent_of(int ch, int rank) const {
   return -1;
 }
 
+// Up routes, then every child slot's down route (empty where there is no child), per node: the
+// node's place in its channel's tree fixes the index. A chunk's step latency is paid at hand-over.
+bool TreeCollective::flow_routes(FlowRoutes& out) const {
+  out.structure.push_back(static_cast<double>(nodes_.size()));
+  for (const Node& node : nodes_) out.structure.push_back(node.parent);
+  for (std::size_t i = 0; i < up_routes_.size(); ++i) out.add(up_routes_[i], up_latency_[i]);
+  for (std::size_t d = 0; d < down_routes_.size(); ++d) out.add(down_routes_[d], down_latency_[d]);
+  return true;
+}
+
 std::uint32_t TreeCollective::have_up(const Node& node) const {
   std::uint32_t have = pieces_;
   for (int c = 0; c < node.nchildren; ++c) have = std::min(have, node.up_recv[static_cast<std::size_t>(c)]);

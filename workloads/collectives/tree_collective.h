@@ -51,6 +51,7 @@ class TreeCollective final : public CollectiveAlgorithm {
   void on_event(std::uint64_t tag) override;
   // The parent (global GPU rank, -1 at the root) of global GPU rank `rank` in channel `ch`.
   int parent_of(int ch, int rank) const;
+  bool flow_routes(FlowRoutes& out) const override;
 
  protected:
   nccl::NcclAlgo nccl_algo() const override { return nccl::NcclAlgo::Tree; }
