@@ -188,3 +188,23 @@ TEST_CASE("workloads::fold_units: units that share a link, or differ in bandwidt
     CHECK(workloads::fold_units(c.topo, std::vector<workloads::FoldUnit>{u, v}).simulated == 2);
   }
 }
+
+TEST_CASE("workloads::fold_units: every hierarchical operation folds to the unfolded time") {
+  // Rooted operations put the inter-node stage on the root's rail only and give every server's
+  // NVLink chain the same root index; reduce-scatter and all-gather have two stages.
+  for (topology::FabricRouting routing : {topology::FabricRouting::DestinationModK, topology::FabricRouting::FlowHash}) {
+    const testing::CollectiveCluster c(spec(4, topology::Fabric::FatTree, routing, 1.0));
+    for (CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather, CollectiveOp::Broadcast, CollectiveOp::Reduce}) {
+      for (int root : {0, 13}) {
+        INFO("routing " << static_cast<int>(routing) << " op " << workloads::to_string(op) << " root " << root);
+        auto req = request(CollectiveAlgo::Hierarchical, CollectiveAlgo::Ring, all_gpus(c), 128.0 * 1048576);
+        req.op = op;
+        req.root = root;
+        const Pair p = replay_both(c, req);
+        CHECK(p.did_fold());
+        CHECK(p.folded.durations.front().ps == p.unfolded.durations.front().ps);
+        CHECK(p.folded.transfers_issued == p.unfolded.transfers_issued);
+      }
+    }
+  }
+}
