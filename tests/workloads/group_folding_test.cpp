@@ -208,3 +208,18 @@ TEST_CASE("workloads::fold_units: every hierarchical operation folds to the unfo
     }
   }
 }
+
+TEST_CASE("workloads::fold_units: eight pipeline slices, two per stage at once, fold to the unfolded time") {
+  // 1 GiB: 8 slices of 128 MiB, two in each stage at a time, so a private group's instances of two
+  // slices share its links while it folds inside itself (in-network: SHARP leaves, 2 leaves per rail).
+  for (topology::FabricRouting routing : {topology::FabricRouting::DestinationModK, topology::FabricRouting::FlowHash}) {
+    const testing::CollectiveCluster c(spec(8, topology::Fabric::FatTree, routing, 1.0));
+    for (CollectiveAlgo algo : {CollectiveAlgo::Hierarchical, CollectiveAlgo::InNetwork}) {
+      INFO("routing " << static_cast<int>(routing) << " algo " << workloads::to_string(algo));
+      const Pair p = replay_both(c, request(algo, CollectiveAlgo::Ring, all_gpus(c), 1024.0 * 1048576));
+      CHECK(p.did_fold());
+      CHECK(p.folded.durations.front().ps == p.unfolded.durations.front().ps);
+      CHECK(p.folded.transfers_issued == p.unfolded.transfers_issued);
+    }
+  }
+}
