@@ -90,15 +90,27 @@ TEST_CASE("workloads::collective_bandwidth_bound: a ring all-reduce in one DGX A
   CHECK(t < 2.0 * b.seconds);
 }
 
-TEST_CASE("workloads::collective_bandwidth_bound: across servers the NICs bound it; in-network halves the all-reduce") {
+TEST_CASE("workloads::collective_bandwidth_bound: across servers the links leaving a server bound it") {
+  // 2 DGX H100, 16 ranks; send-recv with peer offset 8: every rank's peer is on the other server,
+  // so each server pushes 8 S through its eight NICs, far below its GPUs' NVLink.
   const testing::CollectiveCluster c(topology::preset_cluster("dgx-h100", 2));
   const double S = 256.0 * 1048576;
-  const CollectiveBound ring = collective_bandwidth_bound(c.topo, plan_of(c, CollectiveOp::AllReduce, CollectiveAlgo::Ring, 16, S));
-  CHECK(ring.why.find("server") != std::string::npos);  // 8 x 50 GB/s of NICs, well under the NVLink
-  CollectivePlan sharp = plan_of(c, CollectiveOp::AllReduce, CollectiveAlgo::Ring, 16, S);
-  sharp.request.algo = CollectiveAlgo::InNetwork;
-  const CollectiveBound in_net = collective_bandwidth_bound(c.topo, sharp);
-  CHECK(in_net.seconds <= ring.seconds);
+  CollectivePlan plan = plan_of(c, CollectiveOp::SendRecv, CollectiveAlgo::Direct, 16, S);
+  plan.request.root = 8;
+  double leaving = 0;
+  for (const topology::Link& l : c.topo.links()) {
+    if (c.topo.device(l.src).server == 0 && c.topo.device(l.dst).server != 0) leaving += l.bandwidth.value;
+  }
+  const CollectiveBound b = collective_bandwidth_bound(c.topo, plan);
+  CHECK(b.seconds == doctest::Approx(8 * S / leaving).epsilon(1e-12));
+  CHECK(b.why.find("server 0 sends") == 0);
+  // A ring all-reduce of the same 16 ranks: the gossip bound 2(n-1)·S over all GPUs' egress wins;
+  // in-network reduction lifts it (each GPU then sends and receives S at least).
+  CollectivePlan ring = plan_of(c, CollectiveOp::AllReduce, CollectiveAlgo::Ring, 16, S);
+  const CollectiveBound gossip = collective_bandwidth_bound(c.topo, ring);
+  CHECK(gossip.why.find("2(n-1)") != std::string::npos);
+  ring.request.algo = CollectiveAlgo::InNetwork;
+  CHECK(collective_bandwidth_bound(c.topo, ring).seconds < gossip.seconds);
 }
 
 TEST_CASE("workloads::check_replay: a collective faster than its bound, or signalled twice, is caught") {
