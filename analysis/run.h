@@ -26,8 +26,8 @@ struct RunOptions {
   bool full = false;            // no memoised collectives
   bool ignore_memory = false;   // simulate even when the scenario does not fit in GPU memory
   bool timeline = false;        // record spans for --trace
-  bool check = false;           // check the invariants after every iteration (RunReport::invariants)
   ClusterCache* clusters = nullptr;  // optional: reuse built clusters across runs
+  bool check = false;           // check the invariants after every iteration (RunReport::invariants)
 };
 
 struct RunReport {

@@ -102,6 +102,7 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
                            public topology::FlowObserver {
  public:
   explicit IterationRun(const IterationInputs& in);
+  ~IterationRun() { memo_.set_invariants(nullptr); }  // a shared memo outlives this run's report
   IterationResult run();
 
   void on_event(std::uint64_t tag) override;
@@ -183,6 +184,7 @@ IterationRun::IterationRun(const IterationInputs& in)
       memo_at_start_{memo_.simulations(), memo_.transfers(), memo_.events()},
       dp_algo_(in.sync.algorithm) {
   CLUSTERSIM_CHECK(m_ >= 1, "at least one micro-batch per replica");
+  memo_.set_invariants(in.invariants);  // the stage costs' memoised collectives are checked too
   const auto t0 = std::chrono::steady_clock::now();
   costs_ = plan_stage_costs(StageCostInputs{in.model, in.parallel, in.training, in.compute, layout_, memo_, dp_algo_,
                                             v_, m_, in.sync.tp_comm_overlap && in.parallel.sequence_parallel,
@@ -196,7 +198,6 @@ IterationRun::IterationRun(const IterationInputs& in)
   fwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
   bwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
   plan_pipeline_routes();
-  memo_.set_invariants(in.invariants);  // a shared memo forgets an earlier run's report
   if (in.invariants != nullptr) checks_.emplace(*in.invariants, ranks_, sim_);
   if (in.record_timeline) {
     net_.set_observer(this);
@@ -575,7 +576,6 @@ IterationResult IterationRun::run() {
     if (checks_) checks_->end_iteration(iteration_, rank(result_.critical_rank).times().done - iteration_start_);
   }
   if (checks_) checks_->live_collectives(in_.topo, live_);
-  memo_.set_invariants(nullptr);
   const double n = iterations;
   result_.iterations = iterations;
   result_.iteration_time_s = total / n;
