@@ -130,10 +130,28 @@ NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& rou
     channels = std::max(1, static_cast<int>(std::floor(path / speed + 1e-9)));
   } else {
     // One ring per channel leaves through one NIC; the group reaches min(NICs, local GPUs) NICs.
-    const double limit = std::min(g.nic_GBps, path);
-    speed = fitting_speed(speeds(compute_capability, true), limit);
+    // Every channel's ring also passes through each local GPU over NVLink at the channel's speed
+    // (search.cc follows GPU->GPU paths at bwIntra = bwInter and subtracts it from the link), so
+    // channels x speed never exceeds a GPU's NVLink. The search starts at the fastest speed that
+    // fits the NIC and steps down until it finds a channel per NIC (up to MAXCHANNELS / 2). It
+    // binds where NICs outnumber what NVLink can feed: the 72 NICs of an NVL72 rack (32 channels
+    // at 22 GB/s = 704 GB/s, not 64 x 24 = 1,536), DGX H100 (8 x 45 over 370.8 GB/s of NVLink,
+    // not 8 x 48), H800's 400 GB/s NVLink (8 x 20).
     const int nics = std::max(1, std::min(g.nics_per_node, g.ppn));
-    channels = nics * std::max(1, static_cast<int>(std::floor(g.nic_GBps / speed + 1e-9)));
+    auto channels_at = [&](double s) {
+      const int per_nic = std::max(1, static_cast<int>(std::floor(g.nic_GBps / s + 1e-9)));
+      return std::min({nccl::kMaxChannels / 2, nics * per_nic, static_cast<int>(std::floor(path / s + 1e-9))});
+    };
+    const std::span<const double> inter = speeds(compute_capability, true);
+    const int wanted = std::min(nics, nccl::kMaxChannels / 2);
+    speed = inter.back();
+    for (double s : inter) {
+      if (s <= std::min(g.nic_GBps, path) + 1e-9 && channels_at(s) >= wanted) {
+        speed = s;
+        break;
+      }
+    }
+    channels = std::max(1, channels_at(speed));
   }
   channels = std::min(channels, nccl::kMaxChannels / 2);
   if (speed >= 25.0) {  // search.cc: duplicate channels, halve the per-channel speed
@@ -144,8 +162,15 @@ NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& rou
   g.bw_intra_GBps = speed;
   g.bw_inter_GBps = speed;
 
-  g.nvls = hints.gpu_nvls && g.nodes == 1 && all_nvswitch && g.ppn >= 2 && g.cc_row >= 2;
-  g.nvls_channels = g.cc_row >= 3 ? nccl::kNvlsChannelsSm100 : nccl::kNvlsChannelsSm90;
+  // NVLS needs NVSwitch multicast between the group's GPUs of every node (each node's domain is
+  // alike); whether NCCL may run it across nodes is the tuner's business (NVLS needs CollNet
+  // there, NVLSTree does not).
+  g.nvls = hints.gpu_nvls && all_nvswitch && g.ppn >= 2 && g.cc_row >= 2;
+  g.nvls_channels = g.cc_row >= 3 ? (g.nodes > 1 ? nccl::kNvlsChannelsSm100MultiNode : nccl::kNvlsChannelsSm100)
+                                  : nccl::kNvlsChannelsSm90;
+  // NVLS heads (connect.cc): one per NVLS search channel, each a GPU (with its NIC across nodes),
+  // at most NCCL_MAX_NVLS_ARITY.
+  g.nvls_heads = std::min({g.ppn, nccl::kMaxNvlsArity, g.nodes > 1 ? std::max(1, g.nics_per_node) : g.ppn});
   g.collnet = hints.fabric_sharp && g.nodes > 1;
   return g;
 }
@@ -162,6 +187,7 @@ int NcclTuner::index(NcclAlgo a) {
     case NcclAlgo::Ring: return 1;
     case NcclAlgo::CollNetDirect: return 2;
     case NcclAlgo::Nvls: return 3;
+    case NcclAlgo::NvlsTree: return 4;
   }
   return 1;
 }
@@ -172,6 +198,7 @@ std::string_view NcclTuner::name(NcclAlgo a) {
     case NcclAlgo::Ring: return "Ring";
     case NcclAlgo::CollNetDirect: return "CollNetDirect";
     case NcclAlgo::Nvls: return "NVLS";
+    case NcclAlgo::NvlsTree: return "NVLSTree";
   }
   return "?";
 }
@@ -189,7 +216,15 @@ NcclCost NcclTuner::compute(NcclAlgo a, Protocol p) const {
     case NcclAlgo::Ring: c.eligible = ar || ag_rs || bcast_reduce; break;
     case NcclAlgo::Tree: c.eligible = ar; break;
     case NcclAlgo::Nvls:
-      c.eligible = p == Protocol::Simple && g.nvls && g.nvls_channels >= 2 && (ar || (ag_rs && g.ppn <= 32));
+      // Across nodes NCCL runs NVLS only with CollNet (tuning.cc: "Disable ... Collnet+NVLS if
+      // collnet is not supported"), which is off by default; all-gather and reduce-scatter on one
+      // node of <= NCCL_MAX_NVLS_ARITY GPUs (enqueue.cc).
+      c.eligible = p == Protocol::Simple && g.nvls && g.nodes == 1 && g.nvls_channels >= 2 &&
+                   (ar || (ag_rs && g.ppn <= nccl::kMaxNvlsArity));
+      break;
+    case NcclAlgo::NvlsTree:
+      // All-reduce only, never on one node (tuning.cc: "Disable NVLS Tree on a single node").
+      c.eligible = p == Protocol::Simple && g.nvls && g.nodes > 1 && g.nvls_channels >= 2 && ar;
       break;
     case NcclAlgo::CollNetDirect: c.eligible = false; break;
   }
@@ -201,11 +236,20 @@ NcclCost NcclTuner::compute(NcclAlgo a, Protocol p) const {
   const int nsteps = ar ? 2 * (n - 1) : (ag_rs ? n - 1 : n);
   const double nch = g.channels;
   double bus = nch * (g.nodes <= 2 ? g.bw_intra_GBps : g.bw_inter_GBps);
-  if (a == NcclAlgo::Nvls) {
+  if (a == NcclAlgo::Nvls || a == NcclAlgo::NvlsTree) {
+    // tuning.cc (v2.30.7): per channel, intraBw = bwIntra x nvlsEfficiency x (nCh - 1) / nCh, x 2
+    // for all-reduce (two operations pipelined); interBw = bwInter (x 2 for NVLSTree on <= 2
+    // nodes); NVLSTree also capped by perChMaxNVLSTreeBws. bwIntra: the GPU's NVLink split over the
+    // NVLS channels; bwInter: the heads' NICs split over them.
     const double nv = g.nvls_channels;
     double intra_bw = (g.path_GBps / nv) * nccl::kNvlsEfficiency[row] * (nv - 1) / nv;
     intra_bw *= ar ? 2.0 : static_cast<double>(g.ppn - 1) / g.ppn;
-    bus = nv * intra_bw;
+    double bw = intra_bw;
+    if (a == NcclAlgo::NvlsTree) {
+      const double inter_bw = g.nvls_heads * g.nic_GBps / nv * (g.nodes <= 2 ? 2.0 : 1.0);
+      bw = std::min({intra_bw, inter_bw, nccl::kPerChannelMaxNvlsTreeGBps[row][idx2]});
+    }
+    bus = nv * bw;
   } else if (a == NcclAlgo::Ring) {
     if (p == Protocol::LL) bus = std::min(ll_max, bus * 0.5);
     if (p == Protocol::LL128) bus = std::min(bus * 0.92, nch * nccl::kPerChannelMaxRingLl128GBps[row][idx2]);
@@ -217,7 +261,7 @@ NcclCost NcclTuner::compute(NcclAlgo a, Protocol p) const {
     }
   }
   c.bus_bw_GBps = bus;
-  if (a == NcclAlgo::Ring || (a == NcclAlgo::Nvls && ar)) {
+  if (a == NcclAlgo::Ring || ((a == NcclAlgo::Nvls || a == NcclAlgo::NvlsTree) && ar)) {
     c.alg_bw_GBps = bus * n / nsteps;
   } else if (a == NcclAlgo::Tree) {
     c.alg_bw_GBps = bus * 0.5;
@@ -256,6 +300,7 @@ double NcclTuner::latency(NcclAlgo a, Protocol p) const {
       break;
     case NcclAlgo::Tree: lat += 2 * ((g.ppn - 1) * intra_lat + log2i(g.nodes) * inter_lat); break;
     case NcclAlgo::Nvls: lat = intra_lat + (g.nodes > 1 ? inter_lat : 0.0); break;
+    case NcclAlgo::NvlsTree: lat += intra_lat + 2 * log2i(g.nodes) * inter_lat; break;
     case NcclAlgo::CollNetDirect:
       lat += 2 * (std::min(1, g.ppn - 1) * intra_lat + (g.ppn - 1) * 0.4) + inter_lat;
       break;
@@ -311,8 +356,8 @@ LaunchShape NcclTuner::launch_shape(NcclAlgo a, Protocol p, double bytes) const 
   s.max_threads = a == NcclAlgo::Tree ? nccl::kTreeThreads
                                       : nccl::kMaxThreads[pi] + (a == NcclAlgo::Ring && p == Protocol::Simple ? nccl::kWarpSize : 0);
   s.threads = s.max_threads;
-  if (a == NcclAlgo::Nvls || a == NcclAlgo::CollNetDirect) {
-    s.channels = a == NcclAlgo::Nvls ? graph_.nvls_channels : graph_.channels;
+  if (a == NcclAlgo::Nvls || a == NcclAlgo::NvlsTree || a == NcclAlgo::CollNetDirect) {
+    s.channels = a == NcclAlgo::CollNetDirect ? graph_.channels : graph_.nvls_channels;
     return s;
   }
   s.channels = graph_.channels;
