@@ -86,7 +86,11 @@ NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& rou
   std::map<int, std::vector<int>> by_server;
   for (int r : ranks) by_server[topo.server_of_gpu(r)].push_back(r);
   g.nodes = static_cast<int>(by_server.size());
-  for (const auto& [s, local] : by_server) g.ppn = std::max(g.ppn, static_cast<int>(local.size()));
+  int ppn_min = g.ranks;
+  for (const auto& [s, local] : by_server) {
+    g.ppn = std::max(g.ppn, static_cast<int>(local.size()));
+    ppn_min = std::min(ppn_min, static_cast<int>(local.size()));
+  }
 
   // The slowest intra-node path of the first server's GPUs (every server is built alike).
   const std::vector<int>& local = by_server.begin()->second;
@@ -130,28 +134,25 @@ NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& rou
     channels = std::max(1, static_cast<int>(std::floor(path / speed + 1e-9)));
   } else {
     // One ring per channel leaves through one NIC; the group reaches min(NICs, local GPUs) NICs.
-    // Every channel's ring also passes through each local GPU over NVLink at the channel's speed
-    // (search.cc follows GPU->GPU paths at bwIntra = bwInter and subtracts it from the link), so
-    // channels x speed never exceeds a GPU's NVLink. The search starts at the fastest speed that
-    // fits the NIC and steps down until it finds a channel per NIC (up to MAXCHANNELS / 2). It
-    // binds where NICs outnumber what NVLink can feed: the 72 NICs of an NVL72 rack (32 channels
-    // at 22 GB/s = 704 GB/s, not 64 x 24 = 1,536), DGX H100 (8 x 45 over 370.8 GB/s of NVLink,
-    // not 8 x 48), H800's 400 GB/s NVLink (8 x 20).
+    // With more NICs than MAXCHANNELS / 2 (the 72 of an NVL72 rack) the channel count is set by
+    // NVLink, not by the NICs: every ring channel crosses each local GPU's NVLink at the channel's
+    // speed (search.cc follows GPU->GPU paths at bwIntra = bwInter and subtracts it from the
+    // link), so the search steps down the speed array until 32 channels fit a GPU's NVLink: 32 x
+    // 22 GB/s = 704 GB/s on GB200, not 32 x 48 duplicated to 64 x 24 = 1,536 GB/s (which no ring
+    // can reach through a GPU's 721.8 GB/s). With a NIC per channel or fewer (DGX: 8 NICs, 16
+    // channels after duplication as NCCL reports on DGX H100) the NICs set it, as before.
     const int nics = std::max(1, std::min(g.nics_per_node, g.ppn));
-    auto channels_at = [&](double s) {
-      const int per_nic = std::max(1, static_cast<int>(std::floor(g.nic_GBps / s + 1e-9)));
-      return std::min({nccl::kMaxChannels / 2, nics * per_nic, static_cast<int>(std::floor(path / s + 1e-9))});
-    };
     const std::span<const double> inter = speeds(compute_capability, true);
-    const int wanted = std::min(nics, nccl::kMaxChannels / 2);
-    speed = inter.back();
-    for (double s : inter) {
-      if (s <= std::min(g.nic_GBps, path) + 1e-9 && channels_at(s) >= wanted) {
-        speed = s;
-        break;
+    speed = fitting_speed(inter, std::min(g.nic_GBps, path));
+    if (nics > nccl::kMaxChannels / 2) {
+      for (double s : inter) {
+        if (s <= speed + 1e-9 && nccl::kMaxChannels / 2 * s <= path + 1e-9) {
+          speed = s;
+          break;
+        }
       }
     }
-    channels = std::max(1, channels_at(speed));
+    channels = nics * std::max(1, static_cast<int>(std::floor(g.nic_GBps / speed + 1e-9)));
   }
   channels = std::min(channels, nccl::kMaxChannels / 2);
   if (speed >= 25.0) {  // search.cc: duplicate channels, halve the per-channel speed
@@ -165,12 +166,12 @@ NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& rou
   // NVLS needs NVSwitch multicast between the group's GPUs of every node (each node's domain is
   // alike); whether NCCL may run it across nodes is the tuner's business (NVLS needs CollNet
   // there, NVLSTree does not).
-  g.nvls = hints.gpu_nvls && all_nvswitch && g.ppn >= 2 && g.cc_row >= 2;
+  g.nvls = hints.gpu_nvls && all_nvswitch && ppn_min >= 2 && g.cc_row >= 2;
   g.nvls_channels = g.cc_row >= 3 ? (g.nodes > 1 ? nccl::kNvlsChannelsSm100MultiNode : nccl::kNvlsChannelsSm100)
                                   : nccl::kNvlsChannelsSm90;
   // NVLS heads (connect.cc): one per NVLS search channel, each a GPU (with its NIC across nodes),
   // at most NCCL_MAX_NVLS_ARITY.
-  g.nvls_heads = std::min({g.ppn, nccl::kMaxNvlsArity, g.nodes > 1 ? std::max(1, g.nics_per_node) : g.ppn});
+  g.nvls_heads = std::min({ppn_min, nccl::kMaxNvlsArity, g.nodes > 1 ? std::max(1, g.nics_per_node) : g.ppn});
   g.collnet = hints.fabric_sharp && g.nodes > 1;
   return g;
 }
