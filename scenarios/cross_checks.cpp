@@ -61,6 +61,13 @@ void Loader::check_layout() {
                  "tensor parallelism splits the KV heads evenly; use tp = " + divisor_list(heads_gcd, tp_limit));
   }
   if (auto e = check_stage_split(m.layers, p, model_name, tp_limit)) error_at_key(e->key, e->message, e->hint);
+  // Megatron-Core's TransformerConfig refuses cpu_offloading_num_layers >= num_layers.
+  if (const int off = spec_.training.activation_offload_layers; off > 0 && off >= m.layers)
+    error_at_key("training.activation_offload_layers",
+                 "activation_offload_layers = " + std::to_string(off) + " is not below the model's " +
+                     std::to_string(m.layers) + " layers",
+                 "offload at most layers - 1 = " + std::to_string(m.layers - 1) +
+                     " (each model chunk keeps its last layer's activations on the GPU), or 0 to turn it off");
   check_context_parallel();
   if (error_count() != before) layout_ok_ = false;
 }

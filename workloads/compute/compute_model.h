@@ -126,6 +126,7 @@ class ComputeModel {
   sim::SimTime host_time(const OpCost& op, Pass pass) const;
   double sm_fraction() const { return sm_fraction_; }  // MIG slice SMs / GPU SMs (1 without MIG)
   const ComputeConstants& constants() const { return constants_; }
+  const topology::GpuSpec& gpu() const { return gpu_; }
 
  private:
   sim::FlopsPerSec matmul_peak(const OpCost& op) const;  // datasheet peak the op's matmul runs at
