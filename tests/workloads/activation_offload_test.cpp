@@ -28,7 +28,7 @@ MemoryRequest gb200_llama3_70b_fsdp(int offload) {
   q.training.precision = clustersim::topology::Precision::Fp8;
   q.training.grad_dtype = StateDtype::Bf16;
   q.training.activation_offload_layers = offload;
-  q.capacity = Bytes{186e9};
+  q.capacity = Bytes{186.0 * 1073741824.0};  // the catalog's 186 GiB (gpu_memory_capacity)
   return q;
 }
 }  // namespace
