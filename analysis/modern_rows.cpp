@@ -76,20 +76,31 @@ ModernRow row_of(const CsvRecord& rec, const std::string& path, const std::strin
 // (xai-org/grok-1 model.py and run.py: 64 layers, emb 6144, 48 query heads of 128, 8 KV heads,
 // 8 experts, num_selected_experts 2, widening_factor 8 -> ffn_size 32768 per expert, every layer
 // MoE, no shared expert, gated-GELU MLP (three matrices, the "swiglu" kind's shapes), RMSNorm,
-// rotary positions, output layer = the input embedding transposed (InOutEmbed.decode): tied).
+// rotary positions, output layer = the input embedding transposed (InOutEmbed.decode): tied),
+// Qwen3-30B-A3B and Qwen3-235B-A22B (Qwen/Qwen3-30B-A3B, Qwen/Qwen3-235B-A22B config.json:
+// num_experts 128, num_experts_per_tok 8, moe_intermediate_size 768 / 1536, no shared expert,
+// decoder_sparse_step 1 and no mlp_only_layers: every layer MoE, head_dim 128 (Q 4096 / 8192 wide,
+// twice hidden), tie_word_embeddings false; their per-head QK RMSNorm is a pointwise op over Q and
+// K, not modelled). The Megatron-Bridge rows route with force-balanced token distribution (the
+// page's footnote), so their "tokendrop" variants drop nothing at capacity >= 1 and run the same
+// expert GEMMs as the dropless ones: both are modelled dropless.
 // Every architecture here has gated three-matrix MLPs and RMSNorm; `tied` is its config's
-// tie_word_embeddings. Rows of other MoE models stay skipped (other_moe_reason says why).
+// tie_word_embeddings, `head_dim` its head width when not hidden / heads (0 otherwise). Rows of
+// other MoE models stay skipped (other_moe_reason says why).
 struct MoeArch {
   const char* model;  // matched against the row's model name
   int experts, top_k, moe_ffn, shared, first_dense, freq, dense_ffn;
   bool tied;
+  int head_dim;
 };
 constexpr MoeArch kMoeArchs[] = {
-    {"Mixtral-8x7B", 8, 2, 14336, 0, 0, 1, 14336, false},
-    {"Mixtral-8x22B", 8, 2, 16384, 0, 0, 1, 16384, false},
-    {"Llama4-Maverick", 128, 1, 8192, 1, 1, 2, 16384, false},
-    {"Llama4-Scout", 16, 1, 8192, 1, 0, 1, 16384, false},
-    {"Grok-1", 8, 2, 32768, 0, 0, 1, 32768, true},
+    {"Mixtral-8x7B", 8, 2, 14336, 0, 0, 1, 14336, false, 0},
+    {"Mixtral-8x22B", 8, 2, 16384, 0, 0, 1, 16384, false, 0},
+    {"Llama4-Maverick", 128, 1, 8192, 1, 1, 2, 16384, false, 0},
+    {"Llama4-Scout", 16, 1, 8192, 1, 0, 1, 16384, false, 0},
+    {"Grok-1", 8, 2, 32768, 0, 0, 1, 32768, true, 0},
+    {"Qwen3-30B-A3B", 128, 8, 768, 0, 0, 1, 6144, false, 128},
+    {"Qwen3-235B-A22B", 128, 8, 1536, 0, 0, 1, 12288, false, 128},
 };
 
 const MoeArch* moe_arch_of(const ModernRow& r) {
@@ -132,19 +143,16 @@ std::string moe_skip_reason(const ModernRow& r) {
 //     qk_nope/rope head dims 128/64, v_head_dim 128), whose projections and head sizes differ from
 //     hidden / heads; the workloads' deepseek-v3 preset approximates it as multi-head attention,
 //     which undercounts the attention core by 192 / 56, too far to score against;
-//   * Qwen3-30B-A3B / Qwen3-235B-A22B (Qwen): head_dim 128 with 32 / 64 query heads, so the query
-//     width (4096 / 8192) is twice the hidden size (2048 / 4096): the model spec ties head width to
-//     hidden / heads;
-//   * GPT-OSS-120B (openai/gpt-oss-120b): head_dim 64 x 64 heads = 4096 != hidden 2880, and
-//     sliding-window attention (128 tokens) on every other layer;
+//   * GPT-OSS-120B (openai/gpt-oss-120b): sliding-window attention (sliding_window 128) on every
+//     other layer ("layer_types" alternates sliding and full attention), with learned attention
+//     sinks: the attention core is not full causal attention over the sequence on half the layers;
 //   * DeepSeek-V4-Flash: no published architecture in the row (its shape columns are empty).
 std::string other_moe_reason(const std::string& model) {
   if (has(model, "DeepSeek-V4")) return "mixture of experts without a published architecture (DeepSeek-V4)";
   if (has(model, "DeepSeek") || has(model, "Kimi"))
     return "mixture of experts with multi-head latent attention (MLA) not modelled";
-  if (has(model, "Qwen3")) return "mixture of experts with head_dim x heads != hidden (Qwen3) not modelled";
   if (has(model, "GPT-OSS"))
-    return "mixture of experts with head_dim x heads != hidden and sliding-window layers (GPT-OSS) not modelled";
+    return "mixture of experts with sliding-window attention layers (GPT-OSS) not modelled";
   return "mixture of experts whose architecture is not in modern_rows.cpp kMoeArchs (issue #11)";
 }
 
@@ -262,6 +270,7 @@ void write_model(std::ostringstream& t, const ModernRow& r) {
     t << "\nffn_hidden = " << moe->dense_ffn << "\nexperts = " << moe->experts << "\nexperts_per_token = " << moe->top_k
       << "\nmoe_ffn_hidden = " << moe->moe_ffn << "\nshared_experts = " << moe->shared
       << "\nfirst_dense_layers = " << moe->first_dense << "\nmoe_layer_freq = " << moe->freq;
+    if (moe->head_dim > 0) t << "\nhead_dim = " << moe->head_dim;
   } else if (r.ffn_hidden > 0) {
     t << "\nffn_hidden = " << r.ffn_hidden;
   }

@@ -32,10 +32,11 @@ using workloads::Schedule;
 void Loader::check_model_shape() {
   const std::size_t before = error_count();
   const auto& m = spec_.model;
-  if (m.hidden % m.heads != 0)
+  if (m.attention_head_dim == 0 && m.hidden % m.heads != 0)
     error_at_key(spec_.origins.count("model.heads") ? "model.heads" : "model.hidden",
                  "hidden = " + std::to_string(m.hidden) + " is not divisible by heads = " + std::to_string(m.heads),
-                 "the head size is hidden / heads; use heads = " + divisor_list(m.hidden, std::min(m.hidden, 256)));
+                 "the head size is hidden / heads; use heads = " + divisor_list(m.hidden, std::min(m.hidden, 256)) +
+                     ", or give the head size as head_dim");
   if (m.heads % m.kv_heads != 0)
     error_at_key(spec_.origins.count("model.kv_heads") ? "model.kv_heads" : "model.heads",
                  "heads = " + std::to_string(m.heads) + " is not a multiple of kv_heads = " + std::to_string(m.kv_heads),
