@@ -60,6 +60,7 @@ void show_model(std::ostream& out, const ScenarioSpec& spec) {
       << "hidden = " << m.hidden << "\n"
       << "heads = " << m.heads << "\n"
       << "kv_heads = " << m.kv_heads << "\n"
+      << (m.attention_head_dim > 0 ? "head_dim = " + std::to_string(m.attention_head_dim) + "\n" : std::string())
       << "ffn_hidden = " << m.ffn_hidden << "\n"
       << "seq_len = " << m.seq_len << "\n"
       << "vocab = " << m.vocab << "\n"

@@ -38,7 +38,8 @@ double layer_params(const ModelSpec& m, const MemoryOptions& o) {
   if (o.exact_layer_params) return m.layer_parameters();
   const double h = m.hidden;
   const double kv_width = static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) * m.head_dim();
-  const double attention = h * (h + 2.0 * kv_width) + h * h;
+  const double q = m.attention_width();
+  const double attention = h * (q + 2.0 * kv_width) + q * h;
   const double mlp = (m.mlp == MlpKind::Gelu ? 2.0 : 3.0) * h * m.ffn_hidden;
   return attention + mlp;
 }
@@ -359,17 +360,18 @@ std::vector<SavedTensor> saved_layer_tensors(const ModelSpec& model, int micro_b
   const bool dropout = has_dropout(model);
   const bool fp8 = g < e;
   const int kv = model.kv_heads > 0 ? model.kv_heads : model.heads;
-  const double kv_width = flash ? static_cast<double>(kv) * model.head_dim() : h;  // non-flash repeats groups
+  const double q_width = model.attention_width(), sbq = s * b * q_width;  // sbh unless head_dim is set
+  const double kv_width = flash ? static_cast<double>(kv) * model.head_dim() : q_width;  // non-flash repeats groups
   const double scores = a * s * s * b / t;
   std::vector<SavedTensor> x = {{"attention norm input", e * sbh / r}, {"QKV GEMM input", g * sbh / r},
-                                {"Q", e * sbh / t}, {"K", e * s * b * kv_width / t}};
+                                {"Q", e * sbq / t}, {"K", e * s * b * kv_width / t}};
   if (!flash && recompute == Recompute::None) {
     x.push_back({"softmax output", e * scores});
     if (dropout) x.insert(x.end(), {{"attention dropout mask", scores}, {"attention dropout output", e * scores}});
   }
   x.push_back({"V", e * s * b * kv_width / t});
-  x.push_back({"attention output (out-projection input)", e * sbh / t});
-  if (fp8) x.push_back({"out-projection input, FP8 copy", g * sbh / t});
+  x.push_back({"attention output (out-projection input)", e * sbq / t});
+  if (fp8) x.push_back({"out-projection input, FP8 copy", g * sbq / t});
   if (flash && recompute == Recompute::None) x.push_back({"softmax logsumexp (fp32)", 4.0 * a * s * b / t});
   if (dropout) x.push_back({"attention-output dropout mask", sbh / r});
   x.insert(x.end(), {{"MLP norm input", e * sbh / r}, {"MLP input", g * sbh / r}});
@@ -425,12 +427,12 @@ double deepspeed_pass(const std::vector<double>& modules, const std::vector<std:
 std::vector<double> stage_submodules(const ModelSpec& m, const ParallelSpec& par, int stage) {
   const double h = m.hidden, f = m.ffn_hidden, t = par.tp;
   const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
-  const double kv_width = static_cast<double>(kv) * m.head_dim();
+  const double kv_width = static_cast<double>(kv) * m.head_dim(), q = m.attention_width();
   const double fc1 = (m.mlp == MlpKind::Gelu ? 1.0 : 2.0) * h * f / t;
   std::vector<double> modules;
   if (stage == 0) modules.push_back(static_cast<double>(m.vocab) * h / t);
   for (int l = 0; l < par.layers_on_stage(m.layers, stage); ++l) {
-    modules.insert(modules.end(), {h * (h + 2.0 * kv_width) / t, h * h / t, fc1, f * h / t});
+    modules.insert(modules.end(), {h * (q + 2.0 * kv_width) / t, q * h / t, fc1, f * h / t});
   }
   if (stage == par.pp - 1) modules.push_back(static_cast<double>(m.vocab) * h / t);
   return modules;
