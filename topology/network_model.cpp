@@ -17,6 +17,13 @@ NetworkModel::NetworkModel(sim::Simulator& sim, const Topology& topo)
   }
 }
 
+void NetworkModel::set_observer(FlowObserver* observer) {
+  CLUSTERSIM_CHECK(observer == nullptr || stats_.transfers_started == stats_.transfers_finished,
+                   "an observer is set while no transfer is in flight (it needs their stream starts)");
+  observer_ = observer;
+  if (observer_ != nullptr) stream_start_.resize(flows_.size());
+}
+
 std::uint32_t NetworkModel::alloc_links(std::uint8_t hops) {
   std::vector<std::uint32_t>& free = free_links_[hops];
   if (!free.empty()) {
@@ -40,6 +47,7 @@ FlowId NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListene
   } else {
     f = static_cast<FlowId>(flows_.size());
     flows_.emplace_back();
+    if (observer_ != nullptr) stream_start_.emplace_back();
   }
   const std::uint32_t links = alloc_links(route.hops);
   std::copy_n(route.links.begin(), route.hops, link_pool_.begin() + links);
@@ -48,8 +56,7 @@ FlowId NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListene
   flow.hops = route.hops;
   flow.bytes = bytes.value;
   flow.remaining = bytes.value;
-  flow.rate = 0;
-  flow.cap = rate_cap;
+  flow.rate = rate_cap;  // the cap, until activation
   flow.who = who;
   flow.tag = tag;
   flow.streaming = false;
@@ -91,7 +98,7 @@ void NetworkModel::post(FlowId f, sim::SimTime at, std::uint64_t kind) {
 
 void NetworkModel::activate(FlowId f) {
   Flow& flow = flows_[f];
-  flow.stream_start = sim_.now();
+  if (observer_ != nullptr) stream_start_[f] = sim_.now();
   if (flow.remaining <= 0 || flow.hops == 0) {
     // Nothing to stream (zero bytes, or a GPU talking to itself): done once the latency has passed.
     finish(f);
@@ -102,7 +109,8 @@ void NetworkModel::activate(FlowId f) {
   const std::span<const std::uint16_t> weights =
       flow.folded ? std::span<const std::uint16_t>(weight_pool_.data() + flow.links, flow.hops)
                   : std::span<const std::uint16_t>{};
-  flow.var = solver_.add_variable(links_of(flow), flow.cap, weights);
+  flow.var = solver_.add_variable(links_of(flow), flow.rate, weights);
+  flow.rate = 0;
   if (var_to_flow_.size() <= flow.var) var_to_flow_.resize(flow.var + 1);
   var_to_flow_[flow.var] = f;
   stats_.peak_concurrent_flows = std::max(stats_.peak_concurrent_flows, solver_.live_variables());
@@ -166,7 +174,7 @@ void NetworkModel::finish(FlowId f) {
     Route route;
     std::copy(links.begin(), links.end(), route.links.begin());
     route.hops = flow.hops;
-    observer_->on_flow_done(FinishedFlow{route, flow.bytes, flow.stream_start, sim_.now(), flow.who, flow.tag});
+    observer_->on_flow_done(FinishedFlow{route, flow.bytes, stream_start_[f], sim_.now(), flow.who, flow.tag});
   }
   ++flow.generation;
   ++stats_.transfers_finished;

@@ -11,7 +11,7 @@
 // once the flow pool has grown to the peak number of concurrent flows.
 //
 // Memory per flow (direct all-to-all puts 16.7 M flows in flight at 4,096 GPUs, so this is what
-// bounds the largest runs): an 80-byte record, the route's links (4 bytes per hop, pooled by hop
+// bounds the largest runs): a 64-byte record, the route's links (4 bytes per hop, pooled by hop
 // count; latency and bottleneck are not kept: only the start needs them), the hop weights only for
 // folded flows (2 bytes per hop, in a pool that unfolded runs never grow), and 8 bytes per pending
 // activation or completion in a *batch*. Batches coalesce events: a run of flow events for one
@@ -102,21 +102,21 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   // Bytes that have crossed each link so far (finished transfers), for utilisation reports.
   double link_bytes(LinkId l) const { return link_bytes_[l]; }
   std::size_t active_flows() const { return solver_.live_variables(); }
-  // Observation only (see FlowObserver); null turns it off. Not owned.
-  void set_observer(FlowObserver* observer) { observer_ = observer; }
+  // Observation only (see FlowObserver); null turns it off. Not owned. Set it while no transfer
+  // is in flight (stream starts are kept only while observed).
+  void set_observer(FlowObserver* observer);
 
   void on_event(std::uint64_t tag) override;
   void on_flush() override;
 
  private:
-  // 80 bytes; the route's links live in link_pool_ (and weights in weight_pool_) at `links`.
+  // 64 bytes (one cache line); the route's links live in link_pool_ (and weights in weight_pool_)
+  // at `links`. Until activation `rate` holds the transfer's rate cap (the solver keeps it after).
   struct Flow {
     double bytes = 0;
     double remaining = 0;
     double rate = 0;
-    double cap = sim::kUnlimited;
     sim::SimTime last_update;
-    sim::SimTime stream_start;  // when the first byte left (for the observer)
     TransferListener* who = nullptr;
     std::uint64_t tag = 0;
     std::uint32_t links = 0;    // first of `hops` entries in link_pool_ (and weight_pool_ if folded)
@@ -126,7 +126,7 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
     bool streaming = false;
     bool folded = false;
   };
-  static_assert(sizeof(Flow) == 80, "the flow record stays 80 bytes (see the header comment)");
+  static_assert(sizeof(Flow) == 64, "the flow record stays one cache line (see the header comment)");
   enum : std::uint64_t { kActivate = 0, kComplete = 1 };
   // A batch entry: the flow and the generation its event was posted for (stale when they differ).
   static std::uint64_t encode(FlowId f, std::uint32_t gen) {
@@ -153,6 +153,7 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   const Topology& topo_;
   sim::FairShareSolver solver_;
   std::vector<Flow> flows_;
+  std::vector<sim::SimTime> stream_start_;  // per flow, when the first byte left; only with an observer
   std::vector<FlowId> free_flows_;
   std::vector<LinkId> link_pool_;
   std::vector<std::uint16_t> weight_pool_;  // grown only once a folded flow arrives
