@@ -143,7 +143,8 @@ void show_sync(std::ostream& out, const ScenarioSpec& spec) {
       << "tp_comm_overlap = " << b(spec.sync.tp_comm_overlap) << "\n"
       << "fsdp_prefetch = " << b(spec.sync.fsdp_prefetch) << "\n"
       << "offload_optimizer = " << quote_str(sim::name_of(workloads::kOffloadDeviceNames, spec.sync.offload_optimizer))
-      << "\n\n";
+      << "\n"
+      << "offload_delayed_update = " << b(spec.sync.offload_delayed_update) << "\n\n";
 }
 
 void show_finetune(std::ostream& out, const ScenarioSpec& spec) {
@@ -183,9 +184,20 @@ void show_cost(std::ostream& out, const ScenarioSpec& spec) {
 // [[job]] tables, as written (their `set` as an inline table of the --set strings).
 void show_jobs(std::ostream& out, const ScenarioSpec& spec) {
   for (const JobSpec& job : spec.jobs) {
-    out << "\n[[job]]\nname = " << quote_str(job.name) << "\nnodes = [";
-    for (std::size_t i = 0; i < job.nodes.size(); ++i) out << (i ? ", " : "") << job.nodes[i];
-    out << "]\n";
+    out << "\n[[job]]\nname = " << quote_str(job.name);
+    if (job.gpus_per_node() == spec.cluster.node.gpus && job.mig.empty()) {
+      out << "\nnodes = [";
+      for (std::size_t i = 0; i < job.nodes.size(); ++i) out << (i ? ", " : "") << job.nodes[i];
+      out << "]\n";
+    } else {
+      std::string gpus;
+      for (int g : job.gpus) {
+        if (!gpus.empty()) gpus += ',';
+        gpus += std::to_string(g);
+      }
+      out << "\ngpus = " << quote_str(gpus) << "\n";
+      if (!job.mig.empty()) out << "mig = " << quote_str(job.mig) << "\n";
+    }
     if (job.overrides.empty()) continue;
     out << "set = { ";
     for (std::size_t i = 0; i < job.overrides.size(); ++i) {
