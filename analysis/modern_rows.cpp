@@ -269,6 +269,25 @@ int micro_batch_of(const ModernRow& r) {
   return derived > 0 ? derived : table;
 }
 
+// Blackwell Megatron-FSDP recipes offload layers' activations to the host ([training]
+// activation_offload_layers, Megatron-Core cpu_offloading_num_layers):
+//   * Megatron-Bridge scripts/performance/configs/llama/llama3_workload_base_configs.py:
+//     LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V1/V2 (mbs 2) 40 layers, ..._GB200_BF16 20,
+//     ..._B200_FP8_CS 5; llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_GB200_FP8_CS_V1
+//     (tp 2, FSDP) 92;
+//   * NeMo scripts/performance/recommended_model_configs/model_configs_gb200.csv
+//     (activation_offload_layers column): llama3 70b fp8 (mbs 1) 0, llama31 405b fp8 (tp 2) 95.
+// Other rows offload nothing.
+int activation_offload_layers_of(const ModernRow& r) {
+  if (generation_of(r.gpu) != Generation::Blackwell || !has(r.zero_or_fsdp, "FSDP") || !nemo_stack(r)) return 0;
+  const bool bridge = modern_source_group(r) == "Megatron-Bridge", gb200 = r.gpu.starts_with("GB200");
+  const bool fp8 = fp8_row(r);
+  if (has(r.model, "405B")) return gb200 && fp8 ? (bridge ? 92 : 95) : 0;
+  if (!has(r.model, "70B") || !bridge) return 0;
+  if (!gb200) return fp8 ? 5 : 0;
+  return fp8 ? 40 : 20;
+}
+
 void write_layout(std::ostringstream& t, const ModernRow& r) {
   const int tp = std::max(r.tp, 1), pp = std::max(r.pp, 1);
   const bool fsdp = has(r.zero_or_fsdp, "FSDP");
@@ -287,6 +306,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   const bool nemotron4_dgxc = has(r.model, "Nemotron-4") && modern_source_group(r) == "dgxc-benchmarking";
   if (nemotron4_dgxc || (nemo_stack(r) && fp8_row(r))) t << "grad_dtype = \"bf16\"\n";
   if (nemotron4_dgxc) t << "optimizer_dtype = \"bf16\"\n";
+  if (const int off = activation_offload_layers_of(r); off > 0) t << "activation_offload_layers = " << off << "\n";
   t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
   if (nemo_stack(r) && tp > 1) t << "tp_comm_overlap = true\n";
 }
@@ -384,21 +404,9 @@ int fill_unstated_virtual_stages(std::vector<ModernRow>& rows) {
   return static_cast<int>(fills.size());
 }
 
-// Megatron-Bridge's Blackwell Megatron-FSDP recipes (B200, GB200, GB300) offload the activations
-// of 5-40 layers to the CPU (cpu_offloading_num_layers in scripts/performance/configs/llama/
-// llama3_workload_base_configs.py, e.g. LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V1: 40 layers):
-// without that the layout does not fit (70B at mbs 2, seq 8192, tp 1: 319 GiB of 186), and
-// activation offloading is not modelled, so these rows are skipped rather than refused.
-std::string offload_skip_reason(const ModernRow& row) {
-  if (generation_of(row.gpu) == Generation::Blackwell && has(row.zero_or_fsdp, "FSDP") && nemo_stack(row))
-    return "Megatron-FSDP recipe on Blackwell with activation CPU offloading (cpu_offloading_num_layers) not modelled";
-  return "";
-}
-
 std::string modern_skip_reason(const ModernRow& row) {
   if (std::string why = node_skip_reason(row); !why.empty()) return why;
   if (std::string why = unsupported_model(row); !why.empty()) return why;
-  if (std::string why = offload_skip_reason(row); !why.empty()) return why;
   if (std::string why = layout_skip_reason(row); !why.empty()) return why;
   if (moe_arch_of(row) != nullptr) {
     if (std::string why = moe_skip_reason(row); !why.empty()) return why;

@@ -82,6 +82,7 @@ RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& op
   workloads::IterationInputs in{cluster->topo, cluster->router, *gpu, *r.compute, spec.model, spec.parallel, spec.training,
                                 spec.sync, options.full, options.timeline, &cluster->memo,
                                 workloads::graph_hints(spec.cluster)};
+  if (options.check) in.invariants = &r.invariants.emplace();
   try {
     r.iteration = workloads::simulate_iteration(in);
   } catch (const workloads::CollectiveError& e) {

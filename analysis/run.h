@@ -11,6 +11,7 @@
 #include "analysis/cluster_cache.h"
 #include "analysis/memory_report.h"
 #include "scenarios/scenario_spec.h"
+#include "sim/invariant_report.h"
 #include "topology/topology.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/training/iteration_sim.h"
@@ -26,6 +27,7 @@ struct RunOptions {
   bool ignore_memory = false;   // simulate even when the scenario does not fit in GPU memory
   bool timeline = false;        // record spans for --trace
   ClusterCache* clusters = nullptr;  // optional: reuse built clusters across runs
+  bool check = false;           // check the invariants after every iteration (RunReport::invariants)
 };
 
 struct RunReport {
@@ -40,6 +42,8 @@ struct RunReport {
   double tokens_per_s = 0, samples_per_s = 0, model_tflops_per_gpu = 0, mfu = 0, hfu = 0;
   std::optional<double> time_to_train_s, cost_usd, energy_kwh;
   double energy_per_iteration_kwh = 0;
+  // With RunOptions::check: what the invariant checks found (workloads/training/iteration_invariants.h).
+  std::optional<sim::InvariantReport> invariants;
 };
 
 // Throws scenarios::ScenarioError for unknown model constants (with file:line), and

@@ -77,6 +77,14 @@ void Loader::check_layout() {
       error_with_choices(e->key, e->message, value_choices(e->key, e->values), listing_hint(e->lead, label, e->none, e->tail));
     }
   }
+  // Megatron-Core's TransformerConfig refuses cpu_offloading_num_layers >= num_layers.
+  if (const int off = spec_.training.activation_offload_layers; off > 0 && off >= m.layers)
+    error_with_choices("training.activation_offload_layers",
+                       "activation_offload_layers = " + std::to_string(off) + " is not below the model's " +
+                           std::to_string(m.layers) + " layers",
+                       value_choices("training.activation_offload_layers", {std::to_string(m.layers - 1), "0"}),
+                       listing_hint("each model chunk keeps its last layer's activations on the GPU; ",
+                                    "activation_offload_layers", "use a value below layers = " + std::to_string(m.layers)));
   check_context_parallel();
   if (error_count() != before) layout_ok_ = false;
 }

@@ -128,6 +128,7 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
       << "grad_dtype = " << quote_str(sim::name_of(workloads::kStateDtypeNames, tr.grad_dtype)) << "\n"
       << "optimizer_dtype = " << quote_str(sim::name_of(workloads::kStateDtypeNames, tr.optimizer_dtype)) << "\n"
       << "iterations = " << tr.iterations << "\n";
+  if (tr.activation_offload_layers > 0) out << "activation_offload_layers = " << tr.activation_offload_layers << "\n";
   if (tr.tokens > 0)
     out << "tokens = " << toml_float(tr.tokens) << "\n\n";
   else

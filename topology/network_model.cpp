@@ -67,6 +67,7 @@ FlowId NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListene
   }
   ++flow.generation;
   ++stats_.transfers_started;
+  if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_injected(flow.bytes);
   const sim::SimTime delay = route.latency + extra_latency;
   if (delay.ps > 0) {
     post(f, sim_.now() + delay, kActivate);
@@ -101,6 +102,7 @@ void NetworkModel::activate(FlowId f) {
   if (observer_ != nullptr) stream_start_[f] = sim_.now();
   if (flow.remaining <= 0 || flow.hops == 0) {
     // Nothing to stream (zero bytes, or a GPU talking to itself): done once the latency has passed.
+    if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_landed(flow.bytes);
     finish(f);
     return;
   }
@@ -120,17 +122,20 @@ void NetworkModel::activate(FlowId f) {
 void NetworkModel::on_flush() {
   if (!solver_.needs_solve()) return;
   const sim::SimTime now = sim_.now();
+  sim::EngineInvariants* inv = sim_.invariants();
   for (sim::VariableId v : solver_.solve()) {
     const FlowId f = var_to_flow_[v];
     Flow& flow = flows_[f];
     if (flow.rate > 0) flow.remaining -= flow.rate * (now - flow.last_update).seconds();
     flow.last_update = now;
+    if (inv != nullptr) inv->rate_changed(links_of(flow), weights_of(flow), flow.rate, solver_.rate(v));
     flow.rate = solver_.rate(v);
     ++flow.generation;
     ++stats_.rate_updates;
     const double left = std::max(0.0, flow.remaining);
     post(f, now + sim::SimTime::from_seconds(left / flow.rate), kComplete);
   }
+  if (inv != nullptr) inv->check_capacities(solver_, now);
 }
 
 // Runs a batch's flow events in the order they were posted; each stands for one event of its own.
@@ -157,6 +162,11 @@ void NetworkModel::on_event(std::uint64_t tag) {
 
 void NetworkModel::complete(FlowId f) {
   Flow& flow = flows_[f];
+  if (sim::EngineInvariants* inv = sim_.invariants()) {
+    const double undelivered = flow.remaining - flow.rate * (sim_.now() - flow.last_update).seconds();
+    inv->rate_changed(links_of(flow), weights_of(flow), flow.rate, 0.0);
+    inv->flow_delivered(flow.bytes, undelivered, flow.rate, sim_.now());
+  }
   solver_.remove_variable(flow.var);
   flow.streaming = false;
   sim_.request_flush(this);

@@ -26,6 +26,9 @@
 // hops; latency and bottleneck are not kept), bytes and streaming interval, for link-traffic
 // reports. It only observes: simulated times are the same with or without one, and without one the
 // only cost is a null test per finished transfer.
+//
+// When the simulator carries invariant checks (Simulator::set_invariants), the model reports each
+// flow's injection, rate changes and delivery to them; without, a null test per flow and per solve.
 #pragma once
 
 #include <array>
@@ -148,6 +151,10 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   void activate(FlowId f);
   void complete(FlowId f);
   void finish(FlowId f);
+  // For the invariant checks (sim/engine_invariants.h): a flow's folding weights (null: unfolded).
+  const std::uint16_t* weights_of(const Flow& flow) const {
+    return flow.folded ? weight_pool_.data() + flow.links : nullptr;
+  }
 
   sim::Simulator& sim_;
   const Topology& topo_;

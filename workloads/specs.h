@@ -271,6 +271,10 @@ struct TrainingSpec {
   StateDtype optimizer_dtype = StateDtype::Fp32;
   int iterations = 1;
   double tokens = 0.0;         // total training tokens (0 = not given)
+  // Activation CPU offloading: layers per model chunk whose saved activations go to host memory
+  // after their forward and come back before their backward (Megatron-Core
+  // cpu_offloading_num_layers; workloads/memory/activation_offload.h). 0 = off.
+  int activation_offload_layers = 0;
   FinetuneSpec finetune;       // [finetune]: full training (default) or LoRA adapters
 
   int micro_batches_per_replica(int dp) const { return global_batch / (micro_batch * dp); }

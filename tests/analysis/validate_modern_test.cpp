@@ -130,10 +130,11 @@ TEST_CASE("analysis::modern_skip_reason: what cannot be expressed yet is refused
     CHECK(gb->cluster.node.id == "gb200-nvl72");
     CHECK(gb->cluster.nodes == 1);
     CHECK(gb->cluster.used_gpus() == 8);
-    // Megatron-FSDP on Blackwell in a NeMo-based recipe offloads activations to the CPU: skipped.
+    // Megatron-FSDP on Blackwell in a NeMo-based recipe is expressed since activation offloading
+    // is modelled ([training] activation_offload_layers; the recipes' counts: the test below).
     ModernRow fsdp = llama8b("GB200", "step_time", 1);
     fsdp.zero_or_fsdp = "FSDP=8";
-    CHECK(modern_skip_reason(fsdp).find("activation CPU offloading") != std::string::npos);
+    CHECK(modern_skip_reason(fsdp).empty());
     fsdp.gpu = "H100";
     CHECK(modern_skip_reason(fsdp).empty());
     // The notes' gradient-accumulation steps decide the micro-batch when the table disagrees.
@@ -281,4 +282,20 @@ TEST_CASE("analysis::cross_fit: fitting the sustained clock on a set lowers that
   CHECK(f.fitted_before.mape > 0.02);  // there is something to fit
   CHECK(f.fitted_after.mape < f.fitted_before.mape);
   CHECK(f.values[0] != doctest::Approx(f.defaults[0]));
+}
+
+TEST_CASE("analysis::modern rows: Blackwell Megatron-FSDP rows run with their recipe's activation offloading") {
+  // Megatron-Bridge 25.11 Llama3-70B GB200 FP8-CS, FSDP over 64, mbs 2: LLAMA3_70B_PRETRAIN_CONFIG_
+  // GB200_FP8_CS_V2 offloads 40 layers; without them the layout does not fit 186 GB.
+  const ModernRow& row = row_at(modern_set(), "training_megatron_bridge.csv", 490);
+  CHECK(modern_skip_reason(row).empty());
+  std::string why;
+  const auto spec = scenario_for_modern_row(row, &why);
+  REQUIRE_MESSAGE(spec.has_value(), why);
+  CHECK(spec->training.activation_offload_layers == 40);
+  CHECK(spec->parallel.zero == 3);
+  // A Hopper row of a non-FSDP recipe offloads nothing.
+  const auto h100 = scenario_for_modern_row(row_at(modern_set(), "training_megatron_bridge.csv", 574), &why);
+  REQUIRE(h100.has_value());
+  CHECK(h100->training.activation_offload_layers == 0);
 }

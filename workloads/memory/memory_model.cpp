@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "workloads/memory/activation_offload.h"
 #include "workloads/model/lora.h"
 
 // Runtime constants (declared in the header):
@@ -196,6 +197,16 @@ void add_moe_activations(Builder& out, const MemoryRequest& r, int stage, double
           "dispatch + combine: 2 x k x load x e*s*b*h/t, one micro-batch", kLayerForward | kLayerBackward);
 }
 
+// Layers of `stage` whose activations are offloaded: each of its model chunks offloads up to
+// `offload` layers, never its last (activation_offload.h).
+int offloaded_layers_on_stage(const ParallelSpec& par, int layers, int stage, int offload) {
+  if (offload <= 0) return 0;
+  int n = 0;
+  for (int c = 0; c < std::max(par.virtual_stages, 1); ++c)
+    n += offloaded_layers_in_chunk(par.layers_in_chunk(layers, c * par.pp + stage), offload);
+  return n;
+}
+
 void add_activations(Builder& out, const MemoryRequest& r, int stage) {
   const ModelSpec m = sequence_shard(r.model, r.parallel);
   const ParallelSpec& par = r.parallel;
@@ -212,9 +223,18 @@ void add_activations(Builder& out, const MemoryRequest& r, int stage) {
                                          : (bytes.gemm_input < e ? "materialised scores, FP8 GEMM inputs" : "materialised scores");
   const std::string what = tr.recompute == Recompute::Full ? std::string("layer input ") + (sp ? "e*sbh/t" : "e*sbh")
                                                            : std::string("saved tensors, ") + kernel;
-  out.add("layers: activations", MemoryCategory::Activations, per_layer * layers * in_flight,
+  const int offloaded = offloaded_layers_on_stage(par, m.layers, stage, tr.activation_offload_layers);
+  out.add("layers: activations", MemoryCategory::Activations, per_layer * (layers - offloaded) * in_flight,
           fmt("%.6g B/layer/micro-batch (", per_layer) + what +
-              fmt(") x %g layers x %g micro-batches in flight", layers, in_flight));
+              fmt(") x %g layers x %g micro-batches in flight", layers - offloaded, in_flight) +
+              (offloaded > 0 ? fmt(" (%g layers offloaded to the host)", offloaded) : std::string()));
+  if (offloaded > 0) {
+    out.add("layers: offloaded activations in transit", MemoryCategory::Activations, per_layer,
+            "one offloaded layer's saved tensors while they copy to or from the host (double buffer)");
+    out.add("layers: offloaded activations (host)", MemoryCategory::Host, per_layer * offloaded * in_flight,
+            fmt("%.6g B/layer/micro-batch x %g offloaded layers", per_layer, offloaded) +
+                fmt(" x %g micro-batches in flight, in host memory", in_flight));
+  }
   if (tr.recompute == Recompute::Full) {
     const double working = activation_bytes_per_layer(m, tr.micro_batch, t, sp, Recompute::None, bytes).value;
     out.add("layers: recompute working set", MemoryCategory::Activations, working,

@@ -58,6 +58,9 @@ struct IterationInputs {
   // With `full`: live collectives whose channels cross identical links run one channel weighted by
   // the channel count (channel_folding.h; exact). Off only to check folding against the unfolded run.
   bool fold_live_channels = true;
+  // Invariant checks after every iteration (iteration_invariants.h, sim/engine_invariants.h,
+  // collective_bound.h) write here; null: off. Not owned.
+  sim::InvariantReport* invariants = nullptr;
 };
 
 // What a timeline span stands for.
