@@ -231,9 +231,8 @@ void InNetworkCollective::multicast(std::size_t g, std::uint32_t chunk) {
 }
 
 void InNetworkCollective::on_transfer_done(std::uint64_t tag) {
-  const Kind kind = static_cast<Kind>(tag >> 62);
-  const std::size_t id = static_cast<std::size_t>((tag >> 32) & 0x3fffffffULL);
-  const std::uint32_t chunk = static_cast<std::uint32_t>(tag & 0xffffffffULL);
+  const auto [kind_bits, id, chunk] = TransferTag::decode(tag);
+  const Kind kind = static_cast<Kind>(kind_bits);
   switch (kind) {
     case kMemberUp:
       --members_[id].up_in_flight;

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "workloads/collectives/collective_algorithm.h"
+#include "workloads/collectives/transfer_tag.h"
 
 namespace clustersim::workloads {
 
@@ -70,9 +71,7 @@ class InNetworkCollective final : public CollectiveAlgorithm {
     int copies = 1;             // leaves it stands for (0: folded onto another, not simulated)
   };
   enum Kind : std::uint64_t { kMemberUp = 0, kGroupUp = 1, kGroupDown = 2, kMemberDown = 3 };
-  static std::uint64_t encode(Kind k, std::size_t id, std::uint32_t chunk) {
-    return (static_cast<std::uint64_t>(k) << 62) | (static_cast<std::uint64_t>(id) << 32) | chunk;
-  }
+  static std::uint64_t encode(Kind k, std::size_t id, std::uint32_t chunk) { return TransferTag::encode(k, id, chunk); }
   void begin() override;
   void try_send(std::size_t m);
   void arrive(std::size_t g, std::uint32_t chunk);

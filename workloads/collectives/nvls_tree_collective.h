@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "workloads/collectives/collective_algorithm.h"
+#include "workloads/collectives/transfer_tag.h"
 
 namespace clustersim::workloads {
 
@@ -56,9 +57,7 @@ class NvlsTreeCollective final : public CollectiveAlgorithm {
     std::array<std::vector<topology::Route>, 2> to_parent;  // head i -> parent's head i, per tree
   };
   enum Kind : std::uint64_t { kMemberUp = 0, kTreeUp = 1, kTreeDown = 2, kMemberDown = 3 };
-  static std::uint64_t encode(Kind k, std::size_t id, std::uint32_t chunk) {
-    return (static_cast<std::uint64_t>(k) << 62) | (static_cast<std::uint64_t>(id) << 32) | chunk;
-  }
+  static std::uint64_t encode(Kind k, std::size_t id, std::uint32_t chunk) { return TransferTag::encode(k, id, chunk); }
   void build_trees();
   void begin() override;
   void try_send(std::size_t m);

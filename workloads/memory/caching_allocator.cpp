@@ -454,25 +454,19 @@ void forward_unit(Replayer& rep, const UnitPlan& u, std::vector<AllocHandle>& sa
 // come back from the host first (reloaded) and go back after its backward.
 void backward_unit(Replayer& rep, const UnitPlan& u, std::vector<AllocHandle>& saved) {
   for (int l = u.layers - 1; l >= 0 && !rep.oom(); --l) {
-    std::vector<AllocHandle> temp, recomputed;
-    if (l < u.offloaded) {
-      std::vector<AllocHandle> reloaded;
-      rep.take_all(u.saved, reloaded);
-      rep.take_all(u.working, recomputed);
-      rep.take(u.scores_workspace, temp);
-      rep.take(u.input_grad, temp);
-      rep.take(u.mlp_grad, temp);
-      rep.give_back(temp);
-      rep.give_back(recomputed);
-      rep.give_back(reloaded);
-      continue;
-    }
+    std::vector<AllocHandle> temp, recomputed, reloaded;
+    const bool offloaded = l < u.offloaded;
+    if (offloaded) rep.take_all(u.saved, reloaded);
     rep.take_all(u.working, recomputed);
     rep.take(u.scores_workspace, temp);
     rep.take(u.input_grad, temp);
     rep.take(u.mlp_grad, temp);
     rep.give_back(temp);
     rep.give_back(recomputed);
+    if (offloaded) {
+      rep.give_back(reloaded);
+      continue;
+    }
     std::vector<AllocHandle> layer(saved.end() - static_cast<std::ptrdiff_t>(std::min(u.saved.size(), saved.size())),
                                    saved.end());
     saved.resize(saved.size() - layer.size());
