@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kRootKeys[] = {"name",  "cluster",         "model", "parallelism", "training",
-                                          "sync", "model_constants", "cost"};
+                                          "sync", "model_constants", "cost", "amp", "data"};
 
 }  // namespace
 
@@ -44,6 +44,8 @@ void Loader::read_root() {
   const toml::table* sync = root.subtable("sync");
   const toml::table* constants = root.subtable("model_constants");
   const toml::table* cost = root.subtable("cost");
+  const toml::table* amp = root.subtable("amp");
+  const toml::table* data = root.subtable("data");
 
   // A misspelt section ([modle]) is reported as unknown; do not also call [model] missing.
   std::vector<std::string> misspelt;
@@ -69,6 +71,8 @@ void Loader::read_root() {
   read_sync(sync);
   read_model_constants(constants);
   read_cost(cost);
+  read_amp(amp);
+  read_data(data);
   root.finish();
 
   if (model_ok_) check_model_shape();
@@ -76,6 +80,7 @@ void Loader::read_root() {
   if (cluster_ok_ && parallel_ok_) check_gpu_count();
   if (cluster_ok_ && parallel_ok_ && training_ok_) check_batch();
   if (cluster_ok_ && training_ok_) check_precision();
+  if (cluster_ok_ && training_ok_) check_amp();
   if (model_ok_ && parallel_ok_) check_experts();
 }
 

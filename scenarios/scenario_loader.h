@@ -12,6 +12,7 @@
 //   cross_checks.cpp               check_model_shape, check_layout (+ check_context_parallel), check_gpu_count, check_batch,
 //                                  check_precision
 //   moe_checks.cpp                 check_experts (mixture of experts against expert parallelism)
+//   amp_data_sections.cpp          [amp] (fp16 loss scaling), [data] (the input pipeline)
 // A section reader returns false when its section had errors, so the cross-key checks that need
 // it are skipped instead of piling consequential errors on top.
 #pragma once
@@ -54,6 +55,9 @@ class Loader : public LoadContext {
   void check_overlap(std::optional<bool> overlap, std::optional<bool> overlap_grad_reduce);
   void read_model_constants(const toml::table* t);
   void read_cost(const toml::table* t);
+  void read_amp(const toml::table* t);
+  void read_data(const toml::table* t);
+  void check_amp();
   void read_constants_file(const std::string& path, const KeyOrigin& include_at);
   void check_model_shape();
   void check_layout();

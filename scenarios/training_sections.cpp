@@ -18,7 +18,7 @@ constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual
                                               "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers", "zero3_gather",
                                               "cp", "cp_comm_type", "ep"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
-                                              "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype"};
+                                              "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype", "launch_blocking"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch"};
 
@@ -83,6 +83,7 @@ bool Loader::read_training(const toml::table* t) {
   if (auto v = s.number("tokens", 0.0, false, "300e9")) tr.tokens = *v;
   if (auto v = s.choice("grad_dtype", workloads::kStateDtypeNames)) tr.grad_dtype = *v;
   if (auto v = s.choice("optimizer_dtype", workloads::kStateDtypeNames)) tr.optimizer_dtype = *v;
+  if (auto v = s.boolean("launch_blocking")) tr.launch_blocking = *v;
   s.finish();
   return error_count() == before;
 }

@@ -200,6 +200,9 @@ struct TrainingSpec {
   StateDtype optimizer_dtype = StateDtype::Fp32;
   int iterations = 1;
   double tokens = 0.0;         // total training tokens (0 = not given)
+  // CUDA_LAUNCH_BLOCKING=1: every kernel waits for the host (no compute/communication overlap,
+  // a host round trip per kernel: ComputeModel::set_launch_blocking, docs/model.md).
+  bool launch_blocking = false;
 
   int micro_batches_per_replica(int dp) const { return global_batch / (micro_batch * dp); }
 };

@@ -67,8 +67,10 @@ enum class SpanKind : std::uint8_t {
                    // context-parallel K/V exchange that attention did not hide
   PipelineSend,    // stream 1: one activation (or its gradient) from send to arrival, a live flow
   DataParallel,    // stream 2: one bucket's collective (memoised duration, or live flows with `full`)
-  ExpertParallel   // compute stream, nested like TensorParallel, just before it: the pass's MoE
+  ExpertParallel,  // compute stream, nested like TensorParallel, just before it: the pass's MoE
                    // dispatch and combine all-to-alls over the expert-parallel group
+  DataStall        // stream 3 (input pipeline): the wait for the next batch and its host-to-device
+                   // copy before an iteration ([data]; added by the run, analysis/what_ifs.h)
 };
 
 // One span on a timeline (for traces, reports and sampled metrics). Times are seconds from the
@@ -115,6 +117,7 @@ struct IterationBreakdown {
   double dp_overlapped = 0;   // data-parallel collective seconds not exposed
   double cp_overlapped = 0;   // context-parallel exchange seconds hidden behind attention
   double overlap_sm_cost = 0; // part of compute: GEMMs slowed by the overlapped collectives' SMs
+  double data_stall = 0;      // the input pipeline's wait and copy ([data]); 0 without it
 };
 
 struct IterationResult {
