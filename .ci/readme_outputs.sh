@@ -30,7 +30,7 @@ run collective --node dgx-a100-80gb --op allreduce --algo ring -b 1M -e 8G -f 2
 run run "$lib/llama3-8b-hgx-h100.toml" --format json --trace t.json
 cp "$work/t.json" "$out/trace.json" 2>/dev/null
 run run "$lib/gpt3-175b-dgx-a100.toml" --set parallelism.pp=16 --set parallelism.dp=8 --set sync.overlap=false
-run run "$lib/llama2-70b-dgx-h100-16nodes.toml" --report report.html --dmon dmon.txt -e 203,204,1011,155
+run run "$lib/llama2-70b-dgx-h100-16nodes.toml" --report report.html --dmon dmon.txt -e 203,204,1002,1004,1005,1011,155
 cp "$work/report.html" "$work/dmon.txt" "$out/" 2>/dev/null
 run run "$lib/llama2-70b-dgx-h100-16nodes.toml" --set sync.tp_comm_overlap=false
 run run "$lib/llama3-405b-dgx-h100.toml"

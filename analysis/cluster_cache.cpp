@@ -11,8 +11,8 @@ namespace {
 std::string cluster_key(const topology::ClusterSpec& c) {
   const auto& n = c.node;
   // Every field build_cluster reads: two specs with one key must build the same topology.
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", n.gpu, n.gpus, static_cast<int>(n.intra), n.pcie_gen,
-                     n.gpus_per_pcie_switch, n.sockets, n.nic, n.nics, c.nodes, static_cast<int>(c.resolved_fabric()),
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", n.gpu, n.gpus, static_cast<int>(n.intra), n.pcie_gen,
+                     n.gpus_per_pcie_switch, n.sockets, n.nic, n.nics, static_cast<int>(n.nic_attach), c.nodes, static_cast<int>(c.resolved_fabric()),
                      c.oversubscription, static_cast<int>(c.resolved_routing()), n.id);
 }
 

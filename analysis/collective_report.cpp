@@ -9,26 +9,66 @@
 
 namespace clustersim::analysis {
 
-long long CollectiveRow::count() const { return static_cast<long long>(size_bytes / 4.0); }
+using workloads::CollectiveOp;
+
+long long CollectiveRow::count() const {
+  const bool per_rank = op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllToAll;
+  const double elements = size_bytes / 4.0;
+  return static_cast<long long>(per_rank && ranks > 0 ? elements / ranks : elements);
+}
 
 const char* CollectiveRow::redop() const {
-  using workloads::CollectiveOp;
   return (op == CollectiveOp::AllReduce || op == CollectiveOp::ReduceScatter || op == CollectiveOp::Reduce) ? "sum"
                                                                                                              : "none";
 }
 
-std::string collective_table(const std::string& title, const std::vector<CollectiveRow>& rows) {
+int CollectiveRow::root() const { return (op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce) ? 0 : -1; }
+
+std::string nccl_tests_time(double time_us) {
+  if (time_us >= 10000.0) return fmt::format("{:7.0f}", time_us);
+  if (time_us >= 100.0) return fmt::format("{:7.1f}", time_us);
+  return fmt::format("{:7.2f}", time_us);
+}
+
+namespace {
+
+// The three header lines, widths as nccl-tests prints them (fields separated by two spaces; the
+// #wrong header by one, its values right-aligned in 5 after two).
+std::string table_header(bool extra) {
+  std::string out = fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place          \n",
+                                "", "", "", "", "");
+  out += fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6} {:>6}  {:>7}  {:>6}  {:>6} {:>6}", "size",
+                     "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+  out += extra ? fmt::format("  {:<16} {:>6} {:>3} {:>3}\n", "algo", "proto", "ch", "ck") : "\n";
+  out += fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>5}  {:>7}  {:>6}  {:>6}  {:>5}\n", "(B)",
+                     "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+  return out;
+}
+
+}  // namespace
+
+std::string collective_table(const std::string& title, const std::vector<CollectiveRow>& rows,
+                             const CollectiveTableOptions& options) {
   std::string out = fmt::format("# {}\n", title);
-  out += fmt::format("#{:>14} {:>13} {:>7} {:>6} {:>10} {:>9} {:>9}  {:<16} {:>6} {:>3} {:>3}\n", "size(B)", "count",
-                     "type", "redop", "time(us)", "algbw", "busbw", "algo", "proto", "ch", "ck");
-  out += fmt::format("#{:>14} {:>13} {:>7} {:>6} {:>10} {:>9} {:>9}\n", "", "(elements)", "", "", "", "(GB/s)",
-                     "(GB/s)");
+  for (const std::string& line : options.preamble) out += line.empty() ? "#\n" : fmt::format("# {}\n", line);
+  out += "#\n" + table_header(options.extra_columns);
+  double busbw_sum = 0;
   for (const CollectiveRow& r : rows) {
-    out += fmt::format("{:>15} {:>13} {:>7} {:>6} {:>10.2f} {:>9.2f} {:>9.2f}  {:<16} {:>6} {:>3} {:>3}\n",
-                       static_cast<long long>(r.size_bytes), r.count(), "float", r.redop(), r.time_us(),
-                       r.algbw_GBps(), r.busbw_GBps(), workloads::to_string(r.result.algo),
-                       workloads::to_string(r.result.protocol), r.result.channels, r.result.chunks);
+    out += fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", static_cast<long long>(r.size_bytes), r.count(), "float",
+                       r.redop(), r.root());
+    const std::string group =
+        fmt::format("  {}  {:>6.2f}  {:>6.2f}  {:>5}", nccl_tests_time(r.time_us()), r.algbw_GBps(), r.busbw_GBps(), "N/A");
+    out += group + group;
+    if (options.extra_columns) {
+      out += fmt::format("  {:<16} {:>6} {:>3} {:>3}", workloads::to_string(r.result.algo),
+                         workloads::to_string(r.result.protocol), r.result.channels, r.result.chunks);
+    }
+    out += "\n";
+    busbw_sum += r.busbw_GBps();
   }
+  out += "# Out of bounds values : 0 OK\n";
+  out += fmt::format("# Avg bus bandwidth    : {:g}\n", rows.empty() ? 0.0 : busbw_sum / static_cast<double>(rows.size()));
+  out += "#\n";
   return out;
 }
 

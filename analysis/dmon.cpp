@@ -16,11 +16,14 @@
 namespace clustersim::analysis {
 namespace {
 
-constexpr std::array<DmonField, 8> kFields{{
+constexpr std::array<DmonField, 11> kFields{{
     {100, "SMCLK", false},
     {155, "POWER", true},
     {203, "GPUTL", false},
     {204, "MCUTL", false},
+    {1002, "SMACT", true},
+    {1004, "TENSO", true},
+    {1005, "DRAMA", true},
     {1009, "PCITX", false},
     {1010, "PCIRX", false},
     {1011, "NVLTX", false},
@@ -54,6 +57,9 @@ struct Entity {
   int gpu = 0;
   std::vector<Interval> busy;                        // merged compute-stream intervals
   std::vector<std::pair<Interval, double>> memory;   // compute spans and their memory-busy share
+  std::vector<std::pair<Interval, double>> tensor;   // compute spans and their tensor-busy share
+  std::vector<Interval> comm;                        // blocking collectives nested in the passes
+  int host = 0, local = 0;                           // server and its GPU index (dcgmi's "GPU <id>")
   std::vector<topology::LinkId> nvl_tx, nvl_rx, pci_tx, pci_rx;
 };
 
@@ -67,8 +73,12 @@ std::vector<Entity> entities(const RunReport& r, const topology::Topology& topo)
     e.gpu = s.gpu;
     spans[static_cast<std::size_t>(s.rank)].push_back({s.start_s, s.end_s});
     if (s.kind != workloads::SpanKind::TensorParallel && s.kind != workloads::SpanKind::ContextParallel &&
-        s.kind != workloads::SpanKind::ExpertParallel)
+        s.kind != workloads::SpanKind::ExpertParallel) {
       e.memory.push_back({{s.start_s, s.end_s}, s.memory_busy});
+      e.tensor.push_back({{s.start_s, s.end_s}, s.tensor_busy});
+    } else {
+      e.comm.push_back({s.start_s, s.end_s});
+    }
   }
   for (std::size_t k = 0; k < out.size(); ++k) {
     auto& v = spans[k];
@@ -82,6 +92,8 @@ std::vector<Entity> entities(const RunReport& r, const topology::Topology& topo)
     }
     Entity& e = out[k];
     if (e.gpu < 0) e.gpu = static_cast<int>(k) * r.spec.parallel.tp * r.spec.parallel.cp * r.spec.parallel.dp;
+    e.host = topo.server_of_gpu(e.gpu);
+    e.local = e.gpu - e.host * topo.gpus_per_server();
     for (topology::LinkId l : topo.out_links(topo.gpu(e.gpu))) {
       const auto kind = topo.link(l).kind;
       if (kind == topology::LinkKind::NvLink) {
@@ -94,6 +106,12 @@ std::vector<Entity> entities(const RunReport& r, const topology::Topology& topo)
     }
   }
   return out;
+}
+
+// dcgmi numbers GPUs per host ("GPU 0" .. "GPU 7" on each); a cluster's rows name the host first,
+// as `dcgmi dmon --host node3` output gathered from several hosts reads: "node3 GPU 5".
+std::string entity_name(const Entity& e, bool multi_host) {
+  return multi_host ? fmt::format("node{} GPU {}", e.host, e.local) : fmt::format("GPU {}", e.local);
 }
 
 std::string header(const std::vector<const DmonField*>& fields) {
@@ -153,6 +171,7 @@ std::string dmon_text(const RunReport& r, const DmonOptions& options) {
   const int samples = std::max(1, static_cast<int>(std::ceil(total / period - 1e-9)));
   const LinkTrafficGrid grid = link_traffic_grid(r.iteration, topo, period, samples);
   const std::vector<Entity> gpus = entities(r, topo);
+  const bool multi_host = topo.servers() > 1;
 
   std::string out = fmt::format(
       "# clustersim dmon: {} ({:.6f} s simulated, {} iteration(s)); one row per pipeline rank's representative GPU "
@@ -165,9 +184,12 @@ std::string dmon_text(const RunReport& r, const DmonOptions& options) {
     for (const Entity& e : gpus) {
       if (rows % kHeaderEvery == 0) out += header(fields);
       ++rows;
-      double busy = 0, memory = 0;
+      double busy = 0, memory = 0, tensor = 0, kernels = 0;
       for (const Interval& i : e.busy) busy += overlap(i.lo, i.hi, lo, hi);
       for (const auto& [i, share] : e.memory) memory += overlap(i.lo, i.hi, lo, hi) * share;
+      for (const auto& [i, share] : e.tensor) tensor += overlap(i.lo, i.hi, lo, hi) * share;
+      for (const auto& [i, share] : e.memory) kernels += overlap(i.lo, i.hi, lo, hi);
+      for (const Interval& i : e.comm) kernels -= overlap(i.lo, i.hi, lo, hi);
       const double busy_share = std::min(1.0, busy / len);
       const auto rate = [&](const std::vector<topology::LinkId>& links) {
         double bytes = 0;
@@ -176,7 +198,7 @@ std::string dmon_text(const RunReport& r, const DmonOptions& options) {
         }
         return bytes / len;
       };
-      std::string row = fmt::format("{:<{}}", fmt::format("GPU {}", e.gpu), kEntityWidth);
+      std::string row = fmt::format("{:<{}}", entity_name(e, multi_host), kEntityWidth);
       for (const DmonField* f : fields) {
         double v = 0;
         switch (f->id) {
@@ -184,6 +206,9 @@ std::string dmon_text(const RunReport& r, const DmonOptions& options) {
           case 155: v = power.at_busy_share(busy_share); break;
           case 203: v = 100.0 * busy_share; break;
           case 204: v = 100.0 * std::min(1.0, memory / len); break;
+          case 1002: v = std::clamp(kernels / len, 0.0, 1.0); break;
+          case 1004: v = std::clamp(tensor / len, 0.0, 1.0); break;
+          case 1005: v = std::clamp(memory / len, 0.0, 1.0); break;
           case 1009: v = rate(e.pci_tx); break;
           case 1010: v = rate(e.pci_rx); break;
           case 1011: v = rate(e.nvl_tx); break;

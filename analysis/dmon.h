@@ -1,7 +1,8 @@
 // `clustersim run --dmon FILE`: the simulated iterations sampled like `dcgmi dmon -e FIELDS -d MS`
 // prints them (DCGM >= 4.x layout, hardware.md section 4.2): a "#Entity" header with each field's
 // short name left-aligned in 16 characters plus 2 of padding, an "ID" line (units: empty), the
-// header again every 14 rows, rows "GPU <id>", integers for int64 fields and 3 decimals for doubles.
+// header again every 14 rows, rows "GPU <id>" with the GPU's index on its host (a cluster's rows
+// name the host first, "node3 GPU 5"), integers for int64 fields and 3 decimals for doubles.
 //
 // One row per sample period and representative GPU: tensor rank 0 and data-parallel rank 0 of each
 // pipeline rank (tensor- and data-parallel replicas run the same work and are folded onto it; a
@@ -17,6 +18,11 @@
 //              by each op's time); the optimizer counts as memory-bound throughout.
 //   1009/1010 PCITX/PCIRX, 1011/1012 NVLTX/NVLRX  bytes/s on the GPU's PCIe / NVLink links,
 //              outgoing / incoming (link traffic: live flows, collectives spread over their spans).
+//   1002 SMACT ratio 0-1: share of the period running compute kernels (the passes less their
+//              blocking collectives, which hold few SMs; optimizer).
+//   1004 TENSO ratio 0-1: share of the period the tensor pipes are active: the matmuls' FLOPs at
+//              the sustained tensor peak (stage_costs' tensor_busy), spread over their passes.
+//   1005 DRAMA ratio 0-1: the memory-busy time of MCUTL as a ratio.
 //   155 POWER  W: TDP x (idle fraction + (1 - idle fraction) x busy share), run_report's model.
 //   100 SMCLK  MHz: boost clock x the compute model's clock ratio while busy, boost clock idle.
 #pragma once

@@ -7,7 +7,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "analysis/link_traffic.h"
+#include "analysis/html_links.h"
+#include "analysis/human_units.h"
 #include "scenarios/loader.h"
 #include "scenarios/show_config.h"
 
@@ -16,28 +17,9 @@ namespace {
 
 constexpr int kChartWidth = 1100;  // px of the plotting area
 constexpr int kLabelWidth = 190;   // px left of it for row labels
-constexpr std::size_t kTopLinks = 10;
 
-std::string escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
-std::string seconds(double s) {
-  if (s >= 1) return fmt::format("{:.3f} s", s);
-  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
-  return fmt::format("{:.1f} us", s * 1e6);
-}
+std::string seconds(double s) { return human_seconds(s); }
 
 std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / 1073741824.0); }
 
@@ -59,7 +41,7 @@ std::string stacked_bar(const std::vector<Part>& parts, double scale, double mar
     const double w = scale > 0 ? p.value / scale * kChartWidth : 0;
     if (w > 0) {
       svg += fmt::format(R"(<rect x="{:.2f}" y="10" width="{:.2f}" height="{}" fill="{}"><title>{}: {}</title></rect>)", x,
-                         w, h, p.colour, escape(p.label), format(p.value, buf));
+                         w, h, p.colour, html_escape(p.label), format(p.value, buf));
     }
     x += w;
   }
@@ -67,12 +49,12 @@ std::string stacked_bar(const std::vector<Part>& parts, double scale, double mar
     const double mx = marker / scale * kChartWidth;
     svg += fmt::format(R"(<line x1="{0:.2f}" x2="{0:.2f}" y1="4" y2="{1}" stroke="#c00" stroke-width="2"/>)", mx, h + 16);
     svg += fmt::format(R"(<text x="{:.2f}" y="{}" class="small" text-anchor="end" fill="#c00">{}</text>)", mx - 4, h + 24,
-                       escape(marker_label));
+                       html_escape(marker_label));
   }
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const int lx = static_cast<int>(i % 3) * 360, ly = legend_y + 22 * static_cast<int>(i / 3);
     svg += fmt::format(R"(<rect x="{}" y="{}" width="14" height="14" fill="{}"/>)", lx, ly, parts[i].colour);
-    svg += fmt::format(R"(<text x="{}" y="{}">{}: {}</text>)", lx + 20, ly + 12, escape(parts[i].label),
+    svg += fmt::format(R"(<text x="{}" y="{}">{}: {}</text>)", lx + 20, ly + 12, html_escape(parts[i].label),
                        format(parts[i].value, buf));
   }
   return svg + "</svg>\n";
@@ -103,7 +85,7 @@ std::string summary(const RunReport& r) {
   rows.emplace_back("simulator", fmt::format("{} events, {} flows, {} iteration(s)", r.iteration.events,
                                              r.iteration.flows, r.iteration.iterations));
   std::string out = "<table class=\"summary\">\n";
-  for (const auto& [k, v] : rows) out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape(k), escape(v));
+  for (const auto& [k, v] : rows) out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", html_escape(k), html_escape(v));
   return out + "</table>\n";
 }
 
@@ -169,9 +151,9 @@ std::string gantt(const RunReport& r) {
     const int y = top + s.rank * rank_h + s.stream * row_h + (nested ? 8 : 0);
     const double x = kLabelWidth + s.start_s * scale, w = std::max(0.5, (s.end_s - s.start_s) * scale);
     std::string title = fmt::format("{} [{} - {}]", s.name, seconds(s.start_s), seconds(s.end_s));
-    if (s.bytes > 0) title += fmt::format(", {:.3g} MB over {}", s.bytes / 1e6, s.link_class);
+    if (s.bytes > 0) title += fmt::format(", {} over {}", human_bytes(s.bytes), s.link_class);
     svg += fmt::format(R"(<rect x="{:.2f}" y="{}" width="{:.2f}" height="{}" fill="{}" stroke="#fff" stroke-width="0.3"><title>{}</title></rect>)",
-                       x, y, w, nested ? row_h - 10 : row_h - 2, span_colour(s), escape(title));
+                       x, y, w, nested ? row_h - 10 : row_h - 2, span_colour(s), html_escape(title));
   }
   // Time axis.
   const int ay = top + ranks * rank_h + 4;
@@ -205,37 +187,6 @@ std::string memory(const RunReport& r) {
          stacked_bar(parts, std::max(total, capacity) * 1.02, capacity, "capacity " + gib(capacity), fmt_mem);
 }
 
-std::string links(const RunReport& r) {
-  const auto& it = r.iteration;
-  if (it.link_traffic.empty() || it.simulated_s <= 0) return "<p>No link carried traffic (or no timeline was recorded).</p>\n";
-  const LinkTrafficGrid grid = link_traffic_grid(it, *r.topology, it.simulated_s, 1);
-  std::vector<const LinkSeries*> top;
-  for (const auto& s : grid.links) top.push_back(&s);
-  const double t = it.simulated_s;
-  std::stable_sort(top.begin(), top.end(),
-                   [t](const LinkSeries* a, const LinkSeries* b) { return a->utilisation(t) > b->utilisation(t); });
-  if (top.size() > kTopLinks) top.resize(kTopLinks);
-  const int row_h = 22, name_w = 300, bar_w = kChartWidth - name_w;
-  std::string svg = fmt::format(R"(<svg width="{}" height="{}" role="img">)",
-                                kChartWidth + 220, static_cast<int>(top.size()) * row_h + 10);
-  for (std::size_t i = 0; i < top.size(); ++i) {
-    const LinkSeries& s = *top[i];
-    const double u = std::min(1.0, s.utilisation(t));
-    const int y = static_cast<int>(i) * row_h;
-    svg += fmt::format(R"(<text x="0" y="{}" class="small">{}</text>)", y + 15, escape(s.name));
-    svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="#f4f4f4"/>)", name_w, y + 2, bar_w, row_h - 6);
-    svg += fmt::format(R"(<rect x="{}" y="{}" width="{:.2f}" height="{}" fill="#4878d0"/>)", name_w, y + 2, u * bar_w,
-                       row_h - 6);
-    svg += fmt::format(R"(<text x="{}" y="{}" class="small">{:.1f}% of {:.0f} GB/s ({}), {:.3g} GB</text>)",
-                       name_w + bar_w + 8, y + 15, 100 * u, s.capacity_Bps / 1e9, topology::to_string(s.kind),
-                       s.total_bytes / 1e9);
-  }
-  return fmt::format("<p>Average over the {} simulated ({} of {} links carried traffic). Memoised collectives are "
-                     "spread evenly over their spans.</p>\n",
-                     seconds(t), grid.links.size(), r.topology->link_count()) +
-         svg + "</svg>\n";
-}
-
 constexpr const char* kStyle = R"(<style>
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px; color: #222; }
 h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; border-bottom: 1px solid #ddd; }
@@ -244,24 +195,72 @@ table.summary td { font-variant-numeric: tabular-nums; }
 svg text { font-size: 12px; fill: #222; } svg text.small { font-size: 11px; }
 pre { background: #f6f6f6; padding: 10px; font-size: 12px; overflow-x: auto; }
 p.legend span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; vertical-align: middle; }
+h3 { font-size: 14px; margin: 14px 0 2px; } p.small { font-size: 12px; margin: 0 0 4px; color: #555; }
+table.links, table.fabric, table.nics { border-collapse: collapse; font-size: 12px; font-variant-numeric: tabular-nums; }
+table.links td, table.links th, table.fabric td, table.fabric th { padding: 2px 10px 2px 0; text-align: left; }
+table.nics td.nic { width: 44px; text-align: center; border: 1px solid #fff; }
+span.bar { display: inline-block; width: 200px; height: 10px; background: #f4f4f4; vertical-align: middle; }
+span.bar span { display: block; height: 10px; background: #4878d0; }
+nav#toc a { margin-right: 14px; font-size: 13px; }
 </style>
 )";
+
+// The page's only script: a table of contents from the section headings, then a marker element
+// (#report-ok with the number of charts) that says the page loaded without a script error; an
+// error leaves #report-js-error instead. Nothing is fetched.
+constexpr const char* kScript = R"(<script>
+(function () {
+  function fail(message) {
+    var d = document.createElement("div");
+    d.id = "report-js-error";
+    d.textContent = String(message);
+    document.body.appendChild(d);
+  }
+  window.addEventListener("error", function (e) { fail(e.message); });
+  try {
+    var nav = document.getElementById("toc");
+    var headings = document.querySelectorAll("h2[id]");
+    for (var i = 0; i < headings.length; i++) {
+      var a = document.createElement("a");
+      a.href = "#" + headings[i].id;
+      a.textContent = headings[i].textContent;
+      nav.appendChild(a);
+    }
+    var ok = document.createElement("div");
+    ok.id = "report-ok";
+    ok.hidden = true;
+    ok.setAttribute("data-sections", String(headings.length));
+    ok.setAttribute("data-charts", String(document.querySelectorAll("svg").length));
+    document.body.appendChild(ok);
+  } catch (e) {
+    fail(e);
+  }
+})();
+</script>
+)";
+
+std::string section(const char* id, const char* title, const std::string& body) {
+  return fmt::format("<h2 id=\"{}\">{}</h2>\n", id, title) + body;
+}
 
 }  // namespace
 
 std::string html_report(const RunReport& r) {
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  out += fmt::format("<title>clustersim: {}</title>\n", escape(r.spec.name));
+  out += fmt::format("<title>clustersim: {}</title>\n", html_escape(r.spec.name));
   out += kStyle;
   out += "</head>\n<body>\n";
-  out += fmt::format("<h1>clustersim run: {}</h1>\n", escape(r.spec.name));
-  out += "<h2>Summary</h2>\n" + summary(r);
-  out += "<h2>Where the time goes</h2>\n" + breakdown(r);
-  out += "<h2>Timeline of the first iteration</h2>\n" + gantt(r);
-  out += "<h2>Memory per GPU</h2>\n" + memory(r);
-  out += "<h2>Busiest links</h2>\n" + links(r);
-  out += "<h2>Scenario</h2>\n<pre>" + escape(scenarios::show_config(r.spec)) + "</pre>\n";
-  out += "<h2>Text summary</h2>\n<pre>" + escape(run_text(r)) + "</pre>\n";
+  out += fmt::format("<h1>clustersim run: {}</h1>\n<nav id=\"toc\"></nav>\n", html_escape(r.spec.name));
+  out += section("summary", "Summary", summary(r));
+  out += section("time", "Where the time goes", breakdown(r));
+  out += section("timeline", "Timeline of the first iteration", gantt(r));
+  out += section("memory", "Memory per GPU", memory(r));
+  out += section("utilisation", "Link utilisation over time", html_link_utilisation(r));
+  out += section("links", "Busiest links per class", html_busiest_links(r));
+  out += section("fabric", "Fabric and NICs", html_fabric_view(r));
+  out += section("scenario", "Scenario", "<pre>" + html_escape(scenarios::show_config(r.spec)) + "</pre>\n");
+  out += section("text", "Text summary", "<pre>" + html_escape(run_text(r)) + "</pre>\n");
+  out += kScript;
   return out + "</body>\n</html>\n";
 }
 

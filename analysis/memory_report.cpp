@@ -99,6 +99,7 @@ const char* category_name(workloads::MemoryCategory c) {
     case workloads::MemoryCategory::Activations: return "activations";
     case workloads::MemoryCategory::Buffers: return "buffers";
     case workloads::MemoryCategory::Runtime: return "runtime";
+    case workloads::MemoryCategory::Host: return "host";
   }
   return "";
 }
@@ -111,6 +112,7 @@ sim::Bytes category_total(const workloads::MemoryBreakdown& b, workloads::Memory
     case workloads::MemoryCategory::Activations: return b.activations;
     case workloads::MemoryCategory::Buffers: return b.buffers;
     case workloads::MemoryCategory::Runtime: return b.runtime;
+    case workloads::MemoryCategory::Host: return b.host;
   }
   return {};
 }
@@ -143,33 +145,57 @@ std::string torch_count(std::uint64_t n) {
 
 constexpr const char* kNotTracked = "    n/a   ";
 
-// The layout of torch.cuda.memory_summary(abbreviated=True) with the two columns the replay
-// knows (Cur Usage: after the iteration; Peak Usage: over it). Rows whose values the allocator
-// model does not track print n/a.
+// The layout of torch.cuda.memory_summary() (torch/cuda/memory.py, not abbreviated): 75 columns,
+// Cur Usage (after the iteration), Peak Usage (over it), Tot Alloc and Tot Freed (over it), each
+// metric with its "from large pool" / "from small pool" rows (large: blocks > 1 MiB). Values the
+// allocator model does not track print n/a.
 std::string memory_summary_block(const MemoryReport& r) {
   const workloads::AllocatorStats& s = r.replay.stats;
-  const std::string rule_eq(49, '='), rule(49, '-');
+  const std::string rule_eq(75, '='), rule(75, '-');
   std::string out;
   auto line = [&](const std::string& text) { out += "|" + text + "|\n"; };
-  auto row = [&](const char* name, const std::string& cur, const std::string& peak) {
+  auto cells = [&](const char* name, const std::string& a, const std::string& b, const std::string& c, const std::string& d) {
+    line(fmt(" %-21s | %s | %s | %s | %s ", name, a.c_str(), b.c_str(), c.c_str(), d.c_str()));
+  };
+  constexpr const char* kRowNames[3] = {nullptr, "      from small pool", "      from large pool"};
+  // A metric: its aggregate row, then large pool, then small pool (memory_summary's order).
+  auto metric = [&](const char* name, const workloads::AllocatorStat (&stat)[3], auto format) {
     line(rule);
-    line(fmt(" %-21s | %s | %s ", name, cur.c_str(), peak.c_str()));
+    for (const int i : {static_cast<int>(workloads::kAllPools), static_cast<int>(workloads::kLargePool),
+                        static_cast<int>(workloads::kSmallPool)}) {
+      cells(i == workloads::kAllPools ? name : kRowNames[i], format(stat[i].current), format(stat[i].peak),
+            format(stat[i].allocated), format(stat[i].freed));
+    }
+  };
+  auto current_only = [&](const char* name, const std::uint64_t (&cur)[3], auto format) {
+    line(rule);
+    for (const int i : {static_cast<int>(workloads::kAllPools), static_cast<int>(workloads::kLargePool),
+                        static_cast<int>(workloads::kSmallPool)}) {
+      cells(i == workloads::kAllPools ? name : kRowNames[i], format(cur[i]), kNotTracked, kNotTracked, kNotTracked);
+    }
   };
   line(rule_eq);
-  line(fmt(" %-47.47s ", "  PyTorch CUDA memory summary (replayed)"));
+  line(fmt(" %-16s PyTorch CUDA memory summary, device ID %-17d ", "", 0));
   line(rule);
-  line(fmt(" %-47.47s ", fmt("  CUDA OOMs: %-4d | cudaMalloc retries: %-4d", s.num_ooms, s.num_alloc_retries).c_str()));
+  line(fmt("  %-9s CUDA OOMs: %-12d | %-6s cudaMalloc retries: %-8d  ", "", s.num_ooms, "", s.num_alloc_retries));
   line(rule_eq);
-  line("        Metric         | Cur Usage  | Peak Usage ");
-  row("Allocated memory", torch_size(s.allocated), torch_size(s.peak_allocated));
+  line("        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  ");
+  metric("Allocated memory", s.allocated_bytes, torch_size);
   // One stream and no recordStream: every freed block is inactive at once, so active == allocated.
-  row("Active memory", torch_size(s.active), torch_size(s.peak_allocated));
-  row("GPU reserved memory", torch_size(s.reserved), torch_size(s.peak_reserved));
-  row("Non-releasable memory", torch_size(s.inactive_split), kNotTracked);
-  row("Allocations", kNotTracked, kNotTracked);
-  row("Active allocs", kNotTracked, kNotTracked);
-  row("GPU reserved segments", torch_count(static_cast<std::uint64_t>(s.num_segments)), kNotTracked);
+  metric("Active memory", s.allocated_bytes, torch_size);
+  metric("Requested memory", s.requested_bytes, torch_size);
+  metric("GPU reserved memory", s.reserved_bytes, torch_size);
+  current_only("Non-releasable memory", s.inactive_split_pool, torch_size);
+  metric("Allocations", s.allocations, torch_count);
+  metric("Active allocs", s.allocations, torch_count);
+  metric("GPU reserved segments", s.segments, torch_count);
+  current_only("Non-releasable allocs", s.inactive_split_blocks, torch_count);
+  line(rule);
+  cells("Oversize allocations", kNotTracked, kNotTracked, kNotTracked, kNotTracked);
+  line(rule);
+  cells("Oversize GPU segments", kNotTracked, kNotTracked, kNotTracked, kNotTracked);
   line(rule_eq);
+  out += "  (device ID 0: the replayed GPU, the most loaded pipeline stage's)\n";
   return out;
 }
 
@@ -285,6 +311,7 @@ std::string memory_report_json(const MemoryReport& r) {
                     {"fragmentation_bytes", r.fragmentation},
                     {"reserved_peak_bytes", r.reserved_peak},
                     {"runtime_bytes", r.runtime},
+                    {"host_bytes", to_bytes(b.host)},
                     {"required_bytes", r.required},
                     {"capacity_bytes", r.capacity},
                     {"headroom_bytes", r.headroom()},
@@ -315,7 +342,8 @@ std::string memory_report_text(const MemoryReport& r) {
   out += fmt("%-34s %12s  %s\n", "term", "bytes", "formula");
   out += std::string(100, '-') + "\n";
   for (auto c : {workloads::MemoryCategory::Params, workloads::MemoryCategory::Grads, workloads::MemoryCategory::Optimizer,
-                 workloads::MemoryCategory::Activations, workloads::MemoryCategory::Buffers, workloads::MemoryCategory::Runtime}) {
+                 workloads::MemoryCategory::Activations, workloads::MemoryCategory::Buffers, workloads::MemoryCategory::Runtime,
+                 workloads::MemoryCategory::Host}) {
     bool any = false;
     for (const workloads::MemoryLine& l : b.lines) {
       if (l.category != c) continue;
@@ -324,7 +352,11 @@ std::string memory_report_text(const MemoryReport& r) {
       const std::string bytes = l.at_peak ? gib(l.bytes.value) : fmt("(%s)", gib(l.bytes.value).c_str());
       out += fmt("  %-32s %12s  %s\n", l.name.c_str(), bytes.c_str(), formula_of(l, r.request).c_str());
     }
-    if (any) out += fmt("%-34s %12s\n", (std::string(category_name(c)) + " total").c_str(), gib(category_total(b, c).value).c_str());
+    if (any && c == workloads::MemoryCategory::Host) {
+      out += fmt("%-34s %12s  (host memory per GPU, not in the GPU total)\n", "host total", gib(b.host.value).c_str());
+    } else if (any) {
+      out += fmt("%-34s %12s\n", (std::string(category_name(c)) + " total").c_str(), gib(category_total(b, c).value).c_str());
+    }
   }
   out += std::string(100, '-') + "\n";
   out += fmt("%-34s %12s  (formula total)\n\n", "total", gib(b.total.value).c_str());

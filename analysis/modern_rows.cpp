@@ -98,14 +98,16 @@ int notes_int(const ModernRow& r, const std::string& key) {
   return 0;
 }
 
-// Expert parallelism as clustersim models it: expert tensor parallelism = tp, ep dividing dp.
+// Expert parallelism as Megatron-Core lays it out (parallelism.etp): expert tensor parallelism ETP
+// (tp when unstated) times EP must divide the GPUs of a pipeline stage, tp x cp x dp (expert data
+// parallel = world / (etp x ep x pp)).
 std::string moe_skip_reason(const ModernRow& r) {
   const int ep = notes_int(r, "EP"), etp = notes_int(r, "ETP"), tp = std::max(r.tp, 1);
   if (ep <= 0) return "mixture of experts without a stated expert-parallel size";
-  if (etp > 0 && etp != tp)
-    return "expert tensor parallelism " + std::to_string(etp) + " != tp " + std::to_string(tp) + " (not modelled)";
   const int dp = r.dp > 0 ? r.dp : r.num_gpus / (tp * std::max(r.pp, 1) * std::max(r.cp, 1));
-  if (dp % ep != 0) return "ep " + std::to_string(ep) + " does not divide dp " + std::to_string(dp) + " (expert grid beyond dp not modelled)";
+  const int stage_gpus = tp * std::max(r.cp, 1) * dp, grid = (etp > 0 ? etp : tp) * ep;
+  if (stage_gpus % grid != 0)
+    return "etp x ep = " + std::to_string(grid) + " does not divide the " + std::to_string(stage_gpus) + " GPUs of a stage";
   return "";
 }
 
@@ -122,19 +124,24 @@ std::string unsupported_model(const ModernRow& r) {
 
 // The node a row ran on. DGX H100 and DGX B200 are catalog presets (8 GPUs on NVSwitch, 8 NDR
 // 400 Gb/s NICs; the default fabric is the DGX SuperPOD's rail-optimized one, which is how these
-// benchmark clusters are built: EOS for dgxc-benchmarking). A GB200/GB300 NVL72 rack is one 72-GPU
-// NVLink domain behind NVLink switch trays with Grace CPUs: no catalog GPU or node describes it yet.
+// benchmark clusters are built: EOS for dgxc-benchmarking). A GB200 NVL72 rack is one 72-GPU
+// NVLink domain behind NVLink switch trays with Grace CPUs: the gb200-nvl72 preset, whose "node" is
+// the rack; a run on N GPUs takes ceil(N / 72) racks and uses the first N GPUs (gpus_per_node_of).
+// GB300 (Blackwell Ultra in the NVL72 rack) and B300 have no node preset.
 // Megatron-LM's FP8 table does not name its GPU; the dataset assumes H100 (its notes), and so do we.
 std::string node_preset_for(const ModernRow& r) {
   if (has(r.gpu, "H100")) return "dgx-h100";
   if (r.gpu == "B200") return "dgx-b200";
+  if (r.gpu.starts_with("GB200")) return "gb200-nvl72";
   return "";
 }
 
+int gpus_per_node_of(const ModernRow& r) { return node_preset_for(r) == "gb200-nvl72" ? 72 : 8; }
+
 std::string node_skip_reason(const ModernRow& r) {
   if (!node_preset_for(r).empty()) return "";
-  if (r.gpu.starts_with("GB")) return "GB200/GB300 NVL72 rack (72-GPU NVLink domain) not in the catalog yet";
-  return "GPU " + r.gpu + " not in the catalog";
+  if (r.gpu.starts_with("GB300")) return "GB300 NVL72 rack (Blackwell Ultra) has no node preset yet";
+  return "GPU " + r.gpu + " has no node preset";
 }
 
 // NVFP4 runs 4-bit GEMMs with two-level scaling: no FP4 path in the compute model. MXFP8 (and
@@ -160,12 +167,22 @@ int dp_of(const ModernRow& r) {
 // without one.
 int virtual_stages_of(const ModernRow& r) { return r.pp > 1 ? std::max(r.virtual_stages, 1) : 1; }
 
+bool nemo_stack(const ModernRow& r);
+
+// Megatron-Bridge's Llama 3.1 405B recipe (src/megatron/bridge/recipes/llama/llama31_405b.py,
+// model_config) sets account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split:
+// 126 layers + 2 slots = 128 split over pp x vp chunks (pp 8 vp 8: 2 per chunk; pp 16 vp 8: 1).
+bool slot_split_recipe(const ModernRow& r) {
+  const int chunks = std::max(r.pp, 1) * virtual_stages_of(r);
+  return r.pp > 1 && has(r.model, "405B") && nemo_stack(r) && r.layers % chunks != 0 && (r.layers + 2) % chunks == 0;
+}
+
 std::string layout_skip_reason(const ModernRow& r) {
   if (r.layers <= 0 || r.hidden <= 0 || r.heads <= 0 || r.seq_len <= 0) return "model shape not stated";
   if (r.global_batch <= 0 || r.num_gpus <= 0) return "batch or GPU count not stated";
   const int tp = std::max(r.tp, 1), pp = std::max(r.pp, 1);
   if (tp * pp * cp_of(r) * dp_of(r) != r.num_gpus) return "tp x pp x cp x dp differs from the GPU count (CHECK in source)";
-  if (r.layers % (pp * virtual_stages_of(r)) != 0)
+  if (r.layers % (pp * virtual_stages_of(r)) != 0 && !slot_split_recipe(r))
     return "uneven pipeline stages (layers not a multiple of pp x virtual stages; issue #10 item 7)";
   return "";
 }
@@ -237,15 +254,35 @@ bool nemo_stack(const ModernRow& r) {
 }
 bool fp8_row(const ModernRow& r) { return precision_for(r) == "fp8"; }
 
+// The micro-batch: the table's, unless the notes state the gradient-accumulation steps (GA=k) and
+// they disagree with it; then global batch / (dp x GA), which is what the run must have used
+// (Megatron-Bridge's 25.09 table lists one MBS per cell while its parenthesised MXFP8 layouts run
+// with their own: training_megatron_bridge.csv:538 says MBS 2 but GA=16 with GBS 128 and dp 8).
+// Only Megatron-Bridge's tables list GA themselves; elsewhere (dgxc-benchmarking) the notes' GA
+// counts context-parallel ranks as data-parallel ones (Llama3.1-405B, cp 2: GA=32 for GBS 256 over
+// dp 4 at MBS 1), so it is not used there, nor with cp > 1.
+int micro_batch_of(const ModernRow& r) {
+  const int table = std::max(r.micro_batch, 1), ga = notes_int(r, "GA"), dp = dp_of(r);
+  if (modern_source_group(r) != "Megatron-Bridge" || cp_of(r) > 1) return table;
+  if (ga <= 0 || dp <= 0 || r.global_batch % (dp * ga) != 0) return table;
+  const int derived = r.global_batch / (dp * ga);
+  return derived > 0 ? derived : table;
+}
+
 void write_layout(std::ostringstream& t, const ModernRow& r) {
   const int tp = std::max(r.tp, 1), pp = std::max(r.pp, 1);
   const bool fsdp = has(r.zero_or_fsdp, "FSDP");
   t << "\n[parallelism]\ntp = " << tp << "\npp = " << pp << "\ndp = " << dp_of(r);
   if (cp_of(r) > 1) t << "\ncp = " << cp_of(r) << "\ncp_comm_type = \"p2p\"";  // Megatron's default
+  if (slot_split_recipe(r))
+    t << "\naccount_for_embedding_in_pipeline_split = true\naccount_for_loss_in_pipeline_split = true";
   t << "\nvirtual_stages = " << virtual_stages_of(r) << "\nsequence_parallel = " << (tp > 1 ? "true" : "false")
     << "\n" << (fsdp ? "zero = 3" : "distributed_optimizer = true") << "\n";
-  if (moe_arch_of(r) != nullptr) t << "ep = " << notes_int(r, "EP") << "\n";
-  t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << std::max(r.micro_batch, 1)
+  if (moe_arch_of(r) != nullptr) {
+    t << "ep = " << notes_int(r, "EP") << "\n";
+    if (notes_int(r, "ETP") > 0) t << "etp = " << notes_int(r, "ETP") << "\n";
+  }
+  t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << micro_batch_of(r)
     << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << (jax_stack(r) ? "full" : "none") << "\"\niterations = 1\n";
   const bool nemotron4_dgxc = has(r.model, "Nemotron-4") && modern_source_group(r) == "dgxc-benchmarking";
   if (nemotron4_dgxc || (nemo_stack(r) && fp8_row(r))) t << "grad_dtype = \"bf16\"\n";
@@ -347,9 +384,21 @@ int fill_unstated_virtual_stages(std::vector<ModernRow>& rows) {
   return static_cast<int>(fills.size());
 }
 
+// Megatron-Bridge's Blackwell Megatron-FSDP recipes (B200, GB200, GB300) offload the activations
+// of 5-40 layers to the CPU (cpu_offloading_num_layers in scripts/performance/configs/llama/
+// llama3_workload_base_configs.py, e.g. LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V1: 40 layers):
+// without that the layout does not fit (70B at mbs 2, seq 8192, tp 1: 319 GiB of 186), and
+// activation offloading is not modelled, so these rows are skipped rather than refused.
+std::string offload_skip_reason(const ModernRow& row) {
+  if (generation_of(row.gpu) == Generation::Blackwell && has(row.zero_or_fsdp, "FSDP") && nemo_stack(row))
+    return "Megatron-FSDP recipe on Blackwell with activation CPU offloading (cpu_offloading_num_layers) not modelled";
+  return "";
+}
+
 std::string modern_skip_reason(const ModernRow& row) {
   if (std::string why = node_skip_reason(row); !why.empty()) return why;
   if (std::string why = unsupported_model(row); !why.empty()) return why;
+  if (std::string why = offload_skip_reason(row); !why.empty()) return why;
   if (std::string why = layout_skip_reason(row); !why.empty()) return why;
   if (moe_arch_of(row) != nullptr) {
     if (std::string why = moe_skip_reason(row); !why.empty()) return why;
@@ -361,8 +410,8 @@ std::string modern_skip_reason(const ModernRow& row) {
 std::string modern_scenario_toml(const ModernRow& r) {
   std::ostringstream t;
   t << "name = " << scenarios::quote_str(r.file + ":" + std::to_string(r.line) + " " + r.model) << "\n\n[cluster]\nnode = \""
-    << node_preset_for(r) << "\"\nnodes = " << (r.num_gpus + 7) / 8 << "\n";
-  if (r.num_gpus % 8 != 0) t << "gpus = " << r.num_gpus << "\n";
+    << node_preset_for(r) << "\"\nnodes = " << (r.num_gpus + gpus_per_node_of(r) - 1) / gpus_per_node_of(r) << "\n";
+  if (r.num_gpus % gpus_per_node_of(r) != 0) t << "gpus = " << r.num_gpus << "\n";
   write_model(t, r);
   write_layout(t, r);
   return t.str();

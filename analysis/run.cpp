@@ -55,8 +55,14 @@ void derive_numbers(const scenarios::ScenarioSpec& spec, const topology::GpuSpec
 
 }  // namespace
 
-RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& options) {
+void check_model_constants(const scenarios::ScenarioSpec& spec) {
   scenarios::check_model_constant_names(spec, workloads::ComputeConstants::names());
+  const workloads::ComputeConstants defaults;
+  scenarios::check_model_constant_ranges(spec, [&](std::string_view name) { return defaults.range(name); });
+}
+
+RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& options) {
+  check_model_constants(spec);
   RunReport r;
   r.spec = spec;
   r.gpus = spec.cluster.used_gpus();

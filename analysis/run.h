@@ -48,6 +48,10 @@ struct RunReport {
 
 // Throws scenarios::ScenarioError for unknown model constants (with file:line), and
 // workloads::CollectiveError / std::invalid_argument for combinations that cannot run.
+// The scenario's [model_constants] against the compute model: unknown names and values outside
+// their ranges are ScenarioErrors at their file:line (run, memory, compare and sweep all check).
+void check_model_constants(const scenarios::ScenarioSpec& spec);
+
 RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& options);
 
 }  // namespace clustersim::analysis

@@ -1,6 +1,8 @@
 // Reporting a run (see run_report.h).
 #include "analysis/run_report.h"
 
+#include "analysis/human_units.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include "analysis/link_traffic.h"
 #include "analysis/what_ifs.h"
 #include "scenarios/stage_split.h"
+#include "workloads/model/lora.h"
 
 namespace clustersim::analysis {
 namespace {
@@ -46,8 +49,7 @@ void what_ifs_json(const RunReport& r, nlohmann::ordered_json& j) {
 std::string human_time(double s) {
   if (s >= 86400 * 2) return fmt::format("{:.1f} days", s / 86400);
   if (s >= 3600) return fmt::format("{:.1f} h", s / 3600);
-  if (s >= 1) return fmt::format("{:.3f} s", s);
-  return fmt::format("{:.3f} ms", s * 1e3);
+  return duration_text(s);
 }
 
 }  // namespace
@@ -89,11 +91,18 @@ std::string run_json(const RunReport& r) {
                   {"datasheet_peak_flops_per_gpu", r.datasheet_peak_flops},
                   {"iterations_simulated", r.iteration.iterations},
                   {"memoised_collective_simulations", r.iteration.memo_simulations}};
+  if (r.spec.sync.offload_optimizer == workloads::OffloadDevice::Cpu) {  // ZeRO-Offload only
+    j["details"]["offload_pcie_s"] = r.iteration.offload_pcie_s;
+    j["details"]["offload_cpu_adam_s"] = r.iteration.offload_cpu_s;
+  }
+  if (r.spec.training.finetune.lora())
+    j["details"]["trainable_parameters"] = workloads::lora_parameters(r.spec.model, r.spec.training.finetune);
   what_ifs_json(r, j);
   if (r.spec.model.is_moe()) {  // mixture of experts only, so dense reports keep their fields
     j["comm"]["ep_bytes_per_gpu"] = static_cast<std::int64_t>(r.iteration.ep_bytes_per_gpu);
     j["details"]["ep_comm_s"] = b.ep_comm;
     j["details"]["expert_parallel"] = {{"ep", r.spec.parallel.ep},
+                                       {"etp", r.spec.parallel.expert_tp()},
                                        {"expert_data_parallel", r.spec.parallel.expert_dp()},
                                        {"experts", r.spec.model.experts},
                                        {"experts_per_token", r.spec.model.experts_per_token}};
@@ -101,16 +110,36 @@ std::string run_json(const RunReport& r) {
   return j.dump(2) + "\n";
 }
 
-std::string run_csv(const RunReport& r) {
+const std::vector<std::string>& run_csv_columns() {
+  static const std::vector<std::string> columns = {
+      "scenario",       "gpus",          "nodes",        "iteration_time_s",   "tokens_per_s",
+      "samples_per_s",  "model_tflops_per_gpu", "mfu",  "hfu",                "compute_s",
+      "exposed_comm_s", "pipeline_bubble_s", "optimizer_s", "other_s",        "memory_total_bytes",
+      "fits_in_memory", "time_to_train_s", "energy_kwh", "cost_usd"};
+  return columns;
+}
+
+std::vector<std::string> run_csv_values(const RunReport& r, bool simulated) {
   const auto& b = r.iteration.breakdown;
-  std::string out =
-      "scenario,gpus,nodes,iteration_time_s,tokens_per_s,samples_per_s,model_tflops_per_gpu,mfu,hfu,"
-      "compute_s,exposed_comm_s,pipeline_bubble_s,optimizer_s,other_s,memory_total_bytes,fits_in_memory\n";
-  out += fmt::format("{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n",
-                     csv_quoted(r.spec.name), r.gpus, r.nodes, r.iteration.iteration_time_s, r.tokens_per_s, r.samples_per_s,
-                     r.model_tflops_per_gpu, r.mfu, r.hfu, b.compute, b.exposed_comm, b.pipeline_bubble, b.optimizer,
-                     b.other, r.memory.required, r.memory.fits ? "true" : "false");
-  return out;
+  const auto num = [simulated](double v) { return simulated ? fmt::format("{:.9g}", v) : std::string(); };
+  const auto ratio = [simulated](double v) { return simulated ? fmt::format("{:.6f}", v) : std::string(); };
+  const auto opt_num = [&](const std::optional<double>& v) { return v ? num(*v) : std::string(); };
+  return {r.spec.name, std::to_string(r.gpus), std::to_string(r.nodes), num(r.iteration.iteration_time_s),
+          num(r.tokens_per_s), num(r.samples_per_s), num(r.model_tflops_per_gpu), ratio(r.mfu), ratio(r.hfu),
+          num(b.compute), num(b.exposed_comm), num(b.pipeline_bubble), num(b.optimizer), num(b.other),
+          std::to_string(r.memory.required), r.memory.fits ? "true" : "false", opt_num(r.time_to_train_s),
+          opt_num(r.energy_kwh), opt_num(r.cost_usd)};
+}
+
+std::string run_csv(const RunReport& r) {
+  const std::vector<std::string> values = run_csv_values(r);
+  std::string out = csv_line(run_csv_columns());
+  out += csv_quoted(values.front());  // the name always quoted, as before
+  for (std::size_t i = 1; i < values.size(); ++i) {
+    out += ',';
+    out += csv_field(values[i]);
+  }
+  return out + "\n";
 }
 
 std::string run_text(const RunReport& r) {
@@ -147,6 +176,14 @@ std::string run_text(const RunReport& r) {
   out += fmt::format("    exposed comm       {:>10}  {:5.1f}%   (tensor-parallel {}, {}data-parallel {})\n",
                      human_time(b.exposed_comm), pct(b.exposed_comm), human_time(b.tp_comm),
                      cp ? "context-parallel " + human_time(b.cp_exposed) + ", " : std::string(), human_time(b.dp_exposed));
+  if (cp) {
+    const char* how = s.parallel.cp_comm == workloads::CpComm::A2a         ? "DeepSpeed-Ulysses all-to-all of Q, K, V and the output"
+                      : s.parallel.cp_comm == workloads::CpComm::AllGather ? "K/V all-gather and dK/dV reduce-scatter"
+                                                                           : "ring attention, K/V chunks to the ring successor";
+    out += fmt::format("      context-parallel  {:>9}  {:5.1f}%   ({} over cp = {}; {} hidden behind attention; {:.3g} GB sent per GPU)\n",
+                       human_time(b.cp_exposed), pct(b.cp_exposed), how, s.parallel.cp, human_time(b.cp_overlapped),
+                       r.iteration.cp_bytes_per_gpu / 1e9);
+  }
   if (s.model.is_moe())
     out += fmt::format("      expert all-to-all {:>9}  {:5.1f}%   (MoE dispatch + combine over ep = {}; part of the exposed comm; {:.3g} GB sent per GPU)\n",
                        human_time(b.ep_comm), pct(b.ep_comm), s.parallel.ep, r.iteration.ep_bytes_per_gpu / 1e9);
@@ -156,6 +193,9 @@ std::string run_text(const RunReport& r) {
                      human_time(b.dp_overlapped), human_time(b.overlap_sm_cost));
   out += fmt::format("    pipeline bubble    {:>10}  {:5.1f}%\n", human_time(b.pipeline_bubble), pct(b.pipeline_bubble));
   out += fmt::format("    optimizer          {:>10}  {:5.1f}%\n", human_time(b.optimizer), pct(b.optimizer));
+  if (s.sync.offload_optimizer == workloads::OffloadDevice::Cpu)
+    out += fmt::format("      ZeRO-Offload     PCIe {} (gradients down, parameters up), CPU-Adam {}; part of the optimizer\n",
+                       human_time(r.iteration.offload_pcie_s), human_time(r.iteration.offload_cpu_s));
   out += fmt::format("    other              {:>10}  {:5.1f}%\n", human_time(b.other), pct(b.other));
   if (r.data)
     out += fmt::format("    data stall         {:>10}  {:5.1f}%   (input pipeline: loader not hidden {}, host-to-device copy {})\n",

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "analysis/run.h"
 
@@ -12,6 +13,15 @@ namespace clustersim::analysis {
 std::string run_text(const RunReport& r);
 std::string run_json(const RunReport& r);
 std::string run_csv(const RunReport& r);
+
+// The columns of `run --format csv`, shared by `compare --format csv` so a script reads both the same
+// way: scenario, gpus, nodes, iteration_time_s, tokens_per_s, …, fits_in_memory, time_to_train_s,
+// energy_kwh, cost_usd (the last three empty without training.tokens).
+const std::vector<std::string>& run_csv_columns();
+// The report's values in run_csv_columns() order, unquoted. With `simulated` false (a scenario
+// that does not fit and was not simulated) only what is known without simulating is filled in:
+// scenario, gpus, nodes, memory_total_bytes and fits_in_memory.
+std::vector<std::string> run_csv_values(const RunReport& r, bool simulated = true);
 std::string chrome_trace(const RunReport& r);
 
 }  // namespace clustersim::analysis

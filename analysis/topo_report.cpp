@@ -32,9 +32,30 @@ int socket_of(const topology::Topology& topo, DeviceId d) {
   return -1;
 }
 
-std::string cell(const topology::Router& router, PathType p, int a, int b) {
-  if (p == PathType::NvLink) return fmt::format("NV{}", router.nvlink_count(a, b));
+// A PCIe path as nvidia-smi names it on this node: the router's PCIe tree has one switch level
+// and one host bridge per socket, so the node's description refines PIX and PHB.
+std::string pcie_cell(PathType p, const topology::NodeSpec* node) {
+  if (node != nullptr && p == PathType::Pix && node->pcie_switch_tiers >= 2) p = PathType::Pxb;
+  if (node != nullptr && p == PathType::Phb && node->host_bridge_per_switch) p = PathType::Node;
   return std::string(topology::to_string(p));
+}
+
+std::string cell(const topology::Router& router, PathType p, int a, int b, const topology::NodeSpec* node) {
+  if (p == PathType::NvLink) return fmt::format("NV{}", router.nvlink_count(a, b));
+  return pcie_cell(p, node);
+}
+
+// The logical CPUs of a socket as Linux numbers them with SMT (cores of all sockets first, then
+// their second threads): "0-55,112-167" for socket 0 of a 2 x 56-core host.
+std::string cpu_affinity(const topology::NodeSpec* node, int socket) {
+  if (node == nullptr || node->cores_per_socket <= 0 || socket < 0) return "N/A";
+  const int cores = node->cores_per_socket, all = cores * node->sockets;
+  std::string out;
+  for (int t = 0; t < std::max(node->threads_per_core, 1); ++t) {
+    const int lo = t * all + socket * cores;
+    out += fmt::format("{}{}-{}", out.empty() ? "" : ",", lo, lo + cores - 1);
+  }
+  return out;
 }
 
 constexpr const char* kLegend =
@@ -50,9 +71,11 @@ constexpr const char* kLegend =
 
 }  // namespace
 
-std::string topo_matrix(const topology::Topology& topo, const topology::Router& router) {
-  const int shown_servers =
-      topo.gpu_count() <= kMatrixMaxGpus ? topo.servers() : std::min(topo.servers(), 2);
+std::string topo_matrix(const topology::Topology& topo, const topology::Router& router,
+                        const topology::NodeSpec* node, long long cluster_servers, long long cluster_gpus) {
+  const long long all_servers = std::max<long long>(cluster_servers, topo.servers());
+  const long long all_gpus = std::max<long long>(cluster_gpus, topo.gpu_count());
+  const int shown_servers = all_gpus <= kMatrixMaxGpus ? topo.servers() : std::min(topo.servers(), 2);
   const int gpus = shown_servers * topo.gpus_per_server();
   std::vector<DeviceId> nics;
   for (DeviceId d = 0; d < topo.device_count(); ++d) {
@@ -73,21 +96,29 @@ std::string topo_matrix(const topology::Topology& topo, const topology::Router& 
     if (i == j) return "X";
     const bool gi = i < static_cast<std::size_t>(gpus), gj = j < static_cast<std::size_t>(gpus);
     if (gi && gj) return cell(router, router.path_type(static_cast<int>(i), static_cast<int>(j)),
-                              static_cast<int>(i), static_cast<int>(j));
-    return std::string(topology::to_string(router.pcie_path_type(devs[i], devs[j])));
+                              static_cast<int>(i), static_cast<int>(j), node);
+    return pcie_cell(router.pcie_path_type(devs[i], devs[j]), node);
   };
   std::string out;
-  if (shown_servers < topo.servers())
-    out += fmt::format("(showing servers 0-{} of {}: GPUs 0-{} of {})\n", shown_servers - 1, topo.servers(),
-                       gpus - 1, topo.gpu_count());
+  if (shown_servers < all_servers)
+    out += fmt::format("(showing servers 0-{} of {}: GPUs 0-{} of {})\n", shown_servers - 1, all_servers, gpus - 1,
+                       all_gpus);
   out += fmt::format("{:<{}}", "", width + 1);
   for (const auto& l : labels) out += fmt::format(" {:^{}}", l, width);
-  out += "  NUMA Affinity\n";
+  // nvidia-smi prints the affinity columns on GPU rows only.
+  std::size_t cpu_width = 16;
+  for (int g = 0; g < gpus; ++g) cpu_width = std::max(cpu_width, cpu_affinity(node, socket_of(topo, devs[static_cast<std::size_t>(g)])).size() + 4);
+  out += fmt::format("  {:<{}}{:<16}{}\n", "CPU Affinity", cpu_width, "NUMA Affinity", "GPU NUMA ID");
   for (std::size_t i = 0; i < devs.size(); ++i) {
     out += fmt::format("{:<{}}", labels[i], width + 1);
     for (std::size_t j = 0; j < devs.size(); ++j) out += fmt::format(" {:^{}}", rel(i, j), width);
+    if (i >= static_cast<std::size_t>(gpus)) {
+      out += "\n";
+      continue;
+    }
     const int socket = socket_of(topo, devs[i]);
-    out += socket >= 0 ? fmt::format("  {}\n", socket) : std::string("  N/A\n");
+    out += fmt::format("  {:<{}}{:<16}{}\n", cpu_affinity(node, socket), cpu_width,
+                       socket >= 0 ? std::to_string(socket) : std::string("N/A"), "N/A");
   }
   out += kLegend;
   if (!nics.empty()) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "analysis/output_file.h"
 #include "analysis/validate_training.h"
 #include "apps/cli_common.h"
+#include "apps/progress.h"
 #include "apps/verbs.h"
 #include "workloads/compute/compute_model.h"
 
@@ -69,6 +71,9 @@ int verb_calibrate(int argc, char** argv) {
                  "(e.g. source=llm-foundry,gpu=a100_80gb,metric=mfu)")
       ->required();
   app.add_option("--out", out, "write the fitted values as an overrides file for [model_constants] include");
+  bool progress = false;
+  app.add_flag("--progress", progress,
+               "a line per simulation of the fitted rows on stderr, with its wall time and an ETA (default when stderr is a terminal)");
   if (const auto help = parse_args(app, argc, argv)) return *help;
   const workloads::ComputeConstants defaults;
   const auto known = workloads::ComputeConstants::names();
@@ -110,16 +115,27 @@ int verb_calibrate(int argc, char** argv) {
     for (std::size_t i = 0; i < names.size(); ++i) m[names[i]] = x[i];
     return m;
   };
+  const auto before_all = analysis::validate_training({}, {}, &clusters);
+  // The fit evaluates the residuals twice and once per constant (the finite-difference Jacobian) at
+  // the start, then at most once plus once per constant per LM iteration (analysis/calibrate.cpp);
+  // it may stop sooner, so the count is an upper bound.
+  constexpr int kMaxIterations = 30;
+  const std::size_t n = names.size();
+  ProgressLine line(progress_wanted(progress), 2 + n + static_cast<std::size_t>(kMaxIterations) * (n + 1), true);
   const auto residuals = [&](const std::vector<double>& x) {
+    const auto start = std::chrono::steady_clock::now();
     const auto v = analysis::validate_training(constants_of(x), fit_lines, &clusters);
     std::vector<double> r;
+    double sum_abs = 0;
     for (const auto& c : v.rows) {
       if (c.simulated && c.counted) r.push_back(c.error);
+      if (c.simulated && c.counted) sum_abs += std::abs(c.error);
     }
+    line.finished("residuals", fmt::format("mean |error| {:.1f}%", r.empty() ? 0.0 : 100 * sum_abs / static_cast<double>(r.size())),
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     return r;
   };
-  const auto before_all = analysis::validate_training({}, {}, &clusters);
-  const auto fit = analysis::calibrate(names, initial, bounds, residuals, 30);
+  const auto fit = analysis::calibrate(names, initial, bounds, residuals, kMaxIterations);
   const auto after_all = analysis::validate_training(constants_of(fit.values), {}, &clusters);
 
   std::printf("calibrated %zu constant(s) on %zu rows (%s); %d LM iterations, %s\n", names.size(), fit.residuals.size(),

@@ -54,12 +54,30 @@ void check_budget(int gpus, int channels, int chunks) {
       channels > 0 || chunks > 0 ? ", --channels or --chunks" : ""));
 }
 
+// The lines nccl-tests prints above its table: its parameters (this is one simulated iteration,
+// no warm-up, no data check) and one line per rank with its host and device.
+std::vector<std::string> nccl_tests_preamble(const topology::ClusterSpec& spec, int gpus, double lo, double hi,
+                                             double factor) {
+  std::vector<std::string> lines{
+      fmt::format("nThread 1 nGpus {} minBytes {:.0f} maxBytes {:.0f} step: {:g}(factor) warmup iters: 0 iters: 1 "
+                  "agg iters: 1 validation: 0 graph: 0",
+                  gpus, lo, hi, factor),
+      "", "Using devices"};
+  const topology::GpuSpec* gpu = topology::find_gpu(spec.node.gpu);
+  const int per_node = std::max(spec.node.gpus, 1);
+  for (int r = 0; r < gpus; ++r) {
+    lines.push_back(fmt::format(" Rank {:>2} Group  0 on {:>10} device {:>2} {}", r, fmt::format("node{}", r / per_node),
+                                r % per_node, gpu != nullptr ? gpu->name : spec.node.gpu));
+  }
+  return lines;
+}
+
 }  // namespace
 
 int verb_collective(int argc, char** argv) {
   CLI::App app{"Simulate one collective over a range of sizes; prints nccl-tests' columns.", "clustersim collective"};
   std::string scenario_path, inter_name = "ring";
-  bool explain = false;
+  bool explain = false, extra_columns = false;
   std::string op_name = "allreduce", algo_name = "ring", proto_name, format = "text";
   std::string min_size = "8", max_size = "128M";
   int gpus = 0, chunks = 0, channels = 0;
@@ -81,6 +99,8 @@ int verb_collective(int argc, char** argv) {
   app.add_option("--channels", channels, "parallel rings/trees (default: from the topology)");
   app.add_option("--proto", proto_name, "LL | LL128 | Simple (default: what NCCL's tuner picks for the size)");
   app.add_option("--format", format, "text | json");
+  app.add_flag("--extra-columns", extra_columns,
+                "text: append clustersim's algo, proto, ch (channels) and ck (chunks) columns to nccl-tests' layout");
   if (const auto help = parse_args(app, argc, argv)) return *help;
 
   const auto op = sim::parse(workloads::kCollectiveOpNames, op_name);
@@ -214,7 +234,10 @@ int verb_collective(int argc, char** argv) {
   } else {
     const std::string title = what + " (simulated; algbw = size / time, busbw = algbw x " +
                               (*op == workloads::CollectiveOp::AllReduce ? "2(n-1)/n)" : "nccl-tests factor)");
-    std::fputs(analysis::collective_table(title, rows).c_str(), stdout);
+    analysis::CollectiveTableOptions options;
+    options.extra_columns = extra_columns;
+    options.preamble = nccl_tests_preamble(spec, gpus, lo, hi, factor);
+    std::fputs(analysis::collective_table(title, rows, options).c_str(), stdout);
   }
   return 0;
 }

@@ -166,7 +166,7 @@ topology::ClusterSpec cluster_from_scenario_or_flags(const std::string& scenario
   if (scenario_path.empty() == flags.node.empty()) {
     throw CliError("give either SCENARIO.toml or --node PRESET (see `clustersim catalog nodes`)");
   }
-  if (!scenario_path.empty()) return scenarios::load_scenario(scenario_path).cluster;
+  if (!scenario_path.empty()) return scenarios::load_cluster(scenario_path);
   return flags.cluster();
 }
 

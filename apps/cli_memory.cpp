@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "analysis/memory_report.h"
+#include "analysis/run.h"
 #include "apps/cli_common.h"
 #include "apps/verbs.h"
 #include "scenarios/loader.h"
@@ -27,6 +28,7 @@ int verb_memory(int argc, char** argv) {
   scenarios::ScenarioSpec spec;
   try {
     spec = scenarios::load_scenario(path, overrides);
+    analysis::check_model_constants(spec);
   } catch (const scenarios::ScenarioError& e) {
     std::fputs(e.format().c_str(), stderr);
     return 2;

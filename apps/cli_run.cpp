@@ -1,6 +1,7 @@
 // `clustersim run SCENARIO.toml`: simulate the scenario's training iterations.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include "analysis/memory_report.h"
 #include "analysis/output_file.h"
 #include "analysis/run_report.h"
+#include "analysis/shared_cluster.h"
 #include "apps/cli_common.h"
 #include "apps/verbs.h"
 #include "scenarios/loader.h"
@@ -38,6 +40,19 @@ void write_output(std::optional<analysis::OutputFile>& out, Render render) {
   if (!out) return;
   out->write(render());
   out->commit();
+}
+
+// A scenario with [[job]] tables: each job's result and its slowdown from sharing the cluster
+// (analysis/shared_cluster.h). Text or JSON; the per-run files (--trace, --report, ...) are for one job.
+int run_jobs(const scenarios::ScenarioSpec& spec, const std::string& format, bool ignore_memory, bool full) {
+  if (format == "csv") throw CliError("--format csv: a scenario with [[job]] tables prints text or json");
+  analysis::RunOptions options;
+  options.full = full;
+  options.ignore_memory = ignore_memory;
+  const analysis::SharedClusterRun run = analysis::run_shared_cluster(spec, options);
+  std::fputs((format == "json" ? analysis::shared_cluster_json(spec, run) : analysis::shared_cluster_text(spec, run)).c_str(),
+             stdout);
+  return std::any_of(run.jobs.begin(), run.jobs.end(), [](const analysis::JobRun& j) { return j.ran; }) ? 0 : 3;
 }
 
 }  // namespace
@@ -73,6 +88,7 @@ int verb_run(int argc, char** argv) {
   dmon_options.period_ms = dmon_ms;
   try {
     const scenarios::ScenarioSpec spec = scenarios::load_scenario(path, sets);
+    if (!spec.jobs.empty()) return run_jobs(spec, format, ignore_memory, full);
     RunOutputs outputs{RunOutputs::open("--trace", trace), RunOutputs::open("--dmon", dmon),
                        RunOutputs::open("--report", report_path)};
     analysis::RunOptions options;

@@ -1,5 +1,5 @@
 // `clustersim sweep SWEEP.toml`: the command line of analysis/sweep.h -- its flags, the MPI rank
-// from the environment, progress lines on stderr, and the summary and --best line on stdout.
+// from the environment, progress lines on stderr (apps/progress.h), and the summary and --best line on stdout.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 
 #include "analysis/sweep.h"
 #include "apps/cli_common.h"
+#include "apps/progress.h"
 #include "apps/verbs.h"
 #include "scenarios/scenario_error.h"
 #include "scenarios/sweep_file.h"
@@ -45,12 +46,9 @@ struct Options {
   int jobs = 1;
   std::string out = "results.csv";
   bool resume = false;
+  bool progress = false;
   std::string best;
 };
-
-void print_progress(const analysis::SweepProgress& p) {
-  std::fprintf(stderr, "[%zu/%zu] %s  %s  %.1f s\n", p.done, p.total, p.point.c_str(), p.outcome.c_str(), p.wall_s);
-}
 
 void print_best(const analysis::SweepTable& table, const std::string& metric) {
   const std::optional<analysis::SweepBest> best = analysis::best_point(table, metric);
@@ -83,6 +81,8 @@ int verb_sweep(int argc, char** argv) {
   app.add_option("--jobs,-j", o.jobs, "worker threads (default 1)");
   app.add_option("--out,-o", o.out, "results CSV, written as points finish (default results.csv; under mpirun OUT.rank<R>)");
   app.add_flag("--resume", o.resume, "keep the points already in --out (matched by their varied values); run the rest");
+  app.add_flag("--progress", o.progress,
+               "a line per finished point on stderr, with its wall time and an ETA (default when stderr is a terminal)");
   app.add_option("--best", o.best, "print the best ok point by this CSV column (e.g. tokens_per_s, iteration_time_s)");
   if (const auto help = parse_args(app, argc, argv)) return *help;
   if (o.jobs < 1) throw CliError("--jobs " + std::to_string(o.jobs) + ": expected at least 1 worker");
@@ -116,7 +116,10 @@ int verb_sweep(int argc, char** argv) {
 
   analysis::SweepTable table;
   try {
-    table = analysis::run_sweep(sweep, std::move(plan), out_path, o.jobs, print_progress);
+    ProgressLine line(progress_wanted(o.progress), todo);
+    table = analysis::run_sweep(sweep, std::move(plan), out_path, o.jobs, [&line](const analysis::SweepProgress& p) {
+      line.finished(p.point, p.outcome, p.wall_s);
+    });
   } catch (const analysis::SweepFileError& e) {
     throw CliError(std::string("--out ") + e.what());
   }

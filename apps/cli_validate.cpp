@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "analysis/validate_modern.h"
 #include "analysis/validate_training.h"
 #include "apps/cli_common.h"
+#include "apps/progress.h"
 #include "apps/verbs.h"
 
 namespace clustersim::apps {
@@ -70,7 +72,9 @@ int verb_validate(int argc, char** argv) {
   for (std::size_t i = 0; i < std::size(kSections); ++i) {
     flags.push_back(app.add_flag(kSections[i].flag, kSections[i].help));
   }
+  bool progress = false;
   app.add_option("--format", format, "text | json");
+  app.add_flag("--progress", progress, "a line per finished set on stderr, with its wall time and an ETA (default when stderr is a terminal)");
   if (const auto help = parse_args(app, argc, argv)) return *help;
   if (format != "text" && format != "json") throw CliError("--format '" + format + "': expected text or json");
   bool any = false;
@@ -80,10 +84,14 @@ int verb_validate(int argc, char** argv) {
   }
   const bool json = format == "json";
   std::string out;
-  std::size_t runs = 0;
+  std::size_t runs = 0, todo = 0;
+  for (std::size_t i = 0; i < std::size(kSections); ++i) todo += !any || selected[i] ? 1 : 0;
+  ProgressLine line(progress_wanted(progress), todo);
   for (std::size_t i = 0; i < std::size(kSections); ++i) {
     if (any && !selected[i]) continue;
+    const auto start = std::chrono::steady_clock::now();
     const std::string report = kSections[i].run(json);
+    line.finished(kSections[i].name, "done", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (json) {
       out += (runs == 0 ? "{\n" : ",\n") + std::string("\"") + kSections[i].name + "\": " + report;
     } else {

@@ -33,7 +33,9 @@ constexpr VerbExamples kExamples[] = {
       ""}},
     {"compare",
      {"clustersim compare scenarios/library/gpt3-175b-dgx-a100.toml --vary sync.bucket_mb=25,200",
-      "clustersim compare scenarios/library/gpt3-175b-dgx-a100.toml --vary sync.algorithm=ring,tree", ""}},
+      "clustersim compare scenarios/library/gpt3-175b-dgx-a100.toml --vary sync.algorithm=ring,tree",
+      "clustersim compare scenarios/library/tier1-entry-2x-rtx4090.toml scenarios/library/tier2-mid-2x-a100-40gb.toml "
+      "scenarios/library/tier3-high-8x-h100.toml"}},
     {"sweep",
      {"clustersim sweep scenarios/library/sweeps/gpt3-175b-layouts.toml --jobs 2 --out results.csv --best tokens_per_s",
       "", ""}},

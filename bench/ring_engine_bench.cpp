@@ -6,13 +6,19 @@
 // ring whose hops all have the same bottleneck B is
 //     T = max over ranks i of Σ over the 2(N−1) hops ending at i of (route latency + S/N / B)
 // and reduces to 2(N−1)·(route latency + S/N / B) when all hops have the same latency.
-// Usage: ring_engine_bench [N ...]   (default: 512 4096)
+//
+// --star: the system of the SimGrid comparison (bench/simgrid/simgrid_ring_bench.cpp): the same
+// single-GPU servers (GPU -> PCIe switch -> NIC) on one crossbar switch instead of a fat-tree, and
+// every link latency zero, so the closed form is 2(N-1)·S/N/B on both simulators.
+// Usage: ring_engine_bench [--star] [N ...]   (default: 512 4096)
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/simulator.h"
@@ -30,17 +36,45 @@ struct Done final : workloads::CollectiveListener {
   bool done = false;
 };
 
+// one_gpu_servers(n) on one crossbar (SingleSwitch), built as topology/builders.cpp builds it,
+// with every latency zero: the network a pure max-min model without latencies sees.
+topology::Topology zero_latency_star(int n) {
+  using topology::DeviceKind;
+  using topology::LinkKind;
+  const topology::ClusterSpec spec = topology::one_gpu_servers(n);
+  const sim::BytesPerSec pcie = topology::pcie_x16_bandwidth(spec.node.pcie_gen);
+  const sim::BytesPerSec nic_bw = topology::find_nic(spec.node.nic)->per_dir;
+  const sim::SimTime zero{};
+  topology::Topology topo;
+  std::vector<topology::DeviceId> gpus, nics;
+  for (int s = 0; s < n; ++s) {
+    const std::string node = "node" + std::to_string(s) + "/";
+    const auto gpu = topo.add_device({DeviceKind::Gpu, s, 0, -1, node + "gpu0"});
+    const auto cpu = topo.add_device({DeviceKind::CpuRootComplex, s, 0, -1, node + "cpu0"});
+    const auto sw = topo.add_device({DeviceKind::PcieSwitch, s, 0, -1, node + "pcie-sw0"});
+    topo.add_duplex(sw, cpu, LinkKind::Pcie, pcie, zero);
+    topo.add_duplex(gpu, sw, LinkKind::Pcie, pcie, zero);
+    const auto nic = topo.add_device({DeviceKind::Nic, s, 0, -1, node + "nic0"});
+    topo.add_duplex(nic, sw, LinkKind::Pcie, pcie, zero);
+    gpus.push_back(gpu);
+    nics.push_back(nic);
+  }
+  const auto crossbar = topo.add_device({DeviceKind::NetworkSwitch, -1, 0, 0, "switch0"});
+  for (const auto nic : nics) topo.add_duplex(nic, crossbar, LinkKind::Network, nic_bw, zero);
+  topo.set_gpu_layout(n, 1, std::move(gpus));
+  topo.set_fabric_routing(topology::FabricRouting::DestinationModK);
+  return topo;
+}
+
 double peak_rss_mib() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_maxrss) / 1024.0;
 }
 
-int run(int n) {
-  const topology::ClusterSpec spec = topology::one_gpu_servers(n);
-
+int run(int n, bool star) {
   const auto t_build = std::chrono::steady_clock::now();
-  const topology::Topology topo = topology::build_cluster(spec);
+  const topology::Topology topo = star ? zero_latency_star(n) : topology::build_cluster(topology::one_gpu_servers(n));
   const topology::Router router(topo);
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_build).count();
 
@@ -100,9 +134,16 @@ int run(int n) {
 
 int main(int argc, char** argv) {
   std::vector<int> sizes;
-  for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
+  bool star = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--star") {
+      star = true;
+    } else {
+      sizes.push_back(std::atoi(argv[i]));
+    }
+  }
   if (sizes.empty()) sizes = {512, 4096};
   int rc = 0;
-  for (int n : sizes) rc |= run(n);
+  for (int n : sizes) rc |= run(n, star);
   return rc;
 }

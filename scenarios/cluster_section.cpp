@@ -20,7 +20,7 @@ using topology::IntraKind;
 constexpr std::string_view kClusterKeys[] = {"node",          "nodes", "fabric", "oversubscription",
                                              "routing",       "gpus",  "gpu_overrides"};
 constexpr std::string_view kNodeKeys[] = {"preset", "gpu",     "gpus", "intra", "pcie", "gpus_per_pcie_switch",
-                                          "sockets", "nic", "nics"};
+                                          "sockets", "nic", "nics", "nic_attach"};
 constexpr std::string_view kGpuOverrideKeys[] = {"power_limit_w", "mig", "tf32"};
 
 // PCIe generations as written in scenario files (cluster.node.pcie).
@@ -106,6 +106,7 @@ void read_node_fields(LoadContext& ctx, Section& s, topology::NodeSpec& node, bo
     }
   }
   if (auto v = s.integer("nics", 0, 1024, "8")) node.nics = *v;
+  if (auto v = s.choice("nic_attach", topology::kNicAttachNames)) node.nic_attach = *v;
 }
 
 // The shape must be buildable: GPUs split evenly over sockets and PCIe switches, NVLink present.
@@ -140,7 +141,8 @@ void check_node_shape(LoadContext& ctx, const topology::NodeSpec& node, const to
 void name_node(topology::NodeSpec& node, const topology::NodeSpec& base, bool have_base) {
   const bool same_as_base = have_base && node.gpu == base.gpu && node.gpus == base.gpus && node.intra == base.intra &&
                             node.pcie_gen == base.pcie_gen && node.gpus_per_pcie_switch == base.gpus_per_pcie_switch &&
-                            node.sockets == base.sockets && node.nic == base.nic && node.nics == base.nics;
+                            node.sockets == base.sockets && node.nic == base.nic && node.nics == base.nics &&
+                            node.nic_attach == base.nic_attach;
   if (same_as_base) return;
   node.id = "custom";
   node.description = have_base ? "custom (from " + base.id + ")" : "custom";
@@ -203,7 +205,7 @@ bool Loader::read_cluster(const toml::table* t) {
     const int per_node = c.node.gpus;
     error_at_key("cluster.gpus",
                  "gpus = " + std::to_string(c.gpus) + " but the cluster has " + std::to_string(c.total_gpus()) +
-                     " GPUs (" + std::to_string(c.nodes) + " nodes x " + std::to_string(per_node) + ")",
+                     " GPUs (" + std::to_string(c.nodes) + (c.nodes == 1 ? " node x " : " nodes x ") + std::to_string(per_node) + ")",
                  "use at most gpus = " + std::to_string(c.total_gpus()) + ", or nodes = " +
                      std::to_string((c.gpus + per_node - 1) / per_node));
   }

@@ -14,6 +14,16 @@
 namespace clustersim::scenarios {
 namespace {
 
+// "lower or upper" for a global_batch hint, leaving out a value the key cannot take (it must be a
+// positive int): a suggestion must pass the loader.
+std::string suggest_either(long long lower, long long upper) {
+  const bool low_ok = lower > 0 && lower <= INT_MAX, high_ok = upper > 0 && upper <= INT_MAX;
+  if (low_ok && high_ok && lower != upper) return std::to_string(lower) + " or " + std::to_string(upper);
+  if (high_ok) return std::to_string(upper);
+  if (low_ok) return std::to_string(lower);
+  return "a smaller multiple of micro_batch * dp";
+}
+
 using topology::Precision;
 using workloads::Schedule;
 
@@ -57,7 +67,7 @@ void Loader::check_layout() {
 
 // Context parallelism: Megatron cuts each sequence into 2·cp chunks for causal load balancing
 // (Transformer Engine asserts the sequence length divides by 2·cp); ring attention runs inside
-// the fused/flash attention kernels; the Ulysses all-to-all variant is not modelled.
+// the fused/flash attention kernels; the Ulysses all-to-all (a2a) gives each rank whole heads.
 void Loader::check_context_parallel() {
   const auto& p = spec_.parallel;
   const auto& m = spec_.model;
@@ -71,9 +81,15 @@ void Loader::check_context_parallel() {
   if (!m.flash_attention)
     error_at_key("parallelism.cp", "cp = " + std::to_string(p.cp) + " needs flash attention, but model.flash_attention = false",
                  "context parallelism runs inside the fused attention kernel; set flash_attention = true or cp = 1");
-  if (p.cp_comm == workloads::CpComm::A2a)
-    error_at_key("parallelism.cp_comm_type", "cp_comm_type = \"a2a\" (DeepSpeed-Ulysses all-to-all) is not modelled",
-                 "use \"p2p\" (ring attention, Megatron's default) or \"allgather\"");
+  // DeepSpeed-Ulysses hands each CP rank heads / cp whole heads (of its tp shard), queries and keys alike.
+  const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  if (p.cp_comm == workloads::CpComm::A2a && p.tp > 0 && ((m.heads / p.tp) % p.cp != 0 || (kv / p.tp) % p.cp != 0))
+    error_at_key("parallelism.cp_comm_type",
+                 "cp_comm_type = \"a2a\" (DeepSpeed-Ulysses) needs the attention heads per GPU divisible by cp = " +
+                     std::to_string(p.cp) + ", but heads / tp = " + std::to_string(m.heads / p.tp) + " and kv_heads / tp = " +
+                     std::to_string(kv / p.tp),
+                 "the all-to-all gives each CP rank whole heads: use a cp dividing both, or cp_comm_type = \"p2p\" (ring "
+                 "attention, Megatron's default)");
 }
 
 void Loader::check_gpu_count() {
@@ -86,7 +102,7 @@ void Loader::check_gpu_count() {
   const std::string cp_factor = p.cp > 1 ? std::to_string(p.cp) + " * " : std::string();
   const std::string tpp_text = std::string(p.cp > 1 ? "tp * cp * pp = " : "tp * pp = ") + std::to_string(p.tp) + " * " +
                                cp_factor + std::to_string(p.pp);
-  const std::string cluster_text = std::to_string(total) + " GPUs (" + std::to_string(c.nodes) + " nodes x " +
+  const std::string cluster_text = std::to_string(total) + " GPUs (" + std::to_string(c.nodes) + (c.nodes == 1 ? " node x " : " nodes x ") +
                                    std::to_string(c.node.gpus) + ")";
   if (dp_given_) {
     const long long need = tpp * p.dp;
@@ -139,7 +155,7 @@ void Loader::check_batch() {
                  "global_batch = " + std::to_string(tr.global_batch) + " is not divisible by micro_batch * dp = " +
                      std::to_string(tr.micro_batch) + " * " + std::to_string(p.dp) + " = " + std::to_string(per_step),
                  "every data-parallel replica runs the same number of micro-batches; use global_batch = " +
-                     (lower > 0 ? std::to_string(lower) + " or " : std::string()) + std::to_string(upper));
+                     suggest_either(lower, upper));
     return;
   }
   const int micro_batches = tr.micro_batches_per_replica(p.dp);
@@ -147,7 +163,9 @@ void Loader::check_batch() {
     error_at_key(global_batch_given_ ? "training.global_batch" : "parallelism.virtual_stages",
                  "the interleaved schedule needs the micro-batches per replica (global_batch / (micro_batch * dp) = " +
                      std::to_string(micro_batches) + ") to be a multiple of pp = " + std::to_string(p.pp),
-                 "use global_batch = " + std::to_string(per_step * p.pp * ((micro_batches + p.pp - 1) / p.pp)) +
+                 "use global_batch = " +
+                     suggest_either(per_step * p.pp * (micro_batches / p.pp),
+                                    per_step * p.pp * ((micro_batches + p.pp - 1) / p.pp)) +
                      ", or the 1f1b schedule");
 }
 

@@ -18,7 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kRootKeys[] = {"name",  "cluster",         "model", "parallelism", "training",
-                                          "sync", "model_constants", "cost", "amp", "data"};
+                                          "sync", "model_constants", "cost",  "job",         "finetune",
+                                          "amp",  "data"};
 
 }  // namespace
 
@@ -46,6 +47,7 @@ void Loader::read_root() {
   const toml::table* cost = root.subtable("cost");
   const toml::table* amp = root.subtable("amp");
   const toml::table* data = root.subtable("data");
+  const toml::table* finetune = root.subtable("finetune");
 
   // A misspelt section ([modle]) is reported as unknown; do not also call [model] missing.
   std::vector<std::string> misspelt;
@@ -59,6 +61,11 @@ void Loader::read_root() {
   if (!cluster && cluster_typed_ok && !is_misspelt("cluster"))
     error_in_file("missing [cluster] section",
                   "add [cluster] with node = \"dgx-a100-80gb\" (a node preset; `clustersim catalog nodes` lists them)");
+  if (cluster_only_ && !root.has("model")) {
+    cluster_ok_ = cluster && read_cluster(cluster);
+    root.finish();
+    return;
+  }
   if (!model && model_typed_ok && !is_misspelt("model"))
     error_in_file("missing [model] section",
                   "add [model] with preset = \"gpt3-175b\" (`clustersim catalog models` lists them), "
@@ -69,10 +76,12 @@ void Loader::read_root() {
   parallel_ok_ = read_parallelism(parallelism);
   training_ok_ = read_training(training);
   read_sync(sync);
+  const bool finetune_ok = read_finetune(finetune);
   read_model_constants(constants);
   read_cost(cost);
   read_amp(amp);
   read_data(data);
+  read_jobs(root.find("job"));
   root.finish();
 
   if (model_ok_) check_model_shape();
@@ -82,6 +91,8 @@ void Loader::read_root() {
   if (cluster_ok_ && training_ok_) check_precision();
   if (cluster_ok_ && training_ok_) check_amp();
   if (model_ok_ && parallel_ok_) check_experts();
+  if (model_ok_ && parallel_ok_ && training_ok_ && finetune_ok) check_finetune();
+  if (error_count() == 0 && cluster_ok_ && model_ok_ && parallel_ok_ && training_ok_) check_work_budget();
 }
 
 ScenarioSpec parse_scenario(std::string_view toml_text, const std::string& file_name,
@@ -90,13 +101,27 @@ ScenarioSpec parse_scenario(std::string_view toml_text, const std::string& file_
   return loader.run();
 }
 
-ScenarioSpec load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+namespace {
+
+std::string read_scenario_text(const std::string& path) {
   std::string why;
   const auto text = read_file(path, why);
   if (!text)
     throw ScenarioError(SourceLocation{path, 0, 0}, "cannot read scenario file: " + why,
                         "check the path; scenarios/library/ holds ready-made scenarios");
-  return parse_scenario(*text, path, overrides);
+  return *text;
+}
+
+}  // namespace
+
+ScenarioSpec load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  return parse_scenario(read_scenario_text(path), path, overrides);
+}
+
+topology::ClusterSpec load_cluster(const std::string& path) {
+  const std::string text = read_scenario_text(path);
+  Loader loader(path, text, {});
+  return loader.run_cluster_only().cluster;
 }
 
 }  // namespace clustersim::scenarios

@@ -55,6 +55,7 @@
 //   cost.electricity_usd_per_kwh      0.12
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,6 +70,11 @@ namespace clustersim::scenarios {
 // Throws ScenarioError on any invalid input, including an unreadable file.
 ScenarioSpec load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 
+// The [cluster] of a scenario file, for verbs that simulate hardware only (collective): a file
+// with only [cluster] (and name) is accepted; the other sections, when present, are checked as
+// load_scenario checks them. Throws ScenarioError like load_scenario.
+topology::ClusterSpec load_cluster(const std::string& path);
+
 // As load_scenario, from text; `file_name` is used in errors and to resolve relative paths.
 ScenarioSpec parse_scenario(std::string_view toml_text, const std::string& file_name,
                             const std::vector<std::string>& overrides = {});
@@ -76,5 +82,10 @@ ScenarioSpec parse_scenario(std::string_view toml_text, const std::string& file_
 // For the consumer of model_constants (the compute/network model), which alone knows the valid
 // names: throws a ScenarioError naming each unknown constant where it was set, with "did you mean".
 void check_model_constant_names(const ScenarioSpec& spec, std::span<const std::string_view> known);
+
+// For the same consumer, which alone knows the accepted ranges: throws a ScenarioError naming each
+// constant outside range_of(name) = {lo, hi} where it was set (file:line), with the range as hint.
+void check_model_constant_ranges(const ScenarioSpec& spec,
+                                 const std::function<std::pair<double, double>(std::string_view)>& range_of);
 
 }  // namespace clustersim::scenarios

@@ -4,6 +4,7 @@
 // them; here each value must be a finite number.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -11,6 +12,7 @@
 #include "scenarios/scenario_loader.h"
 #include "scenarios/source_text.h"
 #include "scenarios/toml_reader.h"
+#include "scenarios/toml_text.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -38,6 +40,11 @@ void Loader::read_constants_file(const std::string& path, const KeyOrigin& inclu
       spec_.model_constants[std::string(k.str())] = static_cast<double>(i->get());
     } else if (const auto* f = v.as_floating_point(); f && std::isfinite(f->get())) {
       spec_.model_constants[std::string(k.str())] = f->get();
+    } else if (f) {
+      error(origin_of(dk, v.source()),
+            "model constant '" + std::string(k.str()) + "' must be a finite number, got " + format_number(f->get()),
+            "a constants file holds only name = number lines");
+      continue;
     } else {
       error(origin_of(dk, v.source()), "model constant '" + std::string(k.str()) + "' must be a number, not " + type_name(v.type()),
             "a constants file holds only name = number lines");
@@ -57,14 +64,9 @@ void Loader::read_model_constants(const toml::table* t) {
   for (auto&& [k, v] : *t) {
     if (k.str() == "include") continue;
     const std::string name(k.str());
-    const toml::node* n = s.find(name);
-    if (const auto* i = n->as_integer()) {
-      spec_.model_constants[name] = static_cast<double>(i->get());
-    } else if (const auto* f = n->as_floating_point(); f && std::isfinite(f->get())) {
-      spec_.model_constants[name] = f->get();
-    } else {
-      s.wrong_type(name, *n, "a number", "0.85");
-    }
+    // Any finite number passes here (Section::number says "must be a finite number, got nan");
+    // the range is the consumer's (check_model_constant_ranges).
+    if (auto x = s.number(name, -std::numeric_limits<double>::max(), false, "0.85")) spec_.model_constants[name] = *x;
   }
 }
 
@@ -86,6 +88,23 @@ void check_model_constant_names(const ScenarioSpec& spec, std::span<const std::s
     std::string message = "unknown model constant '" + name + "'";
     if (auto close = did_you_mean(name, known); !close.empty()) message += "; did you mean '" + close + "'?";
     diagnostics.push_back(Diagnostic{at.where, std::move(message), "known constants: " + join(known, ", "), at.source_line});
+  }
+  if (!diagnostics.empty()) throw ScenarioError(std::move(diagnostics));
+}
+
+void check_model_constant_ranges(const ScenarioSpec& spec,
+                                 const std::function<std::pair<double, double>(std::string_view)>& range_of) {
+  std::vector<Diagnostic> diagnostics;
+  for (const auto& [name, value] : spec.model_constants) {
+    const auto [lo, hi] = range_of(name);
+    if (value >= lo && value <= hi) continue;
+    const KeyOrigin at = spec.origin_of("model_constants." + name);
+    diagnostics.push_back(Diagnostic{at.where,
+                                     "model constant '" + name + "' = " + format_number(value) + " is outside [" +
+                                         format_number(lo) + ", " + format_number(hi) + "]",
+                                     "choose a value in [" + format_number(lo) + ", " + format_number(hi) +
+                                         "] (clustersim catalog constants lists each range and its source)",
+                                     at.source_line});
   }
   if (!diagnostics.empty()) throw ScenarioError(std::move(diagnostics));
 }

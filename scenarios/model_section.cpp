@@ -68,7 +68,8 @@ ModelBase read_model_base(LoadContext& ctx, Section& s) {
         base.imported = true;
       } catch (const workloads::HfConfigError& e) {
         ctx.error_at_key("model.hf_config", "cannot import hf_config: " + std::string(e.what()),
-                         "the path is relative to the scenario file; Llama/Mistral, GPT-2 and GPT-NeoX configs are understood");
+                         "the path is relative to the scenario file; dense Llama/Mistral/Qwen2, GPT-2 and GPT-NeoX configs and "
+                         "mixture-of-experts Mixtral, Qwen-MoE and DeepSeek-V3 configs are understood");
       }
     }
   }

@@ -1,8 +1,9 @@
 // Mixture-of-experts checks that span [model] and [parallelism]: the expert keys against each
 // other (top-k within the experts, MoE layers that exist), and expert parallelism against the
 // model (ep divides the experts) and the layout (ep divides dp: Megatron-Core carves the expert
-// grid out of the data-parallel ranks, megatron/core/parallel_state.py). Run after the GPU count,
-// so dp is known.
+// grid out of the data-parallel ranks, megatron/core/parallel_state.py; with expert tensor
+// parallelism etp x ep divides tp x cp x dp, and etp divides the expert FFN). Run after the GPU
+// count, so dp is known.
 #include <algorithm>
 #include <numeric>
 #include <string>
@@ -31,6 +32,9 @@ void Loader::check_experts() {
     if (p.ep > 1)
       error_at_key("parallelism.ep", "ep = " + std::to_string(p.ep) + " needs a mixture-of-experts model, but the model has no experts",
                    "use ep = 1, or set experts (and experts_per_token) in [model]");
+    if (p.etp > 0 && p.etp != p.tp)
+      error_at_key("parallelism.etp", "etp = " + std::to_string(p.etp) + " needs a mixture-of-experts model, but the model has no experts",
+                   "remove etp (expert tensor parallelism), or set experts in [model]");
     return;
   }
   const std::string experts = std::to_string(m.experts);
@@ -47,10 +51,23 @@ void Loader::check_experts() {
     error_at_key("parallelism.ep", "ep = " + std::to_string(p.ep) + " does not divide experts = " + experts,
                  "expert parallelism places experts / ep whole experts on each GPU; use ep = " +
                      divisor_list(m.experts, std::max(1, p.dp)));
-  else if (cluster_ok_ && p.dp % p.ep != 0)
+  else if (cluster_ok_ && p.etp == 0 && p.cp == 1 && p.dp % p.ep != 0)
     error_at_key("parallelism.ep", "ep = " + std::to_string(p.ep) + " does not divide dp = " + std::to_string(p.dp),
                  "the expert-parallel group is carved out of the data-parallel ranks (Megatron-Core); use ep = " +
                      divisor_list(std::gcd(m.experts, p.dp), p.dp));
+  else if (cluster_ok_ && (p.tp * p.cp * p.dp) % (p.expert_tp() * p.ep) != 0)
+    // Megatron-Core: expert data parallel = world / (etp x ep x pp) must be a whole number.
+    error_at_key(p.etp > 0 ? "parallelism.etp" : "parallelism.ep",
+                 "etp x ep = " + std::to_string(p.expert_tp()) + " x " + std::to_string(p.ep) +
+                     " does not divide the GPUs of a pipeline stage, tp x cp x dp = " + std::to_string(p.tp * p.cp * p.dp),
+                 "Megatron-Core's expert data-parallel size is world / (etp x ep x pp); use etp and ep whose product divides " +
+                     std::to_string(p.tp * p.cp * p.dp));
+  if (m.moe_ffn_hidden % p.expert_tp() != 0)
+    error_at_key(p.etp > 0 ? "parallelism.etp" : "parallelism.tp",
+                 "expert tensor parallelism " + std::to_string(p.expert_tp()) + " does not divide moe_ffn_hidden = " +
+                     std::to_string(m.moe_ffn_hidden),
+                 "each of the etp GPUs holds an equal slice of every expert's FFN; use an etp dividing " +
+                     std::to_string(m.moe_ffn_hidden));
 }
 
 }  // namespace clustersim::scenarios

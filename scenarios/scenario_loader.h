@@ -13,6 +13,8 @@
 //                                  check_precision
 //   moe_checks.cpp                 check_experts (mixture of experts against expert parallelism)
 //   amp_data_sections.cpp          [amp] (fp16 loss scaling), [data] (the input pipeline)
+//   jobs_section.cpp               [[job]] (several jobs sharing the cluster)
+//   finetune_section.cpp           [finetune] (LoRA), check_finetune (LoRA targets, ZeRO-Offload)
 // A section reader returns false when its section had errors, so the cross-key checks that need
 // it are skipped instead of piling consequential errors on top.
 #pragma once
@@ -40,8 +42,15 @@ class Loader : public LoadContext {
   // Parses, applies the overrides, reads and checks everything; throws ScenarioError with every
   // problem found.
   ScenarioSpec run();
+  // As run, for a caller that needs only [cluster] (`clustersim collective SCENARIO.toml`, `topo`):
+  // a file without [model] is accepted and then holds nothing but [cluster] (and name).
+  ScenarioSpec run_cluster_only() {
+    cluster_only_ = true;
+    return run();
+  }
 
  private:
+  bool cluster_only_ = false;
   bool parse_document();
   void apply_override(const std::string& text);
   void read_root();
@@ -52,12 +61,17 @@ class Loader : public LoadContext {
   bool read_parallelism(const toml::table* t);
   bool read_training(const toml::table* t);
   bool read_sync(const toml::table* t);
+  bool read_finetune(const toml::table* t);
+  void check_finetune();
   void check_overlap(std::optional<bool> overlap, std::optional<bool> overlap_grad_reduce);
   void read_model_constants(const toml::table* t);
   void read_cost(const toml::table* t);
   void read_amp(const toml::table* t);
   void read_data(const toml::table* t);
   void check_amp();
+  void read_jobs(const toml::node* jobs);           // jobs_section.cpp
+  bool read_job_nodes(Section& s, JobSpec& job);
+  void read_job_set(Section& s, JobSpec& job);
   void read_constants_file(const std::string& path, const KeyOrigin& include_at);
   void check_model_shape();
   void check_layout();
@@ -66,6 +80,9 @@ class Loader : public LoadContext {
   void check_batch();
   void check_precision();
   void check_experts();
+  void check_work_budget();  // scenarios/work_budget.cpp
+  double bucket_count(double stage_params) const;
+  void bucket_budget_error(double stage_params, double buckets);
 
   toml::table doc_;  // the scenario with the overrides applied
 

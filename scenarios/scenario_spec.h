@@ -33,6 +33,16 @@ struct KeyOrigin {
   std::string source_line;  // the line's text; empty for overrides
 };
 
+// One job of a shared cluster (`[[job]]`, scenarios/jobs_section.cpp): the scenario's own model,
+// layout and training with the job's `set` overrides, on the job's whole nodes of the shared
+// cluster. analysis/shared_cluster.h runs the jobs.
+struct JobSpec {
+  std::string name;
+  std::vector<int> nodes;               // node indices of the shared cluster, ascending, disjoint between jobs
+  std::vector<std::string> overrides;   // `set` as --set strings ("parallelism.tp=4"), in key order
+  KeyOrigin origin;                     // the [[job]] table
+};
+
 struct ScenarioSpec {
   std::string name;  // `name`, default: the file's stem
   std::string file;  // the path as given to the loader ("<string>" style names for parse_scenario)
@@ -45,6 +55,7 @@ struct ScenarioSpec {
   CostSpec cost;
   std::optional<workloads::AmpSpec> amp;    // [amp]: fp16 loss scaling (fp16 runs only)
   std::optional<workloads::DataSpec> data;  // [data]: the input pipeline
+  std::vector<JobSpec> jobs;      // [[job]]: empty for a scenario with one job (the usual case)
 
   std::string node_preset;        // "" for an explicit [cluster.node] without `preset`
   std::string model_preset;       // "" when the model is described by fields only

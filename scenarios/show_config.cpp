@@ -32,7 +32,8 @@ void show_cluster(std::ostream& out, const ScenarioSpec& spec) {
       << "gpus_per_pcie_switch = " << n.gpus_per_pcie_switch << "\n"
       << "sockets = " << n.sockets << "\n"
       << "nic = " << quote_str(n.nic) << "\n"
-      << "nics = " << n.nics << "\n\n";
+      << "nics = " << n.nics << "\n"
+      << "nic_attach = " << quote_str(sim::name_of(topology::kNicAttachNames, n.nic_attach)) << "\n\n";
 }
 
 void show_gpu_overrides(std::ostream& out, const ScenarioSpec& spec) {
@@ -85,6 +86,7 @@ void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
   out << "[parallelism]\n"
       << "tp = " << p.tp << "\n"
       << "pp = " << p.pp << "\n"
+      << (spec.dp_derived && !spec.jobs.empty() ? "# " : "")  // each [[job]] derives its own
       << "dp = " << p.dp << (spec.dp_derived ? (p.cp > 1 ? "  # derived: gpus / (tp * cp * pp)" : "  # derived: gpus / (tp * pp)") : "") << "\n"
       << "cp = " << p.cp << "\n"
       << "cp_comm_type = " << quote_str(sim::name_of(workloads::kCpCommNames, p.cp_comm)) << "\n"
@@ -94,16 +96,25 @@ void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
       << "zero = " << p.zero << "\n"
       << "distributed_optimizer = " << b(p.distributed_optimizer) << "\n"
       << "zero3_gather = " << quote_str(sim::name_of(workloads::kZero3GatherNames, p.zero3_gather)) << "\n";
-  if (spec.model.is_moe()) out << "ep = " << p.ep << "  # expert data parallel: dp / ep = " << p.expert_dp() << "\n";
+  if (spec.model.is_moe()) {
+    out << "ep = " << p.ep << "  # expert data parallel: tp x cp x dp / (etp x ep) = " << p.expert_dp() << "\n";
+    if (p.etp > 0)
+      out << "etp = " << p.etp << "\n";
+    else
+      out << "# etp = " << p.tp << "  # default: tp (Megatron-Core's expert_tensor_parallel_size)\n";
+  }
   const int layers = spec.model.layers;
+  const char* why = p.split_slots() > 0 ? "  # from the embedding/loss layer slots\n" : "  # default: an even share of the layers\n";
   if (p.first_stage_layers > 0)
     out << "first_stage_layers = " << p.first_stage_layers << "\n";
   else
-    out << "# first_stage_layers = " << p.layers_on_stage(layers, 0) << "  # default: an even share of the layers\n";
+    out << "# first_stage_layers = " << p.layers_on_stage(layers, 0) << why;
+  if (p.embedding_in_split) out << "account_for_embedding_in_pipeline_split = true\n";
+  if (p.loss_in_split) out << "account_for_loss_in_pipeline_split = true\n";
   if (p.last_stage_layers > 0)
     out << "last_stage_layers = " << p.last_stage_layers << "\n\n";
   else
-    out << "# last_stage_layers = " << p.layers_on_stage(layers, p.pp - 1) << "  # default: an even share of the layers\n\n";
+    out << "# last_stage_layers = " << p.layers_on_stage(layers, p.pp - 1) << why << "\n";
 }
 
 void show_training(std::ostream& out, const ScenarioSpec& spec) {
@@ -131,7 +142,27 @@ void show_sync(std::ostream& out, const ScenarioSpec& spec) {
       << "overlap_grad_reduce = " << b(spec.sync.overlap) << "  # also accepted as overlap\n"
       << "overlap_param_gather = " << b(spec.sync.param_gather_overlapped(spec.parallel)) << "\n"
       << "tp_comm_overlap = " << b(spec.sync.tp_comm_overlap) << "\n"
-      << "fsdp_prefetch = " << b(spec.sync.fsdp_prefetch) << "\n\n";
+      << "fsdp_prefetch = " << b(spec.sync.fsdp_prefetch) << "\n"
+      << "offload_optimizer = " << quote_str(sim::name_of(workloads::kOffloadDeviceNames, spec.sync.offload_optimizer))
+      << "\n\n";
+}
+
+void show_finetune(std::ostream& out, const ScenarioSpec& spec) {
+  const auto& ft = spec.training.finetune;
+  out << "[finetune]\n"
+      << "method = " << quote_str(sim::name_of(workloads::kFinetuneMethodNames, ft.method)) << "\n";
+  if (!ft.lora()) {
+    out << "# lora_rank = 8, lora_targets = [\"q\", \"v\"]  # with method = \"lora\"\n\n";
+    return;
+  }
+  out << "lora_rank = " << ft.lora_rank << "\nlora_targets = [";
+  const char* sep = "";
+  for (const auto& c : workloads::kLoraTargetNames) {
+    if ((ft.lora_targets & c.value) == 0) continue;
+    out << sep << quote_str(c.name);
+    sep = ", ";
+  }
+  out << "]\n\n";
 }
 
 void show_model_constants(std::ostream& out, const ScenarioSpec& spec) {
@@ -186,6 +217,23 @@ void show_data(std::ostream& out, const ScenarioSpec& spec) {
       << "gpu_decode = " << b(d.gpu_decode) << "\n";
 }
 
+// [[job]] tables, as written (their `set` as an inline table of the --set strings).
+void show_jobs(std::ostream& out, const ScenarioSpec& spec) {
+  for (const JobSpec& job : spec.jobs) {
+    out << "\n[[job]]\nname = " << quote_str(job.name) << "\nnodes = [";
+    for (std::size_t i = 0; i < job.nodes.size(); ++i) out << (i ? ", " : "") << job.nodes[i];
+    out << "]\n";
+    if (job.overrides.empty()) continue;
+    out << "set = { ";
+    for (std::size_t i = 0; i < job.overrides.size(); ++i) {
+      const std::string& o = job.overrides[i];
+      const std::size_t eq = o.find('=');
+      out << (i ? ", " : "") << quote_str(o.substr(0, eq)) << " = " << o.substr(eq + 1);
+    }
+    out << " }\n";
+  }
+}
+
 }  // namespace
 
 std::string show_config(const ScenarioSpec& spec) {
@@ -199,10 +247,12 @@ std::string show_config(const ScenarioSpec& spec) {
   show_parallelism(out, spec);
   show_training(out, spec);
   show_sync(out, spec);
+  show_finetune(out, spec);
   show_model_constants(out, spec);
   show_cost(out, spec);
   show_amp(out, spec);
   show_data(out, spec);
+  show_jobs(out, spec);
   return out.str();
 }
 

@@ -89,6 +89,28 @@ std::optional<StageSplitProblem> interleaving(int layers, const ParallelSpec& p)
   return std::nullopt;
 }
 
+// The embedding and/or loss as layer slots (Megatron-Core's account_for_*_in_pipeline_split): the
+// layers plus those slots split evenly over pp x virtual_stages chunks; exclusive with explicit
+// first/last stage counts, as Megatron-Core's TransformerConfig asserts.
+std::optional<StageSplitProblem> slot_split(int layers, const ParallelSpec& p) {
+  const std::string key = p.embedding_in_split ? "parallelism.account_for_embedding_in_pipeline_split"
+                                               : "parallelism.account_for_loss_in_pipeline_split";
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0)
+    return StageSplitProblem{key, "the embedding/loss layer slots and first_stage_layers / last_stage_layers are two ways to split the layers",
+                             "use one of them (Megatron-Core accepts only one)"};
+  if (p.pp < 2)
+    return StageSplitProblem{key, "counting the embedding or loss in the pipeline split needs pipeline parallelism, but pp = 1",
+                             "use pp >= 2, or set it to false"};
+  const int chunks = p.pp * std::max(p.virtual_stages, 1);
+  const int slots = layers + p.split_slots();
+  if (slots % chunks == 0) return std::nullopt;
+  return StageSplitProblem{key,
+                           "layers + " + std::to_string(p.split_slots()) + " slot(s) = " + std::to_string(slots) +
+                               " does not divide over pp * virtual_stages = " + std::to_string(chunks) + " model chunks",
+                           "choose pp and virtual_stages whose product divides " + std::to_string(slots) +
+                               ", or use first_stage_layers / last_stage_layers"};
+}
+
 }  // namespace
 
 std::optional<StageSplit> suggest_stage_split(int layers, int pp) {
@@ -124,6 +146,7 @@ std::string stage_layers_text(int layers, const ParallelSpec& p) {
 
 std::optional<StageSplitProblem> check_stage_split(int layers, const ParallelSpec& p, const std::string& model_name,
                                                    int pp_limit) {
+  if (p.split_slots() > 0) return slot_split(layers, p);
   if (p.uneven_stages()) {
     if (auto e = uneven_counts(layers, p)) return e;
   } else if (layers % p.pp != 0) {

@@ -15,12 +15,13 @@ namespace {
 using workloads::Schedule;
 
 constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual_stages", "schedule", "sequence_parallel",
-                                              "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers", "zero3_gather",
-                                              "cp", "cp_comm_type", "ep"};
+                                              "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers",
+                                              "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split", "zero3_gather",
+                                              "cp", "cp_comm_type", "ep", "etp"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype", "launch_blocking"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap", "overlap_grad_reduce",
-                                          "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch"};
+                                          "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "offload_optimizer"};
 
 }  // namespace
 
@@ -41,10 +42,13 @@ bool Loader::read_parallelism(const toml::table* t) {
   if (auto v = s.boolean("distributed_optimizer")) p.distributed_optimizer = *v;
   if (auto v = s.integer("first_stage_layers", 1, 1 << 20, "7")) p.first_stage_layers = *v;
   if (auto v = s.integer("last_stage_layers", 1, 1 << 20, "7")) p.last_stage_layers = *v;
+  if (auto v = s.boolean("account_for_embedding_in_pipeline_split")) p.embedding_in_split = *v;
+  if (auto v = s.boolean("account_for_loss_in_pipeline_split")) p.loss_in_split = *v;
   if (auto v = s.choice("zero3_gather", workloads::kZero3GatherNames)) p.zero3_gather = *v;
   if (auto v = s.integer("cp", 1, 1 << 16, "8")) p.cp = *v;
   if (auto v = s.choice("cp_comm_type", workloads::kCpCommNames)) p.cp_comm = *v;
   if (auto v = s.integer("ep", 1, 1 << 20, "8")) p.ep = *v;
+  if (auto v = s.integer("etp", 1, 1 << 16, "1")) p.etp = *v;
   s.finish();
   if (error_count() != before) return false;
 
@@ -100,6 +104,7 @@ bool Loader::read_sync(const toml::table* t) {
   if (auto v = s.boolean("overlap_param_gather")) spec_.sync.overlap_param_gather = *v;
   if (auto v = s.boolean("tp_comm_overlap")) spec_.sync.tp_comm_overlap = *v;
   if (auto v = s.boolean("fsdp_prefetch")) spec_.sync.fsdp_prefetch = *v;
+  if (auto v = s.choice("offload_optimizer", workloads::kOffloadDeviceNames)) spec_.sync.offload_optimizer = *v;
   s.finish();
   check_overlap(overlap, overlap_grad_reduce);
   return error_count() == before;

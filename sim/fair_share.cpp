@@ -1,10 +1,11 @@
-// Incremental progressive filling (see fair_share.h for the model and its invariant).
+// Incremental progressive filling (see fair_share.h for the canonical run and the invariant).
 //
-// Per dirty component: every constraint starts with its full capacity and all its variables
-// unfixed. Repeatedly take the lowest fair share `remaining / unfixed` over constraints (a lazy
-// min-heap: shares only grow as variables are fixed at or below them, so a stale entry is never
-// too large) and the lowest cap among unfixed capped variables; whichever is lower fixes its
-// variables at that level and subtracts them from every constraint they cross.
+// solve(): gather the affected set from the dirty constraints (lowest threshold first), replay the
+// kept variables' subtractions on each gathered constraint in `seq` order, then run the canonical
+// filling over the affected set: an exact-key min-heap of shares (an entry is pushed whenever a
+// share drops; a popped entry whose share has since grown is re-pushed, one that no longer matches
+// is dropped, so the popped constraint always has the lowest current share), and the affected
+// capped variables in cap order.
 #include "sim/fair_share.h"
 
 #include <algorithm>
@@ -13,6 +14,12 @@
 #include "sim/check.h"
 
 namespace clustersim::sim {
+
+namespace {
+bool heap_after(double sa, ConstraintId ca, double sb, ConstraintId cb) {
+  return sa > sb || (sa == sb && ca > cb);
+}
+}  // namespace
 
 ConstraintId FairShareSolver::add_constraint(double capacity) {
   CLUSTERSIM_CHECK(capacity > 0 && std::isfinite(capacity), "constraint capacity must be positive and finite");
@@ -23,15 +30,34 @@ ConstraintId FairShareSolver::add_constraint(double capacity) {
 
 void FairShareSolver::set_capacity(ConstraintId c, double capacity) {
   CLUSTERSIM_CHECK(capacity > 0 && std::isfinite(capacity), "constraint capacity must be positive and finite");
-  constraints_[c].capacity = capacity;
-  mark_dirty(c);
+  Constraint& con = constraints_[c];
+  const double lower = std::min(con.capacity, capacity);
+  con.capacity = capacity;
+  if (con.total_weight > 0) mark_dirty(c, lower / static_cast<double>(con.total_weight));
 }
 
-void FairShareSolver::mark_dirty(ConstraintId c) {
-  if (!constraints_[c].dirty) {
-    constraints_[c].dirty = true;
+void FairShareSolver::mark_dirty(ConstraintId c, double threshold) {
+  Constraint& con = constraints_[c];
+  if (!con.dirty) {
+    con.dirty = true;
+    con.threshold = threshold;
     dirty_.push_back(c);
+  } else {
+    con.threshold = std::min(con.threshold, threshold);
   }
+}
+
+std::uint32_t FairShareSolver::alloc_members(std::uint8_t n) {
+  std::vector<std::uint32_t>& free = free_blocks_[n];
+  if (!free.empty()) {
+    const std::uint32_t off = free.back();
+    free.pop_back();
+    return off;
+  }
+  const auto off = static_cast<std::uint32_t>(members_.size());
+  CLUSTERSIM_CHECK(members_.size() + n < std::numeric_limits<std::uint32_t>::max(), "too many memberships");
+  members_.resize(members_.size() + n);
+  return off;
 }
 
 VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, double cap,
@@ -41,64 +67,87 @@ VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, dou
   CLUSTERSIM_CHECK(!cons.empty() || std::isfinite(cap), "a variable needs a constraint or a finite cap");
   CLUSTERSIM_CHECK(cap > 0, "variable cap must be positive");
   VariableId v;
+  std::uint8_t keep = 0;
   if (!free_ids_.empty()) {
     v = free_ids_.back();
     free_ids_.pop_back();
+    keep = head_[v].flags & kQueued;  // a stale entry in isolated_new_ still stands for this id
   } else {
-    v = static_cast<VariableId>(variables_.size());
-    variables_.emplace_back();
+    v = static_cast<VariableId>(cap_.size());
+    cap_.push_back(0);
+    rate_.push_back(0);
+    seq_.push_back(0);
+    head_.push_back(VarHead{});
   }
-  Variable& var = variables_[v];
-  var.cap = cap;
-  var.rate = 0;
-  var.old_rate = -1;
-  var.n = static_cast<std::uint8_t>(cons.size());
-  var.live = true;
-  var.epoch = 0;
+  const auto n = static_cast<std::uint8_t>(cons.size());
+  const std::uint32_t off = alloc_members(n);
+  cap_[v] = cap;
+  rate_[v] = 0;
+  seq_[v] = 0;
+  head_[v].off = off;
+  head_[v].n = n;
+  head_[v].flags = static_cast<std::uint8_t>(kLive | keep);
   bool isolated = true;
-  for (std::size_t k = 0; k < cons.size(); ++k) isolated = isolated && constraints_[cons[k]].vars.empty();
+  double threshold = cap;
   for (std::size_t k = 0; k < cons.size(); ++k) {
     Constraint& c = constraints_[cons[k]];
-    var.cons[k] = cons[k];
-    var.weight[k] = weights.empty() ? std::uint16_t{1} : weights[k];
-    CLUSTERSIM_CHECK(var.weight[k] >= 1, "a variable's weight on a constraint is at least 1");
-    var.slot[k] = static_cast<std::uint32_t>(c.vars.size());
+    isolated = isolated && c.vars.empty();
+    const std::uint16_t w = weights.empty() ? std::uint16_t{1} : weights[k];
+    CLUSTERSIM_CHECK(w >= 1, "a variable's weight on a constraint is at least 1");
+    members_[off + k].c = cons[k];
+    members_[off + k].weight = w;
+    members_[off + k].slot = static_cast<std::uint32_t>(c.vars.size());
     c.vars.push_back(v);
-    if (!isolated) mark_dirty(cons[k]);
+    c.total_weight += w;
+    threshold = std::min(threshold, c.capacity / static_cast<double>(c.total_weight));
   }
-  if (isolated && !var.queued) {
-    var.queued = true;
-    isolated_new_.push_back(v);
+  if (isolated) {
+    if ((head_[v].flags & kQueued) == 0) {
+      head_[v].flags |= kQueued;
+      isolated_new_.push_back(v);
+    }
+  } else {
+    for (std::size_t k = 0; k < cons.size(); ++k) mark_dirty(cons[k], threshold);
   }
   ++live_count_;
   return v;
 }
 
 void FairShareSolver::remove_variable(VariableId v) {
-  Variable& var = variables_[v];
-  CLUSTERSIM_CHECK(var.live, "removing a variable that is not live");
-  for (int k = 0; k < var.n; ++k) {
-    Constraint& c = constraints_[var.cons[k]];
-    const std::uint32_t s = var.slot[k];
+  CLUSTERSIM_CHECK(is_live(v), "removing a variable that is not live");
+  const std::uint32_t off = head_[v].off;
+  const bool solved = (head_[v].flags & kSolved) != 0;
+  for (std::uint32_t i = off; i < off + head_[v].n; ++i) {
+    const ConstraintId cid = members_[i].c;
+    Constraint& c = constraints_[cid];
+    const std::uint32_t s = members_[i].slot;
     const VariableId last = c.vars.back();
     c.vars[s] = last;
     c.vars.pop_back();
+    c.total_weight -= members_[i].weight;
     if (last != v) {
-      Variable& moved = variables_[last];
-      for (int j = 0; j < moved.n; ++j) {
-        if (moved.cons[j] == var.cons[k]) {
-          moved.slot[j] = s;
+      for (std::uint32_t j = head_[last].off; j < head_[last].off + head_[last].n; ++j) {
+        if (members_[j].c == cid) {
+          members_[j].slot = s;
           break;
         }
       }
     }
-    // Others on this constraint may now rise; an emptied constraint has nobody to tell.
-    if (!c.vars.empty()) mark_dirty(var.cons[k]);
+    // Others on this constraint may now rise from v's level up; an emptied constraint has nobody
+    // to tell, and a variable never solved changed nothing that was solved.
+    if (!c.vars.empty() && solved) mark_dirty(cid, rate_[v]);
   }
-  var.live = false;
-  var.rate = 0;
+  free_blocks_[head_[v].n].push_back(off);
+  head_[v].flags &= kQueued;
+  rate_[v] = 0;
   free_ids_.push_back(v);
   --live_count_;
+}
+
+std::vector<ConstraintId> FairShareSolver::constraints_of(VariableId v) const {
+  std::vector<ConstraintId> out;
+  for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) out.push_back(members_[j].c);
+  return out;
 }
 
 std::span<const VariableId> FairShareSolver::solve() {
@@ -106,172 +155,204 @@ std::span<const VariableId> FairShareSolver::solve() {
   if (dirty_.empty() && isolated_new_.empty()) return changed_;
   ++stats_.solves;
   ++epoch_;
-  for (ConstraintId c : dirty_) {
-    constraints_[c].dirty = false;
-    if (constraints_[c].epoch == epoch_ || constraints_[c].vars.empty()) continue;
-    collect_component(c);
-    solve_component();
+  comp_cons_.clear();
+  comp_vars_.clear();
+  old_rates_.clear();
+  if (!dirty_.empty()) {
+    std::sort(dirty_.begin(), dirty_.end(), [this](ConstraintId a, ConstraintId b) {
+      const double ta = constraints_[a].threshold, tb = constraints_[b].threshold;
+      return ta < tb || (ta == tb && a < b);
+    });
+    for (ConstraintId c : dirty_) {
+      Constraint& con = constraints_[c];
+      const double threshold = con.threshold;
+      con.dirty = false;
+      con.threshold = kUnlimited;
+      if (con.epoch == epoch_) continue;  // gathered from a lower threshold already
+      gather(c, threshold);
+    }
+    dirty_.clear();
+    if (!comp_vars_.empty()) {
+      ++stats_.components;
+      stats_.variables_visited += comp_vars_.size();
+      run_filling();
+    }
   }
-  dirty_.clear();
   for (VariableId v : isolated_new_) {
-    Variable& var = variables_[v];
-    var.queued = false;
-    if (!var.live || var.epoch == epoch_) continue;  // gone, or solved with a component above
-    const double r = alone_rate(var);
-    var.rate = r;
-    var.old_rate = r;
+    head_[v].flags &= static_cast<std::uint8_t>(~kQueued);
+    if (!is_live(v) || (head_[v].flags & (kAffected | kSolved)) != 0) continue;  // gone, or solved above
+    rate_[v] = alone_rate(v);
+    seq_[v] = ++seq_counter_;
+    head_[v].flags |= kSolved;
     ++stats_.components;
     ++stats_.variables_visited;
     changed_.push_back(v);
   }
   isolated_new_.clear();
+  for (VariableId v : comp_vars_) head_[v].flags = static_cast<std::uint8_t>((head_[v].flags & ~(kAffected | kFixed)) | kSolved);
   stats_.rate_changes += changed_.size();
   return changed_;
 }
 
-void FairShareSolver::collect_component(ConstraintId start) {
-  comp_cons_.clear();
-  comp_vars_.clear();
+// Breadth-first from `start`: a variable on a gathered constraint is affected unless it was fixed
+// below the threshold; an affected variable gathers all its constraints.
+void FairShareSolver::gather(ConstraintId start, double threshold) {
+  const double keep_below = threshold * (1 - config_.threshold_margin);
   constraints_[start].epoch = epoch_;
+  std::size_t i = comp_cons_.size();
   comp_cons_.push_back(start);
-  for (std::size_t i = 0; i < comp_cons_.size(); ++i) {
+  for (; i < comp_cons_.size(); ++i) {
     for (VariableId v : constraints_[comp_cons_[i]].vars) {
-      Variable& var = variables_[v];
-      if (var.epoch == epoch_) continue;
-      var.epoch = epoch_;
+      const std::uint8_t f = head_[v].flags;
+      if ((f & kAffected) != 0) continue;
+      if ((f & kSolved) != 0 && rate_[v] < keep_below) continue;  // kept
+      head_[v].flags = static_cast<std::uint8_t>(f | kAffected);
       comp_vars_.push_back(v);
-      for (int k = 0; k < var.n; ++k) {
-        Constraint& c = constraints_[var.cons[k]];
+      old_rates_.push_back((f & kSolved) != 0 ? rate_[v] : -1.0);
+      for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
+        Constraint& c = constraints_[members_[j].c];
         if (c.epoch != epoch_) {
           c.epoch = epoch_;
-          comp_cons_.push_back(var.cons[k]);
+          comp_cons_.push_back(members_[j].c);
         }
       }
     }
   }
 }
 
+// The gathered constraint's state at the point where the canonical run reaches the affected set:
+// capacity minus its kept variables, subtracted in the order the run fixed them.
+void FairShareSolver::replay_kept(ConstraintId c) {
+  Constraint& con = constraints_[c];
+  con.remaining = con.capacity;
+  kept_.clear();
+  bool one_rate = true;
+  for (VariableId v : con.vars) {
+    if ((head_[v].flags & kAffected) != 0) continue;
+    one_rate = one_rate && (kept_.empty() || rate_[v] == rate_[kept_.front().second]);
+    kept_.emplace_back(seq_[v], v);
+  }
+  if (kept_.empty()) return;
+  // Equal rates subtract the same value: any order gives the same bits.
+  if (!one_rate) std::sort(kept_.begin(), kept_.end());
+  for (const auto& [seq, v] : kept_) {
+    std::uint16_t w = 1;
+    for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
+      if (members_[j].c == c) {
+        w = members_[j].weight;
+        break;
+      }
+    }
+    const double r = rate_[v];
+    for (std::uint16_t k = 0; k < w; ++k) con.remaining = std::max(0.0, con.remaining - r);
+  }
+}
+
 void FairShareSolver::push_share(ConstraintId c) {
-  const Constraint& con = constraints_[c];
-  heap_.push_back(HeapEntry{con.remaining / con.unfixed, c});
+  heap_.push_back(HeapEntry{constraints_[c].share, c});
   std::push_heap(heap_.begin(), heap_.end(), [](const HeapEntry& a, const HeapEntry& b) {
-    return a.share > b.share || (a.share == b.share && a.c > b.c);
+    return heap_after(a.share, a.c, b.share, b.c);
   });
 }
 
-// A variable alone on its constraints: its w copies split each capacity evenly, as w separate
-// variables would (the component solve's first level, capacity / w).
-double FairShareSolver::alone_rate(const Variable& var) const {
-  double r = var.cap;
-  for (int k = 0; k < var.n; ++k) r = std::min(r, constraints_[var.cons[k]].capacity / var.weight[k]);
-  return r;
+// A variable alone on its constraints: the canonical run's single event (its w copies split each
+// capacity evenly, as w separate variables would).
+double FairShareSolver::alone_rate(VariableId v) const {
+  double level = kUnlimited;
+  for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
+    level = std::min(level, constraints_[members_[j].c].capacity / members_[j].weight);
+  }
+  return cap_[v] <= level * (1 + config_.relative_tolerance) ? cap_[v] : level;
 }
 
 void FairShareSolver::fix(VariableId v, double r) {
-  Variable& var = variables_[v];
-  var.fixed = true;
-  var.rate = r;
-  for (int k = 0; k < var.n; ++k) {
-    Constraint& c = constraints_[var.cons[k]];
+  head_[v].flags |= kFixed;
+  rate_[v] = r;
+  seq_[v] = seq_counter_;
+  for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
+    const ConstraintId c = members_[j].c;
+    Constraint& con = constraints_[c];
     // One copy at a time: the same subtractions, in the same order, as unfolded copies.
-    for (std::uint16_t w = 0; w < var.weight[k]; ++w) c.remaining = std::max(0.0, c.remaining - r);
-    c.unfixed -= var.weight[k];
+    for (std::uint16_t w = 0; w < members_[j].weight; ++w) con.remaining = std::max(0.0, con.remaining - r);
+    con.unfixed -= members_[j].weight;
+    if (con.unfixed == 0) continue;
+    const double share = con.remaining / con.unfixed;
+    const bool dropped = share < con.share;
+    con.share = share;
+    if (dropped) push_share(c);
   }
 }
 
-void FairShareSolver::solve_component() {
-  ++stats_.components;
-  stats_.variables_visited += comp_vars_.size();
-
-  // Fast path: one variable alone on its constraints.
-  if (comp_vars_.size() == 1) {
-    Variable& var = variables_[comp_vars_[0]];
-    const double r = alone_rate(var);
-    if (r != var.rate || var.old_rate < 0) changed_.push_back(comp_vars_[0]);
-    var.rate = r;
-    var.old_rate = r;
-    return;
+// The lowest current share among constraints with unfixed variables (kUnlimited when none); the
+// heap's top entry is then that constraint's.
+bool FairShareSolver::saturate_lowest(double& level) {
+  const auto after = [](const HeapEntry& a, const HeapEntry& b) { return heap_after(a.share, a.c, b.share, b.c); };
+  while (!heap_.empty()) {
+    const HeapEntry top = heap_.front();
+    const Constraint& con = constraints_[top.c];
+    if (con.unfixed != 0 && top.share == con.share) {
+      level = top.share;
+      return true;
+    }
+    std::pop_heap(heap_.begin(), heap_.end(), after);
+    heap_.pop_back();
+    if (con.unfixed != 0 && top.share < con.share) push_share(top.c);  // grew since: re-queue
   }
+  level = kUnlimited;
+  return false;
+}
 
-  const auto heap_less = [](const HeapEntry& a, const HeapEntry& b) {
-    return a.share > b.share || (a.share == b.share && a.c > b.c);
-  };
-  heap_.clear();
+void FairShareSolver::run_filling() {
+  const auto after = [](const HeapEntry& a, const HeapEntry& b) { return heap_after(a.share, a.c, b.share, b.c); };
+  for (ConstraintId c : comp_cons_) constraints_[c].unfixed = 0;
   capped_.clear();
+  for (VariableId v : comp_vars_) {
+    for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) constraints_[members_[j].c].unfixed += members_[j].weight;
+    if (std::isfinite(cap_[v])) capped_.push_back(v);
+  }
+  heap_.clear();
   for (ConstraintId c : comp_cons_) {
     Constraint& con = constraints_[c];
-    con.remaining = con.capacity;
-    con.unfixed = 0;
-    heap_.push_back(HeapEntry{0.0, c});
+    if (con.unfixed == 0) continue;
+    replay_kept(c);
+    con.share = con.remaining / con.unfixed;
+    heap_.push_back(HeapEntry{con.share, c});
   }
-  for (VariableId v : comp_vars_) {
-    const Variable& var = variables_[v];
-    for (int k = 0; k < var.n; ++k) constraints_[var.cons[k]].unfixed += var.weight[k];
-  }
-  for (HeapEntry& e : heap_) e.share = constraints_[e.c].remaining / constraints_[e.c].unfixed;
-  std::make_heap(heap_.begin(), heap_.end(), heap_less);
-  for (VariableId v : comp_vars_) {
-    Variable& var = variables_[v];
-    var.old_rate = var.old_rate < 0 ? -1.0 : var.rate;
-    var.fixed = false;
-    if (std::isfinite(var.cap)) capped_.push_back(v);
-  }
-  // Capped variables are taken lowest cap first. Flows of one collective usually share one cap:
-  // then the component's visit order (deterministic) is already an order, and the sort is skipped.
-  bool one_cap = true;
-  for (VariableId v : capped_) one_cap = one_cap && variables_[v].cap == variables_[capped_.front()].cap;
-  if (!one_cap) {
-    std::sort(capped_.begin(), capped_.end(), [this](VariableId a, VariableId b) {
-      return variables_[a].cap < variables_[b].cap || (variables_[a].cap == variables_[b].cap && a < b);
-    });
-  }
+  std::make_heap(heap_.begin(), heap_.end(), after);
+  // Capped variables by cap; equal caps are fixed in one event, so their order does not matter.
+  std::sort(capped_.begin(), capped_.end(), [this](VariableId a, VariableId b) { return cap_[a] < cap_[b]; });
 
   std::size_t next_capped = 0;
   std::size_t fixed = 0;
   const double tol = config_.relative_tolerance;
   while (fixed < comp_vars_.size()) {
-    // Lowest current share among constraints that still have unfixed variables.
     double level = kUnlimited;
-    ConstraintId level_c = 0;
-    while (!heap_.empty()) {
-      const HeapEntry top = heap_.front();
-      const Constraint& con = constraints_[top.c];
-      if (con.unfixed == 0) {
-        std::pop_heap(heap_.begin(), heap_.end(), heap_less);
-        heap_.pop_back();
-        continue;
+    const bool saturating = saturate_lowest(level);
+    while (next_capped < capped_.size() && (head_[capped_[next_capped]].flags & kFixed) != 0) ++next_capped;
+    if (next_capped < capped_.size() && cap_[capped_[next_capped]] <= level * (1 + tol)) {
+      const double cap = cap_[capped_[next_capped]];
+      ++seq_counter_;
+      for (; next_capped < capped_.size() && cap_[capped_[next_capped]] == cap; ++next_capped) {
+        if ((head_[capped_[next_capped]].flags & kFixed) != 0) continue;
+        fix(capped_[next_capped], cap);
+        ++fixed;
       }
-      const double share = con.remaining / con.unfixed;
-      if (share > top.share * (1 + tol) + 1e-300) {  // stale: re-insert with the grown share
-        std::pop_heap(heap_.begin(), heap_.end(), heap_less);
-        heap_.pop_back();
-        push_share(top.c);
-        continue;
-      }
-      level = share;
-      level_c = top.c;
-      break;
-    }
-    while (next_capped < capped_.size() && variables_[capped_[next_capped]].fixed) ++next_capped;
-    if (next_capped < capped_.size() && variables_[capped_[next_capped]].cap <= level * (1 + tol)) {
-      fix(capped_[next_capped], variables_[capped_[next_capped]].cap);
-      ++fixed;
       continue;
     }
-    CLUSTERSIM_CHECK(std::isfinite(level), "an unfixed variable has no constraint and no cap");
-    // Saturate level_c: every unfixed variable on it gets the level.
-    std::pop_heap(heap_.begin(), heap_.end(), heap_less);
+    CLUSTERSIM_CHECK(saturating, "an unfixed variable has no constraint and no cap");
+    const ConstraintId level_c = heap_.front().c;
+    std::pop_heap(heap_.begin(), heap_.end(), after);
     heap_.pop_back();
+    ++seq_counter_;
     for (VariableId v : constraints_[level_c].vars) {
-      if (variables_[v].fixed) continue;
+      if ((head_[v].flags & (kAffected | kFixed)) != kAffected) continue;
       fix(v, level);
       ++fixed;
     }
   }
-  for (VariableId v : comp_vars_) {
-    Variable& var = variables_[v];
-    if (var.old_rate < 0 || var.rate != var.old_rate) changed_.push_back(v);
-    var.old_rate = var.rate;
+  for (std::size_t i = 0; i < comp_vars_.size(); ++i) {
+    const VariableId v = comp_vars_[i];
+    if (old_rates_[i] < 0 || rate_[v] != old_rates_[i]) changed_.push_back(v);
   }
 }
 

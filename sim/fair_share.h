@@ -8,11 +8,34 @@
 //     rate(v) = cap(v), or there is a constraint c ∋ v with Σ_{u∋c} rate(u) = capacity(c) and
 //     rate(v) = max_{u∋c} rate(u).
 //
-// Incremental: adding or removing a variable, or changing a capacity, marks constraints dirty;
-// solve() re-solves only the connected components (of the variable–constraint graph) that hold a
-// dirty constraint, and reports the variables whose rate changed. A variable that arrives on idle
-// constraints, or leaves them idle, touches nothing else and marks nothing dirty. Nothing is allocated inside
-// solve() once the scratch buffers have grown to the largest component seen.
+// The canonical run (what "from scratch" means, bit for bit). Progressive filling as a sequence of
+// *events*: each event either saturates the constraint with the lowest current share
+// remaining/unfixed (ties: lowest constraint id; keys are exact, never stale) and fixes every
+// unfixed variable on it at that share, or, when the lowest cap of an unfixed variable is at or
+// below that share (relative tolerance), fixes every unfixed variable with that cap at it. Fixing
+// subtracts the rate from each of the variable's constraints, once per unit of weight. The result
+// depends only on the set of variables (constraints, caps, weights) and the capacities — not on
+// ids, insertion order or history — because all choices are by value and every group fixed in one
+// event subtracts one and the same value.
+//
+// Incremental, exactly (the invariant). Every variable remembers the event that fixed it (`seq`, a
+// counter that only grows) and its rate. A change is a variable added, a variable removed, or a
+// capacity changed; each has a *threshold* T below which the canonical run cannot change:
+//   - removing v: T = rate(v) (v rose with the water on its constraints until then; removing it
+//     only raises their shares, so no event below its level moves);
+//   - adding v: T = min(cap(v), min over its constraints c of capacity(c) / Σ weights on c), a
+//     lower bound on the level at which any of v's constraints can saturate with v on it;
+//   - capacity(c) changed: T = min(old, new capacity) / Σ weights on c.
+// Every event at a level below T is unchanged, so a variable fixed below T keeps its rate. solve()
+// gathers the *affected set*: starting from the changed constraints (lowest threshold first), every
+// variable on a gathered constraint whose rate is >= T·(1 − kThresholdMargin) (or that is new) is
+// affected and gathers its other constraints. Variables fixed below the threshold are not touched
+// beyond being read, and nothing outside the gathered constraints is read at all (a var that meets
+// the affected set only through kept variables is independent of it above T). On each gathered
+// constraint, the kept variables are subtracted from the capacity in the order of their `seq` (the
+// order the canonical run subtracts them), then the canonical run resumes over the affected set.
+// So the rates equal a from-scratch solve of the whole system bit for bit
+// (tests/sim/fair_share_incremental_test.cpp checks thousands of random add/remove sequences).
 //
 // Weights (multiplicity): a variable may stand for w identical flows on a constraint — it then
 // counts w times in that constraint's usage (Σ w·rate ≤ capacity) and w times in its fair-share
@@ -20,6 +43,11 @@
 // (workloads/collectives/channel_folding.h): one variable per class of flows that provably move in
 // lockstep. Usage is subtracted one unit at a time so that a folded system does the same floating-
 // point operations, in the same order, as the unfolded one (same levels, same rounding).
+//
+// Memory: struct-of-arrays per variable (cap, rate, seq, and a head of membership offset, count and
+// flags: 32 bytes) plus one pooled membership entry per constraint crossed (constraint id, slot in
+// that constraint's list, weight: 12 bytes) and one 4-byte entry in the constraint's list. Nothing is allocated per
+// add/remove/solve once the pools and scratch buffers have grown to their peaks.
 //
 // Units are the caller's (clustersim uses bytes/s). Ids are dense; removed variable ids are reused.
 #pragma once
@@ -39,14 +67,18 @@ inline constexpr int kMaxConstraintsPerVariable = 16;
 inline constexpr double kUnlimited = std::numeric_limits<double>::infinity();
 
 struct FairShareConfig {
-  // Two shares within this relative distance are the same level (saturate together).
+  // A cap within this relative distance above the lowest share is reached first (the variable is
+  // fixed at its cap rather than at the share).
   double relative_tolerance = 1e-12;
+  // Variables fixed below threshold·(1 − margin) are kept by an incremental solve; the margin
+  // covers rounding in the shares (a few ulps), so it only makes the affected set larger.
+  double threshold_margin = 1e-7;
 };
 
 struct FairShareStats {
   std::uint64_t solves = 0;           // calls to solve() that had work
-  std::uint64_t components = 0;       // components re-solved
-  std::uint64_t variables_visited = 0;
+  std::uint64_t components = 0;       // affected sets re-solved, plus variables solved alone
+  std::uint64_t variables_visited = 0;// variables re-solved (the affected sets' sizes)
   std::uint64_t rate_changes = 0;
 };
 
@@ -65,73 +97,84 @@ class FairShareSolver {
   VariableId add_variable(std::span<const ConstraintId> constraints, double cap = kUnlimited,
                           std::span<const std::uint16_t> weights = {});
   void remove_variable(VariableId v);
-  double rate(VariableId v) const { return variables_[v].rate; }
-  bool is_live(VariableId v) const { return v < variables_.size() && variables_[v].live; }
+  double rate(VariableId v) const { return rate_[v]; }
+  bool is_live(VariableId v) const { return v < head_.size() && (head_[v].flags & kLive) != 0; }
   std::size_t live_variables() const { return live_count_; }
   // Variables currently crossing constraint c.
   std::span<const VariableId> variables_of(ConstraintId c) const { return constraints_[c].vars; }
-  std::span<const ConstraintId> constraints_of(VariableId v) const {
-    return {variables_[v].cons.data(), variables_[v].n};
-  }
-  double cap(VariableId v) const { return variables_[v].cap; }
-  std::uint16_t weight(VariableId v, int k) const { return variables_[v].weight[static_cast<std::size_t>(k)]; }
+  std::vector<ConstraintId> constraints_of(VariableId v) const;  // (a copy: for tests and checks)
+  double cap(VariableId v) const { return cap_[v]; }
+  std::uint16_t weight(VariableId v, int k) const { return members_[head_[v].off + static_cast<std::uint32_t>(k)].weight; }
 
   bool needs_solve() const { return !dirty_.empty() || !isolated_new_.empty(); }
-  // Re-solves every dirty component. Returns the variables whose rate changed (valid until the
-  // next call); newly added variables are always included.
+  // Re-solves the affected set. Returns the variables whose rate changed (valid until the next
+  // call); newly added variables are always included.
   std::span<const VariableId> solve();
   const FairShareStats& stats() const { return stats_; }
 
  private:
+  enum : std::uint8_t { kLive = 1, kQueued = 2, kAffected = 4, kFixed = 8, kSolved = 16 };
   struct Constraint {
     double capacity = 0;
     std::vector<VariableId> vars;
-    double remaining = 0;     // scratch: capacity not yet given to fixed variables
-    std::uint32_t unfixed = 0;// scratch: Σ weights of unfixed variables
-    std::uint32_t epoch = 0;  // scratch: component visit mark
+    std::uint64_t total_weight = 0; // Σ weights of the variables on it
+    double threshold = kUnlimited;  // lowest pending change threshold (while dirty)
+    double remaining = 0;           // scratch: capacity not yet given to fixed variables
+    double share = 0;               // scratch: remaining / unfixed, the exact heap key
+    std::uint32_t unfixed = 0;      // scratch: Σ weights of unfixed affected variables
+    std::uint32_t epoch = 0;        // scratch: gathered in the current solve
     bool dirty = false;
-  };
-  struct Variable {
-    double cap = kUnlimited;
-    double rate = 0;
-    double old_rate = -1;     // scratch
-    std::array<ConstraintId, kMaxConstraintsPerVariable> cons{};
-    std::array<std::uint32_t, kMaxConstraintsPerVariable> slot{};  // index in cons[k].vars
-    std::array<std::uint16_t, kMaxConstraintsPerVariable> weight{};  // flows it stands for on cons[k]
-    std::uint32_t epoch = 0;
-    std::uint8_t n = 0;
-    bool live = false;
-    bool fixed = false;
-    bool queued = false;      // in isolated_new_, awaiting its first rate
   };
   struct HeapEntry {
     double share;
     ConstraintId c;
   };
 
-  void mark_dirty(ConstraintId c);
-  void collect_component(ConstraintId start);
-  void solve_component();
+  void mark_dirty(ConstraintId c, double threshold);
+  void gather(ConstraintId start, double threshold);
+  void replay_kept(ConstraintId c);
+  void run_filling();
+  bool saturate_lowest(double& level);
   void fix(VariableId v, double r);
   void push_share(ConstraintId c);
-  double alone_rate(const Variable& var) const;
+  double alone_rate(VariableId v) const;
+  std::uint32_t alloc_members(std::uint8_t n);
 
   FairShareConfig config_;
   std::vector<Constraint> constraints_;
-  std::vector<Variable> variables_;
+  // Variables, struct of arrays.
+  std::vector<double> cap_, rate_;
+  std::vector<std::uint64_t> seq_;      // the event that fixed it (0: never solved)
+  struct VarHead {
+    std::uint32_t off = 0;  // first membership entry
+    std::uint8_t n = 0;     // constraints crossed
+    std::uint8_t flags = 0;
+  };
+  std::vector<VarHead> head_;
+  // Memberships, pooled: entries head_[v].off .. head_[v].off + head_[v].n - 1. Freed blocks are reused by
+  // variables crossing the same number of constraints.
+  struct Member {
+    ConstraintId c;
+    std::uint32_t slot;     // index in constraints_[c].vars
+    std::uint16_t weight;   // flows the variable stands for on c
+  };
+  std::vector<Member> members_;
+  std::array<std::vector<std::uint32_t>, kMaxConstraintsPerVariable + 1> free_blocks_;
   std::vector<VariableId> free_ids_;
   std::vector<ConstraintId> dirty_;
-  // Variables added onto constraints nobody else used: their component is themselves, so solve()
-  // gives them min(cap, capacities) without a component search (unless a later arrival joined them,
-  // which makes a constraint dirty and the search covers them).
+  // Variables added onto constraints nobody else used: they are alone, so solve() gives them their
+  // alone rate without a search (unless a later arrival joined them, which dirties a constraint).
   std::vector<VariableId> isolated_new_;
   std::size_t live_count_ = 0;
   std::uint32_t epoch_ = 0;
+  std::uint64_t seq_counter_ = 0;
   // Scratch buffers reused by every solve.
   std::vector<ConstraintId> comp_cons_;
   std::vector<VariableId> comp_vars_;
+  std::vector<double> old_rates_;
   std::vector<VariableId> capped_;
   std::vector<HeapEntry> heap_;
+  std::vector<std::pair<std::uint64_t, VariableId>> kept_;
   std::vector<VariableId> changed_;
   FairShareStats stats_;
 };

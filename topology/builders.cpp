@@ -15,7 +15,8 @@
 //   NvLink link kind, the kind of a GPU-to-GPU scale-up link (topology.h).
 // - Every node has a PCIe tree: GPUs split evenly over sockets, gpus_per_pcie_switch GPUs per
 //   switch, each switch with a gen-x16 uplink to its socket's root complex, sockets joined pairwise
-//   by the CPU interconnect. NIC i sits on the switch of GPU i * gpus / nics.
+//   by the CPU interconnect. NIC i sits on the switch of GPU i * gpus / nics, or, for nodes whose
+//   NICs have root ports of their own (nic_attach = root-port), on that GPU's socket.
 //
 // Link latency is "propagation + the receiving device's forwarding". Network edges NIC <-> leaf
 // carry half of (NIC latency + one switch hop) each way and switch <-> switch edges one switch
@@ -63,7 +64,7 @@ void validate_counts(const ClusterSpec& spec) {
   if (n.gpus < 1) fail(node + ": gpus per node must be at least 1 (got " + std::to_string(n.gpus) + ")");
   if (spec.nodes > kMaxNodes || spec.total_gpus_64() > kMaxClusterGpus)
     fail("the cluster has " + std::to_string(spec.total_gpus_64()) + " GPUs (" + std::to_string(spec.nodes) +
-         " nodes x " + std::to_string(n.gpus) + "), more than clustersim builds (at most " + std::to_string(kMaxNodes) +
+         (spec.nodes == 1 ? " node x " : " nodes x ") + std::to_string(n.gpus) + "), more than clustersim builds (at most " + std::to_string(kMaxNodes) +
          " nodes and " + std::to_string(kMaxClusterGpus) + " GPUs); use fewer nodes");
   if (n.sockets < 1) fail(node + ": sockets must be at least 1 (got " + std::to_string(n.sockets) + ")");
   if (n.gpus_per_pcie_switch < 1)
@@ -178,8 +179,11 @@ void build_server(Topology& topo, const NodeSpec& n, const Parts& parts, int s,
   for (int i = 0; i < n.nics; ++i) {
     const DeviceId nic = topo.add_device({DeviceKind::Nic, s, i, -1, server_name(s, "nic" + std::to_string(i))});
     const int next_gpu = static_cast<int>(static_cast<long long>(i) * n.gpus / n.nics);
-    topo.add_duplex(nic, sws[static_cast<std::size_t>(next_gpu / n.gpus_per_pcie_switch)], LinkKind::Pcie,
-                    uplink_bw, pcie_hop_latency());
+    const std::size_t sw = static_cast<std::size_t>(next_gpu / n.gpus_per_pcie_switch);
+    const DeviceId port = n.nic_attach == NicAttach::RootPort
+                              ? cpus[static_cast<std::size_t>(static_cast<int>(sw) / switches_per_socket)]
+                              : sws[sw];
+    topo.add_duplex(nic, port, LinkKind::Pcie, uplink_bw, pcie_hop_latency());
     nics.push_back(nic);
   }
 }

@@ -41,7 +41,7 @@ constexpr sim::BytesPerSec kNvlink5Raw = gbps(50.0), kNvlink5Usable = gbps(40.1)
 // so usable = raw (UNSURE). Stored in the nvlink fields as the GPU's scale-up link.
 constexpr sim::BytesPerSec kXgmiRaw = gbps(64.0), kXgmiUsable = gbps(64.0);
 
-const std::array<GpuSpec, 18> kGpus = {{
+const std::array<GpuSpec, 19> kGpus = {{
     {.id = "v100-sxm2-32gb", .name = "NVIDIA V100 SXM2 32GB", .compute_capability = 70,
      // Tensor 125 TF is FP16 multiply / FP32 accumulate; no TF32, BF16 or FP8 units.
      .fp32 = tf(15.7), .tf32 = tf(0), .fp16 = tf(125), .bf16 = tf(0), .fp8 = tf(0),
@@ -71,8 +71,9 @@ const std::array<GpuSpec, 18> kGpus = {{
      .fp32 = tf(19.5), .tf32 = tf(156), .fp16 = tf(312), .bf16 = tf(312), .fp8 = tf(0),
      .memory = gib(40), .memory_bandwidth = gbps(1555), .nvlink_links = 12,
      .nvlink_per_dir = gbps(300), .pcie_gen = 4, .tdp = sim::Watts{250}, .sms = 108,
-     .boost_clock_mhz = 1410, .tensor_clock_mhz = 1410, .price_usd = 0, .nvls = false,
-     .source = "NVIDIA A100 PCIe product brief PB-10137; A100 datasheet (bridge 600 GB/s)",
+     .boost_clock_mhz = 1410, .tensor_clock_mhz = 1410, .price_usd = 10000, .nvls = false,
+     .source = "NVIDIA A100 PCIe product brief PB-10137; A100 datasheet (bridge 600 GB/s); price: "
+               "the AI server guide's mid tier (shared/context, \"1x A100 40GB, about $10000\"; UNSURE)",
      .nvlink_link_raw = kNvlink3Raw, .nvlink_link_usable = kNvlink3Usable},
     {.id = "a100-pcie-80gb", .name = "NVIDIA A100 80GB PCIe", .compute_capability = 80,
      .fp32 = tf(19.5), .tf32 = tf(156), .fp16 = tf(312), .bf16 = tf(312), .fp8 = tf(0),
@@ -212,6 +213,20 @@ const std::array<GpuSpec, 18> kGpus = {{
      .boost_clock_mhz = 2520, .tensor_clock_mhz = 2520, .price_usd = 0, .nvls = false,
      .source = "NVIDIA L40S datasheet (sparse/2; full-rate FP32 accumulate)",
      .nvlink_link_raw = gbps(0), .nvlink_link_usable = gbps(0)},
+    // L20: the AD102 part NVIDIA sells in China (Nov 2023) in place of the L40S. No NVIDIA datasheet
+    // is public (UNSURE): 92 SMs, 48 GB GDDR6 at 864 GB/s, PCIe 4.0 x16, 275 W, 2520 MHz boost from
+    // third-party listings (technical.city, topcpu.net "A40 PCIe vs L20"); tensor rates as reported
+    // from the spec sheet circulated to Chinese cloud vendors (taoguba.com.cn: "L20 is 32% of the
+    // L40S's compute"): FP16/BF16 119.5 dense, FP8 239 dense (sparse / 2), i.e. 512 FP16 FLOP per
+    // clock per SM with FP32 accumulate, the GeForce rate, against the L40S's 1,024.
+    {.id = "l20", .name = "NVIDIA L20 (UNSURE: no public datasheet)", .compute_capability = 89,
+     .fp32 = tf(59.35), .tf32 = tf(59.75), .fp16 = tf(119.5), .bf16 = tf(119.5), .fp8 = tf(239),
+     .memory = gib(48), .memory_bandwidth = gbps(864), .nvlink_links = 0,
+     .nvlink_per_dir = gbps(0), .pcie_gen = 4, .tdp = sim::Watts{275}, .sms = 92,
+     .boost_clock_mhz = 2520, .tensor_clock_mhz = 2520, .price_usd = 0, .nvls = false,
+     .source = "UNSURE: third-party listings (technical.city, topcpu.net; 92 SMs, 864 GB/s, 275 W) and the "
+               "reported spec sheet (taoguba.com.cn: FP16 119.5 / FP8 239 dense, 32% of L40S)",
+     .nvlink_link_raw = gbps(0), .nvlink_link_usable = gbps(0)},
     // MI300X: AMD quotes dense and sparse; dense used. Price: analyst estimates $10-15k (UNSURE).
     {.id = "mi300x", .name = "AMD Instinct MI300X", .compute_capability = 942,
      .fp32 = tf(163.4), .tf32 = tf(653.7), .fp16 = tf(1307.4), .bf16 = tf(1307.4),
@@ -269,7 +284,7 @@ const std::array<NicSpec, 8> kNics = {{
 }};
 
 // --- Node presets (scenario.md "Preset ids that must exist") -----------------------------------
-const std::array<NodeSpec, 16> kNodes = {{
+const std::array<NodeSpec, 17> kNodes = {{
     // Desktop/workstation boards wire their x16 slots straight to CPU root ports (no PLX switch),
     // and GeForce cards have P2P disabled, so GPU-to-GPU traffic bounces through the host: each GPU
     // sits alone on a "switch" that stands for its root port (gpus_per_pcie_switch = 1), and the
@@ -298,15 +313,26 @@ const std::array<NodeSpec, 16> kNodes = {{
     {.id = "dgx-a100-80gb",
      .description = "DGX A100: 8x A100 80GB SXM, 6 NVSwitch gen2, 2x AMD EPYC 7742, 8x IB HDR 200",
      .gpu = "a100-sxm4-80gb", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 4,
-     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-hdr-200", .nics = 8},
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-hdr-200", .nics = 8,
+     // NVIDIA DGX A100 User Guide (system specifications; "Network Connections, Cables, and
+     // Adaptors"): 2x AMD EPYC 7742, 64 cores each with SMT; GPUs and HDR NICs in pairs below
+     // cascaded PCIe Gen4 switches, each pair on its own root port, GPUs 0-3 on socket 0 and 4-7 on
+     // socket 1. One NUMA node per socket is assumed (NPS1; the BIOS may set NPS4, UNSURE).
+     .cores_per_socket = 64, .threads_per_core = 2, .pcie_switch_tiers = 2, .host_bridge_per_switch = true},
     {.id = "dgx-h100",
      .description = "DGX H100: 8x H100 SXM, 4 NVSwitch gen3 (NVLink 4), 8x IB NDR 400",
      .gpu = "h100-sxm5-80gb", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
-     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8},
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8,
+     // NVIDIA DGX H100/H200 User Guide (hardware overview): 2x Intel Xeon Platinum 8480C, 56 cores
+     // each with Hyper-Threading; 4 PCIe Gen5 switches with 2 GPUs and 2 ConnectX-7 each, each
+     // switch on its own root port; GPUs 0-3 on NUMA node 0, 4-7 on NUMA node 1.
+     .cores_per_socket = 56, .threads_per_core = 2, .pcie_switch_tiers = 1, .host_bridge_per_switch = true},
     {.id = "dgx-h200",
      .description = "DGX H200: 8x H200 SXM 141GB, 4 NVSwitch gen3 (NVLink 4), 8x IB NDR 400",
      .gpu = "h200-sxm-141gb", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
-     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8},
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8,
+     // The DGX H100 host (same user guide): 2x Xeon Platinum 8480C, 56 cores, 4 Gen5 switches.
+     .cores_per_socket = 56, .threads_per_core = 2, .pcie_switch_tiers = 1, .host_bridge_per_switch = true},
     // DGX B200 (DGX B200 user guide; DGX BasePOD / SuperPOD B200 reference architecture, links.csv
     // "Node NICs, DGX B200"): 8x B200 180 GB HBM3e on two NVLink 5 switch chips (1.8 TB/s per GPU,
     // the GPU preset's 18 links), 2x Intel Xeon Platinum 8570, 8x single-port ConnectX-7 400 Gb/s
@@ -315,7 +341,9 @@ const std::array<NodeSpec, 16> kNodes = {{
     {.id = "dgx-b200",
      .description = "DGX B200: 8x B200 180GB, NVSwitch gen4 (NVLink 5), 2x Xeon 8570, 8x IB NDR 400",
      .gpu = "b200", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
-     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8},
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8,
+     // Intel Xeon Platinum 8570 (Intel ARK): 56 cores, Hyper-Threading.
+     .cores_per_socket = 56, .threads_per_core = 2, .pcie_switch_tiers = 1, .host_bridge_per_switch = true},
     // --- Nodes a buyer in China can get (export variants on the HGX baseboards) -----------------
     // HGX H800: the HGX H100 baseboard (4 NVSwitch gen3) with H800 GPUs. DeepSeek-V3's H800
     // cluster (arXiv 2412.19437 §3.1) gives each GPU one 400 Gb/s InfiniBand NIC (50 GB/s).
@@ -340,6 +368,12 @@ const std::array<NodeSpec, 16> kNodes = {{
     {.id = "8x-l40s-pcie",
      .description = "8x L40S 48GB PCIe Gen4, 2 sockets x 2 PCIe switches x 2 GPUs, no NVLink, 4x RoCE 200 GbE",
      .gpu = "l40s", .gpus = 8, .intra = IntraKind::Pcie, .pcie_gen = 4,
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "roce-200", .nics = 4},
+    // 8x L20 PCIe: the L20 server layout of 8x-l40s-pcie (same AD102 board class; servers sold in
+    // China with 200 GbE or HDR 200 per the same report, taoguba.com.cn; UNSURE).
+    {.id = "8x-l20-pcie",
+     .description = "8x L20 48GB PCIe Gen4, 2 sockets x 2 PCIe switches x 2 GPUs, no NVLink, 4x RoCE 200 GbE",
+     .gpu = "l20", .gpus = 8, .intra = IntraKind::Pcie, .pcie_gen = 4,
      .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "roce-200", .nics = 4},
     // 8x RTX 4090: GeForce cards have peer-to-peer disabled, so every GPU-to-GPU copy bounces
     // through host memory: each GPU on its own root port as in 2x-rtx4090-pcie4 (PHB within a
@@ -373,14 +407,16 @@ const std::array<NodeSpec, 16> kNodes = {{
      .gpus_per_pcie_switch = 2, .sockets = 36, .nic = "ib-ndr-400", .nics = 72},
     // ALCF Polaris (docs.alcf.anl.gov/polaris/hardware-overview/machine-overview): HPE Apollo 6500
     // Gen10+, one AMD EPYC 7543P (Milan), 4x A100-SXM4-40GB all-to-all NVLink (NV4 between every
-    // pair = the GPU's 12 links), 2 Slingshot 11 NICs, each on a root port next to a GPU (PHB). The
+    // pair = the GPU's 12 links), 2 Slingshot 11 NICs, each on a root port of its own (the page's
+    // device-affinity table: mlx5_0 PHB to GPU3, mlx5_1 PHB to GPU1; nic_attach = root-port). The
     // NVLink mesh is modelled as the NVSwitch crossbar (same 12 links per GPU; a mesh gives one
     // pair at most 4 links, which only matters for single-pair traffic). Each GPU on its own root
     // port (one GPU per "switch"), one socket.
     {.id = "polaris-a100-4x",
      .description = "ALCF Polaris: 4x A100 SXM4 40GB (NVLink mesh), 1x EPYC 7543P, 2x Slingshot 11 200 Gb/s",
      .gpu = "a100-sxm4-40gb", .gpus = 4, .intra = IntraKind::NvSwitch, .pcie_gen = 4,
-     .gpus_per_pcie_switch = 1, .sockets = 1, .nic = "slingshot-200", .nics = 2},
+     .gpus_per_pcie_switch = 1, .sockets = 1, .nic = "slingshot-200", .nics = 2,
+     .nic_attach = NicAttach::RootPort},
 }};
 
 // --- MIG profiles (hardware.md section 5) -----------------------------------------------------

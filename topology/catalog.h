@@ -81,6 +81,14 @@ inline constexpr sim::Choice<IntraKind> kIntraKindNames[] = {{"nvswitch", IntraK
                                                              {"xgmi-mesh", IntraKind::XgmiMesh}};
 std::string_view to_string(IntraKind k);  // sim::name_of(kIntraKindNames, k)
 
+// Where a node's NICs plug into its PCIe tree: on the PCIe switch of a GPU (DGX/HGX: PIX or PXB
+// from that GPU), or on a CPU root port of their own (PHB from the GPUs of that socket, as on ALCF
+// Polaris' HPE Apollo 6500, whose `nvidia-smi topo -m` shows mlx5_0/1 at PHB). NCCL uses this path
+// type to decide whether LL128 is safe across nodes (nccl_tuner.cpp, ll128_enabled).
+enum class NicAttach : std::uint8_t { PcieSwitch, RootPort };
+inline constexpr sim::Choice<NicAttach> kNicAttachNames[] = {{"pcie-switch", NicAttach::PcieSwitch},
+                                                             {"root-port", NicAttach::RootPort}};
+
 // What one server (node) looks like. A preset or an explicit [cluster.node] table.
 struct NodeSpec {
   std::string id;             // preset id, or "custom"
@@ -93,6 +101,17 @@ struct NodeSpec {
   int sockets = 2;
   std::string nic;            // NicSpec id
   int nics = 8;               // NICs per node
+  NicAttach nic_attach = NicAttach::PcieSwitch;  // where the NICs sit in the PCIe tree
+  // The host side as `nvidia-smi topo -m` prints it (catalog.cpp names each preset's source). One
+  // NUMA node per socket; GPUs and NICs are split evenly over sockets as the PCIe tree is built.
+  int cores_per_socket = 0;   // physical CPU cores per socket; 0 = unknown (CPU Affinity "N/A")
+  int threads_per_core = 2;   // SMT / Hyper-Threading: logical CPUs per core, numbered core-major
+  // PCIe switch levels between a GPU and its root port: 1 = the GPU and its NICs on one switch
+  // (PIX between them), 2 = a cascade (PXB between them, as on DGX A100's PEX88096 pairs).
+  int pcie_switch_tiers = 1;
+  // Each PCIe switch on its own root port (host bridge): two switches of one socket read NODE
+  // (across host bridges inside a NUMA node) instead of PHB (through one host bridge).
+  bool host_bridge_per_switch = false;
 };
 
 // --- MIG (hardware.md section 5, `nvidia-smi mig -lgip`) ---------------------------------------

@@ -3,6 +3,7 @@
 // every field); workloads turn them into tasks. Plain data: no behaviour beyond derived values.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -132,12 +133,29 @@ struct ParallelSpec {
   // get_num_layers_to_build). The loader checks that they do (scenarios/stage_split.h).
   int first_stage_layers = 0;
   int last_stage_layers = 0;
+  // Megatron-Core's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split
+  // (TransformerConfig; set by Megatron-Bridge's Llama 3.1 405B recipe): the input embedding and
+  // the output layer + loss each count as one layer slot, so the layers plus these slots split
+  // evenly over the pp x virtual_stages model chunks and the first chunk (of stage 0) and the
+  // last chunk (of stage pp - 1) build one transformer layer fewer. 126 layers, pp 8, vp 8:
+  // 128 slots, 2 per chunk, stage 0 = 1 + 7 x 2 = 15 layers. Exclusive with the counts above.
+  bool embedding_in_split = false;
+  bool loss_in_split = false;
   // Expert parallelism: the routed experts of every MoE layer divide over `ep` GPUs. As in
   // Megatron-Core (megatron/core/parallel_state.py, initialize_model_parallel: the expert grid is
   // carved out of the same GPUs; expert data parallel size = dp / ep with expert tensor parallel
   // size = tp), the ep group is ep consecutive data-parallel ranks, so dp must be a multiple of ep
   // and expert gradients are reduced over the dp / ep ranks holding the same experts.
   int ep = 1;
+  // Expert tensor parallelism (Megatron-Core --expert-tensor-parallel-size): the routed experts'
+  // FFNs split over etp GPUs. 0 = not given: etp = tp, Megatron's default ("None, which will be set
+  // to the value of --tensor-model-parallel-size", megatron/training/arguments.py), which is also
+  // how the expert grid worked before it was decoupled. With etp != tp Megatron-Core lays a
+  // second grid over each pipeline stage's tp x cp x dp GPUs, ordered tp-ep-dp with tp = etp
+  // (parallel_state.initialize_model_parallel, expert_tensor_model_pipeline groups): etp
+  // consecutive GPUs share each expert, ep groups take every etp-th, and the expert data-parallel
+  // size is world / (etp x ep x pp).
+  int etp = 0;
   Zero3Gather zero3_gather = Zero3Gather::Block;  // only with zero = 3
 
   // Optimizer states split across the data-parallel replicas (ZeRO-1 and up, or Megatron's
@@ -149,8 +167,14 @@ struct ParallelSpec {
   int grad_replicas() const { return dp * cp; }
   // Tokens of one sequence on one GPU.
   int local_seq_len(int seq_len) const { return seq_len / cp; }
-  bool uneven_stages() const { return first_stage_layers > 0 || last_stage_layers > 0; }
-  int expert_dp() const { return ep > 0 ? dp / ep : dp; }
+  bool uneven_stages() const {
+    return first_stage_layers > 0 || last_stage_layers > 0 || embedding_in_split || loss_in_split;
+  }
+  // Layer slots the embedding and the loss take in the split (0, 1 or 2).
+  int split_slots() const { return (embedding_in_split ? 1 : 0) + (loss_in_split ? 1 : 0); }
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  // Expert data parallelism: GPUs of a stage / (etp x ep); with etp = tp and cp = 1, dp / ep.
+  int expert_dp() const { return ep > 0 ? tp * cp * dp / (expert_tp() * ep) : dp; }
 
   // Transformer layers on pipeline stage `stage` (0..pp-1) of a model with `layers` layers: the
   // one source of truth for stage costs, the schedule and the memory model. Without first/last
@@ -158,6 +182,12 @@ struct ParallelSpec {
   // stages share evenly; for any other input the first middle stages take the remainder, so the
   // stages still add up to the layers.
   int layers_on_stage(int layers, int stage) const {
+    if (split_slots() > 0) {
+      const int chunks = std::max(virtual_stages, 1);
+      int on_stage = 0;
+      for (int c = 0; c < chunks; ++c) on_stage += layers_in_chunk(layers, c * pp + stage);
+      return on_stage;
+    }
     const bool first = first_stage_layers > 0 && pp > 1;
     const bool last = last_stage_layers > 0 && pp > 1;
     if (first && stage == 0) return first_stage_layers;
@@ -167,6 +197,19 @@ struct ParallelSpec {
     if (middle_stages <= 0) return 0;
     const int middle_index = stage - (first ? 1 : 0);
     return middle_layers / middle_stages + (middle_index < middle_layers % middle_stages ? 1 : 0);
+  }
+  // Transformer layers of model chunk `virtual_stage` (chunk c of stage r is virtual stage c * pp +
+  // r, in model order): an equal share of its stage's layers, or, with the embedding or loss in the
+  // split, (layers + slots) / (pp x virtual_stages) less the slot the first or last chunk gives up.
+  // Never negative: a chunk that is only the embedding (or only the loss) builds none.
+  int layers_in_chunk(int layers, int virtual_stage) const {
+    const int chunks = std::max(virtual_stages, 1);
+    if (split_slots() == 0) return layers_on_stage(layers, virtual_stage % pp) / chunks;
+    const int per_chunk = (layers + split_slots()) / (pp * chunks);
+    int here = per_chunk;
+    if (embedding_in_split && virtual_stage == 0) --here;
+    if (loss_in_split && virtual_stage == pp * chunks - 1) --here;
+    return here > 0 ? here : 0;
   }
 };
 
@@ -183,6 +226,34 @@ inline double state_dtype_bytes(StateDtype d) { return d == StateDtype::Fp32 ? 4
 // The names scenarios take (training.grad_dtype, training.optimizer_dtype).
 inline constexpr sim::Choice<StateDtype> kStateDtypeNames[] = {
     {"fp32", StateDtype::Fp32}, {"bf16", StateDtype::Bf16}, {"fp16", StateDtype::Fp16}};
+
+// Fine-tuning (workloads/model/lora.h). Full: every weight trains. Lora (Hu et al. 2021, "LoRA:
+// Low-Rank Adaptation of Large Language Models"): the pretrained weights are frozen and each
+// targeted projection W [d_in, d_out] gains a trainable pair A [d_in, r], B [r, d_out]; only the
+// adapters have gradients and optimizer states, while the backward still carries activation
+// gradients through the frozen layers (data gradients) and skips their weight gradients.
+enum class FinetuneMethod : std::uint8_t { Full, Lora };
+inline constexpr sim::Choice<FinetuneMethod> kFinetuneMethodNames[] = {{"full", FinetuneMethod::Full},
+                                                                       {"lora", FinetuneMethod::Lora}};
+// The projections LoRA adapts ([finetune] lora_targets), Hugging Face PEFT's names without
+// "_proj": q, k, v, o (attention), gate, up, down (MLP; a GELU MLP's fc1 is "up", fc2 "down").
+enum LoraTarget : unsigned {
+  kLoraQ = 1, kLoraK = 2, kLoraV = 4, kLoraO = 8, kLoraGate = 16, kLoraUp = 32, kLoraDown = 64
+};
+inline constexpr sim::Choice<unsigned> kLoraTargetNames[] = {{"q", kLoraQ},       {"k", kLoraK},   {"v", kLoraV},
+                                                             {"o", kLoraO},       {"gate", kLoraGate},
+                                                             {"up", kLoraUp},     {"down", kLoraDown}};
+inline constexpr unsigned kLoraMlpTargets = kLoraGate | kLoraUp | kLoraDown;
+
+struct FinetuneSpec {
+  FinetuneMethod method = FinetuneMethod::Full;
+  int lora_rank = 8;  // PEFT LoraConfig's default r = 8 (Hu et al. 2021 use r = 1..64)
+  // PEFT's default targets for Llama-family models are q_proj and v_proj
+  // (peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING["llama"]), the pair
+  // Hu et al. 2021 (Sec. 7.1, Table 5) found best for a fixed parameter budget.
+  unsigned lora_targets = kLoraQ | kLoraV;
+  bool lora() const { return method == FinetuneMethod::Lora; }
+};
 
 struct TrainingSpec {
   int global_batch = 1;        // sequences per iteration
@@ -203,6 +274,7 @@ struct TrainingSpec {
   // CUDA_LAUNCH_BLOCKING=1: every kernel waits for the host (no compute/communication overlap,
   // a host round trip per kernel: ComputeModel::set_launch_blocking, docs/model.md).
   bool launch_blocking = false;
+  FinetuneSpec finetune;       // [finetune]: full training (default) or LoRA adapters
 
   int micro_batches_per_replica(int dp) const { return global_batch / (micro_batch * dp); }
 };
@@ -220,6 +292,14 @@ inline constexpr sim::Choice<CollectiveAlgo> kCollectiveAlgoNames[] = {
     {"in-network", CollectiveAlgo::InNetwork},
     {"auto", CollectiveAlgo::Auto}};
 
+// Where the optimizer states live and the optimizer step runs ([sync] offload_optimizer, DeepSpeed's
+// zero_optimization.offload_optimizer.device). Cpu: ZeRO-Offload (Ren et al. 2021): gradients go
+// device-to-host over PCIe, the CPU runs Adam on fp32 master weights and moments in host memory,
+// the updated 16-bit parameters come back host-to-device (workloads/training/optimizer_offload.h).
+enum class OffloadDevice : std::uint8_t { None, Cpu };
+inline constexpr sim::Choice<OffloadDevice> kOffloadDeviceNames[] = {{"none", OffloadDevice::None},
+                                                                     {"cpu", OffloadDevice::Cpu}};
+
 // Which communication runs behind computation, as the frameworks schedule it (the rules:
 // workloads/training/overlap.h; the defaults and their sources: docs/scenario.md [sync]).
 struct SyncSpec {
@@ -231,6 +311,7 @@ struct SyncSpec {
                                       // parameter all-gathers; unset = distributed_optimizer
   bool tp_comm_overlap = false;       // tensor-parallel collectives behind their GEMMs (needs SP)
   bool fsdp_prefetch = true;          // ZeRO-3: the next layer's all-gather runs ahead
+  OffloadDevice offload_optimizer = OffloadDevice::None;  // ZeRO-Offload: states and step on the CPU
 
   // Megatron-LM/NeMo recipes overlap the gather with the distributed optimizer; DeepSpeed's
   // ZeRO-1/2 gathers right after the step.

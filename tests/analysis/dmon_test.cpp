@@ -43,9 +43,10 @@ TEST_CASE("analysis::dmon: the header is #Entity in 16 columns, then each short 
   CHECK(lines[0].find("folded") != std::string::npos);
   CHECK(lines[1] == "#Entity         GPUTL             MCUTL             NVLTX             NVLRX             POWER             ");
   CHECK(lines[2] == std::string("ID") + std::string(14 + 5 * 18, ' '));
-  // One row per pipeline rank's representative GPU: GPU 0 (rank 0) and GPU 8 (rank 1).
-  CHECK(trim(columns(lines[3], 5)[0]) == "GPU 0");
-  CHECK(trim(columns(lines[4], 5)[0]) == "GPU 8");
+  // One row per pipeline rank's representative GPU: global GPU 0 (rank 0) and 8 (rank 1), each GPU 0
+  // of its host as dcgmi numbers them, the host named first on a multi-node cluster.
+  CHECK(trim(columns(lines[3], 5)[0]) == "node0 GPU 0");
+  CHECK(trim(columns(lines[4], 5)[0]) == "node1 GPU 0");
   CHECK(lines[3].size() == 16 + 5 * 18);
 }
 
@@ -149,4 +150,42 @@ TEST_CASE("analysis::dmon: an unknown field id is an error that lists the suppor
   }
   CHECK_THROWS_AS(analysis::parse_dmon_fields("203,"), std::invalid_argument);
   CHECK_THROWS_AS(analysis::parse_dmon_fields("gputl"), std::invalid_argument);
+}
+
+TEST_CASE("analysis::dmon: SMACT, TENSO and DRAMA are ratios from the simulated passes, TENSO below SMACT") {
+  // One sample over the whole run: each ratio is the share of the period with SMs, tensor pipes or
+  // DRAM busy. A GPT-style model spends most of its compute in GEMMs, so TENSO is a large part of
+  // SMACT but below it (matmuls do not reach the tensor peak; norms and pointwise ops use none).
+  const auto r = testing::run_with_timeline(testing::small_pipeline(2, 4));
+  analysis::DmonOptions o;
+  o.fields = {203, 1002, 1004, 1005};
+  o.period_ms = std::ceil(r.iteration.simulated_s * 1e3) + 1;
+  const auto lines = lines_of(analysis::dmon_text(r, o));
+  REQUIRE(lines.size() == 1 + 2 + 2);
+  CHECK(lines[1].find("SMACT             TENSO             DRAMA") != std::string::npos);
+  for (std::size_t row = 3; row < 5; ++row) {
+    const auto c = columns(lines[row], 4);
+    const double gputl = std::stod(c[1]), smact = std::stod(c[2]), tenso = std::stod(c[3]), drama = std::stod(c[4]);
+    CAPTURE(lines[row]);
+    CHECK(c[2].find('.') != std::string::npos);  // doubles, 3 decimals
+    CHECK(smact > 0.05);
+    CHECK(smact <= gputl / 100.0 + 1e-3);        // compute is part of the busy compute stream
+    CHECK(tenso > 0.2 * smact);
+    CHECK(tenso < smact);
+    CHECK(drama > 0.0);
+    CHECK(drama < 1.0);
+  }
+}
+
+TEST_CASE("analysis::dmon: on one node the rows are dcgmi's own GPU ids, without a host") {
+  const auto r = testing::run_with_timeline(
+      "[cluster]\nnode = \"dgx-a100-80gb\"\n[model]\npreset = \"gpt3-125m\"\nheads = 16\nkv_heads = 16\n"
+      "[parallelism]\ntp = 4\npp = 2\n[training]\nglobal_batch = 4\nmicro_batch = 1\n");
+  analysis::DmonOptions o;
+  o.fields = {203};
+  o.period_ms = std::ceil(r.iteration.simulated_s * 1e3) + 1;
+  const auto lines = lines_of(analysis::dmon_text(r, o));
+  REQUIRE(lines.size() == 5);
+  CHECK(trim(columns(lines[3], 1)[0]) == "GPU 0");
+  CHECK(trim(columns(lines[4], 1)[0]) == "GPU 4");
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -162,9 +163,12 @@ TEST_CASE("analysis::memory_json_block: run's memory_per_gpu_bytes keys, integer
 TEST_CASE("analysis::memory text: the allocator block has torch.cuda.memory_summary()'s rows and formatters") {
   const scenarios::ScenarioSpec spec = scenarios::load_scenario(kSource + "/scenarios/library/gpt3-13b-8x-a100-pcie.toml");
   const std::string text = analysis::memory_report_text(analysis::memory_for_scenario(spec));
-  for (const char* row : {"|        Metric         | Cur Usage  | Peak Usage |", "| Allocated memory      |",
-                          "| Active memory         |", "| GPU reserved memory   |", "| Non-releasable memory |",
-                          "| Allocations           |", "| Active allocs         |", "| GPU reserved segments |",
+  for (const char* row : {"|        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  |",
+                          "| Allocated memory      |", "|       from large pool |", "|       from small pool |",
+                          "| Active memory         |", "| Requested memory      |", "| GPU reserved memory   |",
+                          "| Non-releasable memory |", "| Allocations           |", "| Active allocs         |",
+                          "| GPU reserved segments |", "| Non-releasable allocs |", "| Oversize allocations  |",
+                          "PyTorch CUDA memory summary, device ID 0",
                           "CUDA OOMs: 0", "cudaMalloc retries: 0", "largest free block", "headroom", "fits: yes"}) {
     INFO(row);
     CHECK(text.find(row) != std::string::npos);
@@ -190,4 +194,32 @@ TEST_CASE("analysis::validate_memory: every memory.csv row is predicted; Korthik
   CHECK(text.find("MAPE") != std::string::npos);
   const auto json = nlohmann::json::parse(analysis::validate_memory(true));
   CHECK(json.at("memory").at("rows").size() == 36);
+}
+
+TEST_CASE("analysis::memory text: every memory_summary() line is 77 wide, and Tot Alloc - Tot Freed = Cur Usage") {
+  const scenarios::ScenarioSpec spec = scenarios::load_scenario(kSource + "/scenarios/library/gpt3-13b-8x-a100-pcie.toml");
+  const analysis::MemoryReport r = analysis::memory_for_scenario(spec);
+  const std::string text = analysis::memory_report_text(r);
+  std::istringstream in(text);
+  int table_lines = 0, count_rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] != '|') continue;
+    ++table_lines;
+    CHECK(line.size() == 77);  // "|" + 75 + "|", as torch/cuda/memory.py prints it
+    // Count rows (Allocations, Active allocs, segments and their pools): four integers.
+    if (line.rfind("| Allocations ", 0) == 0 || line.rfind("| GPU reserved segments", 0) == 0) {
+      std::vector<long long> v;
+      std::istringstream cells(line.substr(25, line.size() - 26));
+      for (std::string cell; std::getline(cells, cell, '|');) v.push_back(std::stoll(cell));
+      REQUIRE(v.size() == 4);
+      CHECK(v[0] == v[2] - v[3]);
+      CHECK(v[1] >= v[0]);
+      CHECK(v[1] > 0);
+      ++count_rows;
+    }
+  }
+  CHECK(table_lines > 40);
+  CHECK(count_rows == 2);
+  const auto& st = r.replay.stats;
+  CHECK(st.allocations[clustersim::workloads::kLargePool].allocated > 0);
 }

@@ -2,6 +2,7 @@
 // the cluster's in-network hardware (NVLS, SHARP) as `clustersim collective` does.
 #include <doctest/doctest.h>
 
+#include <sstream>
 #include <string>
 
 #include "analysis/dmon.h"
@@ -44,12 +45,12 @@ TEST_CASE("analysis::dmon_text: POWER stays under the power limit in every sampl
   d.period_ms = 1;
   const std::string text = analysis::dmon_text(capped, d);
   int rows = 0;
-  std::size_t pos = 0;
-  while ((pos = text.find("\nGPU ", pos)) != std::string::npos) {
-    pos += 5;
-    const std::size_t end = text.find('\n', pos);
-    const std::string line = text.substr(pos, end - pos);
-    const double watts = std::stod(line.substr(line.find_first_not_of("0123456789", 0)));
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#' || line.rfind("ID", 0) == 0) continue;
+    // A row: a 16-wide entity ("GPU 3", or "node1 GPU 3" on several nodes), then POWER.
+    REQUIRE(line.find("GPU ") < 16);
+    const double watts = std::stod(line.substr(16));
     CHECK(watts <= 500.0 + 1e-6);
     CHECK(watts >= 150.0 - 1e-6);  // idle: 0.30 x 700 W = 210 W, but never below idle share of the cap
     ++rows;

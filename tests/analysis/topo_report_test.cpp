@@ -1,7 +1,9 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "analysis/catalog_report.h"
 #include "analysis/topo_report.h"
@@ -102,4 +104,76 @@ TEST_CASE("analysis::catalog_table: lists ids with numbers and sources, rejects 
   CHECK(analysis::catalog_table("nics").find("ib-ndr-400") != std::string::npos);
   CHECK(analysis::catalog_table("links").find("PCIe gen4 x16") != std::string::npos);
   CHECK_THROWS_AS(analysis::catalog_table("gpu"), std::invalid_argument);
+}
+
+namespace {
+// The cell of `nvidia-smi topo -m` text at (row, column), both by label; "" when absent.
+std::string matrix_cell(const std::string& m, const std::string& row, const std::string& col) {
+  std::istringstream in(m);
+  std::string line;
+  std::vector<std::string> header;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::vector<std::string> w;
+    for (std::string x; f >> x;) w.push_back(x);
+    if (w.empty()) continue;
+    if (header.empty() && w[0] == "GPU0") {
+      header = w;
+      continue;
+    }
+    if (!header.empty() && w[0] == row) {
+      for (std::size_t c = 0; c < header.size(); ++c)
+        if (header[c] == col && c + 1 < w.size()) return w[c + 1];
+    }
+  }
+  return "";
+}
+
+std::string matrix_of(const char* id) {
+  const Topology t = build(id);
+  const Router router(t);
+  return analysis::topo_matrix(t, router, find_node_preset(id));
+}
+}  // namespace
+
+TEST_CASE("analysis::topo_matrix: a DGX H100 reads PIX on its own switch, NODE across its socket, SYS across sockets") {
+  const std::string m = matrix_of("dgx-h100");
+  CHECK(matrix_cell(m, "GPU0", "NIC0") == "PIX");
+  CHECK(matrix_cell(m, "GPU0", "NIC2") == "NODE");
+  CHECK(matrix_cell(m, "GPU0", "NIC4") == "SYS");
+  CHECK(matrix_cell(m, "GPU5", "NIC7") == "NODE");
+  CHECK(m.find("CPU Affinity") != std::string::npos);
+  CHECK(m.find("GPU NUMA ID") != std::string::npos);
+  // 2 x Xeon 8480C, 56 cores with Hyper-Threading: socket 0 holds CPUs 0-55 and 112-167.
+  // A GPU row ends with its CPU Affinity, NUMA Affinity and GPU NUMA ID.
+  const auto tail = [&](const std::string& row) {
+    std::istringstream in(m);
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream f(line);
+      std::vector<std::string> w;
+      for (std::string x; f >> x;) w.push_back(x);
+      if (w.size() >= 3 && line[0] != ' ' && w[0] == row) return std::vector<std::string>(w.end() - 3, w.end());
+    }
+    return std::vector<std::string>{};
+  };
+  CHECK(tail("GPU0") == std::vector<std::string>{"0-55,112-167", "0", "N/A"});
+  CHECK(tail("GPU4") == std::vector<std::string>{"56-111,168-223", "1", "N/A"});
+}
+
+TEST_CASE("analysis::topo_matrix: a DGX A100's cascaded PCIe switches put its GPU-NIC pairs at PXB") {
+  const std::string m = matrix_of("dgx-a100-80gb");
+  CHECK(matrix_cell(m, "GPU0", "NIC0") == "PXB");
+  CHECK(matrix_cell(m, "GPU0", "NIC1") == "PXB");
+  CHECK(matrix_cell(m, "GPU0", "NIC2") == "NODE");
+  CHECK(matrix_cell(m, "GPU3", "NIC4") == "SYS");
+  CHECK(m.find("0-63,128-191") != std::string::npos);
+}
+
+TEST_CASE("analysis::topo_matrix: a node with one host bridge per socket keeps PHB, and unknown CPUs read N/A") {
+  const std::string m = matrix_of("8x-a100-pcie");
+  CHECK(matrix_cell(m, "GPU0", "GPU1") == "PIX");
+  CHECK(matrix_cell(m, "GPU0", "GPU2") == "PHB");
+  CHECK(matrix_cell(m, "GPU0", "GPU4") == "SYS");
+  CHECK(m.find("NODE ") == m.find("NODE = "));  // only in the legend
+  CHECK(matrix_cell(m, "GPU0", "NIC0") == "PIX");
 }

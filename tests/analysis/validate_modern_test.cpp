@@ -120,8 +120,31 @@ TEST_CASE("analysis::measured_step_time_s: step time as published, throughput co
 TEST_CASE("analysis::modern_skip_reason: what cannot be expressed yet is refused with its reason") {
   CHECK(modern_skip_reason(llama8b("H100", "step_time", 1)).empty());
   CHECK(modern_skip_reason(llama8b("B200", "step_time", 1)).empty());
-  CHECK(modern_skip_reason(llama8b("GB200", "step_time", 1)).find("NVL72") != std::string::npos);
-  CHECK(modern_skip_reason(llama8b("B300", "step_time", 1)) == "GPU B300 not in the catalog");
+  CHECK(modern_skip_reason(llama8b("GB200", "step_time", 1)).empty());  // the gb200-nvl72 rack preset
+  CHECK(modern_skip_reason(llama8b("GB300", "step_time", 1)).find("GB300 NVL72") != std::string::npos);
+  CHECK(modern_skip_reason(llama8b("B300", "step_time", 1)) == "GPU B300 has no node preset");
+  {
+    // 8 GB200 GPUs: one rack, 8 of its 72 GPUs used.
+    const auto gb = scenario_for_modern_row(llama8b("GB200", "step_time", 1), nullptr);
+    REQUIRE(gb.has_value());
+    CHECK(gb->cluster.node.id == "gb200-nvl72");
+    CHECK(gb->cluster.nodes == 1);
+    CHECK(gb->cluster.used_gpus() == 8);
+    // Megatron-FSDP on Blackwell in a NeMo-based recipe offloads activations to the CPU: skipped.
+    ModernRow fsdp = llama8b("GB200", "step_time", 1);
+    fsdp.zero_or_fsdp = "FSDP=8";
+    CHECK(modern_skip_reason(fsdp).find("activation CPU offloading") != std::string::npos);
+    fsdp.gpu = "H100";
+    CHECK(modern_skip_reason(fsdp).empty());
+    // The notes' gradient-accumulation steps decide the micro-batch when the table disagrees.
+    ModernRow ga = llama8b("H100", "step_time", 1);
+    ga.micro_batch = 2, ga.notes = "EP=1; GA=16";  // 128 / (8 x 16) = 1
+    CHECK(scenario_for_modern_row(ga, nullptr)->training.micro_batch == 1);
+    ga.notes = "GA=8";  // 128 / (8 x 8) = 2: agrees
+    CHECK(scenario_for_modern_row(ga, nullptr)->training.micro_batch == 2);
+    ga.notes = "GA=16", ga.source = "NVIDIA/dgxc-benchmarking@fixture";  // not a Megatron-Bridge table
+    CHECK(scenario_for_modern_row(ga, nullptr)->training.micro_batch == 2);
+  }
   ModernRow r = llama8b("H100", "step_time", 1);
   r.cp = 2, r.dp = 4;
   CHECK(modern_skip_reason(r).empty());  // context parallelism is modelled: 1 x 1 x 2 x 4 = 8 GPUs
@@ -150,10 +173,11 @@ TEST_CASE("analysis::modern_skip_reason: what cannot be expressed yet is refused
   REQUIRE(scenario_for_modern_row(r, nullptr).has_value());
   CHECK(scenario_for_modern_row(r, nullptr)->parallel.ep == 8);
   CHECK(scenario_for_modern_row(r, nullptr)->model.experts == 8);
-  r.notes = "EP=8, ETP=2";
-  CHECK(modern_skip_reason(r).find("expert tensor parallelism 2 != tp 1") != std::string::npos);
+  r.notes = "EP=4, ETP=2";  // Megatron-Core's expert grid: etp x ep = 8 divides tp x cp x dp = 8
+  CHECK(modern_skip_reason(r).empty());
+  CHECK(scenario_for_modern_row(r, nullptr)->parallel.etp == 2);
   r.notes = "EP=16";
-  CHECK(modern_skip_reason(r).find("ep 16 does not divide dp 8") != std::string::npos);
+  CHECK(modern_skip_reason(r).find("etp x ep = 16 does not divide the 8 GPUs of a stage") != std::string::npos);
   r = llama8b("H100", "step_time", 1);
   r.layers = 126, r.pp = 8, r.dp = 1, r.virtual_stages = 8;
   CHECK(modern_skip_reason(r).find("uneven pipeline stages") != std::string::npos);
@@ -189,16 +213,16 @@ TEST_CASE("analysis::error_stats: MAPE and the median signed error") {
 
 TEST_CASE("analysis::validate_modern_rows: runs are scored once, per source and per GPU generation") {
   // One H100 run published as step time and tokens/s (one run, scored on step time), one B200 run,
-  // one MFU-only run and one GB200 run (both skipped).
+  // one MFU-only run and one GB300 run (both skipped).
   ModernRow h100_step = llama8b("H100", "step_time", 9.0);
   ModernRow h100_tps = llama8b("H100", "throughput_total", 1.0);  // would be a 1e6 s step if scored
   ModernRow b200 = llama8b("B200", "throughput_per_gpu", 30000);
   b200.line = 3;
   ModernRow mfu_only = llama8b("H100", "mfu", 50);
   mfu_only.micro_batch = 2, mfu_only.line = 4;
-  ModernRow gb200 = llama8b("GB200", "step_time", 3.0);
-  gb200.line = 5;
-  const ModernValidation v = validate_modern_rows({h100_step, h100_tps, b200, mfu_only, gb200}, {});
+  ModernRow gb300 = llama8b("GB300", "step_time", 3.0);
+  gb300.line = 5;
+  const ModernValidation v = validate_modern_rows({h100_step, h100_tps, b200, mfu_only, gb300}, {});
   REQUIRE(v.runs.size() == 4);
   CHECK(v.rows == 5);
   const ModernRun& h = v.runs[0];

@@ -195,6 +195,15 @@ TEST_CASE("crash corpus: topo --nodes 100000 --json is refused; a listing too la
   CHECK(r.out.empty());
 }
 
+TEST_CASE("crash corpus: topo --nodes 32768 prints its 16-GPU matrix without building the whole cluster") {
+  // Issue #14 item 9: the matrix shows servers 0-1 only, yet topo built and routed all 32,768
+  // servers first (78 s here). It now builds the two it shows; the note keeps the cluster's counts.
+  const CliResult r = run_cli("topo --node dgx-h100 --nodes 32768");
+  CHECK(r.exit_code == 0);
+  CHECK(has(r.out, "(showing servers 0-1 of 32768: GPUs 0-15 of 262144)"));
+  CHECK(has(r.out, "NET"));
+}
+
 TEST_CASE("crash corpus: --channels 100000, --chunks 100000000 and -f 1.000001 are refused with an estimate") {
   const CliResult channels = run_cli("collective --node dgx-h100 --channels 100000");
   CHECK(channels.exit_code == 2);
@@ -316,4 +325,58 @@ TEST_CASE("crash corpus: [model_constants] include = a directory is an error at 
   CHECK(r.exit_code == 2);
   CHECK(has(r.err, "cannot read model constants file '/tmp'"));
   std::remove(scenario.c_str());
+}
+
+// ---- 3. Scenario-side work budgets (docs/cli.md, Limits): refused at the key, in milliseconds ----
+
+TEST_CASE("crash corpus: global_batch = 2147483644 is refused with the micro-batches it means (run and memory)") {
+  for (const std::string verb : {"run ", "memory "}) {
+    const CliResult r = run_cli(verb + kSmall + " --set training.global_batch=2147483644");
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.err, "micro-batches per data-parallel replica"));
+    CHECK(has(r.err, "docs/cli.md, Limits"));
+    CHECK(has(r.err, "use global_batch <= "));
+  }
+}
+
+TEST_CASE("crash corpus: sync.bucket_mb = 1e-300 is refused with the bucket count and a bucket size that fits") {
+  const CliResult r = run_cli("run " + kSmall + " --set sync.bucket_mb=1e-300");
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, "buckets per iteration"));
+  CHECK(has(r.err, "use bucket_mb >= "));
+}
+
+TEST_CASE("crash corpus: training.iterations = 2147483647 is refused at its key; a few iterations still run") {
+  const CliResult r = run_cli("run " + kSmall + " --set training.iterations=2147483647");
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, "training.iterations=2147483647: error: iterations = 2147483647"));
+  CHECK(has(r.err, "use iterations <= "));
+  CHECK(run_cli("run " + kSmall + " --set training.iterations=3").exit_code == 0);
+}
+
+TEST_CASE("crash corpus: 100,000 layers or hidden = 16777216 are refused up front, not simulated for minutes") {
+  const CliResult layers = run_cli("memory " + kSmall + " --set model.layers=100000");
+  CHECK(layers.exit_code == 2);
+  CHECK(has(layers.err, "block visits in the memory replay"));
+  const CliResult hidden = run_cli("run " + kSmall + " --set model.hidden=16777216 --ignore-memory");
+  CHECK(hidden.exit_code == 2);
+  CHECK(has(hidden.err, "model.hidden=16777216: error:"));
+  CHECK(has(hidden.err, "bucket reductions per run"));
+}
+
+// ---- 9. [model_constants]: finite, in range, at file:line, for run and memory alike ----
+
+TEST_CASE("crash corpus: a NaN model constant says 'must be a finite number, got nan'") {
+  const CliResult r = run_cli("run " + kSmall + " --set model_constants.gemm_eff_max=nan");
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.err, "must be a finite number, got nan"));
+  CHECK(!has(r.err, "not a floating-point number"));
+}
+
+TEST_CASE("crash corpus: a model constant out of range is an error at its key in run and memory") {
+  for (const std::string verb : {"run ", "memory "}) {
+    const CliResult r = run_cli(verb + kSmall + " --set model_constants.gemm_eff_max=5");
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.err, "--set model_constants.gemm_eff_max=5: error: model constant 'gemm_eff_max' = 5 is outside [0.05, 1]"));
+  }
 }

@@ -39,7 +39,7 @@ void write(const std::string& path, const std::string& text) { std::ofstream(pat
 
 TEST_CASE("apps::sweep: --jobs 1 and --jobs 2 write identical CSV files, one row per point in order") {
   const std::string one = temp("j1.csv"), two = temp("j2.csv");
-  const auto r1 = run_cli("sweep " + kSweep + " --jobs 1 --out " + one);
+  const auto r1 = run_cli("sweep " + kSweep + " --jobs 1 --progress --out " + one);
   const auto r2 = run_cli("sweep " + kSweep + " --jobs 2 --out " + two);
   REQUIRE_MESSAGE(r1.exit_code == 0, r1.err);
   REQUIRE_MESSAGE(r2.exit_code == 0, r2.err);
@@ -59,6 +59,8 @@ TEST_CASE("apps::sweep: --jobs 1 and --jobs 2 write identical CSV files, one row
   CHECK(lines[7].rfind("6,,,2,error,", 0) == 0);
   CHECK(count_of(r1.err, "[") == 7);  // one progress line per point
   CHECK(r1.err.find("[7/7] parallelism.tp=2  error: ") != std::string::npos);
+  CHECK(count_of(r1.err, "  ETA ") == 6);  // every line but the last estimates the time left
+  CHECK(count_of(r2.err, "[") == 0);       // stderr is not a terminal and --progress was not given
   CHECK(r1.out.find("7 points: 6 ok, 0 infeasible, 1 error") != std::string::npos);
   std::remove(one.c_str());
   std::remove(two.c_str());
@@ -75,14 +77,14 @@ TEST_CASE("apps::sweep: --resume after losing the last rows recomputes only thos
   for (std::size_t i = 0; i < 5; ++i) cut += lines[i] + "\n";
   cut += lines[5].substr(0, lines[5].size() / 2);
   write(path, cut);
-  const auto r = run_cli("sweep " + kSweep + " --resume --out " + path);
+  const auto r = run_cli("sweep " + kSweep + " --resume --progress --out " + path);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.err.find("resuming: 4 of 7 points already in") != std::string::npos);
   CHECK(count_of(r.err, "/3] ") == 3);
   CHECK(r.err.find("[3/3]") != std::string::npos);
   CHECK(slurp(path) == full);
   // Nothing left to do.
-  const auto again = run_cli("sweep " + kSweep + " --resume --out " + path);
+  const auto again = run_cli("sweep " + kSweep + " --resume --progress --out " + path);
   CHECK(again.exit_code == 0);
   CHECK(count_of(again.err, "/0] ") == 0);
   CHECK(again.err.find("resuming: 7 of 7 points") != std::string::npos);

@@ -48,15 +48,20 @@ TEST_CASE("scenarios::parse_scenario: tp * cp * pp * dp must match the GPUs, wit
   CHECK(d.find("use tp, cp and pp whose product divides 16") != std::string::npos);
 }
 
-TEST_CASE("scenarios::parse_scenario: cp needs seq_len divisible by 2 * cp, flash attention, and not a2a") {
+TEST_CASE("scenarios::parse_scenario: cp needs seq_len divisible by 2 * cp, flash attention, and whole heads per rank for a2a") {
   const std::string e = error_of(scenario("cp = 16\n", 8200));
   CHECK(e.find("cp = 16 needs seq_len divisible by 2 * cp = 32, but seq_len = 8200") != std::string::npos);
   CHECK(e.find("causal load balancing") != std::string::npos);
   const std::string f = error_of(scenario("cp = 2\n", 32768, "flash_attention = false\n"));
   CHECK(f.find("needs flash attention") != std::string::npos);
-  const std::string a = error_of(scenario("cp = 2\ncp_comm_type = \"a2a\"\n"));
-  CHECK(a.find("is not modelled") != std::string::npos);
-  CHECK(a.find("use \"p2p\"") != std::string::npos);
+  // DeepSpeed-Ulysses (a2a) runs when every CP rank gets whole heads: Llama 3 8B has 32 query and
+  // 8 KV heads, so cp = 8 works and cp = 16 does not.
+  CHECK(parse_scenario(scenario("cp = 8\ncp_comm_type = \"a2a\"\n"), "s.toml").parallel.cp_comm == workloads::CpComm::A2a);
+  const std::string a = error_of(scenario("cp = 16\ncp_comm_type = \"a2a\"\n"));
+  CHECK(a.find("heads / tp = 32 and kv_heads / tp = 8") != std::string::npos);
+  CHECK(a.find("cp_comm_type = \"p2p\"") != std::string::npos);
+  const std::string t = error_of(scenario("tp = 4\ncp = 4\ncp_comm_type = \"a2a\"\n"));
+  CHECK(t.find("kv_heads / tp = 2") != std::string::npos);
   const std::string u = error_of(scenario("cp = 2\ncp_comm_type = \"ring\"\n"));
   CHECK(u.find("cp_comm_type") != std::string::npos);
 }

@@ -423,7 +423,7 @@ TEST_CASE("scenarios::--set: a bad override is validated and the error names the
   CHECK(format_error_of(base, {"sync.bukcet_mb=5"}) ==
         "--set sync.bukcet_mb=5: error: unknown key 'bukcet_mb' in [sync]; did you mean 'bucket_mb'?\n"
         "    hint: valid keys in [sync]: algorithm, bucket_mb, overlap, overlap_grad_reduce, overlap_param_gather, "
-        "tp_comm_overlap, fsdp_prefetch\n");
+        "tp_comm_overlap, fsdp_prefetch, offload_optimizer\n");
   CHECK(format_error_of(base, {"parallelism.tp=3"}).rfind("--set parallelism.tp=3: error: tp = 3 does not divide heads = 16", 0) == 0);
   CHECK(format_error_of(base, {"tp"}) ==
         "--set tp: error: an override must look like section.key=value\n"
@@ -614,4 +614,18 @@ TEST_CASE("scenarios::parse_scenario: bad memory-key values are errors at the ke
   const std::string dropout = format_error_of(base + "dropout = 0.1\n");
   CHECK(dropout.find("s.toml:6:") != std::string::npos);
   CHECK(dropout.find("dropout") != std::string::npos);
+}
+
+TEST_CASE("scenarios::check_batch: a global_batch hint never suggests a value the key cannot take") {
+  // Issue #14 item 8: 2147483647 over micro_batch * dp = 2 used to suggest "2147483646 or
+  // 2147483648", and the second is past the key's int range. The suggestion clears this error (the
+  // work budget then refuses so large a batch, a different, later check).
+  const std::string base = "[cluster]\nnode = \"dgx-a100-80gb\"\nnodes = 1\n[model]\npreset = \"gpt3-1.3b\"\n"
+                           "[parallelism]\ntp = 4\ndp = 2\n[training]\nmicro_batch = 1\nglobal_batch = ";
+  const std::string error = format_error_of(base + "2147483647\n");
+  CHECK(error.find("use global_batch = 2147483646") != std::string::npos);
+  CHECK(error.find("2147483648") == std::string::npos);
+  CHECK(format_error_of(base + "2147483646\n").find("not divisible") == std::string::npos);
+  // Both neighbours when both fit.
+  CHECK(format_error_of(base + "9\n").find("use global_batch = 8 or 10") != std::string::npos);
 }

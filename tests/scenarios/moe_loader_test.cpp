@@ -88,3 +88,68 @@ TEST_CASE("scenarios::parse_scenario: MoE keys without experts, and top-k above 
   CHECK(error_of(scenario("experts = 4\nfirst_dense_layers = 8\n", "")).find("leaves no MoE layer") != std::string::npos);
   CHECK(error_of(scenario("experts = 4\nexpert_count = 2\n", "")).find("unknown key 'expert_count'") != std::string::npos);
 }
+
+TEST_CASE("scenarios::parse_scenario: [finetune] and sync.offload_optimizer are read, round-trip and are checked") {
+  const std::string dense =
+      "[cluster]\nnode = \"2x-rtx4090-pcie4\"\nnodes = 1\n[model]\npreset = \"llama2-7b\"\n"
+      "[parallelism]\ntp = 1\npp = 1\ndp = 2\nzero = 2\n[training]\nglobal_batch = 16\n";
+  const ScenarioSpec a = parse_scenario(dense + "[finetune]\nmethod = \"lora\"\nlora_rank = 16\nlora_targets = [\"q\", \"k\", \"v\", \"o\"]\n"
+                                                "[sync]\noffload_optimizer = \"cpu\"\n",
+                                        "ft.toml");
+  CHECK(a.training.finetune.lora());
+  CHECK(a.training.finetune.lora_rank == 16);
+  CHECK(a.training.finetune.lora_targets == (workloads::kLoraQ | workloads::kLoraK | workloads::kLoraV | workloads::kLoraO));
+  CHECK(a.sync.offload_optimizer == workloads::OffloadDevice::Cpu);
+  const ScenarioSpec b = parse_scenario(show_config(a), "ft.toml");
+  CHECK(b.training.finetune.lora_targets == a.training.finetune.lora_targets);
+  CHECK(b.training.finetune.lora_rank == 16);
+  CHECK(b.sync.offload_optimizer == workloads::OffloadDevice::Cpu);
+  // Defaults: full training; LoRA's rank 8 on q and v (PEFT's defaults for Llama).
+  const ScenarioSpec d = parse_scenario(dense + "[finetune]\nmethod = \"lora\"\n", "ft.toml");
+  CHECK(d.training.finetune.lora_rank == 8);
+  CHECK(d.training.finetune.lora_targets == (workloads::kLoraQ | workloads::kLoraV));
+  CHECK_FALSE(parse_scenario(dense, "ft.toml").training.finetune.lora());
+
+  auto err = [&](const std::string& text) {
+    try {
+      (void)parse_scenario(text, "ft.toml", {});
+    } catch (const ScenarioError& e) {
+      return e.format();
+    }
+    return std::string("(no error)");
+  };
+  const std::string bad_target = err(dense + "[finetune]\nmethod = \"lora\"\nlora_targets = [\"q\", \"vv\"]\n");
+  CHECK(bad_target.find("'vv'") != std::string::npos);
+  CHECK(bad_target.find("did you mean 'v'") != std::string::npos);
+  CHECK(err(dense + "[finetune]\nlora_targets = []\n").find("non-empty array") != std::string::npos);
+  const std::string no_zero = err(dense.substr(0, dense.find("zero = 2")) + "[training]\nglobal_batch = 16\n[sync]\noffload_optimizer = \"cpu\"\n");
+  CHECK(no_zero.find("needs a ZeRO stage") != std::string::npos);
+  const std::string gelu = err(
+      "[cluster]\nnode = \"2x-rtx4090-pcie4\"\n[model]\npreset = \"gpt3-1.3b\"\n[parallelism]\ndp = 2\n"
+      "[training]\nglobal_batch = 16\n[finetune]\nmethod = \"lora\"\nlora_targets = [\"gate\"]\n");
+  CHECK(gelu.find("no gate projection") != std::string::npos);
+  const std::string moe = err(scenario("experts = 8\n", "") + "[finetune]\nmethod = \"lora\"\nlora_targets = [\"q\", \"down\"]\n");
+  CHECK(moe.find("mixture-of-experts model are not modelled") != std::string::npos);
+}
+
+TEST_CASE("scenarios::parse_scenario: etp defaults to tp, round-trips, and etp x ep must divide a stage's GPUs") {
+  // scenario(): 16 GPUs, pp 2, so 8 GPUs per stage; tp 1 below unless replaced.
+  const ScenarioSpec d = parse_scenario(scenario("experts = 8\nmoe_ffn_hidden = 512\n", "ep = 4\n"), "moe.toml");
+  CHECK(d.parallel.etp == 0);
+  CHECK(d.parallel.expert_tp() == 1);
+  std::string two_tp = scenario("experts = 8\nmoe_ffn_hidden = 512\n", "ep = 2\netp = 1\n");
+  two_tp.replace(two_tp.find("tp = 1"), 6, "tp = 2");
+  const ScenarioSpec e = parse_scenario(two_tp, "moe.toml");
+  CHECK(e.parallel.etp == 1);
+  CHECK(e.parallel.expert_dp() == 4);  // 8 GPUs per stage / (etp 1 x ep 2)
+  CHECK(parse_scenario(show_config(e), "moe.toml").parallel.etp == 1);
+  // Megatron-Core: world / (etp x ep x pp) must be whole: 3 x 2 does not divide 8.
+  std::string bad = two_tp;
+  bad.replace(bad.find("etp = 1"), 7, "etp = 3");
+  const std::string err = error_of(bad);
+  CHECK(err.find("etp x ep = 3 x 2 does not divide the GPUs of a pipeline stage, tp x cp x dp = 8") != std::string::npos);
+  CHECK(err.find("world / (etp x ep x pp)") != std::string::npos);
+  std::string ffn = scenario("experts = 8\nmoe_ffn_hidden = 510\n", "ep = 2\netp = 4\n");
+  CHECK(error_of(ffn).find("does not divide moe_ffn_hidden = 510") != std::string::npos);
+  CHECK(error_of(scenario("", "etp = 2\n")).find("etp = 2 needs a mixture-of-experts model") != std::string::npos);
+}

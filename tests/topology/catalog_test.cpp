@@ -11,7 +11,7 @@ using namespace clustersim::topology;
 TEST_CASE("topology::catalog: every GPU id the scenario spec requires exists with a source") {
   for (const char* id : {"v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb",
                          "h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "b200", "rtx-3090", "rtx-4090",
-                         "l40s", "mi300x", "gb200", "b300", "a800-sxm4-80gb", "h800-sxm5-80gb", "h20"}) {
+                         "l40s", "mi300x", "gb200", "b300", "a800-sxm4-80gb", "h800-sxm5-80gb", "h20", "l20"}) {
     CAPTURE(std::string(id));
     const GpuSpec* g = find_gpu(id);
     REQUIRE(g != nullptr);
@@ -22,7 +22,7 @@ TEST_CASE("topology::catalog: every GPU id the scenario spec requires exists wit
     CHECK(!g->source.empty());
     CHECK(g->nvlink_usable_per_dir() <= g->nvlink_per_dir);
   }
-  CHECK(all_gpus().size() == 18);
+  CHECK(all_gpus().size() == 19);
   CHECK(find_gpu("a100") == nullptr);
 }
 
@@ -34,6 +34,10 @@ TEST_CASE("topology::catalog: tensor peaks are dense, not 2:4 sparse") {
   CHECK(find_gpu("a100-sxm4-80gb")->peak(Precision::Bf16).value == doctest::Approx(312e12));
   CHECK(find_gpu("b200")->peak(Precision::Bf16).value == doctest::Approx(2250e12));
   CHECK(find_gpu("l40s")->peak(Precision::Fp16).value == doctest::Approx(362.05e12));
+  // The China-market L20: about a third of the L40S's tensor rate, the same memory (reported, UNSURE).
+  CHECK(find_gpu("l20")->peak(Precision::Fp16).value / find_gpu("l40s")->peak(Precision::Fp16).value ==
+        doctest::Approx(0.33).epsilon(0.02));
+  CHECK(find_gpu("l20")->memory.value == find_gpu("l40s")->memory.value);
   CHECK(find_gpu("mi300x")->peak(Precision::Bf16).value == doctest::Approx(1307.4e12));
 }
 
@@ -77,7 +81,7 @@ TEST_CASE("topology::catalog: NICs carry line rate, latency and SHARP capability
 TEST_CASE("topology::catalog: node presets match the scenario spec") {
   for (const char* id : {"2x-rtx4090-pcie4", "2x-a100-40gb-nvlink-bridge", "hgx-h100-8x", "8x-a100-pcie",
                          "dgx-a100-80gb", "dgx-h100", "dgx-h200", "dgx-b200", "hgx-h800-8x", "hgx-h20-8x",
-                         "hgx-a800-8x", "8x-l40s-pcie", "8x-rtx4090-pcie", "mi300x-8x", "gb200-nvl72"}) {
+                         "hgx-a800-8x", "8x-l40s-pcie", "8x-l20-pcie", "8x-rtx4090-pcie", "mi300x-8x", "gb200-nvl72"}) {
     CAPTURE(std::string(id));
     const NodeSpec* n = find_node_preset(id);
     REQUIRE(n != nullptr);

@@ -218,3 +218,61 @@ TEST_CASE("workloads::replay_training_iteration: the interleaved schedule holds 
   const double temporaries = 2.0 * 8192 * 8192 / 4 + 2.0 * 8192 * 28672 / 4;
   CHECK(static_cast<double>(r.stats.peak_allocated) == doctest::Approx(b.total.value + temporaries).epsilon(0.0001));
 }
+
+TEST_CASE("workloads::CachingAllocatorModel: memory_stats' per-pool counters (current, peak, total alloc and freed)") {
+  // Three 100 KiB tensors (small pool: one 2 MiB segment) and one 5 MiB tensor (large pool: one
+  // 20 MiB segment); then one small one is freed.
+  CachingAllocatorModel a;
+  const AllocHandle s1 = a.malloc(100 * KiB), s2 = a.malloc(100 * KiB), s3 = a.malloc(100 * KiB);
+  const AllocHandle big = a.malloc(5 * MiB + 7);
+  a.free(s2);
+  const AllocatorStats st = a.stats();
+  CHECK(st.allocations[kSmallPool].current == 2);
+  CHECK(st.allocations[kSmallPool].peak == 3);
+  CHECK(st.allocations[kSmallPool].allocated == 3);
+  CHECK(st.allocations[kSmallPool].freed == 1);
+  CHECK(st.allocations[kLargePool].current == 1);
+  CHECK(st.allocations[kAllPools].current == 3);
+  CHECK(st.allocations[kAllPools].peak == 4);
+  CHECK(st.allocated_bytes[kSmallPool].current == 2 * 100 * KiB);
+  CHECK(st.allocated_bytes[kLargePool].current == 5 * MiB + 512);  // rounded to 512 B
+  CHECK(st.requested_bytes[kLargePool].current == 5 * MiB + 7);     // as asked
+  CHECK(st.reserved_bytes[kSmallPool].current == 2 * MiB);
+  CHECK(st.reserved_bytes[kLargePool].current == 20 * MiB);
+  CHECK(st.segments[kAllPools].current == 2);
+  CHECK(st.segments[kAllPools].current == static_cast<std::uint64_t>(st.num_segments));
+  // The freed 100 KiB sits between two allocated blocks of its segment: non-releasable.
+  CHECK(st.inactive_split_blocks[kSmallPool] >= 1);
+  CHECK(st.inactive_split_pool[kAllPools] == st.inactive_split);
+  a.free(s1);
+  a.free(s3);
+  a.free(big);
+  const AllocatorStats end = a.stats();
+  CHECK(end.allocations[kAllPools].current == 0);
+  CHECK(end.allocations[kAllPools].allocated == end.allocations[kAllPools].freed);
+  CHECK(end.allocated_bytes[kAllPools].freed == end.allocated_bytes[kAllPools].allocated);
+}
+
+TEST_CASE("workloads::replay_training_iteration: every counter is alloc - freed, and the pools sum to the aggregate") {
+  MemoryRequest q;
+  q.model = *find_model_preset("gpt3-1.3b");
+  q.parallel.tp = 1;
+  q.parallel.pp = 1;
+  q.parallel.dp = 1;
+  q.training.micro_batch = 2;
+  q.training.global_batch = 4;
+  q.capacity = clustersim::sim::Bytes{80e9};
+  const AllocatorStats st = replay_training_iteration(q, AllocatorOptions{}).stats;
+  for (const AllocatorStat* stat : {st.allocated_bytes, st.requested_bytes, st.reserved_bytes, st.allocations, st.segments}) {
+    for (int i = 0; i < 3; ++i) CHECK(stat[i].current == stat[i].allocated - stat[i].freed);
+    CHECK(stat[kAllPools].current == stat[kSmallPool].current + stat[kLargePool].current);
+    CHECK(stat[kAllPools].allocated == stat[kSmallPool].allocated + stat[kLargePool].allocated);
+    CHECK(stat[kAllPools].peak <= stat[kSmallPool].peak + stat[kLargePool].peak);
+  }
+  // A training iteration: weights and activations are large; many allocations in both pools.
+  CHECK(st.allocations[kLargePool].allocated > 10);
+  CHECK(st.allocations[kSmallPool].allocated > 0);
+  CHECK(st.allocated_bytes[kAllPools].peak == st.peak_allocated);
+  CHECK(st.reserved_bytes[kAllPools].peak == st.peak_reserved);
+  CHECK(st.requested_bytes[kAllPools].allocated <= st.allocated_bytes[kAllPools].allocated);
+}

@@ -135,3 +135,40 @@ TEST_CASE("workloads::simulate_iteration: ring attention sends (cp-1) K/V chunks
   for (const TimelineSpan& s : r.timeline) span = span || s.kind == SpanKind::ContextParallel;
   CHECK(span == (r.breakdown.cp_exposed > 0));
 }
+
+TEST_CASE("workloads::simulate_iteration: DeepSpeed-Ulysses moves Q, K, V and the output by all-to-all, all exposed") {
+  topology::ClusterSpec cluster;
+  cluster.node = *topology::find_node_preset("dgx-h100");
+  cluster.nodes = 1;
+  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
+  REQUIRE(gpu != nullptr);
+  const topology::Topology topo = topology::build_cluster(cluster);
+  const topology::Router router(topo);
+  const ComputeModel compute(*gpu, cluster, topology::Precision::Bf16, ComputeConstants{});
+  ModelSpec model = llama3_8b(32768);
+  model.layers = 4;
+  ParallelSpec par;
+  par.cp = 8;
+  par.cp_comm = CpComm::A2a;
+  TrainingSpec tr;
+  tr.global_batch = 2;
+  tr.micro_batch = 1;
+  // Buffers per layer: Q, K, V of 4096 tokens at 32 + 8 + 8 heads of 128, and the output (32 heads).
+  CHECK(cp_ulysses_qkv_bytes(model, par, 1, 2) == doctest::Approx(4096.0 * 48 * 128 * 2));
+  CHECK(cp_ulysses_output_bytes(model, par, 1, 2) == doctest::Approx(4096.0 * 32 * 128 * 2));
+  const IterationResult a2a = simulate_iteration(IterationInputs{topo, router, *gpu, compute, model, par, tr, SyncSpec{}, false, true});
+  // Each all-to-all sends 7/8 of its buffer; two per pass (QKV and output, dO and dQKV), two passes,
+  // 4 layers, 2 micro-batches.
+  const double per_pass = 4096.0 * (48 + 32) * 128 * 2 * 7 / 8;
+  CHECK(a2a.cp_bytes_per_gpu == doctest::Approx(per_pass * 2 * 4 * 2));
+  CHECK(a2a.breakdown.cp_exposed > 0.0);
+  CHECK(a2a.breakdown.cp_overlapped == 0.0);  // blocking: nothing hides it
+  // Ulysses' per-GPU volume stays 7/8 of the rank's Q, K, V and output while ring attention sends
+  // cp - 1 K/V chunks: here the ring's 7 x 16 heads outweigh the all-to-all's 7/8 x 80 heads.
+  par.cp_comm = CpComm::P2p;
+  const IterationResult ring = simulate_iteration(IterationInputs{topo, router, *gpu, compute, model, par, tr, SyncSpec{}, false, true});
+  CHECK(a2a.cp_bytes_per_gpu < ring.cp_bytes_per_gpu);
+  bool span = false;
+  for (const TimelineSpan& s : a2a.timeline) span = span || s.kind == SpanKind::ContextParallel;
+  CHECK(span);
+}

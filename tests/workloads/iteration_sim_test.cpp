@@ -181,6 +181,29 @@ TEST_CASE("workloads::simulate_iteration: memoised data-parallel collectives equ
   CHECK(memo.critical_rank == full.critical_rank);
 }
 
+TEST_CASE("workloads::simulate_iteration: run --full folds identical-link ring channels and stays exact") {
+  // tp 8 x dp 4 on four DGX H100: every data-parallel group is one rail (GPU k of each node), its
+  // ring channels cross the same links hop by hop, so --full simulates one channel with the
+  // channel count as its weight (fold_live_channels). Folded and unfolded must agree exactly.
+  Job j = job(4, "gpt3-1.3b", 8, 1, 4, 16, 1);
+  j.cluster.node = *topology::find_node_preset("dgx-h100");
+  j.model.seq_len = 512;
+  j.sync.bucket_mb = 50;
+  const topology::GpuSpec* gpu = topology::find_gpu(j.cluster.node.gpu);
+  const topology::Topology topo = topology::build_cluster(j.cluster);
+  const topology::Router router(topo);
+  const ComputeModel compute(*gpu, j.cluster, j.training.precision, ComputeConstants{});
+  IterationInputs in{topo, router, *gpu, compute, j.model, j.parallel, j.training, j.sync, true, false};
+  const IterationResult folded = simulate_iteration(in);
+  in.fold_live_channels = false;
+  const IterationResult unfolded = simulate_iteration(in);
+  CHECK(folded.iteration_time_s == unfolded.iteration_time_s);
+  CHECK(folded.breakdown.dp_exposed == unfolded.breakdown.dp_exposed);
+  CHECK(folded.flows < unfolded.flows);
+  // And both equal the memoised run.
+  CHECK(simulate(j, false).iteration_time_s == doctest::Approx(folded.iteration_time_s).epsilon(1e-9));
+}
+
 TEST_CASE("workloads::simulate_iteration: the same job gives the same numbers") {
   const Job j = pipeline(4, 2, Schedule::Interleaved, 8);
   const auto a = simulate(j, false, true);

@@ -130,6 +130,24 @@ TEST_CASE("workloads::estimate_memory: expert weights divide by ep, their optimi
   CHECK(dispatch->bytes.value == doctest::Approx(2.0 * 2 * 512 * 1024 * 2.0));
 }
 
+TEST_CASE("workloads::estimate_memory: with context parallelism an MoE layer keeps only its rank's s/cp tokens") {
+  // Regression: the MoE activation terms used the whole sequence under cp (Mixtral 8x22B at 64K
+  // tokens, cp 8, read 8x its expert activations and was refused at 270 GiB on B200).
+  MemoryRequest q;
+  q.model = small_moe();
+  q.parallel.dp = 8;
+  q.parallel.ep = 4;
+  q.training.global_batch = 8;
+  const double whole = stage_memory(q, 0).find_line("MoE layers: dispatched tokens and expert activations")->bytes.value;
+  const double dispatch_whole = stage_memory(q, 0).find_line("MoE dispatch buffers")->bytes.value;
+  q.parallel.cp = 2;
+  q.parallel.dp = 4;
+  q.parallel.ep = 2;
+  const double half = stage_memory(q, 0).find_line("MoE layers: dispatched tokens and expert activations")->bytes.value;
+  CHECK(half == doctest::Approx(whole / 2));
+  CHECK(stage_memory(q, 0).find_line("MoE dispatch buffers")->bytes.value == doctest::Approx(dispatch_whole / 2));
+}
+
 TEST_CASE("workloads::plan_stage_costs: an MoE layer's dispatch and combine are all-to-alls over the ep group") {
   // mixtral-8x7b on one DGX H100, ep 8: per MoE layer and micro-batch each GPU sends 7/8 of its
   // k x s x h x 2 B dispatch buffer twice (dispatch, combine) in the forward and twice in the backward.
@@ -217,4 +235,75 @@ TEST_CASE("workloads::load_hf_config: MoE keys clustersim does not model are an 
   } catch (const HfConfigError& err) {
     CHECK(std::string(err.what()).find("num_experts_per_tok") != std::string::npos);
   }
+}
+
+TEST_CASE("workloads::expert tensor parallelism: Megatron-Core's expert grid, sharded expert weights and the etp collectives") {
+  // The grid: a stage's tp x cp x dp GPUs renumbered etp_rank + etp (ep_rank + ep edp_rank). With
+  // etp = tp (the default) its ep groups are the ep consecutive data-parallel ranks of a tp rank.
+  const ParallelLayout layout{2, 4, 1};  // tp 2, dp 4
+  CHECK(layout.expert_ep_group(2, 4, 1, 0, 0) == layout.ep_group(4, 1, 0, 0));
+  CHECK(layout.expert_ep_group(1, 4, 0, 1, 0) == std::vector<int>{4, 5, 6, 7});
+  CHECK(layout.expert_tp_group(4, 2, 1, 0, 0) == std::vector<int>{4, 5, 6, 7});
+  ParallelSpec p;
+  p.tp = 2;
+  p.dp = 4;
+  p.ep = 4;
+  CHECK(p.expert_tp() == 2);  // Megatron's default: expert_tensor_parallel_size = tp
+  CHECK(p.expert_dp() == 1);  // 8 GPUs / (2 x 4)
+  p.etp = 1;
+  CHECK(p.expert_dp() == 2);
+
+  // Memory: the routed experts divide by etp x ep.
+  MemoryRequest q;
+  q.model = small_moe();
+  q.parallel = p;
+  q.training.global_batch = 8;
+  const double one = stage_memory(q, 0).find_line("routed experts (/ep): weights")->bytes.value;
+  q.parallel.etp = 2;
+  const double two = stage_memory(q, 0).find_line("routed experts (/ep): weights")->bytes.value;
+  CHECK(one == doctest::Approx(2.0 * 3 * q.model.expert_parameters() / 4));
+  CHECK(two == doctest::Approx(one / 2));
+
+  // Compute: per GPU the expert FLOPs do not depend on etp (the slots grow as the width shrinks).
+  OpShape sh{1, 512, 2, 1, false, 2, true, 4, 1.0};
+  double flops[2];
+  for (int i = 0; i < 2; ++i) {
+    sh.etp = i + 1;
+    double f = 0;
+    for (const OpCost& op : layer_ops(q.model, sh, true)) {
+      if (std::string_view(op.name).rfind("expert_", 0) == 0) f += op.fwd_flops.value;
+    }
+    flops[i] = f;
+  }
+  CHECK(flops[0] == doctest::Approx(flops[1]));
+
+  // Communication: with etp != tp the expert layers all-gather and reduce-scatter their slots over
+  // the etp group, beside the ep all-to-alls. Mixtral on one DGX H100: tp 2, dp 4, ep 2, etp 4.
+  topology::ClusterSpec cluster;
+  cluster.node = *topology::find_node_preset("dgx-h100");
+  cluster.nodes = 1;
+  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
+  const topology::Topology topo = topology::build_cluster(cluster);
+  const topology::Router router(topo);
+  ModelSpec model = *find_model_preset("mixtral-8x7b");
+  model.layers = 2;
+  ParallelSpec par;
+  par.tp = 2;
+  par.dp = 4;
+  par.ep = 2;
+  TrainingSpec tr;
+  tr.global_batch = 4;
+  const ComputeModel compute(*gpu, cluster, tr.precision, ComputeConstants{});
+  const ParallelLayout grid{par.tp, par.dp, par.pp};
+  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
+  const StageCosts same = plan_stage_costs(StageCostInputs{model, par, tr, compute, grid, memo, CollectiveAlgo::Ring, 1, 1});
+  par.etp = 4;
+  const StageCosts wide = plan_stage_costs(StageCostInputs{model, par, tr, compute, grid, memo, CollectiveAlgo::Ring, 1, 1});
+  const double buffer = moe_dispatch_bytes(model, OpShape{1, 4096, 2, 1, false, 2, true, 2, 1.0});
+  // Per MoE layer and forward: the 2 all-to-alls (1/2 of the buffer each), plus an all-gather and
+  // a reduce-scatter of 4 x the buffer over 4 GPUs (3/4 of it each).
+  CHECK(same.chunks[0].fwd_ep_bytes == doctest::Approx(2 * 2 * buffer / 2));
+  CHECK(wide.chunks[0].fwd_ep_bytes == doctest::Approx(2 * (2 * buffer / 2 + 2 * buffer * 3)));
+  CHECK(wide.chunks[0].fwd_ep > same.chunks[0].fwd_ep);
+  CHECK(wide.chunks[0].expert_params == doctest::Approx(same.chunks[0].expert_params / 2));
 }

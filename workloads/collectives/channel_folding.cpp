@@ -68,17 +68,26 @@ std::vector<std::optional<Orbit>> orbits(const std::vector<std::int64_t>& sigma,
   return out;
 }
 
+// Every used link maps to itself: the channels cross the same links, hop by hop.
+bool is_identity(const std::vector<std::int64_t>& sigma) {
+  for (std::size_t l = 0; l < sigma.size(); ++l) {
+    if (sigma[l] != kUnset && sigma[l] != static_cast<std::int64_t>(l)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<std::vector<FoldedHop>> fold_channels(const topology::Topology& topo,
                                                     std::span<const topology::Route> routes,
                                                     std::span<const sim::SimTime> overheads, int channels,
-                                                    int positions) {
+                                                    int positions, bool shared_links) {
   CLUSTERSIM_CHECK(routes.size() == static_cast<std::size_t>(channels * positions) && overheads.size() == routes.size(),
                    "one route and one overhead per channel and position");
   if (channels < 2) return std::nullopt;
   const auto sigma = link_map(topo, routes, overheads, channels, positions);
   if (!sigma) return std::nullopt;
+  if (shared_links && !is_identity(*sigma)) return std::nullopt;
   const auto orbit_of = orbits(*sigma, channels);
   std::vector<FoldedHop> hops(static_cast<std::size_t>(positions));
   for (int p = 0; p < positions; ++p) {

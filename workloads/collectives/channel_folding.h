@@ -11,6 +11,13 @@
 //     runs the same state machine on the same bytes from the same start (the caller's part).
 //  3. No flow outside the collective touches its links (the caller's part: a private network
 //     holding this collective alone).
+// Where other flows may share the links (a training iteration's live data-parallel collectives
+// beside pipeline sends), condition 3 is replaced by a stronger condition 1: σ is the identity,
+// i.e. every channel crosses exactly the links of channel 0, hop by hop (a ring with one GPU per
+// server: channels differ only in their flow-hash keys, and routing ignores them). Swapping two
+// channels then maps the whole max-min problem, outside flows included, onto itself; its unique
+// solution gives the C copies of (ch, p) one rate, and channel 0 weighted C on each of its links
+// stands for them exactly, whatever else runs.
 // Then the max-min problem is invariant under (σ, ch -> ch + 1); its solution is unique, so every
 // rate, and by induction over events every time, of (ch, p) equals that of (0, p). The links fall
 // into σ-orbits O (|O| divides C, since σ^C fixes every used link); each link of O carries
@@ -36,10 +43,11 @@ struct FoldedHop {
 };
 
 // The folding of `channels` channels of `positions` hops each (routes and overheads indexed
-// [ch * positions + p]) onto channel 0, or nullopt when condition 1 or 2 fails.
+// [ch * positions + p]) onto channel 0, or nullopt when condition 1 or 2 fails. With
+// `shared_links` (outside flows may touch the links) σ must also be the identity.
 std::optional<std::vector<FoldedHop>> fold_channels(const topology::Topology& topo,
                                                     std::span<const topology::Route> routes,
                                                     std::span<const sim::SimTime> overheads, int channels,
-                                                    int positions);
+                                                    int positions, bool shared_links = false);
 
 }  // namespace clustersim::workloads

@@ -60,10 +60,13 @@ struct CollectivePlan {
   // What NCCL's tuner chose and predicted (the algorithm row, -1 when NCCL has no such choice).
   nccl::NcclAlgo nccl_algo = nccl::NcclAlgo::Ring;
   double nccl_model_us = -1;
-  // Simulate symmetric channels once (channel_folding.h). Only a collective alone on its network
-  // may fold (condition 3 there), and only when nobody needs per-link traffic: replay_collectives
-  // turns it on for a single plan; it is off everywhere else.
+  // Simulate symmetric channels once (channel_folding.h), only when nobody needs per-flow traffic:
+  // replay_collectives turns it on for a single plan (alone on its network, condition 3 there),
+  // a training iteration for its live data-parallel collectives (with shares_links).
   bool fold_channels = false;
+  // Other flows may share this collective's links (a live collective inside a training iteration):
+  // folding then needs channels that cross identical links (channel_folding.h).
+  bool shares_links = false;
   // Hardware facts for planning the stages of composite algorithms.
   GraphHints hints;
 };

@@ -27,6 +27,15 @@ std::string graph_part(const NcclGraph& g) {
          num(g.channels * g.bw_intra_GBps) + " GB/s (speed array top " + num(g.channel_speed_max_GBps) + " GB/s per channel)\n";
   out += std::string("  NVLS (in-switch reduction): ") + (g.nvls ? "yes, " + std::to_string(g.nvls_channels) + " channels" : "no") +
          "; SHARP across nodes: " + (g.collnet ? "yes (NCCL needs NCCL_COLLNET_ENABLE=1)" : "no") + "\n";
+  if (!g.ll128) {
+    out += "  LL128 off by default (tuning.cc): ";
+    if (g.intra_hw != nccl::HwClass::NvLink && g.ppn > 1) {
+      out += "the GPUs of a node are not joined by NVLink\n";
+    } else {
+      out += "the GPU-NIC path is " + std::string(topology::to_string(g.nic_path)) +
+             ", and before Hopper NCCL needs PXB or closer across nodes (--proto LL128 forces it)\n";
+    }
+  }
   return out;
 }
 

@@ -50,6 +50,30 @@ bool route_has_nvswitch(const topology::Topology& topo, const topology::Route& r
   return false;
 }
 
+// tuning.cc (ncclTopoTuneModel): LL128 relies on a 128-byte store arriving whole and in order,
+// so NCCL turns it on by default only on paths where that was verified (NVIDIA/nccl#786): compute
+// capability 7.0+, NVLink between the GPUs of a node (typeIntra <= NVB; one GPU per node needs
+// none), and across nodes a GPU-NIC path of PXB or closer before Hopper; from Hopper on also PXN
+// (NVLink to a GPU next to the NIC). A NIC on a root port of its own (PHB: HPE Apollo 6500, ALCF
+// Polaris) therefore runs multi-node collectives on an A100 with LL and Simple only. NCCL_PROTO
+// can still force LL128 (`--proto LL128`).
+bool ll128_enabled(const NcclGraph& g, int compute_capability, bool all_nvlink, std::size_t local_gpus) {
+  if (compute_capability < 70) return false;
+  if (local_gpus >= 2 && !all_nvlink) return false;
+  if (g.nodes == 1 || g.nic_path <= topology::PathType::Pxb) return true;
+  return compute_capability >= 90 && all_nvlink && local_gpus >= 2;  // PXN
+}
+
+// The closest GPU-NIC PCIe path of a node's GPUs (NET when none has a NIC).
+topology::PathType closest_nic_path(const topology::Topology& topo, const topology::Router& router,
+                                    const std::vector<int>& local) {
+  topology::PathType best = topology::PathType::Net;
+  for (int r : local) {
+    if (router.has_nic(r)) best = std::min(best, router.pcie_path_type(topo.gpu(r), router.nic_of(r)));
+  }
+  return best;
+}
+
 }  // namespace
 
 NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& router, const std::vector<int>& ranks,
@@ -94,6 +118,8 @@ NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& rou
   }
   if (local.size() < 2) path = g.nic_GBps > 0 ? g.nic_GBps : 1.0;
   g.path_GBps = path;
+  if (g.nodes > 1) g.nic_path = closest_nic_path(topo, router, local);
+  g.ll128 = ll128_enabled(g, compute_capability, all_nvlink, local.size());
 
   const std::span<const double> intra = speeds(compute_capability, false);
   g.channel_speed_max_GBps = intra.front();
@@ -261,6 +287,7 @@ NcclChoice NcclTuner::choose(double bytes, const NcclAlgo* only, const Protocol*
     if (only != nullptr && *only != a) continue;
     for (Protocol p : {Protocol::LL, Protocol::LL128, Protocol::Simple}) {
       if (proto != nullptr && *proto != p) continue;
+      if (proto == nullptr && p == Protocol::LL128 && !graph_.ll128) continue;  // off by default here
       const double t = time_us(a, p, bytes);
       if (t < 0) continue;
       if (!found || t < best.time_us) {

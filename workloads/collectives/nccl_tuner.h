@@ -49,6 +49,8 @@ struct NcclGraph {
   int nvls_channels = 0;
   bool collnet = false;             // in-network reduction on the fabric switches (SHARP)
   bool cpu_amd = true;              // CPU vendor row of llMaxBws for multi-node (AMD vs Intel)
+  bool ll128 = true;                // LL128 on by default (tuning.cc's platform rule; see nccl_graph)
+  topology::PathType nic_path = topology::PathType::Pix;  // closest GPU-NIC PCIe path of the group
 };
 
 // Hardware facts a graph needs that the topology does not carry.

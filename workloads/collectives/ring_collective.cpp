@@ -101,7 +101,7 @@ RingCollective::RingCollective(CollectiveContext ctx, CollectivePlan plan, Colle
 
 // Keeps channel 0 with folded routes when the channels are symmetric; otherwise changes nothing.
 void RingCollective::fold() {
-  const auto folded = fold_channels(ctx_.topo, routes_, overheads_, plan_.channels, n_);
+  const auto folded = fold_channels(ctx_.topo, routes_, overheads_, plan_.channels, n_, plan_.shares_links);
   if (!folded) return;
   simulated_channels_ = 1;
   positions_.resize(static_cast<std::size_t>(n_));

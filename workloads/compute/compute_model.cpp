@@ -30,7 +30,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 24> kConstants = {{
+constexpr std::array<ConstantDef, 25> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -138,6 +138,13 @@ constexpr std::array<ConstantDef, 24> kConstants = {{
     {"gpu_decode_cpu_share", 0.2, 0.0, 1.0,
      "[data] gpu_decode: share of cpu_ms_per_sample left on the CPU workers (file reading, parsing, "
      "collation) when the decode runs on the GPU (ratio); estimate"},
+    {"cpu_adam_gparams_per_s", 4.5, 0.01, 1000.0,
+     "ZeRO-Offload ([sync] offload_optimizer = \"cpu\"): parameters per second one host's CPU-Adam "
+     "updates, shared by the node's GPUs (billions of parameters per second). Ren et al. 2021 "
+     "(ZeRO-Offload, USENIX ATC '21) time DeepSpeed's AVX-512 CPU-Adam at about 0.22 s per 1B "
+     "parameters on a DGX-2 host (2x Xeon Platinum 8168), 5-7x PyTorch's CPU Adam (DeepSpeed "
+     "ZeRO-Offload tutorial): 4.5. UNSURE: the 0.22 s figure is quoted from the paper's Adam latency "
+     "table from memory, not re-checked; a desktop CPU with fewer cores is slower"},
 }};
 // power_demand_ratio is kept apart from the table above only so the fit comment can sit with it.
 constexpr ConstantDef kPowerDemand = {
@@ -337,6 +344,7 @@ double ComputeModel::flops_seconds(const OpCost& op, Pass pass) const {
                          : 1.0;
   const double m = op.m, n = op.n, k = op.k, b = op.batch;
   if (pass == Pass::Forward) return flops / (peak * (gemm_efficiency(m, n, k, b) * fp8));
+  if (op.frozen) return flops / (peak * (gemm_efficiency(m, k, n, b) * fp8));  // data gradient only
   // Backward: data gradient dA[m,k] = dC[m,n] B^T (reduces over n) and weight gradient
   // dB[k,n] = A^T dC (reduces over m), each half of the backward FLOPs.
   const sim::Flops half = flops * 0.5;
@@ -374,7 +382,7 @@ double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
 
 int ComputeModel::kernels(const OpCost& op, Pass pass) const {
   const int cast = runs_fp8(op) ? 1 : 0;
-  if (pass == Pass::Backward && op.is_matmul()) return 2 + cast;  // dgrad + wgrad (flash: dq/dk/dv + preprocess)
+  if (pass == Pass::Backward && op.is_matmul()) return (op.frozen ? 1 : 2) + cast;  // dgrad + wgrad (flash: dq/dk/dv + preprocess)
   return 1 + cast;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/check.h"
+#include "workloads/model/lora.h"
 #include "workloads/model/transformer_ops.h"
 
 namespace clustersim::workloads {
@@ -97,6 +98,8 @@ int CachingAllocatorModel::new_segment(Pool pool, std::uint64_t bytes) {
   insert_free(id);
   stats_.reserved += bytes;
   ++stats_.num_segments;
+  count(stats_.reserved_bytes, pool, bytes);
+  count(stats_.segments, pool, 1);
   note_peaks();
   return id;
 }
@@ -116,6 +119,7 @@ int CachingAllocatorModel::grow(Pool pool, std::uint64_t rounded) {
     segments_.push_back(seg);
     s = static_cast<int>(segments_.size()) - 1;
     ++stats_.num_segments;
+    count(stats_.segments, pool, 1);
   }
   const std::uint64_t page = pool == Pool::Small ? kSmallPage : kLargePage;
   const int last = segments_[s].last_block;
@@ -142,6 +146,7 @@ int CachingAllocatorModel::grow(Pool pool, std::uint64_t rounded) {
   }
   segments_[s].size += bytes;
   stats_.reserved += bytes;
+  count(stats_.reserved_bytes, pool, bytes);
   note_peaks();
   return grown;
 }
@@ -175,6 +180,10 @@ AllocHandle CachingAllocatorModel::malloc(std::uint64_t size) {
     insert_free(r);
   }
   blocks_[b].allocated = true;
+  blocks_[b].requested = size;
+  count(stats_.allocated_bytes, pool, blocks_[b].size);
+  count(stats_.requested_bytes, pool, size);
+  count(stats_.allocations, pool, 1);
   stats_.allocated += blocks_[b].size;
   stats_.active += blocks_[b].size;
   note_peaks();
@@ -205,6 +214,10 @@ void CachingAllocatorModel::free(AllocHandle handle) {
   CLUSTERSIM_CHECK(handle.valid() && blocks_[handle.block].allocated, "free of a block that is not allocated");
   const int b = handle.block;
   blocks_[b].allocated = false;
+  const Pool pool = segments_[blocks_[b].segment].pool;
+  count(stats_.allocated_bytes, pool, blocks_[b].size, true);
+  count(stats_.requested_bytes, pool, blocks_[b].requested, true);
+  count(stats_.allocations, pool, 1, true);
   stats_.allocated -= blocks_[b].size;
   stats_.active -= blocks_[b].size;
   merge(b, blocks_[b].prev);
@@ -252,6 +265,18 @@ void CachingAllocatorModel::release_segment(Segment& seg) {
   seg.live = false;
   stats_.reserved -= seg.size;
   --stats_.num_segments;
+  count(stats_.reserved_bytes, seg.pool, seg.size, true);
+  count(stats_.segments, seg.pool, 1, true);
+}
+
+void CachingAllocatorModel::count(AllocatorStat (&stat)[3], Pool pool, std::uint64_t n, bool sub) {
+  for (const int i : {static_cast<int>(kAllPools), static_cast<int>(pool == Pool::Small ? kSmallPool : kLargePool)}) {
+    if (sub) {
+      stat[i].sub(n);
+    } else {
+      stat[i].add(n);
+    }
+  }
 }
 
 void CachingAllocatorModel::empty_cache() { release_free_segments(); }
@@ -265,11 +290,16 @@ AllocatorStats CachingAllocatorModel::stats() const {
   AllocatorStats s = stats_;
   s.largest_free_block = 0;
   s.inactive_split = 0;
-  for (const std::set<FreeKey>* set : {&small_free_, &large_free_}) {
-    for (const FreeKey& k : *set) {
+  for (const int pool : {static_cast<int>(kSmallPool), static_cast<int>(kLargePool)}) {
+    for (const FreeKey& k : pool == kSmallPool ? small_free_ : large_free_) {
       const Block& b = blocks_[std::get<2>(k)];
       s.largest_free_block = std::max(s.largest_free_block, b.size);
-      if (b.prev >= 0 || b.next >= 0) s.inactive_split += b.size;
+      if (b.prev < 0 && b.next < 0) continue;
+      s.inactive_split += b.size;
+      for (const int i : {static_cast<int>(kAllPools), pool}) {
+        s.inactive_split_pool[i] += b.size;
+        ++s.inactive_split_blocks[i];
+      }
     }
   }
   return s;
@@ -345,6 +375,18 @@ void allocate_model_states(Replayer& rep, const MemoryRequest& request, int stag
     rep.take(e * sb.weights / weight_shard, into);
     stage_params += e;
   }
+  // LoRA: only the adapters train (their weights, gradients and states: one tensor per layer).
+  // ZeRO-Offload: gradients and optimizer states live in host memory.
+  const FinetuneSpec& ft = request.training.finetune;
+  if (ft.lora()) {
+    matrices.assign(static_cast<std::size_t>(layers), lora_layer_parameters(m, ft, par.tp));
+    stage_params = 0;
+    for (double e : matrices) {
+      rep.take(e * sb.weights / weight_shard, into);
+      stage_params += e;
+    }
+  }
+  if (request.sync.offload_optimizer == OffloadDevice::Cpu) return;
   rep.take(stage_params * sb.grads / (par.zero >= 2 ? dp : 1.0), into);
   // The optimizer's states are tensors of one element size each: K / that size of them.
   const double state_bytes = state_dtype_bytes(request.training.optimizer_dtype);
@@ -374,7 +416,9 @@ UnitPlan plan_unit(const MemoryRequest& request, int stage, int chunks) {
   const ActivationBytes bytes = activation_bytes_for(tr.precision);
   const double s = m.seq_len, b = tr.micro_batch, e = bytes.element;
   UnitPlan u;
-  u.layers = par.layers_on_stage(m.layers, stage) / chunks;
+  // Every unit of the stage replays its largest chunk: with the embedding or loss counted in the
+  // split (ParallelSpec::layers_in_chunk) the first or last chunk holds one layer fewer.
+  u.layers = (par.layers_on_stage(m.layers, stage) + chunks - 1) / chunks;
   u.saved = saved_tensor_bytes(m, tr.micro_batch, t, sp, tr.recompute, bytes);
   if (tr.recompute == Recompute::Full) u.working = saved_tensor_bytes(m, tr.micro_batch, t, sp, Recompute::None, bytes);
   u.scores_workspace = m.flash_attention ? 0.0 : b * m.heads / t * s * s * e;

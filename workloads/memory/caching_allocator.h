@@ -47,8 +47,32 @@ struct AllocatorOptions {
   int stage = 0;  // pipeline stage replayed (fit_memory: the most loaded one)
 };
 
+// One of torch.cuda.memory_stats()'s counters: current value, its peak, the total ever added
+// ("Tot Alloc") and the total ever removed ("Tot Freed").
+struct AllocatorStat {
+  std::uint64_t current = 0, peak = 0, allocated = 0, freed = 0;
+  void add(std::uint64_t n) {
+    current += n;
+    allocated += n;
+    peak = current > peak ? current : peak;
+  }
+  void sub(std::uint64_t n) {
+    current -= n;
+    freed += n;
+  }
+};
+
+// PyTorch's StatType order: the aggregate, then the small pool (blocks <= 1 MiB), then the large.
+enum AllocatorPoolIndex : int { kAllPools = 0, kSmallPool = 1, kLargePool = 2 };
+
 struct AllocatorStats {
   std::uint64_t allocated = 0, reserved = 0, active = 0;
+  // Per pool (AllocatorPoolIndex), as memory_summary() prints them: bytes handed out (rounded
+  // blocks), bytes requested (before rounding), bytes held from CUDA, blocks handed out and
+  // segments held. One stream and no recordStream: active equals allocated.
+  AllocatorStat allocated_bytes[3], requested_bytes[3], reserved_bytes[3], allocations[3], segments[3];
+  std::uint64_t inactive_split_pool[3] = {0, 0, 0};  // free pieces of split segments, bytes
+  std::uint64_t inactive_split_blocks[3] = {0, 0, 0};  // and how many
   std::uint64_t peak_allocated = 0, peak_reserved = 0;
   std::uint64_t largest_free_block = 0;
   std::uint64_t inactive_split = 0;  // free pieces of segments that hold more than one block
@@ -84,6 +108,7 @@ class CachingAllocatorModel {
     int segment = -1;
     std::uint64_t offset = 0, size = 0;
     bool allocated = false;
+    std::uint64_t requested = 0;  // the caller's size, while allocated
     int prev = -1, next = -1;
   };
   struct Segment {
@@ -110,6 +135,8 @@ class CachingAllocatorModel {
   void erase_free(int b);
   int merge(int b, int neighbour);
   void note_peaks();
+  // Adds (or with `sub`, removes) n to a counter of the aggregate and of the pool.
+  static void count(AllocatorStat (&stat)[3], Pool pool, std::uint64_t n, bool sub = false);
 
   AllocatorOptions options_;
   std::vector<Block> blocks_;

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "workloads/model/lora.h"
+
 // Runtime constants (declared in the header):
 //   kCudaContextBytes = 512 MiB: assumption. An idle PyTorch process on A100/H100 with CUDA 12 and
 //     lazy module loading shows roughly 400-600 MiB in nvidia-smi before any tensor is allocated
@@ -56,12 +58,19 @@ class Builder {
     if (bytes <= 0) return;
     b_.lines.push_back(MemoryLine{std::move(name), c, sim::Bytes{bytes}, std::move(formula), phases, true});
   }
-  void add_states(const std::string& what, double params, const MemoryRequest& r) {
+  // `trainable` false: frozen weights (LoRA), no gradients or optimizer states. ZeRO-Offload moves
+  // the gradients and optimizer states to host memory.
+  void add_states(const std::string& what, double params, const MemoryRequest& r, bool trainable = true) {
     const ModelStates s = model_state_bytes(params, r.parallel, r.training);
     const std::string n = fmt("%.6g params", params);
-    add(what + ": weights", MemoryCategory::Params, s.params.value, n + " x weight bytes (/dp under ZeRO-3)");
-    add(what + ": gradients", MemoryCategory::Grads, s.grads.value, n + " x grad bytes (/dp under ZeRO-2+)");
-    add(what + ": optimizer states", MemoryCategory::Optimizer, s.optimizer.value,
+    add(what + ": weights", MemoryCategory::Params, s.params.value,
+        n + " x weight bytes (/dp under ZeRO-3)" + (trainable ? "" : "; frozen (LoRA): no gradients or optimizer states"));
+    if (!trainable) return;
+    const bool offload = r.sync.offload_optimizer == OffloadDevice::Cpu;
+    add(what + (offload ? ": gradients (host, ZeRO-Offload)" : ": gradients"), offload ? MemoryCategory::Host : MemoryCategory::Grads,
+        s.grads.value, n + " x grad bytes (/dp under ZeRO-2+)");
+    add(what + (offload ? ": optimizer states (host, ZeRO-Offload)" : ": optimizer states"),
+        offload ? MemoryCategory::Host : MemoryCategory::Optimizer, s.optimizer.value,
         n + " x K (/dp under ZeRO-1+ or the distributed optimizer)");
   }
   // The peak holds the persistent lines and the transient phase with the most bytes; the other
@@ -93,6 +102,7 @@ class Builder {
       case MemoryCategory::Activations: b_.activations += l.bytes; break;
       case MemoryCategory::Buffers: b_.buffers += l.bytes; break;
       case MemoryCategory::Runtime: b_.runtime += l.bytes; break;
+      case MemoryCategory::Host: b_.host += l.bytes; return;  // host memory: not the GPU's
     }
     b_.total += l.bytes;
   }
@@ -119,10 +129,11 @@ void add_moe_states(Builder& out, const MemoryRequest& r, int stage) {
   const int layers = par.layers_on_stage(m.layers, stage);
   const int moe = m.moe_layers_in(first_layer_of_stage(m, par, stage), layers);
   const double replicated = (layers - moe) * m.dense_layer_parameters() + moe * m.moe_layer_dense_parameters();
-  out.add_states("layers", replicated / par.tp, r);
+  const bool trainable = !r.training.finetune.lora();
+  out.add_states("layers", replicated / par.tp, r, trainable);
   MemoryRequest experts = r;
   experts.parallel.dp = par.expert_dp();
-  out.add_states("routed experts (/ep)", moe * m.expert_parameters() / par.ep / par.tp, experts);
+  out.add_states("routed experts (/ep)", moe * m.expert_parameters() / par.ep / par.expert_tp(), experts, trainable);
 }
 
 void add_model_states(Builder& out, const MemoryRequest& r, int stage) {
@@ -132,21 +143,26 @@ void add_model_states(Builder& out, const MemoryRequest& r, int stage) {
   const bool first = stage == 0;
   const bool last = stage == par.pp - 1;
   const int layers = par.layers_on_stage(m.layers, stage);
+  const FinetuneSpec& ft = r.training.finetune;
+  const bool trainable = !ft.lora();
   if (m.is_moe()) {
     add_moe_states(out, r, stage);
   } else {
-    out.add_states("layers", layers * layer_params(m, r.options) / t, r);
+    out.add_states("layers", layers * layer_params(m, r.options) / t, r, trainable);
+  }
+  if (ft.lora()) {
+    out.add_states(fmt("LoRA adapters (r %g)", ft.lora_rank), layers * lora_layer_parameters(m, ft, t), r);
   }
   if (first) {
     // Vocab-parallel word embedding is sharded over tp; learned positions are replicated.
     const double positions = m.learned_positions() ? static_cast<double>(m.seq_len) * m.hidden : 0.0;
-    out.add_states("embedding", static_cast<double>(m.vocab) * m.hidden / t + positions, r);
+    out.add_states("embedding", static_cast<double>(m.vocab) * m.hidden / t + positions, r, trainable);
   }
   if (last) {
     // Megatron keeps a copy of tied word embeddings on the last stage when pp > 1.
     const bool own_output = !m.tied_embeddings || par.pp > 1;
     const double output = own_output ? static_cast<double>(m.vocab) * m.hidden / t : 0.0;
-    out.add_states("output layer", output + m.final_norm_parameters(), r);
+    out.add_states("output layer", output + m.final_norm_parameters(), r, trainable);
   }
 }
 
@@ -157,7 +173,7 @@ void add_model_states(Builder& out, const MemoryRequest& r, int stage) {
 // moe_ffn_hidden, less the dense ffn_hidden already counted per layer. One micro-batch's
 // dispatch and combine buffers are live during the layer (transient).
 void add_moe_activations(Builder& out, const MemoryRequest& r, int stage, double in_flight) {
-  const ModelSpec& m = r.model;
+  const ModelSpec m = sequence_shard(r.model, r.parallel);  // context parallelism: this rank's s/cp tokens
   const ParallelSpec& par = r.parallel;
   const TrainingSpec& tr = r.training;
   const int t = par.tp;

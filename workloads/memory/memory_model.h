@@ -42,6 +42,16 @@
 //     left out, and stage3_max_reuse_distance, which only keeps a parameter reused within 1e9
 //     parameters, is not modelled.
 //
+// Fine-tuning ([finetune], model/lora.h) and ZeRO-Offload ([sync] offload_optimizer):
+//   LoRA: the frozen weights keep their bytes (and ZeRO-3 sharding) but have no gradients and no
+//     optimizer states; the adapters (lora_layer_parameters x layers on the stage) carry weights,
+//     gradients and optimizer states as above. Activations are unchanged: the backward still needs
+//     every layer's saved inputs to carry activation gradients down (the adapters' own inputs are the
+//     projections' inputs already saved; their r-wide intermediates are left out).
+//   ZeRO-Offload (Ren et al. 2021): gradients leave the GPU bucket by bucket (the buckets stay) and
+//     the optimizer states, fp32 master weights included, live in host memory: their lines move to
+//     MemoryCategory::Host and out of the GPU total, sharded as before.
+//
 // Context parallelism: activations, logits and score workspaces are those of the s/cp tokens a
 // rank holds (s below is then s/cp); one more NCCL communicator for the CP group.
 //
@@ -137,7 +147,9 @@ struct MemoryRequest {
   double moe_load_factor = 1.0;  // MoE: busiest GPU's token-slots / the mean (stage_costs.h moe_load_factor)
 };
 
-enum class MemoryCategory : std::uint8_t { Params, Grads, Optimizer, Activations, Buffers, Runtime };
+// Host: host (CPU) memory a GPU's share of the job needs (ZeRO-Offload's gradients and optimizer
+// states); listed, never part of the GPU's total.
+enum class MemoryCategory : std::uint8_t { Params, Grads, Optimizer, Activations, Buffers, Runtime, Host };
 
 // Transient phases a line belongs to (bit mask; 0 = held throughout the iteration).
 inline constexpr std::uint8_t kLayerForward = 1, kLayerBackward = 2, kLoss = 4;
@@ -153,6 +165,7 @@ struct MemoryLine {
 
 struct MemoryBreakdown {
   sim::Bytes params, grads, optimizer, activations, buffers, runtime, total;
+  sim::Bytes host;            // host (CPU) memory per GPU (ZeRO-Offload), not in total
   sim::Bytes capacity;
   int stage = 0;              // pipeline stage of the most loaded GPU
   std::string stage_reason;

@@ -149,10 +149,13 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
     ops.back().name = "shared_expert_down";
   }
   const double local_experts = static_cast<double>(m.experts) / std::max(1, sh.ep);
-  const double slots = d.tokens * k * sh.moe_load_factor;  // token-slots on this GPU's experts
+  // Token-slots on this GPU's experts: a stage's slots over its ep x edp expert groups, each
+  // shared by etp GPUs, = tokens x k x etp / tp (etp = tp: tokens x k).
+  const double etp = sh.etp > 0 ? sh.etp : sh.tp;
+  const double slots = d.tokens * k * sh.moe_load_factor * etp / sh.tp;
   Dims ed = d;
   ed.tokens = slots / local_experts;  // per expert: a grouped GEMM of local_experts GEMMs
-  ed.ffn = static_cast<double>(m.moe_ffn_hidden) / sh.tp;
+  ed.ffn = static_cast<double>(m.moe_ffn_hidden) / etp;
   const std::size_t first = ops.size();
   mlp(ops, m, ed);
   for (std::size_t i = first; i < ops.size(); ++i) {

@@ -47,6 +47,8 @@ struct OpCost {
   int m = 0, n = 0, k = 0;   // GEMM shape (Gemm and Attention kinds); 0 otherwise
   int batch = 0;             // independent GEMMs of that shape (1 for a linear layer); 0 otherwise
   bool fp8_eligible = false; // a linear layer whose GEMM can run in FP8 (Transformer Engine)
+  bool frozen = false;       // a weight that does not train (LoRA, model/lora.h): the backward is the
+                             // data gradient only (bwd = fwd FLOPs and bytes, one kernel)
 
   bool is_matmul() const { return kind == OpKind::Gemm || kind == OpKind::Attention; }
 };
@@ -66,6 +68,9 @@ struct OpShape {
   // experts receive (router load imbalance, capped by the capacity factor; 1 = balanced).
   int ep = 1;
   double moe_load_factor = 1.0;
+  // Expert tensor parallelism (ParallelSpec::etp): the routed experts' FFN width splits over etp
+  // GPUs and each GPU's experts see etp / tp times the token-slots of etp = tp. 0: etp = tp.
+  int etp = 0;
 };
 
 // Elementwise FLOP counts per element (not model FLOPs; used only for the op's own cost).

@@ -56,7 +56,39 @@ LayerContextParallel all_gather_kv(const ContextParallelInputs& in, double chunk
   return c;
 }
 
+// DeepSpeed-Ulysses (a2a): two all-to-alls per pass over the CP group, not overlapped. Forward:
+// Q, K and V from sequence-sharded to head-sharded before attention, the output back after;
+// backward: dO before, dQ, dK and dV after. Each all-to-all keeps 1/cp of its buffer and sends the
+// rest.
+LayerContextParallel ulysses_all_to_all(const ContextParallelInputs& in) {
+  const int cp = in.parallel.cp;
+  const double qkv = cp_ulysses_qkv_bytes(in.model, in.parallel, in.training.micro_batch, in.element_bytes);
+  const double out = cp_ulysses_output_bytes(in.model, in.parallel, in.training.micro_batch, in.element_bytes);
+  const auto groups = cp_rings(in.layout);
+  const auto a2a = [&](double bytes) {
+    return in.memo.concurrent(CollectiveOp::AllToAll, CollectiveAlgo::Direct, groups, sim::Bytes{bytes}).seconds();
+  };
+  LayerContextParallel c;
+  c.fwd = a2a(qkv) + a2a(out);
+  c.bwd = c.fwd;
+  c.fwd_bytes = (qkv + out) * (cp - 1) / cp;
+  c.bwd_bytes = c.fwd_bytes;
+  return c;
+}
+
 }  // namespace
+
+double cp_ulysses_qkv_bytes(const ModelSpec& model, const ParallelSpec& parallel, int micro_batch, int element_bytes) {
+  const int kv = model.kv_heads > 0 ? model.kv_heads : model.heads;
+  const double heads = static_cast<double>(model.heads) / parallel.tp + 2.0 * std::max(1.0, static_cast<double>(kv) / parallel.tp);
+  const double tokens = static_cast<double>(micro_batch) * parallel.local_seq_len(model.seq_len);
+  return tokens * heads * model.head_dim() * element_bytes;
+}
+
+double cp_ulysses_output_bytes(const ModelSpec& model, const ParallelSpec& parallel, int micro_batch, int element_bytes) {
+  const double tokens = static_cast<double>(micro_batch) * parallel.local_seq_len(model.seq_len);
+  return tokens * static_cast<double>(model.heads) / parallel.tp * model.head_dim() * element_bytes;
+}
 
 double cp_kv_chunk_bytes(const ModelSpec& model, const ParallelSpec& parallel, int micro_batch, int element_bytes) {
   const int kv = model.kv_heads > 0 ? model.kv_heads : model.heads;
@@ -68,8 +100,9 @@ double cp_kv_chunk_bytes(const ModelSpec& model, const ParallelSpec& parallel, i
 LayerContextParallel layer_context_parallel(const ContextParallelInputs& in) {
   if (in.parallel.cp <= 1) return {};
   const double chunk = cp_kv_chunk_bytes(in.model, in.parallel, in.training.micro_batch, in.element_bytes);
-  LayerContextParallel c =
-      in.parallel.cp_comm == CpComm::AllGather ? all_gather_kv(in, chunk) : ring_attention(in, chunk);
+  LayerContextParallel c = in.parallel.cp_comm == CpComm::AllGather ? all_gather_kv(in, chunk)
+                           : in.parallel.cp_comm == CpComm::A2a     ? ulysses_all_to_all(in)
+                                                                     : ring_attention(in, chunk);
   if (in.training.recompute != Recompute::None) {  // the attention core's forward runs again
     c.bwd += c.fwd;
     c.bwd_hidden += c.fwd_hidden;

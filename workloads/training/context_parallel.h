@@ -16,6 +16,15 @@
 // Transformer Engine's attention (cp_comm_type p2p / all_gather / a2a).
 // allgather: K and V are all-gathered before attention (cp·chunk bytes) and dK/dV
 // reduce-scattered after the backward, without overlap.
+// a2a (DeepSpeed-Ulysses, Jacobs et al. 2023, "DeepSpeed Ulysses: System Optimizations for
+// Enabling Training of Extreme Long Sequence Transformer Models"; Transformer Engine cp_comm_type
+// "a2a"): before attention an all-to-all over the CP group turns each rank's s/cp tokens of all
+// heads into all s tokens of heads/cp heads (Q, K and V), attention runs locally on whole
+// sequences, and a second all-to-all returns the output to sequence sharding; the backward runs
+// the same two on dO and on dQ, dK, dV. Blocking, not overlapped. Needs the heads (and the kv
+// heads) on a GPU, heads/tp and kv_heads/tp, divisible by cp (the loader checks it). Per rank and
+// all-to-all the buffer is tokens/cp x its heads x head_dim x e, of which (cp-1)/cp leaves the GPU;
+// the attention work per rank, s x s over heads/cp, equals ring attention's s/cp x s over all heads.
 // Recomputing the attention core (selective or full recompute) repeats the forward's traffic in
 // the backward. The sends of the tp ranks' CP rings run at once and share links (memoised on
 // the topology like the tensor-parallel collectives). Not modelled: the SMs the sends hold.
@@ -31,6 +40,10 @@ namespace clustersim::workloads {
 // Bytes of one K/V chunk one GPU sends per ring step in the forward: K and V of its s/cp tokens,
 // b sequences, its kv heads (kv_heads/tp, at least one) of head_dim elements each.
 double cp_kv_chunk_bytes(const ModelSpec& model, const ParallelSpec& parallel, int micro_batch, int element_bytes);
+// DeepSpeed-Ulysses buffers one GPU holds before its all-to-alls, per layer: Q, K and V of its s/cp
+// tokens (heads/tp + 2 kv_heads/tp heads of head_dim), and the attention output (heads/tp heads).
+double cp_ulysses_qkv_bytes(const ModelSpec& model, const ParallelSpec& parallel, int micro_batch, int element_bytes);
+double cp_ulysses_output_bytes(const ModelSpec& model, const ParallelSpec& parallel, int micro_batch, int element_bytes);
 // Ring steps that send (forward, and again in backward): cp - 1.
 inline int cp_ring_sends(int cp) { return cp > 1 ? cp - 1 : 0; }
 

@@ -15,8 +15,10 @@
 #include "sim/simulator.h"
 #include "sim/trace_sink.h"
 #include "topology/network_model.h"
+#include "workloads/model/lora.h"
 #include "workloads/model/transformer_ops.h"
 #include "workloads/training/gradient_buckets.h"
+#include "workloads/training/optimizer_offload.h"
 #include "workloads/training/overlap.h"
 #include "workloads/training/parallel_layout.h"
 #include "workloads/training/pipeline_rank.h"
@@ -423,7 +425,12 @@ void IterationRun::launch_live(int r, double bytes, CollectiveOp op) {
     req.algo = dp_algo_;
     req.ranks = layout_.dp_cp_group(t, r);
     req.bytes = sim::Bytes{bytes};
-    live_.push_back(make_collective(CollectiveContext{sim_, net_, in_.topo, in_.router}, plan_collective(env, req), this,
+    CollectivePlan plan = plan_collective(env, req);
+    // A timeline needs every flow's own traffic; folding is exact beside outside flows only when
+    // the channels cross identical links (shares_links).
+    plan.fold_channels = in_.fold_live_channels && !recording_;
+    plan.shares_links = true;
+    live_.push_back(make_collective(CollectiveContext{sim_, net_, in_.topo, in_.router}, plan, this,
                                     static_cast<std::uint64_t>(r)));
     live_.back()->start();
   }
@@ -461,7 +468,16 @@ void IterationRun::maybe_optimizer(int r) {
   for (int c = 0; c < v_; ++c) params += costs_.chunks[static_cast<std::size_t>(c * pp_ + r)].params;
   if (in_.parallel.shards_optimizer()) params /= in_.parallel.grad_replicas();
   const bool mixed = activation_bytes(in_.training.precision) == 2;
-  const double dur = in_.compute.optimizer_step_time(params, in_.training.optimizer, mixed).seconds();
+  double dur = in_.compute.optimizer_step_time(params, in_.training.optimizer, mixed).seconds();
+  if (in_.sync.offload_optimizer == OffloadDevice::Cpu) {  // ZeRO-Offload: PCIe and CPU-Adam instead
+    const ParallelSpec& p = in_.parallel;
+    const int host_gpus = std::min(std::max(1, in_.topo.gpus_per_server()), p.tp * p.cp * p.pp * p.dp);
+    const OffloadStep step = offload_step(params, in_.training, host_gpus, topology::pcie_x16_bandwidth(in_.gpu.pcie_gen),
+                                          in_.compute.constants().get("cpu_adam_gparams_per_s") * 1e9);
+    dur = step.total_s();
+    result_.offload_pcie_s = std::max(result_.offload_pcie_s, step.pcie_s());
+    result_.offload_cpu_s = std::max(result_.offload_cpu_s, step.cpu_adam_s);
+  }
   rk.start_optimizer(now(), dur);
   if (recording_) recording_->recorder.optimizer(r, now(), now() + dur);
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kOptimizerDone, r, 0));
@@ -554,6 +570,11 @@ IterationResult IterationRun::run() {
   result_.model_flops = model_flops_per_iteration(in_.model, in_.training.global_batch).value;
   result_.hardware_flops =
       hardware_flops_per_iteration(in_.model, in_.training.global_batch, in_.training.recompute).value;
+  if (in_.training.finetune.lora()) {  // what a LoRA step performs: no weight gradients of frozen weights
+    const double recomputed = result_.hardware_flops - result_.model_flops;
+    result_.model_flops = lora_flops_per_iteration(in_.model, in_.training.finetune, in_.training.global_batch).value;
+    result_.hardware_flops = result_.model_flops + recomputed;
+  }
   result_.events = sim_.events_processed() + memo_.events() - memo_at_start_.events;
   result_.flows = net_.stats().transfers_finished + memo_.transfers() - memo_at_start_.transfers;
   result_.memo_simulations = memo_.simulations() - memo_at_start_.simulations;

@@ -55,6 +55,9 @@ struct IterationInputs {
   // What NCCL can use on this cluster (NVLS switches, SHARP NICs): graph_hints(cluster spec). The
   // data-parallel collectives are planned with it, as `clustersim collective` plans them.
   GraphHints hints = {};
+  // With `full`: live collectives whose channels cross identical links run one channel weighted by
+  // the channel count (channel_folding.h; exact). Off only to check folding against the unfolded run.
+  bool fold_live_channels = true;
 };
 
 // What a timeline span stands for.
@@ -86,6 +89,7 @@ struct TimelineSpan {
   double bytes = 0;           // communication: bytes the representative GPU sent
   std::string link_class;     // communication: "nvlink", "pcie", "network" (the route's widest reach)
   double memory_busy = 0;     // compute: share of the span with device memory read or written
+  double tensor_busy = 0;     // compute: share of the span with the tensor pipes active
   int load = -1;              // communication: index into IterationResult::link_loads, or -1
 };
 
@@ -130,6 +134,9 @@ struct IterationResult {
   double dp_bytes_per_gpu = 0, tp_bytes_per_gpu = 0, pp_bytes_per_gpu = 0;  // sent, per iteration
   double cp_bytes_per_gpu = 0;  // context-parallel K/V (and dK/dV) sent, per iteration
   double ep_bytes_per_gpu = 0;      // expert all-to-all bytes sent, per iteration (MoE)
+  // ZeRO-Offload (optimizer_offload.h): the slowest rank's optimizer step's PCIe seconds (gradients
+  // down, parameters up) and CPU-Adam seconds; both are inside breakdown.optimizer.
+  double offload_pcie_s = 0, offload_cpu_s = 0;
   std::uint64_t events = 0, flows = 0, memo_simulations = 0;
   double wall_s = 0;
   // When record_timeline is set, every simulated iteration. Traffic covers pipeline sends, tensor-

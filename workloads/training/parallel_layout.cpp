@@ -35,4 +35,16 @@ std::vector<int> ParallelLayout::ep_group(int ep, int tp_rank, int block, int st
   return g;
 }
 
+std::vector<int> ParallelLayout::expert_ep_group(int etp, int ep, int etp_rank, int edp_rank, int stage) const {
+  std::vector<int> g;
+  for (int e = 0; e < ep; ++e) g.push_back(etp_rank + etp * (e + ep * edp_rank) + stage * tp * cp * dp);
+  return g;
+}
+
+std::vector<int> ParallelLayout::expert_tp_group(int etp, int ep, int ep_rank, int edp_rank, int stage) const {
+  std::vector<int> g;
+  for (int t = 0; t < etp; ++t) g.push_back(t + etp * (ep_rank + ep * edp_rank) + stage * tp * cp * dp);
+  return g;
+}
+
 }  // namespace clustersim::workloads

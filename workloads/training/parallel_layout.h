@@ -28,6 +28,11 @@ struct ParallelLayout {
   // Expert parallelism (Megatron-Core): the ep consecutive data-parallel ranks of block `block`
   // (0..dp/ep-1) hold all the experts between them; dp must be a multiple of ep.
   std::vector<int> ep_group(int ep, int tp_rank, int block, int stage) const;
+  // The expert grid of Megatron-Core with expert tensor parallelism `etp`: a stage's tp·cp·dp GPUs
+  // in rank order, renumbered etp_rank + etp (ep_rank + ep · edp_rank). With etp = tp and cp = 1
+  // the expert-parallel groups are ep_group's.
+  std::vector<int> expert_ep_group(int etp, int ep, int etp_rank, int edp_rank, int stage) const;
+  std::vector<int> expert_tp_group(int etp, int ep, int ep_rank, int edp_rank, int stage) const;
 };
 
 }  // namespace clustersim::workloads

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "workloads/model/lora.h"
 #include "workloads/model/transformer_ops.h"
 #include "workloads/training/context_parallel.h"
 #include "workloads/training/overlap.h"
@@ -29,9 +30,24 @@ double memory_busy_s(const ComputeModel& cm, const std::vector<OpCost>& ops, Pas
   return busy;
 }
 
+// Seconds of an op list with the tensor pipes busy (TENSO): each matmul's FLOPs at the sustained
+// tensor peak, capped by the op's time; pointwise ops and norms run on the CUDA cores.
+// (The run precision's sustained peak: fp8 GEMMs' own peak is not used, which reads them busier.)
+double tensor_busy_s(const ComputeModel& cm, const std::vector<OpCost>& ops, Pass pass) {
+  const double peak = cm.sustained_peak().value;
+  if (peak <= 0) return 0;
+  double busy = 0;
+  for (const OpCost& op : ops) {
+    if (!op.is_matmul()) continue;
+    const double flops = (pass == Pass::Forward ? op.fwd_flops : op.bwd_flops).value;
+    busy += std::min(flops / peak, cm.op_time(op, pass).seconds());
+  }
+  return busy;
+}
+
 // One transformer layer's compute, recompute included in the backward, and its memory-busy time.
 struct LayerCompute {
-  double fwd = 0, bwd = 0, fwd_memory = 0, bwd_memory = 0;
+  double fwd = 0, bwd = 0, fwd_memory = 0, bwd_memory = 0, fwd_tensor = 0, bwd_tensor = 0;
 };
 
 LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& layer, Recompute recompute) {
@@ -44,6 +60,10 @@ LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& la
   c.bwd_memory = memory_busy_s(cm, layer, Pass::Backward);
   if (recompute == Recompute::Full) c.bwd_memory += c.fwd_memory;
   if (recompute == Recompute::Selective) c.bwd_memory += memory_busy_s(cm, selective, Pass::Forward);
+  c.fwd_tensor = tensor_busy_s(cm, layer, Pass::Forward);
+  c.bwd_tensor = tensor_busy_s(cm, layer, Pass::Backward);
+  if (recompute == Recompute::Full) c.bwd_tensor += c.fwd_tensor;
+  if (recompute == Recompute::Selective) c.bwd_tensor += tensor_busy_s(cm, selective, Pass::Forward);
   c.fwd = cm.ops_time(layer, Pass::Forward).seconds();
   c.bwd = cm.ops_time(layer, Pass::Backward).seconds();
   if (recompute == Recompute::Full) c.bwd += c.fwd;
@@ -141,6 +161,8 @@ ChunkCost layers_cost(int layers, const LayerCompute& lc, const LayerTensorParal
   c.params = layers * layer_params;
   c.fwd_memory = layers * lc.fwd_memory;
   c.bwd_memory = layers * lc.bwd_memory;
+  c.fwd_tensor = layers * lc.fwd_tensor;
+  c.bwd_tensor = layers * lc.bwd_tensor;
   c.fwd_tp = layers * tp.fwd;
   c.bwd_tp = layers * tp.bwd;
   c.fwd_tp_bytes = layers * tp.fwd_bytes;
@@ -184,20 +206,44 @@ struct LayerExpertParallel {
   double fwd = 0, bwd = 0, fwd_bytes = 0, bwd_bytes = 0;
 };
 
+// Expert tensor parallelism different from tp (Megatron-Core's alltoall dispatcher with etp > 1):
+// after the all-to-all the received token-slots are all-gathered over the etp group, and
+// reduce-scattered before the combine; per pass one all-gather and one reduce-scatter of the
+// slots the GPU's experts process (x etp / tp of the dispatched buffer), all groups at once.
+double expert_tensor_parallel_s(const StageCostInputs& in, double dispatched_bytes) {
+  const ParallelSpec& p = in.parallel;
+  const int etp = p.expert_tp();
+  if (etp <= 1 || etp == p.tp) return 0.0;
+  std::vector<std::vector<int>> groups;
+  for (int edp = 0; edp < p.expert_dp(); ++edp) {
+    for (int e = 0; e < p.ep; ++e) groups.push_back(in.layout.expert_tp_group(etp, p.ep, e, edp, 0));
+  }
+  const sim::Bytes gathered{dispatched_bytes * etp};
+  return in.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, gathered).seconds() +
+         in.memo.concurrent(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups, gathered).seconds();
+}
+
 LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpShape& shape) {
   LayerExpertParallel e;
-  const int ep = in.parallel.ep;
-  if (ep <= 1 || !in.model.is_moe()) return e;
-  std::vector<std::vector<int>> groups;
-  for (int block = 0; block < in.parallel.dp / ep; ++block) {
-    for (int t = 0; t < in.parallel.tp; ++t) groups.push_back(in.layout.ep_group(ep, t, block, 0));
-  }
+  const ParallelSpec& p = in.parallel;
+  const int ep = p.ep, etp = p.expert_tp();
+  if (!in.model.is_moe() || (ep <= 1 && etp == p.tp)) return e;
   const double bytes = moe_dispatch_bytes(in.model, shape) * shape.moe_load_factor;
-  const double a2a = in.memo.concurrent(CollectiveOp::AllToAll, CollectiveAlgo::Direct, groups, sim::Bytes{bytes}).seconds();
+  double a2a = 0;
+  if (ep > 1) {
+    // Megatron-Core's expert grid (parallel_layout.h expert_ep_group); with etp = tp and cp = 1
+    // these are the ep consecutive data-parallel ranks of each tp rank.
+    std::vector<std::vector<int>> groups;
+    for (int edp = 0; edp < p.expert_dp(); ++edp) {
+      for (int t = 0; t < etp; ++t) groups.push_back(in.layout.expert_ep_group(etp, ep, t, edp, 0));
+    }
+    a2a = in.memo.concurrent(CollectiveOp::AllToAll, CollectiveAlgo::Direct, groups, sim::Bytes{bytes}).seconds();
+  }
+  const double etp_s = expert_tensor_parallel_s(in, bytes);
   const double repeat = in.training.recompute == Recompute::Full ? 2.0 : 1.0;
-  e.fwd = 2.0 * a2a;
+  e.fwd = 2.0 * a2a + etp_s;
   e.bwd = e.fwd * repeat;
-  e.fwd_bytes = 2.0 * bytes * (ep - 1) / ep;
+  e.fwd_bytes = 2.0 * bytes * (ep - 1) / ep + (etp_s > 0 ? 2.0 * bytes * (etp - 1) : 0.0);
   e.bwd_bytes = e.fwd_bytes * repeat;
   return e;
 }
@@ -216,7 +262,8 @@ void add_expert_parallel(ChunkCost& c, int moe_layers, const LayerExpertParallel
 void add_chunk(ChunkCost& into, const ChunkCost& c) {
   double ChunkCost::*const fields[] = {
       &ChunkCost::fwd_compute, &ChunkCost::bwd_compute, &ChunkCost::fwd_comm,     &ChunkCost::bwd_comm,
-      &ChunkCost::fwd_memory,  &ChunkCost::bwd_memory,  &ChunkCost::fwd_tp,       &ChunkCost::bwd_tp,
+      &ChunkCost::fwd_memory,  &ChunkCost::bwd_memory,  &ChunkCost::fwd_tensor,   &ChunkCost::bwd_tensor,
+      &ChunkCost::fwd_tp,      &ChunkCost::bwd_tp,
       &ChunkCost::fwd_tp_bytes, &ChunkCost::bwd_tp_bytes, &ChunkCost::fwd_tp_hidden, &ChunkCost::bwd_tp_hidden,
       &ChunkCost::fwd_sm_cost, &ChunkCost::bwd_sm_cost, &ChunkCost::fwd_dp,       &ChunkCost::bwd_dp,
       &ChunkCost::fwd_ep,      &ChunkCost::bwd_ep,      &ChunkCost::fwd_ep_bytes, &ChunkCost::bwd_ep_bytes,
@@ -233,6 +280,8 @@ void add_ops(ChunkCost& c, const ComputeModel& cm, const std::vector<OpCost>& op
   c.bwd_compute += cm.ops_time(ops, Pass::Backward).seconds();
   c.fwd_memory += memory_busy_s(cm, ops, Pass::Forward);
   c.bwd_memory += memory_busy_s(cm, ops, Pass::Backward);
+  c.fwd_tensor += tensor_busy_s(cm, ops, Pass::Forward);
+  c.bwd_tensor += tensor_busy_s(cm, ops, Pass::Backward);
 }
 
 }  // namespace
@@ -258,28 +307,37 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   shape.precision_bytes = activation_bytes(tr.precision);
   shape.flash_attention = model.flash_attention;
   shape.ep = in.parallel.ep;
+  shape.etp = in.parallel.expert_tp();
   shape.moe_load_factor = moe_load_factor(model, in.compute);
 
-  const std::vector<OpCost> layer = layer_ops(model, shape);
+  // LoRA (model/lora.h): frozen weights run only their data gradients; the adapters train.
+  const FinetuneSpec& ft = tr.finetune;
+  const auto ops_of = [&](std::vector<OpCost> ops) {
+    if (ft.lora()) apply_lora(ops, model, shape, ft);
+    return ops;
+  };
+  const std::vector<OpCost> layer = ops_of(layer_ops(model, shape));
   const LayerCompute lc = layer_compute(in.compute, layer, tr.recompute);
-  const LayerCompute lc_moe = model.is_moe() ? layer_compute(in.compute, layer_ops(model, shape, true), tr.recompute) : lc;
+  const LayerCompute lc_moe = model.is_moe() ? layer_compute(in.compute, ops_of(layer_ops(model, shape, true)), tr.recompute) : lc;
   const double act = static_cast<double>(tr.micro_batch) * in.parallel.local_seq_len(model.seq_len) * model.hidden *
                      shape.precision_bytes;
   const LayerTensorParallel ltp = layer_tensor_parallel(in, act, layer);
   const LayerContextParallel lcp = layer_context_parallel(context_parallel_inputs(in, layer, shape.precision_bytes));
   const LayerExpertParallel lep = layer_expert_parallel(in, shape);
   const LayerZero3 z3 = layer_zero3(in, model.layer_parameters_per_ep_rank(in.parallel.ep) / tp);
-  const double dense_params = model.dense_layer_parameters() / tp;
-  const double expert_params = model.expert_parameters() / in.parallel.ep / tp;
-  const double moe_params = model.moe_layer_dense_parameters() / tp + expert_params;
+  // Trainable parameters (what is reduced and stepped): under LoRA the adapters only.
+  const double adapter_params = ft.lora() ? lora_layer_parameters(model, ft, tp) : 0.0;
+  const double dense_params = ft.lora() ? adapter_params : model.dense_layer_parameters() / tp;
+  const double expert_params = ft.lora() ? 0.0 : model.expert_parameters() / in.parallel.ep / in.parallel.expert_tp();
+  const double moe_params = ft.lora() ? adapter_params : model.moe_layer_dense_parameters() / tp + expert_params;
 
   StageCosts costs;
-  // Virtual stage c * pp + r is chunk c of rank r: an equal share of that rank's layers (the
-  // loader makes every rank's layers divisible by the chunks per rank), the model's layers in
-  // order of virtual stage.
+  // Virtual stage c * pp + r is chunk c of rank r (ParallelSpec::layers_in_chunk: an equal share
+  // of that rank's layers, or one fewer on the first and last chunks when the embedding and loss
+  // count as layer slots), the model's layers in order of virtual stage.
   int first_layer = 0;
   for (int vs = 0; vs < vstages; ++vs) {
-    const int layers = in.parallel.layers_on_stage(model.layers, vs % pp) / in.chunks_per_rank;
+    const int layers = in.parallel.layers_in_chunk(model.layers, vs);
     const int moe = model.moe_layers_in(first_layer, layers);
     first_layer += layers;
     ChunkCost c = layers_cost(layers - moe, lc, ltp, lcp, z3, dense_params, in.fsdp_prefetch);
@@ -293,11 +351,15 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   }
   ChunkCost& first = costs.chunks.front();
   add_ops(first, in.compute, embedding_ops(model, shape));
-  first.params += model.embedding_parameters() / tp;
   ChunkCost& last = costs.chunks.back();
-  add_ops(last, in.compute, head_ops(model, shape));
-  last.params += model.final_norm_parameters() / tp;
-  if (!model.tied_embeddings || vstages > 1) last.params += model.embedding_parameters() / tp;
+  std::vector<OpCost> head = head_ops(model, shape);
+  if (ft.lora()) freeze_weights(head);
+  add_ops(last, in.compute, head);
+  if (!ft.lora()) {
+    first.params += model.embedding_parameters() / tp;
+    last.params += model.final_norm_parameters() / tp;
+    if (!model.tied_embeddings || vstages > 1) last.params += model.embedding_parameters() / tp;
+  }
 
   costs.tp_bytes_per_gpu = ltp.bytes_per_gpu;
   costs.cp_bytes_per_gpu = (lcp.fwd_bytes + lcp.bwd_bytes) * model.layers / pp * in.micro_batches;

@@ -41,6 +41,9 @@ struct ChunkCost {
   // Observation only (timelines): seconds of the compute with device memory busy, the blocking
   // tensor-parallel part of the comm and the bytes one GPU sends in it.
   double fwd_memory = 0, bwd_memory = 0;
+  // Observation only (dmon's TENSO): seconds of tensor-pipe activity in the passes, the matmuls'
+  // FLOPs at the sustained tensor peak (what a perfectly fed tensor core needs), each capped by its op.
+  double fwd_tensor = 0, bwd_tensor = 0;
   double fwd_tp = 0, bwd_tp = 0, fwd_tp_bytes = 0, bwd_tp_bytes = 0;
   // tp_comm_overlap: tensor-parallel seconds hidden behind GEMMs, and the GEMMs' extra time (in
   // the compute above) from the SMs the overlapped collectives hold.

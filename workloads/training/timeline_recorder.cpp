@@ -68,7 +68,9 @@ void TimelineRecorder::pass(int rank, const PipelineStep& step, const ChunkCost&
   }
   TimelineSpan p = span(rank, 0, std::move(name), start_s, end_s, step.forward ? SpanKind::Forward : SpanKind::Backward);
   const double memory = step.forward ? cost.fwd_memory : cost.bwd_memory;
+  const double tensor = step.forward ? cost.fwd_tensor : cost.bwd_tensor;
   if (end_s > start_s) p.memory_busy = std::min(1.0, memory / (end_s - start_s));
+  if (end_s > start_s) p.tensor_busy = std::min(1.0, tensor / (end_s - start_s));
   const double pass_start = p.start_s, pass_end = p.end_s;
   sinks_.spans.write(std::move(p));
   context_parallel(rank, step, cost, start_s, end_s);
