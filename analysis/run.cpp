@@ -86,6 +86,7 @@ RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& op
   workloads::IterationInputs in{cluster->topo, cluster->router, *gpu, *r.compute, spec.model, spec.parallel, spec.training,
                                 blocking ? without_overlap(spec.sync) : spec.sync, options.full, options.timeline,
                                 &cluster->memo, workloads::graph_hints(spec.cluster)};
+  in.data = spec.data ? &*spec.data : nullptr;
   try {
     r.iteration = workloads::simulate_iteration(in);
     if (blocking) {  // the same job without CUDA_LAUNCH_BLOCKING, for its cost
@@ -94,6 +95,7 @@ RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& op
       workloads::IterationInputs base{cluster->topo, cluster->router, *gpu, free_running, spec.model, spec.parallel,
                                       spec.training, spec.sync, options.full, false, &cluster->memo,
                                       workloads::graph_hints(spec.cluster)};
+      base.data = in.data;
       r.launch_blocking_base_s = workloads::simulate_iteration(base).iteration_time_s;
     }
   } catch (const workloads::CollectiveError& e) {

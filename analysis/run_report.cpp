@@ -198,9 +198,8 @@ std::string run_text(const RunReport& r) {
                        human_time(r.iteration.offload_pcie_s), human_time(r.iteration.offload_cpu_s));
   out += fmt::format("    other              {:>10}  {:5.1f}%\n", human_time(b.other), pct(b.other));
   if (r.data)
-    out += fmt::format("    data stall         {:>10}  {:5.1f}%   (input pipeline: loader not hidden {}, host-to-device copy {})\n",
-                       human_time(b.data_stall), pct(b.data_stall), human_time(r.data->loader_stall_s),
-                       human_time(r.data->h2d_s + r.data->gpu_decode_s));
+    out += fmt::format("    data stall         {:>10}  {:5.1f}%   (input pipeline: loader waits, host-to-device copies, GPU decode)\n",
+                       human_time(b.data_stall), pct(b.data_stall));
   if (const std::string w = what_ifs_text(r); !w.empty()) out += "\n" + w;
   out += fmt::format("\n  memory per GPU        {:.1f} GiB of {:.1f} GiB ({})\n", r.memory.required / 1073741824.0,
                      r.memory.capacity / 1073741824.0, r.memory.fits ? "fits" : "DOES NOT FIT");

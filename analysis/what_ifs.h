@@ -1,8 +1,8 @@
-// The what-ifs a run applies around the simulated iteration (docs/model.md, "What-ifs"):
-//   * [data]: the input pipeline's stall (workloads/training/input_pipeline.h) added to every
-//     iteration, shown as a "data stall" span per iteration on an "input pipeline" track of the
-//     first and last pipeline ranks (they load tokens and labels), with the host-to-device copy as
-//     traffic on those GPUs' PCIe links (so dmon's PCIRX and the trace's link counters show it);
+// The what-ifs a run reports around the simulated iteration (docs/model.md, "What-ifs"):
+//   * [data]: the input pipeline runs inside the iteration simulation (the loader's waits, the
+//     host-to-device copies as live flows on the PCIe path, GPU decode: workloads/training/
+//     input_feed.h); here only its analytic summary for the report (input_pipeline.h), computed
+//     against the simulated GPU time so the two can be compared;
 //   * [amp]: fp16 dynamic loss scaling (workloads/training/loss_scaling.h): skipped steps and what
 //     they add to time-to-train, and the scale's trajectory for the text report.
 // CUDA_LAUNCH_BLOCKING ([training] launch_blocking) changes the simulated iteration itself
@@ -15,8 +15,8 @@
 
 namespace clustersim::analysis {
 
-// Adds the input pipeline's stall to r.iteration (time, breakdown, timeline, link traffic) and
-// sets r.data. No-op without [data].
+// Sets r.data, the input pipeline's analytic summary, from the simulated iteration (whose time
+// and breakdown.data_stall already hold the simulated stall). No-op without [data].
 void apply_input_pipeline(RunReport& r);
 
 // Sets r.amp from the scenario's [amp] (no-op without it): the loss-scale trajectory over the

@@ -88,11 +88,12 @@ void Loader::read_data(const toml::table* t) {
 // [amp] against the resolved precision: loss scaling exists because fp16's exponent is 5 bits.
 void Loader::check_amp() {
   if (!spec_.amp || spec_.training.precision == topology::Precision::Fp16) return;
-  std::string at = "amp.loss_scale";
+  std::string at = "amp.loss_scale";  // point at the section's first key in the file
+  int first_line = 0;
   for (const auto& [key, origin] : spec_.origins)
-    if (key.rfind("amp.", 0) == 0) {
+    if (key.rfind("amp.", 0) == 0 && (first_line == 0 || (origin.where.line > 0 && origin.where.line < first_line))) {
       at = key;
-      break;
+      first_line = origin.where.line;
     }
   const std::string precision(sim::name_of(topology::kPrecisionNames, spec_.training.precision));
   error_at_key(at,

@@ -134,10 +134,14 @@ constexpr std::array<ConstantDef, 25> kConstants = {{
      "ASSUMPTION 0.5"},
     {"gpu_decode_speedup", 8.0, 0.1, 1000.0,
      "[data] gpu_decode (NVIDIA DALI / nvJPEG): one sample's decode on the GPU takes "
-     "cpu_ms_per_sample / this of GPU time (ratio of one CPU core's time to the GPU's); estimate"},
+     "cpu_ms_per_sample / this of compute-stream time (ratio of one CPU core's time to the GPU's). "
+     "ESTIMATE: a CPU core decodes an ImageNet-sized JPEG in a few ms (libjpeg-turbo), a GPU's "
+     "nvJPEG decode handles thousands of images per second (NVIDIA DALI and nvJPEG documentation); "
+     "8 keeps part of the GPU's time for the rest of DALI's pipeline. UNSURE: not measured here"},
     {"gpu_decode_cpu_share", 0.2, 0.0, 1.0,
      "[data] gpu_decode: share of cpu_ms_per_sample left on the CPU workers (file reading, parsing, "
-     "collation) when the decode runs on the GPU (ratio); estimate"},
+     "collation) when the decode runs on the GPU (ratio). ESTIMATE: JPEG decoding is most of an "
+     "image pipeline's CPU time (the reason DALI moves it; NVIDIA DALI documentation), so 0.2 is left"},
     {"cpu_adam_gparams_per_s", 4.5, 0.01, 1000.0,
      "ZeRO-Offload ([sync] offload_optimizer = \"cpu\"): parameters per second one host's CPU-Adam "
      "updates, shared by the node's GPUs (billions of parameters per second). Ren et al. 2021 "

@@ -1,9 +1,11 @@
 // The input pipeline of one GPU's training process (a PyTorch DataLoader, or NVIDIA DALI with
-// gpu_decode): CPU workers turn samples into batches, the batches are copied host-to-device over
-// the GPU's PCIe link, and the iteration waits when the loader cannot keep up.
+// gpu_decode): what [data] says, and its steady-state cost per iteration in closed form. The
+// iteration simulation runs the pipeline itself (input_feed.h: the loader micro-batch by
+// micro-batch, the copies as live flows that share PCIe); this summary is what the report sets
+// beside the simulated stall, and what the two agree on when nothing else loads the copies' links.
 //
 // Per iteration and GPU, with n = global_batch / dp samples (every micro-batch of its replica):
-//   loader_s  = n x cpu_ms_per_sample / loader_workers       (workers decode batches in parallel)
+//   loader_s  = n x cpu_ms_per_sample / loader_workers       (workers make batches in parallel)
 //   hidden_s  = the GPU's iteration time when loader_workers > 0 (workers run ahead of the GPU,
 //               up to loader_workers x prefetch_factor batches), 0 with loader_workers = 0
 //               (DataLoader's default: batches are made in the training loop itself)
@@ -15,8 +17,6 @@
 // forward pass (tensor.to(device) on the current stream), so it is exposed. With gpu_decode the
 // decode moves to the GPU (DALI/nvJPEG): the CPU keeps gpu_decode_cpu_share of the work, the GPU
 // spends cpu_ms_per_sample / gpu_decode_speedup per sample on the compute stream.
-// ANALYTIC: the copies are not flows in the network engine, so on PCIe-only nodes they do not
-// slow collectives sharing the link (nor are they slowed by them); docs/model.md says so.
 #pragma once
 
 namespace clustersim::workloads {
