@@ -15,7 +15,10 @@
 // not hidden behind compute, so a job's iteration time shared is its time alone plus
 // (reduction together - reduction alone). Jobs on disjoint leaves share no link and lose nothing.
 // Tensor-parallel and pipeline traffic stay inside a job's nodes or its own NIC links and are not
-// contended. Whole nodes only; MIG slices are not modelled.
+// contended. A job may take part of each node (the same count on every node it touches: its own
+// scenario then runs on nodes of that many GPUs) or a MIG slice of one GPU (its own scenario runs on
+// that slice; MIG isolates SMs, L2 and memory bandwidth and gives no GPU-to-GPU path, so MIG jobs
+// have no gradient reduction on the fabric and lose nothing to each other).
 #pragma once
 
 #include <string>
@@ -28,6 +31,8 @@ namespace clustersim::analysis {
 struct JobRun {
   std::string name;
   std::vector<int> nodes;      // of the shared cluster
+  std::vector<int> gpus;       // global GPU ids of the shared cluster
+  std::string mig;             // the MIG profile of its GPU, or empty
   RunReport alone;             // the job's scenario on its own nodes' worth of cluster
   double dp_sync_alone_s = 0;  // its gradient reduction on the shared fabric, the other jobs idle
   double dp_sync_shared_s = 0; // the same with every job's reduction at once

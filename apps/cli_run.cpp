@@ -88,7 +88,10 @@ int verb_run(int argc, char** argv) {
   dmon_options.period_ms = dmon_ms;
   try {
     const scenarios::ScenarioSpec spec = scenarios::load_scenario(path, sets);
-    if (!spec.jobs.empty()) return run_jobs(spec, format, ignore_memory, full);
+    if (!spec.jobs.empty()) {
+      if (show_config && format == "text") std::fputs(scenarios::show_config(spec).c_str(), stdout);
+      return run_jobs(spec, format, ignore_memory, full);
+    }
     RunOutputs outputs{RunOutputs::open("--trace", trace), RunOutputs::open("--dmon", dmon),
                        RunOutputs::open("--report", report_path)};
     analysis::RunOptions options;

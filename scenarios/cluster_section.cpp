@@ -161,6 +161,20 @@ std::optional<int> mig_profile_gb(const std::string& profile) {
 
 }  // namespace
 
+std::optional<std::pair<std::string, std::string>> mig_profile_problem(const topology::GpuSpec* gpu, const std::string& profile) {
+  const std::optional<int> gb = mig_profile_gb(profile);
+  if (!gb)
+    return std::pair{"invalid MIG profile " + quote_str(profile),
+                     std::string("write it as nvidia-smi does, <slices>g.<memory>gb with 1, 2, 3, 4 or 7 slices, e.g. mig = \"3g.40gb\"")};
+  if (gpu && !(gpu->compute_capability == 80 || gpu->compute_capability == 90 || gpu->compute_capability == 100))
+    return std::pair{gpu->id + " does not support MIG", std::string("MIG exists on A100, H100, H200 and B200; remove mig")};
+  if (gpu && *gb > gpu->memory.value / 1e9 + 0.5)
+    return std::pair{"MIG profile " + quote_str(profile) + " has more memory than " + gpu->id + " (" +
+                         format_number(gpu->memory.value / 1e9) + " GB)",
+                     "pick a profile of this GPU, e.g. \"1g." + std::to_string(static_cast<int>(gpu->memory.value / 1e9 / 8)) + "gb\""};
+  return std::nullopt;
+}
+
 bool Loader::read_cluster(const toml::table* t) {
   const std::size_t before = error_count();
   Section s(*this, t, "cluster", kClusterKeys);
@@ -251,23 +265,8 @@ bool Loader::read_gpu_overrides(Section& cluster) {
                    "a power limit can only lower the TDP; use at most " + format_number(gpu_->tdp.value));
   }
   if (auto v = s.string("mig", "3g.40gb")) {
-    const std::optional<int> gb = mig_profile_gb(*v);
-    if (!gb) {
-      error_at_key("cluster.gpu_overrides.mig", "invalid MIG profile " + quote_str(*v),
-                   "write it as nvidia-smi does, <slices>g.<memory>gb with 1, 2, 3, 4 or 7 slices, e.g. mig = \"3g.40gb\"");
-    } else if (gpu_ && !(gpu_->compute_capability == 80 || gpu_->compute_capability == 90 ||
-                         gpu_->compute_capability == 100)) {
-      error_at_key("cluster.gpu_overrides.mig", gpu_->id + " does not support MIG",
-                   "MIG exists on A100, H100, H200 and B200; remove mig");
-    } else if (gpu_ && *gb > gpu_->memory.value / 1e9 + 0.5) {
-      error_at_key("cluster.gpu_overrides.mig",
-                   "MIG profile " + quote_str(*v) + " has more memory than " + gpu_->id + " (" +
-                       format_number(gpu_->memory.value / 1e9) + " GB)",
-                   "pick a profile of this GPU, e.g. \"1g." + std::to_string(static_cast<int>(gpu_->memory.value / 1e9 / 8)) +
-                       "gb\"");
-    } else {
-      c.mig = *v;
-    }
+    if (auto problem = mig_profile_problem(gpu_, *v)) error_at_key("cluster.gpu_overrides.mig", problem->first, problem->second);
+    else c.mig = *v;
   }
   if (auto v = s.boolean("tf32")) c.tf32 = *v;
   s.finish();

@@ -14,14 +14,14 @@
 namespace clustersim::scenarios {
 namespace {
 
-// "lower or upper" for a global_batch hint, leaving out a value the key cannot take (it must be a
-// positive int): a suggestion must pass the loader.
-std::string suggest_either(long long lower, long long upper) {
-  const bool low_ok = lower > 0 && lower <= INT_MAX, high_ok = upper > 0 && upper <= INT_MAX;
-  if (low_ok && high_ok && lower != upper) return std::to_string(lower) + " or " + std::to_string(upper);
-  if (high_ok) return std::to_string(upper);
-  if (low_ok) return std::to_string(lower);
-  return "a smaller multiple of micro_batch * dp";
+// The global_batch values either side of a bad one, leaving out what the key cannot take (a
+// positive int); the loader then tries each (hint_check.cpp).
+std::vector<LoadContext::Choice> batch_choices(long long lower, long long upper) {
+  std::vector<LoadContext::Choice> out;
+  for (long long v : {lower, upper})
+    if (v > 0 && v <= INT_MAX && (out.empty() || out.front().shown != std::to_string(v)))
+      out.push_back(LoadContext::Choice{{"training.global_batch=" + std::to_string(v)}, std::to_string(v)});
+  return out;
 }
 
 using topology::Precision;
@@ -33,14 +33,19 @@ void Loader::check_model_shape() {
   const std::size_t before = error_count();
   const auto& m = spec_.model;
   if (m.hidden % m.heads != 0)
-    error_at_key(spec_.origins.count("model.heads") ? "model.heads" : "model.hidden",
-                 "hidden = " + std::to_string(m.hidden) + " is not divisible by heads = " + std::to_string(m.heads),
-                 "the head size is hidden / heads; use heads = " + divisor_list(m.hidden, std::min(m.hidden, 256)));
+    error_with_choices(spec_.origins.count("model.heads") ? "model.heads" : "model.hidden",
+                       "hidden = " + std::to_string(m.hidden) + " is not divisible by heads = " + std::to_string(m.heads),
+                       divisor_choices("model.heads", m.hidden, std::min(m.hidden, 256)),
+                       listing_hint("the head size is hidden / heads; ", "heads",
+                                    "no heads dividing " + std::to_string(m.hidden) +
+                                        " passes the other checks alone; change tp or kv_heads with it"));
   if (m.heads % m.kv_heads != 0)
-    error_at_key(spec_.origins.count("model.kv_heads") ? "model.kv_heads" : "model.heads",
-                 "heads = " + std::to_string(m.heads) + " is not a multiple of kv_heads = " + std::to_string(m.kv_heads),
-                 "grouped-query attention shares each KV head among heads / kv_heads query heads; use kv_heads = " +
-                     divisor_list(m.heads, m.heads));
+    error_with_choices(spec_.origins.count("model.kv_heads") ? "model.kv_heads" : "model.heads",
+                       "heads = " + std::to_string(m.heads) + " is not a multiple of kv_heads = " + std::to_string(m.kv_heads),
+                       divisor_choices("model.kv_heads", m.heads, m.heads),
+                       listing_hint("grouped-query attention shares each KV head among heads / kv_heads query heads; ",
+                                    "kv_heads", "no kv_heads dividing " + std::to_string(m.heads) +
+                                                    " passes the other checks alone; change tp with it"));
   if (error_count() != before) model_ok_ = false;
 }
 
@@ -51,16 +56,27 @@ void Loader::check_layout() {
   const std::string model_name = spec_.model_preset.empty() ? std::string("the model") : spec_.model_preset;
   const int tp_limit = cluster_ok_ ? spec_.cluster.used_gpus() : 1 << 20;
   const int heads_gcd = std::gcd(m.heads, m.kv_heads);
+  const std::string tp_none = "no tp dividing " + std::to_string(heads_gcd) +
+                              " passes the other checks alone: change pp or dp with it";
   if (m.heads % p.tp != 0) {
-    error_at_key("parallelism.tp",
-                 "tp = " + std::to_string(p.tp) + " does not divide heads = " + std::to_string(m.heads) + " of " + model_name,
-                 "tensor parallelism splits attention heads evenly; use tp = " + divisor_list(heads_gcd, tp_limit));
+    error_with_choices("parallelism.tp",
+                       "tp = " + std::to_string(p.tp) + " does not divide heads = " + std::to_string(m.heads) + " of " + model_name,
+                       divisor_choices("parallelism.tp", heads_gcd, tp_limit),
+                       listing_hint("tensor parallelism splits attention heads evenly; ", "tp", tp_none));
   } else if (m.kv_heads % p.tp != 0) {
-    error_at_key("parallelism.tp",
-                 "tp = " + std::to_string(p.tp) + " does not divide kv_heads = " + std::to_string(m.kv_heads) + " of " + model_name,
-                 "tensor parallelism splits the KV heads evenly; use tp = " + divisor_list(heads_gcd, tp_limit));
+    error_with_choices("parallelism.tp",
+                       "tp = " + std::to_string(p.tp) + " does not divide kv_heads = " + std::to_string(m.kv_heads) + " of " + model_name,
+                       divisor_choices("parallelism.tp", heads_gcd, tp_limit),
+                       listing_hint("tensor parallelism splits the KV heads evenly; ", "tp", tp_none));
   }
-  if (auto e = check_stage_split(m.layers, p, model_name, tp_limit)) error_at_key(e->key, e->message, e->hint);
+  if (auto e = check_stage_split(m.layers, p, model_name, tp_limit)) {
+    if (e->values.empty()) {
+      error_at_key(e->key, e->message, e->hint);
+    } else {
+      const std::string label = e->key.substr(e->key.find('.') + 1);
+      error_with_choices(e->key, e->message, value_choices(e->key, e->values), listing_hint(e->lead, label, e->none, e->tail));
+    }
+  }
   check_context_parallel();
   if (error_count() != before) layout_ok_ = false;
 }
@@ -110,17 +126,25 @@ void Loader::check_gpu_count() {
     const std::string product = std::string(p.cp > 1 ? "tp * cp * pp * dp = " : "tp * pp * dp = ") +
                                 std::to_string(p.tp) + " * " + cp_factor + std::to_string(p.pp) + " * " +
                                 std::to_string(p.dp) + " = " + std::to_string(need);
-    std::string fix = used % tpp == 0 ? "use dp = " + std::to_string(used / tpp) + ", or " : std::string("use ");
-    if (c.gpus > 0) {
-      error_at_key("parallelism.dp", product + " does not match gpus = " + std::to_string(c.gpus) + " in [cluster]",
-                   fix + "gpus = " + std::to_string(need) + " in [cluster]" + (need > total ? " (with more nodes)" : ""));
-    } else if (need > total) {
-      error_at_key("parallelism.dp", product + " GPUs, but the cluster has " + cluster_text,
-                   fix + "nodes = " + std::to_string((need + c.node.gpus - 1) / c.node.gpus));
-    } else {
-      error_at_key("parallelism.dp", product + " GPUs, but the cluster has " + cluster_text,
-                   fix + "gpus = " + std::to_string(need) + " in [cluster] to use only part of the cluster");
-    }
+    // Each alternative is tried by the loader (hint_check.cpp); only those that pass are shown.
+    std::vector<Choice> fixes;
+    if (used % tpp == 0) fixes.push_back(Choice{{"parallelism.dp=" + std::to_string(used / tpp)}, "dp = " + std::to_string(used / tpp)});
+    const long long nodes_needed = (need + c.node.gpus - 1) / c.node.gpus;
+    const std::string need_text = std::to_string(need), nodes_text = std::to_string(nodes_needed);
+    if (need > total && c.gpus > 0)
+      fixes.push_back(Choice{{"cluster.nodes=" + nodes_text, "cluster.gpus=" + need_text},
+                             "nodes = " + nodes_text + " and gpus = " + need_text + " in [cluster]"});
+    else if (need > total)
+      fixes.push_back(Choice{{"cluster.nodes=" + nodes_text}, "nodes = " + nodes_text});
+    else
+      fixes.push_back(Choice{{"cluster.gpus=" + need_text},
+                             "gpus = " + need_text + " in [cluster]" + (c.gpus > 0 ? "" : " to use only part of the cluster")});
+    const std::string none = std::string("the product must equal the ") + std::to_string(used) +
+                             " GPUs used; change tp, pp or dp together (no single change passes the other checks)";
+    error_with_choices("parallelism.dp",
+                       product + (c.gpus > 0 ? " does not match gpus = " + std::to_string(c.gpus) + " in [cluster]"
+                                             : " GPUs, but the cluster has " + cluster_text),
+                       std::move(fixes), alternatives_hint("", "", none));
     parallel_ok_ = false;
     return;
   }
@@ -151,22 +175,24 @@ void Loader::check_batch() {
   } else if (tr.global_batch % per_step != 0) {
     const long long lower = tr.global_batch / per_step * per_step;
     const long long upper = lower + per_step;
-    error_at_key("training.global_batch",
-                 "global_batch = " + std::to_string(tr.global_batch) + " is not divisible by micro_batch * dp = " +
-                     std::to_string(tr.micro_batch) + " * " + std::to_string(p.dp) + " = " + std::to_string(per_step),
-                 "every data-parallel replica runs the same number of micro-batches; use global_batch = " +
-                     suggest_either(lower, upper));
+    error_with_choices("training.global_batch",
+                       "global_batch = " + std::to_string(tr.global_batch) + " is not divisible by micro_batch * dp = " +
+                           std::to_string(tr.micro_batch) + " * " + std::to_string(p.dp) + " = " + std::to_string(per_step),
+                       batch_choices(lower, upper),
+                       listing_hint("every data-parallel replica runs the same number of micro-batches; ", "global_batch",
+                                    "use a multiple of micro_batch * dp = " + std::to_string(per_step) +
+                                        " that the other checks allow"));
     return;
   }
   const int micro_batches = tr.micro_batches_per_replica(p.dp);
   if (layout_ok_ && p.schedule == Schedule::Interleaved && micro_batches % p.pp != 0)
-    error_at_key(global_batch_given_ ? "training.global_batch" : "parallelism.virtual_stages",
-                 "the interleaved schedule needs the micro-batches per replica (global_batch / (micro_batch * dp) = " +
-                     std::to_string(micro_batches) + ") to be a multiple of pp = " + std::to_string(p.pp),
-                 "use global_batch = " +
-                     suggest_either(per_step * p.pp * (micro_batches / p.pp),
-                                    per_step * p.pp * ((micro_batches + p.pp - 1) / p.pp)) +
-                     ", or the 1f1b schedule");
+    error_with_choices(global_batch_given_ ? "training.global_batch" : "parallelism.virtual_stages",
+                       "the interleaved schedule needs the micro-batches per replica (global_batch / (micro_batch * dp) = " +
+                           std::to_string(micro_batches) + ") to be a multiple of pp = " + std::to_string(p.pp),
+                       batch_choices(per_step * p.pp * (micro_batches / p.pp),
+                                     per_step * p.pp * ((micro_batches + p.pp - 1) / p.pp)),
+                       listing_hint("", "global_batch", "use a global_batch that is a multiple of micro_batch * dp * pp = " +
+                                             std::to_string(per_step * p.pp) + ", or the 1f1b schedule", ", or the 1f1b schedule"));
 }
 
 void Loader::check_precision() {
@@ -177,8 +203,10 @@ void Loader::check_precision() {
     return;
   }
   if (tr.precision == Precision::Fp8 && !(gpu_->fp8.value > 0))
-    error_at_key("training.precision", "precision = \"fp8\" needs FP8 tensor cores, which " + gpu_->id + " does not have",
-                 "use precision = \"bf16\", or a GPU with FP8 (Hopper or newer, Ada)");
+    error_with_choices("training.precision", "precision = \"fp8\" needs FP8 tensor cores, which " + gpu_->id + " does not have",
+                       value_choices("training.precision", {"\"bf16\"", "\"fp16\""}),
+                       listing_hint("", "precision", "use a GPU with FP8 (Hopper or newer, Ada)",
+                                    ", or a GPU with FP8 (Hopper or newer, Ada)"));
   if (tr.precision == Precision::Bf16 && !(gpu_->bf16.value > 0))
     error_at_key("training.precision", "precision = \"bf16\" is not supported by " + gpu_->id + " (no BF16 math)",
                  "use precision = \"fp16\" (mixed precision with loss scaling)");

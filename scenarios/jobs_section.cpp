@@ -1,11 +1,15 @@
 // The [[job]] tables: several training jobs sharing the scenario's cluster (docs/scenario.md,
-// "Sharing a cluster"). Each job names the whole nodes it runs on (`nodes = [0, 1]`, or
-// `gpus = "0-15"` covering whole nodes) and may change the scenario's own model, layout and training
-// with `set` (the keys `--set` takes). The nodes must lie in the cluster and no two jobs may share
-// one. Each job's own scenario is validated when it runs (analysis/shared_cluster.h), by loading the
-// scenario with the job's overrides; an error there names the job.
+// "Sharing a cluster"). Each job names the nodes it runs on (`nodes = [0, 1]`) or its GPUs
+// (`gpus = "0-15"`, or part of each node: `gpus = "0-3,8-11"`, the same count on every node it
+// touches), optionally a MIG slice of its one GPU (`mig = "3g.40gb"`: several MIG jobs may share a
+// GPU while their slices fit it, 7 compute and 8 memory slices), and may change the scenario's own
+// model, layout and training with `set` (the keys `--set` takes). No two jobs may share a GPU
+// except as MIG slices. Each job's own scenario is validated when it runs
+// (analysis/shared_cluster.h), by loading the scenario with the job's overrides; an error there
+// names the job.
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -19,7 +23,7 @@
 namespace clustersim::scenarios {
 namespace {
 
-constexpr std::string_view kJobKeys[] = {"name", "nodes", "gpus", "set"};
+constexpr std::string_view kJobKeys[] = {"name", "nodes", "gpus", "mig", "set"};
 
 // "0-15,32-47" -> {0..15, 32..47}; nothing on a malformed list.
 std::optional<std::vector<int>> parse_ranges(std::string_view text) {
@@ -74,7 +78,7 @@ bool Loader::read_job_nodes(Section& s, JobSpec& job) {
               "the cluster has " + std::to_string(nodes) + " nodes; for example: nodes = [0, 1]");
         return false;
       }
-      job.nodes.push_back(static_cast<int>(v->get()));
+      for (int g = 0; g < per_node; ++g) job.gpus.push_back(static_cast<int>(v->get()) * per_node + g);
     }
     if (!a || a->empty()) s.wrong_type("nodes", *n, "a non-empty array of node indices", "[0, 1]");
   } else if (auto g = s.string("gpus", "\"0-15\"")) {
@@ -85,27 +89,57 @@ bool Loader::read_job_nodes(Section& s, JobSpec& job) {
       return false;
     }
     for (int gpu : *gpus) {
-      const int node = gpu / per_node;
-      if (node >= nodes) {
+      if (gpu / per_node >= nodes) {
         error(at, "job '" + job.name + "': GPU " + std::to_string(gpu) + " is not in the cluster",
               "the cluster has GPUs 0 to " + std::to_string(nodes * per_node - 1));
         return false;
       }
-      if (std::count_if(gpus->begin(), gpus->end(), [&](int x) { return x / per_node == node; }) != per_node) {
-        error(at, "job '" + job.name + "': gpus '" + *g + "' covers part of node " + std::to_string(node),
-              "a job takes whole nodes: GPUs " + std::to_string(node * per_node) + "-" +
-                  std::to_string(node * per_node + per_node - 1) + " (MIG slices and partial nodes are not modelled)");
-        return false;
-      }
-      job.nodes.push_back(node);
     }
+    job.gpus = *gpus;
   } else {
     error(job.origin, "job '" + job.name + "' has no nodes", "add nodes = [0, 1] (node indices) or gpus = \"0-15\"");
     return false;
   }
-  std::sort(job.nodes.begin(), job.nodes.end());
+  std::sort(job.gpus.begin(), job.gpus.end());
+  job.gpus.erase(std::unique(job.gpus.begin(), job.gpus.end()), job.gpus.end());
+  for (int gpu : job.gpus) job.nodes.push_back(gpu / per_node);
   job.nodes.erase(std::unique(job.nodes.begin(), job.nodes.end()), job.nodes.end());
-  return !job.nodes.empty();
+  // A job's share of each node it touches is the same count of GPUs: its own scenario runs on
+  // that many nodes of that many GPUs each (analysis/shared_cluster.cpp).
+  for (int node : job.nodes) {
+    const auto on = std::count_if(job.gpus.begin(), job.gpus.end(), [&](int x) { return x / per_node == node; });
+    if (on * static_cast<long long>(job.nodes.size()) != static_cast<long long>(job.gpus.size())) {
+      error(spec_.origin_of("job.gpus"),
+            "job '" + job.name + "' uses " + std::to_string(on) + " GPU(s) of node " + std::to_string(node) +
+                " but not the same number on every node it touches",
+            "give the job the same number of GPUs on each of its nodes (e.g. gpus = \"0-3,8-11\"), as schedulers "
+            "place a multi-node job");
+      return false;
+    }
+  }
+  return !job.gpus.empty();
+}
+
+// `mig = "3g.40gb"`: the job runs on that MIG slice of its one GPU. MIG gives no GPU-to-GPU
+// path between instances (NVIDIA MIG user guide: no peer-to-peer over PCIe or NVLink), so a MIG
+// job is a one-GPU job.
+bool Loader::read_job_mig(Section& s, JobSpec& job) {
+  const auto mig = s.string("mig", "\"3g.40gb\"");
+  if (!mig) return !s.has("mig");
+  const KeyOrigin at = origin_of("job.mig", s.find("mig")->source());
+  if (job.gpus.size() != 1) {
+    error(at, "job '" + job.name + "': a MIG job runs on one GPU, but it has " + std::to_string(job.gpus.size()),
+          "MIG instances have no GPU-to-GPU path (no NVLink or PCIe peer-to-peer); give the job one GPU, "
+          "e.g. gpus = \"0\", or remove mig");
+    return false;
+  }
+  if (!gpu_) return false;
+  if (auto problem = mig_profile_problem(gpu_, *mig)) {
+    error(at, "job '" + job.name + "': " + problem->first, problem->second);
+    return false;
+  }
+  job.mig = *mig;
+  return true;
 }
 
 void Loader::read_job_set(Section& s, JobSpec& job) {
@@ -132,6 +166,34 @@ void Loader::read_job_set(Section& s, JobSpec& job) {
   }
 }
 
+// A GPU is one job's, or shared by MIG jobs whose slices fit it (7 compute, 8 memory slices).
+void Loader::claim_job_gpus(const JobSpec& job, std::map<int, GpuShare>& owner) {
+  for (int gpu : job.gpus) {
+    GpuShare& share = owner[gpu];
+    const bool whole = job.mig.empty();
+    if (!share.jobs.empty() && (whole || share.whole)) {
+      error(job.origin, "jobs '" + share.jobs.front() + "' and '" + job.name + "' both use GPU " + std::to_string(gpu) +
+                            " (node " + std::to_string(gpu / spec_.cluster.node.gpus) + ")",
+            "give each job its own GPUs, or give both a MIG slice (mig = \"3g.40gb\") of it");
+      return;
+    }
+    share.whole = whole;
+    share.jobs.push_back(job.name);
+    if (whole || !gpu_) continue;
+    const topology::MigSlice slice = topology::resolve_mig(*gpu_, job.mig);
+    share.compute += slice.compute_slices;
+    share.memory += slice.memory_slices;
+    if (share.compute > 7 || share.memory > 8)
+      error(job.origin, "the MIG slices on GPU " + std::to_string(gpu) + " add up to " + std::to_string(share.compute) +
+                            " compute and " + std::to_string(share.memory) + " memory slices (jobs " + [&] {
+                              std::string names;
+                              for (const auto& n : share.jobs) names += (names.empty() ? "'" : ", '") + n + "'";
+                              return names;
+                            }() + "); a GPU has 7 and 8",
+            "use smaller profiles (`nvidia-smi mig -lgip` lists a GPU's) or put a job on another GPU");
+  }
+}
+
 void Loader::read_jobs(const toml::node* node) {
   if (node == nullptr) return;
   const toml::array* jobs = node->as_array();
@@ -139,7 +201,7 @@ void Loader::read_jobs(const toml::node* node) {
     error(origin_of("job", node->source()), "'job' must be an array of tables", "write each job as a [[job]] table with name and nodes");
     return;
   }
-  std::vector<std::string> owner(static_cast<std::size_t>(std::max(0, spec_.cluster.nodes)));
+  std::map<int, GpuShare> owner;  // GPU id -> the jobs on it and the MIG slices they hold
   for (const toml::node& item : *jobs) {
     const toml::table* t = item.as_table();
     if (t == nullptr) {
@@ -153,14 +215,10 @@ void Loader::read_jobs(const toml::node* node) {
     else if (!s.has("name")) error(job.origin, "a [[job]] has no name", "add name = \"pretrain\"");
     for (const JobSpec& other : spec_.jobs)
       if (!job.name.empty() && other.name == job.name) error(job.origin, "two jobs are named '" + job.name + "'", "give each [[job]] its own name");
-    const bool nodes_ok = cluster_ok_ && read_job_nodes(s, job);
+    const bool nodes_ok = cluster_ok_ && read_job_nodes(s, job) && read_job_mig(s, job);
     read_job_set(s, job);
     s.finish();
-    for (int n : nodes_ok ? job.nodes : std::vector<int>{}) {
-      std::string& o = owner[static_cast<std::size_t>(n)];
-      if (!o.empty()) error(job.origin, "jobs '" + o + "' and '" + job.name + "' both use node " + std::to_string(n), "give each job its own nodes");
-      o = job.name;
-    }
+    if (nodes_ok) claim_job_gpus(job, owner);
     spec_.jobs.push_back(std::move(job));
   }
 }

@@ -29,6 +29,7 @@ KeyOrigin LoadContext::origin_of(const std::string& dotted_key, const toml::sour
 
 void LoadContext::error(const KeyOrigin& at, std::string message, std::string hint) {
   diagnostics_.push_back(Diagnostic{at.where, std::move(message), std::move(hint), at.source_line});
+  subjects_.push_back(at.where.file + ":" + std::to_string(at.where.line) + ":" + std::to_string(at.where.column));
 }
 
 void LoadContext::error_in_file(std::string message, std::string hint) {
@@ -37,6 +38,13 @@ void LoadContext::error_in_file(std::string message, std::string hint) {
 
 void LoadContext::error_at_key(const std::string& dotted_key, std::string message, std::string hint) {
   error(spec_.origin_of(dotted_key), std::move(message), std::move(hint));
+  subjects_.back() = dotted_key;
+}
+
+void LoadContext::error_with_choices(const std::string& dotted_key, std::string message, std::vector<Choice> choices,
+                                     Render render) {
+  error_at_key(dotted_key, std::move(message));
+  proposals_.push_back(Proposal{diagnostics_.size() - 1, std::move(choices), std::move(render)});
 }
 
 void LoadContext::record(const std::string& dotted_key, const toml::node& n) {

@@ -27,7 +27,10 @@ ScenarioSpec Loader::run() {
   if (!parse_document()) throw_diagnostics();
   for (const auto& o : overrides_) apply_override(o);
   read_root();
-  if (!diagnostics_.empty()) throw_diagnostics();
+  if (!diagnostics_.empty()) {
+    check_proposals();
+    throw_diagnostics();
+  }
   return std::move(spec_);
 }
 

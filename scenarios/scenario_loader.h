@@ -15,12 +15,14 @@
 //   amp_data_sections.cpp          [amp] (fp16 loss scaling), [data] (the input pipeline)
 //   jobs_section.cpp               [[job]] (several jobs sharing the cluster)
 //   finetune_section.cpp           [finetune] (LoRA), check_finetune (LoRA targets, ZeRO-Offload)
+//   hint_check.cpp                 check_proposals: a hint's proposed values are tried by loading again
 // A section reader returns false when its section had errors, so the cross-key checks that need
 // it are skipped instead of piling consequential errors on top.
 #pragma once
 
 #include <toml++/toml.h>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +35,10 @@
 namespace clustersim::scenarios {
 
 class Section;
+
+// What is wrong with MIG profile `profile` on `gpu` (message, hint), or nothing: the nvidia-smi name
+// shape with 1, 2, 3, 4 or 7 slices, a GPU with MIG, memory within the GPU's (cluster_section.cpp).
+std::optional<std::pair<std::string, std::string>> mig_profile_problem(const topology::GpuSpec* gpu, const std::string& profile);
 
 class Loader : public LoadContext {
  public:
@@ -51,7 +57,10 @@ class Loader : public LoadContext {
 
  private:
   bool cluster_only_ = false;
+  bool verifying_ = false;  // a load that tries a proposed value: it reports, never proposes
   bool parse_document();
+  std::vector<std::string> probe();  // hint_check.cpp
+  void check_proposals();
   void apply_override(const std::string& text);
   void read_root();
   bool read_cluster(const toml::table* t);
@@ -71,6 +80,13 @@ class Loader : public LoadContext {
   void check_amp();
   void read_jobs(const toml::node* jobs);           // jobs_section.cpp
   bool read_job_nodes(Section& s, JobSpec& job);
+  bool read_job_mig(Section& s, JobSpec& job);
+  struct GpuShare {
+    std::vector<std::string> jobs;
+    bool whole = false;
+    int compute = 0, memory = 0;  // MIG slices taken
+  };
+  void claim_job_gpus(const JobSpec& job, std::map<int, GpuShare>& owner);
   void read_job_set(Section& s, JobSpec& job);
   void read_constants_file(const std::string& path, const KeyOrigin& include_at);
   void check_model_shape();

@@ -38,7 +38,10 @@ struct KeyOrigin {
 // cluster. analysis/shared_cluster.h runs the jobs.
 struct JobSpec {
   std::string name;
-  std::vector<int> nodes;               // node indices of the shared cluster, ascending, disjoint between jobs
+  std::vector<int> nodes;               // node indices of the shared cluster the job touches, ascending
+  std::vector<int> gpus;                // global GPU ids of the shared cluster, ascending (whole nodes: all of theirs)
+  std::string mig;                      // a MIG profile ("3g.40gb"): the job runs on that slice of its one GPU
+  int gpus_per_node() const { return nodes.empty() ? 0 : static_cast<int>(gpus.size() / nodes.size()); }
   std::vector<std::string> overrides;   // `set` as --set strings ("parallelism.tp=4"), in key order
   KeyOrigin origin;                     // the [[job]] table
 };

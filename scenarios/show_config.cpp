@@ -220,9 +220,20 @@ void show_data(std::ostream& out, const ScenarioSpec& spec) {
 // [[job]] tables, as written (their `set` as an inline table of the --set strings).
 void show_jobs(std::ostream& out, const ScenarioSpec& spec) {
   for (const JobSpec& job : spec.jobs) {
-    out << "\n[[job]]\nname = " << quote_str(job.name) << "\nnodes = [";
-    for (std::size_t i = 0; i < job.nodes.size(); ++i) out << (i ? ", " : "") << job.nodes[i];
-    out << "]\n";
+    out << "\n[[job]]\nname = " << quote_str(job.name);
+    if (job.gpus_per_node() == spec.cluster.node.gpus && job.mig.empty()) {
+      out << "\nnodes = [";
+      for (std::size_t i = 0; i < job.nodes.size(); ++i) out << (i ? ", " : "") << job.nodes[i];
+      out << "]\n";
+    } else {
+      std::string gpus;
+      for (int g : job.gpus) {
+        if (!gpus.empty()) gpus += ',';
+        gpus += std::to_string(g);
+      }
+      out << "\ngpus = " << quote_str(gpus) << "\n";
+      if (!job.mig.empty()) out << "mig = " << quote_str(job.mig) << "\n";
+    }
     if (job.overrides.empty()) continue;
     out << "set = { ";
     for (std::size_t i = 0; i < job.overrides.size(); ++i) {

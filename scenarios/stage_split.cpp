@@ -24,6 +24,11 @@ StageSplitProblem pp_not_dividing(int layers, const ParallelSpec& p, const std::
   const std::string keep = suggestion(layers, p.pp);
   e.hint = "use pp = " + divisor_list(layers, pp_limit) +
            (keep.empty() ? std::string() : ", or keep pp = " + std::to_string(p.pp) + " with uneven stages: " + keep);
+  for (int d = 1; d <= layers && d <= pp_limit; ++d)
+    if (layers % d == 0) e.values.push_back(std::to_string(d));
+  e.tail = keep.empty() ? std::string() : ", or keep pp = " + std::to_string(p.pp) + " with uneven stages: " + keep;
+  e.none = keep.empty() ? "use a pp dividing " + std::to_string(layers) + " together with a matching tp or dp"
+                        : "keep pp = " + std::to_string(p.pp) + " with uneven stages: " + keep;
   return e;
 }
 
@@ -75,6 +80,11 @@ std::optional<StageSplitProblem> interleaving(int layers, const ParallelSpec& p)
       if (per_stage % d == 0) list += (shown++ ? ", " : "") + std::to_string(d);
     e.hint = list.empty() ? "each stage holds a single layer, so it cannot be interleaved; use schedule = \"1f1b\""
                           : "each stage holds " + std::to_string(per_stage) + " layers; use virtual_stages = " + list;
+    for (int d = 2; d <= per_stage && !list.empty(); ++d)
+      if (per_stage % d == 0) e.values.push_back(std::to_string(d));
+    e.lead = "each stage holds " + std::to_string(per_stage) + " layers; ";
+    e.none = "each stage holds " + std::to_string(per_stage) + " layers; no virtual_stages dividing them passes the "
+             "other checks alone (the batch must also be a multiple of pp micro-batches); use schedule = \"1f1b\"";
     return e;
   }
   for (int stage = 0; stage < p.pp; ++stage) {

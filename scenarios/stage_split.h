@@ -15,6 +15,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "workloads/specs.h"
 
@@ -38,6 +39,10 @@ struct StageSplitProblem {
   std::string key;
   std::string message;
   std::string hint;
+  // When the fix is a value of `key`: the candidates (the loader shows only those that pass it,
+  // scenarios/hint_check.cpp) and how the hint reads around them; `hint` is the unchecked text.
+  std::vector<std::string> values = {};
+  std::string lead = {}, tail = {}, none = {};
 };
 
 // What is wrong with how `p` splits `layers` transformer layers (of `model_name`) over its pipeline

@@ -156,10 +156,25 @@ const toml::table* Section::subtable(std::string_view key) {
   return nullptr;
 }
 
+// The hint lists the values that pass the loader with the rest of the scenario (hint_check.cpp:
+// "fp8" is not offered on an A100), and "did you mean" picks among them.
 void Section::unknown_choice(std::string_view key, const std::string& value, std::span<const std::string_view> names) {
-  std::string message = "unknown value " + quote_str(value) + " for " + key_label(name_, key);
-  if (auto close = did_you_mean(value, names); !close.empty()) message += "; did you mean " + quote_str(close) + "?";
-  ctx_.error_at_key(dotted(name_, key), std::move(message), "valid values: " + join(names, ", ", true));
+  const std::string base = "unknown value " + quote_str(value) + " for " + key_label(name_, key);
+  std::vector<std::string> quoted;
+  for (std::string_view n : names) quoted.push_back(quote_str(n));
+  auto render = [base, value, all = std::vector<std::string_view>(names.begin(), names.end())](
+                    Diagnostic& d, const std::vector<LoadContext::Choice>& ok) {
+    std::vector<std::string_view> good, bad;
+    for (std::string_view n : all) {
+      const bool passed = std::any_of(ok.begin(), ok.end(), [&](const LoadContext::Choice& c) { return c.shown == quote_str(n); });
+      (passed || ok.empty() ? good : bad).push_back(n);
+    }
+    d.message = base;
+    if (auto close = did_you_mean(value, good); !close.empty()) d.message += "; did you mean " + quote_str(close) + "?";
+    d.hint = "valid values: " + join(good, ", ", true);
+    if (!bad.empty()) d.hint += " (not here: " + join(bad, ", ", true) + ", rejected by another check of this scenario)";
+  };
+  ctx_.error_with_choices(dotted(name_, key), base, value_choices(dotted(name_, key), quoted), std::move(render));
 }
 
 void Section::finish() {

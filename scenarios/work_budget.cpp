@@ -6,9 +6,11 @@
 // (docs/cli.md, "Limits"). The estimates are coarse on purpose: they only need to be right within
 // a factor of a few, far below the factors of a million they catch.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "scenarios/scenario_loader.h"
 #include "scenarios/toml_text.h"
@@ -62,15 +64,21 @@ void Loader::check_work_budget() {
   const double iterations = std::max(1, tr.iterations);
   const double passes_per_iteration = 2.0 * micro_batches * m.layers;
   if (passes_per_iteration > kMaxLayerPasses) {
-    const double largest = std::floor(kMaxLayerPasses / (2.0 * m.layers)) * per_step;
-    error_at_key("training.global_batch",
-                 "global_batch = " + std::to_string(tr.global_batch) + " means " + sci(micro_batches) +
-                     " micro-batches per data-parallel replica, " + sci(passes_per_iteration) +
-                     " layer passes (forward and backward) per iteration; the limit is " + sci(kMaxLayerPasses) +
-                     " per run (docs/cli.md, Limits)",
-                 largest >= per_step ? "use global_batch <= " + sci(largest) + " (a multiple of micro_batch * dp = " +
-                                           std::to_string(per_step) + ")"
-                                     : "use fewer layers or a larger dp");
+    // The largest batch within the limit that the schedule accepts (the interleaved schedule runs a
+    // multiple of pp micro-batches per replica); the loader tries it before it is shown.
+    const long long step = static_cast<long long>(per_step) * (p.schedule == workloads::Schedule::Interleaved ? std::max(1, p.pp) : 1);
+    const long long largest = static_cast<long long>(std::floor(kMaxLayerPasses / (2.0 * m.layers) * per_step / step)) * step;
+    std::vector<Choice> fits;
+    if (largest >= step && largest <= INT_MAX) fits = value_choices("training.global_batch", {std::to_string(largest)});
+    error_with_choices("training.global_batch",
+                       "global_batch = " + std::to_string(tr.global_batch) + " means " + sci(micro_batches) +
+                           " micro-batches per data-parallel replica, " + sci(passes_per_iteration) +
+                           " layer passes (forward and backward) per iteration; the limit is " + sci(kMaxLayerPasses) +
+                           " per run (docs/cli.md, Limits)",
+                       std::move(fits),
+                       listing_hint("", "global_batch", "use fewer layers or a larger dp",
+                                    " or a smaller multiple of " + std::to_string(step) + " (micro_batch * dp" +
+                                        (step != per_step ? " * pp" : "") + ")"));
     return;  // the memory replay and the buckets would only say the same of global_batch
   }
   const double stage_layers = layers_per_stage(m, p);

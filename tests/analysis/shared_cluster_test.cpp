@@ -17,10 +17,11 @@ namespace {
 const std::string kLibrary = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/library/two-jobs-shared-spine.toml";
 
 // The library scenario with the two [[job]] tables replaced by `jobs`, written next to the temp dir.
-std::string with_jobs(const std::string& jobs, const std::string& name) {
+std::string with_jobs(const std::string& jobs, const std::string& name, const std::string& oversubscription = "4.0") {
   std::ifstream in(kLibrary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   text.erase(text.find("[[job]]"));
+  text.replace(text.find("oversubscription = 4.0"), 22, "oversubscription = " + oversubscription);
   const auto path = std::filesystem::temp_directory_path() / name;
   std::ofstream(path) << text << jobs;
   return path.string();
@@ -85,4 +86,47 @@ TEST_CASE("analysis::run_shared_cluster: a job's own settings apply to it alone;
   }
   std::filesystem::remove(path);
   std::filesystem::remove(bad);
+}
+
+TEST_CASE("analysis::run_shared_cluster: jobs on part of each node contend on the spine only when both cross it") {
+  // Half of node 0 and half of node 4 (leaf0 and leaf1) for each job: both jobs' reductions cross
+  // the spine, oversubscribed 8:1 (4 up-ports per leaf); moving job b to two nodes of leaf0 removes
+  // the contention.
+  const std::string tp2 = "set = { \"parallelism.tp\" = 2 }\n";
+  const auto crossing = run(with_jobs("[[job]]\nname = \"a\"\ngpus = \"0-3,32-35\"\n" + tp2 + "[[job]]\nname = \"b\"\ngpus = \"4-7,36-39\"\n" + tp2 +
+                                      "[[job]]\nname = \"idle\"\nnodes = [7]\nset = { \"training.global_batch\" = 8 }\n",
+                                      "partial-crossing.toml", "8.0"));
+  const auto apart = run(with_jobs("[[job]]\nname = \"a\"\ngpus = \"0-3,32-35\"\n" + tp2 + "[[job]]\nname = \"b\"\ngpus = \"8-11,16-19\"\n" + tp2,
+                                   "partial-apart.toml", "8.0"));
+  REQUIRE(crossing.jobs.size() == 3);
+  REQUIRE(apart.jobs.size() == 2);
+  for (const auto* r : {&crossing, &apart})
+    for (const auto& j : r->jobs) REQUIRE(j.ran);
+  // Each job's own scenario is 2 nodes of 4 GPUs (tp 2, dp 4: 2 per node).
+  CHECK(crossing.jobs[0].alone.spec.cluster.node.gpus == 4);
+  CHECK(crossing.jobs[0].alone.spec.cluster.nodes == 2);
+  CHECK(crossing.jobs[0].dp_sync_shared_s > 1.2 * crossing.jobs[0].dp_sync_alone_s);
+  CHECK(crossing.jobs[1].slowdown() > 1.01);
+  CHECK(apart.jobs[0].dp_sync_shared_s == doctest::Approx(apart.jobs[0].dp_sync_alone_s).epsilon(1e-12));
+  CHECK(apart.jobs[1].slowdown() == doctest::Approx(1.0).epsilon(1e-12));
+  // The same job alone has the same iteration wherever its GPUs are (same shape of slice).
+  CHECK(crossing.jobs[0].alone.iteration.iteration_time_s == apart.jobs[0].alone.iteration.iteration_time_s);
+}
+
+TEST_CASE("analysis::run_shared_cluster: MIG jobs run on their slice and lose nothing to each other") {
+  const auto r = run(with_jobs("[[job]]\nname = \"a\"\ngpus = \"0\"\nmig = \"3g.40gb\"\nset = { \"parallelism.tp\" = 1, "
+                               "\"model.preset\" = \"gpt3-1.3b\", \"training.global_batch\" = 4 }\n"
+                               "[[job]]\nname = \"b\"\ngpus = \"0\"\nmig = \"3g.40gb\"\nset = { \"parallelism.tp\" = 1, "
+                               "\"model.preset\" = \"gpt3-1.3b\", \"training.global_batch\" = 4 }\n",
+                               "mig-jobs.toml"));
+  REQUIRE(r.jobs.size() == 2);
+  REQUIRE(r.jobs[0].ran);
+  CHECK(r.jobs[0].alone.spec.cluster.mig == "3g.40gb");
+  CHECK(r.jobs[0].alone.spec.cluster.used_gpus() == 1);
+  CHECK(r.jobs[0].slowdown() == doctest::Approx(1.0).epsilon(1e-12));
+  // The slice (60 of the H100's 132 SMs) is slower than the whole GPU.
+  const auto whole = run(with_jobs("[[job]]\nname = \"a\"\ngpus = \"0\"\nset = { \"parallelism.tp\" = 1, "
+                                   "\"model.preset\" = \"gpt3-1.3b\", \"training.global_batch\" = 4 }\n",
+                                   "whole-gpu-job.toml"));
+  CHECK(r.jobs[0].alone.iteration.iteration_time_s > 1.5 * whole.jobs[0].alone.iteration.iteration_time_s);
 }
