@@ -63,12 +63,15 @@ std::string what_ifs_text(const RunReport& r) {
   if (r.data) {
     const auto& d = *r.data;
     out += fmt::format(
-        "  input pipeline        loader {:.3f} ms per iteration ({} workers, {} hides {:.3f} ms), H2D {:.3g} MB at "
+        "  input pipeline        loader {:.3f} ms per iteration ({}), H2D {:.3g} MB at "
         "{:.1f} GB/s ({}) {:.3f} ms alone{}; expected stall {:.3f} ms, simulated {:.3f} ms per iteration; first batch "
         "{:.3f} ms\n",
-        d.loader_s * 1e3, r.spec.data->loader_workers,
-        r.spec.data->loader_workers > 0 ? fmt::format("prefetch {} batches", d.queue_batches) : std::string("no prefetch"),
-        d.hidden_s * 1e3, d.h2d_bytes / 1e6, d.h2d_bytes_per_s / 1e9, r.spec.data->pinned_memory ? "pinned" : "pageable",
+        d.loader_s * 1e3,
+        r.spec.data->loader_workers > 0
+            ? fmt::format("{} workers, {} batches queued; the GPU's {:.3f} ms hides up to that", r.spec.data->loader_workers,
+                          d.queue_batches, d.hidden_s * 1e3)
+            : std::string("in the training loop: nothing hidden"),
+        d.h2d_bytes / 1e6, d.h2d_bytes_per_s / 1e9, r.spec.data->pinned_memory ? "pinned" : "pageable",
         d.h2d_s * 1e3, d.gpu_decode_s > 0 ? fmt::format(", GPU decode {:.3f} ms", d.gpu_decode_s * 1e3) : std::string(),
         d.stall_s() * 1e3, r.iteration.breakdown.data_stall * 1e3, d.startup_s * 1e3);
   }
