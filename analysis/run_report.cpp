@@ -94,6 +94,7 @@ std::string run_json(const RunReport& r) {
   if (r.spec.sync.offload_optimizer == workloads::OffloadDevice::Cpu) {  // ZeRO-Offload only
     j["details"]["offload_pcie_s"] = r.iteration.offload_pcie_s;
     j["details"]["offload_cpu_adam_s"] = r.iteration.offload_cpu_s;
+    j["details"]["offload_hidden_s"] = r.iteration.offload_hidden_s;
   }
   if (r.spec.training.finetune.lora())
     j["details"]["trainable_parameters"] = workloads::lora_parameters(r.spec.model, r.spec.training.finetune);
@@ -194,8 +195,11 @@ std::string run_text(const RunReport& r) {
   out += fmt::format("    pipeline bubble    {:>10}  {:5.1f}%\n", human_time(b.pipeline_bubble), pct(b.pipeline_bubble));
   out += fmt::format("    optimizer          {:>10}  {:5.1f}%\n", human_time(b.optimizer), pct(b.optimizer));
   if (s.sync.offload_optimizer == workloads::OffloadDevice::Cpu)
-    out += fmt::format("      ZeRO-Offload     PCIe {} (gradients down, parameters up), CPU-Adam {}; part of the optimizer\n",
-                       human_time(r.iteration.offload_pcie_s), human_time(r.iteration.offload_cpu_s));
+    out += fmt::format("      ZeRO-Offload     PCIe {} (gradients down, parameters up), CPU-Adam {}; {}\n",
+                       human_time(r.iteration.offload_pcie_s), human_time(r.iteration.offload_cpu_s),
+                       s.sync.offload_delayed_update
+                           ? "delayed update: " + human_time(r.iteration.offload_hidden_s) + " of it behind the next iteration"
+                           : std::string("part of the optimizer"));
   out += fmt::format("    other              {:>10}  {:5.1f}%\n", human_time(b.other), pct(b.other));
   if (r.data)
     out += fmt::format("    data stall         {:>10}  {:5.1f}%   (input pipeline: loader waits, host-to-device copies, GPU decode)\n",

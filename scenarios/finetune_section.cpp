@@ -59,6 +59,10 @@ void Loader::check_finetune() {
       error_at_key("finetune.lora_targets", "lora_targets lists 'gate', but a GELU MLP has no gate projection",
                    "use 'up' (fc1) and 'down' (fc2) for a GELU model, or set mlp = \"swiglu\"");
   }
+  if (spec_.sync.offload_delayed_update && spec_.sync.offload_optimizer != workloads::OffloadDevice::Cpu)
+    error_at_key("sync.offload_delayed_update",
+                 "offload_delayed_update = true delays ZeRO-Offload's CPU step, but offload_optimizer = \"none\"",
+                 "set offload_optimizer = \"cpu\" (with zero >= 1), or remove offload_delayed_update");
   if (spec_.sync.offload_optimizer != workloads::OffloadDevice::Cpu) return;
   if (spec_.parallel.zero < 1)
     error_at_key("sync.offload_optimizer",

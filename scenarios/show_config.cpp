@@ -144,7 +144,8 @@ void show_sync(std::ostream& out, const ScenarioSpec& spec) {
       << "tp_comm_overlap = " << b(spec.sync.tp_comm_overlap) << "\n"
       << "fsdp_prefetch = " << b(spec.sync.fsdp_prefetch) << "\n"
       << "offload_optimizer = " << quote_str(sim::name_of(workloads::kOffloadDeviceNames, spec.sync.offload_optimizer))
-      << "\n\n";
+      << "\n"
+      << "offload_delayed_update = " << b(spec.sync.offload_delayed_update) << "\n\n";
 }
 
 void show_finetune(std::ostream& out, const ScenarioSpec& spec) {

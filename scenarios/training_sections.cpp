@@ -21,7 +21,8 @@ constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype", "launch_blocking"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap", "overlap_grad_reduce",
-                                          "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "offload_optimizer"};
+                                          "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "offload_optimizer",
+                                          "offload_delayed_update"};
 
 }  // namespace
 
@@ -105,6 +106,7 @@ bool Loader::read_sync(const toml::table* t) {
   if (auto v = s.boolean("tp_comm_overlap")) spec_.sync.tp_comm_overlap = *v;
   if (auto v = s.boolean("fsdp_prefetch")) spec_.sync.fsdp_prefetch = *v;
   if (auto v = s.choice("offload_optimizer", workloads::kOffloadDeviceNames)) spec_.sync.offload_optimizer = *v;
+  if (auto v = s.boolean("offload_delayed_update")) spec_.sync.offload_delayed_update = *v;
   s.finish();
   check_overlap(overlap, overlap_grad_reduce);
   return error_count() == before;

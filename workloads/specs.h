@@ -312,6 +312,10 @@ struct SyncSpec {
   bool tp_comm_overlap = false;       // tensor-parallel collectives behind their GEMMs (needs SP)
   bool fsdp_prefetch = true;          // ZeRO-3: the next layer's all-gather runs ahead
   OffloadDevice offload_optimizer = OffloadDevice::None;  // ZeRO-Offload: states and step on the CPU
+  // ZeRO-Offload's one-step delayed parameter update (Ren et al. 2021, section 4.3): the CPU step
+  // and the parameter copy back of iteration i run during iteration i+1's forward and backward,
+  // which use parameters one step stale (workloads/training/optimizer_offload.h).
+  bool offload_delayed_update = false;
 
   // Megatron-LM/NeMo recipes overlap the gather with the distributed optimizer; DeepSpeed's
   // ZeRO-1/2 gathers right after the step.

@@ -59,3 +59,17 @@ TEST_CASE("analysis::run_scenario: ZeRO-Offload's optimizer step is PCIe plus CP
   CHECK(ratio < 0.6);
   CHECK(off3.iteration.offload_pcie_s == doctest::Approx(it.offload_pcie_s * ratio).epsilon(0.01));
 }
+
+TEST_CASE("analysis::run_scenario: ZeRO-Offload's delayed parameter update hides CPU-Adam and the copy up behind the next iteration") {
+  const analysis::RunReport plain = run({"finetune.method=full", "sync.offload_optimizer=cpu"});
+  const analysis::RunReport delayed =
+      run({"finetune.method=full", "sync.offload_optimizer=cpu", "sync.offload_delayed_update=true"});
+  // The same step is computed either way; ~9 s of forward and backward hide its CPU part entirely.
+  CHECK(delayed.iteration.offload_cpu_s == doctest::Approx(plain.iteration.offload_cpu_s));
+  CHECK(delayed.iteration.offload_hidden_s == doctest::Approx(plain.iteration.offload_cpu_s + plain.iteration.offload_pcie_s / 2));
+  CHECK(plain.iteration.offload_hidden_s == 0.0);
+  CHECK(delayed.iteration.iteration_time_s ==
+        doctest::Approx(plain.iteration.iteration_time_s - delayed.iteration.offload_hidden_s).epsilon(1e-6));
+  const std::string text = analysis::run_text(delayed);
+  CHECK(text.find("delayed update:") != std::string::npos);
+}

@@ -150,3 +150,15 @@ TEST_CASE("workloads::offload_step: PCIe time is the gradients down and the para
   CHECK(gen5.pcie_s() == doctest::Approx(s7.pcie_s() / 2));
   CHECK(gen5.cpu_adam_s == doctest::Approx(s7.cpu_adam_s));
 }
+
+TEST_CASE("workloads::offload_step: the delayed update exposes only the copy down and what the next iteration cannot hide") {
+  TrainingSpec tr;
+  const OffloadStep s = offload_step(3.5e9, tr, 2, topology::pcie_x16_bandwidth(4), 4.5e9);
+  CHECK(s.exposed_after_backward_s(false, 100.0) == doctest::Approx(s.total_s()));
+  // A window longer than CPU-Adam plus the copy up hides both.
+  CHECK(s.exposed_after_backward_s(true, 100.0) == doctest::Approx(s.d2h_s));
+  // A short window hides only its own length.
+  const double window = 0.5 * s.cpu_adam_s;
+  CHECK(s.exposed_after_backward_s(true, window) == doctest::Approx(s.total_s() - window));
+  CHECK(s.exposed_after_backward_s(true, 0.0) == doctest::Approx(s.total_s()));
+}

@@ -40,6 +40,13 @@ ChainCollective::ChainCollective(CollectiveContext ctx, CollectivePlan plan, Col
   }
 }
 
+bool ChainCollective::flow_routes(FlowRoutes& out) const {
+  out.structure.insert(out.structure.end(), {static_cast<double>(n_), static_cast<double>(plan_.channels),
+                                             static_cast<double>(pieces_), piece_bytes_.value});
+  for (std::size_t i = 0; i < routes_.size(); ++i) out.add(routes_[i], overheads_[i]);
+  return true;
+}
+
 void ChainCollective::begin() {
   for (int ch = 0; ch < plan_.channels; ++ch) try_send(ch, 0);
 }

@@ -22,6 +22,7 @@ class ChainCollective final : public CollectiveAlgorithm {
   void on_transfer_done(std::uint64_t tag) override;
   // Rank order of channel `ch`, from the first sender to the last receiver.
   const std::vector<int>& order(int ch) const { return orders_[static_cast<std::size_t>(ch)]; }
+  bool flow_routes(FlowRoutes& out) const override;
 
  private:
   struct Position {

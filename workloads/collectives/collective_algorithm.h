@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sim/simulator.h"
 #include "topology/network_model.h"
@@ -71,6 +72,25 @@ struct CollectivePlan {
   GraphHints hints;
 };
 
+// Every route a collective's flows may take, in an order fixed by its structure (two instances
+// built from plans of equal shape list corresponding routes at the same index), with the latency
+// paid per step on it and the fold weights it is sent with (empty: one flow each). Symmetry folding
+// of whole sub-collectives compares these (group_folding.h).
+struct FlowRoutes {
+  std::vector<double> structure;  // what else the state machine reads (tree parents, group sizes)
+  std::vector<topology::Route> routes;
+  std::vector<sim::SimTime> overheads;
+  std::vector<topology::HopWeights> weights;
+  // `weights` null: one flow on every hop.
+  void add(const topology::Route& route, sim::SimTime overhead, const topology::HopWeights* w = nullptr) {
+    routes.push_back(route);
+    overheads.push_back(overhead);
+    topology::HopWeights one{};
+    one.fill(1);
+    weights.push_back(w != nullptr ? *w : one);
+  }
+};
+
 class CollectiveAlgorithm : public topology::TransferListener, public sim::EventHandler {
  public:
   CollectiveAlgorithm(CollectiveContext ctx, CollectivePlan plan, CollectiveListener* listener,
@@ -85,6 +105,9 @@ class CollectiveAlgorithm : public topology::TransferListener, public sim::Event
   sim::SimTime finish_time() const { return finish_time_; }
   const CollectivePlan& plan() const { return plan_; }
   virtual std::uint64_t transfers_issued() const { return transfers_; }
+  // Appends the routes above; false (nothing appended) when the algorithm does not list them, and
+  // then it is never folded with others.
+  virtual bool flow_routes(FlowRoutes&) const { return false; }
 
   void on_event(std::uint64_t tag) override;
 

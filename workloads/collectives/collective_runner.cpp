@@ -253,10 +253,15 @@ std::unique_ptr<CollectiveAlgorithm> make_collective(CollectiveContext ctx, cons
       cplan.request = composite;
       const int cc = plan.gpu_compute_capability;
       const GraphHints hints = plan.hints;
-      auto maker = [ctx, cc, hints](const CollectiveRequest& r, CollectiveListener* l) {
+      const bool fold = plan.fold_channels;
+      auto maker = [ctx, cc, hints, fold](const CollectiveRequest& r, CollectiveListener* l, bool private_links) {
         const CollectiveEnvironment env{ctx.topo, ctx.router, cc, hints};
         CollectivePlan p = plan_collective(env, r);
         p.launch_latency = false;
+        // Other stages and groups may share the links: then fold only channels that cross identical
+        // ones; a group on links of its own folds as if alone (hierarchical_collective.h).
+        p.fold_channels = fold;
+        p.shares_links = !private_links;
         return make_collective(ctx, p, l, 0);
       };
       try {

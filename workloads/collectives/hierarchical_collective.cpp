@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "sim/check.h"
+#include "workloads/collectives/group_folding.h"
 
 namespace clustersim::workloads {
 
@@ -110,9 +111,92 @@ HierarchicalCollective::HierarchicalCollective(CollectiveContext ctx, Collective
   }
   waiting_.resize(stages_.size());
   busy_.assign(stages_.size(), 0);
+  for (const auto& groups : slice_stages_) {
+    copies_.emplace_back(groups.size(), 1);
+    private_.emplace_back(groups.size(), 0);
+  }
+}
+
+// Union-find root with path halving.
+namespace {
+std::size_t find_root(std::vector<std::size_t>& parent, std::size_t i) {
+  while (parent[i] != i) i = parent[i] = parent[parent[i]];
+  return i;
+}
+}  // namespace
+
+// Builds one slice's groups (never started) for their routes, joins groups that share a link into
+// units, and keeps one unit per class of relabellings (see hierarchical_collective.h). Slices
+// run the same groups, so one slice's classes hold for all.
+void HierarchicalCollective::fold_groups() {
+  std::vector<std::size_t> stage_of;
+  std::vector<FlowRoutes> flows;
+  std::vector<std::vector<double>> shapes;
+  for (std::size_t st = 0; st < slice_stages_.size(); ++st) {
+    for (const CollectiveRequest& r : slice_stages_[st]) {
+      const auto group = maker_(r, nullptr, false);
+      flows.emplace_back();
+      if (!group->flow_routes(flows.back())) return;
+      stage_of.push_back(st);
+      shapes.push_back(plan_shape(group->plan()));
+    }
+  }
+  const std::size_t n = flows.size();
+  std::vector<std::size_t> parent(n);
+  for (std::size_t i = 0; i < n; ++i) parent[i] = i;
+  std::vector<std::int64_t> first(ctx_.topo.link_count(), -1);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const topology::Route& r : flows[i].routes) {
+      for (int k = 0; k < r.hops; ++k) {
+        std::int64_t& f = first[r.links[static_cast<std::size_t>(k)]];
+        if (f < 0) f = static_cast<std::int64_t>(i);
+        parent[find_root(parent, i)] = find_root(parent, static_cast<std::size_t>(f));
+      }
+    }
+  }
+  std::vector<FoldUnit> units;
+  std::vector<std::size_t> unit_of(n), unit_of_root(n, n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t& u = unit_of_root[find_root(parent, i)];
+    if (u == n) {
+      u = units.size();
+      units.emplace_back();
+    }
+    unit_of[i] = u;
+    FoldUnit& unit = units[u];
+    unit.shape.push_back(static_cast<double>(stage_of[i]));
+    unit.shape.push_back(static_cast<double>(flows[i].routes.size()));
+    unit.shape.insert(unit.shape.end(), shapes[i].begin(), shapes[i].end());
+    unit.shape.insert(unit.shape.end(), flows[i].structure.begin(), flows[i].structure.end());
+    for (std::size_t k = 0; k < flows[i].routes.size(); ++k)
+      unit.flows.add(flows[i].routes[k], flows[i].overheads[k], &flows[i].weights[k]);
+  }
+  const UnitFolding folding = fold_units(ctx_.topo, units);
+  std::vector<int> groups_in(units.size(), 0);
+  for (std::size_t i = 0; i < n; ++i) ++groups_in[unit_of[i]];
+  std::size_t i = 0;
+  for (std::size_t st = 0; st < copies_.size(); ++st) {
+    for (std::size_t g = 0; g < copies_[st].size(); ++g, ++i) {
+      copies_[st][g] = folding.multiplicity[unit_of[i]];
+      private_[st][g] = groups_in[unit_of[i]] == 1 ? 1 : 0;
+    }
+  }
+}
+
+std::size_t HierarchicalCollective::simulated_groups() const {
+  std::size_t out = 0;
+  for (const auto& groups : copies_) out += static_cast<std::size_t>(std::count_if(groups.begin(), groups.end(), [](int c) { return c > 0; }));
+  return out;
+}
+
+std::size_t HierarchicalCollective::total_groups() const {
+  std::size_t out = 0;
+  for (const auto& groups : copies_) out += groups.size();
+  return out;
 }
 
 void HierarchicalCollective::begin() {
+  if (plan_.fold_channels && !plan_.shares_links) fold_groups();
   for (std::size_t k = 0; k < slices_.size(); ++k) waiting_[0].push_back(k);
   admit();
 }
@@ -134,9 +218,15 @@ void HierarchicalCollective::admit() {
 void HierarchicalCollective::start_stage(std::size_t k) {
   Slice& slice = slices_[k];
   const auto& groups = slice_stages_[slice.stage];
-  slice.pending = groups.size();
+  const auto& copies = copies_[slice.stage];
+  slice.pending = 0;
   const std::size_t first = started_.size();
-  for (const CollectiveRequest& r : groups) started_.push_back(maker_(r, &slice.listener));
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (copies[g] == 0) continue;  // folded: its representative's completion stands for it
+    started_.push_back(maker_(groups[g], &slice.listener, private_[slice.stage][g] != 0));
+    started_copies_.push_back(copies[g]);
+    ++slice.pending;
+  }
   for (std::size_t i = first; i < started_.size(); ++i) started_[i]->start();
 }
 
@@ -159,7 +249,7 @@ void HierarchicalCollective::on_slice_stage_done(std::size_t k) {
 
 std::uint64_t HierarchicalCollective::transfers_issued() const {
   std::uint64_t t = 0;
-  for (const auto& a : started_) t += a->transfers_issued();
+  for (std::size_t i = 0; i < started_.size(); ++i) t += started_[i]->transfers_issued() * static_cast<std::uint64_t>(started_copies_[i]);
   return t;
 }
 

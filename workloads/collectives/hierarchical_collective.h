@@ -26,6 +26,17 @@
 // per stage those latencies add up K times; with slices admitted together they run in lockstep
 // and hide nothing. Stages that share links (intra reduce-scatter and all-gather on NVLink)
 // contend for them in the network model.
+//
+// Symmetry folding (group_folding.h), when the plan is alone on its network: the groups of all
+// stages that share a link form one unit (a server's reduce-scatter and all-gather rings; the
+// rails' inter-node groups where their spines meet), and of the units that are relabellings of
+// one another (every server's NVLink rings; every rail's all-reduce when rails keep to their own
+// leaves and spines) one is simulated and counted for all. Contention between units (rails that
+// share a spine, an oversubscribed fabric, flow-hash collisions) merges them into one unit, which
+// runs in full. Stage groups fold their channels where the channels cross identical links
+// (channel_folding.h, exact whatever else runs); a group that is a unit on its own (a rail's SHARP
+// tree) may fold inside itself as if alone: its other flows are its own instances in other slices,
+// which fold the same way, so the symmetry it folds holds for all of them together.
 #pragma once
 
 #include <cstddef>
@@ -52,7 +63,10 @@ int hierarchical_pipeline_chunks(sim::Bytes bytes);
 class HierarchicalCollective final : public CollectiveAlgorithm {
  public:
   // Builds one stage's collective for a sub-request; the result must not pay the launch latency.
-  using StageMaker = std::function<std::unique_ptr<CollectiveAlgorithm>(const CollectiveRequest&, CollectiveListener*)>;
+  // `private_links`: no flow but this group's own (its instances in other slices included) crosses
+  // its links, so it may fold inside itself as a collective alone on its network does.
+  using StageMaker =
+      std::function<std::unique_ptr<CollectiveAlgorithm>(const CollectiveRequest&, CollectiveListener*, bool private_links)>;
 
   HierarchicalCollective(CollectiveContext ctx, CollectivePlan plan, CollectiveListener* listener, std::uint64_t tag,
                          StageMaker maker);
@@ -62,6 +76,9 @@ class HierarchicalCollective final : public CollectiveAlgorithm {
   // The stages' requests over the whole buffer, for --explain and tests: stage -> groups.
   const std::vector<std::vector<CollectiveRequest>>& stages() const { return stages_; }
   int slices() const { return static_cast<int>(slices_.size()); }
+  // Groups of one slice's stages simulated, and in all (equal when nothing was folded).
+  std::size_t simulated_groups() const;
+  std::size_t total_groups() const;
 
  private:
   // Tells the collective which slice's stage ended (stages are built with tag 0).
@@ -80,6 +97,7 @@ class HierarchicalCollective final : public CollectiveAlgorithm {
   void on_slice_stage_done(std::size_t k);
   void admit();
   void start_stage(std::size_t k);
+  void fold_groups();
 
   StageMaker maker_;
   std::vector<std::vector<CollectiveRequest>> stages_;
@@ -87,7 +105,11 @@ class HierarchicalCollective final : public CollectiveAlgorithm {
   std::vector<Slice> slices_;
   std::vector<std::deque<std::size_t>> waiting_;  // per stage: slices ready for it, in order
   std::vector<int> busy_;                         // per stage: slices in it
+  // Per stage and group: groups it stands for (1 unfolded; 0: folded onto another, not run).
+  std::vector<std::vector<int>> copies_;
+  std::vector<std::vector<char>> private_;  // per stage and group: a unit of its own (see StageMaker)
   std::vector<std::unique_ptr<CollectiveAlgorithm>> started_;
+  std::vector<int> started_copies_;  // per started collective
   std::size_t slices_done_ = 0;
 };
 

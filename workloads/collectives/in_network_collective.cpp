@@ -5,6 +5,7 @@
 #include <map>
 
 #include "sim/check.h"
+#include "workloads/collectives/group_folding.h"
 
 namespace clustersim::workloads {
 namespace {
@@ -130,15 +131,69 @@ double InNetworkCollective::launch_latency_us() const {
   return nccl::hw_latency_us(nvls_ ? nccl::HwClass::NvLink : nccl::HwClass::Net, nccl_algo(), Protocol::Simple);
 }
 
+void InNetworkCollective::group_structure(const Group& g, std::vector<double>& out) const {
+  out.insert(out.end(), {static_cast<double>(g.members.size()), static_cast<double>(g.senders),
+                         static_cast<double>(g.receivers), static_cast<double>(g.expected)});
+  for (const int i : g.members) {
+    const Member& m = members_[static_cast<std::size_t>(i)];
+    out.push_back(m.sends ? 1.0 : 0.0);
+    out.push_back(m.receives ? 1.0 : 0.0);
+  }
+}
+
+void InNetworkCollective::group_routes(const Group& g, FlowRoutes& out) const {
+  out.add(g.to_root, sim::SimTime{});
+  out.add(g.from_root, sim::SimTime{});
+  for (const int i : g.members) {
+    out.add(members_[static_cast<std::size_t>(i)].up, sim::SimTime{});
+    out.add(members_[static_cast<std::size_t>(i)].down, sim::SimTime{});
+  }
+}
+
+// Groups in order, each with its members; the tree's level and per-chunk bytes.
+bool InNetworkCollective::flow_routes(FlowRoutes& out) const {
+  out.structure.insert(out.structure.end(), {static_cast<double>(groups_.size()), two_level_ ? 1.0 : 0.0,
+                                             static_cast<double>(top_expected_), static_cast<double>(pieces_), up_bytes_,
+                                             down_bytes_, static_cast<double>(needed_)});
+  for (const Group& g : groups_) {
+    group_structure(g, out.structure);
+    group_routes(g, out);
+  }
+  return true;
+}
+
+void InNetworkCollective::fold_groups() {
+  std::vector<FoldUnit> units(groups_.size());
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    group_structure(groups_[g], units[g].shape);
+    group_routes(groups_[g], units[g].flows);
+  }
+  const UnitFolding folding = fold_units(ctx_.topo, units);
+  for (std::size_t g = 0; g < groups_.size(); ++g) groups_[g].copies = folding.multiplicity[g];
+}
+
+int InNetworkCollective::simulated_groups() const {
+  return static_cast<int>(std::count_if(groups_.begin(), groups_.end(), [](const Group& g) { return g.copies > 0; }));
+}
+
+void InNetworkCollective::send_for(std::size_t g, const topology::Route& route, double bytes, std::uint64_t tag) {
+  folded_transfers_ += static_cast<std::uint64_t>(groups_[g].copies - 1);
+  send(route, sim::Bytes{bytes}, tag, sim::SimTime{});
+}
+
 void InNetworkCollective::begin() {
-  for (std::size_t m = 0; m < members_.size(); ++m) try_send(m);
+  // Leaves fold only in a two-level tree (one switch is one group) with nothing else on the links.
+  if (two_level_ && plan_.fold_channels && !plan_.shares_links) fold_groups();
+  for (std::size_t m = 0; m < members_.size(); ++m) {
+    if (groups_[static_cast<std::size_t>(members_[m].group)].copies > 0) try_send(m);
+  }
 }
 
 void InNetworkCollective::try_send(std::size_t i) {
   Member& m = members_[i];
   if (!m.sends) return;
   while (m.up_sent < pieces_ && m.up_in_flight < static_cast<std::uint32_t>(nccl::kPipelineInFlight)) {
-    send(m.up, sim::Bytes{up_bytes_}, encode(kMemberUp, i, m.up_sent), sim::SimTime{});
+    send_for(static_cast<std::size_t>(m.group), m.up, up_bytes_, encode(kMemberUp, i, m.up_sent));
     ++m.up_sent;
     ++m.up_in_flight;
   }
@@ -148,23 +203,25 @@ void InNetworkCollective::arrive(std::size_t g, std::uint32_t chunk) {
   Group& group = groups_[g];
   if (++arrivals_[g * pieces_ + chunk] < group.expected) return;
   if (two_level_) {
-    send(group.to_root, sim::Bytes{up_bytes_}, encode(kGroupUp, g, chunk), sim::SimTime{});
+    send_for(g, group.to_root, up_bytes_, encode(kGroupUp, g, chunk));
   } else {
     multicast(g, chunk);
   }
 }
 
-void InNetworkCollective::arrive_at_top(std::uint32_t chunk) {
-  if (++top_arrivals_[chunk] < top_expected_) return;
+// A leaf's partial result arrives at the spine, once for every leaf it stands for.
+void InNetworkCollective::arrive_at_top(std::size_t g, std::uint32_t chunk) {
+  top_arrivals_[chunk] += groups_[g].copies;
+  if (top_arrivals_[chunk] < top_expected_) return;
   for (std::size_t o = 0; o < groups_.size(); ++o) {
-    if (groups_[o].receivers > 0) send(groups_[o].from_root, sim::Bytes{down_bytes_}, encode(kGroupDown, o, chunk), sim::SimTime{});
+    if (groups_[o].receivers > 0 && groups_[o].copies > 0) send_for(o, groups_[o].from_root, down_bytes_, encode(kGroupDown, o, chunk));
   }
 }
 
 void InNetworkCollective::multicast(std::size_t g, std::uint32_t chunk) {
   for (int i : groups_[g].members) {
     const Member& m = members_[static_cast<std::size_t>(i)];
-    if (m.receives) send(m.down, sim::Bytes{down_bytes_}, encode(kMemberDown, static_cast<std::size_t>(i), chunk), sim::SimTime{});
+    if (m.receives) send_for(g, m.down, down_bytes_, encode(kMemberDown, static_cast<std::size_t>(i), chunk));
   }
 }
 
@@ -178,10 +235,12 @@ void InNetworkCollective::on_transfer_done(std::uint64_t tag) {
       arrive(static_cast<std::size_t>(members_[id].group), chunk);
       try_send(id);
       break;
-    case kGroupUp: arrive_at_top(chunk); break;
+    case kGroupUp: arrive_at_top(id, chunk); break;
     case kGroupDown: multicast(id, chunk); break;
     case kMemberDown:
-      if (++members_[id].down_recv == pieces_ && ++complete_ == needed_) finish();
+      if (++members_[id].down_recv < pieces_) break;
+      complete_ += groups_[static_cast<std::size_t>(members_[id].group)].copies;
+      if (complete_ == needed_) finish();
       break;
   }
 }

@@ -19,6 +19,12 @@
 // NVLS payload moves at nvlsEfficiency (0.85 Hopper, 0.74 Blackwell; tuning.cc) of the link rate,
 // modelled as payload / efficiency bytes on the wire. NCCL's NVLS latency (hwLat NVLINK NVLS 25 us,
 // baseLat 0; SHARP: NET CollNetDirect 31 us) is paid once, at launch.
+//
+// Symmetry folding (group_folding.h), when no flow outside this collective crosses its links
+// (CollectivePlan::shares_links off): the leaves of a two-level tree are units (a leaf's members'
+// paths and its cables to and from the aggregation spine); of the leaves that are relabellings of
+// one another one is simulated, and its arrivals at the spine and its members' completions count
+// once per leaf it stands for. A leaf whose links another leaf's flows cross runs for itself.
 #pragma once
 
 #include <vector>
@@ -33,6 +39,10 @@ class InNetworkCollective final : public CollectiveAlgorithm {
 
   void on_transfer_done(std::uint64_t tag) override;
   int switch_groups() const { return static_cast<int>(groups_.size()); }
+  // Switch groups simulated (fewer than switch_groups() when leaves were folded).
+  int simulated_groups() const;
+  bool flow_routes(FlowRoutes& out) const override;
+  std::uint64_t transfers_issued() const override { return CollectiveAlgorithm::transfers_issued() + folded_transfers_; }
 
  protected:
   nccl::NcclAlgo nccl_algo() const override { return nvls_ ? nccl::NcclAlgo::Nvls : nccl::NcclAlgo::CollNetDirect; }
@@ -56,6 +66,7 @@ class InNetworkCollective final : public CollectiveAlgorithm {
     int senders = 0;
     int receivers = 0;
     int expected = 0;           // arrivals that complete a chunk here
+    int copies = 1;             // leaves it stands for (0: folded onto another, not simulated)
   };
   enum Kind : std::uint64_t { kMemberUp = 0, kGroupUp = 1, kGroupDown = 2, kMemberDown = 3 };
   static std::uint64_t encode(Kind k, std::size_t id, std::uint32_t chunk) {
@@ -64,7 +75,11 @@ class InNetworkCollective final : public CollectiveAlgorithm {
   void begin() override;
   void try_send(std::size_t m);
   void arrive(std::size_t g, std::uint32_t chunk);
-  void arrive_at_top(std::uint32_t chunk);
+  void arrive_at_top(std::size_t g, std::uint32_t chunk);
+  void fold_groups();
+  void send_for(std::size_t g, const topology::Route& route, double bytes, std::uint64_t tag);
+  void group_structure(const Group& g, std::vector<double>& out) const;
+  void group_routes(const Group& g, FlowRoutes& out) const;
   void multicast(std::size_t g, std::uint32_t chunk);
 
   bool nvls_;
@@ -80,6 +95,7 @@ class InNetworkCollective final : public CollectiveAlgorithm {
   std::vector<int> top_arrivals_;  // [chunk] at the spine
   int complete_ = 0;
   int needed_ = 0;
+  std::uint64_t folded_transfers_ = 0;  // transfers the folded leaves stand for
 };
 
 }  // namespace clustersim::workloads

@@ -118,6 +118,13 @@ std::uint64_t RingCollective::transfers_issued() const {
   return CollectiveAlgorithm::transfers_issued() * copies;
 }
 
+bool RingCollective::flow_routes(FlowRoutes& out) const {
+  out.structure.insert(out.structure.end(), {static_cast<double>(n_), static_cast<double>(simulated_channels_),
+                                             static_cast<double>(steps_), piece_bytes_.value});
+  for (std::size_t i = 0; i < routes_.size(); ++i) out.add(routes_[i], overheads_[i], weights_.empty() ? nullptr : &weights_[i]);
+  return true;
+}
+
 void RingCollective::begin() {
   for (int ch = 0; ch < simulated_channels_; ++ch) {
     for (int p = 0; p < n_; ++p) try_send(ch, p);

@@ -43,6 +43,7 @@ class RingCollective final : public CollectiveAlgorithm {
   int simulated_channels() const { return simulated_channels_; }
   // Transfers the collective stands for (a folded flow counts once per channel).
   std::uint64_t transfers_issued() const override;
+  bool flow_routes(FlowRoutes& out) const override;
 
  private:
   struct Position {

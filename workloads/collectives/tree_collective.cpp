@@ -7,6 +7,7 @@
 
 #include "sim/check.h"
 #include "sim/rng.h"
+#include "workloads/collectives/channel_folding.h"
 #include "workloads/collectives/ring_collective.h"
 
 namespace clustersim::workloads {
@@ -94,8 +95,70 @@ TreeCollective::TreeCollective(CollectiveContext ctx, CollectivePlan plan, Colle
   down_routes_.resize(total * kMaxChildren);
   down_latency_.resize(total * kMaxChildren);
   for (int ch = 0; ch < plan_.channels; ++ch) build_channel(ch);
+  if (plan_.fold_channels && op == CollectiveOp::AllReduce) fold();
   // Done means: every rank has the result (all-reduce, broadcast), or the root has it (reduce).
-  needed_ = op == CollectiveOp::Reduce ? static_cast<std::size_t>(plan_.channels) : total;
+  needed_ = op == CollectiveOp::Reduce ? static_cast<std::size_t>(plan_.channels) : nodes_.size();
+}
+
+// Folds the chain pairs onto pair 0 (see tree_collective.h): channel_folding's channels are the
+// pairs, its positions the up and down routes of the pair's two channels. Changes nothing unless
+// every pair is complete, the trees of a half have one shape, and the routes prove the symmetry.
+void TreeCollective::fold() {
+  const int pairs = chain_pairs();
+  if (pairs < 2 || plan_.channels != 2 * pairs) return;
+  const std::size_t n = static_cast<std::size_t>(n_);
+  for (int ch = 0; ch < plan_.channels; ++ch) {
+    const std::size_t base = static_cast<std::size_t>(ch) * n, first = static_cast<std::size_t>(ch < pairs ? 0 : pairs) * n;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (nodes_[base + i].parent != nodes_[first + i].parent) return;
+    }
+  }
+  const std::size_t per_channel = n + n * kMaxChildren;  // up routes, then down routes
+  std::vector<topology::Route> routes;
+  std::vector<sim::SimTime> overheads;
+  for (int pair = 0; pair < pairs; ++pair) {
+    for (const int ch : {pair, pair + pairs}) {
+      const std::size_t base = static_cast<std::size_t>(ch) * n;
+      routes.insert(routes.end(), up_routes_.begin() + static_cast<std::ptrdiff_t>(base),
+                    up_routes_.begin() + static_cast<std::ptrdiff_t>(base + n));
+      overheads.insert(overheads.end(), up_latency_.begin() + static_cast<std::ptrdiff_t>(base),
+                       up_latency_.begin() + static_cast<std::ptrdiff_t>(base + n));
+      routes.insert(routes.end(), down_routes_.begin() + static_cast<std::ptrdiff_t>(base * kMaxChildren),
+                    down_routes_.begin() + static_cast<std::ptrdiff_t>((base + n) * kMaxChildren));
+      overheads.insert(overheads.end(), down_latency_.begin() + static_cast<std::ptrdiff_t>(base * kMaxChildren),
+                       down_latency_.begin() + static_cast<std::ptrdiff_t>((base + n) * kMaxChildren));
+    }
+  }
+  const int positions = static_cast<int>(2 * per_channel);
+  const auto folded = fold_channels(ctx_.topo, routes, overheads, pairs, positions, plan_.shares_links);
+  if (!folded) return;
+  // Keep channels 0 and `pairs` as simulated channels 0 and 1, with pair 0's folded routes.
+  std::vector<Node> kept(nodes_.begin(), nodes_.begin() + static_cast<std::ptrdiff_t>(n));
+  kept.insert(kept.end(), nodes_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(pairs) * n),
+              nodes_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(pairs + 1) * n));
+  nodes_ = std::move(kept);
+  up_routes_.assign(2 * n, {});
+  down_routes_.assign(2 * n * kMaxChildren, {});
+  up_weights_.assign(2 * n, {});
+  down_weights_.assign(2 * n * kMaxChildren, {});
+  up_latency_.resize(2 * n);  // the latencies of channel 0, and of channel `pairs` below
+  std::vector<sim::SimTime> down_latency(2 * n * kMaxChildren);
+  for (std::size_t h = 0; h < 2; ++h) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const FoldedHop& up = (*folded)[h * per_channel + i];
+      up_routes_[h * n + i] = up.route;
+      up_weights_[h * n + i] = up.weights;
+      up_latency_[h * n + i] = overheads[h * per_channel + i];
+    }
+    for (std::size_t d = 0; d < n * kMaxChildren; ++d) {
+      const FoldedHop& down = (*folded)[h * per_channel + n + d];
+      down_routes_[h * n * kMaxChildren + d] = down.route;
+      down_weights_[h * n * kMaxChildren + d] = down.weights;
+      down_latency[h * n * kMaxChildren + d] = overheads[h * per_channel + n + d];
+    }
+  }
+  down_latency_ = std::move(down_latency);
+  folded_copies_ = static_cast<std::uint64_t>(pairs);
 }
 
 void TreeCollective::build_channel(int ch) {
@@ -171,6 +234,17 @@ int TreeCollective::parent_of(int ch, int rank) const {
   return -1;
 }
 
+// Up routes, then every child slot's down route (empty where there is no child), per node: the
+// node's place in its channel's tree fixes the index. A chunk's step latency is paid at hand-over.
+bool TreeCollective::flow_routes(FlowRoutes& out) const {
+  out.structure.push_back(static_cast<double>(nodes_.size()));
+  for (const Node& node : nodes_) out.structure.push_back(node.parent);
+  for (std::size_t i = 0; i < up_routes_.size(); ++i) out.add(up_routes_[i], up_latency_[i], up_weights_.empty() ? nullptr : &up_weights_[i]);
+  for (std::size_t d = 0; d < down_routes_.size(); ++d)
+    out.add(down_routes_[d], down_latency_[d], down_weights_.empty() ? nullptr : &down_weights_[d]);
+  return true;
+}
+
 std::uint32_t TreeCollective::have_up(const Node& node) const {
   std::uint32_t have = pieces_;
   for (int c = 0; c < node.nchildren; ++c) have = std::min(have, node.up_recv[static_cast<std::size_t>(c)]);
@@ -195,7 +269,8 @@ void TreeCollective::try_send(std::size_t i) {
       ++node.up_sent;
       ++node.up_streaming;
       ++node.up_unread;
-      send(up_routes_[i], piece_bytes_, static_cast<std::uint64_t>(i) << 4, sim::SimTime{}, plan_.channel_rate_cap);
+      send(up_routes_[i], piece_bytes_, static_cast<std::uint64_t>(i) << 4, sim::SimTime{}, plan_.channel_rate_cap,
+           up_weights_.empty() ? nullptr : &up_weights_[i]);
     }
   }
   if (!down_phase_) return;
@@ -207,7 +282,7 @@ void TreeCollective::try_send(std::size_t i) {
       ++node.down_streaming[s];
       ++node.down_unread[s];
       send(down_routes_[i * kMaxChildren + s], piece_bytes_, (static_cast<std::uint64_t>(i) << 4) | 8u | s, sim::SimTime{},
-           plan_.channel_rate_cap);
+           plan_.channel_rate_cap, down_weights_.empty() ? nullptr : &down_weights_[i * kMaxChildren + s]);
     }
   }
 }

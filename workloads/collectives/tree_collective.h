@@ -21,6 +21,12 @@
 // byte left, so the step latency of one chunk overlaps the streaming of the next, as NCCL's
 // NCCL_STEPS buffer slots allow; at most NCCL_STEPS chunks are sent and not yet handed over.
 // Chunk sizes follow NCCL's enqueue.cc rules per protocol (tree_chunk_bytes).
+//
+// Channel folding (channel_folding.h), all-reduce only: the unit that repeats is a chain pair
+// (channel c of the first tree and channel c + C/2 of the second, on one chain and NIC); pair c + 1
+// is pair c with every server's GPUs and rails rotated by one. When the plan allows folding and
+// the routes prove the pairs symmetric (and their trees have the same shape), only pair 0 is
+// simulated, its flows weighted for the other pairs.
 #pragma once
 
 #include <array>
@@ -51,6 +57,11 @@ class TreeCollective final : public CollectiveAlgorithm {
   void on_event(std::uint64_t tag) override;
   // The parent (global GPU rank, -1 at the root) of global GPU rank `rank` in channel `ch`.
   int parent_of(int ch, int rank) const;
+  bool flow_routes(FlowRoutes& out) const override;
+  // Channels simulated: 2 (one chain pair) when folded, else the plan's.
+  int simulated_channels() const { return static_cast<int>(nodes_.size()) / n_; }
+  // Transfers the collective stands for (a folded flow counts once per chain pair).
+  std::uint64_t transfers_issued() const override { return CollectiveAlgorithm::transfers_issued() * folded_copies_; }
 
  protected:
   nccl::NcclAlgo nccl_algo() const override { return nccl::NcclAlgo::Tree; }
@@ -80,6 +91,7 @@ class TreeCollective final : public CollectiveAlgorithm {
   void check_done(std::size_t i);
   void deliver(std::uint64_t tag);
   int chain_pairs() const;
+  void fold();
 
   int n_;
   bool up_phase_;
@@ -92,6 +104,9 @@ class TreeCollective final : public CollectiveAlgorithm {
   std::vector<sim::SimTime> up_latency_;     // step latency before the parent may use a chunk
   std::vector<topology::Route> down_routes_; // [node * kMaxChildren + slot]
   std::vector<sim::SimTime> down_latency_;
+  std::vector<topology::HopWeights> up_weights_;    // per up route, when folded
+  std::vector<topology::HopWeights> down_weights_;  // per down route, when folded
+  std::uint64_t folded_copies_ = 1;
   std::size_t complete_ = 0;
   std::size_t needed_ = 0;
 };

@@ -498,7 +498,10 @@ void IterationRun::maybe_optimizer(int r) {
     const int host_gpus = std::min(std::max(1, in_.topo.gpus_per_server()), p.tp * p.cp * p.pp * p.dp);
     const OffloadStep step = offload_step(params, in_.training, host_gpus, topology::pcie_x16_bandwidth(in_.gpu.pcie_gen),
                                           in_.compute.constants().get("cpu_adam_gparams_per_s") * 1e9);
-    dur = step.total_s();
+    // The window of the delayed update: this rank's forward, backward and gradient reduction,
+    // the span the next iteration's would take (every simulated iteration is the steady state).
+    dur = step.exposed_after_backward_s(in_.sync.offload_delayed_update, now() - iteration_start_);
+    result_.offload_hidden_s = std::max(result_.offload_hidden_s, step.total_s() - dur);
     result_.offload_pcie_s = std::max(result_.offload_pcie_s, step.pcie_s());
     result_.offload_cpu_s = std::max(result_.offload_cpu_s, step.cpu_adam_s);
   }

@@ -147,6 +147,7 @@ struct IterationResult {
   // ZeRO-Offload (optimizer_offload.h): the slowest rank's optimizer step's PCIe seconds (gradients
   // down, parameters up) and CPU-Adam seconds; both are inside breakdown.optimizer.
   double offload_pcie_s = 0, offload_cpu_s = 0;
+  double offload_hidden_s = 0;  // with the delayed update: the part of the step behind the next iteration
   std::uint64_t events = 0, flows = 0, memo_simulations = 0;
   double wall_s = 0;
   // When record_timeline is set, every simulated iteration. Traffic covers pipeline sends, tensor-

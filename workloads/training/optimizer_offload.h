@@ -8,11 +8,15 @@
 //   CPU Adam        params x gpus sharing the host / cpu_adam_gparams_per_s (the host's cores serve
 //                   every GPU of the node; DeepSpeed CPU-Adam, AVX-512)
 //   host-to-device  params x parameter element bytes (2 B)                    over the same link
-// run one after the other (the paper's one-step delayed parameter update, which overlaps the CPU
-// step with the next iteration's compute, is not modelled). PCIe is the GPU's x16 link at its
+// run one after the other. With the paper's one-step delayed parameter update (section 4.3,
+// `[sync] offload_delayed_update`), CPU Adam and the copy up of iteration i run while the GPU
+// computes iteration i+1 on parameters one step stale: the steady-state iteration waits only for
+// what does not fit in that window (exposed_after_backward_s). PCIe is the GPU's x16 link at its
 // usable rate (topology::pcie_x16_bandwidth); GPUs behind one PCIe switch would also share its
 // uplink, which is not modelled. Seconds and bytes.
 #pragma once
+
+#include <algorithm>
 
 #include "sim/units.h"
 #include "workloads/specs.h"
@@ -24,6 +28,12 @@ struct OffloadStep {
   double pcie_bytes = 0;  // both directions, one GPU
   double pcie_s() const { return d2h_s + h2d_s; }
   double total_s() const { return d2h_s + cpu_adam_s + h2d_s; }
+  // What the iteration waits for after its backward pass: everything, or with the delayed update
+  // the gradient copy down plus what of CPU Adam and the copy up does not fit in `window_s` (the
+  // next iteration's forward and backward, which in the steady state last as long as this one's).
+  double exposed_after_backward_s(bool delayed, double window_s) const {
+    return delayed ? d2h_s + std::max(0.0, cpu_adam_s + h2d_s - window_s) : total_s();
+  }
 };
 
 // `params` updated by one GPU; `gpus_per_host` GPUs share the host's CPU-Adam throughput
