@@ -69,15 +69,38 @@ ModernRow row_of(const CsvRecord& rec, const std::string& path, const std::strin
 // num_experts_per_tok 2, intermediate_size per expert), Llama-4-Maverick (meta-llama
 // Llama-4-Maverick-17B-128E: num_local_experts 128, top-1, 1 shared expert, intermediate_size 8192
 // per expert, intermediate_size_mlp 16384 in the dense layers, interleave_moe_layer_step 2: layers
-// 1, 3, 5, ... are MoE). Rows of other MoE models stay skipped.
+// 1, 3, 5, ... are MoE), Llama-4-Scout (meta-llama Llama-4-Scout-17B-16E config.json: 48 layers,
+// hidden 5120, 40 heads of 128, 8 KV heads, num_local_experts 16, top-1, 1 shared expert,
+// intermediate_size 8192, interleave_moe_layer_step 1: every layer MoE; its chunked attention
+// (attention_chunk_size 8192) equals full causal attention at the row's 8192 tokens), Grok-1
+// (xai-org/grok-1 model.py and run.py: 64 layers, emb 6144, 48 query heads of 128, 8 KV heads,
+// 8 experts, num_selected_experts 2, widening_factor 8 -> ffn_size 32768 per expert, every layer
+// MoE, no shared expert, gated-GELU MLP (three matrices, the "swiglu" kind's shapes), RMSNorm,
+// rotary positions, output layer = the input embedding transposed (InOutEmbed.decode): tied),
+// Qwen3-30B-A3B and Qwen3-235B-A22B (Qwen/Qwen3-30B-A3B, Qwen/Qwen3-235B-A22B config.json:
+// num_experts 128, num_experts_per_tok 8, moe_intermediate_size 768 / 1536, no shared expert,
+// decoder_sparse_step 1 and no mlp_only_layers: every layer MoE, head_dim 128 (Q 4096 / 8192 wide,
+// twice hidden), tie_word_embeddings false; their per-head QK RMSNorm is a pointwise op over Q and
+// K, not modelled). The Megatron-Bridge rows route with force-balanced token distribution (the
+// page's footnote), so their "tokendrop" variants drop nothing at capacity >= 1 and run the same
+// expert GEMMs as the dropless ones: both are modelled dropless.
+// Every architecture here has gated three-matrix MLPs and RMSNorm; `tied` is its config's
+// tie_word_embeddings, `head_dim` its head width when not hidden / heads (0 otherwise). Rows of
+// other MoE models stay skipped (other_moe_reason says why).
 struct MoeArch {
   const char* model;  // matched against the row's model name
   int experts, top_k, moe_ffn, shared, first_dense, freq, dense_ffn;
+  bool tied;
+  int head_dim;
 };
 constexpr MoeArch kMoeArchs[] = {
-    {"Mixtral-8x7B", 8, 2, 14336, 0, 0, 1, 14336},
-    {"Mixtral-8x22B", 8, 2, 16384, 0, 0, 1, 16384},
-    {"Llama4-Maverick", 128, 1, 8192, 1, 1, 2, 16384},
+    {"Mixtral-8x7B", 8, 2, 14336, 0, 0, 1, 14336, false, 0},
+    {"Mixtral-8x22B", 8, 2, 16384, 0, 0, 1, 16384, false, 0},
+    {"Llama4-Maverick", 128, 1, 8192, 1, 1, 2, 16384, false, 0},
+    {"Llama4-Scout", 16, 1, 8192, 1, 0, 1, 16384, false, 0},
+    {"Grok-1", 8, 2, 32768, 0, 0, 1, 32768, true, 0},
+    {"Qwen3-30B-A3B", 128, 8, 768, 0, 0, 1, 6144, false, 128},
+    {"Qwen3-235B-A22B", 128, 8, 1536, 0, 0, 1, 12288, false, 128},
 };
 
 const MoeArch* moe_arch_of(const ModernRow& r) {
@@ -98,24 +121,46 @@ int notes_int(const ModernRow& r, const std::string& key) {
   return 0;
 }
 
+int dp_of(const ModernRow& r);
+
 // Expert parallelism as Megatron-Core lays it out (parallelism.etp): expert tensor parallelism ETP
 // (tp when unstated) times EP must divide the GPUs of a pipeline stage, tp x cp x dp (expert data
 // parallel = world / (etp x ep x pp)).
 std::string moe_skip_reason(const ModernRow& r) {
   const int ep = notes_int(r, "EP"), etp = notes_int(r, "ETP"), tp = std::max(r.tp, 1);
   if (ep <= 0) return "mixture of experts without a stated expert-parallel size";
-  const int dp = r.dp > 0 ? r.dp : r.num_gpus / (tp * std::max(r.pp, 1) * std::max(r.cp, 1));
+  const int dp = dp_of(r);
   const int stage_gpus = tp * std::max(r.cp, 1) * dp, grid = (etp > 0 ? etp : tp) * ep;
   if (stage_gpus % grid != 0)
     return "etp x ep = " + std::to_string(grid) + " does not divide the " + std::to_string(stage_gpus) + " GPUs of a stage";
   return "";
 }
 
+// The MoE models the tables name whose architecture the model spec cannot express (issue #11),
+// each with the feature that is missing, from its Hugging Face config.json:
+//   * DeepSeek-V3 (deepseek-ai/DeepSeek-V3) and Kimi-K2 (moonshotai/Kimi-K2-Instruct, the
+//     DeepseekV3 architecture): multi-head latent attention (kv_lora_rank 512, q_lora_rank 1536,
+//     qk_nope/rope head dims 128/64, v_head_dim 128), whose projections and head sizes differ from
+//     hidden / heads; the workloads' deepseek-v3 preset approximates it as multi-head attention,
+//     which undercounts the attention core by 192 / 56, too far to score against;
+//   * GPT-OSS-120B (openai/gpt-oss-120b): sliding-window attention (sliding_window 128) on every
+//     other layer ("layer_types" alternates sliding and full attention), with learned attention
+//     sinks: the attention core is not full causal attention over the sequence on half the layers;
+//   * DeepSeek-V4-Flash: no published architecture in the row (its shape columns are empty).
+std::string other_moe_reason(const std::string& model) {
+  if (has(model, "DeepSeek-V4")) return "mixture of experts without a published architecture (DeepSeek-V4)";
+  if (has(model, "DeepSeek") || has(model, "Kimi"))
+    return "mixture of experts with multi-head latent attention (MLA) not modelled";
+  if (has(model, "GPT-OSS"))
+    return "mixture of experts with sliding-window attention layers (GPT-OSS) not modelled";
+  return "mixture of experts whose architecture is not in modern_rows.cpp kMoeArchs (issue #11)";
+}
+
 std::string unsupported_model(const ModernRow& r) {
   const std::string& model = r.model;
   if (moe_arch_of(r) != nullptr) return "";  // expressible; its layout is checked after the others'
   for (const char* moe : {"DeepSeek", "Grok", "Mixtral", "Qwen3", "GPT-OSS", "Kimi", "Llama4"})
-    if (has(model, moe)) return "mixture of experts whose architecture is not in modern_rows.cpp kMoeArchs (issue #11)";
+    if (has(model, moe)) return other_moe_reason(model);
   if (has(model, "Nemotron-H") || has(model, "Nemotron_3")) return "hybrid Mamba / MoE layers not modelled";
   if (has(model, "SFT") || has(model, "LoRA"))
     return "fine-tuning recipe (SFT packed sequences, LoRA frozen base weights) not modelled";
@@ -127,20 +172,23 @@ std::string unsupported_model(const ModernRow& r) {
 // benchmark clusters are built: EOS for dgxc-benchmarking). A GB200 NVL72 rack is one 72-GPU
 // NVLink domain behind NVLink switch trays with Grace CPUs: the gb200-nvl72 preset, whose "node" is
 // the rack; a run on N GPUs takes ceil(N / 72) racks and uses the first N GPUs (gpus_per_node_of).
-// GB300 (Blackwell Ultra in the NVL72 rack) and B300 have no node preset.
+// Blackwell Ultra likewise: "DGX-B300" rows run on the dgx-b300 preset (8 GPUs, ConnectX-8 800 Gb/s
+// per GPU, DGX B300 datasheet) and "DGX-GB300 NVL72" rows on gb300-nvl72 (the rack with GB300 GPUs
+// and ConnectX-8 NICs), both named by the rows' interconnect column.
 // Megatron-LM's FP8 table does not name its GPU; the dataset assumes H100 (its notes), and so do we.
 std::string node_preset_for(const ModernRow& r) {
   if (has(r.gpu, "H100")) return "dgx-h100";
   if (r.gpu == "B200") return "dgx-b200";
   if (r.gpu.starts_with("GB200")) return "gb200-nvl72";
+  if (r.gpu == "B300") return "dgx-b300";
+  if (r.gpu.starts_with("GB300")) return "gb300-nvl72";
   return "";
 }
 
-int gpus_per_node_of(const ModernRow& r) { return node_preset_for(r) == "gb200-nvl72" ? 72 : 8; }
+int gpus_per_node_of(const ModernRow& r) { return node_preset_for(r).ends_with("-nvl72") ? 72 : 8; }
 
 std::string node_skip_reason(const ModernRow& r) {
   if (!node_preset_for(r).empty()) return "";
-  if (r.gpu.starts_with("GB300")) return "GB300 NVL72 rack (Blackwell Ultra) has no node preset yet";
   return "GPU " + r.gpu + " has no node preset";
 }
 
@@ -158,8 +206,16 @@ std::string precision_for(const ModernRow& r) {
 }
 
 int cp_of(const ModernRow& r) { return std::max(r.cp, 1); }
+// dgxc-benchmarking's Grok-1 H100 tables print a DP that leaves the expert-parallel ranks out
+// (modern/README.md "Read before fitting" item 4; those rows' notes say "DP may exclude EP"): tp x
+// pp x cp x DP x EP is the GPU count there, and the data-parallel size is DP x EP.
+bool dp_excludes_ep(const ModernRow& r) {
+  const int stated = std::max(r.tp, 1) * std::max(r.pp, 1) * std::max(r.cp, 1) * r.dp;
+  return r.dp > 0 && has(r.notes, "DP may exclude EP") && stated != r.num_gpus && stated * notes_int(r, "EP") == r.num_gpus;
+}
+
 int dp_of(const ModernRow& r) {
-  if (r.dp > 0) return r.dp;
+  if (r.dp > 0) return dp_excludes_ep(r) ? r.dp * notes_int(r, "EP") : r.dp;
   const int per_replica = std::max(r.tp, 1) * std::max(r.pp, 1) * cp_of(r);
   return r.num_gpus / per_replica;
 }
@@ -204,24 +260,26 @@ int vocab_for(const ModernRow& r) {
 // embeddings; its rotary positions are not expressible, so the GELU kind's learned position table
 // adds seq x hidden parameters (< 0.1%). GPT-3 (NeMo): GELU, LayerNorm, tied embeddings.
 void write_model(std::ostringstream& t, const ModernRow& r) {
-  const bool llama = has(r.model, "Llama") || has(r.model, "Mixtral");
-  const bool untied = llama || has(r.model, "Nemotron");
+  const MoeArch* moe = moe_arch_of(r);
+  const bool llama = has(r.model, "Llama") || has(r.model, "Mixtral") || moe != nullptr;
+  const bool untied = (llama || has(r.model, "Nemotron")) && (moe == nullptr || !moe->tied);
   t << "\n[model]\nlayers = " << r.layers << "\nhidden = " << r.hidden << "\nheads = " << r.heads
     << "\nkv_heads = " << (r.kv_heads > 0 ? r.kv_heads : r.heads) << "\nseq_len = " << r.seq_len
     << "\nvocab = " << vocab_for(r);
-  const MoeArch* moe = moe_arch_of(r);
   if (moe != nullptr) {
     t << "\nffn_hidden = " << moe->dense_ffn << "\nexperts = " << moe->experts << "\nexperts_per_token = " << moe->top_k
       << "\nmoe_ffn_hidden = " << moe->moe_ffn << "\nshared_experts = " << moe->shared
       << "\nfirst_dense_layers = " << moe->first_dense << "\nmoe_layer_freq = " << moe->freq;
+    if (moe->head_dim > 0) t << "\nhead_dim = " << moe->head_dim;
   } else if (r.ffn_hidden > 0) {
     t << "\nffn_hidden = " << r.ffn_hidden;
   }
   t << "\nmlp = \"" << (llama ? "swiglu" : "gelu") << "\"\nnorm = \"" << (llama ? "rmsnorm" : "layernorm")
     << "\"\ntied_embeddings = " << (untied ? "false" : "true") << "\nflash_attention = true\n";
   // Llama and Nemotron train without dropout (Meta's configs have none; Nemotron-4: hidden,
-  // attention and ffn dropout 0.0 in dgxc-benchmarking nemotron/nemotron4-340b-synth.yaml).
-  if (untied) t << "dropout = false\n";
+  // attention and ffn dropout 0.0 in dgxc-benchmarking nemotron/nemotron4-340b-synth.yaml); nor do
+  // the MoE architectures above (no dropout in their configs or in grok-1's model.py).
+  if (untied || moe != nullptr) t << "dropout = false\n";
 }
 
 // Recipe defaults (NeMo scripts/performance, Megatron-Bridge scripts/performance; the tables do not
@@ -269,6 +327,25 @@ int micro_batch_of(const ModernRow& r) {
   return derived > 0 ? derived : table;
 }
 
+// Blackwell Megatron-FSDP recipes offload layers' activations to the host ([training]
+// activation_offload_layers, Megatron-Core cpu_offloading_num_layers):
+//   * Megatron-Bridge scripts/performance/configs/llama/llama3_workload_base_configs.py:
+//     LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V1/V2 (mbs 2) 40 layers, ..._GB200_BF16 20,
+//     ..._B200_FP8_CS 5; llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_GB200_FP8_CS_V1
+//     (tp 2, FSDP) 92;
+//   * NeMo scripts/performance/recommended_model_configs/model_configs_gb200.csv
+//     (activation_offload_layers column): llama3 70b fp8 (mbs 1) 0, llama31 405b fp8 (tp 2) 95.
+// Other rows offload nothing.
+int activation_offload_layers_of(const ModernRow& r) {
+  if (generation_of(r.gpu) != Generation::Blackwell || !has(r.zero_or_fsdp, "FSDP") || !nemo_stack(r)) return 0;
+  const bool bridge = modern_source_group(r) == "Megatron-Bridge", gb200 = r.gpu.starts_with("GB200");
+  const bool fp8 = fp8_row(r);
+  if (has(r.model, "405B")) return gb200 && fp8 ? (bridge ? 92 : 95) : 0;
+  if (!has(r.model, "70B") || !bridge) return 0;
+  if (!gb200) return fp8 ? 5 : 0;
+  return fp8 ? 40 : 20;
+}
+
 void write_layout(std::ostringstream& t, const ModernRow& r) {
   const int tp = std::max(r.tp, 1), pp = std::max(r.pp, 1);
   const bool fsdp = has(r.zero_or_fsdp, "FSDP");
@@ -287,6 +364,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   const bool nemotron4_dgxc = has(r.model, "Nemotron-4") && modern_source_group(r) == "dgxc-benchmarking";
   if (nemotron4_dgxc || (nemo_stack(r) && fp8_row(r))) t << "grad_dtype = \"bf16\"\n";
   if (nemotron4_dgxc) t << "optimizer_dtype = \"bf16\"\n";
+  if (const int off = activation_offload_layers_of(r); off > 0) t << "activation_offload_layers = " << off << "\n";
   t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
   if (nemo_stack(r) && tp > 1) t << "tp_comm_overlap = true\n";
 }
@@ -359,46 +437,62 @@ std::optional<double> measured_step_time_s(const ModernRow& row, std::string* wh
   return tokens / (row.value * row.num_gpus);
 }
 
+namespace {
+
+// The one value `field` takes in the rows of `rows` that `same` accepts and that state a virtual
+// stage count; 0 when none does or when they disagree.
+template <class Same, class Field>
+int agreed_value(const std::vector<ModernRow>& rows, Same same, Field field) {
+  int stated = 0;
+  bool agree = true;
+  for (const ModernRow& other : rows) {
+    if (other.virtual_stages <= 0 || !same(other)) continue;
+    agree = agree && (stated == 0 || stated == field(other));
+    stated = field(other);
+  }
+  return agree ? stated : 0;
+}
+
+}  // namespace
+
 int fill_unstated_virtual_stages(std::vector<ModernRow>& rows) {
   const auto repository = [](const ModernRow& r) { return r.source.substr(0, r.source.find('@')); };
   const auto same_recipe = [&](const ModernRow& a, const ModernRow& b) {
     return repository(a) == repository(b) && a.model == b.model && a.gpu == b.gpu && a.tp == b.tp && a.pp == b.pp &&
            a.layers == b.layers;
   };
-  std::vector<std::pair<std::size_t, int>> fills;
+  struct Fill { std::size_t row; int vp, micro_batch; };
+  std::vector<Fill> fills;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].pp <= 1 || rows[i].virtual_stages > 0) continue;
-    int stated = 0;
-    bool agree = true;
-    for (const ModernRow& other : rows) {
-      if (other.virtual_stages <= 0 || !same_recipe(rows[i], other)) continue;
-      agree = agree && (stated == 0 || stated == other.virtual_stages);
-      stated = other.virtual_stages;
-    }
-    if (stated > 0 && agree) fills.emplace_back(i, stated);
+    const ModernRow& r = rows[i];
+    if (r.pp <= 1 || r.virtual_stages > 0) continue;
+    const int vp = agreed_value(rows, [&](const ModernRow& o) { return same_recipe(r, o); },
+                                [](const ModernRow& o) { return o.virtual_stages; });
+    if (vp <= 0) continue;
+    // The cell that drops VP may also carry another layout's micro-batch: take the one the same
+    // recipe states at the same precision in the other releases when they agree on it.
+    const auto same_precision = [&](const ModernRow& o) {
+      return same_recipe(r, o) && o.precision == r.precision && o.cp == r.cp;
+    };
+    const int mbs = agreed_value(rows, same_precision, [](const ModernRow& o) { return o.micro_batch; });
+    fills.push_back({i, vp, mbs > 0 && mbs != r.micro_batch ? mbs : 0});
   }
-  for (const auto& [i, vp] : fills) {
-    rows[i].virtual_stages = vp;
-    rows[i].notes += "; virtual_stages " + std::to_string(vp) + " assumed from the same recipe's other releases";
+  for (const Fill& f : fills) {
+    ModernRow& r = rows[f.row];
+    r.virtual_stages = f.vp;
+    r.notes += "; virtual_stages " + std::to_string(f.vp) + " assumed from the same recipe's other releases";
+    if (f.micro_batch > 0) {
+      r.notes += "; micro_batch " + std::to_string(f.micro_batch) + " (table: " + std::to_string(r.micro_batch) +
+                 ") from the same recipe's other releases at this precision";
+      r.micro_batch = f.micro_batch;
+    }
   }
   return static_cast<int>(fills.size());
-}
-
-// Megatron-Bridge's Blackwell Megatron-FSDP recipes (B200, GB200, GB300) offload the activations
-// of 5-40 layers to the CPU (cpu_offloading_num_layers in scripts/performance/configs/llama/
-// llama3_workload_base_configs.py, e.g. LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V1: 40 layers):
-// without that the layout does not fit (70B at mbs 2, seq 8192, tp 1: 319 GiB of 186), and
-// activation offloading is not modelled, so these rows are skipped rather than refused.
-std::string offload_skip_reason(const ModernRow& row) {
-  if (generation_of(row.gpu) == Generation::Blackwell && has(row.zero_or_fsdp, "FSDP") && nemo_stack(row))
-    return "Megatron-FSDP recipe on Blackwell with activation CPU offloading (cpu_offloading_num_layers) not modelled";
-  return "";
 }
 
 std::string modern_skip_reason(const ModernRow& row) {
   if (std::string why = node_skip_reason(row); !why.empty()) return why;
   if (std::string why = unsupported_model(row); !why.empty()) return why;
-  if (std::string why = offload_skip_reason(row); !why.empty()) return why;
   if (std::string why = layout_skip_reason(row); !why.empty()) return why;
   if (moe_arch_of(row) != nullptr) {
     if (std::string why = moe_skip_reason(row); !why.empty()) return why;

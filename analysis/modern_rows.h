@@ -69,8 +69,12 @@ std::optional<double> measured_step_time_s(const ModernRow& row, std::string* wh
 // Rows with a pipeline (pp > 1) that leave virtual_stages empty take it from the rows of the same
 // recipe (same repository, model, GPU, tp, pp and layers) in other releases, when those all state
 // one value: dgxc-benchmarking v25.04 drops the VP column that v24.11-v25.03 print for the same
-// Nemotron-4 340B layouts (VP 12, the NeMo recipe's). The row's notes say so. Returns the rows
-// filled.
+// Nemotron-4 340B layouts (VP 12, the NeMo recipe's). Such a cell may also print another layout's
+// micro-batch: when the same recipe's rows at the same precision (and cp) agree on a different one,
+// it is taken too (Megatron-Bridge 26.02.01 lists GB300 Llama 3 70B MXFP8, tp 1 pp 4, with MBS 2
+// and no VP, where 26.02, 26.04 and 26.04.01 list MBS 1 and VP 5 for it, as the recipe
+// LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_MX_V1 sets: pp 4, vp 5, the default micro-batch 1). The
+// row's notes say so. Returns the rows filled.
 int fill_unstated_virtual_stages(std::vector<ModernRow>& rows);
 
 // Why the simulator cannot express the row yet ("" when it can): each reason is a short fixed

@@ -87,6 +87,7 @@ RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& op
                                 blocking ? without_overlap(spec.sync) : spec.sync, options.full, options.timeline,
                                 &cluster->memo, workloads::graph_hints(spec.cluster)};
   in.data = spec.data ? &*spec.data : nullptr;
+  if (options.check) in.invariants = &r.invariants.emplace();
   try {
     r.iteration = workloads::simulate_iteration(in);
     if (blocking) {  // the same job without CUDA_LAUNCH_BLOCKING, for its cost

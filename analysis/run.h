@@ -11,6 +11,7 @@
 #include "analysis/cluster_cache.h"
 #include "analysis/memory_report.h"
 #include "scenarios/scenario_spec.h"
+#include "sim/invariant_report.h"
 #include "topology/topology.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/training/iteration_sim.h"
@@ -26,6 +27,7 @@ struct RunOptions {
   bool ignore_memory = false;   // simulate even when the scenario does not fit in GPU memory
   bool timeline = false;        // record spans for --trace
   ClusterCache* clusters = nullptr;  // optional: reuse built clusters across runs
+  bool check = false;           // check the invariants after every iteration (RunReport::invariants)
 };
 
 struct RunReport {
@@ -44,6 +46,8 @@ struct RunReport {
   std::optional<workloads::InputPipelineResult> data;  // [data]
   std::optional<workloads::LossScaleResult> amp;       // [amp]
   double launch_blocking_base_s = 0;  // [training] launch_blocking: the iteration without it
+  // With RunOptions::check: what the invariant checks found (workloads/training/iteration_invariants.h).
+  std::optional<sim::InvariantReport> invariants;
 };
 
 // Throws scenarios::ScenarioError for unknown model constants (with file:line), and

@@ -77,7 +77,7 @@ std::vector<std::string> nccl_tests_preamble(const topology::ClusterSpec& spec, 
 int verb_collective(int argc, char** argv) {
   CLI::App app{"Simulate one collective over a range of sizes; prints nccl-tests' columns.", "clustersim collective"};
   std::string scenario_path, inter_name = "ring";
-  bool explain = false, extra_columns = false;
+  bool explain = false, extra_columns = false, check = false;
   std::string op_name = "allreduce", algo_name = "ring", proto_name, format = "text";
   std::string min_size = "8", max_size = "128M";
   int gpus = 0, chunks = 0, channels = 0;
@@ -85,6 +85,7 @@ int verb_collective(int argc, char** argv) {
   ClusterFlags cluster;
   app.add_option("scenario", scenario_path, "SCENARIO.toml whose [cluster] to use (instead of --node)");
   cluster.add_to(app);
+  app.add_flag("--check", check, "check each simulation's invariants (bytes, link capacity, time, bandwidth bound); exit 4 when one fails");
   app.add_flag("--explain", explain, "explain the first size (-b): NCCL's view, cost table, steps, bottleneck");
   app.add_option("--inter", inter_name, "hierarchical: algorithm of the inter-node stage (ring | tree | in-network | auto)");
   app.add_option("--gpus", gpus, "use the first N GPUs (default: all)");
@@ -165,8 +166,10 @@ int verb_collective(int argc, char** argv) {
   const topology::Topology topo = topology::build_cluster(spec);
   const topology::Router router(topo);
   const topology::GpuSpec* gpu = topology::find_gpu(spec.node.gpu);
+  std::optional<sim::InvariantReport> invariants;
+  if (check) invariants.emplace();
   const workloads::CollectiveEnvironment env{topo, router, gpu != nullptr ? gpu->compute_capability : 80,
-                                             workloads::graph_hints(spec)};
+                                             workloads::graph_hints(spec), invariants ? &*invariants : nullptr};
 
   workloads::CollectiveRequest req;
   req.op = *op;
@@ -225,7 +228,7 @@ int verb_collective(int argc, char** argv) {
                                  : analysis::collective_comparison_table(what + ": busbw by algorithm (simulated)", cmp))
                    .c_str(),
                stdout);
-    return 0;
+    return report_invariants(invariants, format == "text");
   }
   std::vector<analysis::CollectiveRow> rows;
   for (const auto& cells : cmp.rows) rows.push_back(cells.front().row);
@@ -239,7 +242,7 @@ int verb_collective(int argc, char** argv) {
     options.preamble = nccl_tests_preamble(spec, gpus, lo, hi, factor);
     std::fputs(analysis::collective_table(title, rows, options).c_str(), stdout);
   }
-  return 0;
+  return report_invariants(invariants, format == "text");
 }
 
 }  // namespace clustersim::apps

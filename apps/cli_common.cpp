@@ -170,4 +170,10 @@ topology::ClusterSpec cluster_from_scenario_or_flags(const std::string& scenario
   return flags.cluster();
 }
 
+int report_invariants(const std::optional<sim::InvariantReport>& report, bool text_output) {
+  if (!report) return 0;
+  std::fputs(report->summary().c_str(), text_output ? stdout : stderr);
+  return report->all_hold() ? 0 : kExitInvariantViolated;
+}
+
 }  // namespace clustersim::apps

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/invariant_report.h"
 #include "topology/cluster_spec.h"
 
 namespace CLI {
@@ -54,5 +55,12 @@ struct ClusterFlags {
 topology::ClusterSpec cluster_from_scenario_or_flags(const std::string& scenario_path, const ClusterFlags& flags);
 
 std::string join(const std::vector<std::string_view>& items, std::string_view sep = ", ");
+
+// The exit code of a run whose --check found an invariant violated (docs/cli.md, Exit codes).
+inline constexpr int kExitInvariantViolated = 4;
+// --check: prints the report's summary ("invariants: 6 checked, all hold", or what failed with its
+// numbers) on stdout for text output, on stderr beside JSON or CSV; returns 0, or
+// kExitInvariantViolated when one failed. Nothing when `report` is empty (no --check).
+int report_invariants(const std::optional<sim::InvariantReport>& report, bool text_output);
 
 }  // namespace clustersim::apps

@@ -24,7 +24,7 @@ constexpr std::string_view kNodeKeys[] = {"preset", "gpu",     "gpus", "intra", 
 constexpr std::string_view kGpuOverrideKeys[] = {"power_limit_w", "mig", "tf32"};
 
 // PCIe generations as written in scenario files (cluster.node.pcie).
-constexpr sim::Choice<int> kPcieGens[] = {{"gen3", 3}, {"gen4", 4}, {"gen5", 5}};
+constexpr sim::Choice<int> kPcieGens[] = {{"gen3", 3}, {"gen4", 4}, {"gen5", 5}, {"gen6", 6}};
 
 std::vector<std::string_view> node_preset_ids() {
   std::vector<std::string_view> ids;

@@ -32,13 +32,15 @@ using workloads::Schedule;
 void Loader::check_model_shape() {
   const std::size_t before = error_count();
   const auto& m = spec_.model;
-  if (m.hidden % m.heads != 0)
+  if (m.attention_head_dim == 0 && m.hidden % m.heads != 0)
     error_with_choices(spec_.origins.count("model.heads") ? "model.heads" : "model.hidden",
                        "hidden = " + std::to_string(m.hidden) + " is not divisible by heads = " + std::to_string(m.heads),
                        divisor_choices("model.heads", m.hidden, std::min(m.hidden, 256)),
                        listing_hint("the head size is hidden / heads; ", "heads",
                                     "no heads dividing " + std::to_string(m.hidden) +
-                                        " passes the other checks alone; change tp or kv_heads with it"));
+                                        " passes the other checks alone; change tp or kv_heads with it, or give the "
+                                        "head size as head_dim",
+                                    "; or give the head size as head_dim"));
   if (m.heads % m.kv_heads != 0)
     error_with_choices(spec_.origins.count("model.kv_heads") ? "model.kv_heads" : "model.heads",
                        "heads = " + std::to_string(m.heads) + " is not a multiple of kv_heads = " + std::to_string(m.kv_heads),
@@ -77,6 +79,14 @@ void Loader::check_layout() {
       error_with_choices(e->key, e->message, value_choices(e->key, e->values), listing_hint(e->lead, label, e->none, e->tail));
     }
   }
+  // Megatron-Core's TransformerConfig refuses cpu_offloading_num_layers >= num_layers.
+  if (const int off = spec_.training.activation_offload_layers; off > 0 && off >= m.layers)
+    error_with_choices("training.activation_offload_layers",
+                       "activation_offload_layers = " + std::to_string(off) + " is not below the model's " +
+                           std::to_string(m.layers) + " layers",
+                       value_choices("training.activation_offload_layers", {std::to_string(m.layers - 1), "0"}),
+                       listing_hint("each model chunk keeps its last layer's activations on the GPU; ",
+                                    "activation_offload_layers", "use a value below layers = " + std::to_string(m.layers)));
   check_context_parallel();
   if (error_count() != before) layout_ok_ = false;
 }

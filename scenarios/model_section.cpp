@@ -18,7 +18,7 @@ namespace {
 using workloads::MlpKind;
 using workloads::ModelSpec;
 
-constexpr std::string_view kModelKeys[] = {"preset",     "layers",  "hidden", "heads",     "kv_heads",
+constexpr std::string_view kModelKeys[] = {"preset",     "layers",  "hidden", "heads",     "kv_heads", "head_dim",
                                            "ffn_hidden", "seq_len", "vocab",  "hf_config", "mlp",
                                            "norm",       "tied_embeddings", "flash_attention", "dropout",
                                            "experts", "experts_per_token", "moe_ffn_hidden", "shared_experts",
@@ -32,7 +32,7 @@ struct ModelBase {
 
 // The fields of [model], each absent unless given (and valid).
 struct ModelFields {
-  std::optional<int> layers, hidden, heads, kv_heads, ffn, seq_len, vocab;
+  std::optional<int> layers, hidden, heads, kv_heads, head_dim, ffn, seq_len, vocab;
   std::optional<MlpKind> mlp;
   std::optional<workloads::NormKind> norm;
   std::optional<bool> tied, flash, dropout;
@@ -82,6 +82,7 @@ ModelFields read_model_fields(Section& s) {
   f.hidden = s.integer("hidden", 1, 1 << 24, "12288");
   f.heads = s.integer("heads", 1, 1 << 16, "96");
   f.kv_heads = s.integer("kv_heads", 1, 1 << 16, "8");
+  f.head_dim = s.integer("head_dim", 1, 1 << 16, "128");
   f.mlp = s.choice("mlp", workloads::kMlpKindNames);
   f.ffn = s.integer("ffn_hidden", 1, 1 << 26, "49152");
   f.seq_len = s.integer("seq_len", 1, 1 << 24, "2048");
@@ -130,6 +131,7 @@ void apply_model_fields(const ModelFields& f, bool have_base, ModelSpec& m) {
   if (f.dropout) m.dropout = *f.dropout;
   if (f.kv_heads) m.kv_heads = *f.kv_heads;
   else if (!have_base) m.kv_heads = m.heads;
+  if (f.head_dim) m.attention_head_dim = *f.head_dim;
   if (f.ffn) {
     m.ffn_hidden = *f.ffn;
   } else if (!have_base) {
@@ -143,6 +145,7 @@ std::string model_id(const ModelSpec& m, const ModelBase& base) {
   if (!base.spec) return "custom";
   const ModelSpec& b = *base.spec;
   const bool same = m.layers == b.layers && m.hidden == b.hidden && m.heads == b.heads && m.kv_heads == b.kv_heads &&
+                    m.attention_head_dim == b.attention_head_dim &&
                     m.ffn_hidden == b.ffn_hidden && m.seq_len == b.seq_len && m.vocab == b.vocab && m.mlp == b.mlp &&
                     m.norm == b.norm && m.tied_embeddings == b.tied_embeddings &&
                     m.flash_attention == b.flash_attention && m.trains_with_dropout() == b.trains_with_dropout() &&

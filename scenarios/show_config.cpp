@@ -60,6 +60,7 @@ void show_model(std::ostream& out, const ScenarioSpec& spec) {
       << "hidden = " << m.hidden << "\n"
       << "heads = " << m.heads << "\n"
       << "kv_heads = " << m.kv_heads << "\n"
+      << (m.attention_head_dim > 0 ? "head_dim = " + std::to_string(m.attention_head_dim) + "\n" : std::string())
       << "ffn_hidden = " << m.ffn_hidden << "\n"
       << "seq_len = " << m.seq_len << "\n"
       << "vocab = " << m.vocab << "\n"
@@ -129,6 +130,7 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
       << "optimizer_dtype = " << quote_str(sim::name_of(workloads::kStateDtypeNames, tr.optimizer_dtype)) << "\n"
       << "iterations = " << tr.iterations << "\n"
       << "launch_blocking = " << b(tr.launch_blocking) << "\n";
+  if (tr.activation_offload_layers > 0) out << "activation_offload_layers = " << tr.activation_offload_layers << "\n";
   if (tr.tokens > 0)
     out << "tokens = " << toml_float(tr.tokens) << "\n\n";
   else

@@ -33,10 +33,12 @@ SimTime Simulator::run() {
       if (queue_.empty()) break;
     }
     const Event e = queue_.pop();
+    if (invariants_ != nullptr) invariants_->event_time(now_, e.time);
     now_ = e.time;
     ++events_;
     e.handler->on_event(e.tag);
   }
+  if (invariants_ != nullptr) invariants_->at_rest(now_);
   return now_;
 }
 

@@ -5,11 +5,16 @@
 // one on_flush() call (the network model re-solves bandwidth sharing there, once per timestamp,
 // however many flows started or ended at that instant). A flush may schedule events at the same
 // time; they run before the clock advances.
+//
+// Invariant checks (engine_invariants.h) are off unless set_invariants() gives a checker: the
+// simulator then tells it each event's time and when the queue runs dry, and the network model
+// finds it here (one pointer for the whole engine). Off, the cost is one null test per event.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "sim/engine_invariants.h"
 #include "sim/event_queue.h"
 #include "sim/units.h"
 
@@ -34,6 +39,9 @@ class Simulator {
   SimTime run();
   std::uint64_t events_processed() const { return events_; }
   std::size_t pending() const { return queue_.size(); }
+  // Checks the engine's invariants from now on (null: off). Not owned.
+  void set_invariants(EngineInvariants* checker) { invariants_ = checker; }
+  EngineInvariants* invariants() const { return invariants_; }
 
  private:
   void flush();
@@ -43,6 +51,7 @@ class Simulator {
   std::uint64_t events_ = 0;
   std::vector<FlushHandler*> flush_;
   std::vector<FlushHandler*> flushing_;
+  EngineInvariants* invariants_ = nullptr;
 };
 
 }  // namespace clustersim::sim

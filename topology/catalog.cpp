@@ -41,7 +41,7 @@ constexpr sim::BytesPerSec kNvlink5Raw = gbps(50.0), kNvlink5Usable = gbps(40.1)
 // so usable = raw (UNSURE). Stored in the nvlink fields as the GPU's scale-up link.
 constexpr sim::BytesPerSec kXgmiRaw = gbps(64.0), kXgmiUsable = gbps(64.0);
 
-const std::array<GpuSpec, 19> kGpus = {{
+const std::array<GpuSpec, 20> kGpus = {{
     {.id = "v100-sxm2-32gb", .name = "NVIDIA V100 SXM2 32GB", .compute_capability = 70,
      // Tensor 125 TF is FP16 multiply / FP32 accumulate; no TF32, BF16 or FP8 units.
      .fp32 = tf(15.7), .tf32 = tf(0), .fp16 = tf(125), .bf16 = tf(0), .fp8 = tf(0),
@@ -148,6 +148,23 @@ const std::array<GpuSpec, 19> kGpus = {{
                "glennklockwood.com; SM count: NVIDIA Blackwell Ultra blog (UNSURE); NCCL topo.h "
                "SM100_NVLINK_BW",
      .nvlink_link_raw = kNvlink5Raw, .nvlink_link_usable = kNvlink5Usable},
+    // GB300 NVL72's Blackwell Ultra GPU: NVIDIA GB300 NVL72 spec table (nvidia.com/en-us/data-center/
+    // gb300-nvl72), rack figures / 72, sparse/2: TF32 180 PF* -> 1,250, BF16 360 PF* -> 2,500, FP8
+    // 720 PF* -> 5,000, FP32 6 PF -> 83.3; GPU memory "up to 21 TB | 576 TB/s" -> 288 GB HBM3e,
+    // 8 TB/s; NVLink 130 TB/s -> 1.8 TB/s per GPU (18 NVLink 5 links). Not in ../shared/reference.
+    // Up to 1,400 W per GPU: third-party (glennklockwood.com/garden/processors/B300, SemiAnalysis
+    // GB300 reports; UNSURE). SM count 160 as B300 (UNSURE); tensor clock DERIVED and UNSURE:
+    // 2500 TF / (160 x 8192) = 1907 MHz. Compute capability: Blackwell Ultra is sm_103 (CUDA 12.9
+    // release notes); 100 is kept, as for b300, since every model branch keys on the major 10.
+    // PCIe Gen6 to the ConnectX-8 SuperNIC (NVIDIA ConnectX-8 SuperNIC datasheet: PCIe Gen6 x16).
+    {.id = "gb300", .name = "NVIDIA GB300 (Blackwell Ultra GPU of the NVL72 rack)", .compute_capability = 100,
+     .fp32 = tf(83.3), .tf32 = tf(1250), .fp16 = tf(2500), .bf16 = tf(2500), .fp8 = tf(5000),
+     .memory = gib(288), .memory_bandwidth = gbps(8000), .nvlink_links = 18,
+     .nvlink_per_dir = gbps(900), .pcie_gen = 6, .tdp = sim::Watts{1400}, .sms = 160,
+     .boost_clock_mhz = 0, .tensor_clock_mhz = 1907, .price_usd = 0, .nvls = true,
+     .source = "NVIDIA GB300 NVL72 spec table, per GPU = rack / 72 (sparse/2); 1,400 W: glennklockwood.com "
+               "(UNSURE); SM count: NVIDIA Blackwell Ultra blog (UNSURE); NCCL topo.h SM100_NVLINK_BW",
+     .nvlink_link_raw = kNvlink5Raw, .nvlink_link_usable = kNvlink5Usable},
     // --- Export variants for China (US export rules 2022-2023) -----------------------------------
     // A800: the A100 80GB SXM with NVLink cut to 8 links / 400 GB/s bidirectional (links.csv,
     // NVLink 3.0 row: "A800 export variant: 8 links / 400 GB/s"); compute and memory as A100 80GB.
@@ -250,7 +267,7 @@ const std::array<GpuSpec, 19> kGpus = {{
 // tables (d-mod-k over up-ports); RoCE and plain Ethernet hash each flow over ECMP up-links;
 // Slingshot routes adaptively per packet, which spreads load at least as evenly as d-mod-k, so it
 // is modelled as balanced destination routing (UNSURE: no congestion-dependent path choice).
-const std::array<NicSpec, 8> kNics = {{
+const std::array<NicSpec, 9> kNics = {{
     {.id = "ib-edr-100", .name = "InfiniBand EDR 100 Gb/s (ConnectX-5)", .per_dir = gbps(12.5),
      .latency = sim::SimTime::from_ns(600), .switch_latency = sim::SimTime::from_ns(90),
      .sharp = false, .routing = FabricRouting::DestinationModK, .source = "IBTA EDR 4x25G; links.csv (EDR: 12.5 GB/s, ~90 ns hop UNSURE)"},
@@ -262,6 +279,14 @@ const std::array<NicSpec, 8> kNics = {{
      .latency = sim::SimTime::from_ns(600), .switch_latency = sim::SimTime::from_ns(130),
      .sharp = true, .routing = FabricRouting::DestinationModK,
      .source = "IBTA NDR 4x100G; NVIDIA DGX BasePOD RA; Quantum-2 hop assumed as Quantum (UNSURE)"},
+    // XDR 800 Gb/s (ConnectX-8 SuperNIC, Quantum-X800 switches; links.csv "InfiniBand,XDR": 4 x
+    // 212.5 Gb/s, 100 GB/s per direction; hardware.md §2.4). The Quantum-X800 switch reduces
+    // in-network (SHARP v4, NVIDIA Quantum-X800 product brief). NIC and switch-hop latency are not
+    // published: taken as NDR's (UNSURE).
+    {.id = "ib-xdr-800", .name = "InfiniBand XDR 800 Gb/s (ConnectX-8)", .per_dir = gbps(100),
+     .latency = sim::SimTime::from_ns(600), .switch_latency = sim::SimTime::from_ns(130),
+     .sharp = true, .routing = FabricRouting::DestinationModK,
+     .source = "IBTA XDR 4x200G; links.csv (XDR, ConnectX-8, Quantum-X800); latency as NDR (UNSURE)"},
     {.id = "roce-100", .name = "RoCEv2 100 GbE", .per_dir = gbps(12.5),
      .latency = sim::SimTime::from_ns(1200), .switch_latency = sim::SimTime::from_ns(300),
      .sharp = false, .routing = FabricRouting::FlowHash, .source = "IEEE 802.3 100GbE; links.csv (RoCE e2e ~1.5-3 us UNSURE)"},
@@ -284,7 +309,7 @@ const std::array<NicSpec, 8> kNics = {{
 }};
 
 // --- Node presets (scenario.md "Preset ids that must exist") -----------------------------------
-const std::array<NodeSpec, 17> kNodes = {{
+const std::array<NodeSpec, 19> kNodes = {{
     // Desktop/workstation boards wire their x16 slots straight to CPU root ports (no PLX switch),
     // and GeForce cards have P2P disabled, so GPU-to-GPU traffic bounces through the host: each GPU
     // sits alone on a "switch" that stands for its root port (gpus_per_pcie_switch = 1), and the
@@ -344,6 +369,18 @@ const std::array<NodeSpec, 17> kNodes = {{
      .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-ndr-400", .nics = 8,
      // Intel Xeon Platinum 8570 (Intel ARK): 56 cores, Hyper-Threading.
      .cores_per_socket = 56, .threads_per_core = 2, .pcie_switch_tiers = 1, .host_bridge_per_switch = true},
+    // DGX B300 (NVIDIA DGX B300 datasheet): 8x Blackwell Ultra (B300, 288 GB HBM3e, 2.3 TB total)
+    // on NVLink 5 switches (14.4 TB/s aggregate = 1.8 TB/s per GPU), 2x Intel Xeon 6776P, 8 OSFP
+    // ports serving 8x single-port ConnectX-8 VPI up to 800 Gb/s InfiniBand (one per GPU), 2x
+    // dual-port BlueField-3 for storage (not modelled). Each ConnectX-8 carries its own PCIe Gen6
+    // switch (ConnectX-8 SuperNIC datasheet), modelled as 2 GPUs + 2 NICs per Gen6 switch as on
+    // DGX B200 (UNSURE: the board's exact tree is not published). Xeon 6776P: 64 cores with
+    // Hyper-Threading (Intel ARK; UNSURE that DGX B300 ships exactly this SKU everywhere).
+    {.id = "dgx-b300",
+     .description = "DGX B300: 8x B300 288GB, NVLink 5 switches, 2x Xeon 6776P, 8x IB XDR 800 (ConnectX-8)",
+     .gpu = "b300", .gpus = 8, .intra = IntraKind::NvSwitch, .pcie_gen = 6,
+     .gpus_per_pcie_switch = 2, .sockets = 2, .nic = "ib-xdr-800", .nics = 8,
+     .cores_per_socket = 64, .threads_per_core = 2, .pcie_switch_tiers = 1, .host_bridge_per_switch = true},
     // --- Nodes a buyer in China can get (export variants on the HGX baseboards) -----------------
     // HGX H800: the HGX H100 baseboard (4 NVSwitch gen3) with H800 GPUs. DeepSeek-V3's H800
     // cluster (arXiv 2412.19437 §3.1) gives each GPU one 400 Gb/s InfiniBand NIC (50 GB/s).
@@ -405,6 +442,16 @@ const std::array<NodeSpec, 17> kNodes = {{
                     "72x IB NDR 400",
      .gpu = "gb200", .gpus = 72, .intra = IntraKind::NvSwitch, .pcie_gen = 5,
      .gpus_per_pcie_switch = 2, .sockets = 36, .nic = "ib-ndr-400", .nics = 72},
+    // GB300 NVL72 (NVIDIA GB300 NVL72 spec): the GB200 NVL72 rack with Blackwell Ultra: 72 GB300
+    // GPUs and 36 Grace CPUs in one NVLink 5 domain (130 TB/s, 1.8 TB/s per GPU, 9 NVLink switch
+    // trays), folded into one crossbar as in gb200-nvl72. Scale-out: one ConnectX-8 SuperNIC per
+    // GPU at 800 Gb/s ("NVIDIA ConnectX-8 SuperNIC ... 800 Gb/s per GPU", GB300 NVL72 page;
+    // hardware.md §2.5 marks the CX-8 row UNSURE), PCIe Gen6 between GPU and NIC.
+    {.id = "gb300-nvl72",
+     .description = "GB300 NVL72 rack: 72x GB300 GPU in one NVLink 5 domain (9 NVLink switch trays), 36x Grace, "
+                    "72x IB XDR 800 (ConnectX-8)",
+     .gpu = "gb300", .gpus = 72, .intra = IntraKind::NvSwitch, .pcie_gen = 6,
+     .gpus_per_pcie_switch = 2, .sockets = 36, .nic = "ib-xdr-800", .nics = 72},
     // ALCF Polaris (docs.alcf.anl.gov/polaris/hardware-overview/machine-overview): HPE Apollo 6500
     // Gen10+, one AMD EPYC 7543P (Milan), 4x A100-SXM4-40GB all-to-all NVLink (NV4 between every
     // pair = the GPU's 12 links), 2 Slingshot 11 NICs, each on a root port of its own (the page's

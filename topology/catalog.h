@@ -60,7 +60,7 @@ struct GpuSpec {
 };
 
 struct NicSpec {
-  std::string id;               // "ib-edr-100" | "ib-hdr-200" | "ib-ndr-400" | "roce-100" | "roce-200" | "roce-400" | "eth-25"
+  std::string id;               // "ib-edr-100" | "ib-hdr-200" | "ib-ndr-400" | "ib-xdr-800" | "roce-100" | "roce-200" | "roce-400" | "eth-25"
   std::string name;
   sim::BytesPerSec per_dir;     // line rate per direction
   sim::SimTime latency;         // NIC + cable, one way
@@ -96,7 +96,7 @@ struct NodeSpec {
   std::string gpu;            // GpuSpec id
   int gpus = 8;               // GPUs per node
   IntraKind intra = IntraKind::NvSwitch;
-  int pcie_gen = 4;           // 3 | 4 | 5 (x16 per GPU)
+  int pcie_gen = 4;           // 3 | 4 | 5 | 6 (x16 per GPU)
   int gpus_per_pcie_switch = 2;
   int sockets = 2;
   std::string nic;            // NicSpec id

@@ -40,6 +40,7 @@ FlowId NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListene
   if (flow.folded) flow.weights = *weights;
   ++flow.generation;
   ++stats_.transfers_started;
+  if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_injected(flow.bytes);
   const sim::SimTime delay = route.latency + extra_latency;
   if (delay.ps > 0) {
     sim_.schedule_in(delay, this, encode(f, flow.generation, kActivate));
@@ -54,6 +55,7 @@ void NetworkModel::activate(FlowId f) {
   flow.stream_start = sim_.now();
   if (flow.remaining <= 0 || flow.route.hops == 0) {
     // Nothing to stream (zero bytes, or a GPU talking to itself): done once the latency has passed.
+    if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_landed(flow.bytes);
     finish(f);
     return;
   }
@@ -72,11 +74,13 @@ void NetworkModel::activate(FlowId f) {
 void NetworkModel::on_flush() {
   if (!solver_.needs_solve()) return;
   const sim::SimTime now = sim_.now();
+  sim::EngineInvariants* inv = sim_.invariants();
   for (sim::VariableId v : solver_.solve()) {
     const FlowId f = var_to_flow_[v];
     Flow& flow = flows_[f];
     if (flow.rate > 0) flow.remaining -= flow.rate * (now - flow.last_update).seconds();
     flow.last_update = now;
+    if (inv != nullptr) inv->rate_changed(links_of(flow), weights_of(flow), flow.rate, solver_.rate(v));
     flow.rate = solver_.rate(v);
     ++flow.generation;
     ++stats_.rate_updates;
@@ -84,6 +88,7 @@ void NetworkModel::on_flush() {
     sim_.schedule_at(now + sim::SimTime::from_seconds(left / flow.rate), this,
                      encode(f, flow.generation, kComplete));
   }
+  if (inv != nullptr) inv->check_capacities(solver_, now);
 }
 
 void NetworkModel::on_event(std::uint64_t tag) {
@@ -99,6 +104,11 @@ void NetworkModel::on_event(std::uint64_t tag) {
 
 void NetworkModel::complete(FlowId f) {
   Flow& flow = flows_[f];
+  if (sim::EngineInvariants* inv = sim_.invariants()) {
+    const double undelivered = flow.remaining - flow.rate * (sim_.now() - flow.last_update).seconds();
+    inv->rate_changed(links_of(flow), weights_of(flow), flow.rate, 0.0);
+    inv->flow_delivered(flow.bytes, undelivered, flow.rate, sim_.now());
+  }
   solver_.remove_variable(flow.var);
   flow.streaming = false;
   sim_.request_flush(this);

@@ -13,10 +13,14 @@
 // An optional FlowObserver (null by default) sees every finished transfer with its route, bytes
 // and streaming interval, for link-traffic reports. It only observes: simulated times are the same
 // with or without one, and without one the only cost is a null test per finished transfer.
+//
+// When the simulator carries invariant checks (Simulator::set_invariants), the model reports each
+// flow's injection, rate changes and delivery to them; without, a null test per flow and per solve.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "sim/fair_share.h"
@@ -117,6 +121,11 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   void activate(FlowId f);
   void complete(FlowId f);
   void finish(FlowId f);
+  // For the invariant checks (sim/engine_invariants.h): a flow's links and folding weights.
+  static std::span<const sim::ConstraintId> links_of(const Flow& flow) {
+    return {flow.route.links.data(), flow.route.hops};
+  }
+  static const std::uint16_t* weights_of(const Flow& flow) { return flow.folded ? flow.weights.data() : nullptr; }
 
   sim::Simulator& sim_;
   const Topology& topo_;

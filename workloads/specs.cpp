@@ -14,8 +14,9 @@ double ModelSpec::dense_layer_parameters() const {
   const double h = hidden;
   const double kv_width = static_cast<double>(kv_heads > 0 ? kv_heads : heads) * head_dim();
   const double bias = mlp == MlpKind::Gelu ? 1.0 : 0.0;
-  const double qkv = h * (h + 2.0 * kv_width) + bias * (h + 2.0 * kv_width);
-  const double attn_out = h * h + bias * h;
+  const double q_width = attention_width();
+  const double qkv = h * (q_width + 2.0 * kv_width) + bias * (q_width + 2.0 * kv_width);
+  const double attn_out = q_width * h + bias * h;
   const double mlp_params = mlp == MlpKind::Gelu
                                 ? 2.0 * h * ffn_hidden + bias * (ffn_hidden + h)
                                 : 3.0 * h * ffn_hidden;

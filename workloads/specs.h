@@ -29,6 +29,10 @@ struct ModelSpec {
   int hidden = 0;
   int heads = 0;
   int kv_heads = 0;            // grouped-query attention; == heads for multi-head attention
+  // Width of one attention head when it is not hidden / heads (Hugging Face `head_dim`; Qwen3:
+  // 128 with hidden 2048 and 32 heads, so Q and the out-projection input are 4096 wide, twice
+  // hidden). 0: hidden / heads, as in GPT, Llama and Mixtral.
+  int attention_head_dim = 0;
   int ffn_hidden = 0;          // GELU MLP: 4*hidden; SwiGLU: the intermediate size (3 matrices)
   int seq_len = 2048;
   int vocab = 51200;
@@ -58,7 +62,10 @@ struct ModelSpec {
   int moe_layer_freq = 1;
   double capacity_factor = 0.0;
 
-  int head_dim() const { return hidden / heads; }
+  int head_dim() const { return attention_head_dim > 0 ? attention_head_dim : hidden / heads; }
+  // Width of Q and of the attention output (the out-projection's input): heads x head_dim, which
+  // is hidden unless attention_head_dim says otherwise.
+  double attention_width() const { return static_cast<double>(heads) * head_dim(); }
   bool is_moe() const { return experts > 0; }
   // Layer `layer` (0-based) is an MoE layer.
   bool is_moe_layer(int layer) const {
@@ -274,6 +281,10 @@ struct TrainingSpec {
   // CUDA_LAUNCH_BLOCKING=1: every kernel waits for the host (no compute/communication overlap,
   // a host round trip per kernel: ComputeModel::set_launch_blocking, docs/model.md).
   bool launch_blocking = false;
+  // Activation CPU offloading: layers per model chunk whose saved activations go to host memory
+  // after their forward and come back before their backward (Megatron-Core
+  // cpu_offloading_num_layers; workloads/memory/activation_offload.h). 0 = off.
+  int activation_offload_layers = 0;
   FinetuneSpec finetune;       // [finetune]: full training (default) or LoRA adapters
 
   int micro_batches_per_replica(int dp) const { return global_batch / (micro_batch * dp); }

@@ -121,8 +121,24 @@ TEST_CASE("analysis::modern_skip_reason: what cannot be expressed yet is refused
   CHECK(modern_skip_reason(llama8b("H100", "step_time", 1)).empty());
   CHECK(modern_skip_reason(llama8b("B200", "step_time", 1)).empty());
   CHECK(modern_skip_reason(llama8b("GB200", "step_time", 1)).empty());  // the gb200-nvl72 rack preset
-  CHECK(modern_skip_reason(llama8b("GB300", "step_time", 1)).find("GB300 NVL72") != std::string::npos);
-  CHECK(modern_skip_reason(llama8b("B300", "step_time", 1)) == "GPU B300 has no node preset");
+  CHECK(modern_skip_reason(llama8b("MI300X", "step_time", 1)) == "GPU MI300X has no node preset");
+  {
+    // Blackwell Ultra: DGX B300 rows on the dgx-b300 preset, GB300 rows on one gb300-nvl72 rack.
+    const auto b300 = scenario_for_modern_row(llama8b("B300", "step_time", 1), nullptr);
+    REQUIRE(b300.has_value());
+    CHECK(b300->cluster.node.id == "dgx-b300");
+    CHECK(b300->cluster.nodes == 1);
+    const auto gb300 = scenario_for_modern_row(llama8b("GB300", "step_time", 1), nullptr);
+    REQUIRE(gb300.has_value());
+    CHECK(gb300->cluster.node.id == "gb300-nvl72");
+    CHECK(gb300->cluster.used_gpus() == 8);
+    ModernRow big = llama8b("GB300", "step_time", 1);
+    big.num_gpus = 256, big.dp = 256, big.global_batch = 256;
+    const auto racks = scenario_for_modern_row(big, nullptr);
+    REQUIRE(racks.has_value());
+    CHECK(racks->cluster.nodes == 4);  // ceil(256 / 72)
+    CHECK(racks->cluster.used_gpus() == 256);
+  }
   {
     // 8 GB200 GPUs: one rack, 8 of its 72 GPUs used.
     const auto gb = scenario_for_modern_row(llama8b("GB200", "step_time", 1), nullptr);
@@ -130,10 +146,11 @@ TEST_CASE("analysis::modern_skip_reason: what cannot be expressed yet is refused
     CHECK(gb->cluster.node.id == "gb200-nvl72");
     CHECK(gb->cluster.nodes == 1);
     CHECK(gb->cluster.used_gpus() == 8);
-    // Megatron-FSDP on Blackwell in a NeMo-based recipe offloads activations to the CPU: skipped.
+    // Megatron-FSDP on Blackwell in a NeMo-based recipe is expressed since activation offloading
+    // is modelled ([training] activation_offload_layers; the recipes' counts: the test below).
     ModernRow fsdp = llama8b("GB200", "step_time", 1);
     fsdp.zero_or_fsdp = "FSDP=8";
-    CHECK(modern_skip_reason(fsdp).find("activation CPU offloading") != std::string::npos);
+    CHECK(modern_skip_reason(fsdp).empty());
     fsdp.gpu = "H100";
     CHECK(modern_skip_reason(fsdp).empty());
     // The notes' gradient-accumulation steps decide the micro-batch when the table disagrees.
@@ -200,6 +217,25 @@ TEST_CASE("analysis::fill_unstated_virtual_stages: an unstated VP comes from the
   CHECK(rows[1].virtual_stages == 12);
   CHECK(rows[1].notes.find("assumed") != std::string::npos);
   CHECK(rows[2].virtual_stages == 0);  // no row of its recipe states one
+  CHECK(rows[1].micro_batch == 1);      // the releases agree with the table's micro-batch: kept
+}
+
+TEST_CASE("analysis::fill_unstated_virtual_stages: a VP-less cell's micro-batch follows the same recipe at its precision") {
+  ModernRow stated = llama8b("GB300", "throughput_per_gpu", 1);
+  stated.source = "NVIDIA-NeMo/Megatron-Bridge@aaa:x (26.04)";
+  stated.layers = 80, stated.pp = 4, stated.dp = 2, stated.virtual_stages = 5, stated.precision = "MXFP8";
+  ModernRow unstated = stated;
+  unstated.source = "NVIDIA-NeMo/Megatron-Bridge@aaa:x (26.02.01)";
+  unstated.virtual_stages = 0, unstated.micro_batch = 2;
+  ModernRow other_precision = unstated;
+  other_precision.precision = "NVFP4";
+  std::vector<ModernRow> rows = {stated, unstated, other_precision};
+  CHECK(fill_unstated_virtual_stages(rows) == 2);
+  CHECK(rows[1].virtual_stages == 5);
+  CHECK(rows[1].micro_batch == 1);
+  CHECK(rows[1].notes.find("micro_batch 1 (table: 2)") != std::string::npos);
+  CHECK(rows[2].virtual_stages == 5);
+  CHECK(rows[2].micro_batch == 2);  // no release states this precision's micro-batch
 }
 
 TEST_CASE("analysis::error_stats: MAPE and the median signed error") {
@@ -213,16 +249,16 @@ TEST_CASE("analysis::error_stats: MAPE and the median signed error") {
 
 TEST_CASE("analysis::validate_modern_rows: runs are scored once, per source and per GPU generation") {
   // One H100 run published as step time and tokens/s (one run, scored on step time), one B200 run,
-  // one MFU-only run and one GB300 run (both skipped).
+  // one MFU-only run and one MI300X run (both skipped).
   ModernRow h100_step = llama8b("H100", "step_time", 9.0);
   ModernRow h100_tps = llama8b("H100", "throughput_total", 1.0);  // would be a 1e6 s step if scored
   ModernRow b200 = llama8b("B200", "throughput_per_gpu", 30000);
   b200.line = 3;
   ModernRow mfu_only = llama8b("H100", "mfu", 50);
   mfu_only.micro_batch = 2, mfu_only.line = 4;
-  ModernRow gb300 = llama8b("GB300", "step_time", 3.0);
-  gb300.line = 5;
-  const ModernValidation v = validate_modern_rows({h100_step, h100_tps, b200, mfu_only, gb300}, {});
+  ModernRow mi300x = llama8b("MI300X", "step_time", 3.0);
+  mi300x.line = 5;
+  const ModernValidation v = validate_modern_rows({h100_step, h100_tps, b200, mfu_only, mi300x}, {});
   REQUIRE(v.runs.size() == 4);
   CHECK(v.rows == 5);
   const ModernRun& h = v.runs[0];
@@ -281,4 +317,20 @@ TEST_CASE("analysis::cross_fit: fitting the sustained clock on a set lowers that
   CHECK(f.fitted_before.mape > 0.02);  // there is something to fit
   CHECK(f.fitted_after.mape < f.fitted_before.mape);
   CHECK(f.values[0] != doctest::Approx(f.defaults[0]));
+}
+
+TEST_CASE("analysis::modern rows: Blackwell Megatron-FSDP rows run with their recipe's activation offloading") {
+  // Megatron-Bridge 25.11 Llama3-70B GB200 FP8-CS, FSDP over 64, mbs 2: LLAMA3_70B_PRETRAIN_CONFIG_
+  // GB200_FP8_CS_V2 offloads 40 layers; without them the layout does not fit 186 GB.
+  const ModernRow& row = row_at(modern_set(), "training_megatron_bridge.csv", 490);
+  CHECK(modern_skip_reason(row).empty());
+  std::string why;
+  const auto spec = scenario_for_modern_row(row, &why);
+  REQUIRE_MESSAGE(spec.has_value(), why);
+  CHECK(spec->training.activation_offload_layers == 40);
+  CHECK(spec->parallel.zero == 3);
+  // A Hopper row of a non-FSDP recipe offloads nothing.
+  const auto h100 = scenario_for_modern_row(row_at(modern_set(), "training_megatron_bridge.csv", 574), &why);
+  REQUIRE(h100.has_value());
+  CHECK(h100->training.activation_offload_layers == 0);
 }

@@ -103,8 +103,8 @@ TEST_CASE("topology::build_cluster: bad specs throw TopologyError with a clear m
   CHECK(error_of(spec).find("unknown GPU 'a100-sxm9'") != std::string::npos);
 
   spec = preset("dgx-a100-80gb", 2);
-  spec.node.nic = "ib-xdr-800";
-  CHECK(error_of(spec).find("unknown NIC 'ib-xdr-800'") != std::string::npos);
+  spec.node.nic = "ib-gdr-1600";
+  CHECK(error_of(spec).find("unknown NIC 'ib-gdr-1600'") != std::string::npos);
 
   spec = preset("8x-a100-pcie");
   spec.node.gpus = 6;

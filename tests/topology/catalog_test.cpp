@@ -11,7 +11,7 @@ using namespace clustersim::topology;
 TEST_CASE("topology::catalog: every GPU id the scenario spec requires exists with a source") {
   for (const char* id : {"v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb",
                          "h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "b200", "rtx-3090", "rtx-4090",
-                         "l40s", "mi300x", "gb200", "b300", "a800-sxm4-80gb", "h800-sxm5-80gb", "h20", "l20"}) {
+                         "l40s", "mi300x", "gb200", "b300", "gb300", "a800-sxm4-80gb", "h800-sxm5-80gb", "h20", "l20"}) {
     CAPTURE(std::string(id));
     const GpuSpec* g = find_gpu(id);
     REQUIRE(g != nullptr);
@@ -22,7 +22,7 @@ TEST_CASE("topology::catalog: every GPU id the scenario spec requires exists wit
     CHECK(!g->source.empty());
     CHECK(g->nvlink_usable_per_dir() <= g->nvlink_per_dir);
   }
-  CHECK(all_gpus().size() == 19);
+  CHECK(all_gpus().size() == 20);
   CHECK(find_gpu("a100") == nullptr);
 }
 
@@ -63,7 +63,8 @@ TEST_CASE("topology::catalog: NVLink usable rate is NCCL's per-link model times 
 }
 
 TEST_CASE("topology::catalog: NICs carry line rate, latency and SHARP capability") {
-  for (const char* id : {"ib-edr-100", "ib-hdr-200", "ib-ndr-400", "roce-100", "roce-200", "roce-400", "eth-25"}) {
+  for (const char* id : {"ib-edr-100", "ib-hdr-200", "ib-ndr-400", "roce-100", "roce-200", "roce-400", "eth-25",
+                         "ib-xdr-800"}) {
     CAPTURE(std::string(id));
     const NicSpec* n = find_nic(id);
     REQUIRE(n != nullptr);
@@ -81,7 +82,8 @@ TEST_CASE("topology::catalog: NICs carry line rate, latency and SHARP capability
 TEST_CASE("topology::catalog: node presets match the scenario spec") {
   for (const char* id : {"2x-rtx4090-pcie4", "2x-a100-40gb-nvlink-bridge", "hgx-h100-8x", "8x-a100-pcie",
                          "dgx-a100-80gb", "dgx-h100", "dgx-h200", "dgx-b200", "hgx-h800-8x", "hgx-h20-8x",
-                         "hgx-a800-8x", "8x-l40s-pcie", "8x-l20-pcie", "8x-rtx4090-pcie", "mi300x-8x", "gb200-nvl72"}) {
+                         "hgx-a800-8x", "8x-l40s-pcie", "8x-l20-pcie", "8x-rtx4090-pcie", "mi300x-8x", "gb200-nvl72",
+                         "dgx-b300", "gb300-nvl72"}) {
     CAPTURE(std::string(id));
     const NodeSpec* n = find_node_preset(id);
     REQUIRE(n != nullptr);
@@ -169,4 +171,35 @@ TEST_CASE("topology::catalog: rack-scale and AMD presets") {
   CHECK(mi.intra == IntraKind::XgmiMesh);
   CHECK(find_gpu(mi.gpu)->nvlink_links == mi.gpus - 1);  // one link to each peer
   CHECK_FALSE(find_gpu(mi.gpu)->nvls);
+}
+
+// Blackwell Ultra (B300 / GB300): the rack spec table's per-GPU figures (GB300 NVL72 / 72, sparse/2)
+// and the DGX B300 datasheet's network. A GB300 must out-run a GB200 at every tensor precision and
+// hold more HBM; both racks keep the same NVLink 5 domain; the ConnectX-8 NIC doubles the
+// scale-out rate, which PCIe Gen5 (48 GB/s modelled) could not feed, hence Gen6 on both presets.
+TEST_CASE("topology::catalog: Blackwell Ultra presets (dgx-b300, gb300-nvl72)") {
+  const GpuSpec& gb300 = *find_gpu("gb300");
+  const GpuSpec& gb200 = *find_gpu("gb200");
+  CHECK(gb300.bf16.value == doctest::Approx(360e15 / 72 / 2));
+  CHECK(gb300.fp8.value == doctest::Approx(720e15 / 72 / 2));
+  CHECK(gb300.fp8.value >= gb200.fp8.value);
+  CHECK(gb300.memory.value > 1.5 * gb200.memory.value);  // 288 GB vs 186 GB
+  CHECK(gb300.memory_bandwidth.value * 72 == doctest::Approx(576e12));
+  CHECK(gb300.nvlink_per_dir == gb200.nvlink_per_dir);
+  CHECK(gb300.sms * 8192.0 * gb300.tensor_clock_mhz * 1e6 == doctest::Approx(gb300.bf16.value).epsilon(0.01));
+  const NodeSpec& rack = *find_node_preset("gb300-nvl72");
+  const NodeSpec& old_rack = *find_node_preset("gb200-nvl72");
+  CHECK(rack.gpus == old_rack.gpus);
+  CHECK(rack.sockets == old_rack.sockets);
+  CHECK(rack.nics == 72);
+  const NicSpec& cx8 = *find_nic(rack.nic);
+  CHECK(cx8.per_dir.value == doctest::Approx(100e9));  // 800 Gb/s
+  CHECK(cx8.per_dir.value > find_nic(old_rack.nic)->per_dir.value);
+  CHECK(pcie_x16_bandwidth(rack.pcie_gen).value >= 0.9 * cx8.per_dir.value);
+  const NodeSpec& dgx = *find_node_preset("dgx-b300");
+  CHECK(dgx.gpu == "b300");
+  CHECK(dgx.gpus == 8);
+  CHECK(dgx.nic == "ib-xdr-800");
+  CHECK(dgx.nics == 8);
+  CHECK(find_gpu(dgx.gpu)->memory.value == gb300.memory.value);
 }

@@ -311,6 +311,31 @@ TEST_CASE("workloads::ComputeModel: the sustained clock is a fraction of the clo
   CHECK(h100_pcie.sms * 4096.0 * h100_pcie.tensor_clock_mhz * 1e6 == doctest::Approx(h100_pcie.bf16.value).epsilon(0.002));
 }
 
+TEST_CASE("workloads::ComputeModel: a Blackwell GPU holds the clock its TDP allows per tensor lane, from H100's on the same process") {
+  const ComputeConstants c;
+  const double r = c.get("sustained_clock_ratio");
+  // B200: 148 SMs x 8192 FLOP/clk = 2.24x H100's tensor FLOP per clock at 1000 / 700 W, so with
+  // dynamic power ~ lanes x f^3 it holds 1830 x cbrt(1.4286 / 2.2424) = 1574 MHz, 0.848 of the
+  // 1856 MHz its 2250 TF is quoted at (hand-derived from the datasheet figures).
+  CHECK(power_density_clock_ratio(gpu("b200"), c) == doctest::Approx(0.848).epsilon(0.003));
+  CHECK(model("b200", Precision::Bf16).sustained_clock_mhz() == doctest::Approx(1574.4 * r).epsilon(0.002));
+  // GB200 is the same die at 1200 W: it sustains cbrt(1.2) = 1.063x B200's clock, not the 1.111x
+  // of the quoted peaks (2500 vs 2250 TF), so its sustained tensor rate is 6.3% above B200's.
+  const ComputeModel b200 = model("b200", Precision::Bf16), gb200 = model("gb200", Precision::Bf16);
+  CHECK(gb200.sustained_peak().value / b200.sustained_peak().value == doctest::Approx(std::cbrt(1.2)).epsilon(0.002));
+  CHECK(gb200.sustained_peak().value / b200.sustained_peak().value < 2500.0 / 2250.0 - 0.04);
+  // Hopper is the reference and Ampere the fit's anchor: unchanged.
+  CHECK(power_density_clock_ratio(gpu("h100-sxm5-80gb"), c) == 1.0);
+  CHECK(power_density_clock_ratio(gpu("a100-sxm4-80gb"), c) == 1.0);
+  // Crediting Blackwell with 0.61x Hopper's energy per FLOP lets B200 hold its quoted clock; the
+  // ratio never exceeds 1 (no GPU runs above the clock its peak is quoted at).
+  ComputeConstants efficient;
+  efficient.set("lane_energy_ratio_sm100", 0.61);
+  CHECK(power_density_clock_ratio(gpu("b200"), efficient) == doctest::Approx(1.0).epsilon(0.003));
+  efficient.set("lane_energy_ratio_sm100", 0.3);
+  CHECK(power_density_clock_ratio(gpu("b200"), efficient) == 1.0);
+}
+
 TEST_CASE("workloads::ComputeModel: wave quantization follows each GPU's SM count") {
   // 132 tiles of 128x128 fill one wave on H100's 132 SMs but need two on A100's 108; 148 fill
   // B200's 148 SMs and spill on H100.

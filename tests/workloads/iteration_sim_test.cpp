@@ -62,8 +62,13 @@ IterationResult simulate(const Job& j, bool full = false, bool timeline = false)
   const topology::Topology topo = topology::build_cluster(j.cluster);
   const topology::Router router(topo);
   const ComputeModel compute(*gpu, j.cluster, j.training.precision, ComputeConstants{});
-  const IterationInputs in{topo, router, *gpu, compute, j.model, j.parallel, j.training, j.sync, full, timeline};
-  return simulate_iteration(in);
+  IterationInputs in{topo, router, *gpu, compute, j.model, j.parallel, j.training, j.sync, full, timeline};
+  // Every iteration these tests simulate also checks the six invariants (docs/model.md).
+  sim::InvariantReport invariants;
+  in.invariants = &invariants;
+  IterationResult r = simulate_iteration(in);
+  CHECK_MESSAGE(invariants.all_hold(), invariants.summary());
+  return r;
 }
 
 double datasheet_peak(const Job& j) {

@@ -85,6 +85,14 @@ std::string steps_part(const CollectivePlan& plan, const NcclGraph& g) {
              " chunks up a binary tree of nodes (chains inside nodes) and back down; channels c and c + C/2 share a chain and NIC and run the two trees\n";
       break;
     case CollectiveAlgo::InNetwork:
+      if (plan.nccl_algo == nccl::NcclAlgo::NvlsTree) {
+        out += "  NVLSTree: each node's GPUs send every chunk to their NVSwitch (NVLS, S(1+1/" + std::to_string(g.nvls_heads) +
+               ") each way at nvlsEfficiency " + num(plan.in_network_efficiency) + "); the node's " +
+               std::to_string(g.nvls_heads) + " heads carry the partial sum up a binary tree of nodes over their NICs (S/" +
+               std::to_string(g.nvls_heads) + " each), the result comes down the tree and is multicast to every GPU; two "
+               "mirrored trees take alternate chunks\n";
+        break;
+      }
       if (g.nodes > 1 && g.ppn > 1) {
         out += "  " + std::to_string(g.ppn) + " GPUs per node: intra-node reduce-scatter (NVLS where the NVSwitch can, else a ring), " +
                "then per rail a SHARP reduction of S/" + std::to_string(g.ppn) + " = " + num(S / g.ppn) +
@@ -153,6 +161,10 @@ LatencyTerm latency_term(const CollectivePlan& plan, const NcclGraph& g, const N
       return steps(ar ? 2 * (n - 1) : n - 1, "one per ring hop");
     }
     case CollectiveAlgo::InNetwork: {
+      if (plan.nccl_algo == nccl::NcclAlgo::NvlsTree) {
+        const NcclCost& c = tuner.cost(nccl::NcclAlgo::NvlsTree, Protocol::Simple);
+        return {c.latency_us, "NCCL's NVLSTree latency (25 us + 2 log2(nodes) x 20.9 us, paid once)"};
+      }
       const bool nvls = g.nodes == 1;
       const double us = nccl::hw_latency_us(nvls ? nccl::HwClass::NvLink : nccl::HwClass::Net,
                                             nvls ? nccl::NcclAlgo::Nvls : nccl::NcclAlgo::CollNetDirect, Protocol::Simple);

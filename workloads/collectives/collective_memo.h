@@ -31,6 +31,9 @@ class CollectiveMemo {
   explicit CollectiveMemo(CollectiveEnvironment env) : env_(env) {}
   // 0 = unlimited. Estimated transfers of one memoised simulation (ranks x steps x channels x chunks).
   void set_transfer_budget(std::uint64_t transfers) { budget_ = transfers; }
+  // Checks the invariants of the collectives simulated from now on (null: off; not owned). A
+  // cached duration was checked, or not, when it was simulated.
+  void set_invariants(sim::InvariantReport* report) { env_.invariants = report; }
 
   // Duration of `groups.size()` collectives of the same kind started together, one per group,
   // each with the protocol (and, for `auto`, the algorithm) NCCL's tuner picks for its size

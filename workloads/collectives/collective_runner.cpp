@@ -14,6 +14,7 @@
 #include "workloads/collectives/halving_doubling_collective.h"
 #include "workloads/collectives/hierarchical_collective.h"
 #include "workloads/collectives/in_network_collective.h"
+#include "workloads/collectives/nvls_tree_collective.h"
 #include "workloads/collectives/p2p_channels.h"
 #include "workloads/collectives/ring_collective.h"
 #include "workloads/collectives/tree_collective.h"
@@ -38,7 +39,8 @@ CollectiveAlgo from_nccl(nccl::NcclAlgo a) {
     case nccl::NcclAlgo::Tree: return CollectiveAlgo::Tree;
     case nccl::NcclAlgo::Ring: return CollectiveAlgo::Ring;
     case nccl::NcclAlgo::CollNetDirect:
-    case nccl::NcclAlgo::Nvls: return CollectiveAlgo::InNetwork;
+    case nccl::NcclAlgo::Nvls:
+    case nccl::NcclAlgo::NvlsTree: return CollectiveAlgo::InNetwork;
   }
   return CollectiveAlgo::Ring;
 }
@@ -50,8 +52,9 @@ void check_in_network(const NcclGraph& g, const GraphHints& h, const CollectiveR
                           (g.intra_hw == nccl::HwClass::NvLink ? "this NVLink fabric" : "PCIe") +
                           " cannot reduce in the switch; use --algo ring, tree or auto");
   }
-  if (g.nodes > 1 && !g.collnet) {
-    throw CollectiveError("in-network reduction across nodes needs SHARP switches (InfiniBand HDR/NDR Quantum); the "
+  if (g.nodes > 1 && !g.collnet && !(g.nvls && req.op == CollectiveOp::AllReduce)) {
+    throw CollectiveError("in-network reduction across nodes needs SHARP switches (InfiniBand HDR/NDR Quantum), or NVLS "
+                          "nodes for an all-reduce (NVLSTree); the "
                           "fabric of " + (h.nic_name.empty() ? std::string("this NIC") : h.nic_name) +
                           " cannot reduce in the switch; use --algo ring, tree, hierarchical or auto");
   }
@@ -107,7 +110,11 @@ void resolve(const CollectiveEnvironment& env, const NcclGraph& g, const Collect
     case CollectiveAlgo::InNetwork: {
       check_in_network(g, env.hints, req);
       plan.protocol = Protocol::Simple;
-      plan.nccl_algo = g.nodes == 1 ? nccl::NcclAlgo::Nvls : nccl::NcclAlgo::CollNetDirect;
+      // Across nodes SHARP where the fabric has it, else NVLS inside the nodes and a tree between
+      // them (NVLSTree: all-reduce only, check_in_network).
+      plan.nccl_algo = g.nodes == 1 ? nccl::NcclAlgo::Nvls
+                       : g.collnet  ? nccl::NcclAlgo::CollNetDirect
+                                    : nccl::NcclAlgo::NvlsTree;
       const double t = tuner.time_us(plan.nccl_algo, Protocol::Simple, bytes);
       plan.nccl_model_us = t;
       break;
@@ -122,7 +129,10 @@ void resolve(const CollectiveEnvironment& env, const NcclGraph& g, const Collect
   }
   plan.request.algo = algo;
   // NVLS moves payload at nvlsEfficiency of the link rate; SHARP has no such NCCL constant.
-  if (algo == CollectiveAlgo::InNetwork) plan.in_network_efficiency = g.nodes == 1 ? nccl::kNvlsEfficiency[g.cc_row] : 1.0;
+  if (algo == CollectiveAlgo::InNetwork) {
+    const bool nvls = plan.nccl_algo == nccl::NcclAlgo::Nvls || plan.nccl_algo == nccl::NcclAlgo::NvlsTree;
+    plan.in_network_efficiency = nvls ? nccl::kNvlsEfficiency[g.cc_row] : 1.0;
+  }
 }
 
 void shape(const NcclGraph& g, CollectivePlan& plan) {
@@ -164,6 +174,17 @@ void shape(const NcclGraph& g, CollectivePlan& plan) {
     const double per_channel = S / plan.channels;
     const double chunk = tree_chunk_bytes(plan.protocol, per_channel, g.ppn, g.nodes);
     plan.chunks = static_cast<int>(std::clamp(std::ceil(per_channel / chunk), 1.0, kMaxPipelineChunks));
+  } else if (algo == CollectiveAlgo::InNetwork &&
+             (plan.nccl_algo == nccl::NcclAlgo::Nvls || plan.nccl_algo == nccl::NcclAlgo::NvlsTree)) {
+    // One piece per NCCL NVLS loop: channels x heads x NCCL's chunk for the size (enqueue.cc). A
+    // loop is the unit the scatter, reduce/multicast and gather warps hand on to each other, so
+    // its time is the pipeline's fill and drain.
+    const bool tree = plan.nccl_algo == nccl::NcclAlgo::NvlsTree;
+    const double chunk = tree ? nccl::nvls_tree_chunk_bytes(S, g.nvls_channels, g.nvls_heads, g.nodes)
+                              : nccl::nvls_chunk_bytes(S, g.nvls_channels, g.nvls_heads);
+    const double loop = static_cast<double>(g.nvls_channels) * g.nvls_heads * chunk;
+    plan.channels = g.nvls_channels;
+    plan.chunks = static_cast<int>(std::clamp(std::ceil(S / loop), 1.0, kMaxPipelineChunks));
   } else if (algo == CollectiveAlgo::Ring || algo == CollectiveAlgo::Tree || algo == CollectiveAlgo::InNetwork) {
     plan.chunks = static_cast<int>(std::clamp(std::ceil(S / plan.channels / kTargetChunkBytes), 1.0, kMaxPipelineChunks));
   }
@@ -247,6 +268,9 @@ std::unique_ptr<CollectiveAlgorithm> make_collective(CollectiveContext ctx, cons
       for (int r : req.ranks) ++per_server[ctx.topo.server_of_gpu(r)];
       const bool flat = per_server.size() == 1 || static_cast<int>(per_server.size()) == n;
       if (req.algo == CollectiveAlgo::InNetwork && flat) return std::make_unique<InNetworkCollective>(ctx, plan, listener, tag);
+      if (req.algo == CollectiveAlgo::InNetwork && plan.nccl_algo == nccl::NcclAlgo::NvlsTree && op == CollectiveOp::AllReduce) {
+        return std::make_unique<NvlsTreeCollective>(ctx, plan, listener, tag);
+      }
       CollectiveRequest composite = req;
       if (req.algo == CollectiveAlgo::InNetwork) composite.inter_algo = CollectiveAlgo::InNetwork;
       CollectivePlan cplan = plan;

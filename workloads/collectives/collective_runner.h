@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/invariant_report.h"
 #include "topology/cluster_spec.h"
 #include "topology/routing.h"
 #include "topology/topology.h"
@@ -31,6 +32,8 @@ struct CollectiveEnvironment {
   const topology::Router& router;
   int gpu_compute_capability = 80;
   GraphHints hints{};
+  // Invariant checks (collective_bound.h, sim/engine_invariants.h) write here; null: off. Not owned.
+  sim::InvariantReport* invariants = nullptr;
 };
 
 // The hints (NVLS, SHARP, CPU vendor) of a cluster spec's hardware.

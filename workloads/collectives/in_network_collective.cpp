@@ -57,7 +57,12 @@ InNetworkCollective::InNetworkCollective(CollectiveContext ctx, CollectivePlan p
   const CollectiveOp op = plan_.request.op;
   const int root = plan_.request.root;
   switch (op) {
-    case CollectiveOp::AllReduce: up_bytes_ = down_bytes_ = c * (nvls_ ? 1.0 + 1.0 / nn : 1.0); break;
+    case CollectiveOp::AllReduce: {
+      // NVLS: the heads (at most NCCL_MAX_NVLS_ARITY) carry their share on top of their data.
+      const double heads = std::min(nn, static_cast<double>(nccl::kMaxNvlsArity));
+      up_bytes_ = down_bytes_ = c * (nvls_ ? 1.0 + 1.0 / heads : 1.0);
+      break;
+    }
     case CollectiveOp::ReduceScatter: up_bytes_ = c, down_bytes_ = c / nn; break;
     case CollectiveOp::AllGather: up_bytes_ = c / nn, down_bytes_ = c; break;
     default: up_bytes_ = down_bytes_ = c; break;

@@ -11,9 +11,10 @@
 // Pipelined in chunks, each GPU streaming its chunks one after the other.
 //
 // Bytes per chunk c of S/chunks, per operation (nccl-tests sizes):
-//   all-reduce      up c·f, down c·f  (NVLS f = 1 + 1/n: NCCL reduces with multimem.ld_reduce of
-//                   each GPU's shard and stores it back with a multicast, so a GPU's link carries
-//                   its whole buffer plus its shard each way; SHARP f = 1)
+//   all-reduce      up c·f, down c·f  (NVLS f = 1 + 1/h, h = min(n, 32) heads (NCCL_MAX_NVLS_ARITY):
+//                   a head reduces its 1/h share with multimem.ld_reduce and stores it back with a
+//                   multicast, so its link carries its whole buffer plus its share each way; SHARP
+//                   f = 1)
 //   reduce-scatter  up c, down c/n;   all-gather up c/n, down c
 //   broadcast       the root up c, the others down c;   reduce  all up c, the root down c
 // NVLS payload moves at nvlsEfficiency (0.85 Hopper, 0.74 Blackwell; tuning.cc) of the link rate,

@@ -14,9 +14,10 @@ namespace clustersim::workloads::nccl {
 
 enum class HwClass : int { NvLink = 0, Pci = 1, Net = 2 };
 // NCCL's algorithm indices (src/include/plugin/nccl_tuner.h): Tree 0, Ring 1, CollNetDirect 2,
-// CollNetChain 3, NVLS 4, NVLSTree 5, PAT 6. clustersim uses Tree, Ring, CollNetDirect (SHARP) and
-// NVLS; the tables below keep NCCL's row order for those it has.
-enum class NcclAlgo : int { Tree = 0, Ring = 1, CollNetDirect = 2, Nvls = 4 };
+// CollNetChain 3, NVLS 4, NVLSTree 5, PAT 6. clustersim uses Tree, Ring, CollNetDirect (SHARP),
+// NVLS and NVLSTree (NVLS inside each NVLink domain, a tree between the domains' NVLS heads over
+// the NICs); the tables below keep NCCL's row order for those it has.
+enum class NcclAlgo : int { Tree = 0, Ring = 1, CollNetDirect = 2, Nvls = 4, NvlsTree = 5 };
 
 // baseLatencies[algo][proto] (tuning.cc): one-off cost of a collective launch.
 inline constexpr double kBaseLatencyUs[2][3] = {
@@ -65,6 +66,8 @@ inline int nodes_column(int nodes) { return nodes <= 1 ? 0 : (nodes == 2 ? 1 : 2
 // NVLS 25; NET CollNetDirect 31, NVLS 18. PCI rows are 0 (NVLS needs NVSwitch).
 inline constexpr double kHwLatencyCollNetDirectUs[3] = {3.7, 0.0, 31.0};  // NVLINK, PCI, NET
 inline constexpr double kHwLatencyNvlsUs[3] = {25.0, 0.0, 18.0};
+// NVLSTree (tuning.cc v2.30.7): NVLINK 25, NET 20.9 (v2.26: 14); baseLat 0.
+inline constexpr double kHwLatencyNvlsTreeUs[3] = {25.0, 0.0, 20.9};
 // perChMaxTreeLL128Bws[compcap][N1/N2/N4] (tuning.cc).
 inline constexpr double kPerChannelMaxTreeLl128GBps[4][3] = {
     {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
@@ -86,8 +89,21 @@ inline constexpr double kSm100SpeedArrayInter[] = {96.0, 86.0, 80.0, 48.0, 45.1,
                                                    20.0, 17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 // MAXCHANNELS (src/include/device.h) and NVLS_NCHANNELS_SM90 / SM100 (src/transport/nvls.cc).
 inline constexpr int kMaxChannels = 64;
+// v2.30.7 launches 24 NVLS channels on Blackwell inside one NVLink domain
+// (NVLS_NCHANNELS_SM100_NVL) and 32 when the communicator spans nodes (NVLS_NCHANNELS_SM100);
+// v2.26 launched 32 in both cases.
 inline constexpr int kNvlsChannelsSm90 = 16;
 inline constexpr int kNvlsChannelsSm100 = 24;
+inline constexpr int kNvlsChannelsSm100MultiNode = 32;
+// NCCL_MAX_NVLS_ARITY (src/include/device.h): at most 32 NVLS heads. Each head reduces (multimem
+// ld_reduce) and multicasts 1/nHeads of every loop; with 72 GPUs in an NVL72 rack, 32 of them are
+// heads and carry their 1/32 share on top of their own data.
+inline constexpr int kMaxNvlsArity = 32;
+// NCCL_NVLS_CHUNKSIZE default (src/transport/nvls.cc): 128 KiB per head per channel and loop.
+inline constexpr double kNvlsChunkBytes = 128.0 * 1024.0;
+// perChMaxNVLSTreeBws[compcap][N1/N2/N4] (tuning.cc): NVLSTree per-channel ceiling.
+inline constexpr double kPerChannelMaxNvlsTreeGBps[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}};
 // Channel/thread tuning after selection (src/enqueue.cc): while nBytes < nc*nt*threshold, drop a
 // channel, then halve the threads. Thresholds in bytes per thread (NCCL_LL_THREAD_THRESHOLD 8,
 // NCCL_LL128_THREAD_THRESHOLD 8, NCCL_SIMPLE_THREAD_THRESHOLD 64; Ring/LL is multiplied by nRanks).
@@ -105,13 +121,37 @@ inline constexpr double kNetOverheadAmdUs = 2.0;
 inline constexpr double kRingSimpleMultiNodeLatencyFactorVolta = 1.9;
 
 inline double base_latency_us(NcclAlgo a, Protocol p) {
-  if (a == NcclAlgo::Nvls || a == NcclAlgo::CollNetDirect) return 0.0;
+  if (a == NcclAlgo::Nvls || a == NcclAlgo::NvlsTree || a == NcclAlgo::CollNetDirect) return 0.0;
   return kBaseLatencyUs[static_cast<int>(a)][static_cast<int>(p)];
 }
 inline double hw_latency_us(HwClass h, NcclAlgo a, Protocol p) {
   if (a == NcclAlgo::Nvls) return p == Protocol::Simple ? kHwLatencyNvlsUs[static_cast<int>(h)] : 0.0;
+  if (a == NcclAlgo::NvlsTree) return p == Protocol::Simple ? kHwLatencyNvlsTreeUs[static_cast<int>(h)] : 0.0;
   if (a == NcclAlgo::CollNetDirect) return p == Protocol::Simple ? kHwLatencyCollNetDirectUs[static_cast<int>(h)] : 0.0;
   return kHwLatencyUs[static_cast<int>(h)][static_cast<int>(a)][static_cast<int>(p)];
+}
+
+// NCCL's NVLS chunk for an all-reduce of `bytes` (src/enqueue.cc, computeCollChunkInfo, v2.26 and
+// v2.30): start from NCCL_NVLS_CHUNKSIZE (32 KiB across nodes when the NVLS bandwidth is
+// < 150 GB/s: not the case on Hopper/Blackwell), then with concurrentOps = channels x heads
+// drop to 64 KiB below 64 x concurrentOps x chunk, 32 KiB below 8 x, 16 KiB below 2 x.
+inline double nvls_chunk_bytes(double bytes, int channels, int heads) {
+  const double ops = static_cast<double>(channels) * heads;
+  double chunk = kNvlsChunkBytes;
+  if (bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
+  if (bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
+  return chunk;
+}
+// NVLSTree's chunk (same function): 128 KiB, capped at 64 KiB on 4+ nodes
+// (NCCL_NVLSTREE_MAX_CHUNKSIZE default), then 64 KiB below 4 x concurrentOps x chunk and 32 KiB
+// below 1 x.
+inline double nvls_tree_chunk_bytes(double bytes, int channels, int heads, int nodes) {
+  const double ops = static_cast<double>(channels) * heads;
+  double chunk = nodes >= 4 ? 65536.0 : kNvlsChunkBytes;
+  if (bytes < 4 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (bytes < 1 * ops * chunk && chunk > 32768) chunk = 32768;
+  return chunk;
 }
 
 }  // namespace clustersim::workloads::nccl

@@ -86,7 +86,11 @@ NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& rou
   std::map<int, std::vector<int>> by_server;
   for (int r : ranks) by_server[topo.server_of_gpu(r)].push_back(r);
   g.nodes = static_cast<int>(by_server.size());
-  for (const auto& [s, local] : by_server) g.ppn = std::max(g.ppn, static_cast<int>(local.size()));
+  int ppn_min = g.ranks;
+  for (const auto& [s, local] : by_server) {
+    g.ppn = std::max(g.ppn, static_cast<int>(local.size()));
+    ppn_min = std::min(ppn_min, static_cast<int>(local.size()));
+  }
 
   // The slowest intra-node path of the first server's GPUs (every server is built alike).
   const std::vector<int>& local = by_server.begin()->second;
@@ -130,9 +134,24 @@ NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& rou
     channels = std::max(1, static_cast<int>(std::floor(path / speed + 1e-9)));
   } else {
     // One ring per channel leaves through one NIC; the group reaches min(NICs, local GPUs) NICs.
-    const double limit = std::min(g.nic_GBps, path);
-    speed = fitting_speed(speeds(compute_capability, true), limit);
+    // With more NICs than MAXCHANNELS / 2 (the 72 of an NVL72 rack) the channel count is set by
+    // NVLink, not by the NICs: every ring channel crosses each local GPU's NVLink at the channel's
+    // speed (search.cc follows GPU->GPU paths at bwIntra = bwInter and subtracts it from the
+    // link), so the search steps down the speed array until 32 channels fit a GPU's NVLink: 32 x
+    // 22 GB/s = 704 GB/s on GB200, not 32 x 48 duplicated to 64 x 24 = 1,536 GB/s (which no ring
+    // can reach through a GPU's 721.8 GB/s). With a NIC per channel or fewer (DGX: 8 NICs, 16
+    // channels after duplication as NCCL reports on DGX H100) the NICs set it, as before.
     const int nics = std::max(1, std::min(g.nics_per_node, g.ppn));
+    const std::span<const double> inter = speeds(compute_capability, true);
+    speed = fitting_speed(inter, std::min(g.nic_GBps, path));
+    if (nics > nccl::kMaxChannels / 2) {
+      for (double s : inter) {
+        if (s <= speed + 1e-9 && nccl::kMaxChannels / 2 * s <= path + 1e-9) {
+          speed = s;
+          break;
+        }
+      }
+    }
     channels = nics * std::max(1, static_cast<int>(std::floor(g.nic_GBps / speed + 1e-9)));
   }
   channels = std::min(channels, nccl::kMaxChannels / 2);
@@ -144,8 +163,15 @@ NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& rou
   g.bw_intra_GBps = speed;
   g.bw_inter_GBps = speed;
 
-  g.nvls = hints.gpu_nvls && g.nodes == 1 && all_nvswitch && g.ppn >= 2 && g.cc_row >= 2;
-  g.nvls_channels = g.cc_row >= 3 ? nccl::kNvlsChannelsSm100 : nccl::kNvlsChannelsSm90;
+  // NVLS needs NVSwitch multicast between the group's GPUs of every node (each node's domain is
+  // alike); whether NCCL may run it across nodes is the tuner's business (NVLS needs CollNet
+  // there, NVLSTree does not).
+  g.nvls = hints.gpu_nvls && all_nvswitch && ppn_min >= 2 && g.cc_row >= 2;
+  g.nvls_channels = g.cc_row >= 3 ? (g.nodes > 1 ? nccl::kNvlsChannelsSm100MultiNode : nccl::kNvlsChannelsSm100)
+                                  : nccl::kNvlsChannelsSm90;
+  // NVLS heads (connect.cc): one per NVLS search channel, each a GPU (with its NIC across nodes),
+  // at most NCCL_MAX_NVLS_ARITY.
+  g.nvls_heads = std::min({ppn_min, nccl::kMaxNvlsArity, g.nodes > 1 ? std::max(1, g.nics_per_node) : g.ppn});
   g.collnet = hints.fabric_sharp && g.nodes > 1;
   return g;
 }
@@ -162,6 +188,7 @@ int NcclTuner::index(NcclAlgo a) {
     case NcclAlgo::Ring: return 1;
     case NcclAlgo::CollNetDirect: return 2;
     case NcclAlgo::Nvls: return 3;
+    case NcclAlgo::NvlsTree: return 4;
   }
   return 1;
 }
@@ -172,6 +199,7 @@ std::string_view NcclTuner::name(NcclAlgo a) {
     case NcclAlgo::Ring: return "Ring";
     case NcclAlgo::CollNetDirect: return "CollNetDirect";
     case NcclAlgo::Nvls: return "NVLS";
+    case NcclAlgo::NvlsTree: return "NVLSTree";
   }
   return "?";
 }
@@ -189,7 +217,15 @@ NcclCost NcclTuner::compute(NcclAlgo a, Protocol p) const {
     case NcclAlgo::Ring: c.eligible = ar || ag_rs || bcast_reduce; break;
     case NcclAlgo::Tree: c.eligible = ar; break;
     case NcclAlgo::Nvls:
-      c.eligible = p == Protocol::Simple && g.nvls && g.nvls_channels >= 2 && (ar || (ag_rs && g.ppn <= 32));
+      // Across nodes NCCL runs NVLS only with CollNet (tuning.cc: "Disable ... Collnet+NVLS if
+      // collnet is not supported"), which is off by default; all-gather and reduce-scatter on one
+      // node of <= NCCL_MAX_NVLS_ARITY GPUs (enqueue.cc).
+      c.eligible = p == Protocol::Simple && g.nvls && g.nodes == 1 && g.nvls_channels >= 2 &&
+                   (ar || (ag_rs && g.ppn <= nccl::kMaxNvlsArity));
+      break;
+    case NcclAlgo::NvlsTree:
+      // All-reduce only, never on one node (tuning.cc: "Disable NVLS Tree on a single node").
+      c.eligible = p == Protocol::Simple && g.nvls && g.nodes > 1 && g.nvls_channels >= 2 && ar;
       break;
     case NcclAlgo::CollNetDirect: c.eligible = false; break;
   }
@@ -201,11 +237,20 @@ NcclCost NcclTuner::compute(NcclAlgo a, Protocol p) const {
   const int nsteps = ar ? 2 * (n - 1) : (ag_rs ? n - 1 : n);
   const double nch = g.channels;
   double bus = nch * (g.nodes <= 2 ? g.bw_intra_GBps : g.bw_inter_GBps);
-  if (a == NcclAlgo::Nvls) {
+  if (a == NcclAlgo::Nvls || a == NcclAlgo::NvlsTree) {
+    // tuning.cc (v2.30.7): per channel, intraBw = bwIntra x nvlsEfficiency x (nCh - 1) / nCh, x 2
+    // for all-reduce (two operations pipelined); interBw = bwInter (x 2 for NVLSTree on <= 2
+    // nodes); NVLSTree also capped by perChMaxNVLSTreeBws. bwIntra: the GPU's NVLink split over the
+    // NVLS channels; bwInter: the heads' NICs split over them.
     const double nv = g.nvls_channels;
     double intra_bw = (g.path_GBps / nv) * nccl::kNvlsEfficiency[row] * (nv - 1) / nv;
     intra_bw *= ar ? 2.0 : static_cast<double>(g.ppn - 1) / g.ppn;
-    bus = nv * intra_bw;
+    double bw = intra_bw;
+    if (a == NcclAlgo::NvlsTree) {
+      const double inter_bw = g.nvls_heads * g.nic_GBps / nv * (g.nodes <= 2 ? 2.0 : 1.0);
+      bw = std::min({intra_bw, inter_bw, nccl::kPerChannelMaxNvlsTreeGBps[row][idx2]});
+    }
+    bus = nv * bw;
   } else if (a == NcclAlgo::Ring) {
     if (p == Protocol::LL) bus = std::min(ll_max, bus * 0.5);
     if (p == Protocol::LL128) bus = std::min(bus * 0.92, nch * nccl::kPerChannelMaxRingLl128GBps[row][idx2]);
@@ -217,7 +262,7 @@ NcclCost NcclTuner::compute(NcclAlgo a, Protocol p) const {
     }
   }
   c.bus_bw_GBps = bus;
-  if (a == NcclAlgo::Ring || (a == NcclAlgo::Nvls && ar)) {
+  if (a == NcclAlgo::Ring || ((a == NcclAlgo::Nvls || a == NcclAlgo::NvlsTree) && ar)) {
     c.alg_bw_GBps = bus * n / nsteps;
   } else if (a == NcclAlgo::Tree) {
     c.alg_bw_GBps = bus * 0.5;
@@ -256,6 +301,7 @@ double NcclTuner::latency(NcclAlgo a, Protocol p) const {
       break;
     case NcclAlgo::Tree: lat += 2 * ((g.ppn - 1) * intra_lat + log2i(g.nodes) * inter_lat); break;
     case NcclAlgo::Nvls: lat = intra_lat + (g.nodes > 1 ? inter_lat : 0.0); break;
+    case NcclAlgo::NvlsTree: lat += intra_lat + 2 * log2i(g.nodes) * inter_lat; break;
     case NcclAlgo::CollNetDirect:
       lat += 2 * (std::min(1, g.ppn - 1) * intra_lat + (g.ppn - 1) * 0.4) + inter_lat;
       break;
@@ -311,8 +357,8 @@ LaunchShape NcclTuner::launch_shape(NcclAlgo a, Protocol p, double bytes) const 
   s.max_threads = a == NcclAlgo::Tree ? nccl::kTreeThreads
                                       : nccl::kMaxThreads[pi] + (a == NcclAlgo::Ring && p == Protocol::Simple ? nccl::kWarpSize : 0);
   s.threads = s.max_threads;
-  if (a == NcclAlgo::Nvls || a == NcclAlgo::CollNetDirect) {
-    s.channels = a == NcclAlgo::Nvls ? graph_.nvls_channels : graph_.channels;
+  if (a == NcclAlgo::Nvls || a == NcclAlgo::NvlsTree || a == NcclAlgo::CollNetDirect) {
+    s.channels = a == NcclAlgo::CollNetDirect ? graph_.channels : graph_.nvls_channels;
     return s;
   }
   s.channels = graph_.channels;

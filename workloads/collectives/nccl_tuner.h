@@ -45,8 +45,9 @@ struct NcclGraph {
   double nic_GBps = 0;              // one NIC, per direction (0 on one node)
   int nics_per_node = 0;
   double channel_speed_max_GBps = 40;  // top of the speed array: one channel never beats it
-  bool nvls = false;                // NVSwitch multicast/reduction usable by the whole group
+  bool nvls = false;                // NVSwitch multicast/reduction usable by every node's GPUs of the group
   int nvls_channels = 0;
+  int nvls_heads = 0;               // GPUs per node that reduce and multicast a share (<= 32)
   bool collnet = false;             // in-network reduction on the fabric switches (SHARP)
   bool cpu_amd = true;              // CPU vendor row of llMaxBws for multi-node (AMD vs Intel)
   bool ll128 = true;                // LL128 on by default (tuning.cc's platform rule; see nccl_graph)
@@ -103,8 +104,9 @@ class NcclTuner {
   // tree all-reduce NCCL's treeCorrectionFactor for the size (see nccl_tuner.cpp).
   double channel_wire_cap_GBps(nccl::NcclAlgo a, Protocol p, double bytes) const;
 
-  static constexpr std::array<nccl::NcclAlgo, 4> kAlgos{nccl::NcclAlgo::Tree, nccl::NcclAlgo::Ring,
-                                                        nccl::NcclAlgo::CollNetDirect, nccl::NcclAlgo::Nvls};
+  static constexpr std::array<nccl::NcclAlgo, 5> kAlgos{nccl::NcclAlgo::Tree, nccl::NcclAlgo::Ring,
+                                                        nccl::NcclAlgo::CollNetDirect, nccl::NcclAlgo::Nvls,
+                                                        nccl::NcclAlgo::NvlsTree};
   static std::string_view name(nccl::NcclAlgo a);
 
  private:
@@ -114,7 +116,7 @@ class NcclTuner {
 
   NcclGraph graph_;
   CollectiveOp op_;
-  std::array<std::array<NcclCost, 3>, 4> table_{};
+  std::array<std::array<NcclCost, 3>, 5> table_{};
 };
 
 }  // namespace clustersim::workloads

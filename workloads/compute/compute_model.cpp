@@ -30,7 +30,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 25> kConstants = {{
+constexpr std::array<ConstantDef, 26> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -149,6 +149,14 @@ constexpr std::array<ConstantDef, 25> kConstants = {{
      "parameters on a DGX-2 host (2x Xeon Platinum 8168), 5-7x PyTorch's CPU Adam (DeepSpeed "
      "ZeRO-Offload tutorial): 4.5. UNSURE: the 0.22 s figure is quoted from the paper's Adam latency "
      "table from memory, not re-checked; a desktop CPU with fewer cores is slower"},
+    {"lane_energy_ratio_sm100", 1.0, 0.2, 5.0,
+     "Blackwell (sm100): energy one tensor FLOP costs at a given clock and voltage, relative to "
+     "Hopper's (ratio). Blackwell is built on TSMC 4NP, a 4N-class process like Hopper's 4N (NVIDIA "
+     "Blackwell architecture technical brief), so 1.0 (ASSUMPTION: no architectural gain per FLOP; "
+     "UNSURE). With it the clock a Blackwell GPU sustains at its TDP follows from H100 SXM's by the "
+     "cubic DVFS law (power_density_clock_ratio): B200 2.24x the tensor FLOP/clk at 1.43x the power "
+     "sustains 0.86 x H100's clock, 0.85 of its quoted 1856 MHz; GB200 at 1200 W 0.81 of 2062 MHz. "
+     "Lower it to credit Blackwell with a per-FLOP energy gain; 0.61 makes B200 hold its quoted clock"},
 }};
 // power_demand_ratio is kept apart from the table above only so the fit comment can sit with it.
 constexpr ConstantDef kPowerDemand = {
@@ -237,6 +245,34 @@ double power_limited_clock_ratio(double power_ratio, double static_fraction, dou
   return std::max(std::cbrt(std::max(dynamic, 0.0)), 0.05);
 }
 
+namespace {
+// Tensor FLOPs per clock of the whole GPU (SMs x dense FLOP/clk/SM): the bf16 peak over the clock
+// it is quoted at. 0 when the catalog knows no tensor clock.
+double tensor_flops_per_clock(const topology::GpuSpec& g) {
+  const double clock_mhz = g.tensor_clock_mhz > 0 ? g.tensor_clock_mhz : g.boost_clock_mhz;
+  const double peak = g.bf16.value > 0 ? g.bf16.value : g.fp16.value;
+  return clock_mhz > 0 ? peak / (clock_mhz * 1e6) : 0.0;
+}
+}  // namespace
+
+// Dynamic power ~ tensor FLOP/clk x energy per FLOP x f x V^2 with V ~ f (the law
+// power_limited_clock_ratio uses), so on one process the clock a GPU holds at its TDP is
+//   f = f_ref x cbrt((TDP / TDP_ref) x (lanes_ref / lanes) / energy_ratio),
+// the static share of the board power taken as the same fraction of TDP on both (it cancels). The
+// reference is the H100 SXM (4N) with the sustained_clock_ratio every generation shares; Blackwell
+// (4NP, the same process class) quotes its peaks at a clock its TDP does not hold under a dense
+// load, so its sustained clock falls below sustained_clock_ratio x its quoted clock. Other
+// generations keep their quoted clocks (1.0): Ampere is the fit's anchor and Hopper the reference.
+double power_density_clock_ratio(const topology::GpuSpec& gpu, const ComputeConstants& constants) {
+  if (gpu.compute_capability < 100 || gpu.compute_capability >= 200) return 1.0;
+  const topology::GpuSpec* ref = topology::find_gpu("h100-sxm5-80gb");
+  const double lanes = tensor_flops_per_clock(gpu);
+  if (ref == nullptr || lanes <= 0 || gpu.tdp.value <= 0 || gpu.tensor_clock_mhz <= 0) return 1.0;
+  const double budget = (gpu.tdp.value / ref->tdp.value) * (tensor_flops_per_clock(*ref) / lanes) /
+                        constants.get("lane_energy_ratio_sm100");
+  return std::min(1.0, ref->tensor_clock_mhz * std::cbrt(budget) / gpu.tensor_clock_mhz);
+}
+
 // --- ComputeModel -------------------------------------------------------------------------------
 
 ComputeModel::ComputeModel(const topology::GpuSpec& gpu, const topology::ClusterSpec& cluster,
@@ -257,7 +293,7 @@ ComputeModel::ComputeModel(const topology::GpuSpec& gpu, const topology::Cluster
     power = power_limited_clock_ratio(cluster.power_limit_w / gpu_.tdp.value,
                                       constants_.get("power_static_fraction"),
                                       constants_.get("power_demand_ratio"));
-  clock_ratio_ = constants_.get("sustained_clock_ratio") * power;
+  clock_ratio_ = constants_.get("sustained_clock_ratio") * power * power_density_clock_ratio(gpu_, constants_);
 }
 
 sim::FlopsPerSec ComputeModel::datasheet_peak() const {

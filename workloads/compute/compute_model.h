@@ -16,7 +16,9 @@
 //     unless [cluster.gpu_overrides] tf32 = false. Elementwise FLOPs use the FP32 rate.
 //   * clock: a GPU running dense GEMMs hits its power limit and sustains a lower SM clock,
 //     `sustained_clock_ratio` of the tensor clock (sustained_clock_mhz(): 1180 MHz on A100,
-//     1532 MHz on H100 SXM).
+//     1532 MHz on H100 SXM). Blackwell quotes its peaks at a clock its TDP cannot hold under a
+//     dense load: its clock follows H100's by the power per tensor lane on the same process class
+//     (power_density_clock_ratio: B200 0.85, GB200 0.81 of the quoted clock, before the ratio).
 //   * power: a power limit below TDP lowers the SM clock further along a DVFS curve
 //     (P = static + dynamic, dynamic ~ f*V^2 with V ~ f), fitted to the Zeus NSDI'23 V100/A40
 //     medians. HBM bandwidth is not affected (memory clock is untouched under SW_POWER_CAP).
@@ -89,6 +91,11 @@ int activation_bytes(topology::Precision p);
 // power not scaling with the clock: solves p/d = s + (1 - s) r^3 for r, capped at 1.
 double power_limited_clock_ratio(double power_ratio, double static_fraction, double demand_ratio);
 
+// The fraction of its quoted tensor clock a GPU can hold at its TDP under a dense load, relative to
+// the H100 SXM on the same process class (Blackwell: lane_energy_ratio_sm100); 1 for the other
+// generations. See compute_model.cpp.
+double power_density_clock_ratio(const topology::GpuSpec& gpu, const ComputeConstants& constants);
+
 class ComputeModel {
  public:
   ComputeModel(const topology::GpuSpec& gpu, const topology::ClusterSpec& cluster,
@@ -123,6 +130,7 @@ class ComputeModel {
   // a launch_blocking_sync_us round trip per kernel instead of overlapping them.
   void set_launch_blocking(bool on) { launch_blocking_ = on; }
   bool launch_blocking() const { return launch_blocking_; }
+  const topology::GpuSpec& gpu() const { return gpu_; }
 
  private:
   sim::FlopsPerSec matmul_peak(const OpCost& op) const;  // datasheet peak the op's matmul runs at
@@ -140,7 +148,7 @@ class ComputeModel {
   double sm_fraction_;   // sms_ / gpu_.sms
   double mem_fraction_;  // memory slices / 8
   sim::Bytes memory_capacity_;  // the GPU's or its MIG slice's
-  double clock_ratio_;   // sustained_clock_ratio x power-limited clock ratio
+  double clock_ratio_;   // sustained_clock_ratio x power-limited clock ratio x power density (Blackwell)
   bool launch_blocking_ = false;
 };
 

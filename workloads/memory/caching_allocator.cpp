@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/check.h"
+#include "workloads/memory/activation_offload.h"
 #include "workloads/model/lora.h"
 #include "workloads/model/transformer_ops.h"
 
@@ -400,6 +401,7 @@ void allocate_model_states(Replayer& rep, const MemoryRequest& request, int stag
 // model chunk (the whole stage, or layers / v of it under the interleaved schedule).
 struct UnitPlan {
   int layers = 0;                  // layers per unit
+  int offloaded = 0;               // of which the first ones send their saved tensors to the host
   Tensors saved, working;          // per layer: kept for backward; recomputed under full recompute
   double scores_workspace = 0;     // the s x s scores without flash attention, one layer at a time
   double logits = 0;               // fp32 logits and loss when the stage is the last one
@@ -419,6 +421,7 @@ UnitPlan plan_unit(const MemoryRequest& request, int stage, int chunks) {
   // Every unit of the stage replays its largest chunk: with the embedding or loss counted in the
   // split (ParallelSpec::layers_in_chunk) the first or last chunk holds one layer fewer.
   u.layers = (par.layers_on_stage(m.layers, stage) + chunks - 1) / chunks;
+  u.offloaded = offloaded_layers_in_chunk(u.layers, tr.activation_offload_layers);
   u.saved = saved_tensor_bytes(m, tr.micro_batch, t, sp, tr.recompute, bytes);
   if (tr.recompute == Recompute::Full) u.working = saved_tensor_bytes(m, tr.micro_batch, t, sp, Recompute::None, bytes);
   u.scores_workspace = m.flash_attention ? 0.0 : b * m.heads / t * s * s * e;
@@ -429,22 +432,41 @@ UnitPlan plan_unit(const MemoryRequest& request, int stage, int chunks) {
 }
 
 // Forward of one unit: each layer's saved tensors, with its attention workspace alive meanwhile.
+// An offloaded layer's tensors stay until the next layer has allocated its own (the copy to the
+// host runs beside that layer), then go back (activation_offload.h).
 void forward_unit(Replayer& rep, const UnitPlan& u, std::vector<AllocHandle>& saved) {
-  std::vector<AllocHandle> temp;
+  std::vector<AllocHandle> temp, in_transit;
   for (int l = 0; l < u.layers && !rep.oom(); ++l) {
+    std::vector<AllocHandle> copied = std::move(in_transit);
+    in_transit.clear();
     rep.take(u.scores_workspace, temp);
-    rep.take_all(u.saved, saved);
+    rep.take_all(u.saved, l < u.offloaded ? in_transit : saved);
     rep.give_back(temp);
+    rep.give_back(copied);
   }
+  rep.give_back(in_transit);
   rep.take(u.logits, temp);
   rep.give_back(temp);
 }
 
 // Backward of one unit, last layer first: the recomputed working set and gradient temporaries,
-// then that layer's saved tensors (the last ones still held) go back.
+// then that layer's saved tensors (the last ones still held) go back. An offloaded layer's tensors
+// come back from the host first (reloaded) and go back after its backward.
 void backward_unit(Replayer& rep, const UnitPlan& u, std::vector<AllocHandle>& saved) {
   for (int l = u.layers - 1; l >= 0 && !rep.oom(); --l) {
     std::vector<AllocHandle> temp, recomputed;
+    if (l < u.offloaded) {
+      std::vector<AllocHandle> reloaded;
+      rep.take_all(u.saved, reloaded);
+      rep.take_all(u.working, recomputed);
+      rep.take(u.scores_workspace, temp);
+      rep.take(u.input_grad, temp);
+      rep.take(u.mlp_grad, temp);
+      rep.give_back(temp);
+      rep.give_back(recomputed);
+      rep.give_back(reloaded);
+      continue;
+    }
     rep.take_all(u.working, recomputed);
     rep.take(u.scores_workspace, temp);
     rep.take(u.input_grad, temp);

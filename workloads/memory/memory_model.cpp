@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "workloads/memory/activation_offload.h"
 #include "workloads/model/lora.h"
 
 // Runtime constants (declared in the header):
@@ -37,7 +38,8 @@ double layer_params(const ModelSpec& m, const MemoryOptions& o) {
   if (o.exact_layer_params) return m.layer_parameters();
   const double h = m.hidden;
   const double kv_width = static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) * m.head_dim();
-  const double attention = h * (h + 2.0 * kv_width) + h * h;
+  const double q = m.attention_width();
+  const double attention = h * (q + 2.0 * kv_width) + q * h;
   const double mlp = (m.mlp == MlpKind::Gelu ? 2.0 : 3.0) * h * m.ffn_hidden;
   return attention + mlp;
 }
@@ -196,6 +198,16 @@ void add_moe_activations(Builder& out, const MemoryRequest& r, int stage, double
           "dispatch + combine: 2 x k x load x e*s*b*h/t, one micro-batch", kLayerForward | kLayerBackward);
 }
 
+// Layers of `stage` whose activations are offloaded: each of its model chunks offloads up to
+// `offload` layers, never its last (activation_offload.h).
+int offloaded_layers_on_stage(const ParallelSpec& par, int layers, int stage, int offload) {
+  if (offload <= 0) return 0;
+  int n = 0;
+  for (int c = 0; c < std::max(par.virtual_stages, 1); ++c)
+    n += offloaded_layers_in_chunk(par.layers_in_chunk(layers, c * par.pp + stage), offload);
+  return n;
+}
+
 void add_activations(Builder& out, const MemoryRequest& r, int stage) {
   const ModelSpec m = sequence_shard(r.model, r.parallel);
   const ParallelSpec& par = r.parallel;
@@ -212,9 +224,18 @@ void add_activations(Builder& out, const MemoryRequest& r, int stage) {
                                          : (bytes.gemm_input < e ? "materialised scores, FP8 GEMM inputs" : "materialised scores");
   const std::string what = tr.recompute == Recompute::Full ? std::string("layer input ") + (sp ? "e*sbh/t" : "e*sbh")
                                                            : std::string("saved tensors, ") + kernel;
-  out.add("layers: activations", MemoryCategory::Activations, per_layer * layers * in_flight,
+  const int offloaded = offloaded_layers_on_stage(par, m.layers, stage, tr.activation_offload_layers);
+  out.add("layers: activations", MemoryCategory::Activations, per_layer * (layers - offloaded) * in_flight,
           fmt("%.6g B/layer/micro-batch (", per_layer) + what +
-              fmt(") x %g layers x %g micro-batches in flight", layers, in_flight));
+              fmt(") x %g layers x %g micro-batches in flight", layers - offloaded, in_flight) +
+              (offloaded > 0 ? fmt(" (%g layers offloaded to the host)", offloaded) : std::string()));
+  if (offloaded > 0) {
+    out.add("layers: offloaded activations in transit", MemoryCategory::Activations, per_layer,
+            "one offloaded layer's saved tensors while they copy to or from the host (double buffer)");
+    out.add("layers: offloaded activations (host)", MemoryCategory::Host, per_layer * offloaded * in_flight,
+            fmt("%.6g B/layer/micro-batch x %g offloaded layers", per_layer, offloaded) +
+                fmt(" x %g micro-batches in flight, in host memory", in_flight));
+  }
   if (tr.recompute == Recompute::Full) {
     const double working = activation_bytes_per_layer(m, tr.micro_batch, t, sp, Recompute::None, bytes).value;
     out.add("layers: recompute working set", MemoryCategory::Activations, working,
@@ -339,17 +360,18 @@ std::vector<SavedTensor> saved_layer_tensors(const ModelSpec& model, int micro_b
   const bool dropout = has_dropout(model);
   const bool fp8 = g < e;
   const int kv = model.kv_heads > 0 ? model.kv_heads : model.heads;
-  const double kv_width = flash ? static_cast<double>(kv) * model.head_dim() : h;  // non-flash repeats groups
+  const double q_width = model.attention_width(), sbq = s * b * q_width;  // sbh unless head_dim is set
+  const double kv_width = flash ? static_cast<double>(kv) * model.head_dim() : q_width;  // non-flash repeats groups
   const double scores = a * s * s * b / t;
   std::vector<SavedTensor> x = {{"attention norm input", e * sbh / r}, {"QKV GEMM input", g * sbh / r},
-                                {"Q", e * sbh / t}, {"K", e * s * b * kv_width / t}};
+                                {"Q", e * sbq / t}, {"K", e * s * b * kv_width / t}};
   if (!flash && recompute == Recompute::None) {
     x.push_back({"softmax output", e * scores});
     if (dropout) x.insert(x.end(), {{"attention dropout mask", scores}, {"attention dropout output", e * scores}});
   }
   x.push_back({"V", e * s * b * kv_width / t});
-  x.push_back({"attention output (out-projection input)", e * sbh / t});
-  if (fp8) x.push_back({"out-projection input, FP8 copy", g * sbh / t});
+  x.push_back({"attention output (out-projection input)", e * sbq / t});
+  if (fp8) x.push_back({"out-projection input, FP8 copy", g * sbq / t});
   if (flash && recompute == Recompute::None) x.push_back({"softmax logsumexp (fp32)", 4.0 * a * s * b / t});
   if (dropout) x.push_back({"attention-output dropout mask", sbh / r});
   x.insert(x.end(), {{"MLP norm input", e * sbh / r}, {"MLP input", g * sbh / r}});
@@ -405,12 +427,12 @@ double deepspeed_pass(const std::vector<double>& modules, const std::vector<std:
 std::vector<double> stage_submodules(const ModelSpec& m, const ParallelSpec& par, int stage) {
   const double h = m.hidden, f = m.ffn_hidden, t = par.tp;
   const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
-  const double kv_width = static_cast<double>(kv) * m.head_dim();
+  const double kv_width = static_cast<double>(kv) * m.head_dim(), q = m.attention_width();
   const double fc1 = (m.mlp == MlpKind::Gelu ? 1.0 : 2.0) * h * f / t;
   std::vector<double> modules;
   if (stage == 0) modules.push_back(static_cast<double>(m.vocab) * h / t);
   for (int l = 0; l < par.layers_on_stage(m.layers, stage); ++l) {
-    modules.insert(modules.end(), {h * (h + 2.0 * kv_width) / t, h * h / t, fc1, f * h / t});
+    modules.insert(modules.end(), {h * (q + 2.0 * kv_width) / t, q * h / t, fc1, f * h / t});
   }
   if (stage == par.pp - 1) modules.push_back(static_cast<double>(m.vocab) * h / t);
   return modules;

@@ -113,6 +113,9 @@ ModelSpec read_family(const Reader& r, const FamilyFields& f) {
   m.layers = r.positive_int(f.layers);
   m.heads = r.positive_int(f.heads);
   m.kv_heads = f.kv_heads != nullptr ? r.optional_positive_int(f.kv_heads).value_or(m.heads) : m.heads;
+  // Qwen3, Gemma and Mistral configs state head_dim; kept only where it differs from hidden / heads.
+  if (const int head_dim = r.optional_positive_int("head_dim").value_or(0); head_dim > 0 && head_dim * m.heads != m.hidden)
+    m.attention_head_dim = head_dim;
   m.ffn_hidden = f.ffn_required ? r.positive_int(f.ffn) : r.optional_positive_int(f.ffn).value_or(4 * m.hidden);
   m.vocab = r.positive_int("vocab_size");
   m.seq_len = r.positive_int(f.seq_len);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "sim/check.h"
@@ -21,6 +22,7 @@
 #include "workloads/training/gradient_buckets.h"
 #include "workloads/training/input_feed.h"
 #include "workloads/training/iteration_breakdown.h"
+#include "workloads/training/iteration_invariants.h"
 #include "workloads/training/optimizer_offload.h"
 #include "workloads/training/overlap.h"
 #include "workloads/training/parallel_layout.h"
@@ -65,6 +67,7 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
                            public topology::FlowObserver, public InputFeedListener {
  public:
   explicit IterationRun(const IterationInputs& in);
+  ~IterationRun() { memo_.set_invariants(nullptr); }  // a shared memo outlives this run's report
   IterationResult run();
 
   void on_event(std::uint64_t tag) override;
@@ -139,6 +142,7 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   // CUDA_LAUNCH_BLOCKING: per rank, since when its compute stream waits for a collective (-1:
   // not waiting) and how long it waited this iteration.
   std::vector<double> comm_wait_from_, comm_wait_;
+  std::optional<IterationInvariants> checks_;  // empty unless in.invariants
 };
 
 IterationRun::IterationRun(const IterationInputs& in)
@@ -154,6 +158,7 @@ IterationRun::IterationRun(const IterationInputs& in)
       memo_at_start_{memo_.simulations(), memo_.transfers(), memo_.events()},
       dp_algo_(in.sync.algorithm) {
   CLUSTERSIM_CHECK(m_ >= 1, "at least one micro-batch per replica");
+  memo_.set_invariants(in.invariants);  // the stage costs' memoised collectives are checked too
   const auto t0 = std::chrono::steady_clock::now();
   costs_ = plan_stage_costs(StageCostInputs{in.model, in.parallel, in.training, in.compute, layout_, memo_, dp_algo_,
                                             v_, m_, in.sync.tp_comm_overlap && in.parallel.sequence_parallel,
@@ -168,6 +173,7 @@ IterationRun::IterationRun(const IterationInputs& in)
   bwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
   plan_pipeline_routes();
   plan_input_feeds();
+  if (in.invariants != nullptr) checks_.emplace(*in.invariants, ranks_, sim_);
   if (in.record_timeline) {
     net_.set_observer(this);
     recording_ = std::make_unique<Recording>(result_, in.topo, in.router, layout_, v_, pp_routes_.size());
@@ -306,6 +312,7 @@ void IterationRun::start_iteration() {
   std::fill(bwd_ready_.begin(), bwd_ready_.end(), 0);
   for (int mb = 0; mb < m_; ++mb) fwd_ready_[static_cast<std::size_t>(mb)] = 1;  // vs 0 reads its input
   for (PipelineRank& rk : ranks_) rk.begin_iteration();
+  if (checks_) checks_->begin_iteration();
   for (int r = 0; r < pp_; ++r) start_param_gathers(r);
   for (int r = 0; r < pp_; ++r) try_start(r);
 }
@@ -372,6 +379,7 @@ void IterationRun::try_start(int r) {
                             cp,
                             step->forward ? c.fwd_cp_hidden : c.bwd_cp_hidden};
   const double dur = rk.start_step(now(), compute, comm, overlap);
+  if (checks_) checks_->step_started(r, index, compute);
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kStepDone, r, index));
   // Gradient buckets this backward produces become ready as its layers finish (with overlap),
   // or when it ends (under CUDA_LAUNCH_BLOCKING step_done issues them before the next pass).
@@ -388,7 +396,10 @@ void IterationRun::step_done(int r) {
   const std::size_t index = rk.step_index();
   const PipelineStep step = rk.finish_step(now());
   if (in_.compute.launch_blocking()) {
-    for (int b = rk.first_bucket_of(index); b < rk.end_bucket_of(index); ++b) rk.bucket_ready();
+    for (int b = rk.first_bucket_of(index); b < rk.end_bucket_of(index); ++b) {
+      rk.bucket_ready();
+      if (checks_) checks_->bucket_ready(r, b);
+    }
     issue_comm(r);
   }
   const int vs = step.chunk * pp_ + r;
@@ -506,6 +517,7 @@ void IterationRun::maybe_optimizer(int r) {
     result_.offload_cpu_s = std::max(result_.offload_cpu_s, step.cpu_adam_s);
   }
   rk.start_optimizer(now(), dur);
+  if (checks_) checks_->optimizer_started(r, dur);
   if (recording_) recording_->recorder.optimizer(r, now(), now() + dur);
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kOptimizerDone, r, 0));
 }
@@ -535,10 +547,13 @@ void IterationRun::start_allgather(int r) {
 void IterationRun::finish_rank(int r) {
   rank(r).finish(now());
   ++ranks_done_;
+  if (checks_) checks_->rank_finished(r);
 }
 
 void IterationRun::on_event(std::uint64_t tag) {
   const int r = rank_of_tag(tag);
+  if (checks_ && (tag >> 60) == kStepDone) checks_->step_finished(r, index_of_tag(tag));
+  if (checks_ && (tag >> 60) == kBucketReady) checks_->bucket_ready(r, static_cast<int>(index_of_tag(tag)));
   switch (static_cast<Kind>(tag >> 60)) {
     case kStepDone: step_done(r); break;
     case kBucketReady:
@@ -590,7 +605,9 @@ IterationResult IterationRun::run() {
     sim_.run();
     result_.critical_rank = finish_iteration(sum);
     total += rank(result_.critical_rank).times().done - iteration_start_;
+    if (checks_) checks_->end_iteration(iteration_, rank(result_.critical_rank).times().done - iteration_start_);
   }
+  if (checks_) checks_->live_collectives(in_.topo, live_);
   const double n = iterations;
   result_.iterations = iterations;
   result_.iteration_time_s = total / n;

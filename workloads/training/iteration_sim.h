@@ -66,6 +66,9 @@ struct IterationInputs {
   // [data]: the input pipeline of the data-loading ranks (first and last pipeline rank), its copies
   // live flows (input_feed.h); null: batches are on the GPU when a pass wants them.
   const DataSpec* data = nullptr;
+  // Invariant checks after every iteration (iteration_invariants.h, sim/engine_invariants.h,
+  // collective_bound.h) write here; null: off. Not owned.
+  sim::InvariantReport* invariants = nullptr;
 };
 
 // What a timeline span stands for.

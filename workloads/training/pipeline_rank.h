@@ -58,6 +58,7 @@ class PipelineRank {
   // The next step, when the stream is idle and steps remain; else null.
   const PipelineStep* idle_step() const;
   std::size_t step_index() const { return next_step_; }
+  std::size_t steps() const { return order_.size(); }
   // Starts the next step; returns its duration.
   double start_step(double now, double compute_s, double comm_s, const StepOverlap& overlap = {});
   // Ends the running step; returns it.

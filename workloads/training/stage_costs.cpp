@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "workloads/memory/activation_offload.h"
+#include "workloads/memory/memory_model.h"
 #include "workloads/model/lora.h"
 #include "workloads/model/transformer_ops.h"
 #include "workloads/training/context_parallel.h"
@@ -284,6 +286,23 @@ void add_ops(ChunkCost& c, const ComputeModel& cm, const std::vector<OpCost>& op
   c.bwd_tensor += tensor_busy_s(cm, ops, Pass::Backward);
 }
 
+// Activation offloading (activation_offload.h): the offloaded layers' copies to and from the host
+// that outlast the layer they overlap stall the compute stream (it waits on the copy's event), so
+// they lengthen the passes. The chunk's mean layer times stand for each layer's.
+void add_activation_offload(ChunkCost& c, const StageCostInputs& in, int layers) {
+  const int offloaded = offloaded_layers_in_chunk(layers, in.training.activation_offload_layers);
+  if (offloaded <= 0) return;
+  ModelSpec local = in.model;
+  local.seq_len = in.parallel.local_seq_len(in.model.seq_len);
+  const bool sp = in.parallel.sequence_parallel && in.parallel.tp > 1;
+  const sim::Bytes bytes = activation_bytes_per_layer(local, in.training.micro_batch, in.parallel.tp, sp,
+                                                      in.training.recompute, activation_bytes_for(in.training.precision));
+  const OffloadExposure e = offload_exposure(bytes, host_link_bandwidth(in.compute.gpu()),
+                                             (c.fwd_compute + c.fwd_comm) / layers, (c.bwd_compute + c.bwd_comm) / layers);
+  c.fwd_compute += offloaded * e.fwd_s;
+  c.bwd_compute += offloaded * e.bwd_s;
+}
+
 }  // namespace
 
 int grad_reduce_bytes(topology::Precision p) { return p == topology::Precision::Fp16 ? 2 : 4; }
@@ -347,6 +366,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
       c.expert_params = moe * expert_params;
       costs.ep_bytes_per_gpu += (c.fwd_ep_bytes + c.bwd_ep_bytes) * in.micro_batches / pp;
     }
+    add_activation_offload(c, in, layers);
     costs.chunks.push_back(c);
   }
   ChunkCost& first = costs.chunks.front();

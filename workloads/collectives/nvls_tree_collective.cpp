@@ -1,0 +1,169 @@
+// NVLS inside each NVLink domain, a tree of domains across the NICs (see nvls_tree_collective.h).
+#include "workloads/collectives/nvls_tree_collective.h"
+
+#include <algorithm>
+#include <map>
+
+#include "sim/check.h"
+
+namespace clustersim::workloads {
+namespace {
+
+// The GPU's links up to the first NVSwitch of `r`, as a route of their own.
+topology::Route up_to_switch(const topology::Topology& topo, const topology::Route& r) {
+  topology::Route out;
+  out.bottleneck = sim::BytesPerSec{1e300};
+  for (int k = 0; k < r.hops; ++k) {
+    const topology::LinkId l = r.links[static_cast<std::size_t>(k)];
+    out.links[out.hops++] = l;
+    out.latency += topo.link(l).latency;
+    out.bottleneck = std::min(out.bottleneck, topo.link(l).bandwidth);
+    if (topo.device(topo.link(l).dst).kind == topology::DeviceKind::NvSwitch) return out;
+  }
+  CLUSTERSIM_CHECK(false, "every GPU of an NVLS domain reaches its NVSwitch");
+  return out;
+}
+
+topology::Route reversed(const topology::Route& r) {
+  topology::Route out = r;
+  for (int k = 0; k < r.hops; ++k) {
+    out.links[static_cast<std::size_t>(k)] = topology::Topology::reverse(r.links[static_cast<std::size_t>(r.hops - 1 - k)]);
+  }
+  return out;
+}
+
+}  // namespace
+
+NvlsTreeCollective::NvlsTreeCollective(CollectiveContext ctx, CollectivePlan plan, CollectiveListener* listener,
+                                       std::uint64_t tag)
+    : CollectiveAlgorithm(ctx, std::move(plan), listener, tag),
+      n_(static_cast<int>(plan_.request.ranks.size())),
+      pieces_(static_cast<std::uint32_t>(plan_.chunks)) {
+  CLUSTERSIM_CHECK(plan_.request.op == CollectiveOp::AllReduce, "NVLSTree runs all-reduce only");
+  const auto& ranks = plan_.request.ranks;
+  std::map<int, int> domain_of_server;
+  members_.resize(static_cast<std::size_t>(n_));
+  for (int i = 0; i < n_; ++i) {
+    const int server = ctx_.topo.server_of_gpu(ranks[static_cast<std::size_t>(i)]);
+    auto [it, fresh] = domain_of_server.emplace(server, static_cast<int>(domains_.size()));
+    if (fresh) domains_.emplace_back();
+    members_[static_cast<std::size_t>(i)].domain = it->second;
+    domains_[static_cast<std::size_t>(it->second)].members.push_back(i);
+  }
+  CLUSTERSIM_CHECK(domains_.size() >= 2, "NVLSTree spans at least two NVLink domains");
+  std::size_t smallest = domains_.front().members.size();
+  for (const Domain& d : domains_) smallest = std::min(smallest, d.members.size());
+  CLUSTERSIM_CHECK(smallest >= 2, "every NVLink domain of an NVLSTree holds two GPUs or more");
+  heads_ = std::min(nccl::kMaxNvlsArity, static_cast<int>(smallest));
+  for (Domain& d : domains_) {
+    for (int i : d.members) {
+      const int r = ranks[static_cast<std::size_t>(i)];
+      const int peer = ranks[static_cast<std::size_t>(d.members[i == d.members.front() ? 1 : 0])];
+      Member& m = members_[static_cast<std::size_t>(i)];
+      m.up = up_to_switch(ctx_.topo, ctx_.router.route(r, peer, static_cast<std::uint64_t>(r)));
+      m.down = reversed(m.up);
+    }
+  }
+  const double c = plan_.request.bytes.value / pieces_;
+  nvlink_bytes_ = c * (1.0 + 1.0 / heads_) / plan_.in_network_efficiency;
+  head_bytes_ = c / heads_;
+  build_trees();
+  up_arrivals_.assign(domains_.size() * pieces_, 0);
+  down_arrivals_.assign(domains_.size() * pieces_, 0);
+}
+
+// Tree 0: the domains as a binary heap in their order (parent of position p is (p - 1) / 2);
+// tree 1: the same heap over the reversed order, so that leaves of one are inner nodes of the other.
+void NvlsTreeCollective::build_trees() {
+  const int count = static_cast<int>(domains_.size());
+  const auto& ranks = plan_.request.ranks;
+  for (int t = 0; t < 2; ++t) {
+    for (int pos = 1; pos < count; ++pos) {
+      const int d = t == 0 ? pos : count - 1 - pos;
+      const int parent_pos = (pos - 1) / 2;
+      const int p = t == 0 ? parent_pos : count - 1 - parent_pos;
+      Domain& dom = domains_[static_cast<std::size_t>(d)];
+      dom.parent[static_cast<std::size_t>(t)] = p;
+      domains_[static_cast<std::size_t>(p)].children[static_cast<std::size_t>(t)].push_back(d);
+      const Domain& par = domains_[static_cast<std::size_t>(p)];
+      for (int h = 0; h < heads_; ++h) {
+        const int from = ranks[static_cast<std::size_t>(dom.members[static_cast<std::size_t>(h)])];
+        const int to = ranks[static_cast<std::size_t>(par.members[static_cast<std::size_t>(h)])];
+        dom.to_parent[static_cast<std::size_t>(t)].push_back(ctx_.router.route(from, to, static_cast<std::uint64_t>(from)));
+      }
+    }
+  }
+}
+
+// tuning.cc: NVLSTree latency = hwLat[NVLINK] + 2 x log2i(nodes) x hwLat[NET] (log2i rounds down).
+double NvlsTreeCollective::launch_latency_us() const {
+  int levels = 0;
+  for (int k = 2; k <= static_cast<int>(domains_.size()); k *= 2) ++levels;
+  return nccl::hw_latency_us(nccl::HwClass::NvLink, nccl::NcclAlgo::NvlsTree, Protocol::Simple) +
+         2.0 * levels * nccl::hw_latency_us(nccl::HwClass::Net, nccl::NcclAlgo::NvlsTree, Protocol::Simple);
+}
+
+void NvlsTreeCollective::begin() {
+  for (std::size_t m = 0; m < members_.size(); ++m) try_send(m);
+}
+
+void NvlsTreeCollective::try_send(std::size_t i) {
+  Member& m = members_[i];
+  while (m.up_sent < pieces_ && m.up_in_flight < static_cast<std::uint32_t>(nccl::kPipelineInFlight)) {
+    send(m.up, sim::Bytes{nvlink_bytes_}, encode(kMemberUp, i, m.up_sent), sim::SimTime{});
+    ++m.up_sent;
+    ++m.up_in_flight;
+  }
+}
+
+// One more part of chunk `chunk`'s sum reached domain d (a member's data or a child head's share).
+void NvlsTreeCollective::reduced_part(std::size_t d, std::uint32_t chunk) {
+  const Domain& dom = domains_[d];
+  const std::size_t t = chunk % 2;
+  const int needed = static_cast<int>(dom.members.size()) + static_cast<int>(dom.children[t].size()) * heads_;
+  if (++up_arrivals_[d * pieces_ + chunk] < needed) return;
+  const int p = dom.parent[t];
+  if (p < 0) {
+    result_down(d, chunk);
+    return;
+  }
+  for (const topology::Route& r : dom.to_parent[t]) {
+    send(r, sim::Bytes{head_bytes_}, encode(kTreeUp, static_cast<std::size_t>(p), chunk), sim::SimTime{});
+  }
+}
+
+// Domain d has chunk `chunk`'s result: pass it to its children and multicast it to its GPUs.
+void NvlsTreeCollective::result_down(std::size_t d, std::uint32_t chunk) {
+  const std::size_t t = chunk % 2;
+  for (int child : domains_[d].children[t]) {
+    for (const topology::Route& r : domains_[static_cast<std::size_t>(child)].to_parent[t]) {
+      send(reversed(r), sim::Bytes{head_bytes_}, encode(kTreeDown, static_cast<std::size_t>(child), chunk), sim::SimTime{});
+    }
+  }
+  for (int i : domains_[d].members) {
+    send(members_[static_cast<std::size_t>(i)].down, sim::Bytes{nvlink_bytes_},
+         encode(kMemberDown, static_cast<std::size_t>(i), chunk), sim::SimTime{});
+  }
+}
+
+void NvlsTreeCollective::on_transfer_done(std::uint64_t tag) {
+  const Kind kind = static_cast<Kind>(tag >> 62);
+  const std::size_t id = static_cast<std::size_t>((tag >> 32) & 0x3fffffffULL);
+  const std::uint32_t chunk = static_cast<std::uint32_t>(tag & 0xffffffffULL);
+  switch (kind) {
+    case kMemberUp:
+      --members_[id].up_in_flight;
+      reduced_part(static_cast<std::size_t>(members_[id].domain), chunk);
+      try_send(id);
+      break;
+    case kTreeUp: reduced_part(id, chunk); break;
+    case kTreeDown:
+      if (++down_arrivals_[id * pieces_ + chunk] == heads_) result_down(id, chunk);
+      break;
+    case kMemberDown:
+      if (++members_[id].down_recv == pieces_ && ++complete_ == n_) finish();
+      break;
+  }
+}
+
+}  // namespace clustersim::workloads
