@@ -331,7 +331,8 @@ int micro_batch_of(const ModernRow& r) {
 // activation_offload_layers, Megatron-Core cpu_offloading_num_layers):
 //   * Megatron-Bridge scripts/performance/configs/llama/llama3_workload_base_configs.py:
 //     LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V1/V2 (mbs 2) 40 layers, ..._GB200_BF16 20,
-//     ..._B200_FP8_CS 5; llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_GB200_FP8_CS_V1
+//     ..._B200_FP8_CS 5, ..._GB300_FP8_CS (mbs 2) 20, ..._GB300_BF16 (mbs 2) 30, ..._B300_* none;
+//     llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_GB200_FP8_CS_V1
 //     (tp 2, FSDP) 92;
 //   * NeMo scripts/performance/recommended_model_configs/model_configs_gb200.csv
 //     (activation_offload_layers column): llama3 70b fp8 (mbs 1) 0, llama31 405b fp8 (tp 2) 95.
@@ -339,10 +340,13 @@ int micro_batch_of(const ModernRow& r) {
 int activation_offload_layers_of(const ModernRow& r) {
   if (generation_of(r.gpu) != Generation::Blackwell || !has(r.zero_or_fsdp, "FSDP") || !nemo_stack(r)) return 0;
   const bool bridge = modern_source_group(r) == "Megatron-Bridge", gb200 = r.gpu.starts_with("GB200");
+  const bool gb300 = r.gpu.starts_with("GB300"), b200 = r.gpu.starts_with("B200");
   const bool fp8 = fp8_row(r);
   if (has(r.model, "405B")) return gb200 && fp8 ? (bridge ? 92 : 95) : 0;
   if (!has(r.model, "70B") || !bridge) return 0;
-  if (!gb200) return fp8 ? 5 : 0;
+  if (gb300) return fp8 ? 20 : 30;
+  if (b200) return fp8 ? 5 : 0;
+  if (!gb200) return 0;  // B300: Megatron-FSDP without offloading
   return fp8 ? 40 : 20;
 }
 

@@ -40,6 +40,8 @@ class EventQueue {
   void push(SimTime time, EventHandler* handler, std::uint64_t tag);
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
+  // Events pushed so far (the next push's sequence number).
+  std::uint64_t pushed() const { return next_seq_; }
   // Whether events remain at exactly the time of the last pop (no reordering needed to know).
   bool has_more_at_last_time() const { return head_ < buckets_[0].size(); }
   // The earliest event (the queue must not be empty). Peeking commits the queue to that time:

@@ -38,6 +38,13 @@ class Simulator {
   // Runs until no events remain. Returns the final time.
   SimTime run();
   std::uint64_t events_processed() const { return events_; }
+  // Events scheduled so far: equal values before and after a schedule_at() mean no one else
+  // scheduled in between, so an event posted then takes the very next sequence number.
+  std::uint64_t scheduled() const { return queue_.pushed(); }
+  // A handler that lets one event stand for `n` more, each of which would have taken the next
+  // sequence number at the same time (coalesced; see topology/network_model.h), counts them here,
+  // so events_processed() is the same as if each had been its own event.
+  void count_coalesced(std::uint64_t n) { events_ += n; }
   std::size_t pending() const { return queue_.size(); }
   // Checks the engine's invariants from now on (null: off). Not owned.
   void set_invariants(EngineInvariants* checker) { invariants_ = checker; }

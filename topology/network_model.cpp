@@ -1,4 +1,5 @@
-// Flow lifecycle on top of the fair-share solver (see network_model.h).
+// Flow lifecycle on top of the fair-share solver, with pooled routes and batched flow events
+// (see network_model.h).
 #include "topology/network_model.h"
 
 #include <algorithm>
@@ -16,6 +17,26 @@ NetworkModel::NetworkModel(sim::Simulator& sim, const Topology& topo)
   }
 }
 
+void NetworkModel::set_observer(FlowObserver* observer) {
+  CLUSTERSIM_CHECK(observer == nullptr || stats_.transfers_started == stats_.transfers_finished,
+                   "an observer is set while no transfer is in flight (it needs their stream starts)");
+  observer_ = observer;
+  if (observer_ != nullptr) stream_start_.resize(flows_.size());
+}
+
+std::uint32_t NetworkModel::alloc_links(std::uint8_t hops) {
+  std::vector<std::uint32_t>& free = free_links_[hops];
+  if (!free.empty()) {
+    const std::uint32_t off = free.back();
+    free.pop_back();
+    return off;
+  }
+  const std::size_t off = link_pool_.size();
+  CLUSTERSIM_CHECK(off + hops <= 0xffffffffU, "route pool fits 32-bit offsets");
+  link_pool_.resize(off + hops);
+  return static_cast<std::uint32_t>(off);
+}
+
 FlowId NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListener* who,
                            std::uint64_t tag, sim::SimTime extra_latency, double rate_cap,
                            const HopWeights* weights) {
@@ -26,34 +47,60 @@ FlowId NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListene
   } else {
     f = static_cast<FlowId>(flows_.size());
     flows_.emplace_back();
+    if (observer_ != nullptr) stream_start_.emplace_back();
   }
+  const std::uint32_t links = alloc_links(route.hops);
+  std::copy_n(route.links.begin(), route.hops, link_pool_.begin() + links);
   Flow& flow = flows_[f];
-  flow.route = route;
+  flow.links = links;
+  flow.hops = route.hops;
   flow.bytes = bytes.value;
   flow.remaining = bytes.value;
-  flow.rate = 0;
-  flow.cap = rate_cap;
+  flow.rate = rate_cap;  // the cap, until activation
   flow.who = who;
   flow.tag = tag;
   flow.streaming = false;
   flow.folded = weights != nullptr;
-  if (flow.folded) flow.weights = *weights;
+  if (flow.folded) {
+    if (weight_pool_.size() < link_pool_.size()) weight_pool_.resize(link_pool_.size());
+    std::copy_n(weights->begin(), route.hops, weight_pool_.begin() + links);
+  }
   ++flow.generation;
   ++stats_.transfers_started;
   if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_injected(flow.bytes);
   const sim::SimTime delay = route.latency + extra_latency;
   if (delay.ps > 0) {
-    sim_.schedule_in(delay, this, encode(f, flow.generation, kActivate));
+    post(f, sim_.now() + delay, kActivate);
   } else {
     activate(f);
   }
   return f;
 }
 
+// Joins the open batch when the event would have taken the sequence number right after it (same
+// kind and time, nothing else scheduled since); otherwise posts a new batch event.
+void NetworkModel::post(FlowId f, sim::SimTime at, std::uint64_t kind) {
+  if (!open_.valid || open_.kind != kind || open_.time != at || open_.scheduled != sim_.scheduled()) {
+    std::uint32_t b;
+    if (!free_batches_.empty()) {
+      b = free_batches_.back();
+      free_batches_.pop_back();
+    } else {
+      b = static_cast<std::uint32_t>(batches_.size());
+      batches_.emplace_back();
+    }
+    sim_.schedule_at(at, this, (kind << 63) | b);
+    open_ = OpenBatch{true, kind, at, sim_.scheduled(), b};
+  } else {
+    ++stats_.batched_events;
+  }
+  batches_[open_.batch].push_back(encode(f, flows_[f].generation));
+}
+
 void NetworkModel::activate(FlowId f) {
   Flow& flow = flows_[f];
-  flow.stream_start = sim_.now();
-  if (flow.remaining <= 0 || flow.route.hops == 0) {
+  if (observer_ != nullptr) stream_start_[f] = sim_.now();
+  if (flow.remaining <= 0 || flow.hops == 0) {
     // Nothing to stream (zero bytes, or a GPU talking to itself): done once the latency has passed.
     if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_landed(flow.bytes);
     finish(f);
@@ -61,10 +108,11 @@ void NetworkModel::activate(FlowId f) {
   }
   flow.streaming = true;
   flow.last_update = sim_.now();
-  const std::size_t hops = flow.route.hops;
-  flow.var = solver_.add_variable(std::span<const sim::ConstraintId>(flow.route.links.data(), hops), flow.cap,
-                                  flow.folded ? std::span<const std::uint16_t>(flow.weights.data(), hops)
-                                              : std::span<const std::uint16_t>{});
+  const std::span<const std::uint16_t> weights =
+      flow.folded ? std::span<const std::uint16_t>(weight_pool_.data() + flow.links, flow.hops)
+                  : std::span<const std::uint16_t>{};
+  flow.var = solver_.add_variable(links_of(flow), flow.rate, weights);
+  flow.rate = 0;
   if (var_to_flow_.size() <= flow.var) var_to_flow_.resize(flow.var + 1);
   var_to_flow_[flow.var] = f;
   stats_.peak_concurrent_flows = std::max(stats_.peak_concurrent_flows, solver_.live_variables());
@@ -85,21 +133,31 @@ void NetworkModel::on_flush() {
     ++flow.generation;
     ++stats_.rate_updates;
     const double left = std::max(0.0, flow.remaining);
-    sim_.schedule_at(now + sim::SimTime::from_seconds(left / flow.rate), this,
-                     encode(f, flow.generation, kComplete));
+    post(f, now + sim::SimTime::from_seconds(left / flow.rate), kComplete);
   }
   if (inv != nullptr) inv->check_capacities(solver_, now);
 }
 
+// Runs a batch's flow events in the order they were posted; each stands for one event of its own.
 void NetworkModel::on_event(std::uint64_t tag) {
-  const FlowId f = static_cast<FlowId>(tag & 0xffffffffU);
-  const std::uint32_t gen = static_cast<std::uint32_t>((tag >> 32) & 0x7fffffffU);
-  if ((flows_[f].generation & 0x7fffffffU) != gen) return;  // superseded by a rate change
-  if ((tag >> 63) == kActivate) {
-    activate(f);
-  } else {
-    complete(f);
+  const std::uint32_t b = static_cast<std::uint32_t>(tag & 0xffffffffU);
+  const std::uint64_t kind = tag >> 63;
+  if (open_.valid && open_.batch == b) open_.valid = false;
+  firing_.swap(batches_[b]);
+  sim_.count_coalesced(firing_.size() - 1);
+  for (const std::uint64_t entry : firing_) {
+    const FlowId f = static_cast<FlowId>(entry & 0xffffffffU);
+    const std::uint32_t gen = static_cast<std::uint32_t>(entry >> 32);
+    if ((flows_[f].generation & 0x7fffffffU) != gen) continue;  // superseded by a rate change
+    if (kind == kActivate) {
+      activate(f);
+    } else {
+      complete(f);
+    }
   }
+  firing_.clear();
+  batches_[b].swap(firing_);  // keeps both buffers' capacity
+  free_batches_.push_back(b);
 }
 
 void NetworkModel::complete(FlowId f) {
@@ -117,17 +175,22 @@ void NetworkModel::complete(FlowId f) {
 
 void NetworkModel::finish(FlowId f) {
   Flow& flow = flows_[f];
-  for (int k = 0; k < flow.route.hops; ++k) {
-    const double copies = flow.folded ? flow.weights[static_cast<std::size_t>(k)] : 1.0;
-    link_bytes_[flow.route.links[k]] += flow.bytes * copies;
+  const std::span<const LinkId> links = links_of(flow);
+  for (std::size_t k = 0; k < links.size(); ++k) {
+    const double copies = flow.folded ? weight_pool_[flow.links + k] : 1.0;
+    link_bytes_[links[k]] += flow.bytes * copies;
   }
   if (observer_ != nullptr) {
-    observer_->on_flow_done(FinishedFlow{flow.route, flow.bytes, flow.stream_start, sim_.now(), flow.who, flow.tag});
+    Route route;
+    std::copy(links.begin(), links.end(), route.links.begin());
+    route.hops = flow.hops;
+    observer_->on_flow_done(FinishedFlow{route, flow.bytes, stream_start_[f], sim_.now(), flow.who, flow.tag});
   }
   ++flow.generation;
   ++stats_.transfers_finished;
   TransferListener* who = flow.who;
   const std::uint64_t tag = flow.tag;
+  free_links_[flow.hops].push_back(flow.links);
   free_flows_.push_back(f);
   who->on_transfer_done(tag);  // may start new transfers (and reuse this slot)
 }

@@ -10,9 +10,22 @@
 // Listeners are told when a transfer's last byte has arrived. Nothing is allocated per transfer
 // once the flow pool has grown to the peak number of concurrent flows.
 //
-// An optional FlowObserver (null by default) sees every finished transfer with its route, bytes
-// and streaming interval, for link-traffic reports. It only observes: simulated times are the same
-// with or without one, and without one the only cost is a null test per finished transfer.
+// Memory per flow (direct all-to-all puts 16.7 M flows in flight at 4,096 GPUs, so this is what
+// bounds the largest runs): a 64-byte record, the route's links (4 bytes per hop, pooled by hop
+// count; latency and bottleneck are not kept: only the start needs them), the hop weights only for
+// folded flows (2 bytes per hop, in a pool that unfolded runs never grow), and 8 bytes per pending
+// activation or completion in a *batch*. Batches coalesce events: a run of flow events for one
+// time that would have taken consecutive sequence numbers in the simulator (nothing else was
+// scheduled in between; Simulator::scheduled()) is one simulator event holding the flows in order.
+// The simulator pops events at equal times in sequence order, so the batch runs them exactly when
+// and in the order the separate events would have run, and simulated times, event order and
+// events_processed() (Simulator::count_coalesced) are unchanged. All flows of a direct all-to-all
+// stage that start or finish together (one rate level) thus cost one queue entry, not millions.
+//
+// An optional FlowObserver (null by default) sees every finished transfer with its route (links and
+// hops; latency and bottleneck are not kept), bytes and streaming interval, for link-traffic
+// reports. It only observes: simulated times are the same with or without one, and without one the
+// only cost is a null test per finished transfer.
 //
 // When the simulator carries invariant checks (Simulator::set_invariants), the model reports each
 // flow's injection, rate changes and delivery to them; without, a null test per flow and per solve.
@@ -38,7 +51,7 @@ class TransferListener {
   ~TransferListener() = default;
 };
 
-// One finished transfer: `bytes` crossed every link of `route` between `start` (the first byte
+// One finished transfer: `bytes` crossed every link of `route` (links and hops only) between `start` (the first byte
 // left, after the route's latency) and `end` (the last byte arrived); `who` and `tag` are those
 // the transfer was started with.
 struct FinishedFlow {
@@ -70,6 +83,7 @@ struct NetworkStats {
   std::uint64_t transfers_finished = 0;
   std::uint64_t rate_updates = 0;
   std::size_t peak_concurrent_flows = 0;
+  std::uint64_t batched_events = 0;  // flow events that joined another's batch (no queue entry)
 };
 
 class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
@@ -91,47 +105,70 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   // Bytes that have crossed each link so far (finished transfers), for utilisation reports.
   double link_bytes(LinkId l) const { return link_bytes_[l]; }
   std::size_t active_flows() const { return solver_.live_variables(); }
-  // Observation only (see FlowObserver); null turns it off. Not owned.
-  void set_observer(FlowObserver* observer) { observer_ = observer; }
+  // Observation only (see FlowObserver); null turns it off. Not owned. Set it while no transfer
+  // is in flight (stream starts are kept only while observed).
+  void set_observer(FlowObserver* observer);
 
   void on_event(std::uint64_t tag) override;
   void on_flush() override;
 
  private:
+  // 64 bytes (one cache line); the route's links live in link_pool_ (and weights in weight_pool_)
+  // at `links`. Until activation `rate` holds the transfer's rate cap (the solver keeps it after).
   struct Flow {
-    Route route;
     double bytes = 0;
     double remaining = 0;
     double rate = 0;
-    double cap = sim::kUnlimited;
     sim::SimTime last_update;
-    sim::SimTime stream_start;  // when the first byte left (for the observer)
     TransferListener* who = nullptr;
     std::uint64_t tag = 0;
+    std::uint32_t links = 0;    // first of `hops` entries in link_pool_ (and weight_pool_ if folded)
     sim::VariableId var = 0;
     std::uint32_t generation = 0;
+    std::uint8_t hops = 0;
     bool streaming = false;
     bool folded = false;
-    HopWeights weights{};
   };
+  static_assert(sizeof(Flow) == 64, "the flow record stays one cache line (see the header comment)");
   enum : std::uint64_t { kActivate = 0, kComplete = 1 };
-  static std::uint64_t encode(FlowId f, std::uint32_t gen, std::uint64_t kind) {
-    return (kind << 63) | (static_cast<std::uint64_t>(gen & 0x7fffffffU) << 32) | f;
+  // A batch entry: the flow and the generation its event was posted for (stale when they differ).
+  static std::uint64_t encode(FlowId f, std::uint32_t gen) {
+    return (static_cast<std::uint64_t>(gen & 0x7fffffffU) << 32) | f;
+  }
+  // The batch that the next event may join (see the header comment).
+  struct OpenBatch {
+    bool valid = false;
+    std::uint64_t kind = kActivate;
+    sim::SimTime time;
+    std::uint64_t scheduled = 0;  // Simulator::scheduled() right after its event was posted
+    std::uint32_t batch = 0;
+  };
+  void post(FlowId f, sim::SimTime at, std::uint64_t kind);
+  std::uint32_t alloc_links(std::uint8_t hops);
+  std::span<const LinkId> links_of(const Flow& flow) const {
+    return {link_pool_.data() + flow.links, flow.hops};
   }
   void activate(FlowId f);
   void complete(FlowId f);
   void finish(FlowId f);
-  // For the invariant checks (sim/engine_invariants.h): a flow's links and folding weights.
-  static std::span<const sim::ConstraintId> links_of(const Flow& flow) {
-    return {flow.route.links.data(), flow.route.hops};
+  // For the invariant checks (sim/engine_invariants.h): a flow's folding weights (null: unfolded).
+  const std::uint16_t* weights_of(const Flow& flow) const {
+    return flow.folded ? weight_pool_.data() + flow.links : nullptr;
   }
-  static const std::uint16_t* weights_of(const Flow& flow) { return flow.folded ? flow.weights.data() : nullptr; }
 
   sim::Simulator& sim_;
   const Topology& topo_;
   sim::FairShareSolver solver_;
   std::vector<Flow> flows_;
+  std::vector<sim::SimTime> stream_start_;  // per flow, when the first byte left; only with an observer
   std::vector<FlowId> free_flows_;
+  std::vector<LinkId> link_pool_;
+  std::vector<std::uint16_t> weight_pool_;  // grown only once a folded flow arrives
+  std::array<std::vector<std::uint32_t>, kMaxHops + 1> free_links_;  // freed blocks by hop count
+  std::vector<std::vector<std::uint64_t>> batches_;
+  std::vector<std::uint32_t> free_batches_;
+  std::vector<std::uint64_t> firing_;  // the batch being run (swapped out of batches_)
+  OpenBatch open_;
   std::vector<FlowId> var_to_flow_;
   std::vector<double> link_bytes_;
   NetworkStats stats_;
