@@ -52,6 +52,10 @@ run topo --node dgx-a100-80gb --nodes 8 --oversubscription 2 --bisection
 run topo --node dgx-h100 --nodes 2 --dot
 run catalog gpus
 run catalog constants
+run run "$lib/gpt3-125m-2x-rtx4090-dataloader-stall.toml" --trace t.json
+run compare "$lib/gpt3-125m-2x-rtx4090-dataloader-stall.toml" --vary data.loader_workers=0,2,8
+run run "$lib/gpt3-2.7b-2x-a100-fp16-gradscaler.toml"
+run run "$lib/tier2-mid-2x-a100-40gb.toml" --set training.launch_blocking=true
 for f in "$lib"/*.toml; do run run "$f" --format json; run memory "$f"; done
 sed -i -E 's/[0-9.]+ s wall/X s wall/g' "$out/report.html" "$out/trace.json" 2>/dev/null
 exit 0

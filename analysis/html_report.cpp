@@ -116,6 +116,7 @@ const char* span_colour(const workloads::TimelineSpan& s) {
     case workloads::SpanKind::PipelineSend: return "#8c8c8c";
     case workloads::SpanKind::DataParallel: return "#d65f5f";
     case workloads::SpanKind::ExpertParallel: return "#dc7ec0";
+    case workloads::SpanKind::DataStall: return "#797979";
   }
   return "#000";
 }
@@ -144,7 +145,7 @@ std::string gantt(const RunReport& r) {
     }
   }
   for (const auto& s : r.iteration.timeline) {
-    if (s.iteration != 0) continue;
+    if (s.iteration != 0 || s.stream > 2) continue;  // the input pipeline's stalls: the text report says them
     const bool nested = s.kind == workloads::SpanKind::TensorParallel || s.kind == workloads::SpanKind::ContextParallel ||
                         s.kind == workloads::SpanKind::ExpertParallel;
     const int y = top + s.rank * rank_h + s.stream * row_h + (nested ? 8 : 0);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "analysis/what_ifs.h"
 #include "scenarios/loader.h"
 #include "topology/catalog.h"
 #include "workloads/compute/power_model.h"
@@ -39,7 +40,8 @@ void derive_numbers(const scenarios::ScenarioSpec& spec, const topology::GpuSpec
       workloads::power_draw(gpu, spec.cluster.power_limit_w, r.compute->constants()).at_busy_share(busy);
   r.energy_per_iteration_kwh = watts * r.gpus * t / 3.6e6;
   if (spec.training.tokens <= 0) return;
-  const double iterations = spec.training.tokens / tokens;
+  // Skipped fp16 steps ([amp]) cost an iteration each and train nothing.
+  const double iterations = spec.training.tokens / tokens * (r.amp ? r.amp->time_factor() : 1.0);
   r.time_to_train_s = iterations * t;
   r.energy_kwh = iterations * r.energy_per_iteration_kwh;
   const double hours = *r.time_to_train_s / 3600.0;
@@ -75,19 +77,33 @@ RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& op
   workloads::ComputeConstants constants;
   constants.apply(spec.model_constants);
   r.compute.emplace(*gpu, spec.cluster, spec.training.precision, constants);
+  r.compute->set_launch_blocking(spec.training.launch_blocking);
   ClusterCache local;
   ClusterCache& clusters = options.clusters != nullptr ? *options.clusters : local;
   const std::shared_ptr<ClusterCache::Entry> cluster = clusters.get(spec.cluster, gpu->compute_capability);
   r.topology = std::shared_ptr<const topology::Topology>(cluster, &cluster->topo);
+  const bool blocking = spec.training.launch_blocking;
   workloads::IterationInputs in{cluster->topo, cluster->router, *gpu, *r.compute, spec.model, spec.parallel, spec.training,
-                                spec.sync, options.full, options.timeline, &cluster->memo,
-                                workloads::graph_hints(spec.cluster)};
+                                blocking ? without_overlap(spec.sync) : spec.sync, options.full, options.timeline,
+                                &cluster->memo, workloads::graph_hints(spec.cluster)};
+  in.data = spec.data ? &*spec.data : nullptr;
   if (options.check) in.invariants = &r.invariants.emplace();
   try {
     r.iteration = workloads::simulate_iteration(in);
+    if (blocking) {  // the same job without CUDA_LAUNCH_BLOCKING, for its cost
+      workloads::ComputeModel free_running = *r.compute;
+      free_running.set_launch_blocking(false);
+      workloads::IterationInputs base{cluster->topo, cluster->router, *gpu, free_running, spec.model, spec.parallel,
+                                      spec.training, spec.sync, options.full, false, &cluster->memo,
+                                      workloads::graph_hints(spec.cluster)};
+      base.data = in.data;
+      r.launch_blocking_base_s = workloads::simulate_iteration(base).iteration_time_s;
+    }
   } catch (const workloads::CollectiveError& e) {
     throw sync_algorithm_error(spec, e);
   }
+  apply_input_pipeline(r);
+  apply_loss_scaling(r);
   derive_numbers(spec, *gpu, r);
   return r;
 }

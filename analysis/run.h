@@ -42,6 +42,10 @@ struct RunReport {
   double tokens_per_s = 0, samples_per_s = 0, model_tflops_per_gpu = 0, mfu = 0, hfu = 0;
   std::optional<double> time_to_train_s, cost_usd, energy_kwh;
   double energy_per_iteration_kwh = 0;
+  // What-ifs (analysis/what_ifs.h); empty / 0 when the scenario does not ask for them.
+  std::optional<workloads::InputPipelineResult> data;  // [data]
+  std::optional<workloads::LossScaleResult> amp;       // [amp]
+  double launch_blocking_base_s = 0;  // [training] launch_blocking: the iteration without it
   // With RunOptions::check: what the invariant checks found (workloads/training/iteration_invariants.h).
   std::optional<sim::InvariantReport> invariants;
 };

@@ -12,6 +12,7 @@
 
 #include "analysis/csv.h"
 #include "analysis/link_traffic.h"
+#include "analysis/what_ifs.h"
 #include "scenarios/stage_split.h"
 #include "workloads/model/lora.h"
 
@@ -19,6 +20,31 @@ namespace clustersim::analysis {
 namespace {
 
 nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+// The what-ifs' fields, only for the scenarios that ask for them, so other reports keep theirs.
+void what_ifs_json(const RunReport& r, nlohmann::ordered_json& j) {
+  if (r.spec.training.launch_blocking)
+    j["details"]["launch_blocking"] = {{"iteration_time_without_s", r.launch_blocking_base_s},
+                                       {"cost_s", r.iteration.iteration_time_s - r.launch_blocking_base_s}};
+  if (r.data) {
+    const auto& d = *r.data;
+    j["breakdown_s"]["data_stall"] = r.iteration.breakdown.data_stall;
+    j["details"]["input_pipeline"] = {{"loader_s", d.loader_s},         {"hidden_s", d.hidden_s},
+                                      {"loader_stall_s", d.loader_stall_s}, {"h2d_bytes", d.h2d_bytes},
+                                      {"h2d_bytes_per_s", d.h2d_bytes_per_s}, {"h2d_s", d.h2d_s},
+                                      {"gpu_decode_s", d.gpu_decode_s},   {"startup_s", d.startup_s}};
+  }
+  if (r.amp) {
+    const auto& a = *r.amp;
+    nlohmann::ordered_json trajectory = nlohmann::ordered_json::array();
+    for (const auto& [step, scale] : a.checkpoints) trajectory.push_back({{"step", step}, {"scale", scale}});
+    j["details"]["loss_scaling"] = {{"steps", a.total_steps()},       {"skipped_steps", a.skipped_steps},
+                                    {"skipped_per_1000", a.skipped_per_1000()}, {"backoffs", a.backoffs},
+                                    {"growths", a.growths},           {"final_scale", a.final_scale},
+                                    {"time_to_train_factor", a.time_factor()},
+                                    {"underflow_fraction", a.underflow_fraction}, {"scale_at", trajectory}};
+  }
+}
 
 std::string human_time(double s) {
   if (s >= 86400 * 2) return fmt::format("{:.1f} days", s / 86400);
@@ -72,6 +98,7 @@ std::string run_json(const RunReport& r) {
   }
   if (r.spec.training.finetune.lora())
     j["details"]["trainable_parameters"] = workloads::lora_parameters(r.spec.model, r.spec.training.finetune);
+  what_ifs_json(r, j);
   if (r.spec.model.is_moe()) {  // mixture of experts only, so dense reports keep their fields
     j["comm"]["ep_bytes_per_gpu"] = static_cast<std::int64_t>(r.iteration.ep_bytes_per_gpu);
     j["details"]["ep_comm_s"] = b.ep_comm;
@@ -174,6 +201,10 @@ std::string run_text(const RunReport& r) {
                            ? "delayed update: " + human_time(r.iteration.offload_hidden_s) + " of it behind the next iteration"
                            : std::string("part of the optimizer"));
   out += fmt::format("    other              {:>10}  {:5.1f}%\n", human_time(b.other), pct(b.other));
+  if (r.data)
+    out += fmt::format("    data stall         {:>10}  {:5.1f}%   (input pipeline: loader waits, host-to-device copies, GPU decode)\n",
+                       human_time(b.data_stall), pct(b.data_stall));
+  if (const std::string w = what_ifs_text(r); !w.empty()) out += "\n" + w;
   out += fmt::format("\n  memory per GPU        {:.1f} GiB of {:.1f} GiB ({})\n", r.memory.required / 1073741824.0,
                      r.memory.capacity / 1073741824.0, r.memory.fits ? "fits" : "DOES NOT FIT");
   if (r.time_to_train_s) {
@@ -225,7 +256,8 @@ void link_counters(const RunReport& r, nlohmann::json& events) {
 
 std::string chrome_trace(const RunReport& r) {
   nlohmann::json events = nlohmann::json::array();
-  static const char* kStreams[] = {"compute", "pipeline send/recv", "data-parallel comm"};
+  static const char* kStreams[] = {"compute", "pipeline send/recv", "data-parallel comm", "input pipeline"};
+  std::vector<int> input_tracks;  // ranks whose "input pipeline" track is named ([data] only)
   std::vector<int> seen_ranks;
   for (const auto& span : r.iteration.timeline) {
     if (std::find(seen_ranks.begin(), seen_ranks.end(), span.rank) == seen_ranks.end()) {
@@ -236,6 +268,11 @@ std::string chrome_trace(const RunReport& r) {
         events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", span.rank}, {"tid", s},
                           {"args", {{"name", kStreams[s]}}}});
       }
+    }
+    if (span.stream == 3 && std::find(input_tracks.begin(), input_tracks.end(), span.rank) == input_tracks.end()) {
+      input_tracks.push_back(span.rank);
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", span.rank}, {"tid", 3},
+                        {"args", {{"name", kStreams[3]}}}});
     }
     nlohmann::json e = {{"ph", "X"}, {"name", span.name}, {"pid", span.rank}, {"tid", span.stream},
                         {"ts", span.start_s * 1e6}, {"dur", (span.end_s - span.start_s) * 1e6}};

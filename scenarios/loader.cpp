@@ -18,7 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kRootKeys[] = {"name",  "cluster",         "model", "parallelism", "training",
-                                          "sync", "model_constants", "cost",  "job", "finetune"};
+                                          "sync", "model_constants", "cost",  "job",         "finetune",
+                                          "amp",  "data"};
 
 }  // namespace
 
@@ -47,6 +48,8 @@ void Loader::read_root() {
   const toml::table* sync = root.subtable("sync");
   const toml::table* constants = root.subtable("model_constants");
   const toml::table* cost = root.subtable("cost");
+  const toml::table* amp = root.subtable("amp");
+  const toml::table* data = root.subtable("data");
   const toml::table* finetune = root.subtable("finetune");
 
   // A misspelt section ([modle]) is reported as unknown; do not also call [model] missing.
@@ -79,6 +82,8 @@ void Loader::read_root() {
   const bool finetune_ok = read_finetune(finetune);
   read_model_constants(constants);
   read_cost(cost);
+  read_amp(amp);
+  read_data(data);
   read_jobs(root.find("job"));
   root.finish();
 
@@ -87,6 +92,7 @@ void Loader::read_root() {
   if (cluster_ok_ && parallel_ok_) check_gpu_count();
   if (cluster_ok_ && parallel_ok_ && training_ok_) check_batch();
   if (cluster_ok_ && training_ok_) check_precision();
+  if (cluster_ok_ && training_ok_) check_amp();
   if (model_ok_ && parallel_ok_) check_experts();
   if (model_ok_ && parallel_ok_ && training_ok_ && finetune_ok) check_finetune();
   if (error_count() == 0 && cluster_ok_ && model_ok_ && parallel_ok_ && training_ok_) check_work_budget();

@@ -12,6 +12,7 @@
 //   cross_checks.cpp               check_model_shape, check_layout (+ check_context_parallel), check_gpu_count, check_batch,
 //                                  check_precision
 //   moe_checks.cpp                 check_experts (mixture of experts against expert parallelism)
+//   amp_data_sections.cpp          [amp] (fp16 loss scaling), [data] (the input pipeline)
 //   jobs_section.cpp               [[job]] (several jobs sharing the cluster)
 //   finetune_section.cpp           [finetune] (LoRA), check_finetune (LoRA targets, ZeRO-Offload)
 //   hint_check.cpp                 check_proposals: a hint's proposed values are tried by loading again
@@ -74,6 +75,9 @@ class Loader : public LoadContext {
   void check_overlap(std::optional<bool> overlap, std::optional<bool> overlap_grad_reduce);
   void read_model_constants(const toml::table* t);
   void read_cost(const toml::table* t);
+  void read_amp(const toml::table* t);
+  void read_data(const toml::table* t);
+  void check_amp();
   void read_jobs(const toml::node* jobs);           // jobs_section.cpp
   bool read_job_nodes(Section& s, JobSpec& job);
   bool read_job_mig(Section& s, JobSpec& job);

@@ -9,12 +9,15 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "scenarios/scenario_error.h"
 #include "topology/cluster_spec.h"
 #include "workloads/specs.h"
+#include "workloads/training/input_pipeline.h"
+#include "workloads/training/loss_scaling.h"
 
 namespace clustersim::scenarios {
 
@@ -53,6 +56,8 @@ struct ScenarioSpec {
   workloads::SyncSpec sync;
   std::map<std::string, double> model_constants;  // include file first, then inline names
   CostSpec cost;
+  std::optional<workloads::AmpSpec> amp;    // [amp]: fp16 loss scaling (fp16 runs only)
+  std::optional<workloads::DataSpec> data;  // [data]: the input pipeline
   std::vector<JobSpec> jobs;      // [[job]]: empty for a scenario with one job (the usual case)
 
   std::string node_preset;        // "" for an explicit [cluster.node] without `preset`

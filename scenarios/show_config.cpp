@@ -128,7 +128,8 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
       << "recompute = " << quote_str(sim::name_of(workloads::kRecomputeNames, tr.recompute)) << "\n"
       << "grad_dtype = " << quote_str(sim::name_of(workloads::kStateDtypeNames, tr.grad_dtype)) << "\n"
       << "optimizer_dtype = " << quote_str(sim::name_of(workloads::kStateDtypeNames, tr.optimizer_dtype)) << "\n"
-      << "iterations = " << tr.iterations << "\n";
+      << "iterations = " << tr.iterations << "\n"
+      << "launch_blocking = " << b(tr.launch_blocking) << "\n";
   if (tr.activation_offload_layers > 0) out << "activation_offload_layers = " << tr.activation_offload_layers << "\n";
   if (tr.tokens > 0)
     out << "tokens = " << toml_float(tr.tokens) << "\n\n";
@@ -183,6 +184,42 @@ void show_cost(std::ostream& out, const ScenarioSpec& spec) {
   out << "electricity_usd_per_kwh = " << toml_float(spec.cost.electricity_usd_per_kwh) << "\n";
 }
 
+// [amp] and [data] appear only when the scenario gives them: they are what-ifs, not defaults.
+void show_amp(std::ostream& out, const ScenarioSpec& spec) {
+  if (!spec.amp) return;
+  const auto& a = *spec.amp;
+  out << "\n[amp]\n";
+  if (a.dynamic)
+    out << "loss_scale = \"dynamic\"\n"
+        << "init_scale = " << toml_float(a.init_scale) << "\n";
+  else
+    out << "loss_scale = " << toml_float(a.init_scale) << "\n";
+  out << "growth_factor = " << toml_float(a.growth_factor) << "\n"
+      << "backoff_factor = " << toml_float(a.backoff_factor) << "\n"
+      << "growth_interval = " << a.growth_interval << "\n"
+      << "grad_max_median = " << toml_float(a.grad_max_median) << "\n"
+      << "grad_max_sigma = " << toml_float(a.grad_max_sigma) << "\n"
+      << "grad_median = " << toml_float(a.grad_median) << "\n"
+      << "grad_sigma = " << toml_float(a.grad_sigma) << "\n";
+  if (a.steps > 0)
+    out << "steps = " << a.steps << "\n";
+  else
+    out << "# steps = 10000  # default: the steps [training] tokens needs, else 10000\n";
+  out << "seed = " << a.seed << "\n";
+}
+
+void show_data(std::ostream& out, const ScenarioSpec& spec) {
+  if (!spec.data) return;
+  const auto& d = *spec.data;
+  out << "\n[data]\n"
+      << "cpu_ms_per_sample = " << toml_float(d.cpu_ms_per_sample) << "\n"
+      << "loader_workers = " << d.loader_workers << "\n"
+      << "bytes_per_sample = " << toml_float(d.bytes_per_sample) << "\n"
+      << "pinned_memory = " << b(d.pinned_memory) << "\n"
+      << "prefetch_factor = " << d.prefetch_factor << "\n"
+      << "gpu_decode = " << b(d.gpu_decode) << "\n";
+}
+
 // [[job]] tables, as written (their `set` as an inline table of the --set strings).
 void show_jobs(std::ostream& out, const ScenarioSpec& spec) {
   for (const JobSpec& job : spec.jobs) {
@@ -227,6 +264,8 @@ std::string show_config(const ScenarioSpec& spec) {
   show_finetune(out, spec);
   show_model_constants(out, spec);
   show_cost(out, spec);
+  show_amp(out, spec);
+  show_data(out, spec);
   show_jobs(out, spec);
   return out.str();
 }

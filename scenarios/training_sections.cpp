@@ -20,7 +20,7 @@ constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual
                                               "cp", "cp_comm_type", "ep", "etp"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype",
-                                              "activation_offload_layers"};
+                                              "activation_offload_layers", "launch_blocking"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "offload_optimizer",
                                           "offload_delayed_update"};
@@ -90,6 +90,7 @@ bool Loader::read_training(const toml::table* t) {
   if (auto v = s.choice("grad_dtype", workloads::kStateDtypeNames)) tr.grad_dtype = *v;
   if (auto v = s.choice("optimizer_dtype", workloads::kStateDtypeNames)) tr.optimizer_dtype = *v;
   if (auto v = s.integer("activation_offload_layers", 0, 1 << 20, "5")) tr.activation_offload_layers = *v;
+  if (auto v = s.boolean("launch_blocking")) tr.launch_blocking = *v;
   s.finish();
   return error_count() == before;
 }

@@ -278,6 +278,9 @@ struct TrainingSpec {
   StateDtype optimizer_dtype = StateDtype::Fp32;
   int iterations = 1;
   double tokens = 0.0;         // total training tokens (0 = not given)
+  // CUDA_LAUNCH_BLOCKING=1: every kernel waits for the host (no compute/communication overlap,
+  // a host round trip per kernel: ComputeModel::set_launch_blocking, docs/model.md).
+  bool launch_blocking = false;
   // Activation CPU offloading: layers per model chunk whose saved activations go to host memory
   // after their forward and come back before their backward (Megatron-Core
   // cpu_offloading_num_layers; workloads/memory/activation_offload.h). 0 = off.

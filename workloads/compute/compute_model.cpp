@@ -30,7 +30,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 22> kConstants = {{
+constexpr std::array<ConstantDef, 26> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -120,6 +120,28 @@ constexpr std::array<ConstantDef, 22> kConstants = {{
      "it, and a capacity factor caps it. ASSUMPTION 1.0: a router trained with a load-balancing "
      "loss (Switch, Fedus et al. 2021) or DeepSeek-V3's bias-based balancing keeps loads near the "
      "mean; raise it to study a skewed router"},
+    {"launch_blocking_sync_us", 5.0, 0.0, 1000.0,
+     "[training] launch_blocking (CUDA_LAUNCH_BLOCKING=1): host round trip after each kernel -- the "
+     "launch call returns only when the kernel has finished, then the host wakes and issues the next "
+     "(microseconds); estimate: an empty kernel's launch-and-synchronize round trip is ~5-10 us on "
+     "current GPUs and drivers (cf. SuperBench kernel-launch wall_time vs event_time)"},
+    {"pageable_h2d_ratio", 0.5, 0.05, 1.0,
+     "[data] pinned_memory = false: host-to-device copy bandwidth from pageable memory / from pinned "
+     "memory (ratio). The driver stages pageable data through a pinned bounce buffer with a CPU "
+     "memcpy (CUDA C++ Best Practices Guide, Pinned Memory). Measured ratios range from ~0.87 "
+     "(NVS 4200M, PCIe Gen2: 5.4 vs 6.2 GB/s, M. Harris, 'How to Optimize Data Transfers in CUDA "
+     "C/C++', NVIDIA blog 2012) to about half on Gen4/Gen5 hosts where the memcpy bounds it; "
+     "ASSUMPTION 0.5"},
+    {"gpu_decode_speedup", 8.0, 0.1, 1000.0,
+     "[data] gpu_decode (NVIDIA DALI / nvJPEG): one sample's decode on the GPU takes "
+     "cpu_ms_per_sample / this of compute-stream time (ratio of one CPU core's time to the GPU's). "
+     "ESTIMATE: a CPU core decodes an ImageNet-sized JPEG in a few ms (libjpeg-turbo), a GPU's "
+     "nvJPEG decode handles thousands of images per second (NVIDIA DALI and nvJPEG documentation); "
+     "8 keeps part of the GPU's time for the rest of DALI's pipeline. UNSURE: not measured here"},
+    {"gpu_decode_cpu_share", 0.2, 0.0, 1.0,
+     "[data] gpu_decode: share of cpu_ms_per_sample left on the CPU workers (file reading, parsing, "
+     "collation) when the decode runs on the GPU (ratio). ESTIMATE: JPEG decoding is most of an "
+     "image pipeline's CPU time (the reason DALI moves it; NVIDIA DALI documentation), so 0.2 is left"},
     {"cpu_adam_gparams_per_s", 4.5, 0.01, 1000.0,
      "ZeRO-Offload ([sync] offload_optimizer = \"cpu\"): parameters per second one host's CPU-Adam "
      "updates, shared by the node's GPUs (billions of parameters per second). Ren et al. 2021 "
@@ -416,12 +438,18 @@ sim::SimTime ComputeModel::host_time(const OpCost& op, Pass pass) const {
 
 // The host issues kernels asynchronously and runs ahead while long kernels execute, so a stream of
 // ops is bound by the larger of the two totals: the GPU's work, or the CPU's issuing of it.
+// Under CUDA_LAUNCH_BLOCKING=1 the host cannot run ahead: each kernel is issued, runs, and is
+// waited for, so the host's issuing, the device time and a round trip per kernel add up.
 sim::SimTime ComputeModel::ops_time(const std::vector<OpCost>& ops, Pass pass) const {
   sim::SimTime device = sim::SimTime::zero(), host = sim::SimTime::zero();
+  int kernel_count = 0;
   for (const OpCost& op : ops) {
     device += op_time(op, pass);
     host += host_time(op, pass);
+    kernel_count += kernels(op, pass);
   }
+  if (launch_blocking_)
+    return device + host + sim::SimTime::from_seconds(kernel_count * constants_.get("launch_blocking_sync_us") * 1e-6);
   return std::max(device, host);
 }
 

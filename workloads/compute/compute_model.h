@@ -126,6 +126,10 @@ class ComputeModel {
   sim::SimTime host_time(const OpCost& op, Pass pass) const;
   double sm_fraction() const { return sm_fraction_; }  // MIG slice SMs / GPU SMs (1 without MIG)
   const ComputeConstants& constants() const { return constants_; }
+  // CUDA_LAUNCH_BLOCKING=1 ([training] launch_blocking): ops_time() adds device and host time and
+  // a launch_blocking_sync_us round trip per kernel instead of overlapping them.
+  void set_launch_blocking(bool on) { launch_blocking_ = on; }
+  bool launch_blocking() const { return launch_blocking_; }
   const topology::GpuSpec& gpu() const { return gpu_; }
 
  private:
@@ -145,6 +149,7 @@ class ComputeModel {
   double mem_fraction_;  // memory slices / 8
   sim::Bytes memory_capacity_;  // the GPU's or its MIG slice's
   double clock_ratio_;   // sustained_clock_ratio x power-limited clock ratio x power density (Blackwell)
+  bool launch_blocking_ = false;
 };
 
 }  // namespace clustersim::workloads

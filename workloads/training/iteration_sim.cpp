@@ -10,6 +10,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "sim/check.h"
 #include "sim/rng.h"
@@ -19,6 +20,8 @@
 #include "workloads/model/lora.h"
 #include "workloads/model/transformer_ops.h"
 #include "workloads/training/gradient_buckets.h"
+#include "workloads/training/input_feed.h"
+#include "workloads/training/iteration_breakdown.h"
 #include "workloads/training/iteration_invariants.h"
 #include "workloads/training/optimizer_offload.h"
 #include "workloads/training/overlap.h"
@@ -42,44 +45,6 @@ std::uint64_t tag_of(Kind k, int rank, std::uint64_t index) {
 int rank_of_tag(std::uint64_t tag) { return static_cast<int>((tag >> 40) & 0xfffff); }
 std::uint64_t index_of_tag(std::uint64_t tag) { return tag & 0xffffffffffULL; }
 
-// Where one iteration's time went on a rank that took `iteration_s` from `iteration_start`.
-IterationBreakdown breakdown_of(const RankTimes& st, double iteration_start, double iteration_s) {
-  IterationBreakdown b;
-  b.compute = st.busy;
-  b.tp_comm = st.tp;
-  b.cp_exposed = st.cp;
-  const double compute_span = st.last_compute_end - iteration_start;
-  b.pipeline_bubble = std::max(0.0, compute_span - st.busy - st.tp - st.cp - st.dp_in_steps);
-  const double opt = st.optimizer;
-  b.optimizer = opt;
-  b.dp_exposed = st.dp_in_steps + std::max(0.0, (st.optimizer_start - st.last_compute_end)) +
-                 std::max(0.0, st.done - st.optimizer_start - opt);
-  b.exposed_comm = b.tp_comm + b.cp_exposed + b.dp_exposed;
-  b.other = std::max(0.0, iteration_s - b.compute - b.exposed_comm - b.pipeline_bubble - b.optimizer);
-  b.tp_overlapped = st.tp_hidden;
-  b.dp_overlapped = std::max(0.0, st.dp_comm - b.dp_exposed);
-  b.cp_overlapped = st.cp_hidden;
-  b.overlap_sm_cost = st.sm_cost;
-  return b;
-}
-
-// sum += scale x b, field by field.
-void accumulate(IterationBreakdown& sum, const IterationBreakdown& b, double scale = 1.0) {
-  sum.compute += scale * b.compute;
-  sum.tp_comm += scale * b.tp_comm;
-  sum.ep_comm += scale * b.ep_comm;
-  sum.dp_exposed += scale * b.dp_exposed;
-  sum.cp_exposed += scale * b.cp_exposed;
-  sum.cp_overlapped += scale * b.cp_overlapped;
-  sum.exposed_comm += scale * b.exposed_comm;
-  sum.pipeline_bubble += scale * b.pipeline_bubble;
-  sum.optimizer += scale * b.optimizer;
-  sum.other += scale * b.other;
-  sum.tp_overlapped += scale * b.tp_overlapped;
-  sum.dp_overlapped += scale * b.dp_overlapped;
-  sum.overlap_sm_cost += scale * b.overlap_sm_cost;
-}
-
 // The memo's counters when a run starts, so a shared memo reports only this run's work.
 struct MemoCounts {
   std::uint64_t simulations = 0, transfers = 0, events = 0;
@@ -99,7 +64,7 @@ struct Recording {
 
 // One run of `training.iterations` iterations of one job.
 class IterationRun final : public sim::EventHandler, public topology::TransferListener, public CollectiveListener,
-                           public topology::FlowObserver {
+                           public topology::FlowObserver, public InputFeedListener {
  public:
   explicit IterationRun(const IterationInputs& in);
   ~IterationRun() { memo_.set_invariants(nullptr); }  // a shared memo outlives this run's report
@@ -109,12 +74,15 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   void on_transfer_done(std::uint64_t tag) override;
   void on_collective_done(std::uint64_t tag) override;
   void on_flow_done(const topology::FinishedFlow& flow) override;
+  void on_input_ready(std::uint64_t tag) override { try_start(static_cast<int>(tag)); }
 
  private:
   void plan_ranks();
   double reduced_params(const ChunkCost& c) const;
   void plan_param_gathers(int r, const std::vector<PipelineStep>& order);
   void plan_pipeline_routes();
+  void plan_input_feeds();
+  bool input_on_gpu(int r, int vs, const PipelineStep& step);
   void start_iteration();
   void start_param_gathers(int r);
   double gather_wait(int r, const PipelineStep& step, double work_s) const;
@@ -168,6 +136,12 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   double plan_wall_s_ = 0;  // planning (incl. memoised collective simulations) before run()
   IterationResult result_;
   std::unique_ptr<Recording> recording_;  // null unless record_timeline
+  // [data]: per rank, its input feed (null on ranks that load nothing) and this iteration's wait.
+  std::vector<std::unique_ptr<InputFeed>> feeds_;
+  std::vector<double> input_wait_;
+  // CUDA_LAUNCH_BLOCKING: per rank, since when its compute stream waits for a collective (-1:
+  // not waiting) and how long it waited this iteration.
+  std::vector<double> comm_wait_from_, comm_wait_;
   std::optional<IterationInvariants> checks_;  // empty unless in.invariants
 };
 
@@ -198,6 +172,7 @@ IterationRun::IterationRun(const IterationInputs& in)
   fwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
   bwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
   plan_pipeline_routes();
+  plan_input_feeds();
   if (in.invariants != nullptr) checks_.emplace(*in.invariants, ranks_, sim_);
   if (in.record_timeline) {
     net_.set_observer(this);
@@ -294,11 +269,45 @@ void IterationRun::on_flow_done(const topology::FinishedFlow& flow) {
   recorder.pipeline_send(rank_of_vs(from_vs), rank_of_vs(to_vs), mb, forward, route_index, flow);
 }
 
+// [data]: the first pipeline rank loads the inputs, the last the labels (one feed with pp = 1).
+void IterationRun::plan_input_feeds() {
+  input_wait_.assign(static_cast<std::size_t>(pp_), 0.0);
+  comm_wait_from_.assign(static_cast<std::size_t>(pp_), -1.0);
+  comm_wait_.assign(static_cast<std::size_t>(pp_), 0.0);
+  feeds_.resize(static_cast<std::size_t>(pp_));
+  if (in_.data == nullptr) return;
+  const InputFeedSpec spec = input_feed_spec(*in_.data, in_.training.micro_batch, in_.compute.constants(),
+                                              topology::pcie_x16_bandwidth(in_.gpu.pcie_gen).value);
+  for (int r : pp_ > 1 ? std::vector<int>{0, pp_ - 1} : std::vector<int>{0}) {
+    feeds_[static_cast<std::size_t>(r)] = std::make_unique<InputFeed>(
+        sim_, net_, host_to_gpu_route(in_.topo, gpu_of_rank(r)), spec, this, static_cast<std::uint64_t>(r));
+  }
+}
+
+// Whether the step's micro-batch is on the GPU; if not, asks the rank's feed for it (the compute
+// stream waits: try_start runs again when it is there). Only the forward of the first virtual
+// stage (inputs) and of the last (labels) take a batch.
+bool IterationRun::input_on_gpu(int r, int vs, const PipelineStep& step) {
+  InputFeed* feed = feeds_[static_cast<std::size_t>(r)].get();
+  if (feed == nullptr || !step.forward) return true;
+  if (vs != (r == 0 ? 0 : vstages_ - 1)) return true;
+  if (feed->state() == InputFeed::State::Idle) feed->request();
+  if (feed->state() != InputFeed::State::Ready) return false;
+  const double waited = feed->consume();
+  input_wait_[static_cast<std::size_t>(r)] += waited;
+  if (recording_ && waited > 0)
+    recording_->recorder.input_wait(r, now() - waited, now(), in_.training.micro_batch * in_.data->bytes_per_sample,
+                                    feed->route());
+  return true;
+}
+
 void IterationRun::start_iteration() {
   iteration_start_ = now();
   if (iteration_ == 0) run_start_ = now();
   if (recording_) recording_->recorder.begin_iteration(iteration_, run_start_);
   ranks_done_ = 0;
+  std::fill(input_wait_.begin(), input_wait_.end(), 0.0);
+  std::fill(comm_wait_.begin(), comm_wait_.end(), 0.0);
   std::fill(fwd_ready_.begin(), fwd_ready_.end(), 0);
   std::fill(bwd_ready_.begin(), bwd_ready_.end(), 0);
   for (int mb = 0; mb < m_; ++mb) fwd_ready_[static_cast<std::size_t>(mb)] = 1;  // vs 0 reads its input
@@ -347,6 +356,14 @@ void IterationRun::try_start(int r) {
   const std::size_t slot = static_cast<std::size_t>(vs * m_ + step->micro_batch);
   if (step->forward && !fwd_ready_[slot]) return;
   if (!step->forward && vs != vstages_ - 1 && !bwd_ready_[slot]) return;
+  // CUDA_LAUNCH_BLOCKING: the host sits in the collective's blocking launch; nothing else starts.
+  double& waiting_since = comm_wait_from_[static_cast<std::size_t>(r)];
+  if (in_.compute.launch_blocking() && rk.comm_busy()) {
+    if (waiting_since < 0) waiting_since = now();
+    return;
+  }
+  if (waiting_since >= 0) comm_wait_[static_cast<std::size_t>(r)] += now() - std::exchange(waiting_since, -1.0);
+  if (!input_on_gpu(r, vs, *step)) return;
   const ChunkCost& c = costs_.chunks[static_cast<std::size_t>(vs)];
   const std::size_t index = rk.step_index();
   const double compute = step->forward ? c.fwd_compute : c.bwd_compute;
@@ -365,7 +382,8 @@ void IterationRun::try_start(int r) {
   if (checks_) checks_->step_started(r, index, compute);
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kStepDone, r, index));
   // Gradient buckets this backward produces become ready as its layers finish (with overlap),
-  // or when it ends.
+  // or when it ends (under CUDA_LAUNCH_BLOCKING step_done issues them before the next pass).
+  if (in_.compute.launch_blocking()) return;
   for (int b = rk.first_bucket_of(index); b < rk.end_bucket_of(index); ++b) {
     const double at = in_.sync.overlap ? dur * rk.bucket(b).ready_fraction : dur;
     sim_.schedule_in(sim::SimTime::from_seconds(at), this, tag_of(kBucketReady, r, static_cast<std::uint64_t>(b)));
@@ -375,7 +393,15 @@ void IterationRun::try_start(int r) {
 void IterationRun::step_done(int r) {
   PipelineRank& rk = rank(r);
   const double start = rk.step_start();
+  const std::size_t index = rk.step_index();
   const PipelineStep step = rk.finish_step(now());
+  if (in_.compute.launch_blocking()) {
+    for (int b = rk.first_bucket_of(index); b < rk.end_bucket_of(index); ++b) {
+      rk.bucket_ready();
+      if (checks_) checks_->bucket_ready(r, b);
+    }
+    issue_comm(r);
+  }
   const int vs = step.chunk * pp_ + r;
   if (recording_) recording_->recorder.pass(r, step, costs_.chunks[static_cast<std::size_t>(vs)], start, now());
   if (step.forward && vs + 1 < vstages_) send_pp(vs, step.micro_batch, true);
@@ -467,6 +493,7 @@ void IterationRun::comm_done(int r) {
   }
   issue_comm(r);
   maybe_optimizer(r);
+  if (in_.compute.launch_blocking()) try_start(r);
 }
 
 void IterationRun::maybe_optimizer(int r) {
@@ -556,6 +583,8 @@ int IterationRun::finish_iteration(IterationBreakdown& sum) {
   }
   const double t = end - iteration_start_;
   IterationBreakdown b = breakdown_of(rank(critical).times(), iteration_start_, t);
+  move_waits_out_of_bubble(b, input_wait_[static_cast<std::size_t>(critical)],
+                           comm_wait_[static_cast<std::size_t>(critical)]);
   for (int c = 0; c < v_; ++c) {
     const ChunkCost& cc = costs_.chunks[static_cast<std::size_t>(c * pp_ + critical)];
     b.ep_comm += m_ * (cc.fwd_ep + cc.bwd_ep);

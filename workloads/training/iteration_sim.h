@@ -24,6 +24,10 @@
 // Context parallelism (parallelism.cp) folds like tensor parallelism: the CP ranks of a replica
 // run identical work, each pass carries its layers' K/V exchange (context_parallel.h, only the
 // part attention does not hide blocks), and gradients are reduced over the dp·cp ranks.
+// With [data] the first and last stage wait for each micro-batch's input (input_feed.h: the
+// DataLoader, a host-to-device copy as a live flow, GPU decode). Under CUDA_LAUNCH_BLOCKING
+// (ComputeModel::launch_blocking) a pass waits for any running collective and a backward's
+// buckets are reduced before the next pass starts: nothing overlaps.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +41,7 @@
 #include "workloads/collectives/collective_runner.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/specs.h"
+#include "workloads/training/input_pipeline.h"
 
 namespace clustersim::workloads {
 
@@ -58,6 +63,9 @@ struct IterationInputs {
   // With `full`: live collectives whose channels cross identical links run one channel weighted by
   // the channel count (channel_folding.h; exact). Off only to check folding against the unfolded run.
   bool fold_live_channels = true;
+  // [data]: the input pipeline of the data-loading ranks (first and last pipeline rank), its copies
+  // live flows (input_feed.h); null: batches are on the GPU when a pass wants them.
+  const DataSpec* data = nullptr;
   // Invariant checks after every iteration (iteration_invariants.h, sim/engine_invariants.h,
   // collective_bound.h) write here; null: off. Not owned.
   sim::InvariantReport* invariants = nullptr;
@@ -73,8 +81,10 @@ enum class SpanKind : std::uint8_t {
                    // context-parallel K/V exchange that attention did not hide
   PipelineSend,    // stream 1: one activation (or its gradient) from send to arrival, a live flow
   DataParallel,    // stream 2: one bucket's collective (memoised duration, or live flows with `full`)
-  ExpertParallel   // compute stream, nested like TensorParallel, just before it: the pass's MoE
+  ExpertParallel,  // compute stream, nested like TensorParallel, just before it: the pass's MoE
                    // dispatch and combine all-to-alls over the expert-parallel group
+  DataStall        // stream 3 (input pipeline): a pass's wait for its micro-batch -- loader, host-
+                   // to-device copy (a live flow), GPU decode ([data]; input_feed.h)
 };
 
 // One span on a timeline (for traces, reports and sampled metrics). Times are seconds from the
@@ -82,7 +92,8 @@ enum class SpanKind : std::uint8_t {
 struct TimelineSpan {
   int rank = 0;               // pipeline rank (representative GPU)
   int gpu = 0;                // global GPU rank it stands for
-  int stream = 0;             // 0 compute, 1 pipeline sends, 2 data-parallel communication
+  int stream = 0;             // 0 compute, 1 pipeline sends, 2 data-parallel communication,
+                              // 3 input pipeline ([data])
   std::string name;
   double start_s = 0, end_s = 0;
   SpanKind kind = SpanKind::Forward;
@@ -122,6 +133,8 @@ struct IterationBreakdown {
   double dp_overlapped = 0;   // data-parallel collective seconds not exposed
   double cp_overlapped = 0;   // context-parallel exchange seconds hidden behind attention
   double overlap_sm_cost = 0; // part of compute: GEMMs slowed by the overlapped collectives' SMs
+  double data_stall = 0;      // the input pipeline's wait, copy and decode ([data]); 0 without it
+                              // (of the critical rank; a stall upstream shows there as bubble)
 };
 
 struct IterationResult {

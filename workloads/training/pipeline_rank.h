@@ -82,6 +82,8 @@ class PipelineRank {
 
   // Communication stream: reductions.
   void bucket_ready() { ++comm_.ready; }
+  // A collective (or the parameter gathers) is running on the stream.
+  bool comm_busy() const { return comm_.busy; }
   // Starts reducing the next ready bucket when the stream is idle; else null.
   const Bucket* start_reduction(double now);
   void finish_reduction();

@@ -158,6 +158,14 @@ void TimelineRecorder::collective_flow(const topology::FinishedFlow& flow) {
   sinks_.traffic.write(LinkTraffic{route_load(flow.route), flow.bytes, start, end});
 }
 
+void TimelineRecorder::input_wait(int rank, double start_s, double end_s, double bytes, const topology::Route& route) {
+  TimelineSpan s = span(rank, 3, "data stall", start_s, end_s, SpanKind::DataStall);
+  s.bytes = bytes;
+  s.link_class = "pcie";
+  if (route.hops > 0) s.load = route_load(route);
+  write(std::move(s), 0.0, start_s);
+}
+
 // The link class of a group's first hop (its members sit alike, Megatron-style).
 std::string TimelineRecorder::group_link_class(const std::vector<int>& group) const {
   return route_class(topo_, router_.route(group[0], group[1 % group.size()]));

@@ -49,8 +49,11 @@ class TimelineRecorder {
   // pipeline's routes.
   void pipeline_send(int from_rank, int to_rank, int micro_batch, bool forward, std::size_t route_index,
                      const topology::FinishedFlow& flow);
-  // A finished flow of a live collective: traffic only.
+  // A finished flow of a live collective (or an input copy): traffic only.
   void collective_flow(const topology::FinishedFlow& flow);
+  // The compute stream's wait for its next batch ([data]: loader, host-to-device copy of `bytes`
+  // over `route`, GPU decode), on stream 3; the copy's traffic comes from its flow.
+  void input_wait(int rank, double start_s, double end_s, double bytes, const topology::Route& route);
 
   // The link-load patterns that spans and traffic index; call once, at the end.
   std::vector<LinkLoad> take_link_loads() { return std::move(link_loads_); }
