@@ -4,7 +4,6 @@
 // channels folded onto one (channel_folding.h) and, with --unfolded, every channel simulated.
 // Both print the same simulated time; the point is the wall time.
 // Usage: channel_folding_bench [--nodes N] [--unfolded]
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -13,6 +12,7 @@
 #include <numeric>
 #include <span>
 
+#include "peak_rss.h"
 #include "topology/builders.h"
 #include "topology/catalog.h"
 #include "topology/routing.h"
@@ -22,11 +22,7 @@
 using namespace clustersim;
 
 namespace {
-double peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
-}
+using clustersim::bench::peak_rss_mib;
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -9,7 +9,6 @@
 // keeps their rates equal, so the component is re-solved only a few times per stage.
 // Usage: collective_algorithms_bench [algo ...] [--nodes N] [--routing flow-hash|destination-mod-k]
 //        (default: all algorithms, 512 nodes, the NDR fabric's own destination routing)
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "peak_rss.h"
 #include "topology/builders.h"
 #include "topology/catalog.h"
 #include "topology/routing.h"
@@ -29,11 +29,7 @@
 using namespace clustersim;
 
 namespace {
-double peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
-}
+using clustersim::bench::peak_rss_mib;
 
 int run(const topology::Topology& topo, const topology::Router& router, const topology::ClusterSpec& spec,
         workloads::CollectiveAlgo algo, int gpus) {

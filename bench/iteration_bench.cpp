@@ -3,8 +3,6 @@
 // collective simulations, wall time (median of 3 runs) and peak memory, so growth with scale is
 // visible. Target (issue 4): the 1,024-GPU case in <= 2 s on one core.
 // Usage: iteration_bench [nodes ...]   (default: 16 64 128)
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "analysis/run_report.h"
+#include "peak_rss.h"
 #include "scenarios/loader.h"
 
 using namespace clustersim;
@@ -36,14 +35,12 @@ int main(int argc, char** argv) {
       walls.push_back(r.iteration.wall_s);
     }
     std::sort(walls.begin(), walls.end());
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
     std::printf("GPT-3 175B on %3d x DGX A100 (%4d GPUs, dp %2d): iteration %.3f s simulated; %llu events, %llu flows, "
                 "%llu memoised collective simulations; wall %.3f s (median of 3); peak RSS %.1f MiB\n",
                 nodes, nodes * 8, dp, r.iteration.iteration_time_s, static_cast<unsigned long long>(r.iteration.events),
                 static_cast<unsigned long long>(r.iteration.flows),
                 static_cast<unsigned long long>(r.iteration.memo_simulations), walls[1],
-                static_cast<double>(u.ru_maxrss) / 1024.0);
+                bench::peak_rss_mib());
   }
   return 0;
 }

@@ -11,7 +11,6 @@
 // single-GPU servers (GPU -> PCIe switch -> NIC) on one crossbar switch instead of a fat-tree, and
 // every link latency zero, so the closed form is 2(N-1)·S/N/B on both simulators.
 // Usage: ring_engine_bench [--star] [N ...]   (default: 512 4096)
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -21,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "peak_rss.h"
 #include "sim/simulator.h"
 #include "topology/builders.h"
 #include "topology/catalog.h"
@@ -66,11 +66,7 @@ topology::Topology zero_latency_star(int n) {
   return topo;
 }
 
-double peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
-}
+using clustersim::bench::peak_rss_mib;
 
 int run(int n, bool star) {
   const auto t_build = std::chrono::steady_clock::now();

@@ -17,11 +17,10 @@ namespace {
 // The global_batch values either side of a bad one, leaving out what the key cannot take (a
 // positive int); the loader then tries each (hint_check.cpp).
 std::vector<LoadContext::Choice> batch_choices(long long lower, long long upper) {
-  std::vector<LoadContext::Choice> out;
+  std::vector<std::string> values;
   for (long long v : {lower, upper})
-    if (v > 0 && v <= INT_MAX && (out.empty() || out.front().shown != std::to_string(v)))
-      out.push_back(LoadContext::Choice{{"training.global_batch=" + std::to_string(v)}, std::to_string(v)});
-  return out;
+    if (v > 0 && v <= INT_MAX && (values.empty() || values.front() != std::to_string(v))) values.push_back(std::to_string(v));
+  return value_choices("training.global_batch", values);
 }
 
 using topology::Precision;

@@ -18,7 +18,6 @@
 // its own slice at k = 0) to rank i + 1; 2(N - 1) steps, as clustersim's RingCollective with one
 // channel and one chunk. Closed form (all hops equal): T = 2(N - 1) · (S / N) / B.
 // Usage: simgrid_ring_bench N [bytes] --cfg=network/model:CM02 --cfg=network/crosstraffic:0
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -28,6 +27,7 @@
 
 #include <simgrid/s4u.hpp>
 
+#include "../peak_rss.h"
 #include "topology/catalog.h"
 
 namespace sg4 = simgrid::s4u;
@@ -63,11 +63,7 @@ void rank_actor(const Ring* ring, int rank) {
   previous->wait();
 }
 
-double peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
-}
+using clustersim::bench::peak_rss_mib;
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "scenario_test_util.h"
 #include "scenarios/loader.h"
 #include "scenarios/show_config.h"
 
@@ -17,14 +18,7 @@ std::string scenario(const std::string& training) {
          training;
 }
 
-std::string error_of(const std::string& text) {
-  try {
-    (void)parse_scenario(text, "s.toml");
-  } catch (const ScenarioError& e) {
-    return e.format();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "scenario_test_util.h"
 #include "scenarios/loader.h"
 
 using namespace clustersim;
@@ -16,14 +17,7 @@ std::string scenario(const std::string& parallelism, int seq_len = 32768, const 
          std::to_string(seq_len) + "\n" + extra + "[parallelism]\n" + parallelism + "[training]\nglobal_batch = 8\n";
 }
 
-std::string error_of(const std::string& text) {
-  try {
-    (void)parse_scenario(text, "s.toml");
-  } catch (const ScenarioError& e) {
-    return e.format();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "scenario_test_util.h"
 #include "scenarios/loader.h"
 #include "scenarios/show_config.h"
 
@@ -12,14 +13,7 @@ using namespace clustersim::scenarios;
 
 namespace {
 
-std::string error_of(const std::string& text) {
-  try {
-    (void)parse_scenario(text, "head_dim.toml", {});
-  } catch (const ScenarioError& e) {
-    return e.format();
-  }
-  return "(no error)";
-}
+std::string error_of(const std::string& text) { return testing::error_of(text, "head_dim.toml"); }
 
 std::string scenario(const std::string& model) {
   return "[cluster]\nnode = \"dgx-h100\"\n\n[model]\nlayers = 4\nmlp = \"swiglu\"\n" + model +

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "scenario_test_util.h"
 #include "scenarios/loader.h"
 #include "scenarios/show_config.h"
 
@@ -13,14 +14,7 @@ using namespace clustersim::scenarios;
 
 namespace {
 
-std::string error_of(const std::string& text) {
-  try {
-    (void)parse_scenario(text, "moe.toml", {});
-  } catch (const ScenarioError& e) {
-    return e.format();
-  }
-  return "(no error)";
-}
+std::string error_of(const std::string& text) { return testing::error_of(text, "moe.toml"); }
 
 // 2 DGX H100, a small custom MoE model.
 std::string scenario(const std::string& model_extra, const std::string& parallel_extra) {
