@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -119,9 +120,16 @@ void simulate(CollectiveValidationRow& row, const SystemMap& sys, std::map<std::
   }
   req.bytes = sim::Bytes{row.bytes};
   const workloads::CollectiveResult r = workloads::simulate_collective(env, req);
+  const workloads::HostLaunch launch = benchmark_host_launch(row.notes);
+  const sim::SimTime measured =
+      workloads::measured_time(r.time, launch, r.nccl_channels, workloads::default_host_launch_constants());
   row.simulated = true;
-  row.predicted_time_us = r.time.us();
-  row.predicted_busbw = row.bytes / r.time.seconds() / 1e9 * workloads::busbw_factor(*op, row.gpus);
+  row.device_time_us = r.time.us();
+  row.predicted_time_us = measured.us();
+  row.predicted_busbw = row.bytes / measured.seconds() / 1e9 * workloads::busbw_factor(*op, row.gpus);
+  row.launch = launch.timing == workloads::HostTiming::PerCall ? "torch per call"
+               : launch.gpus_per_thread > 1                   ? fmt::format("-g {}", launch.gpus_per_thread)
+                                                              : "";
   row.algo = std::string(workloads::to_string(r.algo));
   row.protocol = std::string(workloads::to_string(r.protocol));
   if (!(row.measured_busbw > 0)) {
@@ -133,6 +141,21 @@ void simulate(CollectiveValidationRow& row, const SystemMap& sys, std::map<std::
 
 std::string default_collectives_csv() { return std::string(CLUSTERSIM_DATA_DIR) + "/collectives.csv"; }
 std::string gb200_collectives_csv() { return std::string(CLUSTERSIM_DATA_DIR) + "/collectives_gb200.csv"; }
+
+workloads::HostLaunch benchmark_host_launch(const std::string& notes) {
+  workloads::HostLaunch launch;
+  if (notes.find("torch.distributed") != std::string::npos) {
+    launch.timing = workloads::HostTiming::PerCall;
+    launch.framework_call_us = workloads::torch_distributed_call_us();
+    return launch;
+  }
+  const std::size_t g = notes.find(" -g ");
+  if (g != std::string::npos) {
+    const int n = std::atoi(notes.c_str() + g + 4);
+    if (n > 0) launch.gpus_per_thread = n;
+  }
+  return launch;
+}
 
 double CollectiveValidationRow::error_pct() const { return (predicted_busbw - measured_busbw) / measured_busbw * 100.0; }
 
@@ -175,6 +198,7 @@ CollectiveValidation run_collective_validation(const std::string& csv_path) {
     row.bytes = number(get("bytes"));
     row.measured_time_us = number(get("time_us"));
     row.measured_busbw = number(get("busbw_GBps"));
+    row.notes = col.count("notes") ? get("notes") : std::string();
     row.band = std::isnan(row.bytes) ? "" : collective_size_band(row.bytes);
     const SystemMap* sys = nullptr;
     for (const SystemMap& s : kSystems) {
@@ -218,8 +242,9 @@ std::string collective_validation_text(const CollectiveValidation& v) {
   out += fmt::format("{:>5}  {:<28} {:<15} {:>12} {:>10} {:>10} {:>8}\n", "", "", "", "", "(GB/s)", "(GB/s)", "(%)");
   for (const auto& r : v.rows) {
     if (!r.simulated) continue;
-    out += fmt::format("{:>5}  {:<28} {:<15} {:>12.0f} {:>10.2f} {:>10.2f} {:>+8.1f}  {}/{}\n", r.line, r.system_label,
-                       r.collective, r.bytes, r.measured_busbw, r.predicted_busbw, r.error_pct(), r.algo, r.protocol);
+    out += fmt::format("{:>5}  {:<28} {:<15} {:>12.0f} {:>10.2f} {:>10.2f} {:>+8.1f}  {}/{}{}\n", r.line, r.system_label,
+                       r.collective, r.bytes, r.measured_busbw, r.predicted_busbw, r.error_pct(), r.algo, r.protocol,
+                       r.launch.empty() ? "" : " (" + r.launch + ")");
   }
   out += "\n# MAPE per group (system x collective x size band); targets: >=64MiB 10%, 1-64MiB 20%, <1MiB none\n";
   out += fmt::format("{:<28} {:<15} {:<8} {:>5} {:>8} {:>7}  {}\n", "system", "collective", "band", "rows", "MAPE(%)",
@@ -264,6 +289,8 @@ std::string collective_validation_json(const CollectiveValidation& v) {
                     {"measured_time_us", r.measured_time_us},
                     {"predicted_busbw", r.predicted_busbw},
                     {"predicted_time_us", r.predicted_time_us},
+                    {"device_time_us", r.device_time_us},
+                    {"launch", r.launch},
                     {"error_pct", r.error_pct()},
                     {"algo", r.algo},
                     {"protocol", r.protocol}});

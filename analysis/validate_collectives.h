@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "workloads/collectives/host_launch.h"
+
 namespace clustersim::analysis {
 
 struct CollectiveValidationRow {
@@ -32,6 +34,9 @@ struct CollectiveValidationRow {
   double predicted_time_us = 0;
   double predicted_busbw = 0;   // GB/s
   std::string algo, protocol;   // what ran
+  std::string notes;            // the CSV's notes column (how the log was taken)
+  std::string launch;           // how the benchmark issued it: "-g 8", "torch per call", "" (one GPU per process)
+  double device_time_us = 0;    // the replay alone, before the host's share (host_launch.h)
   std::string band;             // "<1MiB" | "1-64MiB" | ">=64MiB"
   double error_pct() const;     // (predicted - measured) / measured * 100
 };
@@ -61,6 +66,11 @@ std::string default_collectives_csv();
 std::string gb200_collectives_csv();
 std::string collective_validation_text(const CollectiveValidation& v);
 std::string collective_validation_json(const CollectiveValidation& v);
+
+// How the row's benchmark issued and timed the collective, from its notes: nccl-tests' `-g N`
+// (one thread issuing N GPUs), torch.distributed (CUDA events around each call, one process per
+// GPU), else one GPU per process, pipelined iterations (nccl-tests' default under MPI).
+workloads::HostLaunch benchmark_host_launch(const std::string& notes);
 
 // MAPE targets per band (percent; 0 = none).
 double collective_target_pct(const std::string& band);

@@ -42,6 +42,9 @@ struct CollectivePlan {
   CollectiveRequest request;   // ranks, bytes, op, …
   Protocol protocol = Protocol::Simple;
   int channels = 1;
+  // The channels (thread blocks) NCCL launches per GPU for the size, for the host's enqueue work
+  // (host_launch.h); rings and trees replay duplicated channels folded pairwise (LaunchShape).
+  int nccl_channels = 1;
   int chunks = 1;
   int gpu_compute_capability = 80;
   // NCCL's launch and per-step protocol latencies on top of the physical route latencies.

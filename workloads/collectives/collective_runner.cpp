@@ -147,6 +147,7 @@ void shape(const NcclGraph& g, CollectivePlan& plan) {
     const nccl::NcclAlgo a = algo == CollectiveAlgo::Tree ? nccl::NcclAlgo::Tree : nccl::NcclAlgo::Ring;
     const LaunchShape ls = tuner.launch_shape(a, plan.protocol, S);
     plan.channels = req.channels > 0 ? req.channels : ls.channels;
+    plan.nccl_channels = req.channels > 0 ? req.channels : ls.nccl_channels;
     // The channel's ceiling on the wire (its search speed, the protocol's ceiling and, for trees,
     // NCCL's size correction), for the threads launched.
     const double threads = static_cast<double>(ls.threads) / ls.max_threads;
@@ -162,6 +163,7 @@ void shape(const NcclGraph& g, CollectivePlan& plan) {
     if (g.intra_hw == nccl::HwClass::NvLink && g.nvlink_lane_GBps > 0)
       plan.p2p_nvlink_cap = plan.channels * g.nvlink_lane_GBps * 1e9;
   }
+  if (algo != CollectiveAlgo::Ring && algo != CollectiveAlgo::Tree) plan.nccl_channels = plan.channels;
   if (req.chunks > 0) {
     plan.chunks = req.chunks;
     return;
@@ -184,6 +186,7 @@ void shape(const NcclGraph& g, CollectivePlan& plan) {
                               : nccl::nvls_chunk_bytes(S, g.nvls_channels, g.nvls_heads);
     const double loop = static_cast<double>(g.nvls_channels) * g.nvls_heads * chunk;
     plan.channels = g.nvls_channels;
+    plan.nccl_channels = g.nvls_channels;
     plan.chunks = static_cast<int>(std::clamp(std::ceil(S / loop), 1.0, kMaxPipelineChunks));
   } else if (algo == CollectiveAlgo::Ring || algo == CollectiveAlgo::Tree || algo == CollectiveAlgo::InNetwork) {
     plan.chunks = static_cast<int>(std::clamp(std::ceil(S / plan.channels / kTargetChunkBytes), 1.0, kMaxPipelineChunks));
@@ -310,6 +313,7 @@ CollectiveResult simulate_plan(const CollectiveEnvironment& env, const Collectiv
   r.protocol = plan.protocol;
   r.algo = plan.request.algo;
   r.channels = plan.channels;
+  r.nccl_channels = plan.nccl_channels;
   r.chunks = plan.chunks;
   r.transfers = replay.transfers_issued;
   r.events = replay.events;

@@ -44,6 +44,7 @@ struct CollectiveResult {
   Protocol protocol = Protocol::Simple;
   CollectiveAlgo algo = CollectiveAlgo::Ring;
   int channels = 1;
+  int nccl_channels = 1;          // thread blocks NCCL launches per GPU (LaunchShape::nccl_channels)
   int chunks = 1;
   std::uint64_t transfers = 0;
   std::uint64_t events = 0;

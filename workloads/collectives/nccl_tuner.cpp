@@ -359,19 +359,26 @@ LaunchShape NcclTuner::launch_shape(NcclAlgo a, Protocol p, double bytes) const 
   s.threads = s.max_threads;
   if (a == NcclAlgo::Nvls || a == NcclAlgo::NvlsTree || a == NcclAlgo::CollNetDirect) {
     s.channels = a == NcclAlgo::CollNetDirect ? graph_.channels : graph_.nvls_channels;
+    s.nccl_channels = s.channels;
     return s;
   }
-  s.channels = graph_.channels;
   const double threshold = nccl::kThreadThreshold[pi] * (a == NcclAlgo::Ring && p == Protocol::LL ? graph_.ranks : 1);
-  while (bytes < static_cast<double>(s.channels) * s.threads * threshold) {
-    if (s.channels >= 2) {
-      --s.channels;
-    } else if (s.threads % 128 == 0) {
-      s.threads /= 2;
-    } else {
-      break;
+  // enqueue.cc: while bytes < channels x threads x threshold, drop a channel, then halve threads.
+  auto reduce = [&](int channels, int& threads) {
+    while (bytes < static_cast<double>(channels) * threads * threshold) {
+      if (channels >= 2) {
+        --channels;
+      } else if (threads % 128 == 0) {
+        threads /= 2;
+      } else {
+        break;
+      }
     }
-  }
+    return channels;
+  };
+  int launched_threads = s.max_threads;
+  s.nccl_channels = reduce(std::min(nccl::kMaxChannels, 2 * graph_.channels), launched_threads);
+  s.channels = reduce(graph_.channels, s.threads);
   return s;
 }
 

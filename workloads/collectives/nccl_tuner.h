@@ -79,8 +79,17 @@ struct NcclChoice {
   double time_us = 0;
 };
 
+// Channels and threads NCCL launches for a size. `channels` is what the replay runs: for rings and
+// trees the topology search's channels (NcclGraph::channels) reduced for small sizes. NCCL itself
+// launches twice as many (connect.cc ncclTopoPostset duplicates every searched ring and tree:
+// "Duplication should be complete now", comm->nChannels = 2 x graph channels, at most
+// MAXCHANNELS) and reduces those the same way: `nccl_channels`. A duplicated pair follows the
+// same GPUs and links at half the searched speed each (NCCL's cost model charges the searched
+// channels at their speed: busBw = graph nChannels x bw), so the replay folds each pair into one
+// channel; the launched count matters for the host's per-channel work (host_launch.h).
 struct LaunchShape {
   int channels = 1;
+  int nccl_channels = 1;
   int threads = 512;
   int max_threads = 512;
 };
