@@ -22,6 +22,7 @@
 #include "scenarios/scenario_error.h"
 #include "workloads/collectives/collective_explain.h"
 #include "workloads/collectives/collective_runner.h"
+#include "workloads/collectives/host_launch.h"
 #include "workloads/collectives/nccl_constants.h"
 
 namespace clustersim::apps {
@@ -80,7 +81,7 @@ int verb_collective(int argc, char** argv) {
   bool explain = false, extra_columns = false, check = false;
   std::string op_name = "allreduce", algo_name = "ring", proto_name, format = "text";
   std::string min_size = "8", max_size = "128M";
-  int gpus = 0, chunks = 0, channels = 0;
+  int gpus = 0, chunks = 0, channels = 0, gpus_per_thread = 0;
   double factor = 2;
   ClusterFlags cluster;
   app.add_option("scenario", scenario_path, "SCENARIO.toml whose [cluster] to use (instead of --node)");
@@ -100,6 +101,9 @@ int verb_collective(int argc, char** argv) {
   app.add_option("--channels", channels, "parallel rings/trees (default: from the topology)");
   app.add_option("--proto", proto_name, "LL | LL128 | Simple (default: what NCCL's tuner picks for the size)");
   app.add_option("--format", format, "text | json");
+  app.add_option("--gpus-per-thread", gpus_per_thread,
+                 "time as nccl-tests -g N measures it: one thread issues each collective on N GPUs, iterations "
+                 "pipelined: max(device time, N x (kernel launch + NCCL's per-channel enqueue)); default: device time");
   app.add_flag("--extra-columns", extra_columns,
                 "text: append clustersim's algo, proto, ch (channels) and ck (chunks) columns to nccl-tests' layout");
   if (const auto help = parse_args(app, argc, argv)) return *help;
@@ -162,6 +166,10 @@ int verb_collective(int argc, char** argv) {
     throw CliError("--gpus " + std::to_string(gpus) + ": the cluster (" + std::to_string(nodes) + " x " + node +
                    ") has " + std::to_string(total) + " GPUs; choose 2.." + std::to_string(total));
   }
+  if (gpus_per_thread < 0 || gpus_per_thread > gpus) {
+    throw CliError("--gpus-per-thread " + std::to_string(gpus_per_thread) + ": expected 1.." + std::to_string(gpus) +
+                   " (the GPUs one nccl-tests thread drives, its -g), or 0 for the device time alone");
+  }
   check_budget(gpus, channels, chunks);
   const topology::Topology topo = topology::build_cluster(spec);
   const topology::Router router(topo);
@@ -206,6 +214,12 @@ int verb_collective(int argc, char** argv) {
       req.bytes = sim::Bytes{size};
       try {
         cell.row.result = workloads::simulate_collective(env, req);
+        if (gpus_per_thread > 0) {
+          workloads::HostLaunch launch;
+          launch.gpus_per_thread = gpus_per_thread;
+          cell.row.result.time = workloads::measured_time(cell.row.result.time, launch, cell.row.result.nccl_channels,
+                                                          workloads::default_host_launch_constants());
+        }
         cell.ran = true;
       } catch (const workloads::CollectiveError& e) {
         if (algos.size() == 1) throw;

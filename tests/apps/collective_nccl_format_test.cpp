@@ -187,3 +187,21 @@ TEST_CASE("apps::collective: a scenario without [cluster] is still refused, nami
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("missing [cluster] section") != std::string::npos);
 }
+
+TEST_CASE("apps::collective: --gpus-per-thread 8 times a collective as nccl-tests -g 8 does: the host sets small sizes") {
+  // DGX A100, 1 MiB ring/LL on 24 launched channels: 8 x (5.2 + 24 x 0.30) us = 99.2 us, against
+  // 101.9 us in the published -g 8 log; at 1 GiB the device time is far longer and unchanged.
+  const auto device = run_cli("collective --node dgx-a100-80gb --op allreduce -b 1M -e 1G -f 1024");
+  const auto g8 = run_cli("collective --node dgx-a100-80gb --op allreduce -b 1M -e 1G -f 1024 --gpus-per-thread 8");
+  REQUIRE(device.exit_code == 0);
+  REQUIRE(g8.exit_code == 0);
+  const NcclTestsLog a = parse_nccl_tests(device.out), b = parse_nccl_tests(g8.out);
+  REQUIRE(a.rows.size() == 2);
+  REQUIRE(b.rows.size() == 2);
+  CHECK(b.rows[0].time_us[0] == doctest::Approx(99.2).epsilon(0.01));
+  CHECK(a.rows[0].time_us[0] < 0.5 * b.rows[0].time_us[0]);
+  CHECK(b.rows[1].time_us[0] == doctest::Approx(a.rows[1].time_us[0]));
+  const auto bad = run_cli("collective --node dgx-a100-80gb --op allreduce -b 1M -e 1M --gpus-per-thread 9");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--gpus-per-thread 9") != std::string::npos);
+}
