@@ -3,6 +3,8 @@
 // the groups, as mamba_ssm's Mamba2 asserts), and Megatron-Core MambaMixer's tensor-parallel
 // split (heads and groups divide over tp: its asserts "nheads % tp == 0", "ngroups % tp == 0").
 // Context parallelism, MoE layers ('E') and LoRA on a hybrid are not modelled and are refused.
+#include <algorithm>
+#include <numeric>
 #include <string>
 
 #include "scenarios/scenario_loader.h"
@@ -57,7 +59,7 @@ void Loader::check_hybrid() {
                  "tp = " + std::to_string(p.tp) + " does not divide mamba_groups = " + std::to_string(m.mamba_groups) +
                      " and mamba_heads = " + std::to_string(m.mamba_heads),
                  "Megatron-Core's MambaMixer splits the Mamba heads and groups over tp; use tp = " +
-                     divisor_list(m.mamba_groups, m.mamba_groups));
+                     divisor_list(std::gcd(m.mamba_groups, std::max(1, m.mamba_heads)), m.mamba_groups));
   if (p.cp > 1)
     error_at_key("parallelism.cp", "context parallelism with Mamba layers is not modelled",
                  "use cp = 1 for a hybrid_pattern model");
