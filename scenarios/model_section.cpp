@@ -203,7 +203,7 @@ bool Loader::read_model(const toml::table* t) {
 
   if (!base.spec) {
     for (std::string_view k : {"layers", "hidden", "heads"}) {
-      if (!s.has(k))
+      if (!s.has(k) && !(k == "layers" && s.has("hybrid_pattern")))  // a hybrid's pattern gives its layers
         error(origin_of("model", t->source()), "missing '" + std::string(k) + "' in [model]",
               "give layers, hidden and heads, or start from a preset, e.g. preset = \"gpt3-175b\", or an hf_config");
     }

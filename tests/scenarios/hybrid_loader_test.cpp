@@ -25,11 +25,11 @@ using testing::error_of;
 
 TEST_CASE("scenarios::parse_scenario: a custom hybrid takes its layers from the pattern and its heads from expand") {
   const ScenarioSpec s = parse_scenario(scenario(kCustom + "mamba_expand = 2\nmamba_state = 64\n"), "s.toml");
-  CHECK(s.model.layers == 8);
+  CHECK(s.model.layers == 7);
   CHECK(s.model.is_hybrid());
   CHECK(s.model.mamba_heads == 2 * 4096 / 64);
   CHECK(s.model.mamba_state == 64);
-  CHECK(s.model.layers_of_kind_in(workloads::LayerKind::Mamba, 0, 8) == 3);
+  CHECK(s.model.layers_of_kind_in(workloads::LayerKind::Mamba, 0, 7) == 3);
   const ScenarioSpec p = parse_scenario(scenario("preset = \"nemotron-h-56b\"\n"), "s.toml");
   CHECK(p.model.id == "nemotron-h-56b");
   CHECK(p.model.layers == 118);
@@ -40,7 +40,7 @@ TEST_CASE("scenarios::parse_scenario: hybrid errors name the key and how to fix 
   CHECK(moe.find("hybrid_pattern has 'E' at position 3") != std::string::npos);
   CHECK(moe.find("'M' Mamba-2") != std::string::npos);
   const std::string count = error_of(scenario(kCustom + "layers = 9\n"));
-  CHECK(count.find("layers = 9 but hybrid_pattern has 8 layers") != std::string::npos);
+  CHECK(count.find("layers = 9 but hybrid_pattern has 7 layers") != std::string::npos);
   const std::string tp = error_of(scenario(kCustom + "mamba_groups = 4\n"));
   CHECK(tp.find("tp = 8 does not divide mamba_groups = 4") != std::string::npos);
   CHECK(tp.find("use tp = 1, 2, 4") != std::string::npos);

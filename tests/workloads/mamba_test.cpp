@@ -6,6 +6,7 @@
 #include <string>
 
 #include "workloads/memory/mamba_memory.h"
+#include "workloads/model/hf_config.h"
 #include "workloads/memory/memory_model.h"
 #include "workloads/model/mamba_ops.h"
 #include "workloads/model/model_presets.h"
@@ -148,4 +149,24 @@ TEST_CASE("workloads::hybrid_saved_layer_tensors: the mean layer weights each ki
   CHECK(mamba == doctest::Approx(2.0 * 8192 * (2 * 4096 + 18560 + 10240 + 8192 + 8192)));
   // Full recompute keeps only each layer's input.
   CHECK(activation_bytes_per_layer(m, 1, 1, false, Recompute::Full).value == doctest::Approx(2.0 * 8192 * 4096));
+}
+
+TEST_CASE("workloads::parse_hf_config: a NemotronH config.json imports the pattern and the Mamba-2 fields") {
+  // The fields of nvidia/Nemotron-H-8B-Base-8K's config.json that clustersim reads.
+  const std::string json = R"({"model_type": "nemotron_h", "hidden_size": 4096, "num_hidden_layers": 52,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 21504, "vocab_size": 131072,
+    "max_position_embeddings": 8192, "tie_word_embeddings": false, "mlp_hidden_act": "relu2",
+    "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+    "mamba_num_heads": 128, "mamba_head_dim": 64, "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4,
+    "chunk_size": 128})";
+  const ModelSpec m = parse_hf_config(json, "config.json");
+  CHECK(m.is_hybrid());
+  CHECK(m.mamba_heads == 128);
+  CHECK(m.mamba_state == 128);
+  CHECK(m.positions == PositionKind::None);
+  CHECK(m.parameters() == doctest::Approx(preset("nemotron-h-8b").parameters()));
+  std::string moe = json;
+  moe.replace(moe.find("M-M-M-M*"), 8, "M-M-M-E*");
+  CHECK_THROWS_WITH_AS(parse_hf_config(moe, "config.json"), doctest::Contains("MoE layers ('E') are not modelled"),
+                       HfConfigError);
 }
