@@ -13,6 +13,7 @@
 #include "scenarios/loader.h"
 #include "scenarios/toml_text.h"
 #include "scenarios/scenario_error.h"
+#include "workloads/model/model_presets.h"
 
 namespace clustersim::analysis {
 namespace {
@@ -156,12 +157,41 @@ std::string other_moe_reason(const std::string& model) {
   return "mixture of experts whose architecture is not in modern_rows.cpp kMoeArchs (issue #11)";
 }
 
+// Hybrid Mamba models the tables name, as the workloads' presets (model/model_presets.cpp: the
+// Nemotron-H 8B/47B/56B shapes from arXiv 2504.03624 and Megatron-Bridge's NemotronH providers).
+// dgxc-benchmarking's Nemotron-H rows state only the layer count ("arch fields beyond layers not
+// filled"); the preset supplies the rest. Nemotron 3 (Nano, Super, Ultra, 3.5) interleaves Mamba-2
+// with MoE layers ('E' in the pattern), which the hybrid model does not express, and its rows
+// state no architecture.
+const char* hybrid_preset_of(const ModernRow& r) {
+  if (has(r.model, "Nemotron-H 56B")) return "nemotron-h-56b";
+  if (has(r.model, "Nemotron-H 47B")) return "nemotron-h-47b";
+  if (has(r.model, "Nemotron-H 8B")) return "nemotron-h-8b";
+  return nullptr;
+}
+
+// The row with the preset's shape where the table leaves it empty (hybrid rows only).
+ModernRow with_hybrid_shape(const ModernRow& r) {
+  const char* id = hybrid_preset_of(r);
+  const workloads::ModelSpec* m = id != nullptr ? workloads::find_model_preset(id) : nullptr;
+  if (m == nullptr) return r;
+  ModernRow shaped = r;
+  if (shaped.layers <= 0) shaped.layers = m->layers;
+  if (shaped.hidden <= 0) shaped.hidden = m->hidden;
+  if (shaped.heads <= 0) shaped.heads = m->heads;
+  if (shaped.kv_heads <= 0) shaped.kv_heads = m->kv_heads;
+  if (shaped.ffn_hidden <= 0) shaped.ffn_hidden = m->ffn_hidden;
+  if (shaped.vocab <= 0) shaped.vocab = m->vocab;
+  return shaped;
+}
+
 std::string unsupported_model(const ModernRow& r) {
   const std::string& model = r.model;
   if (moe_arch_of(r) != nullptr) return "";  // expressible; its layout is checked after the others'
   for (const char* moe : {"DeepSeek", "Grok", "Mixtral", "Qwen3", "GPT-OSS", "Kimi", "Llama4"})
     if (has(model, moe)) return other_moe_reason(model);
-  if (has(model, "Nemotron-H") || has(model, "Nemotron_3")) return "hybrid Mamba / MoE layers not modelled";
+  if (has(model, "Nemotron_3")) return "hybrid Mamba + MoE layers (Nemotron 3: 'E' in the layer pattern) not modelled";
+  if (has(model, "Nemotron-H") && hybrid_preset_of(r) == nullptr) return "hybrid Mamba model without a preset";
   if (has(model, "SFT") || has(model, "LoRA"))
     return "fine-tuning recipe (SFT packed sequences, LoRA frozen base weights) not modelled";
   return "";
@@ -260,6 +290,10 @@ int vocab_for(const ModernRow& r) {
 // embeddings; its rotary positions are not expressible, so the GELU kind's learned position table
 // adds seq x hidden parameters (< 0.1%). GPT-3 (NeMo): GELU, LayerNorm, tied embeddings.
 void write_model(std::ostringstream& t, const ModernRow& r) {
+  if (const char* hybrid = hybrid_preset_of(r)) {  // the preset's shape; the row's sequence length
+    t << "\n[model]\npreset = \"" << hybrid << "\"\nseq_len = " << r.seq_len << "\n";
+    return;
+  }
   const MoeArch* moe = moe_arch_of(r);
   const bool llama = has(r.model, "Llama") || has(r.model, "Mixtral") || moe != nullptr;
   const bool untied = (llama || has(r.model, "Nemotron")) && (moe == nullptr || !moe->tied);
@@ -497,7 +531,7 @@ int fill_unstated_virtual_stages(std::vector<ModernRow>& rows) {
 std::string modern_skip_reason(const ModernRow& row) {
   if (std::string why = node_skip_reason(row); !why.empty()) return why;
   if (std::string why = unsupported_model(row); !why.empty()) return why;
-  if (std::string why = layout_skip_reason(row); !why.empty()) return why;
+  if (std::string why = layout_skip_reason(with_hybrid_shape(row)); !why.empty()) return why;
   if (moe_arch_of(row) != nullptr) {
     if (std::string why = moe_skip_reason(row); !why.empty()) return why;
   }
@@ -511,7 +545,7 @@ std::string modern_scenario_toml(const ModernRow& r) {
     << node_preset_for(r) << "\"\nnodes = " << (r.num_gpus + gpus_per_node_of(r) - 1) / gpus_per_node_of(r) << "\n";
   if (r.num_gpus % gpus_per_node_of(r) != 0) t << "gpus = " << r.num_gpus << "\n";
   write_model(t, r);
-  write_layout(t, r);
+  write_layout(t, with_hybrid_shape(r));
   return t.str();
 }
 

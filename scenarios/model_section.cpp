@@ -22,7 +22,9 @@ constexpr std::string_view kModelKeys[] = {"preset",     "layers",  "hidden", "h
                                            "ffn_hidden", "seq_len", "vocab",  "hf_config", "mlp",
                                            "norm",       "tied_embeddings", "flash_attention", "dropout",
                                            "experts", "experts_per_token", "moe_ffn_hidden", "shared_experts",
-                                           "first_dense_layers", "moe_layer_freq", "capacity_factor"};
+                                           "first_dense_layers", "moe_layer_freq", "capacity_factor",
+                                           "hybrid_pattern", "mamba_heads", "mamba_head_dim", "mamba_expand",
+                                           "mamba_groups", "mamba_state", "mamba_conv", "mamba_chunk"};
 
 // What [model] starts from: a preset's shape, an imported config's, or nothing.
 struct ModelBase {
@@ -39,6 +41,9 @@ struct ModelFields {
   // Mixture of experts (workloads::ModelSpec); 0 experts turns an MoE base dense.
   std::optional<int> experts, experts_per_token, moe_ffn, shared_experts, first_dense, moe_freq;
   std::optional<double> capacity_factor;
+  // Hybrid Mamba models (workloads::ModelSpec::hybrid_pattern); checked in hybrid_checks.cpp.
+  std::optional<std::string> hybrid_pattern;
+  std::optional<int> mamba_heads, mamba_head_dim, mamba_expand, mamba_groups, mamba_state, mamba_conv, mamba_chunk;
 };
 
 // preset = "..." and hf_config = "..." (not both).
@@ -98,6 +103,14 @@ ModelFields read_model_fields(Section& s) {
   f.first_dense = s.integer("first_dense_layers", 0, 100000, "3");
   f.moe_freq = s.integer("moe_layer_freq", 1, 100000, "1");
   f.capacity_factor = s.number("capacity_factor", 0.0, false, "1.25");
+  f.hybrid_pattern = s.string("hybrid_pattern", "M-M-M*-M-");
+  f.mamba_heads = s.integer("mamba_heads", 1, 1 << 20, "128");
+  f.mamba_head_dim = s.integer("mamba_head_dim", 1, 1 << 16, "64");
+  f.mamba_expand = s.integer("mamba_expand", 1, 64, "2");
+  f.mamba_groups = s.integer("mamba_groups", 1, 1 << 16, "8");
+  f.mamba_state = s.integer("mamba_state", 1, 1 << 16, "128");
+  f.mamba_conv = s.integer("mamba_conv", 1, 64, "4");
+  f.mamba_chunk = s.integer("mamba_chunk", 1, 1 << 16, "128");
   return f;
 }
 
@@ -115,6 +128,24 @@ void apply_moe_fields(const ModelFields& f, ModelSpec& m) {
   if (!m.is_moe()) return;
   if (m.experts_per_token == 0) m.experts_per_token = std::min(2, m.experts);
   if (m.moe_ffn_hidden == 0) m.moe_ffn_hidden = f.ffn ? *f.ffn : m.ffn_hidden;
+}
+
+// The hybrid fields over the base. The pattern sets the layer count; without mamba_heads the
+// heads follow from d_inner = mamba_expand x hidden (Megatron's default expand 2) over the head
+// width.
+void apply_hybrid_fields(const ModelFields& f, ModelSpec& m) {
+  if (f.hybrid_pattern) {
+    m.hybrid_pattern = *f.hybrid_pattern;
+    if (!f.layers && !m.hybrid_pattern.empty()) m.layers = static_cast<int>(m.hybrid_pattern.size());
+  }
+  if (f.mamba_head_dim) m.mamba_head_dim = *f.mamba_head_dim;
+  if (f.mamba_groups) m.mamba_groups = *f.mamba_groups;
+  if (f.mamba_state) m.mamba_state = *f.mamba_state;
+  if (f.mamba_conv) m.mamba_conv = *f.mamba_conv;
+  if (f.mamba_chunk) m.mamba_chunk = *f.mamba_chunk;
+  if (f.mamba_heads) m.mamba_heads = *f.mamba_heads;
+  else if (m.is_hybrid() && (f.mamba_expand || m.mamba_heads == 0) && m.mamba_head_dim > 0)
+    m.mamba_heads = f.mamba_expand.value_or(2) * m.hidden / m.mamba_head_dim;
 }
 
 // The fields over the base; without a base, kv_heads and ffn_hidden default from the shape.
@@ -138,6 +169,7 @@ void apply_model_fields(const ModelFields& f, bool have_base, ModelSpec& m) {
     m.ffn_hidden = m.mlp == MlpKind::SwiGlu ? (8 * m.hidden / 3 + 255) / 256 * 256 : 4 * m.hidden;
   }
   apply_moe_fields(f, m);
+  apply_hybrid_fields(f, m);
 }
 
 // The base's id when nothing changed it; "<import> (modified)" for a changed import; else "custom".
@@ -152,7 +184,10 @@ std::string model_id(const ModelSpec& m, const ModelBase& base) {
                     m.experts == b.experts && m.experts_per_token == b.experts_per_token &&
                     m.moe_ffn_hidden == b.moe_ffn_hidden && m.shared_experts == b.shared_experts &&
                     m.first_dense_layers == b.first_dense_layers && m.moe_layer_freq == b.moe_layer_freq &&
-                    m.capacity_factor == b.capacity_factor;
+                    m.capacity_factor == b.capacity_factor && m.hybrid_pattern == b.hybrid_pattern &&
+                    m.mamba_heads == b.mamba_heads && m.mamba_head_dim == b.mamba_head_dim &&
+                    m.mamba_groups == b.mamba_groups && m.mamba_state == b.mamba_state &&
+                    m.mamba_conv == b.mamba_conv && m.mamba_chunk == b.mamba_chunk;
   return same ? b.id : base.imported ? b.id + " (modified)" : "custom";
 }
 
@@ -168,7 +203,7 @@ bool Loader::read_model(const toml::table* t) {
 
   if (!base.spec) {
     for (std::string_view k : {"layers", "hidden", "heads"}) {
-      if (!s.has(k))
+      if (!s.has(k) && !(k == "layers" && s.has("hybrid_pattern")))  // a hybrid's pattern gives its layers
         error(origin_of("model", t->source()), "missing '" + std::string(k) + "' in [model]",
               "give layers, hidden and heads, or start from a preset, e.g. preset = \"gpt3-175b\", or an hf_config");
     }

@@ -79,6 +79,15 @@ void show_model(std::ostream& out, const ScenarioSpec& spec) {
         << "moe_layer_freq = " << m.moe_layer_freq << "\n"
         << "capacity_factor = " << m.capacity_factor << (m.capacity_factor > 0 ? "" : "  # 0: dropless") << "\n";
   }
+  if (m.is_hybrid()) {  // only for a hybrid Mamba model, so other models print as before
+    out << "hybrid_pattern = " << quote_str(m.hybrid_pattern) << "\n"
+        << "mamba_heads = " << m.mamba_heads << "\n"
+        << "mamba_head_dim = " << m.mamba_head_dim << "\n"
+        << "mamba_groups = " << m.mamba_groups << "\n"
+        << "mamba_state = " << m.mamba_state << "\n"
+        << "mamba_conv = " << m.mamba_conv << "\n"
+        << "mamba_chunk = " << m.mamba_chunk << "\n";
+  }
   out << "\n";
 }
 

@@ -47,11 +47,59 @@ int ModelSpec::moe_layers_in(int first, int count) const {
 double ModelSpec::layer_parameters() const { return layer_parameters_per_ep_rank(1); }
 
 double ModelSpec::layer_parameters_per_ep_rank(int ep) const {
+  if (is_hybrid() && layers > 0) return parameters_of_layers(0, layers) / layers;
   if (!is_moe() || layers <= 0) return dense_layer_parameters();
   const double moe = moe_layers_in(0, layers);
   const double dense = layers - moe;
   const double moe_layer = moe_layer_dense_parameters() + expert_parameters() / std::max(1, ep);
   return (dense * dense_layer_parameters() + moe * moe_layer) / layers;
+}
+
+LayerKind ModelSpec::layer_kind(int layer) const {
+  if (!is_hybrid()) return is_moe_layer(layer) ? LayerKind::MoeTransformer : LayerKind::Transformer;
+  const char c = layer >= 0 && layer < static_cast<int>(hybrid_pattern.size()) ? hybrid_pattern[layer] : 'M';
+  return c == '*' ? LayerKind::Attention : c == '-' ? LayerKind::Mlp : LayerKind::Mamba;
+}
+
+int ModelSpec::layers_of_kind_in(LayerKind kind, int first, int count) const {
+  int n = 0;
+  for (int l = first; l < first + count; ++l) n += layer_kind(l) == kind ? 1 : 0;
+  return n;
+}
+
+// A hybrid model's layers are pre-norm blocks (no biases, Megatron's --disable-bias-linear):
+//   Mamba-2 (Megatron-Core MambaMixer): in_proj hidden -> [z, x, B, C, dt] of widths d_inner,
+//     d_inner, G*N, G*N, H; a depthwise conv1d over x, B, C (d_conv taps and a bias per channel);
+//     A_log, D and dt_bias, one each per head; the gated RMSNorm over d_inner; out_proj
+//     d_inner -> hidden; the layer's pre-norm (hidden).
+//   Attention: the pre-norm, QKV and the out-projection; Mlp: the pre-norm and the MLP.
+double ModelSpec::layer_parameters_of(LayerKind kind) const {
+  const double h = hidden, norm_params = final_norm_parameters();
+  switch (kind) {
+    case LayerKind::Transformer:
+      return dense_layer_parameters();
+    case LayerKind::MoeTransformer:
+      return moe_layer_dense_parameters() + expert_parameters();
+    case LayerKind::Attention: {
+      const double kv_width = static_cast<double>(kv_heads > 0 ? kv_heads : heads) * head_dim();
+      return h * (attention_width() + 2.0 * kv_width) + attention_width() * h + norm_params;
+    }
+    case LayerKind::Mlp:
+      return (mlp == MlpKind::Gelu ? 2.0 : 3.0) * h * ffn_hidden + norm_params;
+    case LayerKind::Mamba: {
+      const double inner = mamba_inner(), bc = 2.0 * mamba_groups * static_cast<double>(mamba_state);
+      const double in_proj = h * (2.0 * inner + bc + mamba_heads);
+      const double conv = (inner + bc) * (mamba_conv + 1.0);
+      return in_proj + conv + 3.0 * mamba_heads + inner + inner * h + norm_params;
+    }
+  }
+  return 0.0;
+}
+
+double ModelSpec::parameters_of_layers(int first, int count) const {
+  double sum = 0;
+  for (const LayerKind kind : kLayerKinds) sum += layers_of_kind_in(kind, first, count) * layer_parameters_of(kind);
+  return sum;
 }
 
 double ModelSpec::final_norm_parameters() const {

@@ -21,7 +21,17 @@ inline constexpr sim::Choice<NormKind> kNormKindNames[] = {{"layernorm", NormKin
                                                            {"rmsnorm", NormKind::RmsNorm}};
 // Position encoding. Auto: learned absolute embeddings for GELU (GPT) models, rotary for SwiGLU
 // (Llama) models, which is how every preset pairs them; imported configs set it explicitly.
-enum class PositionKind : std::uint8_t { Auto, Learned, Rotary };
+// None: no position encoding at all (Megatron --position-embedding-type none; Nemotron-H, whose
+// Mamba layers carry position).
+enum class PositionKind : std::uint8_t { Auto, Learned, Rotary, None };
+
+// What one layer of a hybrid model is (ModelSpec::hybrid_pattern; workloads/model/mamba_ops.h).
+// Transformer and MoeTransformer are the attention + MLP (or MoE) layers of a plain decoder; a
+// hybrid model's layers are single blocks, each a pre-norm, one mixer or MLP, and a residual add:
+// Mamba (Mamba-2 mixer), Attention (self-attention only) and Mlp (the MLP only).
+enum class LayerKind : std::uint8_t { Transformer, MoeTransformer, Mamba, Attention, Mlp };
+inline constexpr LayerKind kLayerKinds[] = {LayerKind::Transformer, LayerKind::MoeTransformer, LayerKind::Mamba,
+                                            LayerKind::Attention, LayerKind::Mlp};
 
 struct ModelSpec {
   std::string id = "custom";   // preset id or "custom" / "hf:<path>"
@@ -61,6 +71,20 @@ struct ModelSpec {
   int first_dense_layers = 0;
   int moe_layer_freq = 1;
   double capacity_factor = 0.0;
+  // Hybrid Mamba models (Megatron-LM MambaModel, --hybrid-override-pattern; Nemotron-H, arXiv
+  // 2504.03624): one character per layer, 'M' a Mamba-2 layer, '*' a self-attention layer, '-' an
+  // MLP layer (layers = the pattern's length). Empty: every layer is a transformer layer. ('E',
+  // Megatron's MoE layer, is not modelled; the loader refuses it.) The Mamba-2 mixer (Dao & Gu
+  // 2024, arXiv 2405.21060) has mamba_heads heads of mamba_head_dim (d_inner = their product,
+  // expand x hidden), B and C shared by mamba_groups groups, state size mamba_state (d_state), a
+  // causal depthwise conv of mamba_conv taps (d_conv) and SSD chunks of mamba_chunk tokens.
+  std::string hybrid_pattern;
+  int mamba_heads = 0;
+  int mamba_head_dim = 64;
+  int mamba_groups = 8;
+  int mamba_state = 128;
+  int mamba_conv = 4;
+  int mamba_chunk = 128;
 
   int head_dim() const { return attention_head_dim > 0 ? attention_head_dim : hidden / heads; }
   // Width of Q and of the attention output (the out-projection's input): heads x head_dim, which
@@ -91,6 +115,17 @@ struct ModelSpec {
   double embedding_parameters() const;
   // Final norm's parameters.
   double final_norm_parameters() const;
+  bool is_hybrid() const { return !hybrid_pattern.empty(); }
+  // What layer `layer` (0-based) is: from hybrid_pattern, else a transformer layer (MoE or not).
+  LayerKind layer_kind(int layer) const;
+  // Layers of kind `kind` among layers [first, first + count).
+  int layers_of_kind_in(LayerKind kind, int first, int count) const;
+  // Parameters of one layer of `kind` (all experts of an MoE layer).
+  double layer_parameters_of(LayerKind kind) const;
+  // Parameters of layers [first, first + count) (all experts).
+  double parameters_of_layers(int first, int count) const;
+  // Mamba-2 inner width d_inner = mamba_heads x mamba_head_dim.
+  double mamba_inner() const { return static_cast<double>(mamba_heads) * mamba_head_dim; }
   bool trains_with_dropout() const { return dropout.value_or(mlp == MlpKind::Gelu); }
   bool learned_positions() const {
     return positions == PositionKind::Learned || (positions == PositionKind::Auto && mlp == MlpKind::Gelu);

@@ -30,7 +30,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 26> kConstants = {{
+constexpr std::array<ConstantDef, 27> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -95,6 +95,14 @@ constexpr std::array<ConstantDef, 26> kConstants = {{
     {"attention_causal_fraction", 0.5, 0.1, 1.0,
      "fraction of the s x s attention work a causal flash kernel executes (fully masked blocks "
      "skipped), while the op counts all of it as SC'21 does (ratio); GPT training is causal"},
+    {"mamba_scan_eff", 0.30, 0.02, 1.0,
+     "Mamba-2's SSD chunked scan (Dao & Gu 2024, arXiv 2405.21060, Sec. 6; mamba_ssm's Triton "
+     "kernels chunk_cumsum, chunk_state, state_passing, bmm_chunk, chunk_scan): fraction of the "
+     "sustained-clock tensor peak its matmul FLOPs reach (ratio; op ssd_scan, model/mamba_ops.h). "
+     "Its GEMMs are chunk-sized (inner dims Q = 128, N = 128-256, P = 64) and split over five "
+     "kernels, so far below a large GEMM's 0.7-0.8; the paper (Fig. 10) shows SSD about as fast as "
+     "FlashAttention-2 at 2K tokens, i.e. a comparable tensor-core fraction. ESTIMATE, not fitted: "
+     "at Nemotron-H's shapes the scan's HBM traffic (fp32 chunk states) binds before this does"},
     {"fp8_gemm_eff_ratio", 0.90, 0.1, 1.0,
      "FP8 GEMM efficiency relative to bf16 at the same shape: per-tensor scaling and a twice "
      "faster main loop make fixed per-tile costs weigh more (ratio); estimate"},
@@ -374,6 +382,7 @@ double ComputeModel::flops_seconds(const OpCost& op, Pass pass) const {
   const double scale = clock_ratio_ * sm_fraction_;
   if (!op.is_matmul()) return flops / (gpu_.fp32 * scale);
   const sim::FlopsPerSec peak = matmul_peak(op) * scale;
+  if (op.name == "ssd_scan") return flops / (peak * constants_.get("mamba_scan_eff"));
   if (is_flash(op)) {
     double work = flops.value * constants_.get("attention_causal_fraction");
     if (pass == Pass::Backward) work *= constants_.get("flash_bwd_flops_factor");

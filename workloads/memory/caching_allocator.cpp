@@ -6,6 +6,7 @@
 #include "sim/check.h"
 #include "workloads/memory/activation_offload.h"
 #include "workloads/model/lora.h"
+#include "workloads/model/mamba_ops.h"
 #include "workloads/model/transformer_ops.h"
 
 namespace clustersim::workloads {
@@ -366,8 +367,12 @@ void allocate_model_states(Replayer& rep, const MemoryRequest& request, int stag
   std::vector<double> matrices;
   if (stage == 0 || stage == par.pp - 1) matrices.push_back(static_cast<double>(m.vocab) * m.hidden / par.tp);
   const int layers = par.layers_on_stage(m.layers, stage);
+  int first = 0;
+  for (int st = 0; st < stage; ++st) first += par.layers_on_stage(m.layers, st);
   for (int l = 0; l < layers; ++l) {
-    for (const OpCost& op : layer_ops(m, shape)) {
+    // A hybrid's layers by kind (model/mamba_ops.h); a plain decoder's as before (dense MLP).
+    const LayerKind kind = m.is_hybrid() ? m.layer_kind(first + l) : LayerKind::Transformer;
+    for (const OpCost& op : layer_ops_of_kind(m, shape, kind)) {
       if (op.kind == OpKind::Gemm) matrices.push_back(static_cast<double>(op.n) * op.k);
     }
   }

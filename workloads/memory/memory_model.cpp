@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "workloads/memory/activation_offload.h"
+#include "workloads/memory/mamba_memory.h"
 #include "workloads/model/lora.h"
 
 // Runtime constants (declared in the header):
@@ -149,6 +150,8 @@ void add_model_states(Builder& out, const MemoryRequest& r, int stage) {
   const bool trainable = !ft.lora();
   if (m.is_moe()) {
     add_moe_states(out, r, stage);
+  } else if (m.is_hybrid()) {  // the stage's own Mamba, attention and MLP layers
+    out.add_states("layers", m.parameters_of_layers(first_layer_of_stage(m, par, stage), layers) / t, r, trainable);
   } else {
     out.add_states("layers", layers * layer_params(m, r.options) / t, r, trainable);
   }
@@ -352,6 +355,7 @@ ActivationBytes activation_bytes_for(topology::Precision precision) {
 
 std::vector<SavedTensor> saved_layer_tensors(const ModelSpec& model, int micro_batch, int tp,
                                              bool sequence_parallel, Recompute recompute, const ActivationBytes& bytes) {
+  if (model.is_hybrid()) return hybrid_saved_layer_tensors(model, micro_batch, tp, sequence_parallel, recompute, bytes);
   const double s = model.seq_len, b = micro_batch, h = model.hidden, a = model.heads, t = tp;
   const double e = bytes.element, g = bytes.gemm_input, sbh = s * b * h, sbf = s * b * model.ffn_hidden;
   const double r = sequence_parallel && tp > 1 ? t : 1.0;  // SP shards the non-GEMM regions

@@ -12,7 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-enum class Family { Llama, Gpt2, GptNeoX };
+enum class Family { Llama, Gpt2, GptNeoX, NemotronH };
 
 class Reader {
  public:
@@ -67,6 +67,7 @@ Family detect_family(const Reader& r) {
   const std::string type = r.optional_string("model_type");
   if (type == "gpt2") return Family::Gpt2;
   if (type == "gpt_neox") return Family::GptNeoX;
+  if (type == "nemotron_h") return Family::NemotronH;
   if (!type.empty()) return Family::Llama;  // llama, mistral, qwen2, ... share the field names
   if (r.has("n_embd")) return Family::Gpt2;
   if (r.has("rotary_pct") || r.has("use_parallel_residual")) return Family::GptNeoX;
@@ -132,6 +133,35 @@ ModelSpec read_llama(const Reader& r) {
   if (!act.empty() && !is_gated_activation(act)) {
     r.fail("hidden_act", "expected \"silu\" (SwiGLU MLP) for a Llama-family model, got \"" + act + "\"");
   }
+  return m;
+}
+
+// NemotronH (transformers' NemotronHConfig; nvidia/Nemotron-H-*-Base-8K): Llama-style attention
+// fields, a squared-ReLU MLP (mlp_hidden_act "relu2": two matrices, the "gelu" kind's shapes), no
+// position embedding, and the hybrid layer pattern with the Mamba-2 mixer's fields
+// (workloads::ModelSpec::hybrid_pattern).
+constexpr FamilyFields kNemotronHFields{"hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+                                       "intermediate_size", true, "max_position_embeddings", false,
+                                       MlpKind::Gelu, NormKind::RmsNorm, PositionKind::None};
+
+ModelSpec read_nemotron_h(const Reader& r) {
+  ModelSpec m = read_family(r, kNemotronHFields);
+  const std::string act = r.optional_string("mlp_hidden_act");
+  if (!act.empty() && act != "relu2") r.fail("mlp_hidden_act", "expected \"relu2\" (squared ReLU), got \"" + act + "\"");
+  m.hybrid_pattern = r.optional_string("hybrid_override_pattern");
+  if (m.hybrid_pattern.empty()) r.fail("hybrid_override_pattern", "expected the layer pattern, e.g. \"M-M-M*-\"");
+  if (m.hybrid_pattern.find_first_not_of("M*-") != std::string::npos)
+    r.fail("hybrid_override_pattern", "expected only 'M' (Mamba-2), '*' (attention) and '-' (MLP) layers; "
+                                      "MoE layers ('E') are not modelled");
+  if (static_cast<int>(m.hybrid_pattern.size()) != m.layers)
+    r.fail("hybrid_override_pattern", "expected one character per layer (" + std::to_string(m.layers) + ")");
+  m.mamba_heads = r.positive_int("mamba_num_heads");
+  m.mamba_head_dim = r.positive_int("mamba_head_dim");
+  m.mamba_state = r.positive_int("ssm_state_size");
+  m.mamba_groups = r.positive_int("n_groups");
+  m.mamba_conv = r.optional_positive_int("conv_kernel").value_or(4);
+  m.mamba_chunk = r.optional_positive_int("chunk_size").value_or(128);
+  m.dropout = false;
   return m;
 }
 
@@ -237,9 +267,10 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& origi
   if (!j.is_object()) throw HfConfigError(origin + ": expected a JSON object at the top level");
   const Reader r(j, origin);
   const Family family = detect_family(r);
-  ModelSpec m = family == Family::Gpt2      ? read_family(r, kGpt2Fields)
-                : family == Family::GptNeoX ? read_family(r, kNeoxFields)
-                                            : read_llama(r);
+  ModelSpec m = family == Family::Gpt2        ? read_family(r, kGpt2Fields)
+                : family == Family::GptNeoX   ? read_family(r, kNeoxFields)
+                : family == Family::NemotronH ? read_nemotron_h(r)
+                                              : read_llama(r);
   check_shape(r, m, family);
   read_experts(r, m);
   m.id = "hf:" + origin;

@@ -35,9 +35,21 @@
 // instead of MLA's 192 (QK) / 128 (V), which undercounts the s^2 attention FLOPs); the
 // multi-token-prediction module is left out. The result has 672 B parameters (published: 671 B)
 // and 38.7 B active per token (published: 37 B).
+//
+// Nemotron-H (NVIDIA 2025, "Nemotron-H: A Family of Accurate and Efficient Hybrid
+// Mamba-Transformer Models", arXiv 2504.03624; Megatron-Bridge NemotronHModelProvider 8B/47B/56B
+// and the Hugging Face configs nvidia/Nemotron-H-{8B,47B,56B}-Base-8K): hybrid_override_pattern
+// one character per layer (52 / 98 / 118 layers: 24 / 45 / 54 Mamba-2, 4 / 5 / 10 attention, 24 /
+// 48 / 54 MLP), hidden 4096 / 8192 / 8192, ffn 21504 / 30720 / 32768, attention 32 / 64 / 64 heads
+// of 128 with 8 KV groups, Mamba-2 with 128 / 256 / 256 heads of 64 (d_inner = 2 x hidden), 8
+// groups, state 128 / 256 / 256, conv 4; squared-ReLU MLP (two matrices: the "gelu" kind's
+// shapes), RMSNorm, no biases, no position embedding, untied output layer, vocab 131072, seq 8192,
+// no dropout. SSD chunk 128 (Megatron-Core MambaMixer's chunk_size; mamba_ssm's Mamba2 module
+// defaults to 256). Counted here: 8.10 B, 46.8 B and 56.3 B parameters.
 #include "workloads/model/model_presets.h"
 
 #include <array>
+#include <string>
 
 namespace clustersim::workloads {
 namespace {
@@ -85,8 +97,29 @@ ModelSpec moe(ModelSpec m, int experts, int top_k, int moe_ffn, int shared, int 
   return m;
 }
 
-const std::array<ModelSpec, 15>& presets() {
-  static const std::array<ModelSpec, 15> kPresets = {
+// A Nemotron-H hybrid (above): `pattern` of Mamba-2 ('M'), attention ('*') and MLP ('-') layers.
+ModelSpec nemotron_h(const char* id, const char* pattern, int hidden, int heads, int ffn, int mamba_heads,
+                     int mamba_state) {
+  const std::string p = pattern;
+  ModelSpec m = shaped(id, static_cast<int>(p.size()), hidden, heads, 8, ffn, 131072, 8192);
+  m.mlp = MlpKind::Gelu;  // squared ReLU: two matrices like GELU's
+  m.norm = NormKind::RmsNorm;
+  m.tied_embeddings = false;
+  m.positions = PositionKind::None;
+  m.dropout = false;
+  m.attention_head_dim = 128;
+  m.hybrid_pattern = p;
+  m.mamba_heads = mamba_heads;
+  m.mamba_head_dim = 64;
+  m.mamba_groups = 8;
+  m.mamba_state = mamba_state;
+  m.mamba_conv = 4;
+  m.mamba_chunk = 128;
+  return m;
+}
+
+const std::array<ModelSpec, 18>& presets() {
+  static const std::array<ModelSpec, 18> kPresets = {
       gpt3("gpt3-125m", 12, 768, 12),
       gpt3("gpt3-1.3b", 24, 2048, 16),
       gpt3("gpt3-2.7b", 32, 2560, 32),
@@ -104,6 +137,15 @@ const std::array<ModelSpec, 15>& presets() {
       moe(llama("mixtral-8x7b",  32, 4096, 32,  8,   14336, 32000,  4096), 8,   2, 14336, 0, 0),
       moe(llama("mixtral-8x22b", 56, 6144, 48,  8,   16384, 32768,  4096), 8,   2, 16384, 0, 0),
       moe(llama("deepseek-v3",   61, 7168, 128, 128, 18432, 129280, 4096), 256, 8, 2048,  1, 3),
+      //         id                pattern                                               hidden heads ffn  mamba heads, state
+      nemotron_h("nemotron-h-8b", "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-", 4096, 32, 21504, 128, 128),
+      nemotron_h("nemotron-h-47b",
+                 "M-M-M-M-M-M-M-M-M*-M-M-M-M-M-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-M-M---MM---M-M*-M-M-M-M-M-",
+                 8192, 64, 30720, 256, 256),
+      nemotron_h("nemotron-h-56b",
+                 "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-"
+                 "M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+                 8192, 64, 32768, 256, 256),
   };
   return kPresets;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "workloads/model/mamba_ops.h"
+
 namespace clustersim::workloads {
 namespace {
 
@@ -255,26 +257,29 @@ OpShape whole_model_shape(const ModelSpec& model) {
 }
 }  // namespace
 
+// Summed over the layer kinds (mamba_ops.h): transformer and MoE layers, or a hybrid's Mamba,
+// attention and MLP layers.
 sim::Flops model_flops_per_iteration(const ModelSpec& model, int global_batch) {
   const OpShape sh = whole_model_shape(model);
-  const OpTotals layer = sum_ops(layer_ops(model, sh));
-  const OpTotals moe = sum_ops(layer_ops(model, sh, true));
   const OpTotals head = sum_ops(head_ops(model, sh));
-  const double moe_layers = model.moe_layers_in(0, model.layers);
-  const sim::Flops per_sequence = (layer.fwd_matmul_flops + layer.bwd_matmul_flops) * (model.layers - moe_layers) +
-                                  (moe.fwd_matmul_flops + moe.bwd_matmul_flops) * moe_layers +
-                                  head.fwd_matmul_flops + head.bwd_matmul_flops;
+  sim::Flops per_sequence = head.fwd_matmul_flops + head.bwd_matmul_flops;
+  for (const LayerKind kind : kLayerKinds) {
+    const int count = model.layers_of_kind_in(kind, 0, model.layers);
+    if (count == 0) continue;
+    const OpTotals layer = sum_ops(layer_ops_of_kind(model, sh, kind));
+    per_sequence += (layer.fwd_matmul_flops + layer.bwd_matmul_flops) * static_cast<double>(count);
+  }
   return per_sequence * global_batch;
 }
 
 sim::Flops hardware_flops_per_iteration(const ModelSpec& model, int global_batch, Recompute recompute) {
   const sim::Flops base = model_flops_per_iteration(model, global_batch);
   if (recompute == Recompute::None) return base;
-  const double moe_layers = model.moe_layers_in(0, model.layers);
   sim::Flops extra;
-  for (const bool moe : {false, true}) {
-    const double count = moe ? moe_layers : model.layers - moe_layers;
-    for (const OpCost& op : layer_ops(model, whole_model_shape(model), moe)) {
+  for (const LayerKind kind : kLayerKinds) {
+    const double count = model.layers_of_kind_in(kind, 0, model.layers);
+    if (count == 0) continue;
+    for (const OpCost& op : layer_ops_of_kind(model, whole_model_shape(model), kind)) {
       const bool recomputed = recompute == Recompute::Full ? op.is_matmul() : op.kind == OpKind::Attention;
       if (recomputed) extra += op.fwd_flops * count;
     }

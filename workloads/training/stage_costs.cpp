@@ -6,6 +6,7 @@
 #include "workloads/memory/activation_offload.h"
 #include "workloads/memory/memory_model.h"
 #include "workloads/model/lora.h"
+#include "workloads/model/mamba_ops.h"
 #include "workloads/model/transformer_ops.h"
 #include "workloads/training/context_parallel.h"
 #include "workloads/training/overlap.h"
@@ -303,6 +304,63 @@ void add_activation_offload(ChunkCost& c, const StageCostInputs& in, int layers)
   c.bwd_compute += offloaded * e.bwd_s;
 }
 
+// A hybrid model's layer kinds (model/mamba_ops.h), each costed once: its compute, its share of
+// the tensor-parallel exchanges (one per single-block layer, half a transformer layer's two) and
+// its parameters per GPU. A chunk is charged its own layers by kind, so a pipeline stage with
+// more attention or Mamba layers than another costs what its layers cost.
+struct HybridKindCost {
+  LayerKind kind = LayerKind::Mamba;
+  LayerCompute lc;
+  LayerTensorParallel ltp;
+  LayerContextParallel lcp;
+  double params = 0;
+};
+
+LayerTensorParallel scaled(LayerTensorParallel t, double f) {
+  for (double LayerTensorParallel::*x : {&LayerTensorParallel::fwd, &LayerTensorParallel::bwd,
+                                         &LayerTensorParallel::fwd_bytes, &LayerTensorParallel::bwd_bytes,
+                                         &LayerTensorParallel::fwd_hidden, &LayerTensorParallel::bwd_hidden,
+                                         &LayerTensorParallel::fwd_sm, &LayerTensorParallel::bwd_sm,
+                                         &LayerTensorParallel::bytes_per_gpu})
+    t.*x *= f;
+  return t;
+}
+
+std::vector<HybridKindCost> hybrid_kind_costs(const StageCostInputs& in, const OpShape& shape, double act,
+                                              int element_bytes) {
+  std::vector<HybridKindCost> kinds;
+  for (const LayerKind kind : {LayerKind::Mamba, LayerKind::Attention, LayerKind::Mlp}) {
+    if (in.model.layers_of_kind_in(kind, 0, in.model.layers) == 0) continue;
+    const std::vector<OpCost> ops = layer_ops_of_kind(in.model, shape, kind);
+    HybridKindCost k;
+    k.kind = kind;
+    k.lc = layer_compute(in.compute, ops, in.training.recompute);
+    k.ltp = scaled(layer_tensor_parallel(in, act, ops), tensor_parallel_share(kind));
+    k.lcp = layer_context_parallel(context_parallel_inputs(in, ops, element_bytes));
+    k.params = in.model.layer_parameters_of(kind) / in.parallel.tp;
+    kinds.push_back(k);
+  }
+  return kinds;
+}
+
+ChunkCost hybrid_chunk_cost(const std::vector<HybridKindCost>& kinds, const ModelSpec& model, int first, int layers,
+                            const LayerZero3& z3, bool fsdp_prefetch) {
+  ChunkCost c;
+  for (const HybridKindCost& k : kinds) {
+    const int n = model.layers_of_kind_in(k.kind, first, layers);
+    if (n > 0) add_chunk(c, layers_cost(n, k.lc, k.ltp, k.lcp, z3, k.params, fsdp_prefetch));
+  }
+  return c;
+}
+
+// Bytes one GPU sends for tensor parallelism per iteration: the kinds' shares by their counts.
+double hybrid_tp_bytes_per_gpu(const std::vector<HybridKindCost>& kinds, const ModelSpec& model) {
+  double sum = 0;
+  for (const HybridKindCost& k : kinds)
+    sum += k.ltp.bytes_per_gpu * model.layers_of_kind_in(k.kind, 0, model.layers) / model.layers;
+  return sum;
+}
+
 }  // namespace
 
 int grad_reduce_bytes(topology::Precision p) { return p == topology::Precision::Fp16 ? 2 : 4; }
@@ -350,6 +408,8 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   const double expert_params = ft.lora() ? 0.0 : model.expert_parameters() / in.parallel.ep / in.parallel.expert_tp();
   const double moe_params = ft.lora() ? adapter_params : model.moe_layer_dense_parameters() / tp + expert_params;
 
+  const std::vector<HybridKindCost> hybrid =
+      model.is_hybrid() ? hybrid_kind_costs(in, shape, act, shape.precision_bytes) : std::vector<HybridKindCost>{};
   StageCosts costs;
   // Virtual stage c * pp + r is chunk c of rank r (ParallelSpec::layers_in_chunk: an equal share
   // of that rank's layers, or one fewer on the first and last chunks when the embedding and loss
@@ -357,6 +417,13 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   int first_layer = 0;
   for (int vs = 0; vs < vstages; ++vs) {
     const int layers = in.parallel.layers_in_chunk(model.layers, vs);
+    if (model.is_hybrid()) {
+      ChunkCost c = hybrid_chunk_cost(hybrid, model, first_layer, layers, z3, in.fsdp_prefetch);
+      first_layer += layers;
+      add_activation_offload(c, in, layers);
+      costs.chunks.push_back(c);
+      continue;
+    }
     const int moe = model.moe_layers_in(first_layer, layers);
     first_layer += layers;
     ChunkCost c = layers_cost(layers - moe, lc, ltp, lcp, z3, dense_params, in.fsdp_prefetch);
@@ -381,7 +448,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
     if (!model.tied_embeddings || vstages > 1) last.params += model.embedding_parameters() / tp;
   }
 
-  costs.tp_bytes_per_gpu = ltp.bytes_per_gpu;
+  costs.tp_bytes_per_gpu = model.is_hybrid() ? hybrid_tp_bytes_per_gpu(hybrid, model) : ltp.bytes_per_gpu;
   costs.cp_bytes_per_gpu = (lcp.fwd_bytes + lcp.bwd_bytes) * model.layers / pp * in.micro_batches;
   costs.pp_send_bytes = act / tp;  // scatter/gather optimisation: each tp rank sends its 1/tp share
   costs.pp_bytes_per_gpu = pp > 1 ? 2.0 * costs.pp_send_bytes * in.micro_batches * in.chunks_per_rank : 0.0;

@@ -1,0 +1,172 @@
+// Hybrid Mamba models: Nemotron-H's parameter counts against the published sizes, a Mamba-2 layer's
+// parameters and SSD FLOPs counted by hand, tensor-parallel sharding of its ops, the layer kinds a
+// pattern gives, and the activation memory of a hybrid against its kinds' tensors.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "workloads/memory/mamba_memory.h"
+#include "workloads/model/hf_config.h"
+#include "workloads/memory/memory_model.h"
+#include "workloads/model/mamba_ops.h"
+#include "workloads/model/model_presets.h"
+#include "workloads/model/transformer_ops.h"
+
+using namespace clustersim;
+using namespace clustersim::workloads;
+
+namespace {
+
+const ModelSpec& preset(const char* id) {
+  const ModelSpec* m = find_model_preset(id);
+  REQUIRE(m != nullptr);
+  return *m;
+}
+
+double matmul_fwd_flops(const std::vector<OpCost>& ops) {
+  return sum_ops(ops).fwd_matmul_flops.value;
+}
+
+}  // namespace
+
+TEST_CASE("workloads::ModelSpec: Nemotron-H parameter counts are within 2% of the published 8B, 47B and 56B") {
+  // Published sizes: arXiv 2504.03624 (Nemotron-H-8B-Base, -47B-Base, -56B-Base model cards).
+  const struct { const char* id; double billions; } cases[] = {
+      {"nemotron-h-8b", 8.0}, {"nemotron-h-47b", 47.0}, {"nemotron-h-56b", 56.0}};
+  for (const auto& c : cases) {
+    CAPTURE(c.id);
+    const double b = preset(c.id).parameters() / 1e9;
+    CHECK(b == doctest::Approx(c.billions).epsilon(0.02));
+  }
+}
+
+TEST_CASE("workloads::ModelSpec: the 56B pattern gives 54 Mamba, 10 attention and 54 MLP layers") {
+  const ModelSpec& m = preset("nemotron-h-56b");
+  CHECK(m.layers == 118);
+  CHECK(m.layers_of_kind_in(LayerKind::Mamba, 0, m.layers) == 54);
+  CHECK(m.layers_of_kind_in(LayerKind::Attention, 0, m.layers) == 10);
+  CHECK(m.layers_of_kind_in(LayerKind::Mlp, 0, m.layers) == 54);
+  CHECK(m.layers_of_kind_in(LayerKind::Transformer, 0, m.layers) == 0);
+  CHECK(m.layer_kind(0) == LayerKind::Mamba);
+  CHECK(m.layer_kind(1) == LayerKind::Mlp);
+  CHECK(m.layer_kind(7) == LayerKind::Attention);  // "M-M-M-M*": the 8th character
+  CHECK(m.layer_kind(8) == LayerKind::Mlp);
+}
+
+TEST_CASE("workloads::ModelSpec: a Mamba-2 layer's parameters, counted by hand for Nemotron-H 56B") {
+  // hidden 8192, d_inner 16384, G 8, N 256, H 256, d_conv 4:
+  //   in_proj 8192 x (2*16384 + 2*8*256 + 256) = 8192 x 37120 = 304,087,040
+  //   conv1d  (16384 + 4096) x (4 taps + bias)                 =     102,400
+  //   A_log, D, dt_bias 3 x 256                                 =         768
+  //   gated RMSNorm 16384; out_proj 16384 x 8192 = 134,217,728; pre-norm 8192
+  const double expected = 304087040.0 + 102400 + 768 + 16384 + 134217728.0 + 8192;
+  CHECK(preset("nemotron-h-56b").layer_parameters_of(LayerKind::Mamba) == doctest::Approx(expected));
+  CHECK(expected == doctest::Approx(438432512.0));
+}
+
+TEST_CASE("workloads::ssd_flops_per_token: the SSD chunked scan's four steps with values put in") {
+  // Nemotron-H 56B, Q = 128, N = 256, G = 8, d_inner = 16384:
+  //   intra-chunk 2*Q*N*G = 524,288 and 2*Q*d_inner = 4,194,304; chunk states 2*N*d_inner and
+  //   output 2*N*d_inner = 16,777,216; state passing 2*N*d_inner/Q = 65,536.
+  CHECK(ssd_flops_per_token(preset("nemotron-h-56b")) == doctest::Approx(524288.0 + 4194304 + 16777216 + 65536));
+  ModelSpec longer = preset("nemotron-h-56b");
+  longer.mamba_chunk = 256;  // mamba_ssm's default: the intra-chunk part doubles, state passing halves
+  CHECK(ssd_flops_per_token(longer) == doctest::Approx(2 * 524288.0 + 2 * 4194304 + 16777216 + 32768));
+}
+
+TEST_CASE("workloads::mamba_layer_ops: model FLOPs are the two projections as GEMMs plus the scan") {
+  const ModelSpec& m = preset("nemotron-h-56b");
+  OpShape sh;
+  sh.micro_batch = 1;
+  sh.seq_len = 8192;
+  const double tokens = 8192;
+  const double projections = 2.0 * (304087040.0 + 134217728.0);  // 2 x weights per token
+  const double fwd = matmul_fwd_flops(mamba_layer_ops(m, sh));
+  CHECK(fwd == doctest::Approx(tokens * (projections + ssd_flops_per_token(m))));
+  // Tensor parallelism splits heads and groups (8 groups over tp 8): each GPU does 1/8.
+  sh.tp = 8;
+  sh.sequence_parallel = true;
+  CHECK(matmul_fwd_flops(mamba_layer_ops(m, sh)) == doctest::Approx(fwd / 8));
+  bool found = false;
+  for (const OpCost& op : mamba_layer_ops(m, sh)) {
+    if (op.name != "mamba_in_proj") continue;
+    found = true;
+    CHECK(op.n == 37120 / 8);
+    CHECK(op.k == 8192);
+  }
+  CHECK(found);
+}
+
+TEST_CASE("workloads::layer_ops_of_kind: attention and MLP layers are the two halves of a transformer layer") {
+  ModelSpec m = preset("nemotron-h-8b");
+  OpShape sh;
+  sh.seq_len = 4096;
+  const double whole = matmul_fwd_flops(layer_ops(m, sh));
+  const double attention = matmul_fwd_flops(layer_ops_of_kind(m, sh, LayerKind::Attention));
+  const double mlp = matmul_fwd_flops(layer_ops_of_kind(m, sh, LayerKind::Mlp));
+  CHECK(attention + mlp == doctest::Approx(whole));
+  CHECK(mlp == doctest::Approx(2.0 * 2.0 * 4096 * 4096 * 21504.0));  // fc1 and fc2
+  for (const OpCost& op : layer_ops_of_kind(m, sh, LayerKind::Attention)) CHECK(op.name != "rotary_embedding");
+  CHECK(tensor_parallel_share(LayerKind::Mamba) == 0.5);
+  CHECK(tensor_parallel_share(LayerKind::Transformer) == 1.0);
+}
+
+TEST_CASE("workloads::model_flops_per_iteration: a hybrid sums its kinds; 56B is about 6 x params x tokens") {
+  const ModelSpec& m = preset("nemotron-h-56b");
+  OpShape sh;
+  sh.seq_len = m.seq_len;
+  double per_sequence = 0;
+  for (const LayerKind k : {LayerKind::Mamba, LayerKind::Attention, LayerKind::Mlp}) {
+    const OpTotals t = sum_ops(layer_ops_of_kind(m, sh, k));
+    per_sequence += m.layers_of_kind_in(k, 0, m.layers) * (t.fwd_matmul_flops + t.bwd_matmul_flops).value;
+  }
+  const OpTotals head = sum_ops(head_ops(m, sh));
+  per_sequence += (head.fwd_matmul_flops + head.bwd_matmul_flops).value;
+  CHECK(model_flops_per_iteration(m, 3).value == doctest::Approx(3 * per_sequence));
+  // 6 N per token (N without the input embedding) plus attention's s^2 and the scan: within 10%.
+  const double n = m.parameters() - static_cast<double>(m.vocab) * m.hidden;
+  const double six_n = 6.0 * n * m.seq_len;
+  CHECK(per_sequence > six_n);
+  CHECK(per_sequence < 1.10 * six_n);
+}
+
+TEST_CASE("workloads::hybrid_saved_layer_tensors: the mean layer weights each kind's tensors by its share") {
+  const ModelSpec& m = preset("nemotron-h-8b");  // 24 M, 4 *, 24 - of 52
+  const double hybrid = activation_bytes_per_layer(m, 1, 1, false, Recompute::None).value;
+  ModelSpec plain = m;
+  plain.hybrid_pattern.clear();
+  double attention = 0, mlp = 0;
+  bool in_mlp = false;
+  for (const SavedTensor& x : saved_layer_tensors(plain, 1, 1, false, Recompute::None)) {
+    in_mlp = in_mlp || std::string(x.name) == "MLP norm input";
+    (in_mlp ? mlp : attention) += x.bytes;
+  }
+  double mamba = 0;
+  for (const SavedTensor& x : mamba_saved_tensors(m, 1, 1, false, {})) mamba += x.bytes;
+  CHECK(hybrid == doctest::Approx((24 * mamba + 4 * attention + 24 * mlp) / 52));
+  // The Mamba layer's tensors by hand (e = 2, s*b = 8192, h 4096, d_inner 8192, 2GN 2048, H 128):
+  // 2 x sbh (norm and in_proj inputs) + sb x (18560 + 10240 + 8192 + 8192).
+  CHECK(mamba == doctest::Approx(2.0 * 8192 * (2 * 4096 + 18560 + 10240 + 8192 + 8192)));
+  // Full recompute keeps only each layer's input.
+  CHECK(activation_bytes_per_layer(m, 1, 1, false, Recompute::Full).value == doctest::Approx(2.0 * 8192 * 4096));
+}
+
+TEST_CASE("workloads::parse_hf_config: a NemotronH config.json imports the pattern and the Mamba-2 fields") {
+  // The fields of nvidia/Nemotron-H-8B-Base-8K's config.json that clustersim reads.
+  const std::string json = R"({"model_type": "nemotron_h", "hidden_size": 4096, "num_hidden_layers": 52,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 21504, "vocab_size": 131072,
+    "max_position_embeddings": 8192, "tie_word_embeddings": false, "mlp_hidden_act": "relu2",
+    "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+    "mamba_num_heads": 128, "mamba_head_dim": 64, "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4,
+    "chunk_size": 128})";
+  const ModelSpec m = parse_hf_config(json, "config.json");
+  CHECK(m.is_hybrid());
+  CHECK(m.mamba_heads == 128);
+  CHECK(m.mamba_state == 128);
+  CHECK(m.positions == PositionKind::None);
+  CHECK(m.parameters() == doctest::Approx(preset("nemotron-h-8b").parameters()));
+  std::string moe = json;
+  moe.replace(moe.find("M-M-M-M*"), 8, "M-M-M-E*");
+  CHECK_THROWS_WITH_AS(parse_hf_config(moe, "config.json"), doctest::Contains("MoE layers ('E') are not modelled"),
+                       HfConfigError);
+}

@@ -1,0 +1,54 @@
+// The operations of a hybrid Mamba model's layers (Megatron-LM MambaModel; Nemotron-H, NVIDIA
+// 2025, arXiv 2504.03624): Mamba-2 mixer layers (Dao & Gu 2024, "Transformers are SSMs", arXiv
+// 2405.21060), attention-only and MLP-only layers, each a pre-norm block with a residual add.
+//
+// Why its own op list: a Mamba-2 layer is two GEMMs around a chunked state-space scan whose cost is
+// neither a GEMM's nor attention's; a hybrid's attention and MLP layers are the two halves of a
+// transformer layer (transformer_ops.h), which is how they are built here.
+//
+// The Mamba-2 layer for b sequences of s tokens on a tensor-parallel group of t (Megatron-Core
+// MambaMixer splits d_inner, the heads and the groups over t: in_proj is column-parallel, out_proj
+// row-parallel, so a Mamba layer has one tensor-parallel exchange, as an attention block does):
+//   norm            the layer's pre-norm over hidden;
+//   mamba_in_proj   GEMM [b*s, hidden] x [hidden, (2*d_inner + 2*G*N + H)/t] -> z, x, B, C, dt;
+//   mamba_conv1d    causal depthwise conv of d_conv taps + SiLU over x, B, C (memory bound);
+//   ssd_scan        the SSD chunked scan (below), one fused op (kind Attention: a matmul-shaped
+//                   sequence mixer; its efficiency is the named constant mamba_scan_eff);
+//   mamba_gated_norm  y * SiLU(z), RMSNorm over d_inner (memory bound);
+//   mamba_out_proj  GEMM [b*s, d_inner/t] x [d_inner/t, hidden];
+//   residual add.
+//
+// SSD FLOPs per token (Dao & Gu 2024 §6, the chunked "state space dual" algorithm, chunk length Q,
+// H heads of P, state N, G groups; d_inner = H*P), the four matmul steps of each chunk:
+//   1. intra-chunk (diagonal blocks): C B^T within the chunk per group, 2*Q*N*G, and its masked
+//      product with X, 2*Q*d_inner (the full Q x Q tile, as the kernel computes it);
+//   2. chunk states: B^T X per head, 2*N*d_inner;
+//   3. state passing between chunks: N*d_inner per chunk, / Q per token (recurrence, scalar decay);
+//   4. output from the passed states: C h per head, 2*N*d_inner.
+//   ssd_flops_per_token = 2*Q*N*G + 2*Q*d_inner + 4*N*d_inner + 2*N*d_inner/Q.
+// Backward: 2x forward, the GEMM convention. The scan's HBM traffic is the memory-bound part: it
+// reads x, B, C and dt, writes y, and writes, passes (read + write) and reads back the fp32 chunk
+// states (H*P*N per chunk: 4 passes of 4 B x d_inner*N/Q per token); backward moves twice that.
+#pragma once
+
+#include <vector>
+
+#include "workloads/model/transformer_ops.h"
+#include "workloads/specs.h"
+
+namespace clustersim::workloads {
+
+// SSD scan FLOPs per token of one Mamba-2 layer (unsharded, forward), the formula above.
+double ssd_flops_per_token(const ModelSpec& model);
+// The ops of one Mamba-2 layer (above).
+std::vector<OpCost> mamba_layer_ops(const ModelSpec& model, const OpShape& shape);
+// The ops of one layer of `kind`: Transformer and MoeTransformer are layer_ops; Attention is its
+// attention half (pre-norm to the attention residual), Mlp its MLP half (the post-attention norm,
+// which is then the layer's pre-norm, to the MLP residual); Mamba is mamba_layer_ops. With
+// PositionKind::None the attention layer has no rotary kernel.
+std::vector<OpCost> layer_ops_of_kind(const ModelSpec& model, const OpShape& shape, LayerKind kind);
+// Tensor-parallel exchanges per layer of `kind` relative to a transformer layer's two (attention
+// and MLP): 1 for a transformer layer, 0.5 for a single-block layer of a hybrid model.
+double tensor_parallel_share(LayerKind kind);
+
+}  // namespace clustersim::workloads
