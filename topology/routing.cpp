@@ -288,6 +288,72 @@ Route Router::route(int src, int dst, std::uint64_t flow_key) const {
   return r;
 }
 
+bool Router::server_plane_has_ties() const {
+  const Tables& t = *tables_;
+  std::vector<std::vector<DeviceId>> members(t.server_size.size());
+  for (DeviceId d = 0; d < topo_.device_count(); ++d) {
+    if (t.local[d] >= 0) members[static_cast<std::size_t>(topo_.device(d).server)].push_back(d);
+  }
+  auto downhill = [&](Plane plane, DeviceId target, DeviceId u) {
+    const bool pcie = plane == Plane::Pcie;
+    const int s = topo_.device(target).server;
+    const std::uint8_t* row = t.row(plane, s, target);
+    const std::uint8_t d = row[t.local[u]];
+    std::uint32_t count = 0;
+    for (const LinkId l : topo_.out_links(u)) {
+      const Link& link = topo_.link(l);
+      const Device& v = topo_.device(link.dst);
+      const bool hop = d != kFar && plane_link(pcie, link.kind) && v.server == s &&
+                       row[t.local[link.dst]] + 1 == d && (link.dst == target || plane_transit(pcie, v.kind));
+      count += hop ? 1 : 0;
+    }
+    return count;
+  };
+  for (const auto& server : members) {
+    for (const DeviceId target : server) {
+      if (t.endpoint[target] < 0) continue;
+      const bool gpu = topo_.device(target).kind == DeviceKind::Gpu;
+      for (const DeviceId u : server) {
+        if (u == target) continue;
+        if (downhill(Plane::Pcie, target, u) > 1 || (gpu && downhill(Plane::NvLink, target, u) > 1)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::vector<char> Router::fabric_tie_switches() const {
+  const Tables& t = *tables_;
+  std::vector<char> ties(topo_.device_count(), 0);
+  for (const auto& dist : dist_) {
+    for (DeviceId u = 0; u < topo_.device_count(); ++u) {
+      if (t.switch_slot[u] < 0 || ties[u]) continue;
+      const std::uint32_t d = dist[static_cast<std::size_t>(t.switch_slot[u])];
+      if (d == kFarFabric || d == 0) continue;
+      std::uint32_t count = 0;
+      for (const LinkId l : topo_.out_links(u)) {
+        const Link& link = topo_.link(l);
+        const std::int32_t slot = t.switch_slot[link.dst];
+        count += link.kind == LinkKind::Network && slot >= 0 && dist[static_cast<std::size_t>(slot)] + 1 == d ? 1 : 0;
+      }
+      ties[u] = count > 1 ? 1 : 0;
+    }
+  }
+  return ties;
+}
+
+bool Router::fabric_has_ties() const {
+  const std::vector<char> ties = fabric_tie_switches();
+  return std::find(ties.begin(), ties.end(), 1) != ties.end();
+}
+
+bool Router::key_free() const {
+  if (server_plane_has_ties()) return false;
+  return topo_.fabric_routing() == FabricRouting::DestinationModK || !fabric_has_ties();
+}
+
+std::uint32_t Router::destination_port(DeviceId nic) const { return tables_->nic_port[nic]; }
+
 PathType Router::path_type(int a, int b) const {
   if (a == b) return PathType::Self;
   if (topo_.server_of_gpu(a) != topo_.server_of_gpu(b)) return PathType::Net;

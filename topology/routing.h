@@ -43,6 +43,19 @@ class Router {
   bool has_nic(int rank) const;
   DeviceId nic_of(int rank) const;
 
+  // For symmetry checks (topology/symmetry.h). True when no route ever depends on its flow key:
+  // every server-plane walk has a single downhill hop at every device, and the fabric either
+  // routes by destination or has a single downhill hop everywhere. O(devices x endpoints x degree).
+  bool key_free() const;
+  // True when some fabric switch has more than one downhill hop towards some edge switch (then
+  // destination routing reads the destination NIC's port, below).
+  bool fabric_has_ties() const;
+  // Per device: 1 for a fabric switch with more than one downhill hop towards some edge switch.
+  std::vector<char> fabric_tie_switches() const;
+  // A NIC's down-port number on its edge switch (what destination routing takes modulo the
+  // up-ports); 0 for a NIC without a fabric link.
+  std::uint32_t destination_port(DeviceId nic) const;
+
  private:
   struct Tables;
   enum class Plane : std::uint8_t { NvLink, Pcie };
@@ -50,6 +63,7 @@ class Router {
   bool walk_server(Plane plane, DeviceId from, DeviceId to, std::uint64_t key, Route& r) const;
   void walk_fabric(DeviceId from, DeviceId dst_nic, std::uint64_t key, Route& r) const;
   void append(Route& r, LinkId l) const;
+  bool server_plane_has_ties() const;
 
   const Topology& topo_;
   // Implementation detail (filled by routing.cpp): per edge switch (one a NIC attaches to), the

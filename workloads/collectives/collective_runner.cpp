@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "topology/catalog.h"
@@ -261,9 +262,13 @@ std::unique_ptr<CollectiveAlgorithm> make_collective(CollectiveContext ctx, cons
       break;
     case CollectiveAlgo::Direct: {
       const bool rooted = is_rooted(op);
+      // Every schedule but the rooted ones is invariant under shifting positions (rank_folding.h);
+      // folding needs the collective alone on its network.
+      std::optional<RankFolding> folding;
+      if (plan.fold_channels && !plan.shares_links && !rooted) folding = fold_ranks(ctx.topo, ctx.router, req.ranks);
       return std::make_unique<DirectCollective>(ctx, plan, listener, tag,
                                                 DirectSchedule(op, n, S, op == CollectiveOp::SendRecv ? std::max(1, req.root) : 1),
-                                                rooted ? rotated(req.ranks, req.root) : req.ranks);
+                                                rooted ? rotated(req.ranks, req.root) : req.ranks, std::move(folding));
     }
     case CollectiveAlgo::InNetwork:
     case CollectiveAlgo::Hierarchical: {

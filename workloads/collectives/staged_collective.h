@@ -13,15 +13,22 @@
 //   int sends(int pos, int stage) const;  StageSend send(int pos, int stage, int i) const;
 //   int recvs(int pos, int stage) const;
 // over positions 0..n-1 (the engine maps positions to GPU ranks with `order`).
+//
+// With a RankFolding (rank_folding.h: shift-invariant schedules only, the caller's part) only the
+// positions of the first `classes` are simulated, each standing for `copies` ranks: a message to
+// position q counts for q's class (q mod classes), and every representative flow carries the
+// weights of its images.
 #pragma once
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "sim/check.h"
 #include "sim/rng.h"
 #include "workloads/collectives/collective_algorithm.h"
+#include "workloads/collectives/rank_folding.h"
 
 namespace clustersim::workloads {
 
@@ -34,34 +41,42 @@ template <class Schedule>
 class StagedCollective final : public CollectiveAlgorithm {
  public:
   StagedCollective(CollectiveContext ctx, CollectivePlan plan, CollectiveListener* listener, std::uint64_t tag,
-                   Schedule schedule, std::vector<int> order)
+                   Schedule schedule, std::vector<int> order, std::optional<RankFolding> folding = std::nullopt)
       : CollectiveAlgorithm(ctx, std::move(plan), listener, tag),
         schedule_(std::move(schedule)),
         order_(std::move(order)),
+        folding_(std::move(folding)),
         n_(static_cast<int>(order_.size())),
+        classes_(folding_ ? folding_->classes() : n_),
         stages_(schedule_.stages()),
-        stage_(static_cast<std::size_t>(n_), 0),
-        issued_(static_cast<std::size_t>(n_), 0),
-        received_(static_cast<std::size_t>(n_) * static_cast<std::size_t>(stages_), 0) {
+        stage_(static_cast<std::size_t>(classes_), 0),
+        issued_(static_cast<std::size_t>(classes_), 0),
+        received_(static_cast<std::size_t>(classes_) * static_cast<std::size_t>(stages_), 0) {
     CLUSTERSIM_CHECK(stages_ < (1 << 16), "stage index fits the transfer tag");
   }
 
   void on_transfer_done(std::uint64_t tag) override {
-    const int dst = static_cast<int>(tag >> 16);
+    const int dst = static_cast<int>(tag >> 16) % classes_;
     const int stage = static_cast<int>(tag & 0xffffU);
     ++received_[index(dst, stage)];
     advance(dst);
-    if (complete_ == n_) finish();
+    if (complete_ == classes_) finish();
   }
   const Schedule& schedule() const { return schedule_; }
+  // Every rank's transfers, the folded-away ones included.
+  std::uint64_t transfers_issued() const override {
+    return CollectiveAlgorithm::transfers_issued() * static_cast<std::uint64_t>(folding_ ? folding_->copies() : 1);
+  }
+  // Ranks simulated (classes of the rank folding; all ranks unfolded).
+  int simulated_ranks() const { return classes_; }
 
  private:
   std::size_t index(int pos, int stage) const {
     return static_cast<std::size_t>(pos) * static_cast<std::size_t>(stages_) + static_cast<std::size_t>(stage);
   }
   void begin() override {
-    for (int p = 0; p < n_; ++p) advance(p);
-    if (complete_ == n_) finish();
+    for (int p = 0; p < classes_; ++p) advance(p);
+    if (complete_ == classes_) finish();
   }
   void advance(int p) {
     int& s = stage_[static_cast<std::size_t>(p)];
@@ -89,14 +104,23 @@ class StagedCollective final : public CollectiveAlgorithm {
       const topology::Route route = ctx_.router.route(
           src, dst, sim::splitmix64((static_cast<std::uint64_t>(src) << 32) ^ static_cast<std::uint64_t>(dst)));
       const bool nvlink = route.hops > 0 && ctx_.topo.link(route.links[0]).kind == topology::LinkKind::NvLink;
-      send(route, sim::Bytes{m.bytes}, (static_cast<std::uint64_t>(m.peer) << 16) | static_cast<std::uint64_t>(s),
-           step_overhead(route), nvlink ? std::min(plan_.channel_rate_cap, plan_.p2p_nvlink_cap) : plan_.channel_rate_cap);
+      const std::uint64_t tag = (static_cast<std::uint64_t>(m.peer) << 16) | static_cast<std::uint64_t>(s);
+      const double cap = nvlink ? std::min(plan_.channel_rate_cap, plan_.p2p_nvlink_cap) : plan_.channel_rate_cap;
+      if (!folding_) {
+        send(route, sim::Bytes{m.bytes}, tag, step_overhead(route), cap);
+        continue;
+      }
+      FoldedHop hop;
+      CLUSTERSIM_CHECK(folding_->fold(route, hop), "rank folding weights fit HopWeights (checked when folded)");
+      send(hop.route, sim::Bytes{m.bytes}, tag, step_overhead(route), cap, &hop.weights);
     }
   }
 
   Schedule schedule_;
   std::vector<int> order_;
+  std::optional<RankFolding> folding_;
   int n_;
+  int classes_;  // positions simulated: 0..classes_-1
   int stages_;
   std::vector<int> stage_;
   std::vector<char> issued_;
