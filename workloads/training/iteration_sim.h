@@ -63,6 +63,9 @@ struct IterationInputs {
   // With `full`: live collectives whose channels cross identical links run one channel weighted by
   // the channel count (channel_folding.h; exact). Off only to check folding against the unfolded run.
   bool fold_live_channels = true;
+  // With `full`: live collectives of tensor-parallel positions whose rails provably mirror another's
+  // are not simulated; they end when its do (live_position_folding.h; exact). Off only to check.
+  bool fold_live_positions = true;
   // [data]: the input pipeline of the data-loading ranks (first and last pipeline rank), its copies
   // live flows (input_feed.h); null: batches are on the GPU when a pass wants them.
   const DataSpec* data = nullptr;
