@@ -672,6 +672,7 @@ IterationResult IterationRun::run() {
   result_.events = sim_.events_processed() + memo_.events() - memo_at_start_.events;
   result_.flows = net_.stats().transfers_finished + memo_.transfers() - memo_at_start_.transfers;
   result_.memo_simulations = memo_.simulations() - memo_at_start_.simulations;
+  result_.live_positions = static_cast<int>(live_positions_.size());
   result_.simulated_s = now() - run_start_;
   if (recording_) result_.link_loads = recording_->recorder.take_link_loads();
   result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() + plan_wall_s_;

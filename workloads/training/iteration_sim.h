@@ -155,6 +155,8 @@ struct IterationResult {
   double offload_pcie_s = 0, offload_cpu_s = 0;
   double offload_hidden_s = 0;  // with the delayed update: the part of the step behind the next iteration
   std::uint64_t events = 0, flows = 0, memo_simulations = 0;
+  int live_positions = 0;  // `full`: tp positions whose data-parallel collectives ran as flows (the
+                           // others folded onto them, live_position_folding.h); 0 without `full`
   double wall_s = 0;
   // When record_timeline is set, every simulated iteration. Traffic covers pipeline sends, tensor-
   // and data-parallel collectives of the representative GPUs' groups and, with `full`, every
