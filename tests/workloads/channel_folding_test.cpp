@@ -115,3 +115,36 @@ TEST_CASE("workloads::fold_channels: channels whose links differ in bandwidth or
   const std::vector<topology::Route> inconsistent{a, a, a, b};
   CHECK_FALSE(workloads::fold_channels(c.topo, inconsistent, std::vector<sim::SimTime>(4), 2, 2).has_value());
 }
+
+TEST_CASE("workloads::fold_channels: with shared links only channels on identical links fold, as the general map does") {
+  // Beside outside flows σ must be the identity. The shared-links path checks that on the routes
+  // alone; its hops and weights must be the general path's wherever both fold.
+  const testing::CollectiveCluster c(topology::preset_cluster("dgx-h100", 1));
+  const topology::Route a = c.router.route(0, 1), b = c.router.route(2, 3), back = c.router.route(1, 0);
+  const std::vector<sim::SimTime> zero(6);
+  // Three channels of two hops, every channel on the same links: weight 3 on each link.
+  const std::vector<topology::Route> same{a, back, a, back, a, back};
+  const auto shared = workloads::fold_channels(c.topo, same, zero, 3, 2, true);
+  const auto alone = workloads::fold_channels(c.topo, same, zero, 3, 2, false);
+  REQUIRE(shared.has_value());
+  REQUIRE(alone.has_value());
+  for (std::size_t p = 0; p < 2; ++p) {
+    const workloads::FoldedHop& s = (*shared)[p];
+    const workloads::FoldedHop& u = (*alone)[p];
+    REQUIRE(s.route.hops == u.route.hops);
+    CHECK(s.route.latency == u.route.latency);
+    for (std::size_t k = 0; k < s.route.hops; ++k) {
+      CHECK(s.route.links[k] == u.route.links[k]);
+      CHECK(s.weights[k] == 3);
+      CHECK(u.weights[k] == 3);
+    }
+  }
+  // Channels that are images of each other on other links fold alone, not beside other flows.
+  const std::vector<topology::Route> rotated{a, b};
+  CHECK(workloads::fold_channels(c.topo, rotated, std::vector<sim::SimTime>(2), 2, 1, false).has_value());
+  CHECK_FALSE(workloads::fold_channels(c.topo, rotated, std::vector<sim::SimTime>(2), 2, 1, true).has_value());
+  // Identical links but a different per-step overhead: refused.
+  const std::vector<sim::SimTime> uneven{sim::SimTime{}, sim::SimTime{1000}};
+  const std::vector<topology::Route> pair{a, a};
+  CHECK_FALSE(workloads::fold_channels(c.topo, pair, uneven, 2, 1, true).has_value());
+}

@@ -68,27 +68,30 @@ std::vector<std::optional<Orbit>> orbits(const std::vector<std::int64_t>& sigma,
   return out;
 }
 
-// Every used link maps to itself: the channels cross the same links, hop by hop.
-bool is_identity(const std::vector<std::int64_t>& sigma) {
-  for (std::size_t l = 0; l < sigma.size(); ++l) {
-    if (sigma[l] != kUnset && sigma[l] != static_cast<std::int64_t>(l)) return false;
+// With shared links σ must be the identity: every channel's route at p is channel 0's, hop by hop,
+// with equal latency and overhead. Checked on the routes alone, without σ's table over every link
+// of the topology (allocated and scanned per call, that table cost O(links) for each live
+// collective a training iteration launches: minutes at 2,048 servers).
+bool crosses_channel0_links(std::span<const topology::Route> routes, std::span<const sim::SimTime> overheads,
+                            int channels, int positions) {
+  for (int ch = 1; ch < channels; ++ch) {
+    for (int p = 0; p < positions; ++p) {
+      const std::size_t a = static_cast<std::size_t>(p);
+      const std::size_t b = static_cast<std::size_t>(ch * positions + p);
+      const topology::Route& r0 = routes[a];
+      const topology::Route& r = routes[b];
+      if (r.hops != r0.hops || r.latency != r0.latency || overheads[a] != overheads[b]) return false;
+      if (!std::equal(r.links.begin(), r.links.begin() + r.hops, r0.links.begin())) return false;
+    }
   }
   return true;
 }
 
-}  // namespace
-
-std::optional<std::vector<FoldedHop>> fold_channels(const topology::Topology& topo,
-                                                    std::span<const topology::Route> routes,
-                                                    std::span<const sim::SimTime> overheads, int channels,
-                                                    int positions, bool shared_links) {
-  CLUSTERSIM_CHECK(routes.size() == static_cast<std::size_t>(channels * positions) && overheads.size() == routes.size(),
-                   "one route and one overhead per channel and position");
-  if (channels < 2) return std::nullopt;
-  const auto sigma = link_map(topo, routes, overheads, channels, positions);
-  if (!sigma) return std::nullopt;
-  if (shared_links && !is_identity(*sigma)) return std::nullopt;
-  const auto orbit_of = orbits(*sigma, channels);
+// Channel 0's hops with every used link its own orbit of size `orbit_size(link)`: the copies of
+// (0, p) on a link are channels / orbit size per crossing, summed over repeated crossings.
+template <typename OrbitOf>
+std::optional<std::vector<FoldedHop>> weigh_channel0(std::span<const topology::Route> routes, int channels,
+                                                     int positions, OrbitOf orbit_of) {
   std::vector<FoldedHop> hops(static_cast<std::size_t>(positions));
   for (int p = 0; p < positions; ++p) {
     const topology::Route& r = routes[static_cast<std::size_t>(p)];
@@ -96,7 +99,7 @@ std::optional<std::vector<FoldedHop>> fold_channels(const topology::Topology& to
     h.route = r;
     h.route.hops = 0;
     for (int k = 0; k < r.hops; ++k) {
-      const Orbit o = *orbit_of[r.links[static_cast<std::size_t>(k)]];
+      const Orbit o = orbit_of(r.links[static_cast<std::size_t>(k)]);
       const int copies = channels / o.size;
       const auto end = h.route.links.begin() + h.route.hops;
       const auto it = std::find(h.route.links.begin(), end, o.representative);
@@ -111,6 +114,25 @@ std::optional<std::vector<FoldedHop>> fold_channels(const topology::Topology& to
     }
   }
   return hops;
+}
+
+}  // namespace
+
+std::optional<std::vector<FoldedHop>> fold_channels(const topology::Topology& topo,
+                                                    std::span<const topology::Route> routes,
+                                                    std::span<const sim::SimTime> overheads, int channels,
+                                                    int positions, bool shared_links) {
+  CLUSTERSIM_CHECK(routes.size() == static_cast<std::size_t>(channels * positions) && overheads.size() == routes.size(),
+                   "one route and one overhead per channel and position");
+  if (channels < 2) return std::nullopt;
+  if (shared_links) {
+    if (!crosses_channel0_links(routes, overheads, channels, positions)) return std::nullopt;
+    return weigh_channel0(routes, channels, positions, [](topology::LinkId l) { return Orbit{l, 1}; });
+  }
+  const auto sigma = link_map(topo, routes, overheads, channels, positions);
+  if (!sigma) return std::nullopt;
+  const auto orbit_of = orbits(*sigma, channels);
+  return weigh_channel0(routes, channels, positions, [&](topology::LinkId l) { return *orbit_of[l]; });
 }
 
 }  // namespace clustersim::workloads

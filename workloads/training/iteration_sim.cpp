@@ -23,6 +23,7 @@
 #include "workloads/training/input_feed.h"
 #include "workloads/training/iteration_breakdown.h"
 #include "workloads/training/iteration_invariants.h"
+#include "workloads/training/live_position_folding.h"
 #include "workloads/training/optimizer_offload.h"
 #include "workloads/training/overlap.h"
 #include "workloads/training/parallel_layout.h"
@@ -94,6 +95,9 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   // Communication stream and optimizer.
   void issue_comm(int r);
   void launch_live(int r, double bytes, CollectiveOp op);
+  CollectivePlan live_plan(int t, int r, double bytes, CollectiveOp op) const;
+  void plan_live_positions();
+  void release_finished_live();
   void comm_done(int r);
   void maybe_optimizer(int r);
   void optimizer_done(int r);
@@ -130,6 +134,8 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   std::vector<char> fwd_ready_, bwd_ready_;  // [vs * m + mb]: the pass's input has arrived
   std::vector<topology::Route> pp_routes_;   // [vs]: rank of vs -> rank of vs + 1 (and reverse at +vstages)
   std::vector<std::unique_ptr<CollectiveAlgorithm>> live_;
+  std::size_t live_kept_ = 0;        // live_'s size after the last release of finished collectives
+  std::vector<int> live_positions_;  // tp positions whose live collectives are simulated (`full`)
   double iteration_start_ = 0, run_start_ = 0;
   int ranks_done_ = 0;
   int iteration_ = 0;
@@ -173,6 +179,7 @@ IterationRun::IterationRun(const IterationInputs& in)
   bwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
   plan_pipeline_routes();
   plan_input_feeds();
+  if (in.full) plan_live_positions();
   if (in.invariants != nullptr) checks_.emplace(*in.invariants, ranks_, sim_);
   if (in.record_timeline) {
     net_.set_observer(this);
@@ -449,25 +456,65 @@ void IterationRun::issue_comm(int r) {
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kCommDone, r, 0));
 }
 
-// `full`: the tp ranks' data-parallel collectives of the bucket as live flows on the network.
+// `full`: the tp ranks' data-parallel collectives of the bucket as live flows on the network; those
+// of positions folded onto another (live_position_folding.h) end when its do.
 void IterationRun::launch_live(int r, double bytes, CollectiveOp op) {
-  const CollectiveEnvironment env{in_.topo, in_.router, in_.gpu.compute_capability, in_.hints};
-  rank(r).set_live(in_.parallel.tp);
-  for (int t = 0; t < in_.parallel.tp; ++t) {
-    CollectiveRequest req;
-    req.op = op;
-    req.algo = dp_algo_;
-    req.ranks = layout_.dp_cp_group(t, r);
-    req.bytes = sim::Bytes{bytes};
-    CollectivePlan plan = plan_collective(env, req);
-    // A timeline needs every flow's own traffic; folding is exact beside outside flows only when
-    // the channels cross identical links (shares_links).
-    plan.fold_channels = in_.fold_live_channels && !recording_;
-    plan.shares_links = true;
-    live_.push_back(make_collective(CollectiveContext{sim_, net_, in_.topo, in_.router}, plan, this,
+  rank(r).set_live(static_cast<int>(live_positions_.size()));
+  for (const int t : live_positions_) {
+    live_.push_back(make_collective(CollectiveContext{sim_, net_, in_.topo, in_.router}, live_plan(t, r, bytes, op), this,
                                     static_cast<std::uint64_t>(r)));
     live_.back()->start();
   }
+}
+
+CollectivePlan IterationRun::live_plan(int t, int r, double bytes, CollectiveOp op) const {
+  const CollectiveEnvironment env{in_.topo, in_.router, in_.gpu.compute_capability, in_.hints};
+  CollectiveRequest req;
+  req.op = op;
+  req.algo = dp_algo_;
+  req.ranks = layout_.dp_cp_group(t, r);
+  req.bytes = sim::Bytes{bytes};
+  CollectivePlan plan = plan_collective(env, req);
+  // A timeline needs every flow's own traffic; folding is exact beside outside flows only when
+  // the channels cross identical links (shares_links).
+  plan.fold_channels = in_.fold_live_channels && !recording_;
+  plan.shares_links = true;
+  return plan;
+}
+
+// Which positions' collectives run as flows: all, unless their rails provably mirror each other
+// (checked on every collective a rank can launch: one per distinct bucket size).
+void IterationRun::plan_live_positions() {
+  const int tp = in_.parallel.tp;
+  for (int t = 0; t < tp; ++t) live_positions_.push_back(t);
+  if (!in_.fold_live_positions || in_.record_timeline || tp < 2) return;
+  const CollectiveOp op = in_.parallel.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
+  std::vector<std::vector<CollectivePlan>> plans(static_cast<std::size_t>(tp));
+  for (int r = 0; r < pp_; ++r) {
+    std::vector<double> sizes;
+    for (const Bucket& b : rank(r).buckets().reductions) sizes.push_back(b.bytes);
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    for (const double bytes : sizes) {
+      for (int t = 0; t < tp; ++t) plans[static_cast<std::size_t>(t)].push_back(live_plan(t, r, bytes, op));
+    }
+  }
+  std::vector<topology::Route> others;
+  for (const topology::Route& route : pp_routes_) {
+    if (route.hops > 0) others.push_back(route);
+  }
+  for (const auto& feed : feeds_) {
+    if (feed) others.push_back(feed->route());
+  }
+  live_positions_ = live_positions_to_simulate(CollectiveContext{sim_, net_, in_.topo, in_.router}, plans, others);
+}
+
+// Finished live collectives are dropped (the invariant checks read them all at the end, so they
+// keep them). Never called from inside a collective's callback: only from the simulator's dispatch.
+void IterationRun::release_finished_live() {
+  if (checks_ || live_.size() < 2 * live_kept_ + 64) return;
+  std::erase_if(live_, [](const std::unique_ptr<CollectiveAlgorithm>& c) { return c->done(); });
+  live_kept_ = live_.size();
 }
 
 void IterationRun::on_collective_done(std::uint64_t tag) {
@@ -552,6 +599,7 @@ void IterationRun::finish_rank(int r) {
 
 void IterationRun::on_event(std::uint64_t tag) {
   const int r = rank_of_tag(tag);
+  release_finished_live();
   if (checks_ && (tag >> 60) == kStepDone) checks_->step_finished(r, index_of_tag(tag));
   if (checks_ && (tag >> 60) == kBucketReady) checks_->bucket_ready(r, static_cast<int>(index_of_tag(tag)));
   switch (static_cast<Kind>(tag >> 60)) {
@@ -624,6 +672,7 @@ IterationResult IterationRun::run() {
   result_.events = sim_.events_processed() + memo_.events() - memo_at_start_.events;
   result_.flows = net_.stats().transfers_finished + memo_.transfers() - memo_at_start_.transfers;
   result_.memo_simulations = memo_.simulations() - memo_at_start_.simulations;
+  result_.live_positions = static_cast<int>(live_positions_.size());
   result_.simulated_s = now() - run_start_;
   if (recording_) result_.link_loads = recording_->recorder.take_link_loads();
   result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() + plan_wall_s_;

@@ -63,6 +63,9 @@ struct IterationInputs {
   // With `full`: live collectives whose channels cross identical links run one channel weighted by
   // the channel count (channel_folding.h; exact). Off only to check folding against the unfolded run.
   bool fold_live_channels = true;
+  // With `full`: live collectives of tensor-parallel positions whose rails provably mirror another's
+  // are not simulated; they end when its do (live_position_folding.h; exact). Off only to check.
+  bool fold_live_positions = true;
   // [data]: the input pipeline of the data-loading ranks (first and last pipeline rank), its copies
   // live flows (input_feed.h); null: batches are on the GPU when a pass wants them.
   const DataSpec* data = nullptr;
@@ -152,6 +155,8 @@ struct IterationResult {
   double offload_pcie_s = 0, offload_cpu_s = 0;
   double offload_hidden_s = 0;  // with the delayed update: the part of the step behind the next iteration
   std::uint64_t events = 0, flows = 0, memo_simulations = 0;
+  int live_positions = 0;  // `full`: tp positions whose data-parallel collectives ran as flows (the
+                           // others folded onto them, live_position_folding.h); 0 without `full`
   double wall_s = 0;
   // When record_timeline is set, every simulated iteration. Traffic covers pipeline sends, tensor-
   // and data-parallel collectives of the representative GPUs' groups and, with `full`, every
