@@ -384,7 +384,8 @@ double ComputeModel::flops_seconds(const OpCost& op, Pass pass, double sm_share)
   const sim::Flops flops = pass == Pass::Forward ? op.fwd_flops : op.bwd_flops;
   if (flops.value <= 0) return 0.0;
   // A collective beside the op holds whole SMs: the op's CTAs run in waves over the ones left.
-  const double sms = sm_share > 0 ? std::max(1.0, std::floor(sms_ * (1 - sm_share))) : double(sms_);
+  // (+1e-9: 132 x (1 - 24/132) is 108 SMs, not 107.99999.)
+  const double sms = sm_share > 0 ? std::max(1.0, std::floor(sms_ * (1 - sm_share) + 1e-9)) : double(sms_);
   const double scale = clock_ratio_ * sm_fraction_ * sms / sms_;
   const auto eff_of = [&](double m, double n, double k, double b) {
     return gemm_efficiency_on(m, n, k, b, sms);
