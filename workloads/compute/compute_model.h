@@ -37,6 +37,9 @@
 // dY) as one more memory-bound kernel, fp8_cast_bytes_per_element per element.
 // Host: an eager framework issues every kernel from the CPU (host_launch_us); a pass of many
 // small kernels (small models, short sequences) is bound by the CPU, not the GPU.
+// Contention: an op with a collective beside it (op_time with a Contention) runs its tile waves on
+// the SMs the collective leaves and streams at the HBM bandwidth it leaves (the tensor-parallel
+// overlap of workloads/training/overlap.h).
 //
 // Op bytes contract: OpCost bytes are at the activation element size of the run precision
 // (`activation_bytes`: 4 for fp32/tf32, 2 otherwise -- fp8 runs keep bf16 activations). Under fp8
