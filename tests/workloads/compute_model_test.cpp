@@ -414,3 +414,40 @@ TEST_CASE("workloads::ComputeModel: a pass of many small kernels is bound by the
   const ComputeModel device_only(gpu("h100-sxm5-80gb"), topology::ClusterSpec{}, Precision::Bf16, no_host);
   CHECK(device_only.ops_time(tiny, Pass::Forward) == device_only.op_time(tiny[0], Pass::Forward) * 100);
 }
+
+TEST_CASE("workloads::ComputeModel: a collective's HBM traffic slows a memory-bound kernel by the bandwidth it takes") {
+  // H100 SXM: 3.35 TB/s. An elementwise kernel of 256 MB streams at 3.35e12 x 0.90 x 0.85; with an
+  // all-gather beside it moving 400 GB/s each way (2 HBM bytes per byte: 800 GB/s of HBM), at
+  // (3.35e12 - 0.8e12) x 0.90 x 0.85.
+  const ComputeModel cm = model("h100-sxm5-80gb", Precision::Bf16);
+  const double launch = cm.constants().get("kernel_launch_us") * 1e-6;
+  const OpCost ew = elementwise(64e6);
+  const double bw = cm.memory_bandwidth().value;
+  const double alone = cm.op_time(ew, Pass::Forward).seconds() - launch;
+  const double beside = cm.op_time(ew, Pass::Forward, Contention{0.0, 0.8e12}).seconds() - launch;
+  CHECK(alone == doctest::Approx(ew.fwd_bytes.value / (bw * 0.90 * 0.85)).epsilon(1e-6));
+  CHECK(beside == doctest::Approx(ew.fwd_bytes.value / ((bw - 0.8e12) * 0.90 * 0.85)).epsilon(1e-6));
+  CHECK(beside / alone == doctest::Approx(bw / (bw - 0.8e12)).epsilon(1e-6));
+  // The floor: an op keeps kMinHbmShare of the bandwidth however much is taken.
+  const double starved = cm.op_time(ew, Pass::Forward, Contention{0.0, 10 * bw}).seconds() - launch;
+  CHECK(starved == doctest::Approx(alone / ComputeModel::kMinHbmShare).epsilon(1e-6));
+  // A big compute-bound GEMM does not notice the same traffic (its roofline is the tensor cores).
+  const OpCost gemm = square_gemm(8192);
+  CHECK(cm.op_time(gemm, Pass::Forward, Contention{0.0, 0.8e12}).seconds() ==
+        doctest::Approx(cm.op_time(gemm, Pass::Forward).seconds()).epsilon(1e-9));
+  // Nothing beside it: exactly the op alone, forward and backward.
+  CHECK(cm.op_time(gemm, Pass::Backward, Contention{}) == cm.op_time(gemm, Pass::Backward));
+}
+
+TEST_CASE("workloads::ComputeModel: SMs held by a collective leave a GEMM fewer SMs to run its tile waves on") {
+  // 8192^3 on H100: 64 x 64 = 4096 tiles of 128 x 128, each SM running at the same rate. Alone:
+  // ceil(4096 / 132) = 32 waves; with 24 of 132 SMs held (share 24/132), ceil(4096 / 108) = 38
+  // waves: the GEMM takes 38/32 of its time (less than 132/108: its last wave fills better).
+  const ComputeModel cm = model("h100-sxm5-80gb", Precision::Bf16);
+  const double launch = cm.constants().get("kernel_launch_us") * 1e-6;
+  const OpCost gemm = square_gemm(8192);
+  const double alone = cm.op_time(gemm, Pass::Forward).seconds() - launch;
+  const double held = cm.op_time(gemm, Pass::Forward, Contention{24.0 / 132, 0.0}).seconds() - launch;
+  CHECK(held == doctest::Approx(alone * 38.0 / 32.0).epsilon(1e-6));
+  CHECK(held < alone * 132.0 / 108.0);
+}

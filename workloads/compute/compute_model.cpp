@@ -122,6 +122,13 @@ constexpr std::array<ConstantDef, 27> kConstants = {{
      "collective is overlapped with a GEMM ([sync] tp_comm_overlap), so the GEMM runs at 1 - share "
      "meanwhile (ratio); estimate: NeMo/Megatron-Bridge H100 userbuffers presets give the chunked "
      "reduce-scatters num_sm 16-24, the bulk overlaps 2-24, ring-exchange all-gathers 1 of 132 SMs"},
+    {"collective_hbm_bytes_per_byte", 2.0, 0.0, 8.0,
+     "HBM bytes a GPU reads and writes per byte a tensor-parallel collective step sends while it "
+     "runs beside a GEMM ([sync] tp_comm_overlap): an all-gather step reads what it sends and "
+     "writes what it receives (2); a reduce-scatter step also reads the local partial it adds "
+     "(one more, added by the overlap model). Counted from a ring step's data movement (the "
+     "userbuffers live in HBM), not measured; the bytes/s it takes are subtracted from the GEMM's "
+     "HBM bandwidth (ComputeModel::op_time with a Contention)"},
     {"moe_load_imbalance", 1.0, 1.0, 64.0,
      "mixture of experts: token-slots the busiest GPU's experts receive / the mean over the "
      "expert-parallel group (ratio); its experts' GEMMs and the all-to-all it waits for scale with "
@@ -333,12 +340,17 @@ sim::FlopsPerSec ComputeModel::matmul_peak(const OpCost& op) const {
 // (intensity(tile)/intensity(tm,tn))^gemm_small_tile_exponent: small GEMMs take small tiles to fill
 // the SMs, at the cost of more operand traffic per FLOP. k efficiency = k / (k + gemm_k_half).
 double ComputeModel::gemm_efficiency(double m, double n, double k, double batch) const {
+  return gemm_efficiency_on(m, n, k, batch, sms_);
+}
+
+// Tile and wave quantization over `sms` SMs (fewer than the GPU's while a collective holds some).
+double ComputeModel::gemm_efficiency_on(double m, double n, double k, double batch, double sms) const {
   if (m <= 0 || n <= 0 || k <= 0) return 1.0;
   batch = std::max(batch, 1.0);
+  sms = std::max(sms, 1.0);
   const double tm0 = constants_.get("gemm_tile_m"), tn0 = constants_.get("gemm_tile_n");
   const double exponent = constants_.get("gemm_small_tile_exponent");
   const double intensity0 = tm0 * tn0 / (tm0 + tn0);
-  const double sms = sms_;
   double best = 0.0;
   const std::array<std::pair<double, double>, 3> tiles = {{{tm0, tn0}, {tm0, tn0 / 2}, {tm0 / 2, tn0 / 2}}};
   for (const auto& [tm, tn] : tiles) {
@@ -376,10 +388,16 @@ double ComputeModel::sustained_clock_mhz() const {
   return reference * clock_ratio_;
 }
 
-double ComputeModel::flops_seconds(const OpCost& op, Pass pass) const {
+double ComputeModel::flops_seconds(const OpCost& op, Pass pass, double sm_share) const {
   const sim::Flops flops = pass == Pass::Forward ? op.fwd_flops : op.bwd_flops;
   if (flops.value <= 0) return 0.0;
-  const double scale = clock_ratio_ * sm_fraction_;
+  // A collective beside the op holds whole SMs: the op's CTAs run in waves over the ones left.
+  // (+1e-9: 132 x (1 - 24/132) is 108 SMs, not 107.99999.)
+  const double sms = sm_share > 0 ? std::max(1.0, std::floor(sms_ * (1 - sm_share) + 1e-9)) : double(sms_);
+  const double scale = clock_ratio_ * sm_fraction_ * sms / sms_;
+  const auto eff_of = [&](double m, double n, double k, double b) {
+    return gemm_efficiency_on(m, n, k, b, sms);
+  };
   if (!op.is_matmul()) return flops / (gpu_.fp32 * scale);
   const sim::FlopsPerSec peak = matmul_peak(op) * scale;
   if (op.name == "ssd_scan") return flops / (peak * constants_.get("mamba_scan_eff"));
@@ -392,15 +410,15 @@ double ComputeModel::flops_seconds(const OpCost& op, Pass pass) const {
                          ? constants_.get("fp8_gemm_eff_ratio")
                          : 1.0;
   const double m = op.m, n = op.n, k = op.k, b = op.batch;
-  if (pass == Pass::Forward) return flops / (peak * (gemm_efficiency(m, n, k, b) * fp8));
-  if (op.frozen) return flops / (peak * (gemm_efficiency(m, k, n, b) * fp8));  // data gradient only
+  if (pass == Pass::Forward) return flops / (peak * (eff_of(m, n, k, b) * fp8));
+  if (op.frozen) return flops / (peak * (eff_of(m, k, n, b) * fp8));  // data gradient only
   // Backward: data gradient dA[m,k] = dC[m,n] B^T (reduces over n) and weight gradient
   // dB[k,n] = A^T dC (reduces over m), each half of the backward FLOPs.
   const sim::Flops half = flops * 0.5;
-  return half / (peak * (gemm_efficiency(m, k, n, b) * fp8)) + half / (peak * (gemm_efficiency(k, n, m, b) * fp8));
+  return half / (peak * (eff_of(m, k, n, b) * fp8)) + half / (peak * (eff_of(k, n, m, b) * fp8));
 }
 
-double ComputeModel::bytes_seconds(const OpCost& op, Pass pass) const {
+double ComputeModel::bytes_seconds(const OpCost& op, Pass pass, double hbm_taken_bytes_per_s) const {
   sim::Bytes bytes = pass == Pass::Forward ? op.fwd_bytes : op.bwd_bytes;
   if (runs_fp8(op)) {
     const double m = op.m, n = op.n, k = op.k, b = std::max(op.batch, 1);
@@ -410,7 +428,10 @@ double ComputeModel::bytes_seconds(const OpCost& op, Pass pass) const {
   if (bytes.value <= 0) return 0.0;
   double eff = constants_.get("hbm_stream_eff");
   if (!op.is_matmul()) eff *= constants_.get("pointwise_mem_eff");
-  return bytes / (memory_bandwidth() * eff);
+  // A collective streaming beside the op takes its bytes/s off the bandwidth the op streams at.
+  const double total = memory_bandwidth().value;
+  const double left = std::max(total - hbm_taken_bytes_per_s, kMinHbmShare * total);
+  return bytes / (sim::BytesPerSec{left} * eff);
 }
 
 bool ComputeModel::runs_fp8(const OpCost& op) const {
@@ -437,6 +458,15 @@ int ComputeModel::kernels(const OpCost& op, Pass pass) const {
 
 sim::SimTime ComputeModel::op_time(const OpCost& op, Pass pass) const {
   const double roofline = std::max(flops_seconds(op, pass), bytes_seconds(op, pass));
+  const double launch = kernels(op, pass) * constants_.get("kernel_launch_us") * 1e-6;
+  return sim::SimTime::from_seconds(roofline + fp8_cast_seconds(op, pass) + launch);
+}
+
+sim::SimTime ComputeModel::op_time(const OpCost& op, Pass pass, const Contention& beside) const {
+  CLUSTERSIM_CHECK(beside.sm_share >= 0 && beside.sm_share < 1, "a collective holds a share of the SMs in [0, 1)");
+  CLUSTERSIM_CHECK(beside.hbm_bytes_per_s >= 0, "a collective's HBM traffic is not negative");
+  const double roofline = std::max(flops_seconds(op, pass, beside.sm_share),
+                                   bytes_seconds(op, pass, beside.hbm_bytes_per_s));
   const double launch = kernels(op, pass) * constants_.get("kernel_launch_us") * 1e-6;
   return sim::SimTime::from_seconds(roofline + fp8_cast_seconds(op, pass) + launch);
 }

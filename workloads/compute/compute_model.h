@@ -37,6 +37,9 @@
 // dY) as one more memory-bound kernel, fp8_cast_bytes_per_element per element.
 // Host: an eager framework issues every kernel from the CPU (host_launch_us); a pass of many
 // small kernels (small models, short sequences) is bound by the CPU, not the GPU.
+// Contention: an op with a collective beside it (op_time with a Contention) runs its tile waves on
+// the SMs the collective leaves and streams at the HBM bandwidth it leaves (the tensor-parallel
+// overlap of workloads/training/overlap.h).
 //
 // Op bytes contract: OpCost bytes are at the activation element size of the run precision
 // (`activation_bytes`: 4 for fp32/tf32, 2 otherwise -- fp8 runs keep bf16 activations). Under fp8
@@ -96,12 +99,28 @@ double power_limited_clock_ratio(double power_ratio, double static_fraction, dou
 // generations. See compute_model.cpp.
 double power_density_clock_ratio(const topology::GpuSpec& gpu, const ComputeConstants& constants);
 
+// A collective running on the same GPU beside an op (Transformer Engine userbuffers, NCCL): its
+// kernels hold `sm_share` of the SMs, and it streams `hbm_bytes_per_s` through HBM (it reads what it
+// sends, writes what it receives, and a reduction also reads the local partial it adds).
+struct Contention {
+  double sm_share = 0;         // in [0, 1)
+  double hbm_bytes_per_s = 0;  // >= 0
+};
+
 class ComputeModel {
  public:
+  // Share of HBM bandwidth an op keeps however much a collective beside it streams: the memory
+  // controllers arbitrate between the requesters rather than starve one (ASSUMPTION, a floor that
+  // keeps the roofline finite; it binds only above 90% of the bandwidth taken).
+  static constexpr double kMinHbmShare = 0.1;
   ComputeModel(const topology::GpuSpec& gpu, const topology::ClusterSpec& cluster,
                topology::Precision precision, ComputeConstants constants);
 
   sim::SimTime op_time(const OpCost& op, Pass pass) const;  // device: roofline + fp8 casts + launch gaps
+  // The same op with a collective beside it: the roofline on the SMs the collective leaves (tile
+  // waves over floor(SMs x (1 - sm_share)), the tensor rate x (1 - sm_share)) and on the HBM
+  // bandwidth it leaves (bandwidth - hbm_bytes_per_s, at least kMinHbmShare of it).
+  sim::SimTime op_time(const OpCost& op, Pass pass, const Contention& beside) const;
   // Back to back on one stream: the larger of the summed device times and the host's issuing time.
   sim::SimTime ops_time(const std::vector<OpCost>& ops, Pass pass) const;
   // Memory-bound fused (multi-tensor) optimizer over the parameters held on this GPU:
@@ -134,8 +153,9 @@ class ComputeModel {
 
  private:
   sim::FlopsPerSec matmul_peak(const OpCost& op) const;  // datasheet peak the op's matmul runs at
-  double flops_seconds(const OpCost& op, Pass pass) const;
-  double bytes_seconds(const OpCost& op, Pass pass) const;
+  double flops_seconds(const OpCost& op, Pass pass, double sm_share = 0) const;
+  double bytes_seconds(const OpCost& op, Pass pass, double hbm_taken_bytes_per_s = 0) const;
+  double gemm_efficiency_on(double m, double n, double k, double batch, double sms) const;
   int kernels(const OpCost& op, Pass pass) const;
   bool runs_fp8(const OpCost& op) const;  // an fp8-eligible GEMM of an fp8 run
   double fp8_cast_seconds(const OpCost& op, Pass pass) const;

@@ -2,6 +2,7 @@
 #include "workloads/training/overlap.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 
 #include "sim/check.h"
@@ -20,46 +21,99 @@ bool is_attention_side(std::string_view name) { return name == "qkv_proj" || nam
 
 }  // namespace
 
-TpOverlap overlap_tp_collective(double gemm_s, double comm_s, int steps, double sm_share) {
-  CLUSTERSIM_CHECK(sm_share >= 0 && sm_share < 1, "the SM share of the overlapped collective is in [0, 1)");
+TpOverlap overlap_tp_pipelined(double gemm_s, double chunk_s, double contended_chunk_s, double comm_s, int steps) {
+  CLUSTERSIM_CHECK(contended_chunk_s >= chunk_s, "a chunk is not faster with a collective beside it");
   TpOverlap o;
   if (steps < 2 || comm_s <= 0) {
     o.time_s = gemm_s + comm_s;
     o.exposed_s = comm_s;
     return o;
   }
-  const double chunk = gemm_s / steps;       // one GEMM chunk alone
   const double step = comm_s / (steps - 1);  // one collective step alone
-  // While a step is in flight the chunk runs at (1 - share); it is done by max(chunk + share x
-  // the contended time, step). The contended time is the step, or the whole chunk if it ends first.
-  const double contended = std::min(step, chunk / (1 - sm_share));
-  const double slowed_chunk = chunk + sm_share * contended;
+  // While a step is in flight the chunk runs at its contended rate; if the step ends first, the
+  // rest of the chunk runs alone. A step never ends before its own time alone.
+  const double slowed_chunk =
+      step >= contended_chunk_s ? contended_chunk_s : step + chunk_s * (1 - step / contended_chunk_s);
   const double step_s = std::max(slowed_chunk, step);
-  o.time_s = (steps - 1) * step_s + chunk;
-  o.sm_cost_s = (steps - 1) * sm_share * contended;
+  o.time_s = (steps - 1) * step_s + chunk_s;
   o.exposed_s = (steps - 1) * (step_s - slowed_chunk);
   o.hidden_s = comm_s - o.exposed_s;
+  o.sm_cost_s = o.time_s - gemm_s - o.exposed_s;
   return o;
 }
 
+TpOverlap overlap_tp_collective(double gemm_s, double comm_s, int steps, double sm_share) {
+  CLUSTERSIM_CHECK(sm_share >= 0 && sm_share < 1, "the SM share of the overlapped collective is in [0, 1)");
+  const double chunk = gemm_s / std::max(steps, 1);
+  return overlap_tp_pipelined(gemm_s, chunk, chunk / (1 - sm_share), comm_s, steps);
+}
+
+namespace {
+
+// One of a GEMM's tp pieces along the token dimension m (the gathered sequence): 1/tp of its
+// FLOPs and of its activation bytes, all of its weight bytes.
+OpCost gemm_chunk(const OpCost& op, int tp) {
+  OpCost c = op;
+  if (op.m <= 0 || tp <= 1) return c;
+  const double m = op.m, n = op.n, k = op.k, cm = std::ceil(m / tp);
+  const double whole = m * k + k * n + m * n, part = cm * k + k * n + cm * n;
+  c.m = static_cast<int>(cm);
+  c.fwd_flops = op.fwd_flops * (cm / m);
+  c.bwd_flops = op.bwd_flops * (cm / m);
+  c.fwd_bytes = op.fwd_bytes * (part / whole);
+  c.bwd_bytes = op.bwd_bytes * (part / whole);
+  return c;
+}
+
+// The GEMMs next to one collective: alone whole, one chunk alone, one chunk beside a step.
+struct GemmPieces {
+  double whole_s = 0, chunk_s = 0, contended_s = 0;
+};
+
+}  // namespace
+
 TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>& layer, Pass pass, double ag_s,
-                               double rs_s, int tp, double sm_share) {
-  // GEMM time next to each of the layer's four collectives: [attention, MLP] x [gather, scatter].
-  double column[2] = {0, 0}, row[2] = {0, 0};
+                               double rs_s, int tp, double sm_share, double step_bytes) {
+  // [attention, MLP] x [gather, scatter]. A step moves step_bytes each way; the gather's HBM
+  // traffic is collective_hbm_bytes_per_byte per byte, the reduce-scatter's one more (it reads the
+  // local partial it adds).
+  const double per_byte = cm.constants().get("collective_hbm_bytes_per_byte");
+  const double step_s[2] = {ag_s / std::max(tp - 1, 1), rs_s / std::max(tp - 1, 1)};
+  Contention beside[2];
+  for (int kind = 0; kind < 2; ++kind) {
+    beside[kind].sm_share = sm_share;
+    if (step_s[kind] > 0) beside[kind].hbm_bytes_per_s = step_bytes * (per_byte + kind) / step_s[kind];
+  }
+  GemmPieces pieces[2][2];
   for (const OpCost& op : layer) {
     const int side = is_attention_side(op.name) ? 0 : 1;
-    if (is_column_parallel(op.name)) column[side] += cm.op_time(op, pass).seconds();
-    if (is_row_parallel(op.name)) row[side] += cm.op_time(op, pass).seconds();
+    const int kind = is_column_parallel(op.name) ? 0 : is_row_parallel(op.name) ? 1 : -1;
+    if (kind < 0) continue;
+    GemmPieces& p = pieces[side][kind];
+    const double whole = cm.op_time(op, pass).seconds();
+    p.whole_s += whole;
+    // Forward: TE splits the GEMM along the gathered sequence (ring exchange, pipelined
+    // reduce-scatter), so each piece has its own tile waves. Backward: bulk overlaps and the
+    // data-gradient ring exchange; taken as tp equal shares of the whole GEMM.
+    if (pass == Pass::Forward) {
+      const OpCost chunk = gemm_chunk(op, tp);
+      p.chunk_s += cm.op_time(chunk, pass).seconds();
+      p.contended_s += cm.op_time(chunk, pass, beside[kind]).seconds();
+    } else {
+      p.chunk_s += whole / tp;
+      p.contended_s += cm.op_time(op, pass, beside[kind]).seconds() / tp;
+    }
   }
   TpPassOverlap out;
-  const auto add = [&](const TpOverlap& o) {
-    out.exposed_s += o.exposed_s;
-    out.hidden_s += o.hidden_s;
-    out.sm_cost_s += o.sm_cost_s;
-  };
+  const double comm_s[2] = {ag_s, rs_s};
   for (int side = 0; side < 2; ++side) {
-    add(overlap_tp_collective(column[side], ag_s, tp, sm_share));
-    add(overlap_tp_collective(row[side], rs_s, tp, sm_share));
+    for (int kind = 0; kind < 2; ++kind) {
+      const GemmPieces& p = pieces[side][kind];
+      const TpOverlap o = overlap_tp_pipelined(p.whole_s, p.chunk_s, std::max(p.contended_s, p.chunk_s), comm_s[kind], tp);
+      out.exposed_s += o.exposed_s;
+      out.hidden_s += o.hidden_s;
+      out.sm_cost_s += o.sm_cost_s;
+    }
   }
   return out;
 }

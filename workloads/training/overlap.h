@@ -10,7 +10,10 @@
 //   * tensor-parallel collectives behind their GEMMs (Megatron --tp-comm-overlap, Transformer
 //     Engine userbuffers; sequence parallelism only): each all-gather / reduce-scatter is split
 //     into tp steps pipelined with the GEMM next to it; while a step is in flight its kernels hold
-//     a share of the SMs (`tp_overlap_sm_share`), so the GEMM runs slower;
+//     a share of the SMs (`tp_overlap_sm_share`) and stream its bytes through HBM
+//     (`collective_hbm_bytes_per_byte`), so the GEMM runs slower (ComputeModel::op_time with a
+//     Contention: tile waves over the SMs left, the HBM bandwidth left); in the forward each GEMM
+//     runs as tp pieces of 1/tp of the gathered sequence, each with its own tile waves;
 //   * ZeRO-3 / FSDP prefetch of the next layer's all-gather.
 // Pure functions of times in seconds: no simulator, no network.
 #pragma once
@@ -36,15 +39,24 @@ struct TpOverlap {
 // last chunk alone. Never slower than gemm_s + comm_s for sm_share < 1.
 TpOverlap overlap_tp_collective(double gemm_s, double comm_s, int steps, double sm_share);
 
+// The general form: a GEMM of `gemm_s` alone (unsplit) run as `steps` chunks of `chunk_s` each
+// alone and `contended_chunk_s` each with a collective step beside it for the whole chunk. While a
+// step (comm_s / (steps - 1)) is in flight the chunk runs at its contended rate, then alone; a step
+// ends at the later of the two. sm_cost_s is all the GEMM's extra time (contention and splitting).
+TpOverlap overlap_tp_pipelined(double gemm_s, double chunk_s, double contended_chunk_s, double comm_s, int steps);
+
 // One pass of one transformer layer with its tensor-parallel collectives overlapped: Megatron's
 // sequence-parallel all-gathers feed the column-parallel GEMMs (QKV, MLP up/gate) and its
 // reduce-scatters follow the row-parallel ones (attention output, MLP down), in the forward and
-// in the backward (the GEMMs' data and weight gradients). `ag_s`, `rs_s`: one collective alone.
+// in the backward (the GEMMs' data and weight gradients). `ag_s`, `rs_s`: one collective alone;
+// `step_bytes`: what one GPU sends in one of its tp - 1 steps (the HBM traffic beside the GEMM).
+// Forward GEMMs run as tp pieces of m / tp rows (TE's ring exchange and pipelined reduce-scatter
+// split along the sequence); backward GEMMs as tp equal shares (bulk overlaps).
 struct TpPassOverlap {
   double exposed_s = 0, hidden_s = 0, sm_cost_s = 0;
 };
 TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>& layer, Pass pass, double ag_s,
-                               double rs_s, int tp, double sm_share);
+                               double rs_s, int tp, double sm_share, double step_bytes = 0);
 
 // A ZeRO-3 pass over `layers` layers of `compute_s` each, with a per-layer parameter all-gather of
 // `gather_s` (and, in backward, a gradient reduce-scatter of `scatter_s`; 0 in forward). With

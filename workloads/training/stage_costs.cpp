@@ -85,11 +85,12 @@ struct LayerTensorParallel {
 // tp_comm_overlap: each pass's collectives pipelined with the GEMMs next to them; full recompute
 // repeats the forward's pairs in the backward.
 void overlap_tensor_parallel(LayerTensorParallel& t, const StageCostInputs& in, const std::vector<OpCost>& layer,
-                             double ag, double rs) {
+                             double ag, double rs, double act) {
   const double share = in.compute.constants().get("tp_overlap_sm_share");
   const int tp = in.parallel.tp;
-  const TpPassOverlap f = overlap_tp_layer(in.compute, layer, Pass::Forward, ag, rs, tp, share);
-  const TpPassOverlap b = overlap_tp_layer(in.compute, layer, Pass::Backward, ag, rs, tp, share);
+  const double step_bytes = act / tp;  // one ring step: each GPU sends one tp-th of the activation
+  const TpPassOverlap f = overlap_tp_layer(in.compute, layer, Pass::Forward, ag, rs, tp, share, step_bytes);
+  const TpPassOverlap b = overlap_tp_layer(in.compute, layer, Pass::Backward, ag, rs, tp, share, step_bytes);
   const double repeat = in.training.recompute == Recompute::Full ? 1.0 : 0.0;
   t.fwd = f.exposed_s;
   t.fwd_hidden = f.hidden_s;
@@ -114,7 +115,7 @@ LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act,
     const double rs = in.memo.concurrent(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
     t.fwd = 2 * (ag + rs);
     t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
-    if (in.tp_comm_overlap) overlap_tensor_parallel(t, in, layer, ag, rs);
+    if (in.tp_comm_overlap) overlap_tensor_parallel(t, in, layer, ag, rs, act);
   } else {
     t.fwd = 2 * in.memo.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
     t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
