@@ -1,11 +1,13 @@
 // GB200 NVL72 all-reduce against CoreWeave's published nccl-tests table (1 rack = 72 GPUs, 2 racks
 // = 144, 20 racks = 1,440; analysis/validation/data/collectives_gb200.csv). The issue's target is
-// within 15 % at >= 64 MiB for 1 and 2 racks; the model misses it (predicted too fast: +18..+44 %
-// on one rack, +24..+30 % on two, the NVLS rate of NCCL v2.30's nvlsEfficiency against a v2.26.2
-// measurement; docs/validation.md), so that check runs as may_fail: a fix shows up, a miss is never
-// hidden by a wider tolerance. The tests replay the rows up to 1 GiB and all 20-rack rows (validate
-// runs them all). What must hold now: every row is replayed, one rack runs NVLS through the switch
-// trays and two and twenty racks NVLSTree (both "in-network").
+// within 15 % at >= 64 MiB for 1 and 2 racks. With NCCL's NVLS rate for a domain of more GPUs than
+// heads (nccl::nvls_wire_efficiency) the model is +6..+30 % on one rack and +11..+17 % on two
+// (docs/validation.md): the 512 MiB - 2 GiB rows still miss (an intercept of ~0.5 ms per call on one
+// rack that nothing modelled explains), so that check runs as may_fail: a fix shows up, a miss is
+// never hidden by a wider tolerance. The tests replay the rows up to 1 GiB and all 20-rack rows
+// (validate runs them all). What must hold now: every row is replayed, one rack runs NVLS through
+// the switch trays and two and twenty racks NVLSTree (both "in-network"), and 1 and 2 racks are
+// no more than 30 % too fast (before the NVLS rate: +36..+44 % on one rack at these sizes).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -74,4 +76,18 @@ TEST_CASE("analysis::validate_collectives (GB200): 1 and 2 racks within 15 % at 
     INFO(r.gpus << " GPUs, " << r.bytes << " B: measured " << r.measured_busbw << ", predicted " << r.predicted_busbw);
     CHECK(std::abs(r.error_pct()) <= 15.0);
   }
+}
+
+TEST_CASE("analysis::validate_collectives (GB200): 1 and 2 racks at NCCL's NVLS rate, at most 30 % too fast") {
+  // Before nccl::nvls_wire_efficiency (nvlsEfficiency 0.74 on 32 of 72 heads): +44.3 / +35.7 % on
+  // one rack and +26.0 / +30.1 % on two at 512 MiB / 1 GiB; now +29.9 / +22.1 and +13.6 / +16.8.
+  int checked = 0;
+  for (const auto& r : validation().rows) {
+    if (r.gpus != 72 && r.gpus != 144) continue;
+    INFO(r.gpus << " GPUs, " << r.bytes << " B: measured " << r.measured_busbw << ", predicted " << r.predicted_busbw);
+    CHECK(r.error_pct() <= 30.0);
+    CHECK(r.error_pct() >= -15.0);
+    ++checked;
+  }
+  CHECK(checked == 4);
 }

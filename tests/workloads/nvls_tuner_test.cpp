@@ -117,8 +117,9 @@ TEST_CASE("workloads::nvls_chunk_bytes: NCCL's NVLS and NVLSTree chunk by size")
 }
 
 TEST_CASE("workloads::NvlsTreeCollective: two racks never beat the NVLink bound, and approach it when large") {
-  // Each GPU moves S (1 + 1/32) through its NVLink each way at nvlsEfficiency 0.74 of 721.8 GB/s;
-  // the NICs (32 heads x 48 GB/s per rack, S/32 each way per head) are not the bottleneck.
+  // Each GPU moves S (1 + 1/32) through its NVLink each way at NCCL's NVLS rate for 32 heads of a
+  // 72-GPU domain (nccl::nvls_wire_efficiency: 0.660 of 721.8 GB/s at n = 144); the NICs (32 heads x
+  // 48 GB/s per rack, S/32 each way per head) are not the bottleneck.
   Cluster two(topology::preset_cluster("gb200-nvl72", 2));
   for (double S : {kGiB, 8 * kGiB}) {
     CAPTURE(S);
@@ -132,7 +133,10 @@ TEST_CASE("workloads::NvlsTreeCollective: two racks never beat the NVLink bound,
     CHECK(plan.request.algo == workloads::CollectiveAlgo::InNetwork);
     // One piece per NCCL loop: 32 channels x 32 heads x 128 KiB = 128 MiB.
     CHECK(plan.chunks == static_cast<int>(S / (128 * kMiB)));
-    const double bound_s = S * (1 + 1.0 / 32) / (0.74 * 721.8e9);
+    const double eff = workloads::nccl::nvls_wire_efficiency(3, 32, 72, 144, 721.8);
+    CHECK(eff == doctest::Approx(0.660).epsilon(2e-3));
+    CHECK(plan.in_network_efficiency == doctest::Approx(eff));
+    const double bound_s = S * (1 + 1.0 / 32) / (eff * 721.8e9);
     const double t = workloads::simulate_plan(two.env, plan).time.seconds();
     CHECK(t >= bound_s);
     // Pieces complete in pairs (two in flight per GPU), so the drain is up to two pieces' down trip.

@@ -129,10 +129,11 @@ void resolve(const CollectiveEnvironment& env, const NcclGraph& g, const Collect
       break;
   }
   plan.request.algo = algo;
-  // NVLS moves payload at nvlsEfficiency of the link rate; SHARP has no such NCCL constant.
+  // NVLS moves payload at the rate NCCL's cost model gives it (nvlsEfficiency at the NVLS graph's
+  // channel speed, nccl::nvls_wire_efficiency); SHARP has no such NCCL constant.
   if (algo == CollectiveAlgo::InNetwork) {
     const bool nvls = plan.nccl_algo == nccl::NcclAlgo::Nvls || plan.nccl_algo == nccl::NcclAlgo::NvlsTree;
-    plan.in_network_efficiency = nvls ? nccl::kNvlsEfficiency[g.cc_row] : 1.0;
+    plan.in_network_efficiency = nvls ? nccl::nvls_wire_efficiency(g.cc_row, g.nvls_heads, g.ppn, g.ranks, g.path_GBps) : 1.0;
   }
 }
 

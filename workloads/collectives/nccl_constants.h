@@ -8,6 +8,9 @@
 // bandwidths in GB/s (1e9 bytes/s), as in NCCL.
 #pragma once
 
+#include <algorithm>
+#include <iterator>
+
 #include "workloads/collectives/collective_types.h"
 
 namespace clustersim::workloads::nccl {
@@ -142,6 +145,40 @@ inline double nvls_chunk_bytes(double bytes, int channels, int heads) {
   if (bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
   if (bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
   return chunk;
+}
+// The channel speed of NCCL's NVLS graph (src/graph/search.cc v2.30.7, ncclTopoCompute and
+// ncclTopoSearchTryNvls): each NVLS channel is one head and takes its speed `bwIntra` on every GPU's
+// NVLink to the switch (twice on its own head's), and inside one NVLink domain the search must keep
+// all min(GPUs, NCCL_MAX_NVLS_ARITY) heads ("pull evenly from all GPUs"). The speed is thus the
+// fastest entry of the intra speed array with (heads + 1) x speed <= the GPU's NVLink bandwidth
+// (GB/s per direction): 8 B200s 80 (9 x 80 = 720 of 721.8), a 72-GPU NVL72 rack 20 (33 x 20 = 660;
+// 24 would need 792), 8 H100s 40. 0 when no entry fits.
+inline double nvls_channel_speed_GBps(int cc_row, int heads, double gpu_nvlink_GBps) {
+  const double* first = cc_row >= 3 ? std::begin(kSm100SpeedArrayIntra) : std::begin(kSm90SpeedArrayIntra);
+  const double* last = cc_row >= 3 ? std::end(kSm100SpeedArrayIntra) : std::end(kSm90SpeedArrayIntra);
+  for (const double* s = first; s != last; ++s) {
+    if ((heads + 1) * *s <= gpu_nvlink_GBps + 1e-9) return *s;
+  }
+  return 0.0;
+}
+// The rate of an NVLS all-reduce on an NVLink domain of more GPUs than NCCL_MAX_NVLS_ARITY, as the
+// fraction of the GPU's NVLink bandwidth that the replay's payload moves at (its GPUs carry
+// (1 + 1/heads) of the payload each way, in_network_collective.h): NCCL's own cost model (tuning.cc
+// v2.30.7: per channel bwIntra x nvlsEfficiency x (nCh - 1) / nCh x 2, busBw = nCh x that with
+// nCh = heads, algBw = busBw x n / (2 (n - 1))) at the NVLS graph's speed. On a 72-GPU NVL72 rack
+// the 32 heads' speed of 20 GB/s gives busBw 917.6 GB/s, 0.90 of nvlsEfficiency (measured 835-847
+// at 4-8 GiB, CoreWeave, NCCL 2.26.2). Where every GPU is a head (domain_gpus <= heads) it is
+// nvlsEfficiency: there the measured rates follow it and not the speed (8 H100: 482 GB/s busBw
+// measured, 476 either way; 4 H100: 367 measured, where the speed of 60 would give 306; 8 B200 /
+// B300: 830 / 845, NVIDIA/nccl#1807, #2140).
+inline double nvls_wire_efficiency(int cc_row, int heads, int domain_gpus, int ranks, double gpu_nvlink_GBps) {
+  const double e = kNvlsEfficiency[cc_row];
+  const double speed = nvls_channel_speed_GBps(cc_row, heads, gpu_nvlink_GBps);
+  if (domain_gpus <= heads || heads < 2 || ranks < 2 || speed <= 0.0 || gpu_nvlink_GBps <= 0.0) return e;
+  const double h = heads, n = ranks;
+  const double bus_GBps = h * 2.0 * speed * e * (h - 1.0) / h;
+  const double alg_GBps = bus_GBps * n / (2.0 * (n - 1.0));
+  return std::min(e, alg_GBps * (1.0 + 1.0 / h) / gpu_nvlink_GBps);
 }
 // NVLSTree's chunk (same function): 128 KiB, capped at 64 KiB on 4+ nodes
 // (NCCL_NVLSTREE_MAX_CHUNKSIZE default), then 64 KiB below 4 x concurrentOps x chunk and 32 KiB
