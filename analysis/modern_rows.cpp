@@ -171,8 +171,10 @@ std::string other_moe_reason(const std::string& model) {
 // (peft/lora.py: linear_qkv, linear_proj, linear_fc1, linear_fc2 = q, k, v, o, gate, up, down
 // here; Megatron's one adapter on the fused QKV / fc1 input shares the A matrix that separate
 // adapters would repeat: 2 x hidden x rank FLOPs per token more here, < 0.1% of a layer);
-// use_distributed_optimizer = False in both. NeMo 24.07's Llama 2 LoRA rows (NeMo docs) name no
-// recipe whose rank we could check; they stay skipped. 0 = not a LoRA row with a known recipe.
+// use_distributed_optimizer = False in both. NeMo 24.07's Llama 2 SFT and LoRA rows (NeMo docs)
+// name no recipe we could check (its LoRA rank and targets; its 70B SFT layout, tp 4 pp 4 on 16
+// GPUs, does not fit 80 GB without recompute or other memory settings the table leaves out); they
+// stay skipped. 0 = not a LoRA row with a known recipe.
 int lora_rank_of(const ModernRow& r) {
   if (!has(r.model, "LoRA") || modern_source_group(r) == "NeMo docs") return 0;
   if (has(r.model, "Llama3-8B")) return 8;
@@ -186,8 +188,9 @@ std::string unsupported_model(const ModernRow& r) {
   for (const char* moe : {"DeepSeek", "Grok", "Mixtral", "Qwen3", "GPT-OSS", "Kimi", "Llama4"})
     if (has(model, moe)) return other_moe_reason(model);
   if (has(model, "Nemotron-H") || has(model, "Nemotron_3")) return "hybrid Mamba / MoE layers not modelled";
-  if (has(model, "LoRA") && lora_rank_of(r) == 0)
-    return "LoRA fine-tuning whose recipe (rank, targets) is not known (NeMo 24.07)";
+  if ((has(model, "LoRA") || has(model, "SFT")) && modern_source_group(r) == "NeMo docs")
+    return "fine-tuning recipe of NeMo 24.07 (LoRA rank and targets, SFT memory settings) not checked";
+  if (has(model, "LoRA") && lora_rank_of(r) == 0) return "LoRA fine-tuning whose recipe (rank, targets) is not known";
   return "";
 }
 
@@ -282,6 +285,19 @@ std::string layout_skip_reason(const ModernRow& r) {
   if (tp * pp * cp_of(r) * dp_of(r) != r.num_gpus) return "tp x pp x cp x dp differs from the GPU count (CHECK in source)";
   if (r.layers % (pp * virtual_stages_of(r)) != 0 && !slot_split_recipe(r))
     return "uneven pipeline stages (layers not a multiple of pp x virtual stages; issue #10 item 7)";
+  // Megatron-Bridge 26.02.01 prints GB300 Llama 3 70B NVFP4 as tp 1, pp 1, DDP, MBS 2, where its
+  // other releases and the recipe (LLAMA3_70B_PRETRAIN_CONFIG_GB300_NVFP4_V1: pp 4, vp 5) say
+  // otherwise: a 70B+ model whole on every GPU cannot have run (bf16 weights + fp32 gradients
+  // alone, 6 bytes x 70e9, exceed any GPU's memory).
+  // A Megatron-Bridge row whose global batch exceeds MBS x GA x dp cannot be resolved (when the
+  // GA-derived micro-batch is smaller than the printed one, micro_batch_of takes it): the 25.11
+  // table lists Qwen3-235B-A22B on 256 GB300 with GBS 8192, MBS 2, GA 32 and dp 64 (4,096).
+  const int ga = notes_int(r, "GA");
+  if (modern_source_group(r) == "Megatron-Bridge" && cp_of(r) == 1 && ga > 0 &&
+      r.global_batch > std::max(r.micro_batch, 1) * ga * dp_of(r))
+    return "global batch exceeds micro-batch x GA x dp (CHECK in source)";
+  if (tp * pp == 1 && !has(r.zero_or_fsdp, "FSDP") && r.params_b >= 70)
+    return "layout misprinted: a 70B+ model unsharded on one GPU (tp 1, pp 1, no FSDP; CHECK in source)";
   return "";
 }
 

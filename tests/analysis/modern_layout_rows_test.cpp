@@ -105,11 +105,18 @@ TEST_CASE("analysis::scenario_for_modern_row: an SFT row is full training at its
   CHECK(spec.model.seq_len == 4096);
 }
 
-TEST_CASE("analysis::modern_skip_reason: NeMo 24.07's LoRA rows name no recipe we can check, and stay skipped") {
+TEST_CASE("analysis::modern_skip_reason: NeMo 24.07's fine-tuning rows name no recipe we can check, and stay skipped") {
   const ModernRow& lora = row_at("training_nemo_docs.csv", 24);
   REQUIRE(lora.model == "Llama2-7B [LoRA]");
-  CHECK(modern_skip_reason(lora).find("LoRA") != std::string::npos);
-  CHECK(modern_skip_reason(row_at("training_nemo_docs.csv", 18)).empty());  // its SFT row is scored
+  CHECK(modern_skip_reason(lora).find("NeMo 24.07") != std::string::npos);
+  CHECK(modern_skip_reason(row_at("training_nemo_docs.csv", 22)).find("NeMo 24.07") != std::string::npos);
+}
+
+TEST_CASE("analysis::modern_skip_reason: cells whose layout or batch cannot have run are refused, not guessed") {
+  // Megatron-Bridge 26.02.01: GB300 Llama 3 70B NVFP4 printed as tp 1 pp 1 DDP.
+  CHECK(modern_skip_reason(row_at("training_megatron_bridge.csv", 330)).find("misprinted") != std::string::npos);
+  // Megatron-Bridge 25.11: Qwen3-235B-A22B GBS 8192 > MBS 2 x GA 32 x dp 64.
+  CHECK(modern_skip_reason(row_at("training_megatron_bridge.csv", 484)).find("global batch exceeds") != std::string::npos);
 }
 
 TEST_CASE("analysis::scenario_for_modern_row: NVFP4 rows run the nvfp4 precision on Blackwell") {
