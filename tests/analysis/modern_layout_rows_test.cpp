@@ -44,9 +44,9 @@ scenarios::ScenarioSpec scenario_of(const ModernRow& row) {
 }  // namespace
 
 TEST_CASE("analysis::scenario_for_modern_row: Qwen3-235B-A22B's 94 layers split with the embedding and loss slots") {
-  // Megatron-Bridge H100 row: pp 8, vp 4 -> 96 slots over 32 chunks of 3; the first chunk of
-  // stage 0 and the last of stage 7 give one slot each to the embedding and the loss.
-  const ModernRow& row = row_at("training_megatron_bridge.csv", 212);
+  // Megatron-Bridge GB200 row (pp x vp chunks of 96 slots); the first chunk of stage 0 and the
+  // last of stage pp - 1 give one slot each to the embedding and the loss.
+  const ModernRow& row = row_at("training_megatron_bridge.csv", 206);
   REQUIRE(row.model == "Qwen3-235B-A22B");
   REQUIRE(row.layers == 94);
   const auto spec = scenario_of(row);
