@@ -185,6 +185,32 @@ ModernRow with_hybrid_shape(const ModernRow& r) {
   return shaped;
 }
 
+// Fine-tuning rows ("[SFT]", "[SFT finetune]", "[LoRA]", "[LoRA finetune]"). SFT is full
+// fine-tuning on sequences packed to the row's seq_len (the recipes' packed_sequence = True,
+// _llama3_finetune_common in Megatron-Bridge src/megatron/bridge/recipes/llama/llama3.py): every
+// weight trains, as in pre-training, so it is scored as training at the stated seq_len. Packed
+// attention (THD with cu_seqlens) attends only within each packed sample, which costs less than
+// causal attention over the whole sequence: at seq 4096 the attention core is 4-8% of a Llama
+// 8B-70B layer's FLOPs, the most that this overcounts.
+// LoRA freezes the base weights and trains adapters ([finetune] method = "lora"), with the
+// recipe's rank and targets: Megatron-Bridge recipes/llama/llama3.py llama3_8b_finetune_config
+// (dim 8, alpha 16) and llama3_70b_finetune_config (dim 16, alpha 32), both "matching NeMo2
+// exactly" (recipes/utils/finetune_utils.py default_peft_config), so also the NeMo 2 recipes the
+// dgxc-benchmarking v25.02 tables ran; targets LoRA's default, every linear of the layer
+// (peft/lora.py: linear_qkv, linear_proj, linear_fc1, linear_fc2 = q, k, v, o, gate, up, down
+// here; Megatron's one adapter on the fused QKV / fc1 input shares the A matrix that separate
+// adapters would repeat: 2 x hidden x rank FLOPs per token more here, < 0.1% of a layer);
+// use_distributed_optimizer = False in both. NeMo 24.07's Llama 2 SFT and LoRA rows (NeMo docs)
+// name no recipe we could check (its LoRA rank and targets; its 70B SFT layout, tp 4 pp 4 on 16
+// GPUs, does not fit 80 GB without recompute or other memory settings the table leaves out); they
+// stay skipped. 0 = not a LoRA row with a known recipe.
+int lora_rank_of(const ModernRow& r) {
+  if (!has(r.model, "LoRA") || modern_source_group(r) == "NeMo docs") return 0;
+  if (has(r.model, "Llama3-8B")) return 8;
+  if (has(r.model, "Llama3-70B")) return 16;
+  return 0;
+}
+
 std::string unsupported_model(const ModernRow& r) {
   const std::string& model = r.model;
   if (moe_arch_of(r) != nullptr) return "";  // expressible; its layout is checked after the others'
@@ -192,8 +218,9 @@ std::string unsupported_model(const ModernRow& r) {
     if (has(model, moe)) return other_moe_reason(model);
   if (has(model, "Nemotron_3")) return "hybrid Mamba + MoE layers (Nemotron 3: 'E' in the layer pattern) not modelled";
   if (has(model, "Nemotron-H") && hybrid_preset_of(r) == nullptr) return "hybrid Mamba model without a preset";
-  if (has(model, "SFT") || has(model, "LoRA"))
-    return "fine-tuning recipe (SFT packed sequences, LoRA frozen base weights) not modelled";
+  if ((has(model, "LoRA") || has(model, "SFT")) && modern_source_group(r) == "NeMo docs")
+    return "fine-tuning recipe of NeMo 24.07 (LoRA rank and targets, SFT memory settings) not checked";
+  if (has(model, "LoRA") && lora_rank_of(r) == 0) return "LoRA fine-tuning whose recipe (rank, targets) is not known";
   return "";
 }
 
@@ -222,13 +249,18 @@ std::string node_skip_reason(const ModernRow& r) {
   return "GPU " + r.gpu + " has no node preset";
 }
 
-// NVFP4 runs 4-bit GEMMs with two-level scaling: no FP4 path in the compute model. MXFP8 (and
+// NVFP4 (E2M1 with an E4M3 scale per 16 elements and a per-tensor FP32 scale) is the "nvfp4"
+// precision: Megatron-Bridge's bf16_with_nvfp4_mixed (src/megatron/bridge/training/
+// mixed_precision.py: fp4 "e2m1", fp4_recipe "nvfp4") runs every transformer linear in NVFP4 and
+// sets no first/last layers in bf16 (only its Nemotron 3 Super variant does), which is what the
+// compute model does. MXFP8 (and
 // Megatron-Bridge's "FP8-MX") is FP8 E4M3 with one shared scale per 32 elements (OCP
 // Microscaling spec v1.0); Blackwell's tensor cores apply the block scales in the MMA at the FP8
 // rate (NVIDIA Blackwell architecture technical brief), so it is modelled as fp8. FP8-CS
 // (current scaling) and plain FP8 (delayed scaling) are fp8. The quantisation kernels themselves
 // are not modelled separately.
 std::string precision_for(const ModernRow& r) {
+  if (has(r.precision, "NVFP4")) return "nvfp4";
   if (has(r.precision, "FP4")) return "";
   if (has(r.precision, "FP8")) return "fp8";
   if (has(r.precision, "BF16")) return "bf16";
@@ -255,12 +287,25 @@ int virtual_stages_of(const ModernRow& r) { return r.pp > 1 ? std::max(r.virtual
 
 bool nemo_stack(const ModernRow& r);
 
-// Megatron-Bridge's Llama 3.1 405B recipe (src/megatron/bridge/recipes/llama/llama31_405b.py,
-// model_config) sets account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split:
-// 126 layers + 2 slots = 128 split over pp x vp chunks (pp 8 vp 8: 2 per chunk; pp 16 vp 8: 1).
+// Recipes that set account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split
+// (the embedding and the loss each take one layer slot; layers + 2 slots split evenly over pp x vp
+// chunks):
+//   * Megatron-Bridge's Llama 3.1 405B recipe (src/megatron/bridge/recipes/llama/llama31_405b.py,
+//     model_config; llama3.py llama31_405b_pretrain_config): 126 + 2 = 128 (pp 8 vp 8: 2 per
+//     chunk; pp 16 vp 8: 1), and the dgxc proxies with 30 or 62 layers on pp 4 vp 8 (32, 64 slots);
+//   * Megatron-Bridge's Qwen3-235B-A22B recipe (src/megatron/bridge/recipes/qwen/qwen3_moe.py,
+//     qwen3_235b_a22b_pretrain_config: "Uses account_for_embedding_in_pipeline_split and
+//     account_for_loss_in_pipeline_split"): 94 + 2 = 96 (pp 8 vp 4: 3 per chunk; pp 4 vp 12: 2);
+//   * Megatron-LM's Llama 3.1 405B FP8 row (examples/llama/README.md, pp 8 vp 8), whose notes say
+//     its configs follow the NeMo performance scripts: with vp 8 Megatron-Core can split 126
+//     layers over 64 chunks only this way (first/last-stage counts must be multiples of vp: 15 is
+//     not), so it is the 405B recipe's split.
+// The slots only matter when they make the split even: layers % chunks != 0, (layers + 2) % chunks == 0.
 bool slot_split_recipe(const ModernRow& r) {
   const int chunks = std::max(r.pp, 1) * virtual_stages_of(r);
-  return r.pp > 1 && has(r.model, "405B") && nemo_stack(r) && r.layers % chunks != 0 && (r.layers + 2) % chunks == 0;
+  const bool recipe = (has(r.model, "405B") && (nemo_stack(r) || modern_source_group(r) == "Megatron-LM")) ||
+                      (has(r.model, "Qwen3-235B") && modern_source_group(r) == "Megatron-Bridge");
+  return r.pp > 1 && recipe && r.layers % chunks != 0 && (r.layers + 2) % chunks == 0;
 }
 
 std::string layout_skip_reason(const ModernRow& r) {
@@ -270,6 +315,19 @@ std::string layout_skip_reason(const ModernRow& r) {
   if (tp * pp * cp_of(r) * dp_of(r) != r.num_gpus) return "tp x pp x cp x dp differs from the GPU count (CHECK in source)";
   if (r.layers % (pp * virtual_stages_of(r)) != 0 && !slot_split_recipe(r))
     return "uneven pipeline stages (layers not a multiple of pp x virtual stages; issue #10 item 7)";
+  // Megatron-Bridge 26.02.01 prints GB300 Llama 3 70B NVFP4 as tp 1, pp 1, DDP, MBS 2, where its
+  // other releases and the recipe (LLAMA3_70B_PRETRAIN_CONFIG_GB300_NVFP4_V1: pp 4, vp 5) say
+  // otherwise: a 70B+ model whole on every GPU cannot have run (bf16 weights + fp32 gradients
+  // alone, 6 bytes x 70e9, exceed any GPU's memory).
+  // A Megatron-Bridge row whose global batch exceeds MBS x GA x dp cannot be resolved (when the
+  // GA-derived micro-batch is smaller than the printed one, micro_batch_of takes it): the 25.11
+  // table lists Qwen3-235B-A22B on 256 GB300 with GBS 8192, MBS 2, GA 32 and dp 64 (4,096).
+  const int ga = notes_int(r, "GA");
+  if (modern_source_group(r) == "Megatron-Bridge" && cp_of(r) == 1 && ga > 0 &&
+      r.global_batch > std::max(r.micro_batch, 1) * ga * dp_of(r))
+    return "global batch exceeds micro-batch x GA x dp (CHECK in source)";
+  if (tp * pp == 1 && !has(r.zero_or_fsdp, "FSDP") && r.params_b >= 70)
+    return "layout misprinted: a 70B+ model unsharded on one GPU (tp 1, pp 1, no FSDP; CHECK in source)";
   return "";
 }
 
@@ -344,7 +402,9 @@ bool nemo_stack(const ModernRow& r) {
   const std::string g = modern_source_group(r);
   return !jax_stack(r) && (g == "dgxc-benchmarking" || g == "Megatron-Bridge" || g == "NeMo docs");
 }
-bool fp8_row(const ModernRow& r) { return precision_for(r) == "fp8"; }
+// NVFP4 rows count as low-precision rows here too (16-bit gradient reduction, as the FP8 ones;
+// the Megatron-Bridge NVFP4 configs were not checked for it: UNSURE).
+bool fp8_row(const ModernRow& r) { return precision_for(r) == "fp8" || precision_for(r) == "nvfp4"; }
 
 // The micro-batch: the table's, unless the notes state the gradient-accumulation steps (GA=k) and
 // they disagree with it; then global batch / (dp x GA), which is what the run must have used
@@ -375,7 +435,7 @@ int activation_offload_layers_of(const ModernRow& r) {
   if (generation_of(r.gpu) != Generation::Blackwell || !has(r.zero_or_fsdp, "FSDP") || !nemo_stack(r)) return 0;
   const bool bridge = modern_source_group(r) == "Megatron-Bridge", gb200 = r.gpu.starts_with("GB200");
   const bool gb300 = r.gpu.starts_with("GB300"), b200 = r.gpu.starts_with("B200");
-  const bool fp8 = fp8_row(r);
+  const bool fp8 = precision_for(r) == "fp8";
   if (has(r.model, "405B")) return gb200 && fp8 ? (bridge ? 92 : 95) : 0;
   if (!has(r.model, "70B") || !bridge) return 0;
   if (gb300) return fp8 ? 20 : 30;
@@ -392,7 +452,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (slot_split_recipe(r))
     t << "\naccount_for_embedding_in_pipeline_split = true\naccount_for_loss_in_pipeline_split = true";
   t << "\nvirtual_stages = " << virtual_stages_of(r) << "\nsequence_parallel = " << (tp > 1 ? "true" : "false")
-    << "\n" << (fsdp ? "zero = 3" : "distributed_optimizer = true") << "\n";
+    << "\n" << (fsdp ? "zero = 3" : lora_rank_of(r) > 0 ? "distributed_optimizer = false" : "distributed_optimizer = true") << "\n";
   if (moe_arch_of(r) != nullptr) {
     t << "ep = " << notes_int(r, "EP") << "\n";
     if (notes_int(r, "ETP") > 0) t << "etp = " << notes_int(r, "ETP") << "\n";
@@ -405,6 +465,9 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (const int off = activation_offload_layers_of(r); off > 0) t << "activation_offload_layers = " << off << "\n";
   t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
   if (nemo_stack(r) && tp > 1) t << "tp_comm_overlap = true\n";
+  if (lora_rank_of(r) > 0)
+    t << "\n[finetune]\nmethod = \"lora\"\nlora_rank = " << lora_rank_of(r)
+      << "\nlora_targets = [\"q\", \"k\", \"v\", \"o\", \"gate\", \"up\", \"down\"]\n";
 }
 
 

@@ -216,6 +216,14 @@ void Loader::check_precision() {
                        value_choices("training.precision", {"\"bf16\"", "\"fp16\""}),
                        listing_hint("", "precision", "use a GPU with FP8 (Hopper or newer, Ada)",
                                     ", or a GPU with FP8 (Hopper or newer, Ada)"));
+  if (tr.precision == Precision::Nvfp4 && !(gpu_->fp4.value > 0))
+    error_with_choices("training.precision",
+                       "precision = \"nvfp4\" needs FP4 tensor cores, which " + gpu_->id + " does not have",
+                       value_choices("training.precision", gpu_->fp8.value > 0
+                                                               ? std::vector<std::string>{"\"fp8\"", "\"bf16\""}
+                                                               : std::vector<std::string>{"\"bf16\"", "\"fp16\""}),
+                       listing_hint("", "precision", "use a Blackwell GPU (b200, gb200, b300, gb300)",
+                                    ", or a Blackwell GPU (b200, gb200, b300, gb300)"));
   if (tr.precision == Precision::Bf16 && !(gpu_->bf16.value > 0))
     error_at_key("training.precision", "precision = \"bf16\" is not supported by " + gpu_->id + " (no BF16 math)",
                  "use precision = \"fp16\" (mixed precision with loss scaling)");

@@ -108,11 +108,12 @@ const std::array<GpuSpec, 20> kGpus = {{
      .source = "NVIDIA H200 product page/datasheet (GH100 compute as H100 SXM); price reported "
                "$30-40k (UNSURE)",
      .nvlink_link_raw = kNvlink4Raw, .nvlink_link_usable = kNvlink4Usable},
-    // B200: HGX B200 column of NVIDIA's GB200 NVL72 / HGX B200 spec table, sparse/2. SM count
+    // B200: HGX B200 column of NVIDIA's GB200 NVL72 / HGX B200 spec table, sparse/2 (FP4 18 PF* ->
+    // 9,000 dense; ../shared/reference/gpus.csv fp4_dense_tflops, hardware.md §1.2). SM count
     // 148 is not in NVIDIA's table (UNSURE); boost clock unpublished (0). Tensor clock DERIVED and
     // UNSURE: 2250 TF / (148 SMs x 8192 dense FLOP/clk/SM, twice Hopper's per SM) = 1856 MHz.
     {.id = "b200", .name = "NVIDIA B200 (HGX, per GPU)", .compute_capability = 100,
-     .fp32 = tf(75), .tf32 = tf(1100), .fp16 = tf(2250), .bf16 = tf(2250), .fp8 = tf(4500),
+     .fp32 = tf(75), .tf32 = tf(1100), .fp16 = tf(2250), .bf16 = tf(2250), .fp8 = tf(4500), .fp4 = tf(9000),
      .memory = gib(180), .memory_bandwidth = gbps(7700), .nvlink_links = 18,
      .nvlink_per_dir = gbps(900), .pcie_gen = 5, .tdp = sim::Watts{1000}, .sms = 148,
      .boost_clock_mhz = 0, .tensor_clock_mhz = 1856, .price_usd = 35000, .nvls = true,
@@ -120,11 +121,11 @@ const std::array<GpuSpec, 20> kGpus = {{
                "($30-40k); NCCL topo.h SM100_NVLINK_BW",
      .nvlink_link_raw = kNvlink5Raw, .nvlink_link_usable = kNvlink5Usable},
     // GB200 NVL72's Blackwell GPU: GB200 NVL72 column of the same spec table, per GPU, sparse/2
-    // (hardware.md §1.2: BF16 2,500 dense, FP8 5,000, 186 GB HBM3e, 8 TB/s, up to 1,200 W). SM count
+    // (hardware.md §1.2: BF16 2,500 dense, FP8 5,000, FP4 10,000, 186 GB HBM3e, 8 TB/s, up to 1,200 W). SM count
     // 148 as B200 (UNSURE); tensor clock DERIVED and UNSURE: 2500 TF / (148 x 8192) = 2062 MHz.
     // The 18 NVLink 5 links go to the rack's NVLink switch trays (gb200-nvl72 node preset).
     {.id = "gb200", .name = "NVIDIA GB200 (Blackwell GPU of the NVL72 rack)", .compute_capability = 100,
-     .fp32 = tf(80), .tf32 = tf(1250), .fp16 = tf(2500), .bf16 = tf(2500), .fp8 = tf(5000),
+     .fp32 = tf(80), .tf32 = tf(1250), .fp16 = tf(2500), .bf16 = tf(2500), .fp8 = tf(5000), .fp4 = tf(10000),
      .memory = gib(186), .memory_bandwidth = gbps(8000), .nvlink_links = 18,
      .nvlink_per_dir = gbps(900), .pcie_gen = 5, .tdp = sim::Watts{1200}, .sms = 148,
      .boost_clock_mhz = 0, .tensor_clock_mhz = 2062, .price_usd = 0, .nvls = true,
@@ -138,9 +139,12 @@ const std::array<GpuSpec, 20> kGpus = {{
     // ../shared/reference). Memory bandwidth 8 TB/s and 1,400 W are the GTC 2025 GB300 figures
     // (glennklockwood.com, UNSURE for the HGX part). SM count 160 from NVIDIA's Blackwell Ultra
     // developer blog (not in the reference: UNSURE); tensor clock DERIVED: 2250 TF / (160 x 8192) =
-    // 1717 MHz (UNSURE). PCIe Gen6 host link per the same page.
+    // 1717 MHz (UNSURE). PCIe Gen6 host link per the same page. Dense FP4 (NVFP4): HGX B300 "FP4
+    // Tensor Core 144 PF* | 108 PF" (sparse | dense) / 8 = 13,500: Blackwell Ultra raised the FP4
+    // rate 1.5x over Blackwell, not FP8 (NVIDIA Blackwell Ultra datasheet; not in ../shared/reference:
+    // UNSURE).
     {.id = "b300", .name = "NVIDIA B300 (HGX, per GPU)", .compute_capability = 100,
-     .fp32 = tf(75), .tf32 = tf(1125), .fp16 = tf(2250), .bf16 = tf(2250), .fp8 = tf(4500),
+     .fp32 = tf(75), .tf32 = tf(1125), .fp16 = tf(2250), .bf16 = tf(2250), .fp8 = tf(4500), .fp4 = tf(13500),
      .memory = gib(288), .memory_bandwidth = gbps(8000), .nvlink_links = 18,
      .nvlink_per_dir = gbps(900), .pcie_gen = 6, .tdp = sim::Watts{1400}, .sms = 160,
      .boost_clock_mhz = 0, .tensor_clock_mhz = 1717, .price_usd = 0, .nvls = true,
@@ -157,8 +161,11 @@ const std::array<GpuSpec, 20> kGpus = {{
     // 2500 TF / (160 x 8192) = 1907 MHz. Compute capability: Blackwell Ultra is sm_103 (CUDA 12.9
     // release notes); 100 is kept, as for b300, since every model branch keys on the major 10.
     // PCIe Gen6 to the ConnectX-8 SuperNIC (NVIDIA ConnectX-8 SuperNIC datasheet: PCIe Gen6 x16).
+    // Dense FP4 (NVFP4): the same table's "FP4 Tensor Core 1,440 PF* | 1,080 PF" / 72 = 15,000, the
+    // "15 PFLOPS dense NVFP4" per Blackwell Ultra GPU of NVIDIA's Blackwell Ultra technical blog
+    // (not in ../shared/reference: UNSURE).
     {.id = "gb300", .name = "NVIDIA GB300 (Blackwell Ultra GPU of the NVL72 rack)", .compute_capability = 100,
-     .fp32 = tf(83.3), .tf32 = tf(1250), .fp16 = tf(2500), .bf16 = tf(2500), .fp8 = tf(5000),
+     .fp32 = tf(83.3), .tf32 = tf(1250), .fp16 = tf(2500), .bf16 = tf(2500), .fp8 = tf(5000), .fp4 = tf(15000),
      .memory = gib(288), .memory_bandwidth = gbps(8000), .nvlink_links = 18,
      .nvlink_per_dir = gbps(900), .pcie_gen = 6, .tdp = sim::Watts{1400}, .sms = 160,
      .boost_clock_mhz = 0, .tensor_clock_mhz = 1907, .price_usd = 0, .nvls = true,
@@ -513,6 +520,7 @@ sim::FlopsPerSec GpuSpec::peak(Precision p) const {
     case Precision::Fp16: return fp16;
     case Precision::Bf16: return bf16;  // 0 on V100: no fallback, callers refuse
     case Precision::Fp8: return fp8;
+    case Precision::Nvfp4: return fp4;
   }
   return sim::FlopsPerSec{};
 }

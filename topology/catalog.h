@@ -17,11 +17,14 @@
 
 namespace clustersim::topology {
 
-enum class Precision : std::uint8_t { Fp32, Tf32, Fp16, Bf16, Fp8 };
+// Nvfp4: NVIDIA's 4-bit training format (E2M1 elements, one FP8 E4M3 scale per 16 elements and a
+// per-tensor FP32 scale; Blackwell tensor cores apply the block scales in the MMA): the linear
+// layers' GEMMs run at the FP4 rate, everything else in bf16 (compute_model.h).
+enum class Precision : std::uint8_t { Fp32, Tf32, Fp16, Bf16, Fp8, Nvfp4 };
 // The names scenarios take (training.precision); parse with sim::parse.
 inline constexpr sim::Choice<Precision> kPrecisionNames[] = {{"fp32", Precision::Fp32}, {"tf32", Precision::Tf32},
                                                              {"fp16", Precision::Fp16}, {"bf16", Precision::Bf16},
-                                                             {"fp8", Precision::Fp8}};
+                                                             {"fp8", Precision::Fp8}, {"nvfp4", Precision::Nvfp4}};
 std::string_view to_string(Precision p);  // sim::name_of(kPrecisionNames, p)
 
 struct GpuSpec {
@@ -30,6 +33,7 @@ struct GpuSpec {
   int compute_capability;    // 70 Volta, 80 Ampere, 86/89 GeForce/Ada, 90 Hopper, 100 Blackwell, 942 MI300X
   // Dense peak throughput per precision; 0 where the GPU has no such unit (e.g. V100 bf16).
   sim::FlopsPerSec fp32, tf32, fp16, bf16, fp8;
+  sim::FlopsPerSec fp4{};  // dense FP4 (NVFP4) tensor rate; 0 before Blackwell
   sim::Bytes memory;                 // HBM/GDDR capacity (decimal GB per datasheet)
   sim::BytesPerSec memory_bandwidth; // HBM/GDDR bandwidth
   int nvlink_links;                  // NVLink links per GPU (0 = none)
@@ -53,7 +57,7 @@ struct GpuSpec {
 
   // Dense peak at a precision. tf32 falls back to fp32 on GPUs without a TF32 unit (V100), as
   // frameworks then run FP32 math. bf16 does NOT fall back: a GPU without bf16 (V100) returns 0
-  // and callers must refuse the configuration. fp8 likewise returns 0 where there is no unit.
+  // and callers must refuse the configuration. fp8 and nvfp4 likewise return 0 where there is no unit.
   sim::FlopsPerSec peak(Precision p) const;
   // nvlink_links x nvlink_link_usable: what one GPU can push over all its links, per direction.
   sim::BytesPerSec nvlink_usable_per_dir() const { return nvlink_link_usable * nvlink_links; }

@@ -37,7 +37,7 @@ void check_table(const sim::Choice<E> (&table)[N], int count) {
 }  // namespace
 
 TEST_CASE("enum name tables: each lists every value of its enum once, under a distinct name") {
-  check_table(topology::kPrecisionNames, 5);
+  check_table(topology::kPrecisionNames, 6);
   check_table(topology::kIntraKindNames, 4);
   check_table(topology::kFabricRoutingNames, 2);
   check_table(topology::kFabricNames, 3);

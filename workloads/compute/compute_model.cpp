@@ -114,6 +114,15 @@ constexpr std::array<ConstantDef, 27> kConstants = {{
      "backward the output gradient dY[m,n]; weights are cast once per step (TE caches them across "
      "micro-batches) and not charged. Current scaling (FP8-CS) first reads the tensor for its amax: "
      "6"},
+    {"nvfp4_cast_bytes_per_element", 5.125, 0.0, 16.0,
+     "HBM bytes per element of the Transformer Engine cast that feeds an NVFP4 GEMM (bytes): the "
+     "per-tensor FP32 scale needs the tensor's amax first (a read, 2), then the bf16 read (2) "
+     "written row-wise (1x16 blocks, for the forward / data-gradient GEMM) and column-wise (16x1, "
+     "after the 16x16 random Hadamard transform, for the weight-gradient GEMM), each 0.5 byte per "
+     "E2M1 element + 1/16 byte of E4M3 block scale: 2 x 0.5625. NVIDIA's NVFP4 recipe (Pretraining "
+     "LLMs with NVFP4, arXiv 2509.25149, as Transformer Engine's NVFP4BlockScaling implements it: "
+     "1x16 activation / gradient scaling, 16x16 weights, RHT on wgrad inputs, stochastic rounding "
+     "of gradients). Weights are cast once per step and not charged, as for fp8"},
     {"power_static_fraction", 0.42, 0.0, 0.95,
      "share of board power that does not scale with SM clock, in P/P_max = s + (1-s)(f/f_max)^3 "
      "(ratio); least-squares fit to Zeus NSDI'23 V100/A40 medians (hardware.md 4.3), rms 0.052"},
@@ -325,7 +334,8 @@ sim::FlopsPerSec ComputeModel::matmul_peak(const OpCost& op) const {
   using topology::Precision;
   switch (precision_) {
     case Precision::Fp8:
-      if (op.fp8_eligible && op.kind == OpKind::Gemm) return gpu_.fp8;
+    case Precision::Nvfp4:
+      if (op.fp8_eligible && op.kind == OpKind::Gemm) return precision_ == Precision::Fp8 ? gpu_.fp8 : gpu_.fp4;
       return gpu_.bf16.value > 0 ? gpu_.bf16 : gpu_.fp16;
     case Precision::Tf32: return tf32_ ? gpu_.peak(Precision::Tf32) : gpu_.fp32;
     default: return gpu_.peak(precision_);
@@ -406,9 +416,7 @@ double ComputeModel::flops_seconds(const OpCost& op, Pass pass, double sm_share)
     if (pass == Pass::Backward) work *= constants_.get("flash_bwd_flops_factor");
     return sim::Flops{work} / (peak * attention_efficiency());
   }
-  const double fp8 = precision_ == topology::Precision::Fp8 && op.fp8_eligible && op.kind == OpKind::Gemm
-                         ? constants_.get("fp8_gemm_eff_ratio")
-                         : 1.0;
+  const double fp8 = low_precision_gemm_eff(op);
   const double m = op.m, n = op.n, k = op.k, b = op.batch;
   if (pass == Pass::Forward) return flops / (peak * (eff_of(m, n, k, b) * fp8));
   if (op.frozen) return flops / (peak * (eff_of(m, k, n, b) * fp8));  // data gradient only
@@ -422,7 +430,8 @@ double ComputeModel::bytes_seconds(const OpCost& op, Pass pass, double hbm_taken
   sim::Bytes bytes = pass == Pass::Forward ? op.fwd_bytes : op.bwd_bytes;
   if (runs_fp8(op)) {
     const double m = op.m, n = op.n, k = op.k, b = std::max(op.batch, 1);
-    const double fwd = b * (m * k + k * n + 2.0 * m * n);  // fp8 A and B, bf16 C
+    const double in = precision_ == topology::Precision::Nvfp4 ? kNvfp4BytesPerElement : 1.0;
+    const double fwd = b * (in * (m * k + k * n) + 2.0 * m * n);  // fp8 / nvfp4 A and B, bf16 C
     bytes = sim::Bytes{pass == Pass::Forward ? fwd : 2.0 * fwd};
   }
   if (bytes.value <= 0) return 0.0;
@@ -435,7 +444,22 @@ double ComputeModel::bytes_seconds(const OpCost& op, Pass pass, double hbm_taken
 }
 
 bool ComputeModel::runs_fp8(const OpCost& op) const {
-  return precision_ == topology::Precision::Fp8 && op.fp8_eligible && op.kind == OpKind::Gemm && op.m > 0;
+  const bool low = precision_ == topology::Precision::Fp8 || precision_ == topology::Precision::Nvfp4;
+  return low && op.fp8_eligible && op.kind == OpKind::Gemm && op.m > 0;
+}
+
+// fp8_gemm_eff_ratio r says a twice-faster main loop makes the fixed per-tile costs (prologue,
+// epilogue, scales) weigh more. With a bf16 tile = main loop L + fixed F and x = F / L, fp8 runs
+// at (1 + x) / (1 + 2x) = r of the bf16 efficiency, so x = (1 - r) / (2r - 1); NVFP4's main loop
+// is twice fp8's again (L / 4), giving (1 + x) / (1 + 4x) (0.75 at r = 0.9). No new constant: the
+// fp8 one's mechanism carried one format further.
+double ComputeModel::low_precision_gemm_eff(const OpCost& op) const {
+  if (!(op.fp8_eligible && op.kind == OpKind::Gemm)) return 1.0;
+  const double ratio = constants_.get("fp8_gemm_eff_ratio");
+  if (precision_ == topology::Precision::Fp8) return ratio;
+  if (precision_ != topology::Precision::Nvfp4) return 1.0;
+  const double x = ratio > 0.5 ? (1.0 - ratio) / (2.0 * ratio - 1.0) : 1e9;
+  return (1.0 + x) / (1.0 + 4.0 * x);
 }
 
 // Transformer Engine's cast of the operand that changes every micro-batch: the activation A[m,k]
@@ -445,7 +469,9 @@ double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
   if (!runs_fp8(op)) return 0.0;
   const double b = std::max(op.batch, 1);
   const double elements = b * static_cast<double>(op.m) * (pass == Pass::Forward ? op.k : op.n);
-  const sim::Bytes bytes{elements * constants_.get("fp8_cast_bytes_per_element")};
+  const char* per_element =
+      precision_ == topology::Precision::Nvfp4 ? "nvfp4_cast_bytes_per_element" : "fp8_cast_bytes_per_element";
+  const sim::Bytes bytes{elements * constants_.get(per_element)};
   const double eff = constants_.get("hbm_stream_eff") * constants_.get("pointwise_mem_eff");
   return bytes / (memory_bandwidth() * eff);
 }

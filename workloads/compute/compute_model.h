@@ -35,6 +35,10 @@
 // pointwise_mem_eff; the optimizer step streams its states (optimizer_step_time).
 // FP8: each fp8 GEMM pays Transformer Engine's cast of its changing operand (forward A, backward
 // dY) as one more memory-bound kernel, fp8_cast_bytes_per_element per element.
+// NVFP4 (Blackwell): the same fp8-eligible GEMMs (the transformer layers' linears: forward, data
+// and weight gradient, as NVIDIA's NVFP4 recipe runs all three) at the GPU's dense FP4 rate, their
+// operands at kNvfp4BytesPerElement, the cast at nvfp4_cast_bytes_per_element; attention core,
+// output layer and pointwise kernels stay bf16.
 // Host: an eager framework issues every kernel from the CPU (host_launch_us); a pass of many
 // small kernels (small models, short sequences) is bound by the CPU, not the GPU.
 // Contention: an op with a collective beside it (op_time with a Contention) runs its tile waves on
@@ -64,6 +68,9 @@
 #include "workloads/model/transformer_ops.h"
 
 namespace clustersim::workloads {
+
+// HBM bytes of one NVFP4 GEMM operand element: 4-bit E2M1 + one 8-bit E4M3 scale per 16 elements.
+inline constexpr double kNvfp4BytesPerElement = 0.5 + 1.0 / 16.0;
 
 // Named, documented, overridable constants (scenario [model_constants] name = value).
 class ComputeConstants {
@@ -157,7 +164,8 @@ class ComputeModel {
   double bytes_seconds(const OpCost& op, Pass pass, double hbm_taken_bytes_per_s = 0) const;
   double gemm_efficiency_on(double m, double n, double k, double batch, double sms) const;
   int kernels(const OpCost& op, Pass pass) const;
-  bool runs_fp8(const OpCost& op) const;  // an fp8-eligible GEMM of an fp8 run
+  bool runs_fp8(const OpCost& op) const;  // an fp8-eligible GEMM of an fp8 or nvfp4 run
+  double low_precision_gemm_eff(const OpCost& op) const;  // fp8 / nvfp4 GEMM efficiency vs bf16 (1 otherwise)
   double fp8_cast_seconds(const OpCost& op, Pass pass) const;
 
   topology::GpuSpec gpu_;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "workloads/compute/compute_model.h"
 #include "workloads/memory/activation_offload.h"
 #include "workloads/memory/mamba_memory.h"
 #include "workloads/model/lora.h"
@@ -350,6 +351,9 @@ ModelStates model_state_bytes(double params, const ParallelSpec& parallel, const
 
 ActivationBytes activation_bytes_for(topology::Precision precision) {
   if (!mixed_precision(precision)) return {4.0, 4.0};
+  // Transformer Engine keeps the GEMM inputs for backward in the GEMM's format: fp8 (1 byte), or
+  // NVFP4's column-wise copy for the weight gradient (E2M1 + block scales).
+  if (precision == topology::Precision::Nvfp4) return {2.0, workloads::kNvfp4BytesPerElement};
   return {2.0, precision == topology::Precision::Fp8 ? 1.0 : 2.0};
 }
 

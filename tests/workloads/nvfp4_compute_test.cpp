@@ -1,0 +1,100 @@
+// NVFP4 on Blackwell (precision "nvfp4"): the catalog's dense FP4 rates, the GEMM rate and
+// efficiency the compute model derives from them, and the Transformer Engine cast each NVFP4 GEMM
+// pays (compute_model.h). The scenario-side refusal on GPUs without FP4 is an error golden
+// (tests/scenarios/bad/nvfp4-on-h100.toml).
+#include <doctest/doctest.h>
+
+#include <string_view>
+
+#include "topology/catalog.h"
+#include "workloads/compute/compute_model.h"
+#include "workloads/memory/memory_model.h"
+
+using namespace clustersim;
+using namespace clustersim::workloads;
+using topology::Precision;
+
+namespace {
+const topology::GpuSpec& gpu(std::string_view id) {
+  const topology::GpuSpec* g = topology::find_gpu(id);
+  REQUIRE(g != nullptr);
+  return *g;
+}
+
+ComputeModel model(std::string_view gpu_id, Precision p, const ComputeConstants& c = {}) {
+  return ComputeModel(gpu(gpu_id), topology::ClusterSpec{}, p, c);
+}
+
+// A large square GEMM of a transformer linear (fp8/nvfp4-eligible): compute-bound on every GPU.
+OpCost square_gemm(double n) {
+  OpCost op;
+  op.name = "gemm";
+  op.kind = OpKind::Gemm;
+  op.m = op.n = op.k = static_cast<int>(n);
+  op.batch = 1;
+  op.fwd_flops = sim::Flops{2.0 * n * n * n};
+  op.bwd_flops = op.fwd_flops * 2.0;
+  op.fwd_bytes = sim::Bytes{2.0 * 3.0 * n * n};
+  op.bwd_bytes = op.fwd_bytes * 2.0;
+  op.fp8_eligible = true;
+  return op;
+}
+
+ComputeConstants free_casts() {
+  ComputeConstants c;
+  c.set("fp8_cast_bytes_per_element", 0.0);
+  c.set("nvfp4_cast_bytes_per_element", 0.0);
+  return c;
+}
+}  // namespace
+
+TEST_CASE("topology::GpuSpec: dense FP4 peaks of the Blackwell GPUs, none before Blackwell") {
+  CHECK(gpu("b200").peak(Precision::Nvfp4).value == doctest::Approx(9000e12));   // HGX B200 18 PF* / 2
+  CHECK(gpu("gb200").peak(Precision::Nvfp4).value == doctest::Approx(10000e12)); // GB200 NVL72 20 PF* / 2
+  CHECK(gpu("b300").peak(Precision::Nvfp4).value == doctest::Approx(13500e12));  // HGX B300 108 PF / 8
+  CHECK(gpu("gb300").peak(Precision::Nvfp4).value == doctest::Approx(15000e12)); // GB300 NVL72 1,080 PF / 72
+  CHECK(gpu("h100-sxm5-80gb").peak(Precision::Nvfp4).value == 0.0);
+  CHECK(gpu("a100-sxm4-80gb").peak(Precision::Nvfp4).value == 0.0);
+  CHECK(topology::to_string(Precision::Nvfp4) == "nvfp4");
+}
+
+TEST_CASE("workloads::ComputeModel: an nvfp4 GEMM runs at the FP4 rate, its fixed per-tile cost carried over from fp8") {
+  const OpCost op = square_gemm(16384);
+  const ComputeModel fp8 = model("b200", Precision::Fp8, free_casts());
+  const ComputeModel fp4 = model("b200", Precision::Nvfp4, free_casts());
+  CHECK(fp4.datasheet_peak().value == doctest::Approx(9000e12));
+  // fp8_gemm_eff_ratio r = (1 + x) / (1 + 2x) with x = fixed / main-loop time of a bf16 tile;
+  // NVFP4 halves the main loop again: (1 + x) / (1 + 4x). At r = 0.9: x = 1/8, 0.75.
+  const double r = fp8.constants().get("fp8_gemm_eff_ratio");
+  const double x = (1.0 - r) / (2.0 * r - 1.0);
+  const double fp4_ratio = (1.0 + x) / (1.0 + 4.0 * x);
+  CHECK(fp4_ratio == doctest::Approx(0.75).epsilon(1e-9));
+  const double launch = fp8.constants().get("kernel_launch_us") * 1e-6;
+  for (Pass pass : {Pass::Forward, Pass::Backward}) {
+    const double speedup = (fp8.op_time(op, pass).seconds() - launch) / (fp4.op_time(op, pass).seconds() - launch);
+    // twice the peak, at fp4_ratio / r of fp8's efficiency
+    CHECK(speedup == doctest::Approx(2.0 * fp4_ratio / r).epsilon(0.01));
+  }
+  // Ops that are not transformer linears (attention core, logits, pointwise) stay bf16.
+  OpCost logits = square_gemm(16384);
+  logits.fp8_eligible = false;
+  const ComputeModel bf16 = model("b200", Precision::Bf16, free_casts());
+  CHECK(fp4.op_time(logits, Pass::Forward) == bf16.op_time(logits, Pass::Forward));
+}
+
+TEST_CASE("workloads::ComputeModel: an nvfp4 GEMM pays its two-level-scaled cast from HBM, and stores its inputs in 4.5 bits") {
+  const OpCost op = square_gemm(8192);
+  const ComputeModel fp4 = model("gb200", Precision::Nvfp4);
+  const ComputeModel free_cast = model("gb200", Precision::Nvfp4, free_casts());
+  // amax read (2) + bf16 read (2) + row- and column-wise E2M1 with E4M3 block scales (2 x 9/16)
+  CHECK(fp4.constants().get("nvfp4_cast_bytes_per_element") == doctest::Approx(5.125));
+  const double stream = 8000e9 * fp4.constants().get("hbm_stream_eff") * fp4.constants().get("pointwise_mem_eff");
+  const double cast_s = 8192.0 * 8192.0 * 5.125 / stream;
+  for (Pass pass : {Pass::Forward, Pass::Backward}) {
+    const double extra = fp4.op_time(op, pass).seconds() - free_cast.op_time(op, pass).seconds();
+    CHECK(extra == doctest::Approx(cast_s).epsilon(1e-3));
+  }
+  CHECK(kNvfp4BytesPerElement == doctest::Approx(0.5625));
+  CHECK(activation_bytes_for(Precision::Nvfp4).gemm_input == doctest::Approx(0.5625));
+  CHECK(activation_bytes_for(Precision::Fp8).gemm_input == doctest::Approx(1.0));
+}
