@@ -187,6 +187,8 @@ TEST_CASE("analysis::modern_skip_reason: what cannot be expressed yet is refused
   r.model = "DeepSeek-V3 671B (w/ MTP)";  // the multi-token-prediction module is not modelled
   CHECK(modern_skip_reason(r).find("multi-token prediction") != std::string::npos);
   r.model = "GPT-OSS-120B";  // sliding windows on every other layer, attention sinks, head_dim 64
+  CHECK(modern_skip_reason(r).find("memory settings are not stated") != std::string::npos);  // on H100
+  r.gpu = "GB200";
   REQUIRE(scenario_for_modern_row(r, nullptr).has_value());
   CHECK(scenario_for_modern_row(r, nullptr)->model.sliding_window == 128);
   CHECK(scenario_for_modern_row(r, nullptr)->model.full_attention_every == 2);
