@@ -85,23 +85,41 @@ ModernRow row_of(const CsvRecord& rec, const std::string& path, const std::strin
 // K, not modelled). The Megatron-Bridge rows route with force-balanced token distribution (the
 // page's footnote), so their "tokendrop" variants drop nothing at capacity >= 1 and run the same
 // expert GEMMs as the dropless ones: both are modelled dropless.
+// DeepSeek-V3 (deepseek-ai/DeepSeek-V3 config.json: 256 experts top-8 of width 2048, 1 shared,
+// first_k_dense_replace 3 with intermediate_size 18432) and Kimi-K2 (moonshotai/Kimi-K2-Instruct
+// config.json: 384 experts top-8 of width 2048, 1 shared, first_k_dense_replace 1, intermediate
+// 18432) attend through multi-head latent attention (q_lora_rank 1536, kv_lora_rank 512,
+// qk_nope/rope head dims 128/64, v_head_dim 128 in both configs). GPT-OSS-120B
+// (openai/gpt-oss-120b config.json: num_local_experts 128, experts_per_token 4, intermediate_size
+// 2880 per expert, no shared expert, every layer MoE, head_dim 64, tie_word_embeddings false)
+// slides a 128-token window on every other layer (layer_types: sliding, full, ...) with learned
+// attention sinks. Kimi-K2's rows train with Muon (their notes), modelled as Adam: Muon keeps one
+// moment instead of two and adds its Newton-Schulz iterations, neither of which is modelled.
 // Every architecture here has gated three-matrix MLPs and RMSNorm; `tied` is its config's
-// tie_word_embeddings, `head_dim` its head width when not hidden / heads (0 otherwise). Rows of
-// other MoE models stay skipped (other_moe_reason says why).
+// tie_word_embeddings, `head_dim` its head width when not hidden / heads (0 otherwise),
+// `attention` the [model] lines of its attention variant, each after a newline (workloads/model/attention_variants.h).
+// Rows of other MoE models stay skipped (other_moe_reason says why).
 struct MoeArch {
   const char* model;  // matched against the row's model name
   int experts, top_k, moe_ffn, shared, first_dense, freq, dense_ffn;
   bool tied;
   int head_dim;
+  const char* attention;
 };
+constexpr const char* kDeepSeekMla =
+    "\nq_lora_rank = 1536\nkv_lora_rank = 512\nqk_nope_head_dim = 128\nqk_rope_head_dim = 64\nv_head_dim = 128";
+constexpr const char* kGptOssAttention = "\nsliding_window = 128\nfull_attention_every = 2\nattention_sinks = true";
 constexpr MoeArch kMoeArchs[] = {
-    {"Mixtral-8x7B", 8, 2, 14336, 0, 0, 1, 14336, false, 0},
-    {"Mixtral-8x22B", 8, 2, 16384, 0, 0, 1, 16384, false, 0},
-    {"Llama4-Maverick", 128, 1, 8192, 1, 1, 2, 16384, false, 0},
-    {"Llama4-Scout", 16, 1, 8192, 1, 0, 1, 16384, false, 0},
-    {"Grok-1", 8, 2, 32768, 0, 0, 1, 32768, true, 0},
-    {"Qwen3-30B-A3B", 128, 8, 768, 0, 0, 1, 6144, false, 128},
-    {"Qwen3-235B-A22B", 128, 8, 1536, 0, 0, 1, 12288, false, 128},
+    {"Mixtral-8x7B", 8, 2, 14336, 0, 0, 1, 14336, false, 0, ""},
+    {"Mixtral-8x22B", 8, 2, 16384, 0, 0, 1, 16384, false, 0, ""},
+    {"Llama4-Maverick", 128, 1, 8192, 1, 1, 2, 16384, false, 0, ""},
+    {"Llama4-Scout", 16, 1, 8192, 1, 0, 1, 16384, false, 0, ""},
+    {"Grok-1", 8, 2, 32768, 0, 0, 1, 32768, true, 0, ""},
+    {"Qwen3-30B-A3B", 128, 8, 768, 0, 0, 1, 6144, false, 128, ""},
+    {"Qwen3-235B-A22B", 128, 8, 1536, 0, 0, 1, 12288, false, 128, ""},
+    {"DeepSeek-V3", 256, 8, 2048, 1, 3, 1, 18432, false, 0, kDeepSeekMla},
+    {"Kimi-K2", 384, 8, 2048, 1, 1, 1, 18432, false, 0, kDeepSeekMla},
+    {"GPT-OSS-120B", 128, 4, 2880, 0, 0, 1, 2880, false, 64, kGptOssAttention},
 };
 
 const MoeArch* moe_arch_of(const ModernRow& r) {
@@ -137,23 +155,13 @@ std::string moe_skip_reason(const ModernRow& r) {
   return "";
 }
 
-// The MoE models the tables name whose architecture the model spec cannot express (issue #11),
-// each with the feature that is missing, from its Hugging Face config.json:
-//   * DeepSeek-V3 (deepseek-ai/DeepSeek-V3) and Kimi-K2 (moonshotai/Kimi-K2-Instruct, the
-//     DeepseekV3 architecture): multi-head latent attention (kv_lora_rank 512, q_lora_rank 1536,
-//     qk_nope/rope head dims 128/64, v_head_dim 128), whose projections and head sizes differ from
-//     hidden / heads; the workloads' deepseek-v3 preset approximates it as multi-head attention,
-//     which undercounts the attention core by 192 / 56, too far to score against;
-//   * GPT-OSS-120B (openai/gpt-oss-120b): sliding-window attention (sliding_window 128) on every
-//     other layer ("layer_types" alternates sliding and full attention), with learned attention
-//     sinks: the attention core is not full causal attention over the sequence on half the layers;
-//   * DeepSeek-V4-Flash: no published architecture in the row (its shape columns are empty).
+// The MoE models the tables name that are not scored, and why:
+//   * DeepSeek-V4-Flash: no published architecture in the row (its shape columns are empty);
+//   * Megatron-Bridge's "DeepSeek-V3 671B (w/ MTP)" rows train DeepSeek-V3's multi-token-prediction
+//     module (one more MoE layer, projection and output head on the last stage), which is not
+//     modelled; the other DeepSeek-V3 rows do not state whether it ran and are modelled without.
 std::string other_moe_reason(const std::string& model) {
   if (has(model, "DeepSeek-V4")) return "mixture of experts without a published architecture (DeepSeek-V4)";
-  if (has(model, "DeepSeek") || has(model, "Kimi"))
-    return "mixture of experts with multi-head latent attention (MLA) not modelled";
-  if (has(model, "GPT-OSS"))
-    return "mixture of experts with sliding-window attention layers (GPT-OSS) not modelled";
   return "mixture of experts whose architecture is not in modern_rows.cpp kMoeArchs (issue #11)";
 }
 
@@ -213,6 +221,13 @@ int lora_rank_of(const ModernRow& r) {
 
 std::string unsupported_model(const ModernRow& r) {
   const std::string& model = r.model;
+  if (has(model, "w/ MTP")) return "multi-token prediction (MTP) module not modelled";
+  // Megatron-Bridge's GPT-OSS-120B BF16 layouts on B200 (tp 1, dp 64, micro-batch 4) and H100
+  // (pp 4) need 211 and 120-196 GiB per GPU as modelled (no recompute, distributed optimizer):
+  // the recipe must save memory in a way the rows do not state (recompute modules, offloading),
+  // so they are skipped rather than refused as out of memory. The GB200/GB300/B300 layouts fit.
+  if (has(model, "GPT-OSS") && (r.gpu == "B200" || has(r.gpu, "H100")))
+    return "GPT-OSS-120B on B200 / H100: the recipe's memory settings are not stated (the layout does not fit as modelled)";
   if (moe_arch_of(r) != nullptr) return "";  // expressible; its layout is checked after the others'
   for (const char* moe : {"DeepSeek", "Grok", "Mixtral", "Qwen3", "GPT-OSS", "Kimi", "Llama4"})
     if (has(model, moe)) return other_moe_reason(model);
@@ -363,6 +378,7 @@ void write_model(std::ostringstream& t, const ModernRow& r) {
       << "\nmoe_ffn_hidden = " << moe->moe_ffn << "\nshared_experts = " << moe->shared
       << "\nfirst_dense_layers = " << moe->first_dense << "\nmoe_layer_freq = " << moe->freq;
     if (moe->head_dim > 0) t << "\nhead_dim = " << moe->head_dim;
+    t << moe->attention;
   } else if (r.ffn_hidden > 0) {
     t << "\nffn_hidden = " << r.ffn_hidden;
   }

@@ -24,7 +24,9 @@ constexpr std::string_view kModelKeys[] = {"preset",     "layers",  "hidden", "h
                                            "experts", "experts_per_token", "moe_ffn_hidden", "shared_experts",
                                            "first_dense_layers", "moe_layer_freq", "capacity_factor",
                                            "hybrid_pattern", "mamba_heads", "mamba_head_dim", "mamba_expand",
-                                           "mamba_groups", "mamba_state", "mamba_conv", "mamba_chunk"};
+                                           "mamba_groups", "mamba_state", "mamba_conv", "mamba_chunk",
+                                           "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                                           "v_head_dim", "sliding_window", "full_attention_every", "attention_sinks"};
 
 // What [model] starts from: a preset's shape, an imported config's, or nothing.
 struct ModelBase {
@@ -44,6 +46,9 @@ struct ModelFields {
   // Hybrid Mamba models (workloads::ModelSpec::hybrid_pattern); checked in hybrid_checks.cpp.
   std::optional<std::string> hybrid_pattern;
   std::optional<int> mamba_heads, mamba_head_dim, mamba_expand, mamba_groups, mamba_state, mamba_conv, mamba_chunk;
+  // Multi-head latent attention and sliding-window attention (workloads/model/attention_variants.h).
+  std::optional<int> q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head_dim, sliding_window, full_every;
+  std::optional<bool> attention_sinks;
 };
 
 // preset = "..." and hf_config = "..." (not both).
@@ -111,7 +116,42 @@ ModelFields read_model_fields(Section& s) {
   f.mamba_state = s.integer("mamba_state", 1, 1 << 16, "128");
   f.mamba_conv = s.integer("mamba_conv", 1, 64, "4");
   f.mamba_chunk = s.integer("mamba_chunk", 1, 1 << 16, "128");
+  f.q_lora_rank = s.integer("q_lora_rank", 0, 1 << 20, "1536");
+  f.kv_lora_rank = s.integer("kv_lora_rank", 0, 1 << 20, "512");
+  f.qk_nope = s.integer("qk_nope_head_dim", 1, 1 << 16, "128");
+  f.qk_rope = s.integer("qk_rope_head_dim", 0, 1 << 16, "64");
+  f.v_head_dim = s.integer("v_head_dim", 1, 1 << 16, "128");
+  f.sliding_window = s.integer("sliding_window", 0, 1 << 24, "128");
+  f.full_every = s.integer("full_attention_every", 0, 100000, "2");
+  f.attention_sinks = s.boolean("attention_sinks");
   return f;
+}
+
+// The attention-variant fields over the base (a preset or import may already set them).
+void apply_attention_fields(const ModelFields& f, ModelSpec& m) {
+  if (f.q_lora_rank) m.q_lora_rank = *f.q_lora_rank;
+  if (f.kv_lora_rank) m.kv_lora_rank = *f.kv_lora_rank;
+  if (f.qk_nope) m.qk_nope_head_dim = *f.qk_nope;
+  if (f.qk_rope) m.qk_rope_head_dim = *f.qk_rope;
+  if (f.v_head_dim) m.v_head_dim = *f.v_head_dim;
+  if (f.sliding_window) m.sliding_window = *f.sliding_window;
+  if (f.full_every) m.full_attention_every = *f.full_every;
+  if (f.attention_sinks) m.attention_sinks = *f.attention_sinks;
+}
+
+// MLA needs its head sizes; its other keys mean nothing without kv_lora_rank.
+void check_attention_fields(LoadContext& ctx, const ModelSpec& m) {
+  const bool mla_key = m.q_lora_rank > 0 || m.qk_nope_head_dim > 0 || m.v_head_dim > 0;
+  if (!m.is_mla() && mla_key)
+    ctx.error_at_key(m.q_lora_rank > 0 ? "model.q_lora_rank" : m.qk_nope_head_dim > 0 ? "model.qk_nope_head_dim" : "model.v_head_dim",
+                     "multi-head latent attention settings without kv_lora_rank",
+                     "MLA (DeepSeek-V2/V3) needs kv_lora_rank > 0, e.g. kv_lora_rank = 512; remove the MLA keys for standard attention");
+  if (m.is_mla() && (m.qk_nope_head_dim <= 0 || m.v_head_dim <= 0))
+    ctx.error_at_key("model.kv_lora_rank", "multi-head latent attention without its head sizes",
+                     "give qk_nope_head_dim, qk_rope_head_dim and v_head_dim (DeepSeek-V3: 128, 64, 128)");
+  if (m.sliding_window <= 0 && m.full_attention_every > 0)
+    ctx.error_at_key("model.full_attention_every", "full_attention_every without a sliding window",
+                     "give sliding_window (tokens, e.g. 128), or remove full_attention_every");
 }
 
 // The mixture-of-experts fields over the base; an expert's width defaults to ffn_hidden (Mixtral:
@@ -170,6 +210,7 @@ void apply_model_fields(const ModelFields& f, bool have_base, ModelSpec& m) {
   }
   apply_moe_fields(f, m);
   apply_hybrid_fields(f, m);
+  apply_attention_fields(f, m);
 }
 
 // The base's id when nothing changed it; "<import> (modified)" for a changed import; else "custom".
@@ -187,7 +228,12 @@ std::string model_id(const ModelSpec& m, const ModelBase& base) {
                     m.capacity_factor == b.capacity_factor && m.hybrid_pattern == b.hybrid_pattern &&
                     m.mamba_heads == b.mamba_heads && m.mamba_head_dim == b.mamba_head_dim &&
                     m.mamba_groups == b.mamba_groups && m.mamba_state == b.mamba_state &&
-                    m.mamba_conv == b.mamba_conv && m.mamba_chunk == b.mamba_chunk;
+                    m.mamba_conv == b.mamba_conv && m.mamba_chunk == b.mamba_chunk &&
+                    m.q_lora_rank == b.q_lora_rank &&
+                    m.kv_lora_rank == b.kv_lora_rank && m.qk_nope_head_dim == b.qk_nope_head_dim &&
+                    m.qk_rope_head_dim == b.qk_rope_head_dim && m.v_head_dim == b.v_head_dim &&
+                    m.sliding_window == b.sliding_window && m.full_attention_every == b.full_attention_every &&
+                    m.attention_sinks == b.attention_sinks;
   return same ? b.id : base.imported ? b.id + " (modified)" : "custom";
 }
 
@@ -212,6 +258,8 @@ bool Loader::read_model(const toml::table* t) {
   ModelSpec m = base.spec ? *base.spec : ModelSpec{};
   apply_model_fields(fields, base.spec.has_value(), m);
   m.id = model_id(m, base);
+  check_attention_fields(*this, m);
+  if (error_count() != before) return false;
   spec_.model = m;
   return true;
 }

@@ -88,6 +88,18 @@ void show_model(std::ostream& out, const ScenarioSpec& spec) {
         << "mamba_conv = " << m.mamba_conv << "\n"
         << "mamba_chunk = " << m.mamba_chunk << "\n";
   }
+  if (m.is_mla()) {  // attention variants print only when set, so other models print as before
+    out << "q_lora_rank = " << m.q_lora_rank << (m.q_lora_rank > 0 ? "" : "  # 0: no query compression") << "\n"
+        << "kv_lora_rank = " << m.kv_lora_rank << "\n"
+        << "qk_nope_head_dim = " << m.qk_nope_head_dim << "\n"
+        << "qk_rope_head_dim = " << m.qk_rope_head_dim << "\n"
+        << "v_head_dim = " << m.v_head_dim << "\n";
+  }
+  if (m.sliding_window > 0)
+    out << "sliding_window = " << m.sliding_window << "\n"
+        << "full_attention_every = " << m.full_attention_every << (m.full_attention_every > 0 ? "" : "  # 0: every layer slides")
+        << "\n";
+  if (m.attention_sinks) out << "attention_sinks = true\n";
   out << "\n";
 }
 

@@ -12,15 +12,41 @@ namespace clustersim::workloads {
 // `positions` overrides the position-embedding choice (GPT-NeoX: GELU with rotary).
 double ModelSpec::dense_layer_parameters() const {
   const double h = hidden;
-  const double kv_width = static_cast<double>(kv_heads > 0 ? kv_heads : heads) * head_dim();
   const double bias = mlp == MlpKind::Gelu ? 1.0 : 0.0;
-  const double q_width = attention_width();
-  const double qkv = h * (q_width + 2.0 * kv_width) + bias * (q_width + 2.0 * kv_width);
-  const double attn_out = q_width * h + bias * h;
   const double mlp_params = mlp == MlpKind::Gelu
                                 ? 2.0 * h * ffn_hidden + bias * (ffn_hidden + h)
                                 : 3.0 * h * ffn_hidden;
-  return qkv + attn_out + mlp_params + 2.0 * final_norm_parameters();
+  return attention_parameters() + mlp_params + 2.0 * final_norm_parameters();
+}
+
+// MLA (DeepSeek-V2 arXiv:2405.04434 Sec. 2.1.2-2.1.3, Eq. 9-18; the Hugging Face DeepseekV3
+// modelling code's q_a_proj, q_a_layernorm, q_b_proj, kv_a_proj_with_mqa, kv_a_layernorm,
+// kv_b_proj, o_proj, none with a bias): with H heads, nope/rope/v head sizes and ranks r_q, r_kv,
+//   Q: h r_q + r_q + r_q H (nope + rope)   (r_q = 0: h H (nope + rope))
+//   KV: h (r_kv + rope) + r_kv + r_kv H (nope + v)      O: H v h
+// DeepSeek-V3 (h 7168, H 128, r_q 1536, r_kv 512, 128/64/128): 187.1 M per layer.
+double ModelSpec::attention_parameters() const {
+  const double h = hidden, heads_d = heads;
+  const double sinks = attention_sinks ? heads_d : 0.0;
+  if (is_mla()) {
+    const double qk = qk_nope_head_dim + qk_rope_head_dim;
+    const double q = q_lora_rank > 0 ? q_lora_rank * (h + 1.0 + heads_d * qk) : h * heads_d * qk;
+    const double kv = h * (kv_lora_rank + qk_rope_head_dim) + kv_lora_rank +
+                      static_cast<double>(kv_lora_rank) * heads_d * (qk_nope_head_dim + v_head_dim);
+    return q + kv + heads_d * v_head_dim * h + sinks;
+  }
+  const double kv_width = static_cast<double>(kv_heads > 0 ? kv_heads : heads) * head_dim();
+  const double bias = mlp == MlpKind::Gelu ? 1.0 : 0.0;
+  const double q_width = attention_width();
+  const double qkv = (h + bias) * (q_width + 2.0 * kv_width);
+  return qkv + q_width * h + bias * h + sinks;
+}
+
+double ModelSpec::tp_replicated_attention_parameters() const {
+  if (!is_mla()) return 0.0;
+  const double h = hidden;
+  const double q_down = q_lora_rank > 0 ? q_lora_rank * (h + 1.0) : 0.0;
+  return q_down + h * (kv_lora_rank + qk_rope_head_dim) + kv_lora_rank;
 }
 
 // A SwiGLU expert has three hidden x moe_ffn_hidden matrices, a GELU expert two (no biases:

@@ -85,6 +85,33 @@ struct ModelSpec {
   int mamba_state = 128;
   int mamba_conv = 4;
   int mamba_chunk = 128;
+  // Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434 Sec. 2.1; DeepSeek-V3,
+  // arXiv:2412.19437 Sec. 2.1.1; workloads/model/attention_variants.h): kv_lora_rank > 0 turns it
+  // on. Queries come from a q_lora_rank latent (0: a plain hidden -> heads x (nope + rope)
+  // projection), keys and values from one kv_lora_rank latent plus a qk_rope_head_dim rotary key
+  // shared by all heads; QK^T runs over qk_nope_head_dim + qk_rope_head_dim, PV over v_head_dim.
+  // Names as in DeepSeek-V3's config.json.
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+  // Sliding-window attention (Beltagy et al. 2020, "Longformer"; GPT-OSS, openai/gpt-oss-120b
+  // config.json sliding_window 128): on a sliding layer each query attends the
+  // min(position + 1, sliding_window) keys before it. 0: every layer attends the whole sequence.
+  // Layer l slides unless (l + 1) is a multiple of full_attention_every (GPT-OSS's layer_types
+  // alternate sliding, full: 2; 1 would be no sliding layer, 0 = every layer slides).
+  int sliding_window = 0;
+  int full_attention_every = 0;
+  // Learned attention sinks (GPT-OSS, OpenAI's gpt-oss model card Sec. 2.1): one learned logit per
+  // head added to the softmax denominator; `heads` parameters per layer, no stored activations.
+  bool attention_sinks = false;
+
+  bool is_mla() const { return kv_lora_rank > 0; }
+  // Layer `layer` (0-based) attends through a sliding window.
+  bool is_sliding_layer(int layer) const {
+    return sliding_window > 0 && (full_attention_every <= 0 || (layer + 1) % full_attention_every != 0);
+  }
 
   int head_dim() const { return attention_head_dim > 0 ? attention_head_dim : hidden / heads; }
   // Width of Q and of the attention output (the out-projection's input): heads x head_dim, which
@@ -111,6 +138,13 @@ struct ModelSpec {
   double layer_parameters_per_ep_rank(int ep) const;
   // Parameters of a dense (non-MoE) layer.
   double dense_layer_parameters() const;
+  // One layer's attention parameters: the Q, K, V and output projections (with biases for GELU
+  // models), or MLA's down- and up-projections with their latent RMSNorms; attention sinks.
+  double attention_parameters() const;
+  // Of those, the ones every tensor-parallel rank holds whole: MLA's down-projections and latent
+  // norms (Megatron-Core's MLASelfAttention builds linear_q_down_proj and linear_kv_down_proj
+  // duplicated, not split); 0 for standard attention.
+  double tp_replicated_attention_parameters() const;
   // Input word embedding plus learned position embeddings (0 for rotary models).
   double embedding_parameters() const;
   // Final norm's parameters.

@@ -179,7 +179,20 @@ TEST_CASE("analysis::modern_skip_reason: what cannot be expressed yet is refused
   CHECK(modern_skip_reason(r).empty());  // runs as fp8 (documented in modern_rows.cpp)
   r = llama8b("H100", "step_time", 1);
   r.model = "DeepSeek-V3 671B";
-  CHECK(modern_skip_reason(r).find("mixture of experts") != std::string::npos);
+  CHECK(modern_skip_reason(r).find("without a stated expert-parallel size") != std::string::npos);
+  r.notes = "EP=8";  // DeepSeek-V3's published architecture: MLA and 256 experts over the row's shape
+  REQUIRE(scenario_for_modern_row(r, nullptr).has_value());
+  CHECK(scenario_for_modern_row(r, nullptr)->model.kv_lora_rank == 512);
+  CHECK(scenario_for_modern_row(r, nullptr)->model.experts == 256);
+  r.model = "DeepSeek-V3 671B (w/ MTP)";  // the multi-token-prediction module is not modelled
+  CHECK(modern_skip_reason(r).find("multi-token prediction") != std::string::npos);
+  r.model = "GPT-OSS-120B";  // sliding windows on every other layer, attention sinks, head_dim 64
+  CHECK(modern_skip_reason(r).find("memory settings are not stated") != std::string::npos);  // on H100
+  r.gpu = "GB200";
+  REQUIRE(scenario_for_modern_row(r, nullptr).has_value());
+  CHECK(scenario_for_modern_row(r, nullptr)->model.sliding_window == 128);
+  CHECK(scenario_for_modern_row(r, nullptr)->model.full_attention_every == 2);
+  CHECK(scenario_for_modern_row(r, nullptr)->model.attention_head_dim == 64);
   // A mixture of experts whose architecture is known runs with the notes' EP when it divides dp and
   // the expert tensor parallelism is tp's.
   r = llama8b("B200", "step_time", 1);

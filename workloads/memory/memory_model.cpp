@@ -37,7 +37,7 @@ std::string fmt(const char* format, double a, double b = 0, double c = 0, double
 }
 
 double layer_params(const ModelSpec& m, const MemoryOptions& o) {
-  if (o.exact_layer_params) return m.layer_parameters();
+  if (o.exact_layer_params || m.is_mla()) return m.layer_parameters();
   const double h = m.hidden;
   const double kv_width = static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) * m.head_dim();
   const double q = m.attention_width();
@@ -134,7 +134,9 @@ void add_moe_states(Builder& out, const MemoryRequest& r, int stage) {
   const int moe = m.moe_layers_in(first_layer_of_stage(m, par, stage), layers);
   const double replicated = (layers - moe) * m.dense_layer_parameters() + moe * m.moe_layer_dense_parameters();
   const bool trainable = !r.training.finetune.lora();
-  out.add_states("layers", replicated / par.tp, r, trainable);
+  // MLA's down-projections are whole on every tensor-parallel rank (ModelSpec::tp_replicated_...).
+  const double duplicated = layers * m.tp_replicated_attention_parameters() * (1.0 - 1.0 / par.tp);
+  out.add_states("layers", replicated / par.tp + duplicated, r, trainable);
   MemoryRequest experts = r;
   experts.parallel.dp = par.expert_dp();
   out.add_states("routed experts (/ep)", moe * m.expert_parameters() / par.ep / par.expert_tp(), experts, trainable);
@@ -154,7 +156,8 @@ void add_model_states(Builder& out, const MemoryRequest& r, int stage) {
   } else if (m.is_hybrid()) {  // the stage's own Mamba, attention and MLP layers
     out.add_states("layers", m.parameters_of_layers(first_layer_of_stage(m, par, stage), layers) / t, r, trainable);
   } else {
-    out.add_states("layers", layers * layer_params(m, r.options) / t, r, trainable);
+    const double duplicated = m.tp_replicated_attention_parameters() * (1.0 - 1.0 / t);  // MLA down-projections
+    out.add_states("layers", layers * (layer_params(m, r.options) / t + duplicated), r, trainable);
   }
   if (ft.lora()) {
     out.add_states(fmt("LoRA adapters (r %g)", ft.lora_rank), layers * lora_layer_parameters(m, ft, t), r);
@@ -357,6 +360,28 @@ ActivationBytes activation_bytes_for(topology::Precision precision) {
   return {2.0, precision == topology::Precision::Fp8 ? 1.0 : 2.0};
 }
 
+namespace {
+
+// What Megatron-Core's MLASelfAttention keeps for the backward (multi_latent_attention.py, no
+// recompute): each latent twice, as its RMSNorm's input (the rank's s/r tokens) and as the
+// up-projection's input (all tokens: the column-parallel up-projection needs every token), then
+// per local head Q and K over nope + rope (the shared rope key is expanded to every head before
+// the fused kernel) and V over v_head_dim. `sb` = s x b tokens.
+void add_mla_latents_and_qkv(std::vector<SavedTensor>& x, const ModelSpec& m, double sb, double t, double r,
+                             const ActivationBytes& bytes) {
+  const double e = bytes.element, g = bytes.gemm_input, heads = m.heads / t;
+  if (m.q_lora_rank > 0)
+    x.insert(x.end(), {{"MLA q latent (norm input)", e * sb * m.q_lora_rank / r},
+                       {"MLA q latent (up-projection input)", g * sb * m.q_lora_rank}});
+  x.insert(x.end(), {{"MLA kv latent (norm input)", e * sb * m.kv_lora_rank / r},
+                     {"MLA kv latent (up-projection input)", g * sb * m.kv_lora_rank},
+                     {"Q", e * sb * heads * (m.qk_nope_head_dim + m.qk_rope_head_dim)},
+                     {"K", e * sb * heads * (m.qk_nope_head_dim + m.qk_rope_head_dim)},
+                     {"V", e * sb * heads * m.v_head_dim}});
+}
+
+}  // namespace
+
 std::vector<SavedTensor> saved_layer_tensors(const ModelSpec& model, int micro_batch, int tp,
                                              bool sequence_parallel, Recompute recompute, const ActivationBytes& bytes) {
   if (model.is_hybrid()) return hybrid_saved_layer_tensors(model, micro_batch, tp, sequence_parallel, recompute, bytes);
@@ -368,16 +393,21 @@ std::vector<SavedTensor> saved_layer_tensors(const ModelSpec& model, int micro_b
   const bool dropout = has_dropout(model);
   const bool fp8 = g < e;
   const int kv = model.kv_heads > 0 ? model.kv_heads : model.heads;
-  const double q_width = model.attention_width(), sbq = s * b * q_width;  // sbh unless head_dim is set
+  const double q_width = model.attention_width();
+  double sbq = s * b * q_width;  // sbh unless head_dim is set
   const double kv_width = flash ? static_cast<double>(kv) * model.head_dim() : q_width;  // non-flash repeats groups
   const double scores = a * s * s * b / t;
-  std::vector<SavedTensor> x = {{"attention norm input", e * sbh / r}, {"QKV GEMM input", g * sbh / r},
-                                {"Q", e * sbq / t}, {"K", e * s * b * kv_width / t}};
+  std::vector<SavedTensor> x = {{"attention norm input", e * sbh / r}, {"QKV GEMM input", g * sbh / r}};
+  if (model.is_mla()) {
+    add_mla_latents_and_qkv(x, model, s * b, t, r, bytes);
+  } else {
+    x.insert(x.end(), {{"Q", e * sbq / t}, {"K", e * s * b * kv_width / t}, {"V", e * s * b * kv_width / t}});
+  }
   if (!flash && recompute == Recompute::None) {
     x.push_back({"softmax output", e * scores});
     if (dropout) x.insert(x.end(), {{"attention dropout mask", scores}, {"attention dropout output", e * scores}});
   }
-  x.push_back({"V", e * s * b * kv_width / t});
+  if (model.is_mla()) sbq = s * b * a * model.v_head_dim;  // the out-projection's input is H x v wide
   x.push_back({"attention output (out-projection input)", e * sbq / t});
   if (fp8) x.push_back({"out-projection input, FP8 copy", g * sbq / t});
   if (flash && recompute == Recompute::None) x.push_back({"softmax logsumexp (fp32)", 4.0 * a * s * b / t});

@@ -184,11 +184,14 @@ void check_shape(const Reader& r, const ModelSpec& m, Family f) {
 // num_experts_per_tok, moe_intermediate_size, n_shared_experts, first_k_dense_replace,
 // moe_layer_freq; intermediate_size is the dense layers' MLP.
 constexpr const char* kExpertCountFields[] = {"num_local_experts", "num_experts", "n_routed_experts"};
+// Top-k: num_experts_per_tok in Mixtral, Qwen-MoE and DeepSeek; experts_per_token in GPT-OSS.
+constexpr const char* kTopKFields[] = {"num_experts_per_tok", "experts_per_token"};
 // Keys that only change how tokens are routed or how the router is trained, not what runs or is
 // stored (group-limited routing, score function, aux-loss weights, logging): accepted, ignored.
-// DeepSeek's MLA and multi-token-prediction keys are approximated (see read_experts).
+// num_nextn_predict_layers (DeepSeek-V3's multi-token-prediction module, a training-time extra
+// layer) is read past: the MTP module is not modelled (workloads/model/model_presets.cpp).
 constexpr const char* kRoutingOnlyFields[] = {
-    "num_experts_per_tok", "router_aux_loss_coef", "output_router_logits", "router_jitter_noise", "norm_topk_prob",
+    "num_experts_per_tok", "experts_per_token", "router_aux_loss_coef", "output_router_logits", "router_jitter_noise", "norm_topk_prob",
     "n_group", "topk_group", "routed_scaling_factor", "scoring_func", "topk_method", "aux_loss_alpha", "seq_aux",
     "moe_intermediate_size", "shared_expert_intermediate_size", "decoder_sparse_step", "n_shared_experts",
     "first_k_dense_replace", "moe_layer_freq", "num_local_experts", "num_experts", "n_routed_experts", "ep_size",
@@ -224,14 +227,17 @@ void read_experts(const Reader& r, ModelSpec& m) {
     if (r.has(f)) count_field = f;
   }
   if (count_field == nullptr) {
-    if (r.has("num_experts_per_tok") || r.has("moe_intermediate_size"))
-      r.fail(r.has("num_experts_per_tok") ? "num_experts_per_tok" : "moe_intermediate_size",
+    for (const char* f : kTopKFields)
+      if (r.has(f)) r.fail(f, "an expert setting without an expert count; expected num_local_experts, num_experts or n_routed_experts");
+    if (r.has("moe_intermediate_size"))
+      r.fail("moe_intermediate_size",
              "an expert setting without an expert count; expected num_local_experts, num_experts or n_routed_experts");
     return;
   }
   m.experts = r.positive_int(count_field);
-  m.experts_per_token = r.positive_int("num_experts_per_tok");
-  if (m.experts_per_token > m.experts) r.fail("num_experts_per_tok", "expected at most " + std::to_string(m.experts));
+  const char* top_k_field = r.has("experts_per_token") ? "experts_per_token" : "num_experts_per_tok";
+  m.experts_per_token = r.positive_int(top_k_field);
+  if (m.experts_per_token > m.experts) r.fail(top_k_field, "expected at most " + std::to_string(m.experts));
   m.moe_ffn_hidden = r.optional_positive_int("moe_intermediate_size").value_or(m.ffn_hidden);
   if (r.has("mlp_only_layers") && !r.json_object().at("mlp_only_layers").empty())
     r.fail("mlp_only_layers", "dense layers at arbitrary positions are not modelled; expected an empty list");
@@ -255,6 +261,67 @@ void read_experts(const Reader& r, ModelSpec& m) {
     r.fail("first_k_dense_replace", "expected fewer than num_hidden_layers = " + std::to_string(m.layers));
 }
 
+// Multi-head latent attention (DeepseekV3 configs: kv_lora_rank, q_lora_rank (null: no query
+// compression), qk_nope_head_dim, qk_rope_head_dim, v_head_dim).
+void read_mla(const Reader& r, ModelSpec& m) {
+  if (!r.has("kv_lora_rank")) {
+    for (const char* f : {"q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
+      if (r.has(f)) r.fail(f, "a multi-head latent attention setting without kv_lora_rank");
+    return;
+  }
+  m.kv_lora_rank = r.positive_int("kv_lora_rank");
+  m.q_lora_rank = r.optional_positive_int("q_lora_rank").value_or(0);
+  m.qk_nope_head_dim = r.positive_int("qk_nope_head_dim");
+  m.qk_rope_head_dim = r.positive_int("qk_rope_head_dim");
+  m.v_head_dim = r.positive_int("v_head_dim");
+}
+
+// The period of a layer_types list whose every period is sliding layers then one full layer
+// (GPT-OSS: sliding, full: 2); 0 when every layer slides, -1 when no such period fits.
+int full_attention_period(const json& types) {
+  const auto sliding = [&](std::size_t i) { return types.at(i).get<std::string>() == "sliding_attention"; };
+  const std::size_t n = types.size();
+  for (std::size_t period = 1; period <= n; ++period) {
+    bool fits = true;
+    for (std::size_t i = 0; i < n && fits; ++i) fits = sliding(i) == ((i + 1) % period != 0);
+    if (fits) return static_cast<int>(period);
+  }
+  bool all_sliding = true;
+  for (std::size_t i = 0; i < n; ++i) all_sliding = all_sliding && sliding(i);
+  return all_sliding ? 0 : -1;
+}
+
+// Sliding-window attention: sliding_window with layer_types (GPT-OSS, Gemma), or on every layer
+// (Mistral 7B v0.1); Qwen2's use_sliding_window = false leaves it off. GPT-OSS's learned
+// attention sinks come with its model type (no config key names them).
+void read_sliding_window(const Reader& r, ModelSpec& m) {
+  m.attention_sinks = r.optional_string("model_type") == "gpt_oss";
+  if (!r.has("sliding_window") || !r.optional_bool("use_sliding_window", true)) return;
+  const int window = r.positive_int("sliding_window");
+  if (!r.has("layer_types")) {
+    m.sliding_window = window;
+    return;
+  }
+  const json& types = r.json_object().at("layer_types");
+  bool valid = types.is_array() && static_cast<int>(types.size()) == m.layers;
+  for (std::size_t i = 0; valid && i < types.size(); ++i)
+    valid = types.at(i).is_string() &&
+            (types.at(i).get<std::string>() == "sliding_attention" || types.at(i).get<std::string>() == "full_attention");
+  if (!valid)
+    r.fail("layer_types", "expected num_hidden_layers entries, each \"sliding_attention\" or \"full_attention\"");
+  const int period = full_attention_period(types);
+  if (period < 0)
+    r.fail("layer_types", "a pattern clustersim does not model; it models periods of sliding layers ending in one full layer");
+  if (period == 1) return;  // every layer attends the whole sequence
+  m.sliding_window = window;
+  m.full_attention_every = period;
+}
+
+void read_attention_variant(const Reader& r, ModelSpec& m) {
+  read_mla(r, m);
+  read_sliding_window(r, m);
+}
+
 }  // namespace
 
 ModelSpec parse_hf_config(const std::string& json_text, const std::string& origin) {
@@ -273,6 +340,7 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& origi
                                               : read_llama(r);
   check_shape(r, m, family);
   read_experts(r, m);
+  read_attention_variant(r, m);
   m.id = "hf:" + origin;
   return m;
 }

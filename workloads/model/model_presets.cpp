@@ -29,12 +29,23 @@
 // DeepSeek-V3 (DeepSeek-AI 2024, arXiv:2412.19437; deepseek-ai/DeepSeek-V3 config.json): 61 layers,
 // hidden 7168, 128 heads, vocab 129280, dense intermediate 18432 in the first 3 layers
 // (first_k_dense_replace), then 256 routed experts of width 2048, top-8, plus 1 shared expert;
-// pre-training sequence length 4096 (report Sec. 4.2). Its multi-head latent attention is
-// modelled as standard multi-head attention with 128 heads of 7168 / 128 = 56 (an approximation:
-// 205 M instead of 187 M attention parameters per layer, and an attention core over head size 56
-// instead of MLA's 192 (QK) / 128 (V), which undercounts the s^2 attention FLOPs); the
-// multi-token-prediction module is left out. The result has 672 B parameters (published: 671 B)
-// and 38.7 B active per token (published: 37 B).
+// multi-head latent attention with q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128,
+// qk_rope_head_dim 64, v_head_dim 128 (report Sec. 4.2: "we set ... d_c 512, d_c' 1536, d_h^R 64");
+// pre-training sequence length 4096 (Sec. 4.2). 671 B parameters, 37 B activated per token (Sec.
+// 4.2; the multi-token-prediction module, 14 B in the released weights, is not modelled). This
+// preset gives 670.8 B and 37.5 B (tests/workloads/attention_variants_test.cpp).
+// Kimi-K2 (Moonshot AI 2025, arXiv:2507.20534; moonshotai/Kimi-K2-Instruct config.json, the
+// DeepseekV3 architecture): 61 layers, hidden 7168, 64 heads, vocab 163840, 1 dense first layer
+// (intermediate 18432), 384 routed experts of width 2048, top-8, 1 shared expert, the same MLA
+// ranks and head sizes; sequence 4096 (Megatron-Bridge's pre-training rows). 1.04 T / 32 B.
+// GPT-OSS (OpenAI 2025, "gpt-oss-120b & gpt-oss-20b Model Card"; openai/gpt-oss-120b and
+// gpt-oss-20b config.json): hidden 2880, 64 query heads of head_dim 64 (Q 4096 wide), 8 KV
+// heads, every layer MoE with experts of width 2880 (intermediate_size), top-4, no shared expert,
+// vocab 201088, untied embeddings, RMSNorm, gated SwiGLU experts; layer_types alternate
+// sliding_attention (window 128) and full_attention starting with a sliding layer; learned
+// attention sinks. 120b: 36 layers, 128 experts (116.8 B total, 5.1 B active); 20b: 24 layers,
+// 32 experts (20.9 B, 3.6 B). initial_context_length 4096 is the sequence here. The attention
+// and expert biases (5 k and 1.1 M per layer, < 0.05% of the total) are left out.
 //
 // Nemotron-H (NVIDIA 2025, "Nemotron-H: A Family of Accurate and Efficient Hybrid
 // Mamba-Transformer Models", arXiv 2504.03624; Megatron-Bridge NemotronHModelProvider 8B/47B/56B
@@ -118,8 +129,27 @@ ModelSpec nemotron_h(const char* id, const char* pattern, int hidden, int heads,
   return m;
 }
 
-const std::array<ModelSpec, 18>& presets() {
-  static const std::array<ModelSpec, 18> kPresets = {
+// Multi-head latent attention with DeepSeek-V3's ranks and head sizes (Kimi-K2 shares them).
+ModelSpec deepseek_mla(ModelSpec m) {
+  m.q_lora_rank = 1536;
+  m.kv_lora_rank = 512;
+  m.qk_nope_head_dim = 128;
+  m.qk_rope_head_dim = 64;
+  m.v_head_dim = 128;
+  return m;
+}
+
+// GPT-OSS: head_dim 64, sliding window 128 on every other layer (the first slides), sinks.
+ModelSpec gpt_oss(ModelSpec m) {
+  m.attention_head_dim = 64;
+  m.sliding_window = 128;
+  m.full_attention_every = 2;
+  m.attention_sinks = true;
+  return m;
+}
+
+const std::array<ModelSpec, 21>& presets() {
+  static const std::array<ModelSpec, 21> kPresets = {
       gpt3("gpt3-125m", 12, 768, 12),
       gpt3("gpt3-1.3b", 24, 2048, 16),
       gpt3("gpt3-2.7b", 32, 2560, 32),
@@ -136,7 +166,10 @@ const std::array<ModelSpec, 18>& presets() {
       //                                                                experts top-k width shared dense
       moe(llama("mixtral-8x7b",  32, 4096, 32,  8,   14336, 32000,  4096), 8,   2, 14336, 0, 0),
       moe(llama("mixtral-8x22b", 56, 6144, 48,  8,   16384, 32768,  4096), 8,   2, 16384, 0, 0),
-      moe(llama("deepseek-v3",   61, 7168, 128, 128, 18432, 129280, 4096), 256, 8, 2048,  1, 3),
+      deepseek_mla(moe(llama("deepseek-v3", 61, 7168, 128, 128, 18432, 129280, 4096), 256, 8, 2048, 1, 3)),
+      deepseek_mla(moe(llama("kimi-k2",     61, 7168, 64,  64,  18432, 163840, 4096), 384, 8, 2048, 1, 1)),
+      gpt_oss(moe(llama("gpt-oss-120b",     36, 2880, 64,  8,   2880,  201088, 4096), 128, 4, 2880, 0, 0)),
+      gpt_oss(moe(llama("gpt-oss-20b",      24, 2880, 64,  8,   2880,  201088, 4096), 32,  4, 2880, 0, 0)),
       //         id                pattern                                               hidden heads ffn  mamba heads, state
       nemotron_h("nemotron-h-8b", "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-", 4096, 32, 21504, 128, 128),
       nemotron_h("nemotron-h-47b",

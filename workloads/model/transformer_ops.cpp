@@ -3,49 +3,24 @@
 #include <algorithm>
 
 #include "workloads/model/mamba_ops.h"
+#include "workloads/model/attention_variants.h"
+#include "workloads/model/op_builders.h"
 
 namespace clustersim::workloads {
 namespace {
 
 inline constexpr double kSwiGluFlopsPerElement = 6.0;  // silu (exp, add, divide, multiply) * up
 
-// C[m,n] = A[m,k] * B[k,n], `batch` times. Backward: dA = dC * B^T and dB = A^T * dC.
-OpCost gemm(std::string_view name, OpKind kind, double m, double n, double k, double batch,
-            double p, bool fp8) {
-  OpCost op;
-  op.name = name;
-  op.kind = kind;
-  op.fwd_flops = sim::Flops{2.0 * m * n * k * batch};
-  op.bwd_flops = op.fwd_flops * 2.0;
-  op.fwd_bytes = sim::Bytes{p * batch * (m * k + k * n + m * n)};
-  op.bwd_bytes = op.fwd_bytes * 2.0;
-  op.m = static_cast<int>(m);
-  op.n = static_cast<int>(n);
-  op.k = static_cast<int>(k);
-  op.batch = static_cast<int>(batch);
-  op.fp8_eligible = fp8;
-  return op;
-}
-
-// A memory-bound op over `elements` values; bytes are given per element for each pass.
-OpCost pointwise(std::string_view name, OpKind kind, double elements, double flops_per_element,
-                 double fwd_bytes_per_element, double bwd_bytes_per_element) {
-  OpCost op;
-  op.name = name;
-  op.kind = kind;
-  op.fwd_flops = sim::Flops{elements * flops_per_element};
-  op.bwd_flops = op.fwd_flops;
-  op.fwd_bytes = sim::Bytes{elements * fwd_bytes_per_element};
-  op.bwd_bytes = sim::Bytes{elements * bwd_bytes_per_element};
-  return op;
-}
+using ops::gemm;
+using ops::pointwise;
 
 struct Dims {
   double tokens;       // b*s
   double residual;     // elements of one [s, b, h] activation on this GPU (h/t-sharded with SP)
   double heads;        // query heads on this GPU
   double kv_heads;     // key/value heads on this GPU (replicated when fewer than t)
-  double head_dim;
+  double head_dim;     // Q/K width of one head (QK^T's reduction)
+  double v_dim;        // V width of one head (PV's output; head_dim except under MLA)
   double ffn;          // MLP intermediate width on this GPU
   double p;            // bytes per element
 };
@@ -55,9 +30,10 @@ Dims dims_of(const ModelSpec& m, const OpShape& sh) {
   d.tokens = static_cast<double>(sh.micro_batch) * sh.seq_len / std::max(1, sh.cp);
   d.residual = d.tokens * m.hidden / (sh.sequence_parallel ? sh.tp : 1);
   d.heads = static_cast<double>(m.heads) / sh.tp;
-  const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  const int kv = m.is_mla() ? m.heads : m.kv_heads > 0 ? m.kv_heads : m.heads;  // MLA: per-head K and V
   d.kv_heads = std::max(1.0, static_cast<double>(kv) / sh.tp);
-  d.head_dim = m.head_dim();
+  d.head_dim = qk_head_dim(m);
+  d.v_dim = v_head_dim(m);
   d.ffn = static_cast<double>(m.ffn_hidden) / sh.tp;
   d.p = sh.precision_bytes;
   return d;
@@ -79,21 +55,25 @@ OpCost residual_add(std::string_view name, const Dims& d) {
   return pointwise(name, OpKind::Elementwise, d.residual, 1.0, 3.0 * d.p, 3.0 * d.p);
 }
 
+// The attention core over QK width d.head_dim and V width d.v_dim; a sliding-window model's
+// fused kernel does mean_attention_work_factor of the full work (attention_variants.h).
 void attention_core(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, const Dims& d) {
   const double s = sh.seq_len;
   const double q_len = s / std::max(1, sh.cp);  // local queries; keys and values: all s tokens
   const double batch = sh.micro_batch * d.heads;
   if (sh.flash_attention) {
     OpCost op = gemm("flash_attention", OpKind::Attention, q_len, s, d.head_dim, batch, d.p, false);
-    op.fwd_flops = op.fwd_flops * 2.0;  // QK^T and AV in one kernel
+    // QK^T (over head_dim) and PV (over v_dim) in one kernel, scaled to the pairs it attends.
+    const double window = mean_attention_work_factor(m, s);
+    op.fwd_flops = sim::Flops{2.0 * q_len * s * batch * (d.head_dim + d.v_dim) * window};
     op.bwd_flops = op.fwd_flops * 2.0;
     // fwd reads Q, K, V and writes O plus the fp32 log-sum-exp; bwd reads Q, K, V, O, dO and
     // writes dQ, dK, dV. The s x s scores never leave on-chip memory. Under context parallelism
     // every K/V chunk of the sequence is read once.
-    const double q = d.tokens * d.heads * d.head_dim;
-    const double kv = d.tokens * std::max(1, sh.cp) * d.kv_heads * d.head_dim;
-    op.fwd_bytes = sim::Bytes{d.p * (2.0 * q + 2.0 * kv) + 4.0 * batch * q_len};
-    op.bwd_bytes = sim::Bytes{d.p * (4.0 * q + 4.0 * kv) + 4.0 * batch * q_len};
+    const double q = d.tokens * d.heads * (d.head_dim + d.v_dim);  // Q in, O out
+    const double kv = d.tokens * std::max(1, sh.cp) * d.kv_heads * (d.head_dim + d.v_dim);
+    op.fwd_bytes = sim::Bytes{d.p * (q + kv) + 4.0 * batch * q_len};
+    op.bwd_bytes = sim::Bytes{d.p * (2.0 * q + 2.0 * kv) + 4.0 * batch * q_len};
     ops.push_back(op);
     return;
   }
@@ -102,7 +82,7 @@ void attention_core(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape&
   ops.push_back(pointwise("softmax", OpKind::Elementwise, scores, kSoftmaxFlopsPerElement,
                           2.0 * d.p, 3.0 * d.p));
   if (m.trains_with_dropout()) ops.push_back(dropout("attention_dropout", scores, d.p));
-  ops.push_back(gemm("attention_values", OpKind::Attention, q_len, d.head_dim, s, batch, d.p, false));
+  ops.push_back(gemm("attention_values", OpKind::Attention, q_len, d.v_dim, s, batch, d.p, false));
 }
 
 // Rotary position embedding (RoFormer, Su et al. 2021) rotates Q and K in place after the QKV
@@ -187,12 +167,16 @@ std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape, bool
   const bool has_dropout = model.trains_with_dropout();
   std::vector<OpCost> ops;
   ops.push_back(norm("input_norm", model, d));
-  const double qkv_width = (d.heads + 2.0 * d.kv_heads) * d.head_dim;
-  ops.push_back(gemm("qkv_proj", OpKind::Gemm, d.tokens, qkv_width, model.hidden, 1, d.p, true));
-  if (!model.learned_positions()) ops.push_back(rotary(d));
+  if (model.is_mla()) {
+    mla_projection_ops(ops, model, shape);
+    ops.push_back(mla_rotary(model, shape));
+  } else {
+    const double qkv_width = (d.heads + 2.0 * d.kv_heads) * d.head_dim;
+    ops.push_back(gemm("qkv_proj", OpKind::Gemm, d.tokens, qkv_width, model.hidden, 1, d.p, true));
+    if (!model.learned_positions()) ops.push_back(rotary(d));
+  }
   attention_core(ops, model, shape, d);
-  ops.push_back(gemm("attention_out_proj", OpKind::Gemm, d.tokens, model.hidden,
-                     d.heads * d.head_dim, 1, d.p, true));
+  ops.push_back(gemm("attention_out_proj", OpKind::Gemm, d.tokens, model.hidden, d.heads * d.v_dim, 1, d.p, true));
   if (has_dropout) ops.push_back(dropout("attention_out_dropout", d.residual, d.p));
   ops.push_back(residual_add("attention_residual", d));
   ops.push_back(norm("post_attention_norm", model, d));

@@ -405,9 +405,12 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   const LayerZero3 z3 = layer_zero3(in, model.layer_parameters_per_ep_rank(in.parallel.ep) / tp);
   // Trainable parameters (what is reduced and stepped): under LoRA the adapters only.
   const double adapter_params = ft.lora() ? lora_layer_parameters(model, ft, tp) : 0.0;
-  const double dense_params = ft.lora() ? adapter_params : model.dense_layer_parameters() / tp;
+  // MLA's down-projections are whole on every tensor-parallel rank (model/attention_variants.h).
+  const double duplicated = model.tp_replicated_attention_parameters() * (1.0 - 1.0 / tp);
+  const double dense_params = ft.lora() ? adapter_params : model.dense_layer_parameters() / tp + duplicated;
   const double expert_params = ft.lora() ? 0.0 : model.expert_parameters() / in.parallel.ep / in.parallel.expert_tp();
-  const double moe_params = ft.lora() ? adapter_params : model.moe_layer_dense_parameters() / tp + expert_params;
+  const double moe_params =
+      ft.lora() ? adapter_params : model.moe_layer_dense_parameters() / tp + duplicated + expert_params;
 
   const std::vector<HybridKindCost> hybrid =
       model.is_hybrid() ? hybrid_kind_costs(in, shape, act, shape.precision_bytes) : std::vector<HybridKindCost>{};
