@@ -89,8 +89,9 @@ class StagedCollective final : public CollectiveAlgorithm {
       const topology::Route route = ctx_.router.route(
           src, dst, sim::splitmix64((static_cast<std::uint64_t>(src) << 32) ^ static_cast<std::uint64_t>(dst)));
       const bool nvlink = route.hops > 0 && ctx_.topo.link(route.links[0]).kind == topology::LinkKind::NvLink;
+      const sim::SimTime drain = sim::SimTime::from_us(nvlink && plan_.protocol_latencies ? plan_.p2p_drain_us : 0.0);
       send(route, sim::Bytes{m.bytes}, (static_cast<std::uint64_t>(m.peer) << 16) | static_cast<std::uint64_t>(s),
-           step_overhead(route), nvlink ? std::min(plan_.channel_rate_cap, plan_.p2p_nvlink_cap) : plan_.channel_rate_cap);
+           step_overhead(route) + drain, nvlink ? std::min(plan_.channel_rate_cap, plan_.p2p_nvlink_cap) : plan_.channel_rate_cap);
     }
   }
 
