@@ -59,6 +59,9 @@ struct CollectivePlan {
   // Direct (grouped send/recv): the ceiling of one send whose route starts on NVLink, NCCL's p2p
   // channels for its size times one lane (p2p_channels.h); unlimited elsewhere.
   double p2p_nvlink_cap = sim::kUnlimited;
+  // Grouped send/recv (all-to-all, send/recv) over NVLink: the receiver's copy of the last NCCL
+  // step out of its staging buffer, µs, charged once per send (p2p_channels.h p2p_drain_us).
+  double p2p_drain_us = 0;
   // In-network reduction: payload moves at this fraction of the link rate (NCCL nvlsEfficiency).
   double in_network_efficiency = 1.0;
   // What NCCL's tuner chose and predicted (the algorithm row, -1 when NCCL has no such choice).

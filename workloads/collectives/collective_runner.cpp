@@ -162,8 +162,10 @@ void shape(const NcclGraph& g, CollectivePlan& plan) {
     const double peer = whole ? S : S / std::max(1, n);
     const P2pChannels p2p = nccl_p2p_channels(g, peer);
     plan.channels = req.channels > 0 ? req.channels : p2p.channels;
-    if (g.intra_hw == nccl::HwClass::NvLink && g.nvlink_lane_GBps > 0)
+    if (g.intra_hw == nccl::HwClass::NvLink && g.nvlink_lane_GBps > 0) {
       plan.p2p_nvlink_cap = plan.channels * g.nvlink_lane_GBps * 1e9;
+      if (is_p2p(op)) plan.p2p_drain_us = p2p_drain_us(p2p, g.nvlink_lane_GBps);
+    }
   }
   if (algo != CollectiveAlgo::Ring && algo != CollectiveAlgo::Tree) plan.nccl_channels = plan.channels;
   if (req.chunks > 0) {

@@ -41,7 +41,13 @@ P2pChannels nccl_p2p_channels(const NcclGraph& g, double peer_bytes) {
   }
   c.chunk_bytes = std::ceil(size / min_size) * min_size;  // alignUp(size, minSize)
   c.channels = std::max(1, std::min(n, static_cast<int>(std::ceil(bytes / c.chunk_bytes))));
+  c.step_bytes = step;
   return c;
+}
+
+double p2p_drain_us(const P2pChannels& c, double lane_GBps) {
+  if (lane_GBps <= 0) return 0;
+  return std::min(c.chunk_bytes, c.step_bytes) / (lane_GBps * 1e3);  // bytes / (GB/s) -> µs
 }
 
 }  // namespace clustersim::workloads

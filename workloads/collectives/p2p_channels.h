@@ -33,7 +33,19 @@ struct P2pChannels {
   int max_channels = 1;
   double chunk_bytes = 0;   // bytes per channel
   int channels = 1;         // channels this transfer uses
+  double step_bytes = 0;    // NCCL's p2p step: NCCL_P2P_NVL_CHUNKSIZE / NCCL_P2P_NET_CHUNKSIZE
 };
+
+// The pipeline fill of one grouped send over NVLink, in µs: one NCCL step that no NVLink transfer
+// overlaps. NCCL moves p2p data through a staging FIFO in steps: on H100 the sender writes each
+// step over NVLink into the receiver's FIFO and the receiving channel's thread block copies it
+// into the user buffer, so the copy of the last step trails the wire; on A100 (P2P read, NCCL's
+// default there only: src/graph/paths.cc ncclTopoCheckP2p, "Enable P2P Read for Ampere/NVLink
+// only") the sender's local copy of the first step precedes it. Either costs min(chunk, step)
+// bytes at the channel's copy rate (one NVLink lane, the same assumption as the cap above):
+// 512 KiB / 20.6 GB/s = 25.5 µs on H100. Nothing fitted: the step is NCCL's default, the lane the
+// catalog's NVLink rate.
+double p2p_drain_us(const P2pChannels& c, double lane_GBps);
 
 // The channels one send of `peer_bytes` uses in a group of g.ranks ranks.
 P2pChannels nccl_p2p_channels(const NcclGraph& g, double peer_bytes);

@@ -106,13 +106,15 @@ class StagedCollective final : public CollectiveAlgorithm {
       const bool nvlink = route.hops > 0 && ctx_.topo.link(route.links[0]).kind == topology::LinkKind::NvLink;
       const std::uint64_t tag = (static_cast<std::uint64_t>(m.peer) << 16) | static_cast<std::uint64_t>(s);
       const double cap = nvlink ? std::min(plan_.channel_rate_cap, plan_.p2p_nvlink_cap) : plan_.channel_rate_cap;
+      const sim::SimTime drain = sim::SimTime::from_us(nvlink && plan_.protocol_latencies ? plan_.p2p_drain_us : 0.0);
       if (!folding_) {
-        send(route, sim::Bytes{m.bytes}, tag, step_overhead(route), cap);
+        send(route, sim::Bytes{m.bytes}, tag, step_overhead(route) + drain, cap);
         continue;
       }
       FoldedHop hop;
-      CLUSTERSIM_CHECK(folding_->fold(route, hop), "rank folding weights fit HopWeights (checked when folded)");
-      send(hop.route, sim::Bytes{m.bytes}, tag, step_overhead(route), cap, &hop.weights);
+      const bool folded = folding_->fold(route, hop);
+      CLUSTERSIM_CHECK(folded, "rank folding weights fit HopWeights (checked when folded)");
+      send(hop.route, sim::Bytes{m.bytes}, tag, step_overhead(route) + drain, cap, &hop.weights);
     }
   }
 
