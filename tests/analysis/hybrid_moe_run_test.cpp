@@ -14,12 +14,12 @@ using namespace clustersim;
 namespace {
 
 // The layout of Megatron-Bridge's Nemotron 3 Nano H100 rows (FP8, TP 1, EP 8, micro-batch 1 on
-// 16 GPUs), with a smaller global batch to keep the test short.
+// 16 GPUs, bf16 gradient reduction as NeMo does for FP8), with a smaller global batch to keep the test short.
 std::string nano_scenario(int ep) {
   return "[cluster]\nnode = \"dgx-h100\"\nnodes = 2\n[model]\npreset = \"nemotron-3-nano-30b-a3b\"\n"
          "[parallelism]\ntp = 1\npp = 1\ndp = 16\nep = " +
          std::to_string(ep) +
-         "\ndistributed_optimizer = true\n[training]\nglobal_batch = 32\nmicro_batch = 1\nprecision = \"fp8\"\n"
+         "\ndistributed_optimizer = true\n[training]\nglobal_batch = 32\nmicro_batch = 1\nprecision = \"fp8\"\ngrad_dtype = \"bf16\"\n"
          "recompute = \"none\"\niterations = 1\n";
 }
 
