@@ -168,14 +168,24 @@ std::string other_moe_reason(const std::string& model) {
 // Hybrid Mamba models the tables name, as the workloads' presets (model/model_presets.cpp: the
 // Nemotron-H 8B/47B/56B shapes from arXiv 2504.03624 and Megatron-Bridge's NemotronH providers).
 // dgxc-benchmarking's Nemotron-H rows state only the layer count ("arch fields beyond layers not
-// filled"); the preset supplies the rest. Nemotron 3 (Nano, Super, Ultra, 3.5) interleaves Mamba-2
-// with MoE layers ('E' in the pattern), which the hybrid model does not express, and its rows
-// state no architecture.
+// filled"); the preset supplies the rest. Nemotron 3 interleaves Mamba-2 with MoE layers ('E' in
+// the pattern) and its rows state no architecture: Nano is the nemotron-3-nano-30b-a3b preset
+// (its Hugging Face config.json); Super, Ultra and 3.5 Lightning have no preset (no config of
+// theirs was at hand) and stay skipped.
 const char* hybrid_preset_of(const ModernRow& r) {
   if (has(r.model, "Nemotron-H 56B")) return "nemotron-h-56b";
   if (has(r.model, "Nemotron-H 47B")) return "nemotron-h-47b";
   if (has(r.model, "Nemotron-H 8B")) return "nemotron-h-8b";
+  if (has(r.model, "Nemotron_3_Nano")) return "nemotron-3-nano-30b-a3b";
   return nullptr;
+}
+
+// A row whose model has routed experts: an MoE architecture above, or a hybrid MoE preset.
+bool has_experts(const ModernRow& r) {
+  if (moe_arch_of(r) != nullptr) return true;
+  const char* id = hybrid_preset_of(r);
+  const workloads::ModelSpec* m = id != nullptr ? workloads::find_model_preset(id) : nullptr;
+  return m != nullptr && m->is_moe();
 }
 
 // The row with the preset's shape where the table leaves it empty (hybrid rows only).
@@ -231,7 +241,8 @@ std::string unsupported_model(const ModernRow& r) {
   if (moe_arch_of(r) != nullptr) return "";  // expressible; its layout is checked after the others'
   for (const char* moe : {"DeepSeek", "Grok", "Mixtral", "Qwen3", "GPT-OSS", "Kimi", "Llama4"})
     if (has(model, moe)) return other_moe_reason(model);
-  if (has(model, "Nemotron_3")) return "hybrid Mamba + MoE layers (Nemotron 3: 'E' in the layer pattern) not modelled";
+  if (has(model, "Nemotron_3") && hybrid_preset_of(r) == nullptr)
+    return "hybrid Mamba + MoE model without a preset (Nemotron 3 Super, Ultra, 3.5: no published config at hand)";
   if (has(model, "Nemotron-H") && hybrid_preset_of(r) == nullptr) return "hybrid Mamba model without a preset";
   if ((has(model, "LoRA") || has(model, "SFT")) && modern_source_group(r) == "NeMo docs")
     return "fine-tuning recipe of NeMo 24.07 (LoRA rank and targets, SFT memory settings) not checked";
@@ -469,7 +480,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
     t << "\naccount_for_embedding_in_pipeline_split = true\naccount_for_loss_in_pipeline_split = true";
   t << "\nvirtual_stages = " << virtual_stages_of(r) << "\nsequence_parallel = " << (tp > 1 ? "true" : "false")
     << "\n" << (fsdp ? "zero = 3" : lora_rank_of(r) > 0 ? "distributed_optimizer = false" : "distributed_optimizer = true") << "\n";
-  if (moe_arch_of(r) != nullptr) {
+  if (has_experts(r)) {
     t << "ep = " << notes_int(r, "EP") << "\n";
     if (notes_int(r, "ETP") > 0) t << "etp = " << notes_int(r, "ETP") << "\n";
   }
@@ -611,7 +622,7 @@ std::string modern_skip_reason(const ModernRow& row) {
   if (std::string why = node_skip_reason(row); !why.empty()) return why;
   if (std::string why = unsupported_model(row); !why.empty()) return why;
   if (std::string why = layout_skip_reason(with_hybrid_shape(row)); !why.empty()) return why;
-  if (moe_arch_of(row) != nullptr) {
+  if (has_experts(row)) {
     if (std::string why = moe_skip_reason(row); !why.empty()) return why;
   }
   if (precision_for(row).empty()) return "precision " + row.precision + " not modelled";

@@ -2,7 +2,8 @@
 // the pattern's characters and length against the layers, the Mamba-2 shape (heads a multiple of
 // the groups, as mamba_ssm's Mamba2 asserts), and Megatron-Core MambaMixer's tensor-parallel
 // split (heads and groups divide over tp: its asserts "nheads % tp == 0", "ngroups % tp == 0").
-// Context parallelism, MoE layers ('E') and LoRA on a hybrid are not modelled and are refused.
+// MoE layers ('E', Nemotron 3) need experts, and experts need 'E' layers. Context parallelism and
+// LoRA on a hybrid are not modelled and are refused.
 #include <algorithm>
 #include <numeric>
 #include <string>
@@ -17,7 +18,7 @@ constexpr const char* kMambaKeys[] = {"mamba_heads", "mamba_head_dim", "mamba_ex
                                       "mamba_state", "mamba_conv",     "mamba_chunk"};
 constexpr const char* kPatternHint =
     "one character per layer as Megatron-LM's --hybrid-override-pattern: 'M' Mamba-2, '*' attention, '-' MLP, "
-    "e.g. hybrid_pattern = \"M-M-M*-M-\" (MoE layers 'E' are not modelled)";
+    "'E' MoE (with experts), e.g. hybrid_pattern = \"M-M-M*-M-\" or \"MEMEM*EMEME\"";
 
 }  // namespace
 
@@ -33,7 +34,7 @@ void Loader::check_hybrid() {
     }
     return;
   }
-  const std::size_t bad = m.hybrid_pattern.find_first_not_of("M*-");
+  const std::size_t bad = m.hybrid_pattern.find_first_not_of("M*-E");
   if (bad != std::string::npos) {
     error_at_key("model.hybrid_pattern",
                  "hybrid_pattern has '" + std::string(1, m.hybrid_pattern[bad]) + "' at position " + std::to_string(bad + 1),
@@ -45,9 +46,14 @@ void Loader::check_hybrid() {
                  "layers = " + std::to_string(m.layers) + " but hybrid_pattern has " +
                      std::to_string(m.hybrid_pattern.size()) + " layers",
                  "remove layers (the pattern sets it), or make the pattern one character per layer");
-  if (m.is_moe())
-    error_at_key("model.experts", "a hybrid Mamba model with experts is not modelled",
-                 "remove experts, or remove hybrid_pattern");
+  const bool has_moe_layers = m.hybrid_pattern.find('E') != std::string::npos;
+  if (has_moe_layers && !m.is_moe())
+    error_at_key("model.hybrid_pattern", "hybrid_pattern has MoE layers ('E') but the model has no experts",
+                 "set experts, experts_per_token and moe_ffn_hidden in [model] (Nemotron 3 Nano: 128, 6, 1856), "
+                 "or use '-' for dense MLP layers");
+  if (m.is_moe() && !has_moe_layers)
+    error_at_key("model.experts", "experts = " + std::to_string(m.experts) + " but hybrid_pattern has no MoE layer ('E')",
+                 "mark the MoE layers 'E' in hybrid_pattern, or remove experts");
   if (m.mamba_heads <= 0 || m.mamba_heads % m.mamba_groups != 0)
     error_at_key("model.mamba_heads",
                  "mamba_heads = " + std::to_string(m.mamba_heads) + " is not a multiple of mamba_groups = " +

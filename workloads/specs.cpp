@@ -56,12 +56,23 @@ double ModelSpec::expert_parameters() const {
   return experts * per_expert;
 }
 
-double ModelSpec::moe_layer_dense_parameters() const {
+double ModelSpec::moe_block_parameters() const {
   const double h = hidden;
-  const double dense_mlp = (mlp == MlpKind::Gelu ? 2.0 : 3.0) * h * ffn_hidden;
   const double shared = (mlp == MlpKind::Gelu ? 2.0 : 3.0) * h * static_cast<double>(moe_ffn_hidden) * shared_experts;
   const double router = h * experts;
-  return dense_layer_parameters() - dense_mlp + shared + router;
+  return shared + router;
+}
+
+double ModelSpec::moe_layer_dense_parameters() const {
+  if (is_hybrid()) return moe_block_parameters() + final_norm_parameters();
+  const double dense_mlp = (mlp == MlpKind::Gelu ? 2.0 : 3.0) * static_cast<double>(hidden) * ffn_hidden;
+  return dense_layer_parameters() - dense_mlp + moe_block_parameters();
+}
+
+bool ModelSpec::is_moe_layer(int layer) const {
+  if (!is_moe()) return false;
+  if (is_hybrid()) return layer >= 0 && layer < static_cast<int>(hybrid_pattern.size()) && hybrid_pattern[layer] == 'E';
+  return layer >= first_dense_layers && (layer - first_dense_layers) % moe_layer_freq == 0;
 }
 
 int ModelSpec::moe_layers_in(int first, int count) const {
@@ -73,7 +84,10 @@ int ModelSpec::moe_layers_in(int first, int count) const {
 double ModelSpec::layer_parameters() const { return layer_parameters_per_ep_rank(1); }
 
 double ModelSpec::layer_parameters_per_ep_rank(int ep) const {
-  if (is_hybrid() && layers > 0) return parameters_of_layers(0, layers) / layers;
+  if (is_hybrid() && layers > 0) {
+    const double moe = layers_of_kind_in(LayerKind::Moe, 0, layers);
+    return (parameters_of_layers(0, layers) - moe * expert_parameters() * (1.0 - 1.0 / std::max(1, ep))) / layers;
+  }
   if (!is_moe() || layers <= 0) return dense_layer_parameters();
   const double moe = moe_layers_in(0, layers);
   const double dense = layers - moe;
@@ -84,7 +98,7 @@ double ModelSpec::layer_parameters_per_ep_rank(int ep) const {
 LayerKind ModelSpec::layer_kind(int layer) const {
   if (!is_hybrid()) return is_moe_layer(layer) ? LayerKind::MoeTransformer : LayerKind::Transformer;
   const char c = layer >= 0 && layer < static_cast<int>(hybrid_pattern.size()) ? hybrid_pattern[layer] : 'M';
-  return c == '*' ? LayerKind::Attention : c == '-' ? LayerKind::Mlp : LayerKind::Mamba;
+  return c == '*' ? LayerKind::Attention : c == '-' ? LayerKind::Mlp : c == 'E' ? LayerKind::Moe : LayerKind::Mamba;
 }
 
 int ModelSpec::layers_of_kind_in(LayerKind kind, int first, int count) const {
@@ -99,6 +113,7 @@ int ModelSpec::layers_of_kind_in(LayerKind kind, int first, int count) const {
 //     A_log, D and dt_bias, one each per head; the gated RMSNorm over d_inner; out_proj
 //     d_inner -> hidden; the layer's pre-norm (hidden).
 //   Attention: the pre-norm, QKV and the out-projection; Mlp: the pre-norm and the MLP.
+//   Moe: the pre-norm, the router (hidden -> experts), the shared experts and every routed expert.
 double ModelSpec::layer_parameters_of(LayerKind kind) const {
   const double h = hidden, norm_params = final_norm_parameters();
   switch (kind) {
@@ -112,6 +127,8 @@ double ModelSpec::layer_parameters_of(LayerKind kind) const {
     }
     case LayerKind::Mlp:
       return (mlp == MlpKind::Gelu ? 2.0 : 3.0) * h * ffn_hidden + norm_params;
+    case LayerKind::Moe:
+      return moe_block_parameters() + expert_parameters() + norm_params;
     case LayerKind::Mamba: {
       const double inner = mamba_inner(), bc = 2.0 * mamba_groups * static_cast<double>(mamba_state);
       const double in_proj = h * (2.0 * inner + bc + mamba_heads);

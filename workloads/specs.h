@@ -28,10 +28,11 @@ enum class PositionKind : std::uint8_t { Auto, Learned, Rotary, None };
 // What one layer of a hybrid model is (ModelSpec::hybrid_pattern; workloads/model/mamba_ops.h).
 // Transformer and MoeTransformer are the attention + MLP (or MoE) layers of a plain decoder; a
 // hybrid model's layers are single blocks, each a pre-norm, one mixer or MLP, and a residual add:
-// Mamba (Mamba-2 mixer), Attention (self-attention only) and Mlp (the MLP only).
-enum class LayerKind : std::uint8_t { Transformer, MoeTransformer, Mamba, Attention, Mlp };
+// Mamba (Mamba-2 mixer), Attention (self-attention only), Mlp (the MLP only) and Moe (the MoE
+// block only: router, routed and shared experts; Nemotron 3's 'E' layers).
+enum class LayerKind : std::uint8_t { Transformer, MoeTransformer, Mamba, Attention, Mlp, Moe };
 inline constexpr LayerKind kLayerKinds[] = {LayerKind::Transformer, LayerKind::MoeTransformer, LayerKind::Mamba,
-                                            LayerKind::Attention, LayerKind::Mlp};
+                                            LayerKind::Attention, LayerKind::Mlp, LayerKind::Moe};
 
 struct ModelSpec {
   std::string id = "custom";   // preset id or "custom" / "hf:<path>"
@@ -73,8 +74,10 @@ struct ModelSpec {
   double capacity_factor = 0.0;
   // Hybrid Mamba models (Megatron-LM MambaModel, --hybrid-override-pattern; Nemotron-H, arXiv
   // 2504.03624): one character per layer, 'M' a Mamba-2 layer, '*' a self-attention layer, '-' an
-  // MLP layer (layers = the pattern's length). Empty: every layer is a transformer layer. ('E',
-  // Megatron's MoE layer, is not modelled; the loader refuses it.) The Mamba-2 mixer (Dao & Gu
+  // MLP layer, 'E' an MoE layer (Megatron-Core's MoE block: router, `experts` routed experts,
+  // shared experts; Nemotron 3, NVIDIA 2025, "Nemotron 3 Nano" technical report), which needs
+  // experts > 0 (layers = the pattern's length). Empty: every layer is a transformer layer. With a
+  // pattern, first_dense_layers and moe_layer_freq play no part. The Mamba-2 mixer (Dao & Gu
   // 2024, arXiv 2405.21060) has mamba_heads heads of mamba_head_dim (d_inner = their product,
   // expand x hidden), B and C shared by mamba_groups groups, state size mamba_state (d_state), a
   // causal depthwise conv of mamba_conv taps (d_conv) and SSD chunks of mamba_chunk tokens.
@@ -118,16 +121,17 @@ struct ModelSpec {
   // is hidden unless attention_head_dim says otherwise.
   double attention_width() const { return static_cast<double>(heads) * head_dim(); }
   bool is_moe() const { return experts > 0; }
-  // Layer `layer` (0-based) is an MoE layer.
-  bool is_moe_layer(int layer) const {
-    return is_moe() && layer >= first_dense_layers && (layer - first_dense_layers) % moe_layer_freq == 0;
-  }
+  // Layer `layer` (0-based) is an MoE layer (a hybrid's 'E' layer, or an MoE transformer layer).
+  bool is_moe_layer(int layer) const;
   // MoE layers among layers [first, first + count).
   int moe_layers_in(int first, int count) const;
   // Parameters of the routed experts of one MoE layer (all experts, before expert parallelism).
   double expert_parameters() const;
-  // One MoE layer's parameters outside the routed experts (attention, norms, router, shared experts).
+  // One MoE layer's parameters outside the routed experts (attention, norms, router, shared
+  // experts; a hybrid's 'E' layer: its pre-norm, router and shared experts).
   double moe_layer_dense_parameters() const;
+  // The router and the shared experts of one MoE block.
+  double moe_block_parameters() const;
   // Parameter count (embeddings included, position embeddings excluded for rotary models).
   double parameters() const;
   // One transformer layer's parameters (projections, MLP, norms, biases for GPT-style models);

@@ -36,8 +36,8 @@ TEST_CASE("scenarios::parse_scenario: a custom hybrid takes its layers from the 
 }
 
 TEST_CASE("scenarios::parse_scenario: hybrid errors name the key and how to fix it") {
-  const std::string moe = error_of(scenario("hidden = 4096\nheads = 32\nhybrid_pattern = \"M-E*\"\n"));
-  CHECK(moe.find("hybrid_pattern has 'E' at position 3") != std::string::npos);
+  const std::string moe = error_of(scenario("hidden = 4096\nheads = 32\nhybrid_pattern = \"M-X*\"\n"));
+  CHECK(moe.find("hybrid_pattern has 'X' at position 3") != std::string::npos);
   CHECK(moe.find("'M' Mamba-2") != std::string::npos);
   const std::string count = error_of(scenario(kCustom + "layers = 9\n"));
   CHECK(count.find("layers = 9 but hybrid_pattern has 7 layers") != std::string::npos);
@@ -51,4 +51,20 @@ TEST_CASE("scenarios::parse_scenario: hybrid errors name the key and how to fix 
   const std::string cp = error_of(scenario("preset = \"nemotron-h-8b\"\n", "tp = 2\ncp = 2\n"));
   CHECK(cp.find("context parallelism with Mamba layers is not modelled") != std::string::npos);
   CHECK(error_of(scenario("preset = \"nemotron-h-8b\"\n")) == "(no error)");
+}
+
+TEST_CASE("scenarios::parse_scenario: MoE layers ('E') in a hybrid need experts, and experts need 'E' layers") {
+  const std::string bare = error_of(scenario("hidden = 2688\nheads = 32\nhybrid_pattern = \"MEM*E\"\n"));
+  CHECK(bare.find("hybrid_pattern has MoE layers ('E') but the model has no experts") != std::string::npos);
+  CHECK(bare.find("set experts, experts_per_token and moe_ffn_hidden") != std::string::npos);
+  const std::string orphan =
+      error_of(scenario("hidden = 2688\nheads = 32\nhybrid_pattern = \"M-M*-\"\nexperts = 8\nexperts_per_token = 2\n"
+                        "moe_ffn_hidden = 1024\n"));
+  CHECK(orphan.find("experts = 8 but hybrid_pattern has no MoE layer ('E')") != std::string::npos);
+  const ScenarioSpec s = parse_scenario(scenario("preset = \"nemotron-3-nano-30b-a3b\"\n", "tp = 1\ndp = 8\nep = 8\n"),
+                                        "s.toml");
+  CHECK(s.model.is_hybrid());
+  CHECK(s.model.is_moe());
+  CHECK(s.parallel.ep == 8);
+  CHECK(s.model.layers_of_kind_in(workloads::LayerKind::Moe, 0, s.model.layers) == 23);
 }

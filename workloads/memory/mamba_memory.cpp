@@ -29,7 +29,10 @@ std::vector<SavedTensor> hybrid_saved_layer_tensors(const ModelSpec& model, int 
   if (recompute == Recompute::Full || model.layers <= 0) return transformer;
   const double layers = model.layers;
   const double attention = model.layers_of_kind_in(LayerKind::Attention, 0, model.layers) / layers;
-  const double mlp = model.layers_of_kind_in(LayerKind::Mlp, 0, model.layers) / layers;
+  // An 'E' layer saves an MLP layer's tensors at ffn_hidden; memory_model's MoE activations add the
+  // dispatched tokens and the experts' width beyond it.
+  const double mlp = (model.layers_of_kind_in(LayerKind::Mlp, 0, model.layers) +
+                      model.layers_of_kind_in(LayerKind::Moe, 0, model.layers)) / layers;
   const double mamba = model.layers_of_kind_in(LayerKind::Mamba, 0, model.layers) / layers;
   std::vector<SavedTensor> mean;
   bool in_mlp = false;

@@ -131,8 +131,11 @@ void add_moe_states(Builder& out, const MemoryRequest& r, int stage) {
   const ModelSpec& m = r.model;
   const ParallelSpec& par = r.parallel;
   const int layers = par.layers_on_stage(m.layers, stage);
-  const int moe = m.moe_layers_in(first_layer_of_stage(m, par, stage), layers);
-  const double replicated = (layers - moe) * m.dense_layer_parameters() + moe * m.moe_layer_dense_parameters();
+  const int first = first_layer_of_stage(m, par, stage);
+  const int moe = m.moe_layers_in(first, layers);
+  // A hybrid's stage: its own Mamba, attention, MLP and 'E' layers, the routed experts apart.
+  const double replicated = m.is_hybrid() ? m.parameters_of_layers(first, layers) - moe * m.expert_parameters()
+                                          : (layers - moe) * m.dense_layer_parameters() + moe * m.moe_layer_dense_parameters();
   const bool trainable = !r.training.finetune.lora();
   // MLA's down-projections are whole on every tensor-parallel rank (ModelSpec::tp_replicated_...).
   const double duplicated = layers * m.tp_replicated_attention_parameters() * (1.0 - 1.0 / par.tp);

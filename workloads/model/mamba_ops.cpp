@@ -106,12 +106,13 @@ std::vector<OpCost> layer_ops_of_kind(const ModelSpec& model, const OpShape& sha
     case LayerKind::MoeTransformer: return layer_ops(model, shape, true);
     case LayerKind::Mamba: return mamba_layer_ops(model, shape);
     case LayerKind::Attention:
-    case LayerKind::Mlp: break;
+    case LayerKind::Mlp:
+    case LayerKind::Moe: break;
   }
-  const std::vector<OpCost> full = layer_ops(model, shape, false);
+  const std::vector<OpCost> full = layer_ops(model, shape, kind == LayerKind::Moe);
   const auto split = std::find_if(full.begin(), full.end(), [](const OpCost& op) { return op.name == "post_attention_norm"; });
   std::vector<OpCost> half;
-  if (kind == LayerKind::Mlp) return {split, full.end()};
+  if (kind == LayerKind::Mlp || kind == LayerKind::Moe) return {split, full.end()};
   for (auto it = full.begin(); it != split; ++it) {
     if (model.positions == PositionKind::None && it->name == "rotary_embedding") continue;
     half.push_back(*it);

@@ -44,7 +44,9 @@ double ssd_flops_per_token(const ModelSpec& model);
 std::vector<OpCost> mamba_layer_ops(const ModelSpec& model, const OpShape& shape);
 // The ops of one layer of `kind`: Transformer and MoeTransformer are layer_ops; Attention is its
 // attention half (pre-norm to the attention residual), Mlp its MLP half (the post-attention norm,
-// which is then the layer's pre-norm, to the MLP residual); Mamba is mamba_layer_ops. With
+// which is then the layer's pre-norm, to the MLP residual); Moe the MoE half of an MoE transformer
+// layer (the norm, router, permute, shared and routed experts, unpermute, residual; its
+// expert-parallel all-to-all is the stage costs'); Mamba is mamba_layer_ops. With
 // PositionKind::None the attention layer has no rotary kernel.
 std::vector<OpCost> layer_ops_of_kind(const ModelSpec& model, const OpShape& shape, LayerKind kind);
 // Tensor-parallel exchanges per layer of `kind` relative to a transformer layer's two (attention

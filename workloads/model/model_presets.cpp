@@ -57,6 +57,17 @@
 // shapes), RMSNorm, no biases, no position embedding, untied output layer, vocab 131072, seq 8192,
 // no dropout. SSD chunk 128 (Megatron-Core MambaMixer's chunk_size; mamba_ssm's Mamba2 module
 // defaults to 256). Counted here: 8.10 B, 46.8 B and 56.3 B parameters.
+//
+// Nemotron 3 Nano 30B-A3B (NVIDIA 2025, Hugging Face nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B
+// config.json, model_type nemotron_h): hybrid_override_pattern of 52 layers, 23 Mamba-2 ('M'),
+// 23 MoE ('E') and 6 attention ('*'); hidden 2688; attention 32 heads of head_dim 128 with 2 KV
+// heads; Mamba-2 mamba_num_heads 64 of mamba_head_dim 64, n_groups 8, ssm_state_size 128,
+// conv_kernel 4, chunk_size 128; MoE n_routed_experts 128, num_experts_per_tok 6,
+// moe_intermediate_size 1856, one shared expert of moe_shared_expert_intermediate_size 3712
+// (= 2 x 1856: shared_experts 2 in this spec's units); mlp_hidden_act relu2 (two matrices per
+// expert), RMSNorm, no biases, untied embeddings, vocab 131072. Megatron-Bridge's Nemotron 3 Nano
+// pretraining recipe trains it at seq 8192. The model card gives 31.6 B parameters, 3.2 B active
+// (3.6 B with embeddings); counted here: 31.6 B and 3.58 B (nemotron_3_active_parameters test).
 #include "workloads/model/model_presets.h"
 
 #include <array>
@@ -148,8 +159,21 @@ ModelSpec gpt_oss(ModelSpec m) {
   return m;
 }
 
-const std::array<ModelSpec, 21>& presets() {
-  static const std::array<ModelSpec, 21> kPresets = {
+// A Nemotron 3 hybrid MoE (above): `pattern` of Mamba-2 ('M'), attention ('*') and MoE ('E')
+// layers, the Nemotron-H layer shapes with MoE blocks of `experts` relu2 experts, top-k.
+ModelSpec nemotron_3(const char* id, const char* pattern, int hidden, int heads, int kv_heads, int mamba_heads,
+                     int experts, int top_k, int moe_ffn, int shared_ffn) {
+  ModelSpec m = nemotron_h(id, pattern, hidden, heads, moe_ffn, mamba_heads, 128);
+  m.kv_heads = kv_heads;
+  m.experts = experts;
+  m.experts_per_token = top_k;
+  m.moe_ffn_hidden = moe_ffn;
+  m.shared_experts = shared_ffn / moe_ffn;
+  return m;
+}
+
+const std::array<ModelSpec, 22>& presets() {
+  static const std::array<ModelSpec, 22> kPresets = {
       gpt3("gpt3-125m", 12, 768, 12),
       gpt3("gpt3-1.3b", 24, 2048, 16),
       gpt3("gpt3-2.7b", 32, 2560, 32),
@@ -179,6 +203,9 @@ const std::array<ModelSpec, 21>& presets() {
                  "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-"
                  "M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
                  8192, 64, 32768, 256, 256),
+      //         id                         pattern                                  hidden heads kv mamba experts k ffn shared
+      nemotron_3("nemotron-3-nano-30b-a3b", "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME", 2688, 32, 2, 64, 128, 6,
+                 1856, 3712),
   };
   return kPresets;
 }

@@ -327,10 +327,12 @@ LayerTensorParallel scaled(LayerTensorParallel t, double f) {
   return t;
 }
 
+// An 'E' layer's parameters per GPU: its pre-norm, router and shared experts over tp, its routed
+// experts over ep x etp (as an MoE transformer layer's are).
 std::vector<HybridKindCost> hybrid_kind_costs(const StageCostInputs& in, const OpShape& shape, double act,
                                               int element_bytes) {
   std::vector<HybridKindCost> kinds;
-  for (const LayerKind kind : {LayerKind::Mamba, LayerKind::Attention, LayerKind::Mlp}) {
+  for (const LayerKind kind : {LayerKind::Mamba, LayerKind::Attention, LayerKind::Mlp, LayerKind::Moe}) {
     if (in.model.layers_of_kind_in(kind, 0, in.model.layers) == 0) continue;
     const std::vector<OpCost> ops = layer_ops_of_kind(in.model, shape, kind);
     HybridKindCost k;
@@ -338,7 +340,9 @@ std::vector<HybridKindCost> hybrid_kind_costs(const StageCostInputs& in, const O
     k.lc = layer_compute(in.compute, ops, in.training.recompute);
     k.ltp = scaled(layer_tensor_parallel(in, act, ops), tensor_parallel_share(kind));
     k.lcp = layer_context_parallel(context_parallel_inputs(in, ops, element_bytes));
-    k.params = in.model.layer_parameters_of(kind) / in.parallel.tp;
+    k.params = kind == LayerKind::Moe ? in.model.moe_layer_dense_parameters() / in.parallel.tp +
+                                            in.model.expert_parameters() / in.parallel.ep / in.parallel.expert_tp()
+                                      : in.model.layer_parameters_of(kind) / in.parallel.tp;
     kinds.push_back(k);
   }
   return kinds;
@@ -423,6 +427,11 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
     const int layers = in.parallel.layers_in_chunk(model.layers, vs);
     if (model.is_hybrid()) {
       ChunkCost c = hybrid_chunk_cost(hybrid, model, first_layer, layers, z3, in.fsdp_prefetch);
+      if (const int moe = model.moe_layers_in(first_layer, layers); moe > 0) {  // 'E' layers' all-to-all
+        add_expert_parallel(c, moe, lep);
+        c.expert_params = moe * expert_params;
+        costs.ep_bytes_per_gpu += (c.fwd_ep_bytes + c.bwd_ep_bytes) * in.micro_batches / pp;
+      }
       first_layer += layers;
       add_activation_offload(c, in, layers);
       costs.chunks.push_back(c);
