@@ -3,7 +3,7 @@
 # scenario, memoised and --full, with the wall-clock fields (any key named *wall*) stripped: a
 # performance change must not change a simulated number. A run past the time limit on both sides
 # is reported as skipped, not as a difference.
-#   .ci/compare_outputs.sh REFERENCE_BINARY NEW_BINARY [TIME_LIMIT_S=120] [SCENARIO...]
+#   [MODES="memo full"] .ci/compare_outputs.sh REFERENCE_BINARY NEW_BINARY [TIME_LIMIT_S=120] [SCENARIO...]
 set -u
 ref=$1 new=$2 limit=${3:-120}
 shift $(( $# >= 3 ? 3 : $# ))
@@ -29,7 +29,7 @@ except ValueError:
 }
 status=0
 for s in "${scenarios[@]}"; do
-  for mode in memo full; do
+  for mode in ${MODES:-memo full}; do
     flag=(); [ "$mode" = full ] && flag=(--full)
     timeout "$limit" "$ref" run "$s" --format json "${flag[@]}" >"$tmp/ref.json" 2>"$tmp/ref.err"; rc_ref=$?
     timeout "$limit" "$new" run "$s" --format json "${flag[@]}" >"$tmp/new.json" 2>"$tmp/new.err"; rc_new=$?
