@@ -159,13 +159,13 @@ std::span<const VariableId> FairShareSolver::solve() {
   comp_vars_.clear();
   old_rates_.clear();
   if (!dirty_.empty()) {
-    std::sort(dirty_.begin(), dirty_.end(), [this](ConstraintId a, ConstraintId b) {
-      const double ta = constraints_[a].threshold, tb = constraints_[b].threshold;
-      return ta < tb || (ta == tb && a < b);
-    });
-    for (ConstraintId c : dirty_) {
+    // Lowest threshold first, ties by id. The keys are copied next to the ids so that the sort
+    // reads one contiguous array instead of a constraint per comparison; often already in order.
+    dirty_order_.clear();
+    for (ConstraintId c : dirty_) dirty_order_.emplace_back(constraints_[c].threshold, c);
+    if (!std::is_sorted(dirty_order_.begin(), dirty_order_.end())) std::sort(dirty_order_.begin(), dirty_order_.end());
+    for (const auto& [threshold, c] : dirty_order_) {
       Constraint& con = constraints_[c];
-      const double threshold = con.threshold;
       con.dirty = false;
       con.threshold = kUnlimited;
       if (con.epoch == epoch_) continue;  // gathered from a lower threshold already

@@ -56,6 +56,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace clustersim::sim {
@@ -162,6 +163,7 @@ class FairShareSolver {
   std::array<std::vector<std::uint32_t>, kMaxConstraintsPerVariable + 1> free_blocks_;
   std::vector<VariableId> free_ids_;
   std::vector<ConstraintId> dirty_;
+  std::vector<std::pair<double, ConstraintId>> dirty_order_;  // scratch: (threshold, id), solve's order
   // Variables added onto constraints nobody else used: they are alone, so solve() gives them their
   // alone rate without a search (unless a later arrival joined them, which dirties a constraint).
   std::vector<VariableId> isolated_new_;

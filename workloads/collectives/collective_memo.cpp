@@ -36,7 +36,7 @@ sim::SimTime CollectiveMemo::simulate(CollectiveOp op, CollectiveAlgo algo,
 sim::SimTime CollectiveMemo::concurrent(CollectiveOp op, CollectiveAlgo algo,
                                         const std::vector<std::vector<int>>& groups, sim::Bytes bytes) {
   if (groups.empty() || groups.front().size() < 2 || bytes.value <= 0) return sim::SimTime{};
-  const auto key = std::make_tuple(static_cast<int>(op), static_cast<int>(algo), groups, bytes.value);
+  const auto key = std::make_tuple(static_cast<int>(op), static_cast<int>(algo), bytes.value, groups);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const sim::SimTime t = simulate(op, algo, groups, bytes);
   cache_.emplace(key, t);

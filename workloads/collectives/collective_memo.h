@@ -49,7 +49,9 @@ class CollectiveMemo {
                         sim::Bytes bytes);
 
   CollectiveEnvironment env_;
-  std::map<std::tuple<int, int, std::vector<std::vector<int>>, double>, sim::SimTime> cache_;
+  // Keyed (op, algo, bytes, groups): the groups (up to thousands of ranks) last, so that a lookup
+  // compares them only against entries of the same size.
+  std::map<std::tuple<int, int, double, std::vector<std::vector<int>>>, sim::SimTime> cache_;
   std::uint64_t simulations_ = 0, transfers_ = 0, events_ = 0;
   std::uint64_t budget_ = 0;
 };
