@@ -8,6 +8,7 @@
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "analysis/csv.h"
 #include "scenarios/loader.h"
@@ -238,6 +239,13 @@ std::string unsupported_model(const ModernRow& r) {
   // so they are skipped rather than refused as out of memory. The GB200/GB300/B300 layouts fit.
   if (has(model, "GPT-OSS") && (r.gpu == "B200" || has(r.gpu, "H100")))
     return "GPT-OSS-120B on B200 / H100: the recipe's memory settings are not stated (the layout does not fit as modelled)";
+  // Megatron-Bridge's DeepSeek-V3 BF16 layout on GB200 (pp 4 x vp 4, EP 64, micro-batch 1) needs
+  // 198.9 GiB of 186 GiB per GPU as modelled without recompute; its performance config
+  // (deepseek_workload_base_configs.py DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_BF16: recompute_modules
+  // ["mla_up_proj"]) recomputes a module the selective/full choices here do not express. Skipped
+  // rather than refused as out of memory (its step-time error was -13.1%, branch v-deepseek).
+  if (has(model, "DeepSeek-V3") && r.gpu.starts_with("GB200") && has(r.precision, "BF16"))
+    return "DeepSeek-V3 BF16 on GB200: the recipe's module recompute (mla_up_proj) is not modelled (the layout does not fit without it)";
   if (moe_arch_of(r) != nullptr) return "";  // expressible; its layout is checked after the others'
   for (const char* moe : {"DeepSeek", "Grok", "Mixtral", "Qwen3", "GPT-OSS", "Kimi", "Llama4"})
     if (has(model, moe)) return other_moe_reason(model);
@@ -334,12 +342,54 @@ bool slot_split_recipe(const ModernRow& r) {
   return r.pp > 1 && recipe && r.layers % chunks != 0 && (r.layers + 2) % chunks == 0;
 }
 
+// DeepSeek-V3 and Kimi-K2 (61 layers) lay their layers out explicitly, one count per model chunk
+// in model order (parallelism.stage_layers): Megatron-Bridge's recipes map (pp, vp) to a
+// pipeline_model_parallel_layout (recipes/deepseek/deepseek_v3.py layout_map and
+// recipes/kimi/kimi_k2.py _get_kimi_k2_pipeline_layout: 4 chunks "E t*16 | t*16 | t*16 | t*13 L",
+// 8 chunks "E t*8 | (t*8 |) x 6 | t*5 L", 16 chunks "E t*4 | (t*4 |) x 14 | t L"), and the
+// performance configs (scripts/performance/configs/deepseek/deepseek_workload_base_configs.py)
+// set pp 2 vp 8 to "Et*4|(t*4|)*14tmL" (the 16-chunk one) and pp 8 vp 4 to "Et|(tt|)*30mL"
+// (32 chunks: 1, 30 x 2, 0). The recipes give the same counts to every (pp, vp) with the same
+// number of chunks, so the count of chunks picks the layout; the MTP block (m) is not a decoder
+// layer and is left out here (mtp_skip_reason).
+std::vector<int> recipe_stage_layers(const ModernRow& r) {
+  if ((!has(r.model, "DeepSeek-V3") && !has(r.model, "Kimi-K2")) || r.layers != 61 || r.pp < 2) return {};
+  auto layout = [](int first, int middle, int middle_chunks, int last) {
+    std::vector<int> v{first};
+    v.insert(v.end(), middle_chunks, middle);
+    v.push_back(last);
+    return v;
+  };
+  switch (r.pp * virtual_stages_of(r)) {
+    case 4: return layout(16, 16, 2, 13);
+    case 8: return layout(8, 8, 6, 5);
+    case 16: return layout(4, 4, 14, 1);
+    case 32: return layout(1, 2, 30, 0);
+    default: return {};
+  }
+}
+
+// Multi-token prediction (DeepSeek-V3 paper, Liu et al. 2024, Sec. 2.2: one more transformer
+// block, a 2h -> h projection and the shared output head on the last stage) is not modelled.
+// Megatron-Bridge's DeepSeek-V3 recipe sets mtp_num_layers = 1 (deepseek_v3.py), so its rows
+// train with MTP unless labelled "w/o MTP"; dgxc-benchmarking's v25.05 rows run NeMo 2's recipe,
+// whose pretrain_recipe defaults to use_mtp = True (nemo/collections/llm/recipes/deepseek_v3.py:
+// mtp_num_layers = 1; which release dgxc pinned was not checked). Kimi-K2's recipe has no MTP (kimi_k2.py: no mtp_num_layers,
+// layouts end in "L" alone).
+std::string mtp_skip_reason(const ModernRow& r) {
+  if (!has(r.model, "DeepSeek-V3") || has(r.model, "w/o MTP")) return "";
+  if (modern_source_group(r) == "dgxc-benchmarking")
+    return "DeepSeek-V3 multi-token prediction on (NeMo deepseek_v3.py pretrain_recipe use_mtp = True) is not modelled";
+  return "DeepSeek-V3 multi-token prediction on (Megatron-Bridge deepseek_v3.py mtp_num_layers = 1) is not modelled";
+}
+
 std::string layout_skip_reason(const ModernRow& r) {
   if (r.layers <= 0 || r.hidden <= 0 || r.heads <= 0 || r.seq_len <= 0) return "model shape not stated";
   if (r.global_batch <= 0 || r.num_gpus <= 0) return "batch or GPU count not stated";
   const int tp = std::max(r.tp, 1), pp = std::max(r.pp, 1);
   if (tp * pp * cp_of(r) * dp_of(r) != r.num_gpus) return "tp x pp x cp x dp differs from the GPU count (CHECK in source)";
-  if (r.layers % (pp * virtual_stages_of(r)) != 0 && !slot_split_recipe(r))
+  if (const std::string mtp = mtp_skip_reason(r); !mtp.empty()) return mtp;
+  if (r.layers % (pp * virtual_stages_of(r)) != 0 && !slot_split_recipe(r) && recipe_stage_layers(r).empty())
     return "uneven pipeline stages (layers not a multiple of pp x virtual stages; issue #10 item 7)";
   // Megatron-Bridge 26.02.01 prints GB300 Llama 3 70B NVFP4 as tp 1, pp 1, DDP, MBS 2, where its
   // other releases and the recipe (LLAMA3_70B_PRETRAIN_CONFIG_GB300_NVFP4_V1: pp 4, vp 5) say
@@ -478,6 +528,11 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (cp_of(r) > 1) t << "\ncp = " << cp_of(r) << "\ncp_comm_type = \"p2p\"";  // Megatron's default
   if (slot_split_recipe(r))
     t << "\naccount_for_embedding_in_pipeline_split = true\naccount_for_loss_in_pipeline_split = true";
+  if (const std::vector<int> chunks = recipe_stage_layers(r); !chunks.empty()) {
+    t << "\nstage_layers = [";
+    for (std::size_t i = 0; i < chunks.size(); ++i) t << (i ? ", " : "") << chunks[i];
+    t << "]";
+  }
   t << "\nvirtual_stages = " << virtual_stages_of(r) << "\nsequence_parallel = " << (tp > 1 ? "true" : "false")
     << "\n" << (fsdp ? "zero = 3" : lora_rank_of(r) > 0 ? "distributed_optimizer = false" : "distributed_optimizer = true") << "\n";
   if (has_experts(r)) {

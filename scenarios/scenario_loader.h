@@ -69,6 +69,7 @@ class Loader : public LoadContext {
   bool read_gpu_overrides(Section& cluster);
   bool read_model(const toml::table* t);
   bool read_parallelism(const toml::table* t);
+  void read_stage_layers(Section& s);
   bool read_training(const toml::table* t);
   bool read_sync(const toml::table* t);
   bool read_finetune(const toml::table* t);

@@ -126,7 +126,14 @@ void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
       out << "# etp = " << p.tp << "  # default: tp (Megatron-Core's expert_tensor_parallel_size)\n";
   }
   const int layers = spec.model.layers;
-  const char* why = p.split_slots() > 0 ? "  # from the embedding/loss layer slots\n" : "  # default: an even share of the layers\n";
+  const char* why = !p.stage_layers.empty() ? "  # from stage_layers\n"
+                    : p.split_slots() > 0   ? "  # from the embedding/loss layer slots\n"
+                                            : "  # default: an even share of the layers\n";
+  if (!p.stage_layers.empty()) {
+    out << "stage_layers = [";
+    for (std::size_t i = 0; i < p.stage_layers.size(); ++i) out << (i ? ", " : "") << p.stage_layers[i];
+    out << "]\n";
+  }
   if (p.first_stage_layers > 0)
     out << "first_stage_layers = " << p.first_stage_layers << "\n";
   else

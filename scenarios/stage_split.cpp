@@ -121,6 +121,35 @@ std::optional<StageSplitProblem> slot_split(int layers, const ParallelSpec& p) {
                                ", or use first_stage_layers / last_stage_layers"};
 }
 
+// An explicit layout (parallelism.stage_layers): one count per model chunk, adding up to the
+// model's layers; exclusive with the other two ways of splitting, as Megatron-Core's
+// TransformerConfig asserts for pipeline_model_parallel_layout.
+std::optional<StageSplitProblem> explicit_layout(int layers, const ParallelSpec& p) {
+  const std::string key = "parallelism.stage_layers";
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || p.split_slots() > 0)
+    return StageSplitProblem{key, "stage_layers and first_stage_layers / last_stage_layers / account_for_*_in_pipeline_split are "
+                                  "different ways to split the layers",
+                             "use stage_layers alone (it lists every chunk's layers)"};
+  const int chunks = p.pp * std::max(p.virtual_stages, 1);
+  const int given = static_cast<int>(p.stage_layers.size());
+  if (given != chunks)
+    return StageSplitProblem{key, "stage_layers lists " + std::to_string(given) + " model chunk(s), but pp * virtual_stages = " +
+                                      std::to_string(p.pp) + " * " + std::to_string(std::max(p.virtual_stages, 1)) + " = " +
+                                      std::to_string(chunks),
+                             "give one layer count per model chunk, in model order (chunk c of stage r is entry c * pp + r)"};
+  int sum = 0;
+  for (int n : p.stage_layers) sum += n;
+  if (sum != layers)
+    return StageSplitProblem{key, "stage_layers adds up to " + std::to_string(sum) + " layers, but the model has layers = " +
+                                      std::to_string(layers),
+                             "make the counts add up to " + std::to_string(layers) + " (a chunk may hold 0: only the embedding or loss)"};
+  for (int stage = 0; stage < p.pp; ++stage)
+    if (p.layers_on_stage(layers, stage) == 0)
+      return StageSplitProblem{key, "stage_layers leaves pipeline stage " + std::to_string(stage) + " without a transformer layer",
+                               "give every stage at least one layer over its chunks, or use fewer pipeline stages"};
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<StageSplit> suggest_stage_split(int layers, int pp) {
@@ -156,6 +185,7 @@ std::string stage_layers_text(int layers, const ParallelSpec& p) {
 
 std::optional<StageSplitProblem> check_stage_split(int layers, const ParallelSpec& p, const std::string& model_name,
                                                    int pp_limit) {
+  if (!p.stage_layers.empty()) return explicit_layout(layers, p);
   if (p.split_slots() > 0) return slot_split(layers, p);
   if (p.uneven_stages()) {
     if (auto e = uneven_counts(layers, p)) return e;

@@ -5,6 +5,7 @@
 #include <climits>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "scenarios/scenario_loader.h"
 #include "scenarios/toml_reader.h"
@@ -16,7 +17,7 @@ using workloads::Schedule;
 
 constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual_stages", "schedule", "sequence_parallel",
                                               "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers",
-                                              "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split", "zero3_gather",
+                                              "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split", "stage_layers", "zero3_gather",
                                               "cp", "cp_comm_type", "ep", "etp"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype",
@@ -26,6 +27,32 @@ constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap", "
                                           "offload_delayed_update"};
 
 }  // namespace
+
+// parallelism.stage_layers: transformer layers per model chunk, in model order (ParallelSpec::
+// stage_layers). Its length and sum are checked against pp, virtual_stages and the model later
+// (stage_split.cpp), once both sections are read.
+void Loader::read_stage_layers(Section& s) {
+  const toml::node* n = s.find("stage_layers");
+  if (n == nullptr) return;
+  const toml::array* list = n->as_array();
+  const char* example = "[4, 4, 4, 1]";
+  if (list == nullptr || list->empty()) {
+    s.wrong_type("stage_layers", *n, "a non-empty array of layer counts, one per model chunk", example);
+    return;
+  }
+  std::vector<int> counts;
+  for (const toml::node& e : *list) {
+    const auto* v = e.as_integer();
+    if (v == nullptr || v->get() < 0 || v->get() > (1 << 20)) {
+      error_at_key("parallelism.stage_layers", "stage_layers lists " + (v ? std::to_string(v->get()) : "a " + type_name(e.type())) +
+                                                   ", not a layer count",
+                   std::string("give whole numbers >= 0, one per model chunk (pp x virtual_stages), e.g. stage_layers = ") + example);
+      return;
+    }
+    counts.push_back(static_cast<int>(v->get()));
+  }
+  spec_.parallel.stage_layers = std::move(counts);
+}
 
 bool Loader::read_parallelism(const toml::table* t) {
   const std::size_t before = error_count();
@@ -46,6 +73,7 @@ bool Loader::read_parallelism(const toml::table* t) {
   if (auto v = s.integer("last_stage_layers", 1, 1 << 20, "7")) p.last_stage_layers = *v;
   if (auto v = s.boolean("account_for_embedding_in_pipeline_split")) p.embedding_in_split = *v;
   if (auto v = s.boolean("account_for_loss_in_pipeline_split")) p.loss_in_split = *v;
+  read_stage_layers(s);
   if (auto v = s.choice("zero3_gather", workloads::kZero3GatherNames)) p.zero3_gather = *v;
   if (auto v = s.integer("cp", 1, 1 << 16, "8")) p.cp = *v;
   if (auto v = s.choice("cp_comm_type", workloads::kCpCommNames)) p.cp_comm = *v;

@@ -50,7 +50,10 @@ double layer_params(const workloads::ModelSpec& m) {
 
 int layers_per_stage(const workloads::ModelSpec& m, const workloads::ParallelSpec& p) {
   const int pp = std::max(1, p.pp);
-  return std::max({(m.layers + pp - 1) / pp, p.first_stage_layers, p.last_stage_layers});
+  int most = std::max({(m.layers + pp - 1) / pp, p.first_stage_layers, p.last_stage_layers});
+  if (!p.stage_layers.empty())
+    for (int stage = 0; stage < pp; ++stage) most = std::max(most, p.layers_on_stage(m.layers, stage));
+  return most;
 }
 
 }  // namespace

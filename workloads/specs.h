@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/enum_names.h"
 #include "topology/catalog.h"
@@ -221,6 +222,13 @@ struct ParallelSpec {
   // 128 slots, 2 per chunk, stage 0 = 1 + 7 x 2 = 15 layers. Exclusive with the counts above.
   bool embedding_in_split = false;
   bool loss_in_split = false;
+  // An explicit layout: transformer layers of every model chunk in model order (pp x
+  // virtual_stages entries; chunk c of stage r is entry c * pp + r), as Megatron-Core's
+  // pipeline_model_parallel_layout lists them between its '|' stage marks. Megatron-Bridge's
+  // DeepSeek-V3 recipe (recipes/deepseek/deepseek_v3.py, layout_map for pp 16 or pp 4 x vp 4):
+  // "E t*4 | (t*4 |) x 14 | t m L" = 4, 14 x 4, 1. Empty = not given; exclusive with the counts
+  // and slots above (scenarios/stage_split.h).
+  std::vector<int> stage_layers;
   // Expert parallelism: the routed experts of every MoE layer divide over `ep` GPUs. As in
   // Megatron-Core (megatron/core/parallel_state.py, initialize_model_parallel: the expert grid is
   // carved out of the same GPUs; expert data parallel size = dp / ep with expert tensor parallel
@@ -248,7 +256,8 @@ struct ParallelSpec {
   // Tokens of one sequence on one GPU.
   int local_seq_len(int seq_len) const { return seq_len / cp; }
   bool uneven_stages() const {
-    return first_stage_layers > 0 || last_stage_layers > 0 || embedding_in_split || loss_in_split;
+    return first_stage_layers > 0 || last_stage_layers > 0 || embedding_in_split || loss_in_split ||
+           !stage_layers.empty();
   }
   // Layer slots the embedding and the loss take in the split (0, 1 or 2).
   int split_slots() const { return (embedding_in_split ? 1 : 0) + (loss_in_split ? 1 : 0); }
@@ -262,7 +271,7 @@ struct ParallelSpec {
   // stages share evenly; for any other input the first middle stages take the remainder, so the
   // stages still add up to the layers.
   int layers_on_stage(int layers, int stage) const {
-    if (split_slots() > 0) {
+    if (split_slots() > 0 || !stage_layers.empty()) {
       const int chunks = std::max(virtual_stages, 1);
       int on_stage = 0;
       for (int c = 0; c < chunks; ++c) on_stage += layers_in_chunk(layers, c * pp + stage);
@@ -284,6 +293,8 @@ struct ParallelSpec {
   // Never negative: a chunk that is only the embedding (or only the loss) builds none.
   int layers_in_chunk(int layers, int virtual_stage) const {
     const int chunks = std::max(virtual_stages, 1);
+    if (!stage_layers.empty())
+      return virtual_stage >= 0 && virtual_stage < static_cast<int>(stage_layers.size()) ? stage_layers[virtual_stage] : 0;
     if (split_slots() == 0) return layers_on_stage(layers, virtual_stage % pp) / chunks;
     const int per_chunk = (layers + split_slots()) / (pp * chunks);
     int here = per_chunk;

@@ -178,7 +178,7 @@ TEST_CASE("analysis::modern_skip_reason: what cannot be expressed yet is refused
   r.precision = "MXFP8";
   CHECK(modern_skip_reason(r).empty());  // runs as fp8 (documented in modern_rows.cpp)
   r = llama8b("H100", "step_time", 1);
-  r.model = "DeepSeek-V3 671B";
+  r.model = "DeepSeek-V3 671B (w/o MTP)";  // the recipes' MTP is on otherwise (modern_deepseek_layout_test.cpp)
   CHECK(modern_skip_reason(r).find("without a stated expert-parallel size") != std::string::npos);
   r.notes = "EP=8";  // DeepSeek-V3's published architecture: MLA and 256 experts over the row's shape
   REQUIRE(scenario_for_modern_row(r, nullptr).has_value());

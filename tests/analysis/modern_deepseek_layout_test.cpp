@@ -1,0 +1,102 @@
+// DeepSeek-V3 and Kimi-K2 rows (issues #10/#11): their 61 layers follow Megatron-Bridge's explicit
+// pipeline layouts (recipes/deepseek/deepseek_v3.py layout_map, recipes/kimi/kimi_k2.py,
+// performance configs' pp_layout strings), expressed as parallelism.stage_layers; rows that train
+// with multi-token prediction are skipped, since MTP is not modelled.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "analysis/modern_rows.h"
+#include "analysis/validate_training.h"
+#include "workloads/specs.h"
+
+using namespace clustersim;
+using namespace clustersim::analysis;
+
+namespace {
+
+const std::vector<ModernRow>& modern_set() {
+  static const std::vector<ModernRow> rows = [] {
+    std::vector<ModernRow> r = load_modern_set(validation_data_dir() + "/modern");
+    fill_unstated_virtual_stages(r);
+    return r;
+  }();
+  return rows;
+}
+
+const ModernRow& row_at(const std::string& file, int line) {
+  const auto& rows = modern_set();
+  const auto it = std::find_if(rows.begin(), rows.end(), [&](const ModernRow& r) { return r.file == file && r.line == line; });
+  REQUIRE(it != rows.end());
+  return *it;
+}
+
+workloads::ParallelSpec parallel_of(const ModernRow& row) {
+  std::string why;
+  const auto spec = scenario_for_modern_row(row, &why);
+  REQUIRE_MESSAGE(spec.has_value(), why);
+  return spec->parallel;
+}
+
+std::vector<int> stages_of(const workloads::ParallelSpec& p, int layers) {
+  std::vector<int> out;
+  for (int s = 0; s < p.pp; ++s) out.push_back(p.layers_on_stage(layers, s));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("analysis::scenario_for_modern_row: Kimi-K2 on pp 4 x vp 4 takes the recipe's 16-chunk layout") {
+  // _get_kimi_k2_pipeline_layout(4, 4) (= DeepSeek-V3's layout_map[(4, 4)]): "E t*4 | (t*4 |) x 14 |
+  // t L" -> chunks 4, 14 x 4, 1; chunk c of stage r is entry c * 4 + r, so stages 0-2 hold 16
+  // layers and stage 3 holds 4 + 4 + 4 + 1 = 13.
+  const ModernRow& row = row_at("training_megatron_bridge.csv", 106);
+  REQUIRE(row.model == "Kimi-K2");
+  const workloads::ParallelSpec p = parallel_of(row);
+  REQUIRE(p.stage_layers.size() == 16);
+  CHECK(p.stage_layers.front() == 4);
+  CHECK(p.stage_layers.back() == 1);
+  CHECK(stages_of(p, 61) == std::vector<int>{16, 16, 16, 13});
+  CHECK(p.layers_in_chunk(61, 15) == 1);
+  CHECK(modern_skip_reason(row).empty());
+  // DeepSeek-V3's GB200 BF16 row has the same layout but is skipped: it fits only with the
+  // recipe's module recompute.
+  const ModernRow& bf16 = row_at("training_megatron_bridge.csv", 494);
+  REQUIRE(bf16.model == "DeepSeek-V3 671B (w/o MTP)");
+  CHECK(modern_skip_reason(bf16).find("mla_up_proj") != std::string::npos);
+}
+
+TEST_CASE("analysis::scenario_for_modern_row: DeepSeek-V3 on pp 8 x vp 4 takes the \"Et|(tt|)*30mL\" layout") {
+  // 32 chunks: 1, 30 x 2, 0 (the last chunk is the MTP block and loss alone; MTP is off in this row).
+  const ModernRow& row = row_at("training_megatron_bridge.csv", 496);
+  const workloads::ParallelSpec p = parallel_of(row);
+  REQUIRE(p.stage_layers.size() == 32);
+  CHECK(p.layers_in_chunk(61, 0) == 1);
+  CHECK(p.layers_in_chunk(61, 31) == 0);
+  CHECK(stages_of(p, 61) == std::vector<int>{7, 8, 8, 8, 8, 8, 8, 6});
+}
+
+TEST_CASE("analysis::scenario_for_modern_row: DeepSeek-V3 on pp 2 x vp 4 takes the recipe's 8-chunk layout") {
+  // 8 chunks (layout_map[(8, 1)] and [(4, 2)]): 7 x 8, 5 -> stage 0: 4 x 8, stage 1: 3 x 8 + 5.
+  const ModernRow& row = row_at("training_megatron_bridge.csv", 476);
+  const workloads::ParallelSpec p = parallel_of(row);
+  CHECK(p.stage_layers == std::vector<int>{8, 8, 8, 8, 8, 8, 8, 5});
+  CHECK(stages_of(p, 61) == std::vector<int>{32, 29});
+}
+
+TEST_CASE("analysis::modern_skip_reason: DeepSeek-V3 rows that train with multi-token prediction are skipped") {
+  int mtp = 0, scored = 0;
+  for (const ModernRow& r : modern_set()) {
+    if (r.model.find("DeepSeek-V3") == std::string::npos) continue;
+    const std::string why = modern_skip_reason(r);
+    if (why.find("multi-token prediction") != std::string::npos) ++mtp;
+    if (why.empty()) ++scored;
+    if (r.model.find("w/o MTP") != std::string::npos)
+      CHECK_MESSAGE(why.find("multi-token prediction") == std::string::npos, r.file, ":", r.line, " ", why);
+    CHECK_MESSAGE(why.find("uneven pipeline") == std::string::npos, r.file, ":", r.line);
+  }
+  CHECK(scored == 6);  // 3 of the 4 "w/o MTP" runs (GB200 BF16 is skipped for recompute), two metrics each
+  CHECK(mtp > 0);
+}

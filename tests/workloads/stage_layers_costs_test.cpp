@@ -1,0 +1,52 @@
+// An explicit per-chunk layout (ParallelSpec::stage_layers) sets what each pipeline rank's passes
+// carry: the stage costs follow the listed counts, not the even split.
+#include <doctest/doctest.h>
+
+#include "topology/builders.h"
+#include "topology/catalog.h"
+#include "topology/routing.h"
+#include "workloads/compute/compute_model.h"
+#include "workloads/model/model_presets.h"
+#include "workloads/training/stage_costs.h"
+
+using namespace clustersim;
+using namespace clustersim::workloads;
+
+TEST_CASE("workloads::plan_stage_costs: stage_layers moves layers between ranks' passes") {
+  // gpt3-13b (40 layers) on 4 DGX A100 nodes, tp 8, pp 4: even 10 x 4 against 9 + 12 + 10 + 9.
+  const topology::NodeSpec* node = topology::find_node_preset("dgx-a100-80gb");
+  REQUIRE(node != nullptr);
+  topology::ClusterSpec cluster;
+  cluster.node = *node;
+  cluster.nodes = 4;
+  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
+  REQUIRE(gpu != nullptr);
+  const topology::Topology topo = topology::build_cluster(cluster);
+  const topology::Router router(topo);
+  const ModelSpec model = *find_model_preset("gpt3-13b");
+  TrainingSpec tr;
+  tr.global_batch = 16;
+  tr.micro_batch = 1;
+  const ComputeModel compute(*gpu, cluster, tr.precision, ComputeConstants{});
+  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
+  auto costs = [&](const std::vector<int>& stage_layers) {
+    ParallelSpec par;
+    par.pp = 4;
+    par.tp = 8;
+    par.stage_layers = stage_layers;
+    const ParallelLayout layout{par.tp, par.dp, par.pp};
+    return plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 16});
+  };
+  const StageCosts even = costs({});
+  const StageCosts listed = costs({9, 12, 10, 9});
+  REQUIRE(listed.chunks.size() == 4);
+  CHECK(listed.chunks[0].layers == 9);
+  CHECK(listed.chunks[1].layers == 12);
+  CHECK(listed.chunks[2].layers == 10);
+  CHECK(listed.chunks[3].layers == 9);
+  // Stage 2 holds 10 in both; stage 1's pass grows by two layers' work.
+  CHECK(listed.chunks[2].fwd_compute == doctest::Approx(even.chunks[2].fwd_compute));
+  const double layer_fwd = even.chunks[2].fwd_compute / 10;
+  CHECK(listed.chunks[1].fwd_compute == doctest::Approx(even.chunks[1].fwd_compute + 2 * layer_fwd));
+  CHECK(listed.chunks[0].fwd_compute < even.chunks[0].fwd_compute);
+}
