@@ -222,12 +222,6 @@ int lora_rank_of(const ModernRow& r) {
 std::string unsupported_model(const ModernRow& r) {
   const std::string& model = r.model;
   if (has(model, "w/ MTP")) return "multi-token prediction (MTP) module not modelled";
-  // Megatron-Bridge's GPT-OSS-120B BF16 layouts on B200 (tp 1, dp 64, micro-batch 4) and H100
-  // (pp 4) need 211 and 120-196 GiB per GPU as modelled (no recompute, distributed optimizer):
-  // the recipe must save memory in a way the rows do not state (recompute modules, offloading),
-  // so they are skipped rather than refused as out of memory. The GB200/GB300/B300 layouts fit.
-  if (has(model, "GPT-OSS") && (r.gpu == "B200" || has(r.gpu, "H100")))
-    return "GPT-OSS-120B on B200 / H100: the recipe's memory settings are not stated (the layout does not fit as modelled)";
   if (moe_arch_of(r) != nullptr) return "";  // expressible; its layout is checked after the others'
   for (const char* moe : {"DeepSeek", "Grok", "Mixtral", "Qwen3", "GPT-OSS", "Kimi", "Llama4"})
     if (has(model, moe)) return other_moe_reason(model);
@@ -460,6 +454,18 @@ int activation_offload_layers_of(const ModernRow& r) {
   return fp8 ? 40 : 20;
 }
 
+// Megatron-Bridge's GPT-OSS performance recipes (scripts/performance/configs/gpt_oss/
+// gpt_oss_llm_pretrain.py set_gpt_oss_common_configs) reduce gradients in bf16 at every precision
+// (ddp.grad_reduce_in_fp32 = False), and their 120B presets (gpt_oss_workload_base_configs.py)
+// recompute the norms and the experts' activation (recompute_modules ["layernorm", "moe_act"]) on
+// B200 and H100 at every precision and on GB200 in BF16 (GB200_FP8_MX_V2 sets []; GB300 and B300
+// never set them).
+bool gpt_oss_bridge(const ModernRow& r) { return has(r.model, "GPT-OSS") && modern_source_group(r) == "Megatron-Bridge"; }
+bool gpt_oss_recompute_modules(const ModernRow& r) {
+  if (!gpt_oss_bridge(r)) return false;
+  return r.gpu == "B200" || has(r.gpu, "H100") || (r.gpu.starts_with("GB200") && precision_for(r) == "bf16");
+}
+
 void write_layout(std::ostringstream& t, const ModernRow& r) {
   const int tp = std::max(r.tp, 1), pp = std::max(r.pp, 1);
   const bool fsdp = has(r.zero_or_fsdp, "FSDP");
@@ -476,7 +482,8 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << micro_batch_of(r)
     << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << (jax_stack(r) ? "full" : "none") << "\"\niterations = 1\n";
   const bool nemotron4_dgxc = has(r.model, "Nemotron-4") && modern_source_group(r) == "dgxc-benchmarking";
-  if (nemotron4_dgxc || (nemo_stack(r) && fp8_row(r))) t << "grad_dtype = \"bf16\"\n";
+  if (nemotron4_dgxc || (nemo_stack(r) && fp8_row(r)) || gpt_oss_bridge(r)) t << "grad_dtype = \"bf16\"\n";
+  if (gpt_oss_recompute_modules(r)) t << "recompute_modules = [\"layernorm\", \"moe_act\"]\n";
   if (nemotron4_dgxc) t << "optimizer_dtype = \"bf16\"\n";
   if (const int off = activation_offload_layers_of(r); off > 0) t << "activation_offload_layers = " << off << "\n";
   t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
