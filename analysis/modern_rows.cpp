@@ -222,6 +222,11 @@ int lora_rank_of(const ModernRow& r) {
 std::string unsupported_model(const ModernRow& r) {
   const std::string& model = r.model;
   if (has(model, "w/ MTP")) return "multi-token prediction (MTP) module not modelled";
+  // Megatron-Bridge's GPT-OSS-120B H100 layout (pp 4, dp 16, ep 8, micro-batch 1) needs 93.2 GiB of
+  // 80 as modelled even with the recipe's bf16 gradients and recompute modules (write_layout); the
+  // B200 layouts fit since both are modelled (161.9 GiB of 180 at micro-batch 4). Not investigated.
+  if (has(model, "GPT-OSS") && has(r.gpu, "H100"))
+    return "GPT-OSS-120B on H100: the layout does not fit as modelled (93 GiB of 80 with the recipe's recompute modules)";
   if (moe_arch_of(r) != nullptr) return "";  // expressible; its layout is checked after the others'
   for (const char* moe : {"DeepSeek", "Grok", "Mixtral", "Qwen3", "GPT-OSS", "Kimi", "Llama4"})
     if (has(model, moe)) return other_moe_reason(model);
