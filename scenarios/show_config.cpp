@@ -3,6 +3,7 @@
 
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "scenarios/toml_text.h"
 #include "sim/enum_names.h"
@@ -158,6 +159,13 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
       << "optimizer_dtype = " << quote_str(sim::name_of(workloads::kStateDtypeNames, tr.optimizer_dtype)) << "\n"
       << "iterations = " << tr.iterations << "\n"
       << "launch_blocking = " << b(tr.launch_blocking) << "\n";
+  if (tr.recompute_modules != 0) {
+    out << "recompute_modules = [";
+    const char* sep = "";
+    for (const auto& c : workloads::kRecomputeModuleNames)
+      if ((tr.recompute_modules & c.value) != 0) out << std::exchange(sep, ", ") << quote_str(std::string(c.name));
+    out << "]\n";
+  }
   if (tr.activation_offload_layers > 0) out << "activation_offload_layers = " << tr.activation_offload_layers << "\n";
   if (tr.tokens > 0)
     out << "tokens = " << toml_float(tr.tokens) << "\n\n";

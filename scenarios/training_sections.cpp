@@ -3,6 +3,7 @@
 // synchronization. What depends on other sections (dp from the GPU count, the batch against dp,
 // the precision against the GPU) is checked later, in cross_checks.cpp.
 #include <climits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,7 +22,7 @@ constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual
                                               "cp", "cp_comm_type", "ep", "etp"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype",
-                                              "activation_offload_layers", "launch_blocking"};
+                                              "activation_offload_layers", "launch_blocking", "recompute_modules"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "offload_optimizer",
                                           "offload_delayed_update"};
@@ -98,6 +99,32 @@ bool Loader::read_parallelism(const toml::table* t) {
   return error_count() == before;
 }
 
+// [training] recompute_modules = ["layernorm", "moe_act"]: Megatron-Core's selective recompute
+// modules (workloads::RecomputeModule). An empty array recomputes no module.
+namespace {
+void read_recompute_modules(LoadContext& ctx, Section& s, unsigned& modules) {
+  const toml::node* n = s.find("recompute_modules");
+  if (n == nullptr) return;
+  const toml::array* list = n->as_array();
+  if (list == nullptr) {
+    s.wrong_type("recompute_modules", *n, "an array of module names", "[\"layernorm\", \"moe_act\"]");
+    return;
+  }
+  modules = 0;
+  for (const toml::node& e : *list) {
+    const auto* name = e.as_string();
+    const auto module = name ? sim::parse(workloads::kRecomputeModuleNames, name->get()) : std::nullopt;
+    if (!module) {
+      const std::string got = name ? "'" + name->get() + "'" : "a " + type_name(e.type());
+      ctx.error_at_key("training.recompute_modules", "recompute_modules lists " + got + ", not a modelled module",
+                       "use \"layernorm\" or \"moe_act\" (Megatron-Core recompute_modules)");
+      continue;
+    }
+    modules |= *module;
+  }
+}
+}  // namespace
+
 bool Loader::read_training(const toml::table* t) {
   const std::size_t before = error_count();
   Section s(*this, t, "training", kTrainingKeys);
@@ -119,6 +146,7 @@ bool Loader::read_training(const toml::table* t) {
   if (auto v = s.choice("optimizer_dtype", workloads::kStateDtypeNames)) tr.optimizer_dtype = *v;
   if (auto v = s.integer("activation_offload_layers", 0, 1 << 20, "5")) tr.activation_offload_layers = *v;
   if (auto v = s.boolean("launch_blocking")) tr.launch_blocking = *v;
+  read_recompute_modules(*this, s, tr.recompute_modules);
   s.finish();
   return error_count() == before;
 }

@@ -311,6 +311,15 @@ inline constexpr sim::Choice<Optimizer> kOptimizerNames[] = {
     {"adam", Optimizer::Adam}, {"sgd", Optimizer::Sgd}, {"sgd-momentum", Optimizer::SgdMomentum}};
 inline constexpr sim::Choice<Recompute> kRecomputeNames[] = {
     {"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}};
+// Megatron-Core's recompute_modules (recompute_granularity = "selective", Megatron-Core
+// TransformerConfig.recompute_modules): modules whose outputs the forward discards and the backward
+// recomputes from their saved input. "layernorm": the input_layernorm and pre_mlp_layernorm outputs
+// (the QKV and MLP GEMM inputs); "moe_act": the experts' activation function output (the expert fc2
+// input). Megatron-Bridge's GPT-OSS-120B B200 / GB200 / H100 BF16 presets set ["layernorm",
+// "moe_act"] (scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py). A bit set.
+enum RecomputeModule : unsigned { kRecomputeLayernorm = 1, kRecomputeMoeAct = 2 };
+inline constexpr sim::Choice<unsigned> kRecomputeModuleNames[] = {{"layernorm", kRecomputeLayernorm},
+                                                                  {"moe_act", kRecomputeMoeAct}};
 // Element type of a model state that frameworks let one choose. Fp32: 4 B; Bf16 and Fp16: 2 B.
 enum class StateDtype : std::uint8_t { Fp32, Bf16, Fp16 };
 inline double state_dtype_bytes(StateDtype d) { return d == StateDtype::Fp32 ? 4.0 : 2.0; }
@@ -352,6 +361,7 @@ struct TrainingSpec {
   topology::Precision precision = topology::Precision::Bf16;
   Optimizer optimizer = Optimizer::Adam;
   Recompute recompute = Recompute::None;
+  unsigned recompute_modules = 0;  // RecomputeModule bits; ignored under recompute = "full"
   // Gradients kept for accumulation and reduced over data parallelism: fp32 is Megatron's
   // `main_grad` (grad_reduce_in_fp32, forced on for bf16 in Megatron-LM); 16-bit is Megatron-Core
   // / NeMo with grad_reduce_in_fp32 = False, apex DistributedFusedAdam grad_sync_dtype = bf16,

@@ -187,12 +187,21 @@ TEST_CASE("analysis::modern_skip_reason: what cannot be expressed yet is refused
   r.model = "DeepSeek-V3 671B (w/ MTP)";  // the multi-token-prediction module is not modelled
   CHECK(modern_skip_reason(r).find("multi-token prediction") != std::string::npos);
   r.model = "GPT-OSS-120B";  // sliding windows on every other layer, attention sinks, head_dim 64
-  CHECK(modern_skip_reason(r).find("memory settings are not stated") != std::string::npos);  // on H100
+  // On H100 the layout still does not fit as modelled; on B200 Megatron-Bridge's GPT-OSS presets
+  // reduce gradients in bf16 and recompute the norms and the experts' activation
+  // (recompute_modules); GB200 in fp8 (MXFP8) does not recompute.
+  CHECK(modern_skip_reason(r).find("does not fit as modelled") != std::string::npos);  // on H100
+  r.gpu = "B200";
+  REQUIRE(scenario_for_modern_row(r, nullptr).has_value());
+  CHECK(scenario_for_modern_row(r, nullptr)->training.grad_dtype == workloads::StateDtype::Bf16);
+  CHECK(scenario_for_modern_row(r, nullptr)->training.recompute_modules ==
+        (workloads::kRecomputeLayernorm | workloads::kRecomputeMoeAct));
   r.gpu = "GB200";
   REQUIRE(scenario_for_modern_row(r, nullptr).has_value());
   CHECK(scenario_for_modern_row(r, nullptr)->model.sliding_window == 128);
   CHECK(scenario_for_modern_row(r, nullptr)->model.full_attention_every == 2);
   CHECK(scenario_for_modern_row(r, nullptr)->model.attention_head_dim == 64);
+  CHECK(scenario_for_modern_row(r, nullptr)->training.recompute_modules == 0u);
   // A mixture of experts whose architecture is known runs with the notes' EP when it divides dp and
   // the expert tensor parallelism is tp's.
   r = llama8b("B200", "step_time", 1);

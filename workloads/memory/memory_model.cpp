@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string_view>
 #include <utility>
 
 #include "workloads/compute/compute_model.h"
@@ -196,14 +197,17 @@ void add_moe_activations(Builder& out, const MemoryRequest& r, int stage, double
   if (moe == 0) return;
   const double k = m.experts_per_token;
   const double load = r.moe_load_factor;
-  const double per_width = (m.mlp == MlpKind::Gelu ? 2.0 : 3.0) * e * m.seq_len * tr.micro_batch / t;
-  const double expert_saved =
-      std::max(0.0, per_width * ((k * load + m.shared_experts) * m.moe_ffn_hidden - m.ffn_hidden));
+  const double dense_tensors = m.mlp == MlpKind::Gelu ? 2.0 : 3.0;
+  // recompute_modules "moe_act": the experts' activation output (fc2 input) is recomputed.
+  const double expert_tensors = dense_tensors - ((tr.recompute_modules & kRecomputeMoeAct) != 0 ? 1.0 : 0.0);
+  const double per_token = e * m.seq_len * tr.micro_batch / t;
+  const double expert_saved = std::max(
+      0.0, per_token * (expert_tensors * (k * load + m.shared_experts) * m.moe_ffn_hidden - dense_tensors * m.ffn_hidden));
   const double saved = tr.recompute == Recompute::Full ? 0.0 : k * load * e * sbh + expert_saved;
   out.add("MoE layers: dispatched tokens and expert activations", MemoryCategory::Activations, saved * moe * in_flight,
-          fmt("(k x load x e*s*b*h/t + %g MLP tensors x ((k x load + shared) x moe_ffn - ffn)) x %g MoE layers x %g "
+          fmt("(k x load x e*s*b*h/t + (%g x (k x load + shared) x moe_ffn - %g x ffn) MLP tensors) x %g MoE layers x %g "
               "micro-batches in flight",
-              m.mlp == MlpKind::Gelu ? 2.0 : 3.0, moe, in_flight));
+              expert_tensors, dense_tensors, moe, in_flight));
   out.add("MoE dispatch buffers", MemoryCategory::Buffers, 2.0 * k * load * e * sbh,
           "dispatch + combine: 2 x k x load x e*s*b*h/t, one micro-batch", kLayerForward | kLayerBackward);
 }
@@ -229,11 +233,17 @@ void add_activations(Builder& out, const MemoryRequest& r, int stage) {
   const double e = bytes.element;
   const int layers = par.layers_on_stage(m.layers, stage);
   const double in_flight = micro_batches_in_flight(par, micro_batches_per_replica(r), stage);
-  const double per_layer = activation_bytes_per_layer(m, tr.micro_batch, t, sp, tr.recompute, bytes).value;
+  // recompute_modules "layernorm": the two norms' outputs (the QKV and MLP GEMM inputs) are not kept.
+  const unsigned modules = tr.recompute == Recompute::Full ? 0u : tr.recompute_modules;
+  const bool norms_recomputed = (modules & kRecomputeLayernorm) != 0;
+  double per_layer = 0.0;
+  for (const SavedTensor& x : saved_layer_tensors(m, tr.micro_batch, t, sp, tr.recompute, bytes))
+    if (!recomputed_by_modules(x, modules)) per_layer += x.bytes;
   const char* kernel = m.flash_attention ? (bytes.gemm_input < e ? "flash attention, FP8 GEMM inputs" : "flash attention")
                                          : (bytes.gemm_input < e ? "materialised scores, FP8 GEMM inputs" : "materialised scores");
   const std::string what = tr.recompute == Recompute::Full ? std::string("layer input ") + (sp ? "e*sbh/t" : "e*sbh")
-                                                           : std::string("saved tensors, ") + kernel;
+                                                           : std::string("saved tensors, ") + kernel +
+                                                                 (norms_recomputed ? ", norm outputs recomputed" : "");
   const int offloaded = offloaded_layers_on_stage(par, m.layers, stage, tr.activation_offload_layers);
   out.add("layers: activations", MemoryCategory::Activations, per_layer * (layers - offloaded) * in_flight,
           fmt("%.6g B/layer/micro-batch (", per_layer) + what +
@@ -423,6 +433,12 @@ std::vector<SavedTensor> saved_layer_tensors(const ModelSpec& model, int micro_b
   }
   if (dropout) x.push_back({"MLP dropout mask", sbh / r});
   return x;
+}
+
+bool recomputed_by_modules(const SavedTensor& tensor, unsigned recompute_modules) {
+  if ((recompute_modules & kRecomputeLayernorm) == 0) return false;
+  const std::string_view name = tensor.name;
+  return name == "QKV GEMM input" || name == "MLP input";
 }
 
 sim::Bytes activation_bytes_per_layer(const ModelSpec& model, int micro_batch, int tp,

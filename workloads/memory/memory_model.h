@@ -212,6 +212,10 @@ struct SavedTensor {
 std::vector<SavedTensor> saved_layer_tensors(const ModelSpec& model, int micro_batch, int tp,
                                              bool sequence_parallel, Recompute recompute,
                                              const ActivationBytes& bytes = {});
+// Whether [training] recompute_modules discards `tensor` in the forward (recomputed in the
+// backward): "layernorm" drops the two norms' outputs, the "QKV GEMM input" and the "MLP input"
+// (Megatron-Core recompute_modules; workloads/specs.h RecomputeModule).
+bool recomputed_by_modules(const SavedTensor& tensor, unsigned recompute_modules);
 // Their sum: activation bytes of one transformer layer for one micro-batch (Korthikanti et al.
 // Table 2 for a GPT-style model without flash attention).
 sim::Bytes activation_bytes_per_layer(const ModelSpec& model, int micro_batch, int tp,

@@ -53,24 +53,36 @@ struct LayerCompute {
   double fwd = 0, bwd = 0, fwd_memory = 0, bwd_memory = 0, fwd_tensor = 0, bwd_tensor = 0;
 };
 
-LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& layer, Recompute recompute) {
+// [training] recompute_modules: the ops whose forward the backward runs again ("layernorm": the
+// two norms; "moe_act": the experts' activation function). Under recompute = "full" they rerun
+// with everything else.
+bool recomputed_module_op(const OpCost& op, unsigned modules) {
+  if ((modules & kRecomputeLayernorm) != 0 && (op.name == "input_norm" || op.name == "post_attention_norm")) return true;
+  return (modules & kRecomputeMoeAct) != 0 && op.name == "expert_act";
+}
+
+LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& layer, Recompute recompute,
+                           unsigned modules = 0) {
   std::vector<OpCost> selective;
   for (const OpCost& op : layer) {
-    if (is_selective_recompute_op(op)) selective.push_back(op);
+    const bool rerun = (recompute == Recompute::Selective && is_selective_recompute_op(op)) ||
+                       (recompute != Recompute::Full && recomputed_module_op(op, modules));
+    if (rerun) selective.push_back(op);
   }
   LayerCompute c;
   c.fwd_memory = memory_busy_s(cm, layer, Pass::Forward);
   c.bwd_memory = memory_busy_s(cm, layer, Pass::Backward);
   if (recompute == Recompute::Full) c.bwd_memory += c.fwd_memory;
-  if (recompute == Recompute::Selective) c.bwd_memory += memory_busy_s(cm, selective, Pass::Forward);
+  if (recompute != Recompute::Full) c.bwd_memory += memory_busy_s(cm, selective, Pass::Forward);
   c.fwd_tensor = tensor_busy_s(cm, layer, Pass::Forward);
   c.bwd_tensor = tensor_busy_s(cm, layer, Pass::Backward);
   if (recompute == Recompute::Full) c.bwd_tensor += c.fwd_tensor;
-  if (recompute == Recompute::Selective) c.bwd_tensor += tensor_busy_s(cm, selective, Pass::Forward);
+  if (recompute != Recompute::Full) c.bwd_tensor += tensor_busy_s(cm, selective, Pass::Forward);
   c.fwd = cm.ops_time(layer, Pass::Forward).seconds();
   c.bwd = cm.ops_time(layer, Pass::Backward).seconds();
   if (recompute == Recompute::Full) c.bwd += c.fwd;
-  if (recompute == Recompute::Selective) c.bwd += cm.ops_time(selective, Pass::Forward).seconds();
+  if (recompute == Recompute::Selective || (recompute != Recompute::Full && !selective.empty()))
+    c.bwd += cm.ops_time(selective, Pass::Forward).seconds();
   return c;
 }
 
@@ -337,7 +349,7 @@ std::vector<HybridKindCost> hybrid_kind_costs(const StageCostInputs& in, const O
     const std::vector<OpCost> ops = layer_ops_of_kind(in.model, shape, kind);
     HybridKindCost k;
     k.kind = kind;
-    k.lc = layer_compute(in.compute, ops, in.training.recompute);
+    k.lc = layer_compute(in.compute, ops, in.training.recompute, in.training.recompute_modules);
     k.ltp = scaled(layer_tensor_parallel(in, act, ops), tensor_parallel_share(kind));
     k.lcp = layer_context_parallel(context_parallel_inputs(in, ops, element_bytes));
     k.params = kind == LayerKind::Moe ? in.model.moe_layer_dense_parameters() / in.parallel.tp +
@@ -399,8 +411,9 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
     return ops;
   };
   const std::vector<OpCost> layer = ops_of(layer_ops(model, shape));
-  const LayerCompute lc = layer_compute(in.compute, layer, tr.recompute);
-  const LayerCompute lc_moe = model.is_moe() ? layer_compute(in.compute, ops_of(layer_ops(model, shape, true)), tr.recompute) : lc;
+  const LayerCompute lc = layer_compute(in.compute, layer, tr.recompute, tr.recompute_modules);
+  const LayerCompute lc_moe =
+      model.is_moe() ? layer_compute(in.compute, ops_of(layer_ops(model, shape, true)), tr.recompute, tr.recompute_modules) : lc;
   const double act = static_cast<double>(tr.micro_batch) * in.parallel.local_seq_len(model.seq_len) * model.hidden *
                      shape.precision_bytes;
   const LayerTensorParallel ltp = layer_tensor_parallel(in, act, layer);

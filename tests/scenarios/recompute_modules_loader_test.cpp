@@ -1,0 +1,41 @@
+// [training] recompute_modules (Megatron-Core's selective recompute modules): read into a bit set,
+// shown by --show-config, and a module clustersim does not model is an error at the key.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "scenario_test_util.h"
+#include "scenarios/loader.h"
+#include "scenarios/show_config.h"
+
+using namespace clustersim;
+using namespace clustersim::scenarios;
+
+namespace {
+
+std::string scenario(const std::string& training) {
+  return "[cluster]\nnode = \"dgx-b200\"\nnodes = 1\n[model]\npreset = \"llama3-8b\"\n[training]\nglobal_batch = 8\n" +
+         training;
+}
+
+using testing::error_of;
+
+}  // namespace
+
+TEST_CASE("scenarios::parse_scenario: recompute_modules is read, defaults to none and is shown when set") {
+  CHECK(parse_scenario(scenario(""), "s.toml").training.recompute_modules == 0);
+  const ScenarioSpec s = parse_scenario(scenario("recompute_modules = [\"layernorm\", \"moe_act\"]\n"), "s.toml");
+  CHECK(s.training.recompute_modules == (workloads::kRecomputeLayernorm | workloads::kRecomputeMoeAct));
+  CHECK(parse_scenario(scenario("recompute_modules = [\"moe_act\"]\n"), "s.toml").training.recompute_modules ==
+        workloads::kRecomputeMoeAct);
+  CHECK(show_config(s).find("recompute_modules = [\"layernorm\", \"moe_act\"]") != std::string::npos);
+  CHECK(show_config(parse_scenario(scenario(""), "s.toml")).find("recompute_modules") == std::string::npos);
+}
+
+TEST_CASE("scenarios::parse_scenario: recompute_modules names only modules clustersim models") {
+  const std::string e = error_of(scenario("recompute_modules = [\"layernorm\", \"mla_up_proj\"]\n"));
+  CHECK(e.find("s.toml:8:") == 0);  // the key's line in [training]
+  CHECK(e.find("'mla_up_proj'") != std::string::npos);
+  CHECK(e.find("moe_act") != std::string::npos);  // the hint lists what is modelled
+  CHECK(error_of(scenario("recompute_modules = \"layernorm\"\n")).find("recompute_modules") != std::string::npos);
+}

@@ -1,0 +1,114 @@
+// Megatron-Core's recompute_modules ("layernorm", "moe_act"): what each one stops keeping for the
+// backward (memory model) and what it runs again in the backward (stage costs).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "topology/builders.h"
+#include "topology/catalog.h"
+#include "topology/routing.h"
+#include "workloads/collectives/collective_memo.h"
+#include "workloads/compute/compute_model.h"
+#include "workloads/memory/memory_model.h"
+#include "workloads/training/stage_costs.h"
+
+using namespace clustersim;
+using namespace clustersim::workloads;
+
+namespace {
+
+// 4 SwiGLU MoE layers: 16 experts of width 2048, top-4 (hidden 1024, dense ffn 2048), s 1024.
+ModelSpec moe_model() {
+  ModelSpec m;
+  m.layers = 4;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.kv_heads = 8;
+  m.ffn_hidden = 2048;
+  m.seq_len = 1024;
+  m.vocab = 32000;
+  m.mlp = MlpKind::SwiGlu;
+  m.norm = NormKind::RmsNorm;
+  m.tied_embeddings = false;
+  m.flash_attention = true;
+  m.experts = 16;
+  m.experts_per_token = 4;
+  m.moe_ffn_hidden = 2048;
+  return m;
+}
+
+MemoryRequest request(unsigned modules) {
+  MemoryRequest q;
+  q.model = moe_model();
+  q.parallel.dp = 8;
+  q.parallel.ep = 8;
+  q.training.global_batch = 8;
+  q.training.micro_batch = 2;
+  q.training.recompute_modules = modules;
+  return q;
+}
+
+double line(const MemoryRequest& q, const char* name) {
+  const MemoryLine* l = stage_memory(q, 0).find_line(name);
+  REQUIRE(l != nullptr);
+  return l->bytes.value;
+}
+
+}  // namespace
+
+TEST_CASE("workloads::estimate_memory: recompute_modules moe_act drops one expert tensor, layernorm the two norm outputs") {
+  const double s = 1024, b = 2, h = 1024, e = 2.0, layers = 4;
+  const char* moe_line = "MoE layers: dispatched tokens and expert activations";
+  // In flight: one micro-batch (pp 1). moe_act: the SwiGLU output of every routed token-slot,
+  // k x moe_ffn wide: 4 x 2048 x s x b x 2 B per layer.
+  const double act_output = 4 * 2048 * s * b * e * layers;
+  CHECK(line(request(0), moe_line) - line(request(kRecomputeMoeAct), moe_line) == doctest::Approx(act_output));
+  CHECK(line(request(0), "layers: activations") == doctest::Approx(line(request(kRecomputeMoeAct), "layers: activations")));
+  // layernorm: the QKV and MLP GEMM inputs, 2 x s x b x h x 2 B per layer; the MoE term is unchanged.
+  const double norm_outputs = 2 * s * b * h * e * layers;
+  CHECK(line(request(0), "layers: activations") - line(request(kRecomputeLayernorm), "layers: activations") ==
+        doctest::Approx(norm_outputs));
+  CHECK(line(request(kRecomputeLayernorm), moe_line) == doctest::Approx(line(request(0), moe_line)));
+  // Under full recompute only the layer input is kept: the modules change nothing.
+  MemoryRequest full = request(0), full_modules = request(kRecomputeLayernorm | kRecomputeMoeAct);
+  full.training.recompute = full_modules.training.recompute = Recompute::Full;
+  CHECK(line(full, "layers: activations") == doctest::Approx(line(full_modules, "layers: activations")));
+}
+
+TEST_CASE("workloads::plan_stage_costs: recompute_modules rerun their ops' forward in the backward, nothing else") {
+  const topology::NodeSpec* node = topology::find_node_preset("dgx-h100");
+  REQUIRE(node != nullptr);
+  topology::ClusterSpec cluster;
+  cluster.node = *node;
+  cluster.nodes = 1;
+  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
+  REQUIRE(gpu != nullptr);
+  const topology::Topology topo = topology::build_cluster(cluster);
+  const topology::Router router(topo);
+  const ModelSpec model = moe_model();
+  ParallelSpec par;
+  par.dp = 8;
+  par.ep = 8;
+  const ComputeModel compute(*gpu, cluster, topology::Precision::Bf16, ComputeConstants{});
+  const ParallelLayout layout{par.tp, par.dp, par.pp};
+  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
+  const auto chunk = [&](unsigned modules) {
+    TrainingSpec tr;
+    tr.global_batch = 8;
+    tr.recompute_modules = modules;
+    return plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 1}).chunks.at(0);
+  };
+  const ChunkCost none = chunk(0), norms = chunk(kRecomputeLayernorm), act = chunk(kRecomputeMoeAct);
+  const ChunkCost both = chunk(kRecomputeLayernorm | kRecomputeMoeAct);
+  CHECK(norms.fwd_compute == doctest::Approx(none.fwd_compute));
+  CHECK(act.fwd_compute == doctest::Approx(none.fwd_compute));
+  CHECK(norms.bwd_compute > none.bwd_compute);
+  CHECK(act.bwd_compute > none.bwd_compute);
+  // Each reruns a few memory-bound ops: far less than the forward pass it would be under full recompute.
+  CHECK(both.bwd_compute - none.bwd_compute < 0.25 * none.fwd_compute);
+  // Both rerun both op sets: at least either one's cost, at most their sum (a rerun pass is
+  // max(device time, kernels x host launch), so the costs need not add).
+  const double d_norms = norms.bwd_compute - none.bwd_compute, d_act = act.bwd_compute - none.bwd_compute;
+  CHECK(both.bwd_compute - none.bwd_compute >= std::max(d_norms, d_act) * (1 - 1e-9));
+  CHECK(both.bwd_compute - none.bwd_compute <= (d_norms + d_act) * (1 + 1e-9));
+}
