@@ -10,29 +10,16 @@
 #include <vector>
 
 #include "analysis/modern_rows.h"
+#include "tests/analysis/modern_row_fixture.h"
 #include "analysis/validate_training.h"
 #include "workloads/specs.h"
 
 using namespace clustersim;
 using namespace clustersim::analysis;
+using clustersim::analysis::test::modern_set;
+using clustersim::analysis::test::row_at;
 
 namespace {
-
-const std::vector<ModernRow>& modern_set() {
-  static const std::vector<ModernRow> rows = [] {
-    std::vector<ModernRow> r = load_modern_set(validation_data_dir() + "/modern");
-    fill_unstated_virtual_stages(r);
-    return r;
-  }();
-  return rows;
-}
-
-const ModernRow& row_at(const std::string& file, int line) {
-  const auto& rows = modern_set();
-  const auto it = std::find_if(rows.begin(), rows.end(), [&](const ModernRow& r) { return r.file == file && r.line == line; });
-  REQUIRE(it != rows.end());
-  return *it;
-}
 
 scenarios::ScenarioSpec scenario_of(const ModernRow& row) {
   std::string why;
