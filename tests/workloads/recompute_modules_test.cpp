@@ -49,7 +49,8 @@ MemoryRequest request(unsigned modules) {
 }
 
 double line(const MemoryRequest& q, const char* name) {
-  const MemoryLine* l = stage_memory(q, 0).find_line(name);
+  const MemoryBreakdown m = stage_memory(q, 0);  // kept alive: find_line points into it
+  const MemoryLine* l = m.find_line(name);
   REQUIRE(l != nullptr);
   return l->bytes.value;
 }
