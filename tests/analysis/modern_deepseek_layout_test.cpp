@@ -20,12 +20,7 @@ using clustersim::analysis::test::row_at;
 
 namespace {
 
-workloads::ParallelSpec parallel_of(const ModernRow& row) {
-  std::string why;
-  const auto spec = scenario_for_modern_row(row, &why);
-  REQUIRE_MESSAGE(spec.has_value(), why);
-  return spec->parallel;
-}
+workloads::ParallelSpec parallel_of(const ModernRow& row) { return clustersim::analysis::test::scenario_of(row).parallel; }
 
 std::vector<int> stages_of(const workloads::ParallelSpec& p, int layers) {
   std::vector<int> out;

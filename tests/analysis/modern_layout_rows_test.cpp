@@ -18,17 +18,7 @@ using namespace clustersim;
 using namespace clustersim::analysis;
 using clustersim::analysis::test::modern_set;
 using clustersim::analysis::test::row_at;
-
-namespace {
-
-scenarios::ScenarioSpec scenario_of(const ModernRow& row) {
-  std::string why;
-  const auto spec = scenario_for_modern_row(row, &why);
-  REQUIRE_MESSAGE(spec.has_value(), why);
-  return *spec;
-}
-
-}  // namespace
+using clustersim::analysis::test::scenario_of;
 
 TEST_CASE("analysis::scenario_for_modern_row: Qwen3-235B-A22B's 94 layers split with the embedding and loss slots") {
   // Megatron-Bridge GB200 row (pp x vp chunks of 96 slots); the first chunk of stage 0 and the

@@ -1,5 +1,5 @@
-// The bundled modern set loaded once per test binary, and a row picked by file and line: the
-// fixture the modern-row tests share (rows are addressed as validate --training prints them).
+// The bundled modern set loaded once per test binary, a row picked by file and line and the
+// scenario it maps to: the fixture the modern-row tests share (rows are addressed as validate --training prints them).
 #pragma once
 
 #include <doctest/doctest.h>
@@ -27,6 +27,14 @@ inline const ModernRow& row_at(const std::string& file, int line) {
   const auto it = std::find_if(rows.begin(), rows.end(), [&](const ModernRow& r) { return r.file == file && r.line == line; });
   REQUIRE(it != rows.end());
   return *it;
+}
+
+// The scenario a row maps to; the test fails with the mapping's reason when it has none.
+inline scenarios::ScenarioSpec scenario_of(const ModernRow& row) {
+  std::string why;
+  const auto spec = scenario_for_modern_row(row, &why);
+  REQUIRE_MESSAGE(spec.has_value(), why);
+  return *spec;
 }
 
 }  // namespace clustersim::analysis::test
