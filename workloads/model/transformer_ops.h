@@ -49,6 +49,9 @@ struct OpCost {
   bool fp8_eligible = false; // a linear layer whose GEMM can run in FP8 (Transformer Engine)
   bool frozen = false;       // a weight that does not train (LoRA, model/lora.h): the backward is the
                              // data gradient only (bwd = fwd FLOPs and bytes, one kernel)
+  bool host_sync_after = false;  // forward: the host waits for the device after issuing this op
+                                 // (dropless MoE copies its token counts to the host), so it cannot
+                                 // run ahead across it (ComputeModel::ops_time)
 
   bool is_matmul() const { return kind == OpKind::Gemm || kind == OpKind::Attention; }
 };
