@@ -122,10 +122,11 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
   // With sequence parallelism each tp rank routes its 1/t of the tokens.
   const double routed = d.tokens * k / (sh.sequence_parallel ? sh.tp : 1);
   ops.push_back(pointwise("moe_permute", OpKind::Elementwise, routed * h, 0.0, 2.0 * d.p, 2.0 * d.p));
-  // Dropless expert parallelism: the all-to-all's split sizes and the grouped GEMM's per-expert
-  // token counts are copied to the host before the dispatch (Megatron-Core
-  // MoEAlltoAllTokenDispatcher: a device-to-host copy and stream synchronize, its cuda_sync_point).
-  ops.back().host_sync_after = sh.ep > 1;
+  // The all-to-all's split sizes and the grouped GEMM's per-expert token counts are computed on the
+  // device and needed on the host: Megatron-Core's token dispatchers copy them over and synchronize
+  // once per MoE layer forward (MoEAlltoAllTokenDispatcher cuda_sync_point: "before_ep_alltoall"
+  // with expert parallelism, "before_finish" without, "before_permutation_1" with a capacity factor).
+  ops.back().host_sync_after = true;
   if (m.shared_experts > 0) {
     ModelSpec shared = m;
     shared.ffn_hidden = m.shared_experts * m.moe_ffn_hidden;

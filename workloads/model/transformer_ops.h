@@ -89,7 +89,10 @@ inline constexpr double kDropoutMaskBytesPerElement = 1.0;  // PyTorch stores th
 //   * router: one GEMM [tokens, hidden] x [hidden, experts] (kept out of FP8, as Megatron-Core
 //     keeps the router in higher precision), then softmax/top-k;
 //   * permute and unpermute: each token's hidden vector copied to its k slots and back (memory
-//     bound);
+//     bound); the permute carries the forward's host sync (OpCost::host_sync_after: the token
+//     counts the dispatcher needs on the host);
+//   * with expert parallelism and more than one local expert, the received slots sorted by local
+//     expert and back (moe_sort_chunks / moe_unsort_chunks, memory bound);
 //   * shared experts: a dense MLP of width shared_experts x moe_ffn_hidden on every token;
 //   * routed experts: a grouped GEMM over the experts/ep experts this GPU holds. Over the ep group
 //     each GPU's experts receive on average tokens x k token-slots (ep GPUs' tokens, k of the
