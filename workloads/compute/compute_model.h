@@ -5,7 +5,7 @@
 //   device(op) = max(FLOPs / (peak[precision] x clock x power x MIG x eff_flops(op)),
 //                    bytes / (HBM bandwidth x MIG x eff_mem(op)))
 //                + fp8 casts(op) + kernels(op) x kernel_launch_us
-//   pass(ops)  = max(sum device(op), sum kernels(op) x host_launch_us)
+//   pass(ops)  = max(sum device(op), sum launches(op) x host_launch_us), per stretch between host syncs
 //
 // Throughput side, each factor a physical effect with a named constant (compute_model.cpp has the
 // sources; `ComputeConstants::describe` prints them):
