@@ -30,7 +30,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 29> kConstants = {{
+constexpr std::array<ConstantDef, 30> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -144,10 +144,20 @@ constexpr std::array<ConstantDef, 29> kConstants = {{
      "it, and a capacity factor caps it. ASSUMPTION 1.0: a router trained with a load-balancing "
      "loss (Switch, Fedus et al. 2021) or DeepSeek-V3's bias-based balancing keeps loads near the "
      "mean; raise it to study a skewed router"},
+    {"grouped_gemm_launches_per_expert", 1.0, 0.0, 1.0,
+     "mixture of experts: host launches a grouped expert GEMM issues per local expert beyond the "
+     "first (ratio). 1: Transformer Engine's GroupedLinear (what Megatron-Core's TEGroupedMLP runs) "
+     "issues one cuBLAS GEMM per expert, round-robin over a few compute streams "
+     "(general_grouped_gemm -> nvte_multi_stream_cublas_gemm), so the host pays a launch per expert "
+     "and per backward GEMM; 0: one fused grouped kernel (CUTLASS / cuBLASLt grouped GEMM, CUDA "
+     "graphs). Counted from the code path, not measured; UNSURE which releases of the published "
+     "runs use a fused grouped kernel on Blackwell. The device-side gaps are not multiplied: the "
+     "streams hide them"},
     {"launch_blocking_sync_us", 5.0, 0.0, 1000.0,
      "[training] launch_blocking (CUDA_LAUNCH_BLOCKING=1): host round trip after each kernel -- the "
      "launch call returns only when the kernel has finished, then the host wakes and issues the next "
-     "(microseconds); estimate: an empty kernel's launch-and-synchronize round trip is ~5-10 us on "
+     "(microseconds); the same round trip ends a dropless MoE forward's token-count copy to the host "
+     "(OpCost::host_sync_after). Estimate: an empty kernel's launch-and-synchronize round trip is ~5-10 us on "
      "current GPUs and drivers (cf. SuperBench kernel-launch wall_time vs event_time)"},
     {"pageable_h2d_ratio", 0.5, 0.05, 1.0,
      "[data] pinned_memory = false: host-to-device copy bandwidth from pageable memory / from pinned "
@@ -497,25 +507,47 @@ sim::SimTime ComputeModel::op_time(const OpCost& op, Pass pass, const Contention
   return sim::SimTime::from_seconds(roofline + fp8_cast_seconds(op, pass) + launch);
 }
 
+// Host launches of an op: its kernels, except that a grouped expert GEMM (model/transformer_ops.h:
+// the routed experts' "expert_*" GEMMs, batch = local experts) issues one GEMM per expert per
+// kernel when grouped_gemm_launches_per_expert is 1 (Transformer Engine's multi-stream path).
+double ComputeModel::launches(const OpCost& op, Pass pass) const {
+  const double kernel_count = kernels(op, pass);
+  const bool grouped = op.kind == OpKind::Gemm && op.batch > 1 && op.name.starts_with("expert_");
+  if (!grouped) return kernel_count;
+  const int gemms = pass == Pass::Backward ? (op.frozen ? 1 : 2) : 1;
+  return kernel_count + gemms * (op.batch - 1) * constants_.get("grouped_gemm_launches_per_expert");
+}
+
 sim::SimTime ComputeModel::host_time(const OpCost& op, Pass pass) const {
-  return sim::SimTime::from_seconds(kernels(op, pass) * constants_.get("host_launch_us") * 1e-6);
+  return sim::SimTime::from_seconds(launches(op, pass) * constants_.get("host_launch_us") * 1e-6);
 }
 
 // The host issues kernels asynchronously and runs ahead while long kernels execute, so a stream of
-// ops is bound by the larger of the two totals: the GPU's work, or the CPU's issuing of it.
+// ops is bound by the larger of the two totals: the GPU's work, or the CPU's issuing of it. An op
+// with host_sync_after (the forward of a dropless MoE dispatch) makes the host wait for the device:
+// the queue drains, a round trip (launch_blocking_sync_us) passes, and the ops after it start from
+// an empty queue, so each side of the sync is bound on its own.
 // Under CUDA_LAUNCH_BLOCKING=1 the host cannot run ahead: each kernel is issued, runs, and is
 // waited for, so the host's issuing, the device time and a round trip per kernel add up.
 sim::SimTime ComputeModel::ops_time(const std::vector<OpCost>& ops, Pass pass) const {
-  sim::SimTime device = sim::SimTime::zero(), host = sim::SimTime::zero();
-  int kernel_count = 0;
+  const double sync_s = constants_.get("launch_blocking_sync_us") * 1e-6;
+  sim::SimTime device = sim::SimTime::zero(), host = sim::SimTime::zero(), synced = sim::SimTime::zero();
+  sim::SimTime all_device = sim::SimTime::zero(), all_host = sim::SimTime::zero();
+  double kernel_count = 0;
   for (const OpCost& op : ops) {
     device += op_time(op, pass);
     host += host_time(op, pass);
-    kernel_count += kernels(op, pass);
+    kernel_count += launches(op, pass);
+    if (pass == Pass::Forward && op.host_sync_after) {
+      synced += std::max(device, host) + sim::SimTime::from_seconds(sync_s);
+      all_device += device;
+      all_host += host;
+      device = host = sim::SimTime::zero();
+    }
   }
   if (launch_blocking_)
-    return device + host + sim::SimTime::from_seconds(kernel_count * constants_.get("launch_blocking_sync_us") * 1e-6);
-  return std::max(device, host);
+    return all_device + device + all_host + host + sim::SimTime::from_seconds(kernel_count * sync_s);
+  return synced + std::max(device, host);
 }
 
 // Fused Adam (apex/Megatron multi-tensor apply) per parameter, mixed precision with fp32 master

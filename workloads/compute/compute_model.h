@@ -5,7 +5,7 @@
 //   device(op) = max(FLOPs / (peak[precision] x clock x power x MIG x eff_flops(op)),
 //                    bytes / (HBM bandwidth x MIG x eff_mem(op)))
 //                + fp8 casts(op) + kernels(op) x kernel_launch_us
-//   pass(ops)  = max(sum device(op), sum kernels(op) x host_launch_us)
+//   pass(ops)  = max(sum device(op), sum launches(op) x host_launch_us), per stretch between host syncs
 //
 // Throughput side, each factor a physical effect with a named constant (compute_model.cpp has the
 // sources; `ComputeConstants::describe` prints them):
@@ -148,8 +148,11 @@ class ComputeModel {
   double sustained_clock_mhz() const;
   // The flash-attention kernel's efficiency for this GPU's generation (see attention_efficiency).
   double attention_efficiency() const;
-  // Host time to issue an op's kernels: kernels x host_launch_us.
+  // Host time to issue an op's kernels: launches x host_launch_us.
   sim::SimTime host_time(const OpCost& op, Pass pass) const;
+  // Kernel launches the host issues for an op: kernels(op), plus one per further local expert of a
+  // grouped expert GEMM (grouped_gemm_launches_per_expert).
+  double launches(const OpCost& op, Pass pass) const;
   double sm_fraction() const { return sm_fraction_; }  // MIG slice SMs / GPU SMs (1 without MIG)
   const ComputeConstants& constants() const { return constants_; }
   // CUDA_LAUNCH_BLOCKING=1 ([training] launch_blocking): ops_time() adds device and host time and

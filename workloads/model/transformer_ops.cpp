@@ -122,6 +122,11 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
   // With sequence parallelism each tp rank routes its 1/t of the tokens.
   const double routed = d.tokens * k / (sh.sequence_parallel ? sh.tp : 1);
   ops.push_back(pointwise("moe_permute", OpKind::Elementwise, routed * h, 0.0, 2.0 * d.p, 2.0 * d.p));
+  // The all-to-all's split sizes and the grouped GEMM's per-expert token counts are computed on the
+  // device and needed on the host: Megatron-Core's token dispatchers copy them over and synchronize
+  // once per MoE layer forward (MoEAlltoAllTokenDispatcher cuda_sync_point: "before_ep_alltoall"
+  // with expert parallelism, "before_finish" without, "before_permutation_1" with a capacity factor).
+  ops.back().host_sync_after = true;
   if (m.shared_experts > 0) {
     ModelSpec shared = m;
     shared.ffn_hidden = m.shared_experts * m.moe_ffn_hidden;
@@ -138,8 +143,17 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
   Dims ed = d;
   ed.tokens = slots / local_experts;  // per expert: a grouped GEMM of local_experts GEMMs
   ed.ffn = static_cast<double>(m.moe_ffn_hidden) / etp;
+  // Megatron-Core's alltoall dispatcher receives the token-slots grouped by source rank; with
+  // more than one local expert it regroups them by expert before the grouped GEMM and back before
+  // the combine (MoEAlltoAllTokenDispatcher, sort_chunks_by_idxs): one more read and write of
+  // every slot's hidden vector each way, in both passes.
+  const bool sorts_chunks = sh.ep > 1 && local_experts > 1;
+  if (sorts_chunks) ops.push_back(pointwise("moe_sort_chunks", OpKind::Elementwise, slots * h, 0.0, 2.0 * d.p, 2.0 * d.p));
   const std::size_t first = ops.size();
   mlp(ops, m, ed);
+  std::size_t last_gemm = first;
+  for (std::size_t i = first; i < ops.size(); ++i)
+    if (ops[i].kind == OpKind::Gemm) last_gemm = i;
   for (std::size_t i = first; i < ops.size(); ++i) {
     OpCost& op = ops[i];
     const double scale = local_experts;
@@ -148,8 +162,11 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
     op.fwd_bytes = op.fwd_bytes * scale;
     op.bwd_bytes = op.bwd_bytes * scale;
     if (op.kind == OpKind::Gemm) op.batch = static_cast<int>(local_experts);
-    op.name = op.kind == OpKind::Gemm ? (op.n == static_cast<int>(h) ? "expert_down" : "expert_up_gate") : "expert_act";
+    // By position, not by width: the last GEMM projects back to hidden (GPT-OSS's experts are as
+    // wide as its hidden size, so widths do not tell them apart).
+    op.name = op.kind != OpKind::Gemm ? "expert_act" : i == last_gemm ? "expert_down" : "expert_up_gate";
   }
+  if (sorts_chunks) ops.push_back(pointwise("moe_unsort_chunks", OpKind::Elementwise, slots * h, 0.0, 2.0 * d.p, 2.0 * d.p));
   ops.push_back(pointwise("moe_unpermute", OpKind::Elementwise, routed * h, 1.0, 2.0 * d.p, 2.0 * d.p));
 }
 

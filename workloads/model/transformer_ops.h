@@ -49,6 +49,9 @@ struct OpCost {
   bool fp8_eligible = false; // a linear layer whose GEMM can run in FP8 (Transformer Engine)
   bool frozen = false;       // a weight that does not train (LoRA, model/lora.h): the backward is the
                              // data gradient only (bwd = fwd FLOPs and bytes, one kernel)
+  bool host_sync_after = false;  // forward: the host waits for the device after issuing this op
+                                 // (dropless MoE copies its token counts to the host), so it cannot
+                                 // run ahead across it (ComputeModel::ops_time)
 
   bool is_matmul() const { return kind == OpKind::Gemm || kind == OpKind::Attention; }
 };
@@ -86,7 +89,10 @@ inline constexpr double kDropoutMaskBytesPerElement = 1.0;  // PyTorch stores th
 //   * router: one GEMM [tokens, hidden] x [hidden, experts] (kept out of FP8, as Megatron-Core
 //     keeps the router in higher precision), then softmax/top-k;
 //   * permute and unpermute: each token's hidden vector copied to its k slots and back (memory
-//     bound);
+//     bound); the permute carries the forward's host sync (OpCost::host_sync_after: the token
+//     counts the dispatcher needs on the host);
+//   * with expert parallelism and more than one local expert, the received slots sorted by local
+//     expert and back (moe_sort_chunks / moe_unsort_chunks, memory bound);
 //   * shared experts: a dense MLP of width shared_experts x moe_ffn_hidden on every token;
 //   * routed experts: a grouped GEMM over the experts/ep experts this GPU holds. Over the ep group
 //     each GPU's experts receive on average tokens x k token-slots (ep GPUs' tokens, k of the

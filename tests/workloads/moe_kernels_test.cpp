@@ -1,0 +1,158 @@
+// Mixture of experts, the kernels around the experts' GEMMs: the alltoall dispatcher's chunk sort,
+// the expert GEMMs named by position, one host launch per expert of a grouped GEMM, and the
+// forward's token-count sync that stops the host running ahead. Each with its numbers put in.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
+#include "topology/catalog.h"
+#include "topology/cluster_spec.h"
+#include "workloads/compute/compute_model.h"
+#include "workloads/model/transformer_ops.h"
+
+using namespace clustersim;
+using namespace clustersim::workloads;
+
+namespace {
+
+// GPT-OSS-120B's MoE layer (its config.json): hidden 2880, 128 experts of width 2880, top-4.
+ModelSpec gpt_oss_like() {
+  ModelSpec m;
+  m.layers = 2;
+  m.hidden = 2880;
+  m.heads = 64;
+  m.kv_heads = 8;
+  m.attention_head_dim = 64;
+  m.ffn_hidden = 2880;
+  m.seq_len = 4096;
+  m.vocab = 201088;
+  m.mlp = MlpKind::SwiGlu;
+  m.norm = NormKind::RmsNorm;
+  m.experts = 128;
+  m.experts_per_token = 4;
+  m.moe_ffn_hidden = 2880;
+  return m;
+}
+
+OpShape shape_with_ep(int ep) {
+  OpShape sh;
+  sh.micro_batch = 1;
+  sh.seq_len = 4096;
+  sh.ep = ep;
+  return sh;
+}
+
+const OpCost* find_op(const std::vector<OpCost>& ops, std::string_view name) {
+  const auto it = std::find_if(ops.begin(), ops.end(), [&](const OpCost& op) { return op.name == name; });
+  return it == ops.end() ? nullptr : &*it;
+}
+
+ComputeModel h100(const ComputeConstants& c = {}) {
+  const topology::GpuSpec* gpu = topology::find_gpu("h100-sxm5-80gb");
+  REQUIRE(gpu != nullptr);
+  return ComputeModel(*gpu, topology::ClusterSpec{}, topology::Precision::Bf16, c);
+}
+
+}  // namespace
+
+TEST_CASE("workloads::layer_ops: the alltoall dispatcher sorts the received token-slots by local expert and back") {
+  const ModelSpec m = gpt_oss_like();
+  // ep 8: 16 local experts; 4096 tokens x top-4 = 16,384 slots x 2880 wide, read and written at
+  // 2 bytes: 2 x 2 x 16384 x 2880 = 188,743,680 B each way, in both passes.
+  const std::vector<OpCost> ops = layer_ops(m, shape_with_ep(8), true);
+  const OpCost* sort = find_op(ops, "moe_sort_chunks");
+  const OpCost* unsort = find_op(ops, "moe_unsort_chunks");
+  REQUIRE(sort != nullptr);
+  REQUIRE(unsort != nullptr);
+  CHECK(sort->fwd_bytes.value == doctest::Approx(2.0 * 2.0 * 16384 * 2880));
+  CHECK(sort->bwd_bytes.value == doctest::Approx(2.0 * 2.0 * 16384 * 2880));
+  CHECK(unsort->fwd_bytes.value == doctest::Approx(sort->fwd_bytes.value));
+  // The sort sits between the permute and the experts, the unsort between the experts and the unpermute.
+  const auto at = [&](std::string_view n) { return find_op(ops, n) - ops.data(); };
+  CHECK(at("moe_permute") < at("moe_sort_chunks"));
+  CHECK(at("moe_sort_chunks") < at("expert_up_gate"));
+  CHECK(at("expert_down") < at("moe_unsort_chunks"));
+  CHECK(at("moe_unsort_chunks") < at("moe_unpermute"));
+  // No expert parallelism: the permute already groups by expert; one expert per GPU (ep 128):
+  // nothing to regroup.
+  CHECK(find_op(layer_ops(m, shape_with_ep(1), true), "moe_sort_chunks") == nullptr);
+  CHECK(find_op(layer_ops(m, shape_with_ep(128), true), "moe_sort_chunks") == nullptr);
+}
+
+TEST_CASE("workloads::layer_ops: expert GEMMs are named by position when the experts are as wide as hidden") {
+  const std::vector<OpCost> ops = layer_ops(gpt_oss_like(), shape_with_ep(8), true);
+  int up_gate = 0, down = 0;
+  for (const OpCost& op : ops) {
+    up_gate += op.name == "expert_up_gate" ? 1 : 0;
+    down += op.name == "expert_down" ? 1 : 0;
+  }
+  CHECK(up_gate == 2);  // SwiGLU's gate and up projections
+  CHECK(down == 1);
+}
+
+TEST_CASE("workloads::ComputeModel::launches: a grouped expert GEMM issues one GEMM per local expert") {
+  const std::vector<OpCost> ops = layer_ops(gpt_oss_like(), shape_with_ep(8), true);
+  const OpCost* down = find_op(ops, "expert_down");
+  REQUIRE(down != nullptr);
+  REQUIRE(down->batch == 16);
+  const ComputeModel cm = h100();
+  // Forward: one GEMM per expert, 16; backward: data and weight gradients per expert, 32.
+  CHECK(cm.launches(*down, Pass::Forward) == doctest::Approx(16.0));
+  CHECK(cm.launches(*down, Pass::Backward) == doctest::Approx(32.0));
+  CHECK(cm.host_time(*down, Pass::Backward).seconds() == doctest::Approx(32 * 8e-6));
+  // A fused grouped kernel: the kernels of one GEMM.
+  ComputeConstants fused;
+  fused.apply({{"grouped_gemm_launches_per_expert", 0.0}});
+  const ComputeModel cf = h100(fused);
+  CHECK(cf.launches(*down, Pass::Forward) == doctest::Approx(1.0));
+  CHECK(cf.launches(*down, Pass::Backward) == doctest::Approx(2.0));
+  // A dense GEMM is one launch whatever the constant.
+  const OpCost* qkv = find_op(ops, "qkv_proj");
+  REQUIRE(qkv != nullptr);
+  CHECK(cm.launches(*qkv, Pass::Backward) == doctest::Approx(2.0));
+}
+
+TEST_CASE("workloads::ComputeModel::ops_time: the dropless dispatch's host sync splits the forward in two") {
+  const ComputeModel cm = h100();
+  // A: a device-bound op (a large GEMM) that ends in the sync; B: twenty host-bound launches.
+  OpCost a;
+  a.name = "a";
+  a.kind = OpKind::Gemm;
+  a.m = a.n = a.k = 4096;
+  a.batch = 1;
+  a.fwd_flops = sim::Flops{2.0 * 4096.0 * 4096 * 4096};
+  a.fwd_bytes = sim::Bytes{3.0 * 4096 * 4096 * 2};
+  OpCost b;
+  b.name = "b";
+  b.kind = OpKind::Elementwise;
+  b.fwd_flops = sim::Flops{1.0};
+  b.fwd_bytes = sim::Bytes{64.0};
+  std::vector<OpCost> ops{a};
+  for (int i = 0; i < 20; ++i) ops.push_back(b);
+  const double dev_a = cm.op_time(a, Pass::Forward).seconds(), dev_b = cm.op_time(b, Pass::Forward).seconds();
+  const double host_a = cm.host_time(a, Pass::Forward).seconds(), host_b = cm.host_time(b, Pass::Forward).seconds();
+  REQUIRE(dev_a > host_a + 20 * host_b);  // without the sync the host hides behind A entirely
+  REQUIRE(host_b > dev_b);
+  CHECK(cm.ops_time(ops, Pass::Forward).seconds() == doctest::Approx(dev_a + 20 * dev_b));
+  ops.front().host_sync_after = true;
+  // max(A's device, A's host) + the 5 us round trip + max(B's device, B's host) x 20.
+  CHECK(cm.ops_time(ops, Pass::Forward).seconds() == doctest::Approx(dev_a + 5e-6 + 20 * host_b));
+  // The backward does not sync (the splits are already on the host).
+  CHECK(cm.ops_time(ops, Pass::Backward).seconds() ==
+        doctest::Approx(std::max(cm.op_time(a, Pass::Backward).seconds() + 20 * cm.op_time(b, Pass::Backward).seconds(),
+                                 cm.host_time(a, Pass::Backward).seconds() + 20 * cm.host_time(b, Pass::Backward).seconds())));
+}
+
+TEST_CASE("workloads::layer_ops: an MoE layer syncs its forward with the host once, a dense layer never") {
+  const ModelSpec m = gpt_oss_like();
+  const auto syncs = [&](int ep) {
+    const std::vector<OpCost> ops = layer_ops(m, shape_with_ep(ep), true);
+    return std::count_if(ops.begin(), ops.end(), [](const OpCost& op) { return op.host_sync_after; });
+  };
+  CHECK(syncs(8) == 1);
+  CHECK(syncs(1) == 1);  // no expert parallelism: the grouped GEMM still needs its token counts
+  const std::vector<OpCost> dense = layer_ops(m, shape_with_ep(8), false);
+  CHECK(std::none_of(dense.begin(), dense.end(), [](const OpCost& op) { return op.host_sync_after; }));
+}
