@@ -16,6 +16,25 @@
 namespace clustersim::sim {
 
 namespace {
+// Sorts keys that usually arrive sorted but for a few at the end (a timestamp's changes come in the
+// order the previous solve reported its changes, plus a few stragglers): the out-of-order tail is
+// sorted on its own and its entries moved into place, instead of a full n log n sort. Nothing is
+// allocated (std::inplace_merge may allocate a buffer).
+void sort_mostly_sorted(std::vector<std::pair<double, ConstraintId>>& keys) {
+  constexpr std::size_t kMaxTail = 16;
+  const auto tail = std::is_sorted_until(keys.begin(), keys.end());
+  if (tail == keys.end()) return;
+  if (keys.end() - tail > static_cast<std::ptrdiff_t>(kMaxTail)) {
+    std::sort(keys.begin(), keys.end());
+    return;
+  }
+  std::sort(tail, keys.end());
+  for (auto it = tail; it != keys.end(); ++it) {
+    const auto place = std::upper_bound(keys.begin(), it, *it);
+    std::rotate(place, it, it + 1);
+  }
+}
+
 bool heap_after(double sa, ConstraintId ca, double sb, ConstraintId cb) {
   return sa > sb || (sa == sb && ca > cb);
 }
@@ -202,12 +221,12 @@ void FairShareSolver::order_dirty() {
   dirty_order_.clear();
   for (ConstraintId c : dirty_) {
     Constraint& con = constraints_[c];
+    if (con.vars.size() == 1 && (head_[con.vars[0]].flags & kAlone) != 0) continue;  // entered already
     if (con.vars.size() != 1 || !alone(con.vars[0])) {
       dirty_order_.emplace_back(con.threshold, c);
       continue;
     }
     const VariableId v = con.vars[0];
-    if ((head_[v].flags & kAlone) != 0) continue;  // entered from another of its constraints
     head_[v].flags |= kAlone;
     std::pair<double, ConstraintId> first{kUnlimited, std::numeric_limits<ConstraintId>::max()};
     for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
@@ -219,7 +238,7 @@ void FairShareSolver::order_dirty() {
     }
     dirty_order_.push_back(first);
   }
-  if (!std::is_sorted(dirty_order_.begin(), dirty_order_.end())) std::sort(dirty_order_.begin(), dirty_order_.end());
+  sort_mostly_sorted(dirty_order_);
 }
 
 bool FairShareSolver::alone(VariableId v) const {
