@@ -9,6 +9,7 @@
 #include "sim/fair_share.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "sim/check.h"
@@ -16,25 +17,6 @@
 namespace clustersim::sim {
 
 namespace {
-// Sorts keys that usually arrive sorted but for a few at the end (a timestamp's changes come in the
-// order the previous solve reported its changes, plus a few stragglers): the out-of-order tail is
-// sorted on its own and its entries moved into place, instead of a full n log n sort. Nothing is
-// allocated (std::inplace_merge may allocate a buffer).
-void sort_mostly_sorted(std::vector<std::pair<double, ConstraintId>>& keys) {
-  constexpr std::size_t kMaxTail = 16;
-  const auto tail = std::is_sorted_until(keys.begin(), keys.end());
-  if (tail == keys.end()) return;
-  if (keys.end() - tail > static_cast<std::ptrdiff_t>(kMaxTail)) {
-    std::sort(keys.begin(), keys.end());
-    return;
-  }
-  std::sort(tail, keys.end());
-  for (auto it = tail; it != keys.end(); ++it) {
-    const auto place = std::upper_bound(keys.begin(), it, *it);
-    std::rotate(place, it, it + 1);
-  }
-}
-
 bool heap_after(double sa, ConstraintId ca, double sb, ConstraintId cb) {
   return sa > sb || (sa == sb && ca > cb);
 }
@@ -238,7 +220,46 @@ void FairShareSolver::order_dirty() {
     }
     dirty_order_.push_back(first);
   }
-  sort_mostly_sorted(dirty_order_);
+  sort_dirty_order();
+}
+
+// Sorts dirty_order_ by (threshold, id) as std::sort would, cheaply in the two common shapes: keys
+// sorted but for a short tail (a timestamp's changes arrive in the order the previous solve
+// reported its changes, plus a few stragglers): the tail is sorted and inserted; and one threshold
+// for all (the links of one collective's step): the ids are set in a bit map over their range and
+// read back in order, O(n + range / 64) instead of O(n log n). Nothing is allocated once the bit
+// map has grown to the constraint count.
+void FairShareSolver::sort_dirty_order() {
+  constexpr std::size_t kMaxTail = 16;
+  auto& keys = dirty_order_;
+  const auto tail = std::is_sorted_until(keys.begin(), keys.end());
+  if (tail == keys.end()) return;
+  if (keys.end() - tail <= static_cast<std::ptrdiff_t>(kMaxTail)) {
+    std::sort(tail, keys.end());
+    for (auto it = tail; it != keys.end(); ++it) std::rotate(std::upper_bound(keys.begin(), it, *it), it, it + 1);
+    return;
+  }
+  const double threshold = keys.front().first;
+  ConstraintId lo = keys.front().second, hi = lo;
+  bool one_threshold = true;
+  for (const auto& [t, c] : keys) {
+    one_threshold = one_threshold && t == threshold;
+    lo = std::min(lo, c);
+    hi = std::max(hi, c);
+  }
+  if (!one_threshold || (hi - lo) / 64 > 4 * keys.size()) {
+    std::sort(keys.begin(), keys.end());
+    return;
+  }
+  if (id_bits_.size() * 64 < constraints_.size()) id_bits_.resize(constraints_.size() / 64 + 1, 0);
+  for (const auto& key : keys) id_bits_[key.second / 64] |= std::uint64_t{1} << (key.second % 64);
+  std::size_t out = 0;
+  for (std::size_t w = lo / 64; w <= hi / 64; ++w) {
+    for (std::uint64_t bits = id_bits_[w]; bits != 0; bits &= bits - 1) {
+      keys[out++] = {threshold, static_cast<ConstraintId>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)))};
+    }
+    id_bits_[w] = 0;
+  }
 }
 
 bool FairShareSolver::alone(VariableId v) const {

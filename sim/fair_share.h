@@ -146,6 +146,7 @@ class FairShareSolver {
 
   void mark_dirty(ConstraintId c, double threshold);
   void order_dirty();
+  void sort_dirty_order();
   bool alone(VariableId v) const;
   void take_alone(VariableId v, double threshold);
   void gather(ConstraintId start, double threshold);
@@ -180,6 +181,7 @@ class FairShareSolver {
   std::vector<VariableId> free_ids_;
   std::vector<ConstraintId> dirty_;
   std::vector<std::pair<double, ConstraintId>> dirty_order_;  // scratch: (threshold, id), solve's order
+  std::vector<std::uint64_t> id_bits_;  // scratch: one bit per constraint, all zero between solves
   // Variables added onto constraints nobody else used: they are alone, so solve() gives them their
   // alone rate without a search (unless a later arrival joined them, which dirties a constraint).
   std::vector<VariableId> isolated_new_;
