@@ -9,6 +9,7 @@
 #include "sim/fair_share.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "sim/check.h"
@@ -159,13 +160,13 @@ std::span<const VariableId> FairShareSolver::solve() {
   comp_vars_.clear();
   old_rates_.clear();
   if (!dirty_.empty()) {
-    // Lowest threshold first, ties by id. The keys are copied next to the ids so that the sort
-    // reads one contiguous array instead of a constraint per comparison; often already in order.
-    dirty_order_.clear();
-    for (ConstraintId c : dirty_) dirty_order_.emplace_back(constraints_[c].threshold, c);
-    if (!std::is_sorted(dirty_order_.begin(), dirty_order_.end())) std::sort(dirty_order_.begin(), dirty_order_.end());
+    order_dirty();
     for (const auto& [threshold, c] : dirty_order_) {
       Constraint& con = constraints_[c];
+      if (con.vars.size() == 1 && (head_[con.vars[0]].flags & kAlone) != 0) {
+        take_alone(con.vars[0], threshold);
+        continue;
+      }
       con.dirty = false;
       con.threshold = kUnlimited;
       if (con.epoch == epoch_) continue;  // gathered from a lower threshold already
@@ -192,6 +193,95 @@ std::span<const VariableId> FairShareSolver::solve() {
   for (VariableId v : comp_vars_) head_[v].flags = static_cast<std::uint8_t>((head_[v].flags & ~(kAffected | kFixed)) | kSolved);
   stats_.rate_changes += changed_.size();
   return changed_;
+}
+
+// dirty_order_: the dirty constraints, lowest threshold first, ties by id (the keys are copied
+// next to the ids so that the sort reads one contiguous array; often already in order) — except
+// that a variable alone on its constraints (see the header) has one entry, at the lowest key of
+// its dirty constraints, which are cleaned here.
+void FairShareSolver::order_dirty() {
+  dirty_order_.clear();
+  for (ConstraintId c : dirty_) {
+    Constraint& con = constraints_[c];
+    if (con.vars.size() == 1 && (head_[con.vars[0]].flags & kAlone) != 0) continue;  // entered already
+    if (con.vars.size() != 1 || !alone(con.vars[0])) {
+      dirty_order_.emplace_back(con.threshold, c);
+      continue;
+    }
+    const VariableId v = con.vars[0];
+    head_[v].flags |= kAlone;
+    std::pair<double, ConstraintId> first{kUnlimited, std::numeric_limits<ConstraintId>::max()};
+    for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
+      Constraint& mine = constraints_[members_[j].c];
+      if (!mine.dirty) continue;
+      first = std::min(first, std::pair<double, ConstraintId>{mine.threshold, members_[j].c});
+      mine.dirty = false;
+      mine.threshold = kUnlimited;
+    }
+    dirty_order_.push_back(first);
+  }
+  sort_dirty_order();
+}
+
+// Sorts dirty_order_ by (threshold, id) as std::sort would, cheaply in the two common shapes: keys
+// sorted but for a short tail (a timestamp's changes arrive in the order the previous solve
+// reported its changes, plus a few stragglers): the tail is sorted and inserted; and one threshold
+// for all (the links of one collective's step): the ids are set in a bit map over their range and
+// read back in order, O(n + range / 64) instead of O(n log n). Nothing is allocated once the bit
+// map has grown to the constraint count.
+void FairShareSolver::sort_dirty_order() {
+  constexpr std::size_t kMaxTail = 16;
+  auto& keys = dirty_order_;
+  const auto tail = std::is_sorted_until(keys.begin(), keys.end());
+  if (tail == keys.end()) return;
+  if (keys.end() - tail <= static_cast<std::ptrdiff_t>(kMaxTail)) {
+    std::sort(tail, keys.end());
+    for (auto it = tail; it != keys.end(); ++it) std::rotate(std::upper_bound(keys.begin(), it, *it), it, it + 1);
+    return;
+  }
+  const double threshold = keys.front().first;
+  ConstraintId lo = keys.front().second, hi = lo;
+  bool one_threshold = true;
+  for (const auto& [t, c] : keys) {
+    one_threshold = one_threshold && t == threshold;
+    lo = std::min(lo, c);
+    hi = std::max(hi, c);
+  }
+  if (!one_threshold || (hi - lo) / 64 > 4 * keys.size()) {
+    std::sort(keys.begin(), keys.end());
+    return;
+  }
+  if (id_bits_.size() * 64 < constraints_.size()) id_bits_.resize(constraints_.size() / 64 + 1, 0);
+  for (const auto& key : keys) id_bits_[key.second / 64] |= std::uint64_t{1} << (key.second % 64);
+  std::size_t out = 0;
+  for (std::size_t w = lo / 64; w <= hi / 64; ++w) {
+    for (std::uint64_t bits = id_bits_[w]; bits != 0; bits &= bits - 1) {
+      keys[out++] = {threshold, static_cast<ConstraintId>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)))};
+    }
+    id_bits_[w] = 0;
+  }
+}
+
+bool FairShareSolver::alone(VariableId v) const {
+  for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
+    if (constraints_[members_[j].c].vars.size() != 1) return false;
+  }
+  return true;
+}
+
+// Joins the affected set already fixed at its alone rate (one event of its own), at the place the
+// gather from its lowest dirty constraint would have put it, and on the same terms (kept if solved
+// below the threshold); run_filling() skips it but for reporting a change.
+void FairShareSolver::take_alone(VariableId v, double threshold) {
+  const std::uint8_t f = head_[v].flags & static_cast<std::uint8_t>(~kAlone);
+  head_[v].flags = f;
+  if ((f & kSolved) != 0 && rate_[v] < threshold * (1 - config_.threshold_margin)) return;  // kept
+  head_[v].flags = static_cast<std::uint8_t>(f | kAffected | kFixed);
+  comp_vars_.push_back(v);
+  old_rates_.push_back((f & kSolved) != 0 ? rate_[v] : -1.0);
+  rate_[v] = alone_rate(v);
+  seq_[v] = ++seq_counter_;
+  ++alone_fixed_;
 }
 
 // Breadth-first from `start`: a variable on a gathered constraint is affected unless it was fixed
@@ -307,6 +397,7 @@ void FairShareSolver::run_filling() {
   for (ConstraintId c : comp_cons_) constraints_[c].unfixed = 0;
   capped_.clear();
   for (VariableId v : comp_vars_) {
+    if ((head_[v].flags & kFixed) != 0) continue;  // alone, fixed already (take_alone)
     for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) constraints_[members_[j].c].unfixed += members_[j].weight;
     if (std::isfinite(cap_[v])) capped_.push_back(v);
   }
@@ -323,7 +414,8 @@ void FairShareSolver::run_filling() {
   std::sort(capped_.begin(), capped_.end(), [this](VariableId a, VariableId b) { return cap_[a] < cap_[b]; });
 
   std::size_t next_capped = 0;
-  std::size_t fixed = 0;
+  std::size_t fixed = alone_fixed_;
+  alone_fixed_ = 0;
   const double tol = config_.relative_tolerance;
   while (fixed < comp_vars_.size()) {
     double level = kUnlimited;

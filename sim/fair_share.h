@@ -37,6 +37,17 @@
 // So the rates equal a from-scratch solve of the whole system bit for bit
 // (tests/sim/fair_share_incremental_test.cpp checks thousands of random add/remove sequences).
 //
+// Alone at solve time. A variable that is the only one on every constraint it crosses when solve()
+// runs is its own component: the canonical run's one event for it gives it min(cap, capacity /
+// weight over its constraints), whatever the rest of the system does, and its `seq` orders it
+// against nobody. A lockstep ring makes this the common case in a dirty set: at one timestamp a
+// rank's next send is added while its previous send on the same links still runs (not alone when
+// added: its constraints are marked dirty), then the previous send is removed. solve() gives such
+// a variable that rate directly instead of gathering it and running the filling over its
+// constraints, and keeps its place in the affected-set order (it stands at the lowest (threshold,
+// id) of its dirty constraints, where the gather would have reached it), so the changed variables
+// come back in the same order as before.
+//
 // Weights (multiplicity): a variable may stand for w identical flows on a constraint — it then
 // counts w times in that constraint's usage (Σ w·rate ≤ capacity) and w times in its fair-share
 // divisor, exactly as w separate variables with the same rate would. Symmetry folding uses this
@@ -114,7 +125,9 @@ class FairShareSolver {
   const FairShareStats& stats() const { return stats_; }
 
  private:
-  enum : std::uint8_t { kLive = 1, kQueued = 2, kAffected = 4, kFixed = 8, kSolved = 16 };
+  // kAlone: alone on all its constraints at solve time, with one entry in dirty_order_ (see
+  // order_dirty()).
+  enum : std::uint8_t { kLive = 1, kQueued = 2, kAffected = 4, kFixed = 8, kSolved = 16, kAlone = 32 };
   struct Constraint {
     double capacity = 0;
     std::vector<VariableId> vars;
@@ -132,6 +145,10 @@ class FairShareSolver {
   };
 
   void mark_dirty(ConstraintId c, double threshold);
+  void order_dirty();
+  void sort_dirty_order();
+  bool alone(VariableId v) const;
+  void take_alone(VariableId v, double threshold);
   void gather(ConstraintId start, double threshold);
   void replay_kept(ConstraintId c);
   void run_filling();
@@ -164,6 +181,7 @@ class FairShareSolver {
   std::vector<VariableId> free_ids_;
   std::vector<ConstraintId> dirty_;
   std::vector<std::pair<double, ConstraintId>> dirty_order_;  // scratch: (threshold, id), solve's order
+  std::vector<std::uint64_t> id_bits_;  // scratch: one bit per constraint, all zero between solves
   // Variables added onto constraints nobody else used: they are alone, so solve() gives them their
   // alone rate without a search (unless a later arrival joined them, which dirties a constraint).
   std::vector<VariableId> isolated_new_;
@@ -178,6 +196,7 @@ class FairShareSolver {
   std::vector<HeapEntry> heap_;
   std::vector<std::pair<std::uint64_t, VariableId>> kept_;
   std::vector<VariableId> changed_;
+  std::size_t alone_fixed_ = 0;  // variables of comp_vars_ fixed by take_alone() in this solve
   FairShareStats stats_;
 };
 

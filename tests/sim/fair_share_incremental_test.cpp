@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -144,4 +145,35 @@ TEST_CASE("sim::FairShareSolver: a flow ending leaves flows bottlenecked elsewhe
   s.solve();
   CHECK(s.stats().variables_visited - before2 == 1);
   CHECK(s.rate(f1) == 9.0);
+}
+
+TEST_CASE("sim::FairShareSolver: a send added beside its predecessor, which then ends, is solved alone in the gather's order") {
+  // A lockstep ring step on private links: each of 6 variables crosses its own two constraints
+  // (capacities 40 and 10 + i, so variable i's alone rate is 10 + i). The next send is added while
+  // the previous one still runs (not alone when added), then the previous one is removed: at the
+  // solve every new variable is alone. Rates must be the alone rates, and the changed variables
+  // must come back in the order the gather visits them: lowest dirty threshold first, here the
+  // add threshold min(40, 10 + i) / 2, which rises with i.
+  FairShareSolver s;
+  std::vector<std::array<ConstraintId, 2>> links;
+  for (int i = 0; i < 6; ++i) links.push_back({s.add_constraint(40), s.add_constraint(10.0 + i)});
+  std::vector<VariableId> old;
+  for (const auto& l : links) old.push_back(s.add_variable(l));
+  s.solve();
+  // Added in reverse order so that insertion order and the expected order differ.
+  std::vector<VariableId> next(6);
+  for (int i = 5; i >= 0; --i) {
+    next[static_cast<std::size_t>(i)] = s.add_variable(links[static_cast<std::size_t>(i)]);
+    s.remove_variable(old[static_cast<std::size_t>(i)]);
+  }
+  const auto visited = s.stats().variables_visited;
+  const auto changed = s.solve();
+  REQUIRE(changed.size() == 6);
+  for (int i = 0; i < 6; ++i) {
+    CHECK(s.rate(next[static_cast<std::size_t>(i)]) == 10.0 + i);
+    // Thresholds (10 + i) / 2 rise with i: variable i comes i-th.
+    CHECK(changed[static_cast<std::size_t>(i)] == next[static_cast<std::size_t>(i)]);
+  }
+  CHECK(s.stats().variables_visited - visited == 6);
+  CHECK(s.stats().rate_changes >= 6);
 }
