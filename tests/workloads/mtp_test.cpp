@@ -174,7 +174,8 @@ TEST_CASE("workloads::plan_stage_costs: mla_up_proj reruns the up-projections an
     TrainingSpec tr;
     tr.global_batch = 8;
     tr.recompute_modules = modules;
-    return plan_stage_costs(StageCostInputs{small_mla_moe(mtp), par, tr, compute, layout, memo, CollectiveAlgo::Ring, 2, 1});
+    const ModelSpec model = small_mla_moe(mtp);
+    return plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 2});
   };
   const StageCosts none = costs(0, 0), up = costs(0, kRecomputeMlaUpProj), mtp = costs(1, 0);
   // mla_up_proj: the forward is unchanged, the backward reruns the two up-projection GEMMs and the
