@@ -157,10 +157,7 @@ std::string moe_skip_reason(const ModernRow& r) {
 }
 
 // The MoE models the tables name that are not scored, and why:
-//   * DeepSeek-V4-Flash: no published architecture in the row (its shape columns are empty);
-//   * Megatron-Bridge's "DeepSeek-V3 671B (w/ MTP)" rows train DeepSeek-V3's multi-token-prediction
-//     module (one more MoE layer, projection and output head on the last stage), which is not
-//     modelled; the other DeepSeek-V3 rows do not state whether it ran and are modelled without.
+//   * DeepSeek-V4-Flash: no published architecture in the row (its shape columns are empty).
 std::string other_moe_reason(const std::string& model) {
   if (has(model, "DeepSeek-V4")) return "mixture of experts without a published architecture (DeepSeek-V4)";
   return "mixture of experts whose architecture is not in modern_rows.cpp kMoeArchs (issue #11)";
@@ -230,21 +227,23 @@ int lora_rank_of(const ModernRow& r) {
   return 0;
 }
 
+int mtp_layers_of(const ModernRow& r);
+
 std::string unsupported_model(const ModernRow& r) {
   const std::string& model = r.model;
-  if (has(model, "w/ MTP")) return "multi-token prediction (MTP) module not modelled";
+  // DeepSeek-V3 with its MTP module: Megatron-Bridge's GB300 layout at micro-batch 2 (pp 2 x vp 8,
+  // EP 32, recompute_modules ["moe_act"]) needs 326.2 GiB of 288 as modelled, and dgxc's 512-GPU
+  // H100 layout (tp 2, pp 8) 80.0 GiB of 80 (branch mtp); not investigated further.
+  if (has(model, "DeepSeek-V3") && mtp_layers_of(r) > 0 && r.gpu.starts_with("GB300") && r.micro_batch >= 2)
+    return "DeepSeek-V3 with MTP on GB300 at micro-batch 2: the layout does not fit as modelled (326 GiB of 288)";
+  if (has(model, "DeepSeek-V3") && mtp_layers_of(r) > 0 && has(r.gpu, "H100") && r.pp == 8 &&
+      modern_source_group(r) == "dgxc-benchmarking")
+    return "DeepSeek-V3 with MTP on H100 at tp 2 x pp 8: the layout does not fit as modelled (80.0 GiB of 80)";
   // Megatron-Bridge's GPT-OSS-120B H100 layout (pp 4, dp 16, ep 8, micro-batch 1) needs 93.2 GiB of
   // 80 as modelled even with the recipe's bf16 gradients and recompute modules (write_layout); the
   // B200 layouts fit since both are modelled (161.9 GiB of 180 at micro-batch 4). Not investigated.
   if (has(model, "GPT-OSS") && has(r.gpu, "H100"))
     return "GPT-OSS-120B on H100: the layout does not fit as modelled (93 GiB of 80 with the recipe's recompute modules)";
-  // Megatron-Bridge's DeepSeek-V3 BF16 layout on GB200 (pp 4 x vp 4, EP 64, micro-batch 1) needs
-  // 198.9 GiB of 186 GiB per GPU as modelled without recompute; its performance config
-  // (deepseek_workload_base_configs.py DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_BF16: recompute_modules
-  // ["mla_up_proj"]) recomputes a module the selective/full choices here do not express. Skipped
-  // rather than refused as out of memory (its step-time error was -13.1%, branch v-deepseek).
-  if (has(model, "DeepSeek-V3") && r.gpu.starts_with("GB200") && has(r.precision, "BF16"))
-    return "DeepSeek-V3 BF16 on GB200: the recipe's module recompute (mla_up_proj) is not modelled (the layout does not fit without it)";
   if (moe_arch_of(r) != nullptr) return "";  // expressible; its layout is checked after the others'
   for (const char* moe : {"DeepSeek", "Grok", "Mixtral", "Qwen3", "GPT-OSS", "Kimi", "Llama4"})
     if (has(model, moe)) return other_moe_reason(model);
@@ -350,7 +349,7 @@ bool slot_split_recipe(const ModernRow& r) {
 // set pp 2 vp 8 to "Et*4|(t*4|)*14tmL" (the 16-chunk one) and pp 8 vp 4 to "Et|(tt|)*30mL"
 // (32 chunks: 1, 30 x 2, 0). The recipes give the same counts to every (pp, vp) with the same
 // number of chunks, so the count of chunks picks the layout; the MTP block (m) is not a decoder
-// layer and is left out here (mtp_skip_reason).
+// layer: it is [model] mtp_layers (mtp_layers_of), which Megatron-Core places on the last stage.
 std::vector<int> recipe_stage_layers(const ModernRow& r) {
   if ((!has(r.model, "DeepSeek-V3") && !has(r.model, "Kimi-K2")) || r.layers != 61 || r.pp < 2) return {};
   auto layout = [](int first, int middle, int middle_chunks, int last) {
@@ -368,18 +367,16 @@ std::vector<int> recipe_stage_layers(const ModernRow& r) {
   }
 }
 
-// Multi-token prediction (DeepSeek-V3 paper, Liu et al. 2024, Sec. 2.2: one more transformer
-// block, a 2h -> h projection and the shared output head on the last stage) is not modelled.
-// Megatron-Bridge's DeepSeek-V3 recipe sets mtp_num_layers = 1 (deepseek_v3.py), so its rows
-// train with MTP unless labelled "w/o MTP"; dgxc-benchmarking's v25.05 rows run NeMo 2's recipe,
-// whose pretrain_recipe defaults to use_mtp = True (nemo/collections/llm/recipes/deepseek_v3.py:
-// mtp_num_layers = 1; which release dgxc pinned was not checked). Kimi-K2's recipe has no MTP (kimi_k2.py: no mtp_num_layers,
-// layouts end in "L" alone).
-std::string mtp_skip_reason(const ModernRow& r) {
-  if (!has(r.model, "DeepSeek-V3") || has(r.model, "w/o MTP")) return "";
-  if (modern_source_group(r) == "dgxc-benchmarking")
-    return "DeepSeek-V3 multi-token prediction on (NeMo deepseek_v3.py pretrain_recipe use_mtp = True) is not modelled";
-  return "DeepSeek-V3 multi-token prediction on (Megatron-Bridge deepseek_v3.py mtp_num_layers = 1) is not modelled";
+// Multi-token prediction (DeepSeek-V3 paper, Liu et al. 2024, Sec. 2.2; workloads/model/mtp.h: one
+// more MoE layer, a 2h -> h projection and a second loss through the shared output head, all on
+// the last pipeline stage). Megatron-Bridge's DeepSeek-V3 recipe sets mtp_num_layers = 1
+// (deepseek_v3.py; its layouts end in "mL"), so its rows train with MTP unless labelled "w/o
+// MTP"; dgxc-benchmarking's v25.05 rows run NeMo 2's recipe, whose pretrain_recipe defaults to
+// use_mtp = True (nemo/collections/llm/recipes/deepseek_v3.py: mtp_num_layers = 1; which release
+// dgxc pinned was not checked). Kimi-K2's recipe has no MTP (kimi_k2.py: no mtp_num_layers,
+// layouts end in "L" alone). 0 = no MTP module.
+int mtp_layers_of(const ModernRow& r) {
+  return has(r.model, "DeepSeek-V3") && !has(r.model, "w/o MTP") ? 1 : 0;
 }
 
 std::string layout_skip_reason(const ModernRow& r) {
@@ -387,7 +384,6 @@ std::string layout_skip_reason(const ModernRow& r) {
   if (r.global_batch <= 0 || r.num_gpus <= 0) return "batch or GPU count not stated";
   const int tp = std::max(r.tp, 1), pp = std::max(r.pp, 1);
   if (tp * pp * cp_of(r) * dp_of(r) != r.num_gpus) return "tp x pp x cp x dp differs from the GPU count (CHECK in source)";
-  if (const std::string mtp = mtp_skip_reason(r); !mtp.empty()) return mtp;
   if (r.layers % (pp * virtual_stages_of(r)) != 0 && !slot_split_recipe(r) && recipe_stage_layers(r).empty())
     return "uneven pipeline stages (layers not a multiple of pp x virtual stages; issue #10 item 7)";
   // Megatron-Bridge 26.02.01 prints GB300 Llama 3 70B NVFP4 as tp 1, pp 1, DDP, MBS 2, where its
@@ -441,6 +437,7 @@ void write_model(std::ostringstream& t, const ModernRow& r) {
       << "\nfirst_dense_layers = " << moe->first_dense << "\nmoe_layer_freq = " << moe->freq;
     if (moe->head_dim > 0) t << "\nhead_dim = " << moe->head_dim;
     t << moe->attention;
+    if (const int mtp = mtp_layers_of(r); mtp > 0) t << "\nmtp_layers = " << mtp;
   } else if (r.ffn_hidden > 0) {
     t << "\nffn_hidden = " << r.ffn_hidden;
   }
@@ -534,6 +531,18 @@ bool gpt_oss_recompute_modules(const ModernRow& r) {
   return r.gpu == "B200" || has(r.gpu, "H100") || (r.gpu.starts_with("GB200") && precision_for(r) == "bf16");
 }
 
+// Megatron-Bridge's DeepSeek-V3 performance presets (scripts/performance/configs/deepseek/
+// deepseek_workload_base_configs.py, commit 67b8806 of the mirror read): recompute_modules
+// ["mla_up_proj"] on GB200, B200 and B300 (every precision), ["mla_up_proj", "mlp"] on H100 (the
+// dense "mlp" recompute of its 3 dense layers is not modelled), ["moe_act"] on GB300. Which
+// release each table ran is not stated; this is the one file read. Kimi-K2's are not checked.
+std::string deepseek_recompute_modules(const ModernRow& r) {
+  if (!has(r.model, "DeepSeek-V3") || modern_source_group(r) != "Megatron-Bridge") return "";
+  if (r.gpu.starts_with("GB300")) return "[\"moe_act\"]";
+  if (r.gpu.starts_with("GB200") || r.gpu == "B200" || r.gpu == "B300" || has(r.gpu, "H100")) return "[\"mla_up_proj\"]";
+  return "";
+}
+
 void write_layout(std::ostringstream& t, const ModernRow& r) {
   const int tp = std::max(r.tp, 1), pp = std::max(r.pp, 1);
   const bool fsdp = has(r.zero_or_fsdp, "FSDP");
@@ -557,6 +566,8 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   const bool nemotron4_dgxc = has(r.model, "Nemotron-4") && modern_source_group(r) == "dgxc-benchmarking";
   if (nemotron4_dgxc || (nemo_stack(r) && fp8_row(r)) || gpt_oss_bridge(r)) t << "grad_dtype = \"bf16\"\n";
   if (gpt_oss_recompute_modules(r)) t << "recompute_modules = [\"layernorm\", \"moe_act\"]\n";
+  if (const std::string modules = deepseek_recompute_modules(r); !modules.empty())
+    t << "recompute_modules = " << modules << "\n";
   if (nemotron4_dgxc) t << "optimizer_dtype = \"bf16\"\n";
   if (const int off = activation_offload_layers_of(r); off > 0) t << "activation_offload_layers = " << off << "\n";
   t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";

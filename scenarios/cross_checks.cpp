@@ -48,6 +48,11 @@ void Loader::check_model_shape() {
                                     "kv_heads", "no kv_heads dividing " + std::to_string(m.heads) +
                                                     " passes the other checks alone; change tp with it"));
   if (error_count() != before) model_ok_ = false;
+  // recompute_modules "mla_up_proj" reruns multi-head latent attention's up-projections.
+  if ((spec_.training.recompute_modules & workloads::kRecomputeMlaUpProj) != 0 && !m.is_mla())
+    error_at_key("training.recompute_modules", "recompute_modules lists \"mla_up_proj\", but the model has no multi-head latent attention",
+                 "mla_up_proj recomputes MLA's up-projections (DeepSeek-V3); set kv_lora_rank and the MLA head sizes in [model], "
+                 "or remove \"mla_up_proj\"");
 }
 
 void Loader::check_layout() {

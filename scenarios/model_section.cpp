@@ -26,7 +26,8 @@ constexpr std::string_view kModelKeys[] = {"preset",     "layers",  "hidden", "h
                                            "hybrid_pattern", "mamba_heads", "mamba_head_dim", "mamba_expand",
                                            "mamba_groups", "mamba_state", "mamba_conv", "mamba_chunk",
                                            "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
-                                           "v_head_dim", "sliding_window", "full_attention_every", "attention_sinks"};
+                                           "v_head_dim", "sliding_window", "full_attention_every", "attention_sinks",
+                                           "mtp_layers"};
 
 // What [model] starts from: a preset's shape, an imported config's, or nothing.
 struct ModelBase {
@@ -49,6 +50,7 @@ struct ModelFields {
   // Multi-head latent attention and sliding-window attention (workloads/model/attention_variants.h).
   std::optional<int> q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head_dim, sliding_window, full_every;
   std::optional<bool> attention_sinks;
+  std::optional<int> mtp_layers;  // multi-token prediction modules (workloads/model/mtp.h)
 };
 
 // preset = "..." and hf_config = "..." (not both).
@@ -124,6 +126,7 @@ ModelFields read_model_fields(Section& s) {
   f.sliding_window = s.integer("sliding_window", 0, 1 << 24, "128");
   f.full_every = s.integer("full_attention_every", 0, 100000, "2");
   f.attention_sinks = s.boolean("attention_sinks");
+  f.mtp_layers = s.integer("mtp_layers", 0, 16, "1");
   return f;
 }
 
@@ -137,6 +140,7 @@ void apply_attention_fields(const ModelFields& f, ModelSpec& m) {
   if (f.sliding_window) m.sliding_window = *f.sliding_window;
   if (f.full_every) m.full_attention_every = *f.full_every;
   if (f.attention_sinks) m.attention_sinks = *f.attention_sinks;
+  if (f.mtp_layers) m.mtp_layers = *f.mtp_layers;
 }
 
 // MLA needs its head sizes; its other keys mean nothing without kv_lora_rank.
@@ -149,6 +153,9 @@ void check_attention_fields(LoadContext& ctx, const ModelSpec& m) {
   if (m.is_mla() && (m.qk_nope_head_dim <= 0 || m.v_head_dim <= 0))
     ctx.error_at_key("model.kv_lora_rank", "multi-head latent attention without its head sizes",
                      "give qk_nope_head_dim, qk_rope_head_dim and v_head_dim (DeepSeek-V3: 128, 64, 128)");
+  if (m.mtp_layers > 0 && m.is_hybrid())
+    ctx.error_at_key("model.mtp_layers", "multi-token prediction on a hybrid Mamba model is not modelled",
+                     "remove mtp_layers (its modules are costed as the decoder's transformer layer, which a hybrid pattern does not have)");
   if (m.sliding_window <= 0 && m.full_attention_every > 0)
     ctx.error_at_key("model.full_attention_every", "full_attention_every without a sliding window",
                      "give sliding_window (tokens, e.g. 128), or remove full_attention_every");
@@ -233,7 +240,7 @@ std::string model_id(const ModelSpec& m, const ModelBase& base) {
                     m.kv_lora_rank == b.kv_lora_rank && m.qk_nope_head_dim == b.qk_nope_head_dim &&
                     m.qk_rope_head_dim == b.qk_rope_head_dim && m.v_head_dim == b.v_head_dim &&
                     m.sliding_window == b.sliding_window && m.full_attention_every == b.full_attention_every &&
-                    m.attention_sinks == b.attention_sinks;
+                    m.attention_sinks == b.attention_sinks && m.mtp_layers == b.mtp_layers;
   return same ? b.id : base.imported ? b.id + " (modified)" : "custom";
 }
 

@@ -96,6 +96,7 @@ void show_model(std::ostream& out, const ScenarioSpec& spec) {
         << "qk_rope_head_dim = " << m.qk_rope_head_dim << "\n"
         << "v_head_dim = " << m.v_head_dim << "\n";
   }
+  if (m.mtp_layers > 0) out << "mtp_layers = " << m.mtp_layers << "\n";  // only when set
   if (m.sliding_window > 0)
     out << "sliding_window = " << m.sliding_window << "\n"
         << "full_attention_every = " << m.full_attention_every << (m.full_attention_every > 0 ? "" : "  # 0: every layer slides")

@@ -110,6 +110,13 @@ struct ModelSpec {
   // Learned attention sinks (GPT-OSS, OpenAI's gpt-oss model card Sec. 2.1): one learned logit per
   // head added to the softmax denominator; `heads` parameters per layer, no stored activations.
   bool attention_sinks = false;
+  // Multi-token prediction (DeepSeek-V3, arXiv:2412.19437 Sec. 2.2; Hugging Face
+  // num_nextn_predict_layers; Megatron-Core --mtp-num-layers): `mtp_layers` sequential MTP modules
+  // after the last layer, each an embedding lookup of the next token (shared embedding), two
+  // RMSNorms, a 2h -> h projection, one transformer layer of the model's own kind, a final norm
+  // and the shared output head with its own loss. Megatron-Core places them on the last pipeline
+  // stage (workloads/model/mtp.h). 0: no MTP.
+  int mtp_layers = 0;
 
   bool is_mla() const { return kv_lora_rank > 0; }
   // Layer `layer` (0-based) attends through a sliding window.
@@ -317,9 +324,14 @@ inline constexpr sim::Choice<Recompute> kRecomputeNames[] = {
 // (the QKV and MLP GEMM inputs); "moe_act": the experts' activation function output (the expert fc2
 // input). Megatron-Bridge's GPT-OSS-120B B200 / GB200 / H100 BF16 presets set ["layernorm",
 // "moe_act"] (scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py). A bit set.
-enum RecomputeModule : unsigned { kRecomputeLayernorm = 1, kRecomputeMoeAct = 2 };
-inline constexpr sim::Choice<unsigned> kRecomputeModuleNames[] = {{"layernorm", kRecomputeLayernorm},
-                                                                  {"moe_act", kRecomputeMoeAct}};
+// "mla_up_proj": multi-head latent attention's up-projections and rotary embedding (their outputs
+// Q, K and V, the attention kernel's inputs, are dropped after the forward and rerun from the saved
+// latents before the backward: Megatron-Core multi_latent_attention.py, recompute_up_proj with
+// CheckpointWithoutOutput); Megatron-Bridge's DeepSeek-V3 GB200 / GB300 BF16 performance configs
+// set ["mla_up_proj"] (scripts/performance/configs/deepseek/deepseek_workload_base_configs.py).
+enum RecomputeModule : unsigned { kRecomputeLayernorm = 1, kRecomputeMoeAct = 2, kRecomputeMlaUpProj = 4 };
+inline constexpr sim::Choice<unsigned> kRecomputeModuleNames[] = {
+    {"layernorm", kRecomputeLayernorm}, {"moe_act", kRecomputeMoeAct}, {"mla_up_proj", kRecomputeMlaUpProj}};
 // Element type of a model state that frameworks let one choose. Fp32: 4 B; Bf16 and Fp16: 2 B.
 enum class StateDtype : std::uint8_t { Fp32, Bf16, Fp16 };
 inline double state_dtype_bytes(StateDtype d) { return d == StateDtype::Fp32 ? 4.0 : 2.0; }

@@ -1,7 +1,8 @@
 // DeepSeek-V3 and Kimi-K2 rows (issues #10/#11): their 61 layers follow Megatron-Bridge's explicit
 // pipeline layouts (recipes/deepseek/deepseek_v3.py layout_map, recipes/kimi/kimi_k2.py,
 // performance configs' pp_layout strings), expressed as parallelism.stage_layers; rows that train
-// with multi-token prediction are skipped, since MTP is not modelled.
+// with multi-token prediction carry model.mtp_layers = 1 (workloads/model/mtp.h), and the recipes'
+// recompute modules (mla_up_proj, moe_act) are written as training.recompute_modules.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -43,11 +44,15 @@ TEST_CASE("analysis::scenario_for_modern_row: Kimi-K2 on pp 4 x vp 4 takes the r
   CHECK(stages_of(p, 61) == std::vector<int>{16, 16, 16, 13});
   CHECK(p.layers_in_chunk(61, 15) == 1);
   CHECK(modern_skip_reason(row).empty());
-  // DeepSeek-V3's GB200 BF16 row has the same layout but is skipped: it fits only with the
-  // recipe's module recompute.
+  // DeepSeek-V3's GB200 BF16 row has the same layout and fits with the recipe's module recompute
+  // (DEEPSEEK_V3_PRETRAIN_CONFIG_GB200: recompute_modules ["mla_up_proj"]); it trains without MTP.
   const ModernRow& bf16 = row_at("training_megatron_bridge.csv", 494);
   REQUIRE(bf16.model == "DeepSeek-V3 671B (w/o MTP)");
-  CHECK(modern_skip_reason(bf16).find("mla_up_proj") != std::string::npos);
+  CHECK(modern_skip_reason(bf16).empty());
+  const scenarios::ScenarioSpec spec = clustersim::analysis::test::scenario_of(bf16);
+  CHECK(spec.training.recompute_modules == workloads::kRecomputeMlaUpProj);
+  CHECK(spec.model.mtp_layers == 0);
+  CHECK(clustersim::analysis::test::scenario_of(row).training.recompute_modules == 0);  // Kimi-K2: not checked
 }
 
 TEST_CASE("analysis::scenario_for_modern_row: DeepSeek-V3 on pp 8 x vp 4 takes the \"Et|(tt|)*30mL\" layout") {
@@ -68,17 +73,20 @@ TEST_CASE("analysis::scenario_for_modern_row: DeepSeek-V3 on pp 2 x vp 4 takes t
   CHECK(stages_of(p, 61) == std::vector<int>{32, 29});
 }
 
-TEST_CASE("analysis::modern_skip_reason: DeepSeek-V3 rows that train with multi-token prediction are skipped") {
-  int mtp = 0, scored = 0;
+TEST_CASE("analysis::scenario_for_modern_row: DeepSeek-V3 rows train with one MTP module unless labelled w/o MTP") {
+  int with_mtp = 0, without = 0;
   for (const ModernRow& r : modern_set()) {
     if (r.model.find("DeepSeek-V3") == std::string::npos) continue;
     const std::string why = modern_skip_reason(r);
-    if (why.find("multi-token prediction") != std::string::npos) ++mtp;
-    if (why.empty()) ++scored;
-    if (r.model.find("w/o MTP") != std::string::npos)
-      CHECK_MESSAGE(why.find("multi-token prediction") == std::string::npos, r.file, ":", r.line, " ", why);
+    CHECK_MESSAGE(why.find("multi-token prediction") == std::string::npos, r.file, ":", r.line, " ", why);
+    CHECK_MESSAGE(why.find("mla_up_proj") == std::string::npos, r.file, ":", r.line, " ", why);
     CHECK_MESSAGE(why.find("uneven pipeline") == std::string::npos, r.file, ":", r.line);
+    if (!why.empty()) continue;
+    const int mtp = clustersim::analysis::test::scenario_of(r).model.mtp_layers;
+    const bool labelled_without = r.model.find("w/o MTP") != std::string::npos;
+    CHECK_MESSAGE(mtp == (labelled_without ? 0 : 1), r.file, ":", r.line);
+    ++(labelled_without ? without : with_mtp);
   }
-  CHECK(scored == 6);  // 3 of the 4 "w/o MTP" runs (GB200 BF16 is skipped for recompute), two metrics each
-  CHECK(mtp > 0);
+  CHECK(without == 8);  // the 4 "w/o MTP" runs, two metrics each
+  CHECK(with_mtp > 0);
 }

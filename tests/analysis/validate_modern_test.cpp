@@ -184,8 +184,10 @@ TEST_CASE("analysis::modern_skip_reason: what cannot be expressed yet is refused
   REQUIRE(scenario_for_modern_row(r, nullptr).has_value());
   CHECK(scenario_for_modern_row(r, nullptr)->model.kv_lora_rank == 512);
   CHECK(scenario_for_modern_row(r, nullptr)->model.experts == 256);
-  r.model = "DeepSeek-V3 671B (w/ MTP)";  // the multi-token-prediction module is not modelled
-  CHECK(modern_skip_reason(r).find("multi-token prediction") != std::string::npos);
+  r.model = "DeepSeek-V3 671B (w/ MTP)";  // the multi-token-prediction module (model/mtp.h)
+  CHECK(modern_skip_reason(r).empty());
+  REQUIRE(scenario_for_modern_row(r, nullptr).has_value());
+  CHECK(scenario_for_modern_row(r, nullptr)->model.mtp_layers == 1);
   r.model = "GPT-OSS-120B";  // sliding windows on every other layer, attention sinks, head_dim 64
   // On H100 the layout still does not fit as modelled; on B200 Megatron-Bridge's GPT-OSS presets
   // reduce gradients in bf16 and recompute the norms and the experts' activation

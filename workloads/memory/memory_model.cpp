@@ -9,6 +9,7 @@
 #include "workloads/memory/activation_offload.h"
 #include "workloads/memory/mamba_memory.h"
 #include "workloads/model/lora.h"
+#include "workloads/model/mtp.h"
 
 // Runtime constants (declared in the header):
 //   kCudaContextBytes = 512 MiB: assumption. An idle PyTorch process on A100/H100 with CUDA 12 and
@@ -146,6 +147,27 @@ void add_moe_states(Builder& out, const MemoryRequest& r, int stage) {
   out.add_states("routed experts (/ep)", moe * m.expert_parameters() / par.ep / par.expert_tp(), experts, trainable);
 }
 
+// The MTP modules' weights on the last stage (model/mtp.h): each module's layer (an MoE layer's
+// routed experts over ep x etp, sharded over the expert-data-parallel group), its norms and
+// eh_proj over tp; an untied model also keeps the input embedding there (Megatron-Core's GPTModel
+// builds it where MTP runs) unless the last stage is also the first.
+void add_mtp_states(Builder& out, const MemoryRequest& r) {
+  const ModelSpec& m = r.model;
+  const ParallelSpec& par = r.parallel;
+  const bool trainable = !r.training.finetune.lora();
+  const bool moe = mtp_layer_is_moe(m);
+  const double layer = moe ? m.moe_layer_dense_parameters() : m.dense_layer_parameters();
+  const double duplicated = m.tp_replicated_attention_parameters() * (1.0 - 1.0 / par.tp);
+  const double embedding = !m.tied_embeddings && par.pp > 1 ? static_cast<double>(m.vocab) * m.hidden / par.tp : 0.0;
+  out.add_states("MTP modules", m.mtp_layers * ((layer + mtp_extra_parameters(m)) / par.tp + duplicated) + embedding, r,
+                 trainable);
+  if (!moe) return;
+  MemoryRequest experts = r;
+  experts.parallel.dp = par.expert_dp();
+  out.add_states("MTP routed experts (/ep)", m.mtp_layers * m.expert_parameters() / par.ep / par.expert_tp(), experts,
+                 trainable);
+}
+
 void add_model_states(Builder& out, const MemoryRequest& r, int stage) {
   const ModelSpec& m = r.model;
   const ParallelSpec& par = r.parallel;
@@ -176,6 +198,7 @@ void add_model_states(Builder& out, const MemoryRequest& r, int stage) {
     const bool own_output = !m.tied_embeddings || par.pp > 1;
     const double output = own_output ? static_cast<double>(m.vocab) * m.hidden / t : 0.0;
     out.add_states("output layer", output + m.final_norm_parameters(), r, trainable);
+    if (m.mtp_layers > 0) add_mtp_states(out, r);
   }
 }
 
@@ -185,31 +208,70 @@ void add_model_states(Builder& out, const MemoryRequest& r, int stage) {
 // unit of width; 2 for GELU) at the width the busiest GPU's experts see, (k x load + shared) x
 // moe_ffn_hidden, less the dense ffn_hidden already counted per layer. One micro-batch's
 // dispatch and combine buffers are live during the layer (transient).
-void add_moe_activations(Builder& out, const MemoryRequest& r, int stage, double in_flight) {
+// What one MoE layer saves beyond its dense counterpart, per micro-batch (add_moe_activations).
+struct MoeSaved {
+  double bytes = 0, expert_tensors = 0, dense_tensors = 0, dispatch_buffers = 0;
+};
+
+MoeSaved moe_layer_saved(const MemoryRequest& r) {
   const ModelSpec m = sequence_shard(r.model, r.parallel);  // context parallelism: this rank's s/cp tokens
-  const ParallelSpec& par = r.parallel;
   const TrainingSpec& tr = r.training;
-  const int t = par.tp;
+  const int t = r.parallel.tp;
   const double e = activation_bytes_for(tr.precision).element;
   const double sbh = static_cast<double>(m.seq_len) * tr.micro_batch * m.hidden / t;
+  const double k = m.experts_per_token;
+  const double load = r.moe_load_factor;
+  MoeSaved s;
+  s.dense_tensors = m.mlp == MlpKind::Gelu ? 2.0 : 3.0;
+  // recompute_modules "moe_act": the experts' activation output (fc2 input) is recomputed.
+  s.expert_tensors = s.dense_tensors - ((tr.recompute_modules & kRecomputeMoeAct) != 0 ? 1.0 : 0.0);
+  const double per_token = e * m.seq_len * tr.micro_batch / t;
+  const double expert_saved = std::max(0.0, per_token * (s.expert_tensors * (k * load + m.shared_experts) * m.moe_ffn_hidden -
+                                                         s.dense_tensors * m.ffn_hidden));
+  s.bytes = tr.recompute == Recompute::Full ? 0.0 : k * load * e * sbh + expert_saved;
+  s.dispatch_buffers = 2.0 * k * load * e * sbh;
+  return s;
+}
+
+void add_moe_activations(Builder& out, const MemoryRequest& r, int stage, double in_flight) {
+  const ModelSpec& m = r.model;
+  const ParallelSpec& par = r.parallel;
   const int layers = par.layers_on_stage(m.layers, stage);
   const int moe = m.moe_layers_in(first_layer_of_stage(m, par, stage), layers);
   if (moe == 0) return;
-  const double k = m.experts_per_token;
-  const double load = r.moe_load_factor;
-  const double dense_tensors = m.mlp == MlpKind::Gelu ? 2.0 : 3.0;
-  // recompute_modules "moe_act": the experts' activation output (fc2 input) is recomputed.
-  const double expert_tensors = dense_tensors - ((tr.recompute_modules & kRecomputeMoeAct) != 0 ? 1.0 : 0.0);
-  const double per_token = e * m.seq_len * tr.micro_batch / t;
-  const double expert_saved = std::max(
-      0.0, per_token * (expert_tensors * (k * load + m.shared_experts) * m.moe_ffn_hidden - dense_tensors * m.ffn_hidden));
-  const double saved = tr.recompute == Recompute::Full ? 0.0 : k * load * e * sbh + expert_saved;
+  const MoeSaved s = moe_layer_saved(r);
+  const double saved = s.bytes, expert_tensors = s.expert_tensors, dense_tensors = s.dense_tensors;
   out.add("MoE layers: dispatched tokens and expert activations", MemoryCategory::Activations, saved * moe * in_flight,
           fmt("(k x load x e*s*b*h/t + (%g x (k x load + shared) x moe_ffn - %g x ffn) MLP tensors) x %g MoE layers x %g "
               "micro-batches in flight",
               expert_tensors, dense_tensors, moe, in_flight));
-  out.add("MoE dispatch buffers", MemoryCategory::Buffers, 2.0 * k * load * e * sbh,
+  out.add("MoE dispatch buffers", MemoryCategory::Buffers, s.dispatch_buffers,
           "dispatch + combine: 2 x k x load x e*s*b*h/t, one micro-batch", kLayerForward | kLayerBackward);
+}
+
+// The MTP modules on the last stage (model/mtp.h): each saves what a decoder layer of its kind
+// saves (`per_layer`, plus an MoE layer's dispatched tokens and expert tensors), its enorm and
+// hnorm inputs (the embedding output and the hidden state, e*s*b*h each) and eh_proj's 2h-wide
+// input, for every micro-batch in flight; and, once, its head's final-norm and logits-GEMM inputs
+// as the main output layer does (its fp32 logits are in add_buffers).
+void add_mtp_activations(Builder& out, const MemoryRequest& r, double per_layer, double in_flight) {
+  const ModelSpec m = sequence_shard(r.model, r.parallel);
+  const TrainingSpec& tr = r.training;
+  const int t = r.parallel.tp;
+  const bool sp = r.parallel.sequence_parallel && t > 1;
+  const ActivationBytes bytes = activation_bytes_for(tr.precision);
+  const double sbh = static_cast<double>(m.seq_len) * tr.micro_batch * m.hidden / (sp ? t : 1);
+  const double moe = mtp_layer_is_moe(m) ? moe_layer_saved(r).bytes : 0.0;
+  const double inputs = tr.recompute == Recompute::Full ? 0.0 : 2.0 * bytes.element * sbh + 2.0 * bytes.gemm_input * sbh;
+  const double layer = per_layer + moe + inputs;
+  out.add("MTP modules: activations", MemoryCategory::Activations, layer * m.mtp_layers * in_flight,
+          fmt("(%.6g B layer + %.6g B MoE + %.6g B enorm/hnorm/eh_proj inputs) x %g MTP modules", per_layer, moe, inputs,
+              m.mtp_layers) +
+              fmt(" x %g micro-batches in flight", in_flight));
+  out.add("MTP modules: output head activations", MemoryCategory::Activations,
+          m.mtp_layers * 2.0 * bytes.element * sbh,
+          std::string("final norm input + logits GEMM input: 2 x e*s*b*h") + (sp ? "/t" : "") +
+              fmt(" x %g MTP modules", m.mtp_layers));
 }
 
 // Layers of `stage` whose activations are offloaded: each of its model chunks offloads up to
@@ -263,7 +325,16 @@ void add_activations(Builder& out, const MemoryRequest& r, int stage) {
                 "), one micro-batch",
             kLayerBackward);
   }
+  if ((modules & kRecomputeMlaUpProj) != 0 && m.is_mla()) {
+    double qkv = 0.0;
+    for (const SavedTensor& x : saved_layer_tensors(m, tr.micro_batch, t, sp, tr.recompute, bytes))
+      if (recomputed_by_modules(x, kRecomputeMlaUpProj)) qkv += x.bytes;
+    out.add("layers: MLA up-projection recompute", MemoryCategory::Activations, qkv,
+            "one layer's Q, K and V rebuilt for its backward (recompute_modules \"mla_up_proj\"), one micro-batch",
+            kLayerBackward);
+  }
   if (m.is_moe()) add_moe_activations(out, r, stage, in_flight);
+  if (m.mtp_layers > 0 && stage == par.pp - 1) add_mtp_activations(out, r, per_layer, in_flight);
   if (stage == 0 && has_dropout(m)) {
     const double mask = s * b * h / (sp ? t : 1) * in_flight;
     out.add("embedding: dropout mask", MemoryCategory::Activations, mask,
@@ -304,6 +375,10 @@ void add_buffers(Builder& out, const MemoryRequest& r, int stage) {
   }
   if (stage == par.pp - 1) {
     out.add("logits and loss (fp32)", MemoryCategory::Buffers, s * b * m.vocab / t * 4.0, "s*b*V/t x 4 B", kLoss);
+    // Each MTP module's loss is computed in the forward, so its logits live beside the main ones.
+    if (m.mtp_layers > 0)
+      out.add("MTP logits and loss (fp32)", MemoryCategory::Buffers, m.mtp_layers * s * b * m.vocab / t * 4.0,
+              fmt("s*b*V/t x 4 B x %g MTP modules", m.mtp_layers), kLoss);
   }
 }
 
@@ -436,8 +511,13 @@ std::vector<SavedTensor> saved_layer_tensors(const ModelSpec& model, int micro_b
 }
 
 bool recomputed_by_modules(const SavedTensor& tensor, unsigned recompute_modules) {
-  if ((recompute_modules & kRecomputeLayernorm) == 0) return false;
   const std::string_view name = tensor.name;
+  // "mla_up_proj": MLA's up-projection outputs after the rotary embedding (the attention kernel's
+  // Q, K and V) are freed after the forward and rebuilt from the saved latents before the backward
+  // (Megatron-Core multi_latent_attention.py, CheckpointWithoutOutput); the latents stay. The
+  // loader accepts the module only for MLA models, whose Q, K and V these names are.
+  if ((recompute_modules & kRecomputeMlaUpProj) != 0 && (name == "Q" || name == "K" || name == "V")) return true;
+  if ((recompute_modules & kRecomputeLayernorm) == 0) return false;
   return name == "QKV GEMM input" || name == "MLP input";
 }
 

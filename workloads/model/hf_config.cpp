@@ -188,8 +188,8 @@ constexpr const char* kExpertCountFields[] = {"num_local_experts", "num_experts"
 constexpr const char* kTopKFields[] = {"num_experts_per_tok", "experts_per_token"};
 // Keys that only change how tokens are routed or how the router is trained, not what runs or is
 // stored (group-limited routing, score function, aux-loss weights, logging): accepted, ignored.
-// num_nextn_predict_layers (DeepSeek-V3's multi-token-prediction module, a training-time extra
-// layer) is read past: the MTP module is not modelled (workloads/model/model_presets.cpp).
+// num_nextn_predict_layers (DeepSeek-V3's multi-token-prediction modules) is listed here so the
+// expert check accepts it, and read into ModelSpec::mtp_layers by read_mtp (model/mtp.h).
 constexpr const char* kRoutingOnlyFields[] = {
     "num_experts_per_tok", "experts_per_token", "router_aux_loss_coef", "output_router_logits", "router_jitter_noise", "norm_topk_prob",
     "n_group", "topk_group", "routed_scaling_factor", "scoring_func", "topk_method", "aux_loss_alpha", "seq_aux",
@@ -261,6 +261,15 @@ void read_experts(const Reader& r, ModelSpec& m) {
     r.fail("first_k_dense_replace", "expected fewer than num_hidden_layers = " + std::to_string(m.layers));
 }
 
+// Multi-token prediction (DeepseekV3 configs: num_nextn_predict_layers, 1 in DeepSeek-V3's).
+void read_mtp(const Reader& r, ModelSpec& m) {
+  if (!r.has("num_nextn_predict_layers")) return;
+  const json& v = r.json_object().at("num_nextn_predict_layers");
+  if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 16)
+    r.fail("num_nextn_predict_layers", "expected an integer from 0 to 16");
+  m.mtp_layers = static_cast<int>(v.get<long long>());
+}
+
 // Multi-head latent attention (DeepseekV3 configs: kv_lora_rank, q_lora_rank (null: no query
 // compression), qk_nope_head_dim, qk_rope_head_dim, v_head_dim).
 void read_mla(const Reader& r, ModelSpec& m) {
@@ -319,6 +328,7 @@ void read_sliding_window(const Reader& r, ModelSpec& m) {
 
 void read_attention_variant(const Reader& r, ModelSpec& m) {
   read_mla(r, m);
+  read_mtp(r, m);
   read_sliding_window(r, m);
 }
 

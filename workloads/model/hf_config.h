@@ -13,8 +13,8 @@
 //     moe_intermediate_size, shared experts, first_k_dense_replace / decoder_sparse_step /
 //     moe_layer_freq. DeepSeek's multi-head latent attention (q_lora_rank, kv_lora_rank, ...) is
 //     read as standard multi-head attention of num_attention_heads heads over hidden_size (an
-//     approximation: ~10% more attention parameters for V3, a smaller attention-core head size)
-//     and its multi-token-prediction module (num_nextn_predict_layers) is left out. Any other
+//     approximation: ~10% more attention parameters for V3, a smaller attention-core head size);
+//     num_nextn_predict_layers is the number of multi-token-prediction modules (model/mtp.h). Any other
 //     key naming experts, MoE, a router, top-k or sparsity is an error naming it.
 // Every missing or ill-typed field throws HfConfigError naming the file, the field and what was
 // expected; nothing is silently defaulted except where the Hugging Face class itself defaults.

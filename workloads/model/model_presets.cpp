@@ -32,8 +32,10 @@
 // multi-head latent attention with q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128,
 // qk_rope_head_dim 64, v_head_dim 128 (report Sec. 4.2: "we set ... d_c 512, d_c' 1536, d_h^R 64");
 // pre-training sequence length 4096 (Sec. 4.2). 671 B parameters, 37 B activated per token (Sec.
-// 4.2; the multi-token-prediction module, 14 B in the released weights, is not modelled). This
-// preset gives 670.8 B and 37.5 B (tests/workloads/attention_variants_test.cpp).
+// 4.2), plus one multi-token-prediction module (config.json num_nextn_predict_layers 1, Sec. 2.2;
+// model/mtp.h), which the released weights count as 14 B more (685 B). This preset gives 670.8 B
+// and 37.5 B without the module (tests/workloads/attention_variants_test.cpp) and 684.3 B as
+// released (tests/workloads/mtp_test.cpp).
 // Kimi-K2 (Moonshot AI 2025, arXiv:2507.20534; moonshotai/Kimi-K2-Instruct config.json, the
 // DeepseekV3 architecture): 61 layers, hidden 7168, 64 heads, vocab 163840, 1 dense first layer
 // (intermediate 18432), 384 routed experts of width 2048, top-8, 1 shared expert, the same MLA
@@ -140,6 +142,12 @@ ModelSpec nemotron_h(const char* id, const char* pattern, int hidden, int heads,
   return m;
 }
 
+// `layers` multi-token-prediction modules (DeepSeek-V3: 1; Kimi-K2's config has none).
+ModelSpec with_mtp(ModelSpec m, int layers) {
+  m.mtp_layers = layers;
+  return m;
+}
+
 // Multi-head latent attention with DeepSeek-V3's ranks and head sizes (Kimi-K2 shares them).
 ModelSpec deepseek_mla(ModelSpec m) {
   m.q_lora_rank = 1536;
@@ -190,7 +198,7 @@ const std::array<ModelSpec, 22>& presets() {
       //                                                                experts top-k width shared dense
       moe(llama("mixtral-8x7b",  32, 4096, 32,  8,   14336, 32000,  4096), 8,   2, 14336, 0, 0),
       moe(llama("mixtral-8x22b", 56, 6144, 48,  8,   16384, 32768,  4096), 8,   2, 16384, 0, 0),
-      deepseek_mla(moe(llama("deepseek-v3", 61, 7168, 128, 128, 18432, 129280, 4096), 256, 8, 2048, 1, 3)),
+      with_mtp(deepseek_mla(moe(llama("deepseek-v3", 61, 7168, 128, 128, 18432, 129280, 4096), 256, 8, 2048, 1, 3)), 1),
       deepseek_mla(moe(llama("kimi-k2",     61, 7168, 64,  64,  18432, 163840, 4096), 384, 8, 2048, 1, 1)),
       gpt_oss(moe(llama("gpt-oss-120b",     36, 2880, 64,  8,   2880,  201088, 4096), 128, 4, 2880, 0, 0)),
       gpt_oss(moe(llama("gpt-oss-20b",      24, 2880, 64,  8,   2880,  201088, 4096), 32,  4, 2880, 0, 0)),

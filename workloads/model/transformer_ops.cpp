@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "workloads/model/mamba_ops.h"
+#include "workloads/model/mtp.h"
 #include "workloads/model/attention_variants.h"
 #include "workloads/model/op_builders.h"
 
@@ -269,6 +270,12 @@ sim::Flops model_flops_per_iteration(const ModelSpec& model, int global_batch) {
     if (count == 0) continue;
     const OpTotals layer = sum_ops(layer_ops_of_kind(model, sh, kind));
     per_sequence += (layer.fwd_matmul_flops + layer.bwd_matmul_flops) * static_cast<double>(count);
+  }
+  if (model.mtp_layers > 0) {  // each MTP module (mtp.h): its layer, eh_proj and its own logits
+    const OpTotals layer = sum_ops(layer_ops(model, sh, mtp_layer_is_moe(model)));
+    const OpTotals extra = sum_ops(mtp_extra_ops(model, sh));
+    per_sequence += (layer.fwd_matmul_flops + layer.bwd_matmul_flops + extra.fwd_matmul_flops + extra.bwd_matmul_flops) *
+                    static_cast<double>(model.mtp_layers);
   }
   return per_sequence * global_batch;
 }

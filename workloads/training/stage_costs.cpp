@@ -7,6 +7,7 @@
 #include "workloads/memory/memory_model.h"
 #include "workloads/model/lora.h"
 #include "workloads/model/mamba_ops.h"
+#include "workloads/model/mtp.h"
 #include "workloads/model/transformer_ops.h"
 #include "workloads/training/context_parallel.h"
 #include "workloads/training/overlap.h"
@@ -54,10 +55,15 @@ struct LayerCompute {
 };
 
 // [training] recompute_modules: the ops whose forward the backward runs again ("layernorm": the
-// two norms; "moe_act": the experts' activation function). Under recompute = "full" they rerun
-// with everything else.
+// two norms; "moe_act": the experts' activation function; "mla_up_proj": MLA's query and key/value
+// up-projections and the rotary embedding applied to their outputs, model/attention_variants.h;
+// the loader accepts it only for MLA models). Under recompute = "full" they rerun with everything
+// else.
 bool recomputed_module_op(const OpCost& op, unsigned modules) {
   if ((modules & kRecomputeLayernorm) != 0 && (op.name == "input_norm" || op.name == "post_attention_norm")) return true;
+  if ((modules & kRecomputeMlaUpProj) != 0 &&
+      (op.name == "mla_q_up_proj" || op.name == "mla_q_proj" || op.name == "mla_kv_up_proj" || op.name == "rotary_embedding"))
+    return true;
   return (modules & kRecomputeMoeAct) != 0 && op.name == "expert_act";
 }
 
@@ -378,6 +384,24 @@ double hybrid_tp_bytes_per_gpu(const std::vector<HybridKindCost>& kinds, const M
   return sum;
 }
 
+// Multi-token prediction (model/mtp.h): Megatron-Core runs every MTP module on the last pipeline
+// stage after the decoder's last layer. Beside its transformer layer (costed by the caller as the
+// decoder's layer of that kind, with its tensor-, context- and expert-parallel exchanges) each
+// module runs the embedding lookup, two norms, eh_proj and its own output head and loss. Its
+// weights train with the last chunk's; an untied model's last stage also holds the input embedding
+// (GPTModel builds it where MTP runs) unless that chunk is the first one. Exposed exchanges of
+// eh_proj (a column-parallel GEMM: one all-gather of the SP-sharded inputs) are not charged.
+void add_mtp_module_extras(ChunkCost& mtp, const StageCostInputs& in, const OpShape& shape, int vstages) {
+  const ModelSpec& model = in.model;
+  const FinetuneSpec& ft = in.training.finetune;
+  std::vector<OpCost> extras = mtp_extra_ops(model, shape);
+  if (ft.lora()) freeze_weights(extras);
+  for (int d = 0; d < model.mtp_layers; ++d) add_ops(mtp, in.compute, extras);
+  if (ft.lora()) return;
+  mtp.params += model.mtp_layers * mtp_extra_parameters(model) / in.parallel.tp;
+  if (!model.tied_embeddings && vstages > 1) mtp.params += model.embedding_parameters() / in.parallel.tp;
+}
+
 }  // namespace
 
 int grad_reduce_bytes(topology::Precision p) { return p == topology::Precision::Fp16 ? 2 : 4; }
@@ -472,6 +496,19 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
     first.params += model.embedding_parameters() / tp;
     last.params += model.final_norm_parameters() / tp;
     if (!model.tied_embeddings || vstages > 1) last.params += model.embedding_parameters() / tp;
+  }
+  if (model.mtp_layers > 0) {
+    const bool moe = mtp_layer_is_moe(model);
+    ChunkCost mtp = layers_cost(model.mtp_layers, moe ? lc_moe : lc, ltp, lcp, z3, moe ? moe_params : dense_params,
+                                in.fsdp_prefetch);
+    mtp.layers = 0;  // MTP layers are not decoder layers
+    if (moe) {
+      add_expert_parallel(mtp, model.mtp_layers, lep);
+      mtp.expert_params = model.mtp_layers * expert_params;
+      costs.ep_bytes_per_gpu += (mtp.fwd_ep_bytes + mtp.bwd_ep_bytes) * in.micro_batches / pp;
+    }
+    add_mtp_module_extras(mtp, in, shape, vstages);
+    add_chunk(last, mtp);
   }
 
   costs.tp_bytes_per_gpu = model.is_hybrid() ? hybrid_tp_bytes_per_gpu(hybrid, model) : ltp.bytes_per_gpu;
