@@ -9,9 +9,11 @@
 #include "sim/fair_share.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "sim/check.h"
+#include "sim/rng.h"
 
 namespace clustersim::sim {
 
@@ -67,6 +69,7 @@ VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, dou
   CLUSTERSIM_CHECK(!cons.empty() || std::isfinite(cap), "a variable needs a constraint or a finite cap");
   CLUSTERSIM_CHECK(cap > 0, "variable cap must be positive");
   VariableId v;
+  if (!pending_.empty() && resurrect(cons, cap, weights, v)) return v;
   std::uint8_t keep = 0;
   if (!free_ids_.empty()) {
     v = free_ids_.back();
@@ -113,8 +116,101 @@ VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, dou
   return v;
 }
 
+// A solved variable waits for the next solve (see Resurrection in fair_share.h); one never solved
+// changed nothing that was solved and goes at once.
 void FairShareSolver::remove_variable(VariableId v) {
   CLUSTERSIM_CHECK(is_live(v), "removing a variable that is not live");
+  --live_count_;
+  if ((head_[v].flags & kSolved) == 0) {
+    detach(v);
+    return;
+  }
+  head_[v].flags = static_cast<std::uint8_t>((head_[v].flags & ~(kLive | kReport)) | kPending);
+  pending_.push_back(v);
+  if (pending_next_.size() <= v) pending_next_.resize(v + 1);
+  auto [it, fresh] = pending_index_.try_emplace(identity_of(v), v);
+  pending_next_[v] = fresh ? v : it->second;  // a chain ends at a variable pointing to itself
+  it->second = v;
+}
+
+std::uint64_t FairShareSolver::identity(std::span<const ConstraintId> cons, double cap,
+                                        std::span<const std::uint16_t> weights) {
+  std::uint64_t h = std::bit_cast<std::uint64_t>(cap);
+  for (std::size_t k = 0; k < cons.size(); ++k) {
+    const std::uint64_t w = weights.empty() ? 1 : weights[k];
+    h = splitmix64(h ^ (static_cast<std::uint64_t>(cons[k]) << 16 | w));
+  }
+  return h;
+}
+
+std::uint64_t FairShareSolver::identity_of(VariableId v) const {
+  std::array<ConstraintId, kMaxConstraintsPerVariable> cons{};
+  std::array<std::uint16_t, kMaxConstraintsPerVariable> weights{};
+  const std::uint32_t off = head_[v].off;
+  for (std::uint32_t k = 0; k < head_[v].n; ++k) {
+    cons[k] = members_[off + k].c;
+    weights[k] = members_[off + k].weight;
+  }
+  return identity({cons.data(), head_[v].n}, cap_[v], {weights.data(), head_[v].n});
+}
+
+bool FairShareSolver::same_variable(VariableId v, std::span<const ConstraintId> cons, double cap,
+                                    std::span<const std::uint16_t> weights) const {
+  if (head_[v].n != cons.size() || std::bit_cast<std::uint64_t>(cap_[v]) != std::bit_cast<std::uint64_t>(cap)) return false;
+  for (std::size_t k = 0; k < cons.size(); ++k) {
+    const Member& m = members_[head_[v].off + k];
+    if (m.c != cons[k] || m.weight != (weights.empty() ? 1 : weights[k])) return false;
+  }
+  return true;
+}
+
+// Takes back a pending removal identical to the variable being added, if there is one.
+bool FairShareSolver::resurrect(std::span<const ConstraintId> cons, double cap, std::span<const std::uint16_t> weights,
+                                VariableId& out) {
+  const auto it = pending_index_.find(identity(cons, cap, weights));
+  if (it == pending_index_.end()) return false;
+  VariableId prev = it->second;
+  for (VariableId v = it->second;; prev = v, v = pending_next_[v]) {
+    if (same_variable(v, cons, cap, weights)) {
+      const bool last = pending_next_[v] == v;
+      if (v == it->second) {
+        if (last) {
+          pending_index_.erase(it);
+        } else {
+          it->second = pending_next_[v];
+        }
+      } else {
+        pending_next_[prev] = last ? prev : pending_next_[v];
+      }
+      head_[v].flags = static_cast<std::uint8_t>((head_[v].flags & ~kPending) | kLive);
+      if ((head_[v].flags & kReport) == 0) {
+        head_[v].flags |= kReport;
+        resurrected_.push_back(v);
+      }
+      ++live_count_;
+      ++stats_.resurrections;
+      out = v;
+      return true;
+    }
+    if (pending_next_[v] == v) return false;
+  }
+}
+
+// Key by key (clear() would cost the index's whole bucket array at every solve once a large batch
+// of removals has grown it).
+void FairShareSolver::carry_out_removals() {
+  if (pending_.empty()) return;
+  for (VariableId v : pending_) pending_index_.erase(identity_of(v));
+  for (VariableId v : pending_) {
+    if ((head_[v].flags & kPending) == 0) continue;  // taken back, or carried out already
+    head_[v].flags &= static_cast<std::uint8_t>(~kPending);
+    detach(v);
+  }
+  pending_.clear();
+}
+
+// Takes v off its constraints and frees its id (the removal proper).
+void FairShareSolver::detach(VariableId v) {
   const std::uint32_t off = head_[v].off;
   const bool solved = (head_[v].flags & kSolved) != 0;
   for (std::uint32_t i = off; i < off + head_[v].n; ++i) {
@@ -141,7 +237,6 @@ void FairShareSolver::remove_variable(VariableId v) {
   head_[v].flags &= kQueued;
   rate_[v] = 0;
   free_ids_.push_back(v);
-  --live_count_;
 }
 
 std::vector<ConstraintId> FairShareSolver::constraints_of(VariableId v) const {
@@ -152,7 +247,8 @@ std::vector<ConstraintId> FairShareSolver::constraints_of(VariableId v) const {
 
 std::span<const VariableId> FairShareSolver::solve() {
   changed_.clear();
-  if (dirty_.empty() && isolated_new_.empty()) return changed_;
+  carry_out_removals();
+  if (dirty_.empty() && isolated_new_.empty() && resurrected_.empty()) return changed_;
   ++stats_.solves;
   ++epoch_;
   comp_cons_.clear();
@@ -190,6 +286,14 @@ std::span<const VariableId> FairShareSolver::solve() {
   }
   isolated_new_.clear();
   for (VariableId v : comp_vars_) head_[v].flags = static_cast<std::uint8_t>((head_[v].flags & ~(kAffected | kFixed)) | kSolved);
+  // Resurrected variables are reported like new ones (once, unless the filling already did).
+  for (VariableId v : changed_) head_[v].flags &= static_cast<std::uint8_t>(~kReport);
+  for (VariableId v : resurrected_) {
+    if ((head_[v].flags & (kReport | kLive)) != (kReport | kLive)) continue;
+    head_[v].flags &= static_cast<std::uint8_t>(~kReport);
+    changed_.push_back(v);
+  }
+  resurrected_.clear();
   stats_.rate_changes += changed_.size();
   return changed_;
 }
