@@ -13,7 +13,6 @@
 #include <cmath>
 
 #include "sim/check.h"
-#include "sim/rng.h"
 
 namespace clustersim::sim {
 
@@ -121,37 +120,12 @@ VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, dou
 void FairShareSolver::remove_variable(VariableId v) {
   CLUSTERSIM_CHECK(is_live(v), "removing a variable that is not live");
   --live_count_;
-  if ((head_[v].flags & kSolved) == 0) {
+  if ((head_[v].flags & kSolved) == 0 || !config_.resurrect) {
     detach(v);
     return;
   }
   head_[v].flags = static_cast<std::uint8_t>((head_[v].flags & ~(kLive | kReport)) | kPending);
   pending_.push_back(v);
-  if (pending_next_.size() <= v) pending_next_.resize(v + 1);
-  auto [it, fresh] = pending_index_.try_emplace(identity_of(v), v);
-  pending_next_[v] = fresh ? v : it->second;  // a chain ends at a variable pointing to itself
-  it->second = v;
-}
-
-std::uint64_t FairShareSolver::identity(std::span<const ConstraintId> cons, double cap,
-                                        std::span<const std::uint16_t> weights) {
-  std::uint64_t h = std::bit_cast<std::uint64_t>(cap);
-  for (std::size_t k = 0; k < cons.size(); ++k) {
-    const std::uint64_t w = weights.empty() ? 1 : weights[k];
-    h = splitmix64(h ^ (static_cast<std::uint64_t>(cons[k]) << 16 | w));
-  }
-  return h;
-}
-
-std::uint64_t FairShareSolver::identity_of(VariableId v) const {
-  std::array<ConstraintId, kMaxConstraintsPerVariable> cons{};
-  std::array<std::uint16_t, kMaxConstraintsPerVariable> weights{};
-  const std::uint32_t off = head_[v].off;
-  for (std::uint32_t k = 0; k < head_[v].n; ++k) {
-    cons[k] = members_[off + k].c;
-    weights[k] = members_[off + k].weight;
-  }
-  return identity({cons.data(), head_[v].n}, cap_[v], {weights.data(), head_[v].n});
 }
 
 bool FairShareSolver::same_variable(VariableId v, std::span<const ConstraintId> cons, double cap,
@@ -164,43 +138,29 @@ bool FairShareSolver::same_variable(VariableId v, std::span<const ConstraintId> 
   return true;
 }
 
-// Takes back a pending removal identical to the variable being added, if there is one.
+// Takes back a pending removal identical to the variable being added, if one is among the last
+// kResurrectWindow removals (a connection's next chunk follows its previous one's removal
+// directly; an older match missed only costs the re-solve that would have happened anyway).
 bool FairShareSolver::resurrect(std::span<const ConstraintId> cons, double cap, std::span<const std::uint16_t> weights,
                                 VariableId& out) {
-  const auto it = pending_index_.find(identity(cons, cap, weights));
-  if (it == pending_index_.end()) return false;
-  VariableId prev = it->second;
-  for (VariableId v = it->second;; prev = v, v = pending_next_[v]) {
-    if (same_variable(v, cons, cap, weights)) {
-      const bool last = pending_next_[v] == v;
-      if (v == it->second) {
-        if (last) {
-          pending_index_.erase(it);
-        } else {
-          it->second = pending_next_[v];
-        }
-      } else {
-        pending_next_[prev] = last ? prev : pending_next_[v];
-      }
-      head_[v].flags = static_cast<std::uint8_t>((head_[v].flags & ~kPending) | kLive);
-      if ((head_[v].flags & kReport) == 0) {
-        head_[v].flags |= kReport;
-        resurrected_.push_back(v);
-      }
-      ++live_count_;
-      ++stats_.resurrections;
-      out = v;
-      return true;
+  const std::size_t window = std::min(pending_.size(), kResurrectWindow);
+  for (std::size_t i = pending_.size(); i > pending_.size() - window; --i) {
+    const VariableId v = pending_[i - 1];
+    if ((head_[v].flags & kPending) == 0 || !same_variable(v, cons, cap, weights)) continue;
+    head_[v].flags = static_cast<std::uint8_t>((head_[v].flags & ~kPending) | kLive);
+    if ((head_[v].flags & kReport) == 0) {
+      head_[v].flags |= kReport;
+      resurrected_.push_back(v);
     }
-    if (pending_next_[v] == v) return false;
+    ++live_count_;
+    ++stats_.resurrections;
+    out = v;
+    return true;
   }
+  return false;
 }
 
-// Key by key (clear() would cost the index's whole bucket array at every solve once a large batch
-// of removals has grown it).
 void FairShareSolver::carry_out_removals() {
-  if (pending_.empty()) return;
-  for (VariableId v : pending_) pending_index_.erase(identity_of(v));
   for (VariableId v : pending_) {
     if ((head_[v].flags & kPending) == 0) continue;  // taken back, or carried out already
     head_[v].flags &= static_cast<std::uint8_t>(~kPending);

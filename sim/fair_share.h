@@ -53,7 +53,8 @@
 // is only *pending* removal until the next solve: it leaves the live set at once (is_live, live
 // count), but its memberships, rate and `seq` stay. When a variable is added with the same
 // constraints (in the same order), weights and cap (bit for bit) before that solve, the pending one
-// comes back under its own id with its rate and `seq` and nothing is marked dirty. The system is
+// comes back under its own id with its rate and `seq` and nothing is marked dirty (the add searches
+// the last few removals only: that is where a connection's previous chunk is). The system is
 // then the one before the removal, which the solver's state already solved canonically, so the
 // rates are those of a from-scratch solve bit for bit (the invariant above is about the set of
 // variables alone). A pipelined connection that starts its next chunk the moment the previous one
@@ -68,7 +69,6 @@
 #include <cstdint>
 #include <limits>
 #include <span>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -87,6 +87,9 @@ struct FairShareConfig {
   // Variables fixed below threshold·(1 − margin) are kept by an incremental solve; the margin
   // covers rounding in the shares (a few ulps), so it only makes the affected set larger.
   double threshold_margin = 1e-7;
+  // Take back a removed variable when an identical one is added before the next solve (see
+  // Resurrection above). Off only in tests that compare against the plain path.
+  bool resurrect = true;
 };
 
 struct FairShareStats {
@@ -151,8 +154,6 @@ class FairShareSolver {
 
   void mark_dirty(ConstraintId c, double threshold);
   void detach(VariableId v);
-  static std::uint64_t identity(std::span<const ConstraintId> cons, double cap, std::span<const std::uint16_t> weights);
-  std::uint64_t identity_of(VariableId v) const;
   bool same_variable(VariableId v, std::span<const ConstraintId> cons, double cap,
                      std::span<const std::uint16_t> weights) const;
   bool resurrect(std::span<const ConstraintId> cons, double cap, std::span<const std::uint16_t> weights,
@@ -193,11 +194,10 @@ class FairShareSolver {
   // Variables added onto constraints nobody else used: they are alone, so solve() gives them their
   // alone rate without a search (unless a later arrival joined them, which dirties a constraint).
   std::vector<VariableId> isolated_new_;
-  // Removals pending until the next solve, and their index by identity() (chained through
-  // pending_next_ when identities collide); resurrected_ lists the ids to report.
+  // Removals pending until the next solve (the last kResurrectWindow are searched by an add);
+  // resurrected_ lists the ids to report.
+  static constexpr std::size_t kResurrectWindow = 8;
   std::vector<VariableId> pending_;
-  std::unordered_map<std::uint64_t, VariableId> pending_index_;
-  std::vector<VariableId> pending_next_;
   std::vector<VariableId> resurrected_;
   std::size_t live_count_ = 0;
   std::uint32_t epoch_ = 0;
