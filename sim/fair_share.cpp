@@ -68,6 +68,7 @@ VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, dou
   CLUSTERSIM_CHECK(!cons.empty() || std::isfinite(cap), "a variable needs a constraint or a finite cap");
   CLUSTERSIM_CHECK(cap > 0, "variable cap must be positive");
   VariableId v;
+  if (!pending_.empty() && resurrect(cons, cap, weights, v)) return v;
   std::uint8_t keep = 0;
   if (!free_ids_.empty()) {
     v = free_ids_.back();
@@ -114,8 +115,62 @@ VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, dou
   return v;
 }
 
+// A solved variable waits for the next solve (see Resurrection in fair_share.h); one never solved
+// changed nothing that was solved and goes at once.
 void FairShareSolver::remove_variable(VariableId v) {
   CLUSTERSIM_CHECK(is_live(v), "removing a variable that is not live");
+  --live_count_;
+  if ((head_[v].flags & kSolved) == 0 || !config_.resurrect) {
+    detach(v);
+    return;
+  }
+  head_[v].flags = static_cast<std::uint8_t>((head_[v].flags & ~(kLive | kReport)) | kPending);
+  pending_.push_back(v);
+}
+
+bool FairShareSolver::same_variable(VariableId v, std::span<const ConstraintId> cons, double cap,
+                                    std::span<const std::uint16_t> weights) const {
+  if (head_[v].n != cons.size() || std::bit_cast<std::uint64_t>(cap_[v]) != std::bit_cast<std::uint64_t>(cap)) return false;
+  for (std::size_t k = 0; k < cons.size(); ++k) {
+    const Member& m = members_[head_[v].off + k];
+    if (m.c != cons[k] || m.weight != (weights.empty() ? 1 : weights[k])) return false;
+  }
+  return true;
+}
+
+// Takes back a pending removal identical to the variable being added, if one is among the last
+// kResurrectWindow removals (a connection's next chunk follows its previous one's removal
+// directly; an older match missed only costs the re-solve that would have happened anyway).
+bool FairShareSolver::resurrect(std::span<const ConstraintId> cons, double cap, std::span<const std::uint16_t> weights,
+                                VariableId& out) {
+  const std::size_t window = std::min(pending_.size(), kResurrectWindow);
+  for (std::size_t i = pending_.size(); i > pending_.size() - window; --i) {
+    const VariableId v = pending_[i - 1];
+    if ((head_[v].flags & kPending) == 0 || !same_variable(v, cons, cap, weights)) continue;
+    head_[v].flags = static_cast<std::uint8_t>((head_[v].flags & ~kPending) | kLive);
+    if ((head_[v].flags & kReport) == 0) {
+      head_[v].flags |= kReport;
+      resurrected_.push_back(v);
+    }
+    ++live_count_;
+    ++stats_.resurrections;
+    out = v;
+    return true;
+  }
+  return false;
+}
+
+void FairShareSolver::carry_out_removals() {
+  for (VariableId v : pending_) {
+    if ((head_[v].flags & kPending) == 0) continue;  // taken back, or carried out already
+    head_[v].flags &= static_cast<std::uint8_t>(~kPending);
+    detach(v);
+  }
+  pending_.clear();
+}
+
+// Takes v off its constraints and frees its id (the removal proper).
+void FairShareSolver::detach(VariableId v) {
   const std::uint32_t off = head_[v].off;
   const bool solved = (head_[v].flags & kSolved) != 0;
   for (std::uint32_t i = off; i < off + head_[v].n; ++i) {
@@ -142,7 +197,6 @@ void FairShareSolver::remove_variable(VariableId v) {
   head_[v].flags &= kQueued;
   rate_[v] = 0;
   free_ids_.push_back(v);
-  --live_count_;
 }
 
 std::vector<ConstraintId> FairShareSolver::constraints_of(VariableId v) const {
@@ -153,7 +207,8 @@ std::vector<ConstraintId> FairShareSolver::constraints_of(VariableId v) const {
 
 std::span<const VariableId> FairShareSolver::solve() {
   changed_.clear();
-  if (dirty_.empty() && isolated_new_.empty()) return changed_;
+  carry_out_removals();
+  if (dirty_.empty() && isolated_new_.empty() && resurrected_.empty()) return changed_;
   ++stats_.solves;
   ++epoch_;
   comp_cons_.clear();
@@ -191,6 +246,14 @@ std::span<const VariableId> FairShareSolver::solve() {
   }
   isolated_new_.clear();
   for (VariableId v : comp_vars_) head_[v].flags = static_cast<std::uint8_t>((head_[v].flags & ~(kAffected | kFixed)) | kSolved);
+  // Resurrected variables are reported like new ones (once, unless the filling already did).
+  for (VariableId v : changed_) head_[v].flags &= static_cast<std::uint8_t>(~kReport);
+  for (VariableId v : resurrected_) {
+    if ((head_[v].flags & (kReport | kLive)) != (kReport | kLive)) continue;
+    head_[v].flags &= static_cast<std::uint8_t>(~kReport);
+    changed_.push_back(v);
+  }
+  resurrected_.clear();
   stats_.rate_changes += changed_.size();
   return changed_;
 }

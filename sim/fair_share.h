@@ -60,6 +60,19 @@
 // that constraint's list, weight: 12 bytes) and one 4-byte entry in the constraint's list. Nothing is allocated per
 // add/remove/solve once the pools and scratch buffers have grown to their peaks.
 //
+// Resurrection (a flow replaced by an identical one). A solved variable removed between two solves
+// is only *pending* removal until the next solve: it leaves the live set at once (is_live, live
+// count), but its memberships, rate and `seq` stay. When a variable is added with the same
+// constraints (in the same order), weights and cap (bit for bit) before that solve, the pending one
+// comes back under its own id with its rate and `seq` and nothing is marked dirty (the add searches
+// the last few removals only: that is where a connection's previous chunk is). The system is
+// then the one before the removal, which the solver's state already solved canonically, so the
+// rates are those of a from-scratch solve bit for bit (the invariant above is about the set of
+// variables alone). A pipelined connection that starts its next chunk the moment the previous one
+// ends (a tree or ring step) thus costs no re-solve. The resurrected id is reported by the next
+// solve() as a new variable would be. Pending removals not taken back are carried out at the start
+// of solve() (marking dirty at their rate, as remove_variable always did).
+//
 // Units are the caller's (clustersim uses bytes/s). Ids are dense; removed variable ids are reused.
 #pragma once
 
@@ -85,6 +98,9 @@ struct FairShareConfig {
   // Variables fixed below threshold·(1 − margin) are kept by an incremental solve; the margin
   // covers rounding in the shares (a few ulps), so it only makes the affected set larger.
   double threshold_margin = 1e-7;
+  // Take back a removed variable when an identical one is added before the next solve (see
+  // Resurrection above). Off only in tests that compare against the plain path.
+  bool resurrect = true;
 };
 
 struct FairShareStats {
@@ -92,6 +108,7 @@ struct FairShareStats {
   std::uint64_t components = 0;       // affected sets re-solved, plus variables solved alone
   std::uint64_t variables_visited = 0;// variables re-solved (the affected sets' sizes)
   std::uint64_t rate_changes = 0;
+  std::uint64_t resurrections = 0;     // removed variables taken back by an identical add
 };
 
 class FairShareSolver {
@@ -118,7 +135,9 @@ class FairShareSolver {
   double cap(VariableId v) const { return cap_[v]; }
   std::uint16_t weight(VariableId v, int k) const { return members_[head_[v].off + static_cast<std::uint32_t>(k)].weight; }
 
-  bool needs_solve() const { return !dirty_.empty() || !isolated_new_.empty(); }
+  bool needs_solve() const {
+    return !dirty_.empty() || !isolated_new_.empty() || !pending_.empty() || !resurrected_.empty();
+  }
   // Re-solves the affected set. Returns the variables whose rate changed (valid until the next
   // call); newly added variables are always included.
   std::span<const VariableId> solve();
@@ -126,8 +145,11 @@ class FairShareSolver {
 
  private:
   // kAlone: alone on all its constraints at solve time, with one entry in dirty_order_ (see
-  // order_dirty()).
-  enum : std::uint8_t { kLive = 1, kQueued = 2, kAffected = 4, kFixed = 8, kSolved = 16, kAlone = 32 };
+  // order_dirty()). kPending: removed, may be resurrected until the next solve; kReport:
+  // resurrected, to be reported by the next solve.
+  enum : std::uint8_t {
+    kLive = 1, kQueued = 2, kAffected = 4, kFixed = 8, kSolved = 16, kAlone = 32, kPending = 64, kReport = 128
+  };
   struct Constraint {
     double capacity = 0;
     std::vector<VariableId> vars;
@@ -149,6 +171,12 @@ class FairShareSolver {
   void sort_dirty_order();
   bool alone(VariableId v) const;
   void take_alone(VariableId v, double threshold);
+  void detach(VariableId v);
+  bool same_variable(VariableId v, std::span<const ConstraintId> cons, double cap,
+                     std::span<const std::uint16_t> weights) const;
+  bool resurrect(std::span<const ConstraintId> cons, double cap, std::span<const std::uint16_t> weights,
+                 VariableId& out);
+  void carry_out_removals();
   void gather(ConstraintId start, double threshold);
   void replay_kept(ConstraintId c);
   void run_filling();
@@ -185,6 +213,11 @@ class FairShareSolver {
   // Variables added onto constraints nobody else used: they are alone, so solve() gives them their
   // alone rate without a search (unless a later arrival joined them, which dirties a constraint).
   std::vector<VariableId> isolated_new_;
+  // Removals pending until the next solve (the last kResurrectWindow are searched by an add);
+  // resurrected_ lists the ids to report.
+  static constexpr std::size_t kResurrectWindow = 8;
+  std::vector<VariableId> pending_;
+  std::vector<VariableId> resurrected_;
   std::size_t live_count_ = 0;
   std::uint32_t epoch_ = 0;
   std::uint64_t seq_counter_ = 0;
