@@ -66,6 +66,10 @@ struct IterationInputs {
   // With `full`: live collectives of tensor-parallel positions whose rails provably mirror another's
   // are not simulated; they end when its do (live_position_folding.h; exact). Off only to check.
   bool fold_live_positions = true;
+  // With `full`: a live collective provably alone on its links from launch to end ends after the
+  // duration of its own flow simulation alone, simulated once per distinct collective
+  // (live_replay.h; exact). Off only to check.
+  bool replay_live_alone = true;
   // [data]: the input pipeline of the data-loading ranks (first and last pipeline rank), its copies
   // live flows (input_feed.h); null: batches are on the GPU when a pass wants them.
   const DataSpec* data = nullptr;
