@@ -752,6 +752,7 @@ IterationResult IterationRun::run() {
                   (replay_ ? replay_->transfers() : 0);
   result_.memo_simulations = memo_.simulations() - memo_at_start_.simulations;
   result_.live_positions = static_cast<int>(live_positions_.size());
+  result_.live_replays = replay_ ? replay_->replays() : 0;
   result_.simulated_s = now() - run_start_;
   if (recording_) result_.link_loads = recording_->recorder.take_link_loads();
   result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() + plan_wall_s_;

@@ -161,6 +161,7 @@ struct IterationResult {
   std::uint64_t events = 0, flows = 0, memo_simulations = 0;
   int live_positions = 0;  // `full`: tp positions whose data-parallel collectives ran as flows (the
                            // others folded onto them, live_position_folding.h); 0 without `full`
+  std::uint64_t live_replays = 0;  // `full`: live collectives replayed, not run as flows (live_replay.h)
   double wall_s = 0;
   // When record_timeline is set, every simulated iteration. Traffic covers pipeline sends, tensor-
   // and data-parallel collectives of the representative GPUs' groups and, with `full`, every
