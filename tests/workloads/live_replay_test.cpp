@@ -134,14 +134,18 @@ TEST_CASE("workloads::live_replay: a send that may cross a collective's links wh
   const std::optional<sim::SimTime> d0 = replay.replay(0, 0, rail0, sim::SimTime::zero());
   REQUIRE(d0.has_value());
   REQUIRE(*d0 < ms);
-  // Rank 0's step ends during the ring: live.
-  replay.step_started(0, *d0 - sim::SimTime::from_ps(1));
+  // Rank 0's step ends during the ring and sends over the ring's links: live.
+  replay.step_started(0, *d0 - sim::SimTime::from_ps(1), 0);
   CHECK_FALSE(replay.replay(0, 0, rail0, sim::SimTime::zero()).has_value());
   // ... or at its very last picosecond: live.
-  replay.step_started(0, *d0);
+  replay.step_started(0, *d0, 0);
   CHECK_FALSE(replay.replay(0, 0, rail0, sim::SimTime::zero()).has_value());
   // After it ends: replayed.
-  replay.step_started(0, *d0 + sim::SimTime::from_ps(1));
+  replay.step_started(0, *d0 + sim::SimTime::from_ps(1), 0);
+  CHECK(replay.replay(0, 0, rail0, sim::SimTime::zero()).has_value());
+  // A step ending during the ring that sends elsewhere (or nowhere): its rank's next send is one
+  // shortest step (10 ms) later, after the ring.
+  replay.step_started(0, *d0 - sim::SimTime::from_ps(1), LiveReplay::kNoSend);
   CHECK(replay.replay(0, 0, rail0, sim::SimTime::zero()).has_value());
   // A send in flight: live, whatever the steps; rail 1 does not care.
   replay.step_finished(0);

@@ -407,7 +407,12 @@ void IterationRun::try_start(int r) {
                             step->forward ? c.fwd_cp_hidden : c.bwd_cp_hidden};
   const double dur = rk.start_step(now(), compute, comm, overlap);
   if (checks_) checks_->step_started(r, index, compute);
-  if (replay_) replay_->step_started(r, sim_.now() + sim::SimTime::from_seconds(dur));
+  if (replay_) {
+    const bool sends = step->forward ? vs + 1 < vstages_ : vs > 0;
+    const std::size_t route = !sends ? LiveReplay::kNoSend
+                                     : static_cast<std::size_t>(step->forward ? vs : vstages_ + vs - 1);
+    replay_->step_started(r, sim_.now() + sim::SimTime::from_seconds(dur), route);
+  }
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kStepDone, r, index));
   // Gradient buckets this backward produces become ready as its layers finish (with overlap),
   // or when it ends (under CUDA_LAUNCH_BLOCKING step_done issues them before the next pass).

@@ -42,6 +42,7 @@ LiveReplay::LiveReplay(const topology::Topology& topo, const topology::Router& r
       units_(plans.size() * positions_),
       min_step_(std::move(min_step)),
       step_end_(min_step_.size(), kIdle),
+      step_send_(min_step_.size(), kNoSend),
       in_flight_(sends.size(), 0) {
   CLUSTERSIM_CHECK(min_step_.size() == plans.size(), "one shortest step per pipeline rank");
   // The routes of every collective a unit can launch, built without starting anything.
@@ -100,6 +101,7 @@ LiveReplay::LiveReplay(const topology::Topology& topo, const topology::Router& r
 
 void LiveReplay::begin_iteration() {
   std::fill(step_end_.begin(), step_end_.end(), kIdle);
+  std::fill(step_send_.begin(), step_send_.end(), kNoSend);
   for (const int n : in_flight_) CLUSTERSIM_CHECK(n == 0, "no pipeline send is in flight between iterations");
 }
 
@@ -110,7 +112,9 @@ bool LiveReplay::sends_stay_off(const Unit& u, sim::SimTime now, sim::SimTime en
   for (const std::size_t s : u.sends) {
     if (in_flight_[s] > 0) return false;
     const auto r = static_cast<std::size_t>(senders_[s]);
-    const sim::SimTime next = step_end_[r] != kIdle ? step_end_[r] : now + min_step_[r];
+    // The earliest end of a step of the sender that sends over s.
+    sim::SimTime next = now + min_step_[r];
+    if (step_end_[r] != kIdle) next = step_end_[r] + (step_send_[r] == s ? sim::SimTime::zero() : min_step_[r]);
     if (next <= end) return false;
   }
   return true;

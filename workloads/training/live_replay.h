@@ -11,7 +11,8 @@
 //   (b) no pipeline send that crosses one of its links is in flight at launch or can start before
 //       it ends (checked at launch: a send starts only when its sender's compute step ends; a
 //       step that is running ends when it was scheduled to, an idle rank's next step ends no
-//       sooner than its shortest step from now),
+//       sooner than its shortest step from now, and a running step that sends elsewhere lets its
+//       rank's next send wait one more shortest step),
 // then every flow of the collective shares its links only with flows of the same collective, so
 // the max-min rates it sees, and with them every completion, are those of the same collective
 // alone on the cluster, shifted in time. The network model is shift-invariant: rates depend on the
@@ -51,8 +52,13 @@ class LiveReplay {
 
   // Run time of the pipeline: what (b) needs.
   void begin_iteration();
-  void step_started(int rank, sim::SimTime end) { step_end_[static_cast<std::size_t>(rank)] = end; }
+  // A step of `rank` ending at `end` that then sends over route `send` (kNoSend: none).
+  void step_started(int rank, sim::SimTime end, std::size_t send) {
+    step_end_[static_cast<std::size_t>(rank)] = end;
+    step_send_[static_cast<std::size_t>(rank)] = send;
+  }
   void step_finished(int rank) { step_end_[static_cast<std::size_t>(rank)] = kIdle; }
+  static constexpr std::size_t kNoSend = static_cast<std::size_t>(-1);
   void send_started(std::size_t route) { ++in_flight_[route]; }
   void send_finished(std::size_t route) { --in_flight_[route]; }
 
@@ -81,6 +87,7 @@ class LiveReplay {
   std::vector<Unit> units_;
   std::vector<int> senders_;  // per send route
   std::vector<sim::SimTime> min_step_, step_end_;
+  std::vector<std::size_t> step_send_;  // per rank: the route its running step sends over
   std::vector<int> in_flight_;
   std::map<std::tuple<int, std::size_t, int, double>, sim::SimTime> durations_;
   std::uint64_t transfers_ = 0, events_ = 0, replays_ = 0;
