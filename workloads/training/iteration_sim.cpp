@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "sim/check.h"
@@ -99,7 +100,7 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   // Communication stream and optimizer.
   void issue_comm(int r);
   void launch_live(int r, double bytes, CollectiveOp op);
-  CollectivePlan live_plan(int t, int r, double bytes, CollectiveOp op) const;
+  const CollectivePlan& live_plan(int t, int r, double bytes, CollectiveOp op);
   void plan_live_positions();
   std::vector<double> reduction_sizes(int r) const;
   void plan_live_replay();
@@ -148,6 +149,7 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   std::vector<std::unique_ptr<CollectiveAlgorithm>> live_;
   std::size_t live_kept_ = 0;        // live_'s size after the last release of finished collectives
   std::vector<int> live_positions_;  // tp positions whose live collectives are simulated (`full`)
+  std::map<std::tuple<int, int, int, double>, CollectivePlan> live_plans_;  // live_plan's answers
   std::optional<LiveReplay> replay_;  // `full`: collectives provably alone end after their duration alone
   double iteration_start_ = 0, run_start_ = 0;
   int ranks_done_ = 0;
@@ -498,20 +500,24 @@ void IterationRun::issue_comm(int r) {
 void IterationRun::launch_live(int r, double bytes, CollectiveOp op) {
   rank(r).set_live(static_cast<int>(live_positions_.size()));
   for (std::size_t k = 0; k < live_positions_.size(); ++k) {
-    CollectivePlan plan = live_plan(live_positions_[k], r, bytes, op);
+    const CollectivePlan& plan = live_plan(live_positions_[k], r, bytes, op);
     if (replay_) {
       if (const std::optional<sim::SimTime> d = replay_->replay(r, k, plan, sim_.now())) {
         sim_.schedule_in(*d, this, tag_of(kReplayDone, r, 0));
         continue;
       }
     }
-    live_.push_back(make_collective(CollectiveContext{sim_, net_, in_.topo, in_.router}, std::move(plan), this,
+    live_.push_back(make_collective(CollectiveContext{sim_, net_, in_.topo, in_.router}, plan, this,
                                     static_cast<std::uint64_t>(r)));
     live_.back()->start();
   }
 }
 
-CollectivePlan IterationRun::live_plan(int t, int r, double bytes, CollectiveOp op) const {
+// Planned once per (position, rank, bytes, op): NCCL's graph search is the dearest part of a plan,
+// and a rank launches thousands of reductions of a few sizes.
+const CollectivePlan& IterationRun::live_plan(int t, int r, double bytes, CollectiveOp op) {
+  const auto key = std::make_tuple(t, r, static_cast<int>(op), bytes);
+  if (const auto it = live_plans_.find(key); it != live_plans_.end()) return it->second;
   const CollectiveEnvironment env{in_.topo, in_.router, in_.gpu.compute_capability, in_.hints};
   CollectiveRequest req;
   req.op = op;
@@ -521,9 +527,9 @@ CollectivePlan IterationRun::live_plan(int t, int r, double bytes, CollectiveOp 
   CollectivePlan plan = plan_collective(env, req);
   // A timeline needs every flow's own traffic; folding is exact beside outside flows only when
   // the channels cross identical links (shares_links).
-  plan.fold_channels = in_.fold_live_channels && !recording_;
+  plan.fold_channels = in_.fold_live_channels && !in_.record_timeline;
   plan.shares_links = true;
-  return plan;
+  return live_plans_.emplace(key, std::move(plan)).first->second;
 }
 
 // Which positions' collectives run as flows: all, unless their rails provably mirror each other
