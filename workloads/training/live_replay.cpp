@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "sim/check.h"
 #include "sim/simulator.h"
@@ -25,6 +26,32 @@ void claim(std::vector<int>& owner, topology::LinkId link, int u) {
   }
 }
 
+// The links each unit's collectives cross, in unit order (r * positions + k), from routes built
+// without starting anything; nothing when an algorithm does not list its routes.
+std::optional<std::vector<std::vector<topology::LinkId>>> unit_links(
+    const topology::Topology& topo, const topology::Router& router,
+    const std::vector<std::vector<std::vector<CollectivePlan>>>& plans) {
+  sim::Simulator scratch;
+  topology::NetworkModel net(scratch, topo);
+  const CollectiveContext ctx{scratch, net, topo, router};
+  std::vector<std::vector<topology::LinkId>> out;
+  for (const auto& rank : plans) {
+    for (const auto& unit : rank) {
+      std::vector<topology::LinkId>& mine = out.emplace_back();
+      for (const CollectivePlan& plan : unit) {
+        FlowRoutes flows;
+        if (!make_collective(ctx, plan, nullptr, 0)->flow_routes(flows)) return std::nullopt;
+        for (const topology::Route& route : flows.routes) {
+          mine.insert(mine.end(), route.links.begin(), route.links.begin() + route.hops);
+        }
+      }
+      std::sort(mine.begin(), mine.end());
+      mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+    }
+  }
+  return out;
+}
+
 // Counts nothing; the duration is read from the collective itself.
 struct NoListener final : CollectiveListener {
   void on_collective_done(std::uint64_t) override {}
@@ -45,45 +72,24 @@ LiveReplay::LiveReplay(const topology::Topology& topo, const topology::Router& r
       step_send_(min_step_.size(), kNoSend),
       in_flight_(sends.size(), 0) {
   CLUSTERSIM_CHECK(min_step_.size() == plans.size(), "one shortest step per pipeline rank");
-  // The routes of every collective a unit can launch, built without starting anything.
-  sim::Simulator scratch;
-  topology::NetworkModel net(scratch, topo);
-  const CollectiveContext ctx{scratch, net, topo, router};
+  const auto listed = unit_links(topo, router, plans);
+  if (!listed) {  // routes unknown: nothing is proved isolated, nothing replays
+    for (Unit& u : units_) u.isolated = false;
+    return;
+  }
+  const std::vector<std::vector<topology::LinkId>>& links = *listed;
   std::vector<int> owner(topo.link_count(), kFree);
-  for (std::size_t r = 0; r < plans.size(); ++r) {
-    CLUSTERSIM_CHECK(plans[r].size() == positions_, "every rank has the same simulated positions");
-    for (std::size_t k = 0; k < positions_; ++k) {
-      const int u = static_cast<int>(r * positions_ + k);
-      for (const CollectivePlan& plan : plans[r][k]) {
-        FlowRoutes flows;
-        if (!make_collective(ctx, plan, nullptr, 0)->flow_routes(flows)) units_[static_cast<std::size_t>(u)].isolated = false;
-        for (const topology::Route& route : flows.routes) {
-          for (int h = 0; h < route.hops; ++h) claim(owner, route.links[static_cast<std::size_t>(h)], u);
-        }
-      }
-    }
+  for (std::size_t u = 0; u < links.size(); ++u) {
+    for (const topology::LinkId l : links[u]) claim(owner, l, static_cast<int>(u));
   }
   for (const topology::Route& route : blocking) {
     for (int h = 0; h < route.hops; ++h) claim(owner, route.links[static_cast<std::size_t>(h)], kShared);
   }
-  // (a): a unit is isolated when every link it crosses is its own. Shared links are reported by
-  // the unit that claimed them second; mark every unit crossing one.
-  std::vector<char> crosses_shared(units_.size(), 0);
-  for (std::size_t r = 0; r < plans.size(); ++r) {
-    for (std::size_t k = 0; k < positions_; ++k) {
-      for (const CollectivePlan& plan : plans[r][k]) {
-        FlowRoutes flows;
-        make_collective(ctx, plan, nullptr, 0)->flow_routes(flows);
-        for (const topology::Route& route : flows.routes) {
-          for (int h = 0; h < route.hops; ++h) {
-            if (owner[route.links[static_cast<std::size_t>(h)]] == kShared) crosses_shared[r * positions_ + k] = 1;
-          }
-        }
-      }
-    }
-  }
+  // (a): a unit is isolated when it lists its routes and every link it crosses is its own.
   for (std::size_t u = 0; u < units_.size(); ++u) {
-    if (crosses_shared[u]) units_[u].isolated = false;
+    for (const topology::LinkId l : links[u]) {
+      if (owner[l] != static_cast<int>(u)) units_[u].isolated = false;
+    }
   }
   // (b)'s inputs: which sends cross which unit's links.
   for (std::size_t s = 0; s < sends.size(); ++s) {
