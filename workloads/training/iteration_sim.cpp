@@ -8,9 +8,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "sim/check.h"
@@ -25,6 +27,7 @@
 #include "workloads/training/iteration_breakdown.h"
 #include "workloads/training/iteration_invariants.h"
 #include "workloads/training/live_position_folding.h"
+#include "workloads/training/live_replay.h"
 #include "workloads/training/optimizer_offload.h"
 #include "workloads/training/overlap.h"
 #include "workloads/training/parallel_layout.h"
@@ -38,7 +41,8 @@ namespace {
 
 // Event tags: kind in the top 4 bits, pipeline rank in the next 20, an index in the low 40.
 enum Kind : std::uint64_t {
-  kStepDone = 1, kBucketReady = 2, kCommDone = 3, kOptimizerDone = 4, kPpArrive = 5, kGathersDone = 6
+  kStepDone = 1, kBucketReady = 2, kCommDone = 3, kOptimizerDone = 4, kPpArrive = 5, kGathersDone = 6,
+  kReplayDone = 7  // a live collective replayed (live_replay.h) ends
 };
 
 std::uint64_t tag_of(Kind k, int rank, std::uint64_t index) {
@@ -96,8 +100,11 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   // Communication stream and optimizer.
   void issue_comm(int r);
   void launch_live(int r, double bytes, CollectiveOp op);
-  CollectivePlan live_plan(int t, int r, double bytes, CollectiveOp op) const;
+  const CollectivePlan& live_plan(int t, int r, double bytes, CollectiveOp op);
   void plan_live_positions();
+  std::vector<double> reduction_sizes(int r) const;
+  void plan_live_replay();
+  std::size_t pp_route_of(std::uint64_t index) const;
   void release_finished_live();
   void comm_done(int r);
   void maybe_optimizer(int r);
@@ -142,6 +149,8 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   std::vector<std::unique_ptr<CollectiveAlgorithm>> live_;
   std::size_t live_kept_ = 0;        // live_'s size after the last release of finished collectives
   std::vector<int> live_positions_;  // tp positions whose live collectives are simulated (`full`)
+  std::map<std::tuple<int, int, int, double>, CollectivePlan> live_plans_;  // live_plan's answers
+  std::optional<LiveReplay> replay_;  // `full`: collectives provably alone end after their duration alone
   double iteration_start_ = 0, run_start_ = 0;
   int ranks_done_ = 0;
   int iteration_ = 0;
@@ -186,6 +195,7 @@ IterationRun::IterationRun(const IterationInputs& in)
   plan_pipeline_routes();
   plan_input_feeds();
   if (in.full) plan_live_positions();
+  if (in.full && in.replay_live_alone && in.invariants == nullptr && !in.record_timeline) plan_live_replay();
   if (in.invariants != nullptr) checks_.emplace(*in.invariants, ranks_, sim_);
   if (in.record_timeline) {
     net_.set_observer(this);
@@ -330,6 +340,7 @@ void IterationRun::start_iteration() {
   std::fill(bwd_ready_.begin(), bwd_ready_.end(), 0);
   for (int mb = 0; mb < m_; ++mb) fwd_ready_[static_cast<std::size_t>(mb)] = 1;  // vs 0 reads its input
   for (PipelineRank& rk : ranks_) rk.begin_iteration();
+  if (replay_) replay_->begin_iteration();
   if (checks_) checks_->begin_iteration();
   for (int r = 0; r < pp_; ++r) start_param_gathers(r);
   for (int r = 0; r < pp_; ++r) try_start(r);
@@ -398,6 +409,12 @@ void IterationRun::try_start(int r) {
                             step->forward ? c.fwd_cp_hidden : c.bwd_cp_hidden};
   const double dur = rk.start_step(now(), compute, comm, overlap);
   if (checks_) checks_->step_started(r, index, compute);
+  if (replay_) {
+    const bool sends = step->forward ? vs + 1 < vstages_ : vs > 0;
+    const std::size_t route = !sends ? LiveReplay::kNoSend
+                                     : static_cast<std::size_t>(step->forward ? vs : vstages_ + vs - 1);
+    replay_->step_started(r, sim_.now() + sim::SimTime::from_seconds(dur), route);
+  }
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kStepDone, r, index));
   // Gradient buckets this backward produces become ready as its layers finish (with overlap),
   // or when it ends (under CUDA_LAUNCH_BLOCKING step_done issues them before the next pass).
@@ -413,6 +430,7 @@ void IterationRun::step_done(int r) {
   const double start = rk.step_start();
   const std::size_t index = rk.step_index();
   const PipelineStep step = rk.finish_step(now());
+  if (replay_) replay_->step_finished(r);
   if (in_.compute.launch_blocking()) {
     for (int b = rk.first_bucket_of(index); b < rk.end_bucket_of(index); ++b) {
       rk.bucket_ready();
@@ -440,11 +458,20 @@ void IterationRun::send_pp(int vs, int mb, bool forward) {
   }
   const topology::Route& route = pp_routes_[static_cast<std::size_t>(forward ? link_vs : vstages_ + link_vs)];
   const std::uint64_t index = (static_cast<std::uint64_t>(slot) << 1) | (forward ? 1U : 0U);
+  if (replay_) replay_->send_started(pp_route_of(index));
   net_.start(route, sim::Bytes{costs_.pp_send_bytes}, this, tag_of(kPpArrive, to_rank, index));
+}
+
+// The pipeline route a send's index (slot << 1 | forward) travels: forward into virtual stage vs
+// over route vs - 1, backward into vs over route vstages + vs.
+std::size_t IterationRun::pp_route_of(std::uint64_t index) const {
+  const int to_vs = static_cast<int>((index >> 1) / static_cast<std::uint64_t>(m_));
+  return static_cast<std::size_t>((index & 1U) != 0 ? to_vs - 1 : vstages_ + to_vs);
 }
 
 void IterationRun::on_transfer_done(std::uint64_t tag) {
   const std::uint64_t index = index_of_tag(tag);
+  if (replay_) replay_->send_finished(pp_route_of(index));
   const bool forward = (index & 1U) != 0;
   const std::size_t slot = static_cast<std::size_t>(index >> 1);
   (forward ? fwd_ready_ : bwd_ready_)[slot] = 1;
@@ -469,16 +496,28 @@ void IterationRun::issue_comm(int r) {
 
 // `full`: the tp ranks' data-parallel collectives of the bucket as live flows on the network; those
 // of positions folded onto another (live_position_folding.h) end when its do.
+// Those provably alone on their links until they end are replayed (live_replay.h).
 void IterationRun::launch_live(int r, double bytes, CollectiveOp op) {
   rank(r).set_live(static_cast<int>(live_positions_.size()));
-  for (const int t : live_positions_) {
-    live_.push_back(make_collective(CollectiveContext{sim_, net_, in_.topo, in_.router}, live_plan(t, r, bytes, op), this,
+  for (std::size_t k = 0; k < live_positions_.size(); ++k) {
+    const CollectivePlan& plan = live_plan(live_positions_[k], r, bytes, op);
+    if (replay_) {
+      if (const std::optional<sim::SimTime> d = replay_->replay(r, k, plan, sim_.now())) {
+        sim_.schedule_in(*d, this, tag_of(kReplayDone, r, 0));
+        continue;
+      }
+    }
+    live_.push_back(make_collective(CollectiveContext{sim_, net_, in_.topo, in_.router}, plan, this,
                                     static_cast<std::uint64_t>(r)));
     live_.back()->start();
   }
 }
 
-CollectivePlan IterationRun::live_plan(int t, int r, double bytes, CollectiveOp op) const {
+// Planned once per (position, rank, bytes, op): NCCL's graph search is the dearest part of a plan,
+// and a rank launches thousands of reductions of a few sizes.
+const CollectivePlan& IterationRun::live_plan(int t, int r, double bytes, CollectiveOp op) {
+  const auto key = std::make_tuple(t, r, static_cast<int>(op), bytes);
+  if (const auto it = live_plans_.find(key); it != live_plans_.end()) return it->second;
   const CollectiveEnvironment env{in_.topo, in_.router, in_.gpu.compute_capability, in_.hints};
   CollectiveRequest req;
   req.op = op;
@@ -488,9 +527,9 @@ CollectivePlan IterationRun::live_plan(int t, int r, double bytes, CollectiveOp 
   CollectivePlan plan = plan_collective(env, req);
   // A timeline needs every flow's own traffic; folding is exact beside outside flows only when
   // the channels cross identical links (shares_links).
-  plan.fold_channels = in_.fold_live_channels && !recording_;
+  plan.fold_channels = in_.fold_live_channels && !in_.record_timeline;
   plan.shares_links = true;
-  return plan;
+  return live_plans_.emplace(key, std::move(plan)).first->second;
 }
 
 // Which positions' collectives run as flows: all, unless their rails provably mirror each other
@@ -502,11 +541,7 @@ void IterationRun::plan_live_positions() {
   const CollectiveOp op = in_.parallel.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
   std::vector<std::vector<CollectivePlan>> plans(static_cast<std::size_t>(tp));
   for (int r = 0; r < pp_; ++r) {
-    std::vector<double> sizes;
-    for (const Bucket& b : rank(r).buckets().reductions) sizes.push_back(b.bytes);
-    std::sort(sizes.begin(), sizes.end());
-    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-    for (const double bytes : sizes) {
+    for (const double bytes : reduction_sizes(r)) {
       for (int t = 0; t < tp; ++t) plans[static_cast<std::size_t>(t)].push_back(live_plan(t, r, bytes, op));
     }
   }
@@ -518,6 +553,48 @@ void IterationRun::plan_live_positions() {
     if (feed) others.push_back(feed->route());
   }
   live_positions_ = live_positions_to_simulate(CollectiveContext{sim_, net_, in_.topo, in_.router}, plans, others);
+}
+
+// The distinct bucket sizes rank r reduces, ascending.
+std::vector<double> IterationRun::reduction_sizes(int r) const {
+  std::vector<double> sizes;
+  for (const Bucket& b : ranks_[static_cast<std::size_t>(r)].buckets().reductions) sizes.push_back(b.bytes);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+// What live_replay.h's checks read: every collective a (rank, simulated position) can launch, the
+// pipeline sends with the rank whose step end starts each, the input copies, and each rank's
+// shortest step (compute + blocking comm; a gather wait only lengthens it). The bound is taken a
+// part in 1e9 short so that rounding in the step's own sum can never undercut it.
+void IterationRun::plan_live_replay() {
+  const CollectiveOp op = in_.parallel.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
+  std::vector<std::vector<std::vector<CollectivePlan>>> plans(static_cast<std::size_t>(pp_));
+  std::vector<sim::SimTime> min_step;
+  for (int r = 0; r < pp_; ++r) {
+    auto& mine = plans[static_cast<std::size_t>(r)];
+    mine.resize(live_positions_.size());
+    for (const double bytes : reduction_sizes(r)) {
+      for (std::size_t k = 0; k < live_positions_.size(); ++k) mine[k].push_back(live_plan(live_positions_[k], r, bytes, op));
+    }
+    double shortest = std::numeric_limits<double>::infinity();
+    for (int c = 0; c < v_; ++c) {
+      const ChunkCost& cc = costs_.chunks[static_cast<std::size_t>(c * pp_ + r)];
+      shortest = std::min({shortest, cc.fwd_compute + cc.fwd_comm, cc.bwd_compute + cc.bwd_comm});
+    }
+    min_step.push_back(sim::SimTime::from_seconds(std::max(0.0, shortest * (1 - 1e-9))));
+  }
+  std::vector<SentRoute> sends;
+  for (std::size_t i = 0; i < pp_routes_.size(); ++i) {
+    const int vs = static_cast<int>(i) < vstages_ ? static_cast<int>(i) : static_cast<int>(i) - vstages_ + 1;
+    sends.push_back(SentRoute{pp_routes_[i], rank_of_vs(vs)});
+  }
+  std::vector<topology::Route> feeds;
+  for (const auto& feed : feeds_) {
+    if (feed) feeds.push_back(feed->route());
+  }
+  replay_.emplace(in_.topo, in_.router, plans, sends, feeds, std::move(min_step));
 }
 
 // Finished live collectives are dropped (the invariant checks read them all at the end, so they
@@ -625,6 +702,7 @@ void IterationRun::on_event(std::uint64_t tag) {
       rank(r).finish_param_gathers();
       issue_comm(r);
       break;
+    case kReplayDone: on_collective_done(static_cast<std::uint64_t>(r)); break;
     default: CLUSTERSIM_CHECK(false, "unknown iteration event");
   }
 }
@@ -680,10 +758,12 @@ IterationResult IterationRun::run() {
     result_.model_flops = lora_flops_per_iteration(in_.model, in_.training.finetune, in_.training.global_batch).value;
     result_.hardware_flops = result_.model_flops + recomputed;
   }
-  result_.events = sim_.events_processed() + memo_.events() - memo_at_start_.events;
-  result_.flows = net_.stats().transfers_finished + memo_.transfers() - memo_at_start_.transfers;
+  result_.events = sim_.events_processed() + memo_.events() - memo_at_start_.events + (replay_ ? replay_->events() : 0);
+  result_.flows = net_.stats().transfers_finished + memo_.transfers() - memo_at_start_.transfers +
+                  (replay_ ? replay_->transfers() : 0);
   result_.memo_simulations = memo_.simulations() - memo_at_start_.simulations;
   result_.live_positions = static_cast<int>(live_positions_.size());
+  result_.live_replays = replay_ ? replay_->replays() : 0;
   result_.simulated_s = now() - run_start_;
   if (recording_) result_.link_loads = recording_->recorder.take_link_loads();
   result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() + plan_wall_s_;

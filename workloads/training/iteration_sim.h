@@ -66,6 +66,10 @@ struct IterationInputs {
   // With `full`: live collectives of tensor-parallel positions whose rails provably mirror another's
   // are not simulated; they end when its do (live_position_folding.h; exact). Off only to check.
   bool fold_live_positions = true;
+  // With `full`: a live collective provably alone on its links from launch to end ends after the
+  // duration of its own flow simulation alone, simulated once per distinct collective
+  // (live_replay.h; exact). Off only to check.
+  bool replay_live_alone = true;
   // [data]: the input pipeline of the data-loading ranks (first and last pipeline rank), its copies
   // live flows (input_feed.h); null: batches are on the GPU when a pass wants them.
   const DataSpec* data = nullptr;
@@ -157,6 +161,7 @@ struct IterationResult {
   std::uint64_t events = 0, flows = 0, memo_simulations = 0;
   int live_positions = 0;  // `full`: tp positions whose data-parallel collectives ran as flows (the
                            // others folded onto them, live_position_folding.h); 0 without `full`
+  std::uint64_t live_replays = 0;  // `full`: live collectives replayed, not run as flows (live_replay.h)
   double wall_s = 0;
   // When record_timeline is set, every simulated iteration. Traffic covers pipeline sends, tensor-
   // and data-parallel collectives of the representative GPUs' groups and, with `full`, every
