@@ -233,11 +233,6 @@ int lora_rank_of(const ModernRow& r) {
 std::string unsupported_model(const ModernRow& r) {
   const std::string& model = r.model;
   if (has(model, "w/ MTP")) return "multi-token prediction (MTP) module not modelled";
-  // Megatron-Bridge's GPT-OSS-120B H100 layout (pp 4, dp 16, ep 8, micro-batch 1) needs 93.2 GiB of
-  // 80 as modelled even with the recipe's bf16 gradients and recompute modules (write_layout); the
-  // B200 layouts fit since both are modelled (161.9 GiB of 180 at micro-batch 4). Not investigated.
-  if (has(model, "GPT-OSS") && has(r.gpu, "H100"))
-    return "GPT-OSS-120B on H100: the layout does not fit as modelled (93 GiB of 80 with the recipe's recompute modules)";
   // Megatron-Bridge's DeepSeek-V3 BF16 layout on GB200 (pp 4 x vp 4, EP 64, micro-batch 1) needs
   // 198.9 GiB of 186 GiB per GPU as modelled without recompute; its performance config
   // (deepseek_workload_base_configs.py DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_BF16: recompute_modules
@@ -667,9 +662,12 @@ int fill_unstated_virtual_stages(std::vector<ModernRow>& rows) {
                                 [](const ModernRow& o) { return o.virtual_stages; });
     if (vp <= 0) continue;
     // The cell that drops VP may also carry another layout's micro-batch: take the one the same
-    // recipe states at the same precision in the other releases when they agree on it.
+    // recipe states at the same precision and global batch in the other releases when they agree
+    // on it. A release with another global batch ran another configuration, so its micro-batch is
+    // no evidence: Megatron-Bridge's GPT-OSS-120B H100 cells state MBS 1 at GBS 1280 (26.02-26.04.01)
+    // where 25.11 states MBS 4 at GBS 512, and taking 4 made the layout need 93 GiB of 80.
     const auto same_precision = [&](const ModernRow& o) {
-      return same_recipe(r, o) && o.precision == r.precision && o.cp == r.cp;
+      return same_recipe(r, o) && o.precision == r.precision && o.cp == r.cp && o.global_batch == r.global_batch;
     };
     const int mbs = agreed_value(rows, same_precision, [](const ModernRow& o) { return o.micro_batch; });
     fills.push_back({i, vp, mbs > 0 && mbs != r.micro_batch ? mbs : 0});
