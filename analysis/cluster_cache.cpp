@@ -18,13 +18,22 @@ std::string cluster_key(const topology::ClusterSpec& c) {
 
 }  // namespace
 
-ClusterCache::Entry::Entry(const topology::ClusterSpec& spec, int compute_capability)
-    : topo(topology::build_cluster(spec)), router(topo), memo(workloads::CollectiveEnvironment{topo, router, compute_capability, workloads::graph_hints(spec)}) {}
+ClusterCache::Entry::Entry(const topology::ClusterSpec& spec, int compute_capability, double p2p_drain_steps)
+    : topo(topology::build_cluster(spec)), router(topo), memo(environment(topo, router, spec, compute_capability, p2p_drain_steps)) {}
 
-std::shared_ptr<ClusterCache::Entry> ClusterCache::get(const topology::ClusterSpec& spec, int compute_capability) {
-  const std::string key = cluster_key(spec) + "|" + std::to_string(compute_capability);
+workloads::CollectiveEnvironment ClusterCache::Entry::environment(const topology::Topology& topo, const topology::Router& router,
+                                                                  const topology::ClusterSpec& spec, int compute_capability,
+                                                                  double p2p_drain_steps) {
+  workloads::GraphHints hints = workloads::graph_hints(spec);
+  hints.p2p_drain_steps = p2p_drain_steps;
+  return workloads::CollectiveEnvironment{topo, router, compute_capability, hints};
+}
+
+std::shared_ptr<ClusterCache::Entry> ClusterCache::get(const topology::ClusterSpec& spec, int compute_capability,
+                                                       double p2p_drain_steps) {
+  const std::string key = cluster_key(spec) + "|" + std::to_string(compute_capability) + "|" + fmt::format("{}", p2p_drain_steps);
   auto it = entries_.find(key);
-  if (it == entries_.end()) it = entries_.emplace(key, std::make_shared<Entry>(spec, compute_capability)).first;
+  if (it == entries_.end()) it = entries_.emplace(key, std::make_shared<Entry>(spec, compute_capability, p2p_drain_steps)).first;
   return it->second;
 }
 

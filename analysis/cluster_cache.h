@@ -23,10 +23,14 @@ class ClusterCache {
     topology::Topology topo;
     topology::Router router;
     workloads::CollectiveMemo memo;
-    explicit Entry(const topology::ClusterSpec& spec, int compute_capability);
+    Entry(const topology::ClusterSpec& spec, int compute_capability, double p2p_drain_steps);
+    static workloads::CollectiveEnvironment environment(const topology::Topology& topo, const topology::Router& router,
+                                                        const topology::ClusterSpec& spec, int compute_capability,
+                                                        double p2p_drain_steps);
   };
-  // The entry for this cluster and GPU generation, built on first use.
-  std::shared_ptr<Entry> get(const topology::ClusterSpec& spec, int compute_capability);
+  // The entry for this cluster, GPU generation and p2p_drain_steps (the one model constant the
+  // memoised collectives depend on: GraphHints::p2p_drain_steps), built on first use.
+  std::shared_ptr<Entry> get(const topology::ClusterSpec& spec, int compute_capability, double p2p_drain_steps = 1.0);
 
  private:
   std::map<std::string, std::shared_ptr<Entry>> entries_;

@@ -239,11 +239,6 @@ std::string unsupported_model(const ModernRow& r) {
   if (has(model, "DeepSeek-V3") && mtp_layers_of(r) > 0 && has(r.gpu, "H100") && r.pp == 8 &&
       modern_source_group(r) == "dgxc-benchmarking")
     return "DeepSeek-V3 with MTP on H100 at tp 2 x pp 8: the layout does not fit as modelled (80.0 GiB of 80)";
-  // Megatron-Bridge's GPT-OSS-120B H100 layout (pp 4, dp 16, ep 8, micro-batch 1) needs 93.2 GiB of
-  // 80 as modelled even with the recipe's bf16 gradients and recompute modules (write_layout); the
-  // B200 layouts fit since both are modelled (161.9 GiB of 180 at micro-batch 4). Not investigated.
-  if (has(model, "GPT-OSS") && has(r.gpu, "H100"))
-    return "GPT-OSS-120B on H100: the layout does not fit as modelled (93 GiB of 80 with the recipe's recompute modules)";
   if (moe_arch_of(r) != nullptr) return "";  // expressible; its layout is checked after the others'
   for (const char* moe : {"DeepSeek", "Grok", "Mixtral", "Qwen3", "GPT-OSS", "Kimi", "Llama4"})
     if (has(model, moe)) return other_moe_reason(model);
@@ -678,9 +673,12 @@ int fill_unstated_virtual_stages(std::vector<ModernRow>& rows) {
                                 [](const ModernRow& o) { return o.virtual_stages; });
     if (vp <= 0) continue;
     // The cell that drops VP may also carry another layout's micro-batch: take the one the same
-    // recipe states at the same precision in the other releases when they agree on it.
+    // recipe states at the same precision and global batch in the other releases when they agree
+    // on it. A release with another global batch ran another configuration, so its micro-batch is
+    // no evidence: Megatron-Bridge's GPT-OSS-120B H100 cells state MBS 1 at GBS 1280 (26.02-26.04.01)
+    // where 25.11 states MBS 4 at GBS 512, and taking 4 made the layout need 93 GiB of 80.
     const auto same_precision = [&](const ModernRow& o) {
-      return same_recipe(r, o) && o.precision == r.precision && o.cp == r.cp;
+      return same_recipe(r, o) && o.precision == r.precision && o.cp == r.cp && o.global_batch == r.global_batch;
     };
     const int mbs = agreed_value(rows, same_precision, [](const ModernRow& o) { return o.micro_batch; });
     fills.push_back({i, vp, mbs > 0 && mbs != r.micro_batch ? mbs : 0});

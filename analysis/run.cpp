@@ -80,12 +80,15 @@ RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& op
   r.compute->set_launch_blocking(spec.training.launch_blocking);
   ClusterCache local;
   ClusterCache& clusters = options.clusters != nullptr ? *options.clusters : local;
-  const std::shared_ptr<ClusterCache::Entry> cluster = clusters.get(spec.cluster, gpu->compute_capability);
+  const double drain_steps = constants.get("p2p_drain_steps");
+  const std::shared_ptr<ClusterCache::Entry> cluster = clusters.get(spec.cluster, gpu->compute_capability, drain_steps);
+  workloads::GraphHints hints = workloads::graph_hints(spec.cluster);
+  hints.p2p_drain_steps = drain_steps;
   r.topology = std::shared_ptr<const topology::Topology>(cluster, &cluster->topo);
   const bool blocking = spec.training.launch_blocking;
   workloads::IterationInputs in{cluster->topo, cluster->router, *gpu, *r.compute, spec.model, spec.parallel, spec.training,
                                 blocking ? without_overlap(spec.sync) : spec.sync, options.full, options.timeline,
-                                &cluster->memo, workloads::graph_hints(spec.cluster)};
+                                &cluster->memo, hints};
   in.data = spec.data ? &*spec.data : nullptr;
   if (options.check) in.invariants = &r.invariants.emplace();
   try {
@@ -94,8 +97,7 @@ RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& op
       workloads::ComputeModel free_running = *r.compute;
       free_running.set_launch_blocking(false);
       workloads::IterationInputs base{cluster->topo, cluster->router, *gpu, free_running, spec.model, spec.parallel,
-                                      spec.training, spec.sync, options.full, false, &cluster->memo,
-                                      workloads::graph_hints(spec.cluster)};
+                                      spec.training, spec.sync, options.full, false, &cluster->memo, hints};
       base.data = in.data;
       r.launch_blocking_base_s = workloads::simulate_iteration(base).iteration_time_s;
     }

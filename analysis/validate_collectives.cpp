@@ -146,7 +146,7 @@ workloads::HostLaunch benchmark_host_launch(const std::string& notes) {
   workloads::HostLaunch launch;
   if (notes.find("torch.distributed") != std::string::npos) {
     launch.timing = workloads::HostTiming::PerCall;
-    launch.framework_call_us = workloads::torch_distributed_call_us();
+    launch.framework_call_us = workloads::default_host_launch_constants().torch_distributed_call_us;
     return launch;
   }
   const std::size_t g = notes.find(" -g ");

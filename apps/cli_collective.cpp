@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/collective_report.h"
+#include "analysis/run.h"
 #include "apps/cli_common.h"
 #include "apps/verbs.h"
 #include "sim/enum_names.h"
@@ -176,8 +177,17 @@ int verb_collective(int argc, char** argv) {
   const topology::GpuSpec* gpu = topology::find_gpu(spec.node.gpu);
   std::optional<sim::InvariantReport> invariants;
   if (check) invariants.emplace();
-  const workloads::CollectiveEnvironment env{topo, router, gpu != nullptr ? gpu->compute_capability : 80,
-                                             workloads::graph_hints(spec), invariants ? &*invariants : nullptr};
+  // A scenario's [model_constants] reach the host-launch and p2p constants (unknown names: exit 2).
+  workloads::ComputeConstants constants;
+  if (!scenario_path.empty()) {
+    const scenarios::ScenarioSpec with_constants = scenarios::load_cluster_scenario(scenario_path);
+    analysis::check_model_constants(with_constants);
+    constants.apply(with_constants.model_constants);
+  }
+  workloads::GraphHints hints = workloads::graph_hints(spec);
+  hints.p2p_drain_steps = constants.get("p2p_drain_steps");
+  const workloads::CollectiveEnvironment env{topo, router, gpu != nullptr ? gpu->compute_capability : 80, hints,
+                                             invariants ? &*invariants : nullptr};
 
   workloads::CollectiveRequest req;
   req.op = *op;
@@ -218,7 +228,7 @@ int verb_collective(int argc, char** argv) {
           workloads::HostLaunch launch;
           launch.gpus_per_thread = gpus_per_thread;
           cell.row.result.time = workloads::measured_time(cell.row.result.time, launch, cell.row.result.nccl_channels,
-                                                          workloads::default_host_launch_constants());
+                                                          workloads::host_launch_constants(constants));
         }
         cell.ran = true;
       } catch (const workloads::CollectiveError& e) {

@@ -66,6 +66,7 @@ void Loader::read_root() {
                   "add [cluster] with node = \"dgx-a100-80gb\" (a node preset; `clustersim catalog nodes` lists them)");
   if (cluster_only_ && !root.has("model")) {
     cluster_ok_ = cluster && read_cluster(cluster);
+    read_model_constants(constants);  // the host and p2p constants a collective reads
     root.finish();
     return;
   }
@@ -126,6 +127,12 @@ topology::ClusterSpec load_cluster(const std::string& path) {
   const std::string text = read_scenario_text(path);
   Loader loader(path, text, {});
   return loader.run_cluster_only().cluster;
+}
+
+ScenarioSpec load_cluster_scenario(const std::string& path) {
+  const std::string text = read_scenario_text(path);
+  Loader loader(path, text, {});
+  return loader.run_cluster_only();
 }
 
 }  // namespace clustersim::scenarios

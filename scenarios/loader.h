@@ -74,6 +74,9 @@ ScenarioSpec load_scenario(const std::string& path, const std::vector<std::strin
 // with only [cluster] (and name) is accepted; the other sections, when present, are checked as
 // load_scenario checks them. Throws ScenarioError like load_scenario.
 topology::ClusterSpec load_cluster(const std::string& path);
+// As load_cluster, with the file's [model_constants] too (ScenarioSpec::cluster and
+// ::model_constants; the rest is the defaults when the file has only [cluster]).
+ScenarioSpec load_cluster_scenario(const std::string& path);
 
 // As load_scenario, from text; `file_name` is used in errors and to resolve relative paths.
 ScenarioSpec parse_scenario(std::string_view toml_text, const std::string& file_name,

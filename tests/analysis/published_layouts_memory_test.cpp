@@ -10,6 +10,7 @@
 // printed by the test.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -116,4 +117,32 @@ TEST_CASE("analysis::memory_for_scenario: Llama 3 405B at seq 8192 on TP8 x PP16
   INFO("required ", static_cast<double>(r.required) / 1073741824.0, " GiB");
   CHECK(r.fits);
   CHECK(static_cast<double>(r.required) / 1073741824.0 == doctest::Approx(71.4).epsilon(0.01));
+}
+
+TEST_CASE("analysis::memory_for_scenario: Megatron-Bridge's GPT-OSS-120B H100 layout fits at its stated micro-batch") {
+  // training_megatron_bridge.csv:192 (26.04.01): pp 4, dp 16, ep 8, MBS 1, GBS 1280, bf16 gradients,
+  // recompute_modules layernorm + moe_act. Its cell states no VP; the 25.11 release of the recipe
+  // (VP 1, MBS 4 at GBS 512) lent it MBS 4 and 93 GiB; at MBS 1: 8.2 GiB weights, 8.2 GiB bf16
+  // gradients, 20.6 GiB optimizer states (experts over the expert-data-parallel group dp/ep = 2),
+  // 13.6 GiB activations of 4 micro-batches in flight on stage 0, about 52 GiB required.
+  const std::string dir = analysis::validation_data_dir();
+  std::vector<analysis::ModernRow> rows = analysis::load_modern_set(dir + "/modern");
+  analysis::fill_unstated_virtual_stages(rows);
+  const auto row = std::find_if(rows.begin(), rows.end(), [](const analysis::ModernRow& r) {
+    return r.file == "training_megatron_bridge.csv" && r.line == 192;
+  });
+  REQUIRE(row != rows.end());
+  REQUIRE(row->model == "GPT-OSS-120B");
+  std::string why;
+  const std::optional<scenarios::ScenarioSpec> spec = analysis::scenario_for_modern_row(*row, &why);
+  REQUIRE_MESSAGE(spec.has_value(), why);
+  CHECK(spec->training.micro_batch == 1);
+  CHECK(spec->parallel.ep == 8);
+  analysis::MemoryReportOptions opt;
+  opt.advice = false;
+  const analysis::MemoryReport r = analysis::memory_for_scenario(*spec, opt);
+  const double gib = static_cast<double>(r.required) / 1073741824.0;
+  INFO("required ", gib, " GiB");
+  CHECK(r.fits);
+  CHECK(gib == doctest::Approx(51.9).epsilon(0.02));
 }

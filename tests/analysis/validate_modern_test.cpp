@@ -189,10 +189,11 @@ TEST_CASE("analysis::modern_skip_reason: what cannot be expressed yet is refused
   REQUIRE(scenario_for_modern_row(r, nullptr).has_value());
   CHECK(scenario_for_modern_row(r, nullptr)->model.mtp_layers == 1);
   r.model = "GPT-OSS-120B";  // sliding windows on every other layer, attention sinks, head_dim 64
-  // On H100 the layout still does not fit as modelled; on B200 Megatron-Bridge's GPT-OSS presets
-  // reduce gradients in bf16 and recompute the norms and the experts' activation
-  // (recompute_modules); GB200 in fp8 (MXFP8) does not recompute.
-  CHECK(modern_skip_reason(r).find("does not fit as modelled") != std::string::npos);  // on H100
+  // On H100 and B200 Megatron-Bridge's GPT-OSS presets reduce gradients in bf16 and recompute the
+  // norms and the experts' activation (recompute_modules); GB200 in fp8 (MXFP8) does not recompute.
+  REQUIRE(scenario_for_modern_row(r, nullptr).has_value());  // on H100
+  CHECK(scenario_for_modern_row(r, nullptr)->training.recompute_modules ==
+        (workloads::kRecomputeLayernorm | workloads::kRecomputeMoeAct));
   r.gpu = "B200";
   REQUIRE(scenario_for_modern_row(r, nullptr).has_value());
   CHECK(scenario_for_modern_row(r, nullptr)->training.grad_dtype == workloads::StateDtype::Bf16);
@@ -260,6 +261,27 @@ TEST_CASE("analysis::fill_unstated_virtual_stages: a VP-less cell's micro-batch 
   CHECK(rows[1].notes.find("micro_batch 1 (table: 2)") != std::string::npos);
   CHECK(rows[2].virtual_stages == 5);
   CHECK(rows[2].micro_batch == 2);  // no release states this precision's micro-batch
+}
+
+TEST_CASE("analysis::fill_unstated_virtual_stages: a release with another global batch lends no micro-batch") {
+  // Megatron-Bridge's GPT-OSS-120B H100 cells: 25.11 states VP 1, MBS 4 at GBS 512; 26.04 drops VP
+  // and states MBS 1 at GBS 1280, another configuration, whose micro-batch stays the table's.
+  ModernRow stated = llama8b("H100", "throughput_per_gpu", 1);
+  stated.source = "NVIDIA-NeMo/Megatron-Bridge@aaa:x (25.11)";
+  stated.layers = 36, stated.pp = 4, stated.dp = 2, stated.virtual_stages = 1;
+  stated.global_batch = 512, stated.micro_batch = 4;
+  ModernRow unstated = stated;
+  unstated.source = "NVIDIA-NeMo/Megatron-Bridge@aaa:x (26.04)";
+  unstated.virtual_stages = 0, unstated.global_batch = 1280, unstated.micro_batch = 1;
+  std::vector<ModernRow> rows = {stated, unstated};
+  CHECK(fill_unstated_virtual_stages(rows) == 1);
+  CHECK(rows[1].virtual_stages == 1);  // the pipeline split is still the recipe's
+  CHECK(rows[1].micro_batch == 1);
+  CHECK(rows[1].notes.find("micro_batch") == std::string::npos);
+  rows[1] = unstated;
+  rows[1].global_batch = 512;  // the same configuration: its micro-batch is taken
+  CHECK(fill_unstated_virtual_stages(rows) == 1);
+  CHECK(rows[1].micro_batch == 4);
 }
 
 TEST_CASE("analysis::error_stats: MAPE and the median signed error") {

@@ -428,9 +428,10 @@ TEST_CASE("workloads::ComputeModel: a collective's HBM traffic slows a memory-bo
   CHECK(alone == doctest::Approx(ew.fwd_bytes.value / (bw * 0.90 * 0.85)).epsilon(1e-6));
   CHECK(beside == doctest::Approx(ew.fwd_bytes.value / ((bw - 0.8e12) * 0.90 * 0.85)).epsilon(1e-6));
   CHECK(beside / alone == doctest::Approx(bw / (bw - 0.8e12)).epsilon(1e-6));
-  // The floor: an op keeps kMinHbmShare of the bandwidth however much is taken.
+  // The floor: an op keeps min_hbm_share (0.1) of the bandwidth however much is taken.
   const double starved = cm.op_time(ew, Pass::Forward, Contention{0.0, 10 * bw}).seconds() - launch;
-  CHECK(starved == doctest::Approx(alone / ComputeModel::kMinHbmShare).epsilon(1e-6));
+  CHECK(cm.constants().get("min_hbm_share") == 0.1);
+  CHECK(starved == doctest::Approx(alone / 0.1).epsilon(1e-6));
   // A big compute-bound GEMM does not notice the same traffic (its roofline is the tensor cores).
   const OpCost gemm = square_gemm(8192);
   CHECK(cm.op_time(gemm, Pass::Forward, Contention{0.0, 0.8e12}).seconds() ==

@@ -164,7 +164,7 @@ void shape(const NcclGraph& g, CollectivePlan& plan) {
     plan.channels = req.channels > 0 ? req.channels : p2p.channels;
     if (g.intra_hw == nccl::HwClass::NvLink && g.nvlink_lane_GBps > 0) {
       plan.p2p_nvlink_cap = plan.channels * g.nvlink_lane_GBps * 1e9;
-      if (is_p2p(op)) plan.p2p_drain_us = p2p_drain_us(p2p, g.nvlink_lane_GBps);
+      if (is_p2p(op)) plan.p2p_drain_us = plan.hints.p2p_drain_steps * p2p_drain_us(p2p, g.nvlink_lane_GBps);
     }
   }
   if (algo != CollectiveAlgo::Ring && algo != CollectiveAlgo::Tree) plan.nccl_channels = plan.channels;

@@ -1,10 +1,12 @@
 // The host's share of a measured collective time (see host_launch.h).
 //
-// Where the constants come from. No datasheet states them; they were read off published logs,
+// Where the constants come from (their values and ranges are the nccl_kernel_launch_us,
+// nccl_channel_enqueue_us and torch_distributed_call_us entries of compute_model.cpp's table, so
+// [model_constants] overrides them). No datasheet states them; they were read off published logs,
 // from rows outside the bands `validate --collectives` scores (< 1 MiB), and are checked on the
 // 1-64 MiB rows of the same systems, which they were not set from:
-//  - kernel_launch_us, channel_enqueue_us: the DGX A100 nccl-tests log (stas00 ml-engineering,
-//    `all_reduce_perf -g 8`, one thread issuing 8 GPUs) takes 43.8, 46.8, 51.8, 61.4 and 80.4 us
+//  - nccl_kernel_launch_us, nccl_channel_enqueue_us: the DGX A100 nccl-tests log (stas00
+//    ml-engineering, `all_reduce_perf -g 8`, one thread issuing 8 GPUs) takes 43.8, 46.8, 51.8, 61.4 and 80.4 us
 //    at 32-512 KiB, where NCCL launches 1, 2, 4, 8 and 16 ring/LL channels
 //    (NcclTuner::launch_shape) and the device needs ~23 us. A least-squares line over the channel
 //    count is 41.8 us + 2.42 us x channels for 8 GPUs: 5.2 us per kernel launch (the few-us CPU
@@ -19,17 +21,13 @@
 #include <algorithm>
 
 namespace clustersim::workloads {
-namespace {
 
-constexpr double kKernelLaunchUs = 5.2;
-constexpr double kChannelEnqueueUs = 0.30;
-constexpr double kTorchDistributedCallUs = 10.0;
+HostLaunchConstants host_launch_constants(const ComputeConstants& constants) {
+  return {constants.get("nccl_kernel_launch_us"), constants.get("nccl_channel_enqueue_us"),
+          constants.get("torch_distributed_call_us")};
+}
 
-}  // namespace
-
-HostLaunchConstants default_host_launch_constants() { return {kKernelLaunchUs, kChannelEnqueueUs}; }
-
-double torch_distributed_call_us() { return kTorchDistributedCallUs; }
+HostLaunchConstants default_host_launch_constants() { return host_launch_constants(ComputeConstants{}); }
 
 double host_issue_us(const HostLaunch& launch, int channels, const HostLaunchConstants& c) {
   const double one_gpu = c.kernel_launch_us + std::max(1, channels) * c.channel_enqueue_us;

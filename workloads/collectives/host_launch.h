@@ -20,6 +20,7 @@
 #pragma once
 
 #include "sim/units.h"
+#include "workloads/compute/compute_model.h"
 
 namespace clustersim::workloads {
 
@@ -33,14 +34,17 @@ struct HostLaunch {
 };
 
 // The host constants (estimates; see host_launch.cpp for their sources and how they were set).
+// They are model constants: [model_constants] nccl_kernel_launch_us, nccl_channel_enqueue_us and
+// torch_distributed_call_us override them (compute_model.cpp holds the defaults and ranges).
 struct HostLaunchConstants {
   double kernel_launch_us;          // CPU time of one cudaLaunchKernel of NCCL's kernel
   double channel_enqueue_us;        // NCCL's host work per channel of one GPU's collective
+  // torch.distributed's own per-call work (Python dispatch, c10d ProcessGroupNCCL's work object and
+  // stream-ordering events); what HostLaunch::framework_call_us takes for a torch.distributed log.
+  double torch_distributed_call_us;
 };
-HostLaunchConstants default_host_launch_constants();
-// torch.distributed's own per-call work (Python dispatch, c10d ProcessGroupNCCL's work object and
-// stream-ordering events), us; an estimate, see host_launch.cpp.
-double torch_distributed_call_us();
+HostLaunchConstants host_launch_constants(const ComputeConstants& constants);
+HostLaunchConstants default_host_launch_constants();  // host_launch_constants of the defaults
 
 // Host time to issue one collective of `channels` channels on the thread's GPUs, us.
 double host_issue_us(const HostLaunch& launch, int channels, const HostLaunchConstants& c);

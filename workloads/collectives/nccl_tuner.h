@@ -61,6 +61,9 @@ struct GraphHints {
   bool cpu_amd = true;
   std::string gpu_name;     // for messages
   std::string nic_name;
+  // Not hardware: the model constant p2p_drain_steps (p2p_channels.h, [model_constants]), carried
+  // here because every CollectiveEnvironment, and so every plan, carries the hints.
+  double p2p_drain_steps = 1.0;
 };
 
 NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& router, const std::vector<int>& ranks,

@@ -44,7 +44,8 @@ struct P2pChannels {
 // only") the sender's local copy of the first step precedes it. Either costs min(chunk, step)
 // bytes at the channel's copy rate (one NVLink lane, the same assumption as the cap above):
 // 512 KiB / 20.6 GB/s = 25.5 µs on H100. Nothing fitted: the step is NCCL's default, the lane the
-// catalog's NVLink rate.
+// catalog's NVLink rate. The plan charges [model_constants] p2p_drain_steps (default 1) of them
+// (collective_runner.cpp; GraphHints::p2p_drain_steps carries it).
 double p2p_drain_us(const P2pChannels& c, double lane_GBps);
 
 // The channels one send of `peer_bytes` uses in a group of g.ranks ranks.

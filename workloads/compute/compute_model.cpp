@@ -30,7 +30,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 30> kConstants = {{
+constexpr std::array<ConstantDef, 36> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -191,6 +191,33 @@ constexpr std::array<ConstantDef, 30> kConstants = {{
      "cubic DVFS law (power_density_clock_ratio): B200 2.24x the tensor FLOP/clk at 1.43x the power "
      "sustains 0.86 x H100's clock, 0.85 of its quoted 1856 MHz; GB200 at 1200 W 0.81 of 2062 MHz. "
      "Lower it to credit Blackwell with a per-FLOP energy gain; 0.61 makes B200 hold its quoted clock"},
+    {"min_hbm_share", 0.1, 0.01, 1.0,
+     "share of HBM bandwidth an op keeps however much a collective beside it streams (ratio): the "
+     "memory controllers arbitrate between requesters rather than starve one. ASSUMPTION, a floor "
+     "that keeps the roofline finite; it binds only above 90% of the bandwidth taken"},
+    {"idle_power_fraction", 0.30, 0.0, 1.0,
+     "board power of an idle-but-allocated GPU / TDP (ratio): CUDA context, HBM refresh, clocks up "
+     "between kernels. Estimate: nvidia-smi shows ~60-100 W of 400 W on an idle allocated A100 and "
+     "~120 W of 700 W on an H100 between steps; 0.30 is the high end, as training never idles at "
+     "low clocks (UNSURE; no published measurement in shared/reference)"},
+    {"nccl_kernel_launch_us", 5.2, 0.0, 1000.0,
+     "collective/host_launch.h: host CPU time of one cudaLaunchKernel of NCCL's kernel "
+     "(microseconds). Read off the DGX A100 nccl-tests log (stas00 ml-engineering, all_reduce_perf "
+     "-g 8) at 32-512 KiB: least squares 41.8 us + 2.42 us x channels for 8 GPUs; checked on its "
+     "1-4 MiB rows (99 us modelled, 101-102 measured)"},
+    {"nccl_channel_enqueue_us", 0.30, 0.0, 100.0,
+     "collective/host_launch.h: NCCL's host work per channel of one GPU's collective, a work "
+     "descriptor and proxy/plan bookkeeping each (src/enqueue.cc) (microseconds); the slope of the "
+     "same nccl-tests fit, 2.42 us / 8 GPUs"},
+    {"torch_distributed_call_us", 10.0, 0.0, 10000.0,
+     "collective/host_launch.h: torch.distributed's own per-call work above NCCL (Python dispatch, "
+     "c10d ProcessGroupNCCL's work object and stream-ordering events) (microseconds): the H200 "
+     "torch.distributed log's 38-40 us floor at 32-512 KiB less ~20 us device and 5.5-10 us launch"},
+    {"p2p_drain_steps", 1.0, 0.0, 64.0,
+     "collective/p2p_channels.h: NCCL p2p steps (min(chunk, NCCL_P2P_NVL_CHUNKSIZE 512 KiB)) of a "
+     "grouped send over NVLink that no transfer overlaps, each copied at one NVLink lane's rate "
+     "(count): the receiver's copy out of the staging FIFO trails the wire by one step (sender's "
+     "first local copy on A100 P2P read). 1 from NCCL's step-wise FIFO protocol, not fitted"},
 }};
 // power_demand_ratio is kept apart from the table above only so the fit comment can sit with it.
 constexpr ConstantDef kPowerDemand = {
@@ -449,7 +476,7 @@ double ComputeModel::bytes_seconds(const OpCost& op, Pass pass, double hbm_taken
   if (!op.is_matmul()) eff *= constants_.get("pointwise_mem_eff");
   // A collective streaming beside the op takes its bytes/s off the bandwidth the op streams at.
   const double total = memory_bandwidth().value;
-  const double left = std::max(total - hbm_taken_bytes_per_s, kMinHbmShare * total);
+  const double left = std::max(total - hbm_taken_bytes_per_s, constants_.get("min_hbm_share") * total);
   return bytes / (sim::BytesPerSec{left} * eff);
 }
 

@@ -116,17 +116,13 @@ struct Contention {
 
 class ComputeModel {
  public:
-  // Share of HBM bandwidth an op keeps however much a collective beside it streams: the memory
-  // controllers arbitrate between the requesters rather than starve one (ASSUMPTION, a floor that
-  // keeps the roofline finite; it binds only above 90% of the bandwidth taken).
-  static constexpr double kMinHbmShare = 0.1;
   ComputeModel(const topology::GpuSpec& gpu, const topology::ClusterSpec& cluster,
                topology::Precision precision, ComputeConstants constants);
 
   sim::SimTime op_time(const OpCost& op, Pass pass) const;  // device: roofline + fp8 casts + launch gaps
   // The same op with a collective beside it: the roofline on the SMs the collective leaves (tile
   // waves over floor(SMs x (1 - sm_share)), the tensor rate x (1 - sm_share)) and on the HBM
-  // bandwidth it leaves (bandwidth - hbm_bytes_per_s, at least kMinHbmShare of it).
+  // bandwidth it leaves (bandwidth - hbm_bytes_per_s, at least the constant min_hbm_share of it).
   sim::SimTime op_time(const OpCost& op, Pass pass, const Contention& beside) const;
   // Back to back on one stream: the larger of the summed device times and the host's issuing time.
   sim::SimTime ops_time(const std::vector<OpCost>& ops, Pass pass) const;

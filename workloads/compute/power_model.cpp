@@ -27,7 +27,7 @@ PowerDraw power_draw(const topology::GpuSpec& gpu, double power_limit_w, const C
     const double r = power_limited_clock_ratio(p.limit_w / tdp, s, constants.get("power_demand_ratio"));
     p.busy_w = std::min(p.limit_w, demand * (s + (1.0 - s) * r * r * r));
   }
-  p.idle_w = std::min(kIdlePowerFraction * tdp, p.limit_w);
+  p.idle_w = std::min(constants.get("idle_power_fraction") * tdp, p.limit_w);
   p.busy_w = std::max(p.busy_w, p.idle_w);
   return p;
 }
