@@ -269,7 +269,25 @@ std::string node_preset_for(const ModernRow& r) {
   return "";
 }
 
-int gpus_per_node_of(const ModernRow& r) { return node_preset_for(r).ends_with("-nvl72") ? 72 : 8; }
+// GPUs the run uses per node (per rack on NVL72). Megatron-Bridge's performance launcher
+// (scripts/performance/utils/executors.py, slurm_executor: "add --segment flag to sbatch if job uses
+// GB200") asks Slurm for whole segments of compute trays (4 GPUs each) inside one NVLink domain:
+// all the job's trays when they are at most 18 (one rack), else the largest tray count from 18 down
+// that divides the job's. So 256 GPUs = 64 trays run as 4 racks of 16 trays (64 GPUs each), never
+// straddling a rack with one tensor- or expert-parallel group. NeMo's performance launcher
+// (scripts/performance/executors.py, "add --segment flag to sbatch if job uses GB200 and goes beyond
+// one rack") applies the same rule, so the NeMo docs rows are placed so too. dgxc-benchmarking does
+// not say how its jobs were placed: they fill racks of 72 in order (UNSURE).
+int gpus_per_node_of(const ModernRow& r) {
+  if (!node_preset_for(r).ends_with("-nvl72")) return 8;
+  const std::string source = modern_source_group(r);
+  if ((source != "Megatron-Bridge" && source != "NeMo docs") || r.num_gpus % 4 != 0) return 72;
+  const int trays = r.num_gpus / 4;
+  if (trays <= 18) return 72;
+  for (int segment = 18; segment > 1; --segment)
+    if (trays % segment == 0) return 4 * segment;
+  return 72;
+}
 
 std::string node_skip_reason(const ModernRow& r) {
   if (!node_preset_for(r).empty()) return "";
@@ -709,9 +727,15 @@ std::string modern_skip_reason(const ModernRow& row) {
 
 std::string modern_scenario_toml(const ModernRow& r) {
   std::ostringstream t;
-  t << "name = " << scenarios::quote_str(r.file + ":" + std::to_string(r.line) + " " + r.model) << "\n\n[cluster]\nnode = \""
-    << node_preset_for(r) << "\"\nnodes = " << (r.num_gpus + gpus_per_node_of(r) - 1) / gpus_per_node_of(r) << "\n";
-  if (r.num_gpus % gpus_per_node_of(r) != 0) t << "gpus = " << r.num_gpus << "\n";
+  const int per_node = gpus_per_node_of(r);
+  const bool segment = node_preset_for(r).ends_with("-nvl72") && per_node != 72;
+  t << "name = " << scenarios::quote_str(r.file + ":" + std::to_string(r.line) + " " + r.model) << "\n\n[cluster]\n";
+  if (!segment) t << "node = \"" << node_preset_for(r) << "\"\n";
+  t << "nodes = " << (r.num_gpus + per_node - 1) / per_node << "\n";
+  if (r.num_gpus % per_node != 0) t << "gpus = " << r.num_gpus << "\n";
+  if (segment)  // the rack's trays the job holds: 2 GPUs per Grace CPU, one NIC per GPU (as the preset)
+    t << "\n[cluster.node]\npreset = \"" << node_preset_for(r) << "\"\ngpus = " << per_node
+      << "\nsockets = " << per_node / 2 << "\nnics = " << per_node << "\n";
   write_model(t, r);
   write_layout(t, with_hybrid_shape(r));
   return t.str();

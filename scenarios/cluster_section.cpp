@@ -93,7 +93,8 @@ void read_node_fields(LoadContext& ctx, Section& s, topology::NodeSpec& node, bo
   if (auto v = s.choice("intra", topology::kIntraKindNames)) node.intra = *v;
   if (auto v = s.choice("pcie", kPcieGens)) node.pcie_gen = *v;
   if (auto v = s.integer("gpus_per_pcie_switch", 1, 1024, "2")) node.gpus_per_pcie_switch = *v;
-  if (auto v = s.integer("sockets", 1, 8, "2")) node.sockets = *v;
+  // Up to 36: a GB200/GB300 NVL72 rack has one Grace CPU per 2 GPUs (its preset).
+  if (auto v = s.integer("sockets", 1, 36, "2")) node.sockets = *v;
   if (auto id = s.string("nic", "ib-hdr-200")) {
     if (topology::find_nic(*id)) {
       node.nic = *id;

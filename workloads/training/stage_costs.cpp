@@ -232,20 +232,22 @@ struct LayerExpertParallel {
 // after the all-to-all the received token-slots are all-gathered over the etp group, and
 // reduce-scattered before the combine; per pass one all-gather and one reduce-scatter of the
 // slots the GPU's experts process (x etp / tp of the dispatched buffer), all groups at once.
-double expert_tensor_parallel_s(const StageCostInputs& in, double dispatched_bytes) {
+double expert_tensor_parallel_s(const StageCostInputs& in, double dispatched_bytes, int stage) {
   const ParallelSpec& p = in.parallel;
   const int etp = p.expert_tp();
   if (etp <= 1 || etp == p.tp) return 0.0;
   std::vector<std::vector<int>> groups;
   for (int edp = 0; edp < p.expert_dp(); ++edp) {
-    for (int e = 0; e < p.ep; ++e) groups.push_back(in.layout.expert_tp_group(etp, p.ep, e, edp, 0));
+    for (int e = 0; e < p.ep; ++e) groups.push_back(in.layout.expert_tp_group(etp, p.ep, e, edp, stage));
   }
   const sim::Bytes gathered{dispatched_bytes * etp};
   return in.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, gathered).seconds() +
          in.memo.concurrent(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups, gathered).seconds();
 }
 
-LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpShape& shape) {
+// Each pipeline stage's own expert groups: a stage whose groups straddle a node (or an NVL72
+// rack) pays the inter-node all-to-all even when stage 0's groups do not.
+LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpShape& shape, int stage) {
   LayerExpertParallel e;
   const ParallelSpec& p = in.parallel;
   const int ep = p.ep, etp = p.expert_tp();
@@ -257,11 +259,11 @@ LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpSha
     // these are the ep consecutive data-parallel ranks of each tp rank.
     std::vector<std::vector<int>> groups;
     for (int edp = 0; edp < p.expert_dp(); ++edp) {
-      for (int t = 0; t < etp; ++t) groups.push_back(in.layout.expert_ep_group(etp, ep, t, edp, 0));
+      for (int t = 0; t < etp; ++t) groups.push_back(in.layout.expert_ep_group(etp, ep, t, edp, stage));
     }
     a2a = in.memo.concurrent(CollectiveOp::AllToAll, CollectiveAlgo::Direct, groups, sim::Bytes{bytes}).seconds();
   }
-  const double etp_s = expert_tensor_parallel_s(in, bytes);
+  const double etp_s = expert_tensor_parallel_s(in, bytes, stage);
   const double repeat = in.training.recompute == Recompute::Full ? 2.0 : 1.0;
   e.fwd = 2.0 * a2a + etp_s;
   e.bwd = e.fwd * repeat;
@@ -442,7 +444,8 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
                      shape.precision_bytes;
   const LayerTensorParallel ltp = layer_tensor_parallel(in, act, layer);
   const LayerContextParallel lcp = layer_context_parallel(context_parallel_inputs(in, layer, shape.precision_bytes));
-  const LayerExpertParallel lep = layer_expert_parallel(in, shape);
+  std::vector<LayerExpertParallel> lep;  // [pipeline stage]
+  for (int stage = 0; stage < (model.is_moe() ? pp : 0); ++stage) lep.push_back(layer_expert_parallel(in, shape, stage));
   const LayerZero3 z3 = layer_zero3(in, model.layer_parameters_per_ep_rank(in.parallel.ep) / tp);
   // Trainable parameters (what is reduced and stepped): under LoRA the adapters only.
   const double adapter_params = ft.lora() ? lora_layer_parameters(model, ft, tp) : 0.0;
@@ -465,7 +468,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
     if (model.is_hybrid()) {
       ChunkCost c = hybrid_chunk_cost(hybrid, model, first_layer, layers, z3, in.fsdp_prefetch);
       if (const int moe = model.moe_layers_in(first_layer, layers); moe > 0) {  // 'E' layers' all-to-all
-        add_expert_parallel(c, moe, lep);
+        add_expert_parallel(c, moe, lep[vs % pp]);
         c.expert_params = moe * expert_params;
         costs.ep_bytes_per_gpu += (c.fwd_ep_bytes + c.bwd_ep_bytes) * in.micro_batches / pp;
       }
@@ -479,7 +482,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
     ChunkCost c = layers_cost(layers - moe, lc, ltp, lcp, z3, dense_params, in.fsdp_prefetch);
     if (moe > 0) {
       add_chunk(c, layers_cost(moe, lc_moe, ltp, lcp, z3, moe_params, in.fsdp_prefetch));
-      add_expert_parallel(c, moe, lep);
+      add_expert_parallel(c, moe, lep[vs % pp]);
       c.expert_params = moe * expert_params;
       costs.ep_bytes_per_gpu += (c.fwd_ep_bytes + c.bwd_ep_bytes) * in.micro_batches / pp;
     }
@@ -503,7 +506,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
                                 in.fsdp_prefetch);
     mtp.layers = 0;  // MTP layers are not decoder layers
     if (moe) {
-      add_expert_parallel(mtp, model.mtp_layers, lep);
+      add_expert_parallel(mtp, model.mtp_layers, lep[pp - 1]);
       mtp.expert_params = model.mtp_layers * expert_params;
       costs.ep_bytes_per_gpu += (mtp.fwd_ep_bytes + mtp.bwd_ep_bytes) * in.micro_batches / pp;
     }
