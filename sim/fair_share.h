@@ -116,6 +116,7 @@ class FairShareSolver {
   explicit FairShareSolver(FairShareConfig config = {}) : config_(config) {}
 
   ConstraintId add_constraint(double capacity);
+  void reserve_constraints(std::size_t n) { constraints_.reserve(n); }
   void set_capacity(ConstraintId c, double capacity);
   double capacity(ConstraintId c) const { return constraints_[c].capacity; }
   std::size_t constraint_count() const { return constraints_.size(); }

@@ -11,6 +11,7 @@ namespace clustersim::topology {
 
 NetworkModel::NetworkModel(sim::Simulator& sim, const Topology& topo)
     : sim_(sim), topo_(topo), link_bytes_(topo.link_count(), 0.0) {
+  solver_.reserve_constraints(topo.link_count());
   for (LinkId l = 0; l < topo.link_count(); ++l) {
     const sim::ConstraintId c = solver_.add_constraint(topo.link(l).bandwidth.value);
     CLUSTERSIM_CHECK(c == l, "one solver constraint per link, same id");
