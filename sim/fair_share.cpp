@@ -29,6 +29,24 @@ ConstraintId FairShareSolver::add_constraint(double capacity) {
   return static_cast<ConstraintId>(constraints_.size() - 1);
 }
 
+void FairShareSolver::reset() {
+  for (VariableId v = 0; v < head_.size(); ++v) {
+    if ((head_[v].flags & (kLive | kPending)) == 0) continue;
+    head_[v].flags &= static_cast<std::uint8_t>(~kPending);
+    detach(v);
+  }
+  for (const ConstraintId c : dirty_) constraints_[c].dirty = false;
+  // Every constraint now has no variable, no weight and is clean, as added; its scratch fields
+  // are rewritten before they are read, and its epoch is below the kept epoch counter.
+  std::vector<Constraint> constraints = std::move(constraints_);
+  std::vector<std::uint64_t> id_bits = std::move(id_bits_);  // all zero between solves
+  const std::uint32_t epoch = epoch_;
+  *this = FairShareSolver(config_);
+  constraints_ = std::move(constraints);
+  id_bits_ = std::move(id_bits);
+  epoch_ = epoch;
+}
+
 void FairShareSolver::set_capacity(ConstraintId c, double capacity) {
   CLUSTERSIM_CHECK(capacity > 0 && std::isfinite(capacity), "constraint capacity must be positive and finite");
   Constraint& con = constraints_[c];

@@ -18,6 +18,17 @@ NetworkModel::NetworkModel(sim::Simulator& sim, const Topology& topo)
   }
 }
 
+NetworkModel::NetworkModel(sim::Simulator& sim, const Topology& topo, sim::FairShareSolver&& kept)
+    : sim_(sim), topo_(topo), solver_(std::move(kept)), link_bytes_(topo.link_count(), 0.0) {
+  CLUSTERSIM_CHECK(solver_.constraint_count() == topo.link_count() && solver_.live_variables() == 0,
+                   "a kept solver comes from a model of the same topology, reset");
+}
+
+sim::FairShareSolver NetworkModel::release_solver() && {
+  solver_.reset();
+  return std::move(solver_);
+}
+
 void NetworkModel::set_observer(FlowObserver* observer) {
   CLUSTERSIM_CHECK(observer == nullptr || stats_.transfers_started == stats_.transfers_finished,
                    "an observer is set while no transfer is in flight (it needs their stream starts)");

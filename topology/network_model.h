@@ -89,6 +89,11 @@ struct NetworkStats {
 class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
  public:
   NetworkModel(sim::Simulator& sim, const Topology& topo);
+  // The same, on the solver `kept` gave back (release_solver) from a model of this topology: its
+  // per-link constraints are not built again. Behaves exactly as a new model.
+  NetworkModel(sim::Simulator& sim, const Topology& topo, sim::FairShareSolver&& kept);
+  // The solver, reset (sim::FairShareSolver::reset), for the next model of this topology.
+  sim::FairShareSolver release_solver() &&;
   NetworkModel(const NetworkModel&) = delete;
   NetworkModel& operator=(const NetworkModel&) = delete;
 

@@ -26,7 +26,7 @@ sim::SimTime CollectiveMemo::simulate(CollectiveOp op, CollectiveAlgo algo,
                                    std::to_string(estimate) + " transfers, over the budget of " +
                                    std::to_string(budget_));
   }
-  const CollectiveReplay replay = replay_collectives(env_, plans);
+  const CollectiveReplay replay = replay_collectives(env_, plans, false, true, &scratch_);
   ++simulations_;
   transfers_ += replay.transfers_issued;  // what the collectives stand for, folded channels included
   events_ += replay.events;

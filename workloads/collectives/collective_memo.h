@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "workloads/collectives/collective_replay.h"
 #include "workloads/collectives/collective_runner.h"
 
 namespace clustersim::workloads {
@@ -49,6 +50,7 @@ class CollectiveMemo {
                         sim::Bytes bytes);
 
   CollectiveEnvironment env_;
+  ReplayScratch scratch_;  // one solver of env_'s topology, reused by every simulation
   // Keyed (op, algo, bytes, groups): the groups (up to thousands of ranks) last, so that a lookup
   // compares them only against entries of the same size.
   std::map<std::tuple<int, int, double, std::vector<std::vector<int>>>, sim::SimTime> cache_;

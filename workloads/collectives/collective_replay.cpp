@@ -26,10 +26,12 @@ class Countdown final : public CollectiveListener {
 }  // namespace
 
 CollectiveReplay replay_collectives(const CollectiveEnvironment& env, std::span<const CollectivePlan> plans,
-                                    bool record_link_bytes, bool allow_folding) {
+                                    bool record_link_bytes, bool allow_folding, ReplayScratch* scratch) {
   CLUSTERSIM_CHECK(!plans.empty(), "nothing to replay");
   sim::Simulator simulator;
-  topology::NetworkModel net(simulator, env.topo);
+  const bool kept = scratch != nullptr && scratch->topo == &env.topo;
+  topology::NetworkModel net = kept ? topology::NetworkModel(simulator, env.topo, std::move(scratch->solver))
+                                    : topology::NetworkModel(simulator, env.topo);
   Countdown countdown(plans.size());
   std::optional<sim::EngineInvariants> checks;  // --check: the engine's invariants, then the plans'
   if (env.invariants != nullptr) simulator.set_invariants(&checks.emplace(*env.invariants));
@@ -59,6 +61,10 @@ CollectiveReplay replay_collectives(const CollectiveEnvironment& env, std::span<
   if (record_link_bytes) {
     r.link_bytes.resize(env.topo.link_count());
     for (topology::LinkId l = 0; l < env.topo.link_count(); ++l) r.link_bytes[l] = net.link_bytes(l);
+  }
+  if (scratch != nullptr) {
+    scratch->solver = std::move(net).release_solver();
+    scratch->topo = &env.topo;
   }
   return r;
 }

@@ -3,7 +3,7 @@
 // the iteration simulator's memo (several started together, one per rank group).
 //
 // Each replay builds a fresh sim::Simulator and topology::NetworkModel over the environment's
-// topology, builds every plan's state machine (make_collective), starts them all at time zero in
+// topology (on a kept solver when given one), builds every plan's state machine (make_collective), starts them all at time zero in
 // plan order and runs until the event queue is empty. Nothing outlives the call but the result.
 #pragma once
 
@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "sim/fair_share.h"
 #include "workloads/collectives/collective_runner.h"
 
 namespace clustersim::workloads {
@@ -29,7 +30,16 @@ struct CollectiveReplay {
 // Replays `plans` (at least one) together until every one has finished (checked). A single plan
 // whose link bytes are not recorded runs with symmetric channels folded (channel_folding.h) unless
 // `allow_folding` is false (tests compare the two; the simulated times are the same).
+//
+// `scratch` (optional) keeps the network model's solver between replays on one topology: its
+// per-link constraints are built once instead of once per replay (sim::FairShareSolver::reset;
+// the results are the same, tests/workloads/replay_scratch_test.cpp).
+struct ReplayScratch {
+  const topology::Topology* topo = nullptr;  // the topology `solver` was built for
+  sim::FairShareSolver solver;
+};
 CollectiveReplay replay_collectives(const CollectiveEnvironment& env, std::span<const CollectivePlan> plans,
-                                    bool record_link_bytes = false, bool allow_folding = true);
+                                    bool record_link_bytes = false, bool allow_folding = true,
+                                    ReplayScratch* scratch = nullptr);
 
 }  // namespace clustersim::workloads
