@@ -15,7 +15,7 @@ namespace clustersim::analysis::modern_detail {
 // tables print no ETP column; with tp 2 and Megatron-Core's default (etp = tp) the Qwen3-235B-A22B
 // H100 layout (tp 2, pp 8, EP 32 on 256 GPUs: 32 GPUs a stage) could not be formed, with ETP 1 it
 // is the recipe's QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*. dgxc-benchmarking's rows state their ETP
-// in the notes (its launch scripts' -et); the NeMo docs' rows (Mixtral) take Megatron's default.
+// in the notes where its tables print one (its launch scripts' -et); the NeMo docs' rows (Mixtral) take Megatron's default.
 int expert_tp_of(const ModernRow& r) {
   if (const int stated = notes_int(r, "ETP"); stated > 0) return stated;
   if (modern_source_group(r) == "Megatron-Bridge" && has_experts(r)) return 1;
@@ -29,10 +29,28 @@ int expert_tp_of(const ModernRow& r) {
 // 48 layers: meta-llama/Llama-4-Maverick-17B-128E config.json num_hidden_layers 48). The runs had
 // 48 layers; 32 was a typo (the rows' notes leave it open). With 48 the GB200 layout, pp 2 x vp 12,
 // holds 2 layers a chunk (one dense, one MoE).
+//
+// NeMo 24.07's performance summary names "Nemotron-8B" and "Nemotron-22B" and leaves their shape
+// empty. They are NeMo's Nemotron-3 models, whose published configs are NeMo-Framework-Launcher
+// launcher_scripts/conf/training/nemotron/nemotron_8b.yaml and nemotron_22b.yaml (and NeMo 2's
+// Nemotron3Config8B, nemo/collections/llm/gpt/model/nemotron.py): 32 layers, hidden 4096, ffn 16384,
+// 32 heads / 40 layers, hidden 6144, ffn 24576, 48 heads; multi-head attention (num_query_groups
+// null), squared-ReLU, LayerNorm (layernorm1p), untied embeddings, sequence 4096. The 22B yaml's
+// layout, tp 2, pp 4, vp 10, is the row's. The vocabulary is Nemotron's 256,000-token SentencePiece
+// (as Nemotron-4's rows): with it the counts are 8.5 B and 21.3 B parameters, the names' 8B and 22B
+// (a 32k vocabulary would give 6.7 B and 18.5 B).
 ModernRow as_run(const ModernRow& r) {
   ModernRow ran = r;
   if (modern_source_group(r) == "dgxc-benchmarking" && has(r.model, "Llama4-Maverick") && r.layers == 32)
     ran.layers = 48;
+  struct Shape { const char* model; int layers, hidden, heads, ffn; };
+  constexpr Shape kNemotron3[] = {{"Nemotron-8B (NeMo label)", 32, 4096, 32, 16384},
+                                  {"Nemotron-22B (NeMo label)", 40, 6144, 48, 24576}};
+  for (const Shape& s : kNemotron3) {
+    if (r.model != s.model || r.layers > 0 || modern_source_group(r) != "NeMo docs") continue;
+    ran.layers = s.layers, ran.hidden = s.hidden, ran.heads = s.heads, ran.kv_heads = s.heads, ran.ffn_hidden = s.ffn;
+    ran.vocab = 256000;
+  }
   return ran;
 }
 

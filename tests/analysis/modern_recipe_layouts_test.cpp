@@ -2,7 +2,8 @@
 // analysis/modern_row_recipes.cpp): Megatron-Bridge's MoE configs run expert tensor parallelism 1,
 // dgxc-benchmarking's Llama 4 Maverick ran 48 layers (its v25.05 README printed 32, corrected in
 // v25.05.04), and two Megatron-Bridge 25.11 cells whose MBS x GA x dp contradicts their global batch
-// ran their recipe's micro-batch. Each test reads a published row and checks its scenario.
+// ran their recipe's micro-batch; NeMo 24.07's Nemotron-8B/22B rows take the Nemotron-3 configs' shapes.
+// Each test reads a published row and checks its scenario.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -81,4 +82,28 @@ TEST_CASE("analysis::scenario_for_modern_row: 25.11 cells whose MBS x GA x dp co
   const scenarios::ScenarioSpec b = scenario_of(qwen);
   CHECK(b.training.micro_batch == 2);
   CHECK(b.training.micro_batches_per_replica(b.parallel.dp) == 64);
+}
+
+TEST_CASE("analysis::scenario_for_modern_row: NeMo 24.07's Nemotron-8B and -22B take the Nemotron-3 configs' shapes") {
+  // NeMo-Framework-Launcher conf/training/nemotron/nemotron_{8b,22b}.yaml; the table leaves the shape empty.
+  const ModernRow& small = row_at("training_nemo_docs.csv", 8);
+  REQUIRE(small.model == "Nemotron-8B (NeMo label)");
+  REQUIRE(small.layers == 0);
+  CHECK(modern_skip_reason(small).empty());
+  const workloads::ModelSpec a = scenario_of(small).model;
+  CHECK(a.layers == 32);
+  CHECK(a.hidden == 4096);
+  CHECK(a.heads == 32);
+  CHECK(a.kv_heads == 32);
+  CHECK(a.ffn_hidden == 16384);
+  CHECK(a.vocab == 256000);
+  CHECK_FALSE(a.tied_embeddings);
+  CHECK(a.parameters() / 1e9 == doctest::Approx(8.5).epsilon(0.02));
+  const ModernRow& large = row_at("training_nemo_docs.csv", 10);
+  REQUIRE(large.model == "Nemotron-22B (NeMo label)");
+  const scenarios::ScenarioSpec b = scenario_of(large);
+  CHECK(b.model.layers == 40);
+  CHECK(b.model.hidden == 6144);
+  CHECK(b.model.parameters() / 1e9 == doctest::Approx(21.3).epsilon(0.02));
+  CHECK(b.parallel.pp * b.parallel.virtual_stages == 40);  // the yaml's pp 4 x vp 10: a layer a chunk
 }
