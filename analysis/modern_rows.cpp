@@ -12,6 +12,7 @@
 
 #include "analysis/csv.h"
 #include "analysis/modern_row_archs.h"
+#include "analysis/modern_row_recipes.h"
 #include "scenarios/loader.h"
 #include "scenarios/toml_text.h"
 #include "scenarios/scenario_error.h"
@@ -20,6 +21,8 @@
 namespace clustersim::analysis {
 namespace {
 
+using modern_detail::as_run;
+using modern_detail::expert_tp_of;
 using modern_detail::has;
 using modern_detail::has_experts;
 using modern_detail::hybrid_preset_of;
@@ -27,6 +30,7 @@ using modern_detail::moe_arch_of;
 using modern_detail::MoeArch;
 using modern_detail::notes_int;
 using modern_detail::other_moe_reason;
+using modern_detail::recipe_micro_batch;
 using modern_detail::with_hybrid_shape;
 
 constexpr std::string_view kColumns[] = {"source", "model", "params_B", "layers", "hidden", "heads", "kv_heads",
@@ -78,16 +82,21 @@ ModernRow row_of(const CsvRecord& rec, const std::string& path, const std::strin
 
 int dp_of(const ModernRow& r);
 
-// Expert parallelism as Megatron-Core lays it out (parallelism.etp): expert tensor parallelism ETP
-// (tp when unstated) times EP must divide the GPUs of a pipeline stage, tp x cp x dp (expert data
-// parallel = world / (etp x ep x pp)).
+// Expert parallelism as Megatron-Core lays it out (parallelism.etp; parallel_state.py
+// initialize_model_parallel): the expert grid covers each pipeline stage's tp x cp x dp GPUs (context
+// parallel ranks fold into it), so expert tensor parallelism ETP (expert_tp_of: the notes', the
+// recipe's, else tp) times EP must divide them (expert data parallel = world / (etp x ep x pp)).
+// A row whose etp x ep exceeds or does not divide a stage is a layout Megatron-Core refuses: a
+// misprint in its table (Megatron-Bridge 25.09's DeepSeek-V3 GB200 MXFP8 cell prints pp 8 in
+// parentheses beside the main cell's pp 4 and one EP, 64: 8 x 64 = 512 GPUs of 256).
 std::string moe_skip_reason(const ModernRow& r) {
-  const int ep = notes_int(r, "EP"), etp = notes_int(r, "ETP"), tp = std::max(r.tp, 1);
+  const int ep = notes_int(r, "EP"), etp = expert_tp_of(r), tp = std::max(r.tp, 1);
   if (ep <= 0) return "mixture of experts without a stated expert-parallel size";
   const int dp = dp_of(r);
   const int stage_gpus = tp * std::max(r.cp, 1) * dp, grid = (etp > 0 ? etp : tp) * ep;
   if (stage_gpus % grid != 0)
-    return "etp x ep = " + std::to_string(grid) + " does not divide the " + std::to_string(stage_gpus) + " GPUs of a stage";
+    return "etp x ep = " + std::to_string(grid) + (grid > stage_gpus ? " exceeds" : " does not divide") + " the " +
+           std::to_string(stage_gpus) + " GPUs of a stage (tp x cp x dp): not a Megatron-Core layout (CHECK in source)";
   return "";
 }
 
@@ -282,6 +291,13 @@ int mtp_layers_of(const ModernRow& r) {
   return has(r.model, "DeepSeek-V3") && !has(r.model, "w/o MTP") ? 1 : 0;
 }
 
+// A Megatron-Bridge cell whose global batch exceeds its printed MBS x GA x dp (cp 1).
+bool batch_exceeds_stated_ga(const ModernRow& r) {
+  const int ga = notes_int(r, "GA");
+  return modern_source_group(r) == "Megatron-Bridge" && cp_of(r) == 1 && ga > 0 &&
+         r.global_batch > std::max(r.micro_batch, 1) * ga * dp_of(r);
+}
+
 std::string layout_skip_reason(const ModernRow& r) {
   if (r.layers <= 0 || r.hidden <= 0 || r.heads <= 0 || r.seq_len <= 0) return "model shape not stated";
   if (r.global_batch <= 0 || r.num_gpus <= 0) return "batch or GPU count not stated";
@@ -293,12 +309,11 @@ std::string layout_skip_reason(const ModernRow& r) {
   // other releases and the recipe (LLAMA3_70B_PRETRAIN_CONFIG_GB300_NVFP4_V1: pp 4, vp 5) say
   // otherwise: a 70B+ model whole on every GPU cannot have run (bf16 weights + fp32 gradients
   // alone, 6 bytes x 70e9, exceed any GPU's memory).
-  // A Megatron-Bridge row whose global batch exceeds MBS x GA x dp cannot be resolved (when the
-  // GA-derived micro-batch is smaller than the printed one, micro_batch_of takes it): the 25.11
-  // table lists Qwen3-235B-A22B on 256 GB300 with GBS 8192, MBS 2, GA 32 and dp 64 (4,096).
-  const int ga = notes_int(r, "GA");
-  if (modern_source_group(r) == "Megatron-Bridge" && cp_of(r) == 1 && ga > 0 &&
-      r.global_batch > std::max(r.micro_batch, 1) * ga * dp_of(r))
+  // A Megatron-Bridge row whose global batch exceeds MBS x GA x dp is a misprint (when the
+  // GA-derived micro-batch is smaller than the printed one, micro_batch_of takes it); the two such
+  // cells (25.11: GPT-OSS-120B on 64 H100, Qwen3-235B-A22B on 256 GB300) ran a recipe that names
+  // their micro-batch (recipe_micro_batch) and are scored with it; any other stays skipped.
+  if (batch_exceeds_stated_ga(r) && recipe_micro_batch(r) == 0)
     return "global batch exceeds micro-batch x GA x dp (CHECK in source)";
   // (An expert-parallel row shards its experts over EP ranks, so a 100B+ mixture of experts at
   // tp 1, pp 1 is a real layout: GPT-OSS-120B's Megatron-Bridge recipes.)
@@ -393,6 +408,7 @@ bool fp8_row(const ModernRow& r) { return precision_for(r) == "fp8" || precision
 // dp 4 at MBS 1), so it is not used there, nor with cp > 1.
 int micro_batch_of(const ModernRow& r) {
   const int table = std::max(r.micro_batch, 1), ga = notes_int(r, "GA"), dp = dp_of(r);
+  if (batch_exceeds_stated_ga(r) && recipe_micro_batch(r) > 0) return recipe_micro_batch(r);
   if (modern_source_group(r) != "Megatron-Bridge" || cp_of(r) > 1) return table;
   if (ga <= 0 || dp <= 0 || r.global_batch % (dp * ga) != 0) return table;
   const int derived = r.global_batch / (dp * ga);
@@ -462,7 +478,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
     << "\n" << (fsdp ? "zero = 3" : lora_rank_of(r) > 0 ? "distributed_optimizer = false" : "distributed_optimizer = true") << "\n";
   if (has_experts(r)) {
     t << "ep = " << notes_int(r, "EP") << "\n";
-    if (notes_int(r, "ETP") > 0) t << "etp = " << notes_int(r, "ETP") << "\n";
+    if (expert_tp_of(r) > 0) t << "etp = " << expert_tp_of(r) << "\n";
   }
   t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << micro_batch_of(r)
     << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << (jax_stack(r) ? "full" : "none") << "\"\niterations = 1\n";
@@ -604,7 +620,8 @@ int fill_unstated_virtual_stages(std::vector<ModernRow>& rows) {
   return static_cast<int>(fills.size());
 }
 
-std::string modern_skip_reason(const ModernRow& row) {
+std::string modern_skip_reason(const ModernRow& published) {
+  const ModernRow row = as_run(published);  // a column a later release corrects, as it ran
   if (std::string why = node_skip_reason(row); !why.empty()) return why;
   if (std::string why = unsupported_model(row); !why.empty()) return why;
   if (std::string why = layout_skip_reason(with_hybrid_shape(row)); !why.empty()) return why;
@@ -615,7 +632,8 @@ std::string modern_skip_reason(const ModernRow& row) {
   return "";
 }
 
-std::string modern_scenario_toml(const ModernRow& r) {
+std::string modern_scenario_toml(const ModernRow& published) {
+  const ModernRow r = as_run(published);
   std::ostringstream t;
   const int per_node = gpus_per_node_of(r);
   const bool segment = node_preset_for(r).ends_with("-nvl72") && per_node != 72;

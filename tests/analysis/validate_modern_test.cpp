@@ -219,7 +219,7 @@ TEST_CASE("analysis::modern_skip_reason: what cannot be expressed yet is refused
   CHECK(modern_skip_reason(r).empty());
   CHECK(scenario_for_modern_row(r, nullptr)->parallel.etp == 2);
   r.notes = "EP=16";
-  CHECK(modern_skip_reason(r).find("etp x ep = 16 does not divide the 8 GPUs of a stage") != std::string::npos);
+  CHECK(modern_skip_reason(r).find("etp x ep = 16 exceeds the 8 GPUs of a stage") != std::string::npos);
   r = llama8b("H100", "step_time", 1);
   r.layers = 126, r.pp = 8, r.dp = 1, r.virtual_stages = 8;
   CHECK(modern_skip_reason(r).find("uneven pipeline stages") != std::string::npos);

@@ -1,0 +1,78 @@
+// Layout facts the modern tables misprint or leave out, each from the recipe or the later release
+// that states it (see modern_row_recipes.h): what the row -> scenario mapping (modern_rows.cpp)
+// needs to lay a published run out as it ran.
+#include "analysis/modern_row_recipes.h"
+
+#include "analysis/modern_row_archs.h"
+
+namespace clustersim::analysis::modern_detail {
+
+// Megatron-Bridge runs every mixture of experts with expert_tensor_parallel_size = 1: the 25.09
+// performance YAMLs (scripts/performance/configs/qwen3/qwen3_235b_a22b_llm_pretrain.yaml and
+// deepseek/deepseek_v3_llm_pretrain.yaml at cac49dcd: "etp: 1" for every GPU) and, from 25.11 on,
+// the base config of every MoE workload (scripts/performance/configs/{deepseek,gpt_oss,kimi,qwen,
+// nemotronh}/*_workload_base_configs.py: WorkloadBaseConfig(expert_tensor_parallel_size=1)). The
+// tables print no ETP column; with tp 2 and Megatron-Core's default (etp = tp) the Qwen3-235B-A22B
+// H100 layout (tp 2, pp 8, EP 32 on 256 GPUs: 32 GPUs a stage) could not be formed, with ETP 1 it
+// is the recipe's QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*. dgxc-benchmarking's rows state their ETP
+// in the notes where its tables print one (its launch scripts' -et); the NeMo docs' rows (Mixtral) take Megatron's default.
+int expert_tp_of(const ModernRow& r) {
+  if (const int stated = notes_int(r, "ETP"); stated > 0) return stated;
+  if (modern_source_group(r) == "Megatron-Bridge" && has_experts(r)) return 1;
+  return 0;
+}
+
+// dgxc-benchmarking's Llama 4 Maverick README (llama4/README.md) lists "Layers 32" for every
+// configuration in release v25.05 (68eaf7e) and "Layers 48" in v25.05.04 (1f6d9f4), with the same
+// step times, throughputs and MFUs; its own MFU note counts 48 layers (8.92e14 FLOPs per sequence),
+// and the launch script passes no layer override to NeMo's pretrain_llama4_e128 (Llama 4 Maverick,
+// 48 layers: meta-llama/Llama-4-Maverick-17B-128E config.json num_hidden_layers 48). The runs had
+// 48 layers; 32 was a typo (the rows' notes leave it open). With 48 the GB200 layout, pp 2 x vp 12,
+// holds 2 layers a chunk (one dense, one MoE).
+//
+// NeMo 24.07's performance summary names "Nemotron-8B" and "Nemotron-22B" and leaves their shape
+// empty. They are NeMo's Nemotron-3 models, whose published configs are NeMo-Framework-Launcher
+// launcher_scripts/conf/training/nemotron/nemotron_8b.yaml and nemotron_22b.yaml (and NeMo 2's
+// Nemotron3Config8B, nemo/collections/llm/gpt/model/nemotron.py): 32 layers, hidden 4096, ffn 16384,
+// 32 heads / 40 layers, hidden 6144, ffn 24576, 48 heads; multi-head attention (num_query_groups
+// null), squared-ReLU, LayerNorm (layernorm1p), untied embeddings, sequence 4096. The 22B yaml's
+// layout, tp 2, pp 4, vp 10, is the row's. The vocabulary is Nemotron's 256,000-token SentencePiece
+// (as Nemotron-4's rows): with it the counts are 8.5 B and 21.3 B parameters, the names' 8B and 22B
+// (a 32k vocabulary would give 6.7 B and 18.5 B).
+ModernRow as_run(const ModernRow& r) {
+  ModernRow ran = r;
+  if (modern_source_group(r) == "dgxc-benchmarking" && has(r.model, "Llama4-Maverick") && r.layers == 32)
+    ran.layers = 48;
+  struct Shape { const char* model; int layers, hidden, heads, ffn; };
+  constexpr Shape kNemotron3[] = {{"Nemotron-8B (NeMo label)", 32, 4096, 32, 16384},
+                                  {"Nemotron-22B (NeMo label)", 40, 6144, 48, 24576}};
+  for (const Shape& s : kNemotron3) {
+    if (r.model != s.model || r.layers > 0 || modern_source_group(r) != "NeMo docs") continue;
+    ran.layers = s.layers, ran.hidden = s.hidden, ran.heads = s.heads, ran.kv_heads = s.heads, ran.ffn_hidden = s.ffn;
+    ran.vocab = 256000;
+  }
+  return ran;
+}
+
+// Megatron-Bridge cells whose printed MBS x GA x dp falls short of the printed global batch, and the
+// micro-batch of the recipe they ran (gradient accumulation = global batch / (micro-batch x dp)):
+//   * 25.11, GPT-OSS-120B on 64 H100 (GBS 512, tp 1, pp 4, EP 8; printed MBS 4, GA 2 as the B200
+//     row above it, where pp 1): GPT_OSS_120B_PRETRAIN_CONFIG_H100_BF16 (scripts/performance/
+//     configs/gpt_oss/gpt_oss_workload_base_configs.py, 34a815a1) sets pp 4 and keeps the base
+//     config's micro_batch_size = 1, so GA = 512 / (1 x 16) = 32; the same recipe's cells in
+//     26.02-26.04.01 print MBS 1, and MBS 4 on pp 4 needs 93 GiB of 80 as modelled;
+//   * 25.11, Qwen3-235B-A22B on 256 GB300 (GBS 8192, MBS 2, pp 4, vp 12, EP 16, dp 64; printed
+//     GA 32): QWEN3_235B_A22B_PRETRAIN_CONFIG_GB300_BF16_V1 (qwen3_workload_base_configs.py,
+//     c66005d4) is exactly that layout with V2's micro_batch_size = 2, so GA = 8192 / (2 x 64) = 64
+//     and the printed GA is the misprint.
+int recipe_micro_batch(const ModernRow& r) {
+  if (modern_source_group(r) != "Megatron-Bridge") return 0;
+  if (has(r.model, "GPT-OSS-120B") && has(r.gpu, "H100") && r.num_gpus == 64 && r.global_batch == 512 && r.pp == 4)
+    return 1;
+  if (has(r.model, "Qwen3-235B-A22B") && r.gpu.starts_with("GB300") && r.num_gpus == 256 && r.global_batch == 8192 &&
+      r.pp == 4 && r.micro_batch == 2)
+    return 2;
+  return 0;
+}
+
+}  // namespace clustersim::analysis::modern_detail

@@ -1,0 +1,26 @@
+// Layout facts of the modern rows that their tables misprint or leave out, read from the recipes
+// and later releases of the same publication (modern_row_recipes.cpp says where): the expert
+// tensor-parallel size of Megatron-Bridge's MoE configs, the layer count dgxc-benchmarking's Llama 4
+// Maverick tables corrected in a later release, the shape of the Nemotron-3 rows NeMo 24.07 left
+// empty, and the micro-batch of the Megatron-Bridge cells
+// whose MBS x GA x dp contradicts their global batch. Internal to analysis/.
+#pragma once
+
+#include "analysis/modern_rows.h"
+
+namespace clustersim::analysis::modern_detail {
+
+// Expert tensor parallelism (parallelism.etp) of a row with experts: the notes' "ETP=k" when
+// stated, else the recipe's (1 for Megatron-Bridge), else 0 = Megatron-Core's default, tp.
+int expert_tp_of(const ModernRow& r);
+
+// The row as it ran, where a later release of its source corrects a printed column (the layer
+// count) or a published config gives the shape the table leaves empty (NeMo 24.07's Nemotron-3
+// 8B/22B); otherwise the row unchanged.
+ModernRow as_run(const ModernRow& r);
+
+// The micro-batch of a Megatron-Bridge cell whose printed MBS x GA x dp differs from its global
+// batch, from the recipe the cell ran; 0 when the row is not one of them.
+int recipe_micro_batch(const ModernRow& r);
+
+}  // namespace clustersim::analysis::modern_detail

@@ -1,0 +1,109 @@
+// Published layouts that were refused as inexpressible and are the recipes' own (issues #10/#11;
+// analysis/modern_row_recipes.cpp): Megatron-Bridge's MoE configs run expert tensor parallelism 1,
+// dgxc-benchmarking's Llama 4 Maverick ran 48 layers (its v25.05 README printed 32, corrected in
+// v25.05.04), and two Megatron-Bridge 25.11 cells whose MBS x GA x dp contradicts their global batch
+// ran their recipe's micro-batch; NeMo 24.07's Nemotron-8B/22B rows take the Nemotron-3 configs' shapes.
+// Each test reads a published row and checks its scenario.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "analysis/modern_rows.h"
+#include "tests/analysis/modern_row_fixture.h"
+#include "workloads/specs.h"
+
+using namespace clustersim;
+using namespace clustersim::analysis;
+using clustersim::analysis::test::row_at;
+using clustersim::analysis::test::scenario_of;
+
+TEST_CASE("analysis::scenario_for_modern_row: Megatron-Bridge Qwen3-235B-A22B on tp 2 runs experts at ETP 1") {
+  // 26.04.01, 256 H100: tp 2, pp 8, EP 32 (QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*: expert_tensor_parallel_size
+  // 1). A stage holds tp x dp = 32 GPUs: etp 1 x ep 32 fills it; Megatron's default etp = tp = 2
+  // would need 64.
+  const ModernRow& row = row_at("training_megatron_bridge.csv", 212);
+  REQUIRE(row.model == "Qwen3-235B-A22B");
+  REQUIRE(row.tp == 2);
+  CHECK(modern_skip_reason(row).empty());
+  const workloads::ParallelSpec p = scenario_of(row).parallel;
+  CHECK(p.etp == 1);
+  CHECK(p.ep == 32);
+  CHECK(p.expert_tp() * p.ep == p.tp * p.dp);
+  // 25.09, 64 GB200 at tp 2, pp 1, EP 64 (the 25.09 YAML's gb200 entry: etp 1): the whole job is one stage.
+  const ModernRow& gb200 = row_at("training_megatron_bridge.csv", 552);
+  CHECK(modern_skip_reason(gb200).empty());
+  const workloads::ParallelSpec q = scenario_of(gb200).parallel;
+  CHECK(q.etp == 1);
+  CHECK(q.ep == 64);
+}
+
+TEST_CASE("analysis::modern_skip_reason: an EP larger than a pipeline stage stays skipped as a misprint") {
+  // Megatron-Bridge 25.09 DeepSeek-V3 GB200 MXFP8 (the parenthesised cell): pp 8 on 256 GPUs leaves
+  // 32 GPUs a stage, but the cell keeps the main layout's EP 64 (64 x 8 = 512 GPUs).
+  const ModernRow& row = row_at("training_megatron_bridge.csv", 546);
+  REQUIRE(row.pp == 8);
+  const std::string why = modern_skip_reason(row);
+  CHECK(why.find("etp x ep = 64 exceeds the 32 GPUs of a stage") != std::string::npos);
+  CHECK(why.find("CHECK in source") != std::string::npos);
+}
+
+TEST_CASE("analysis::scenario_for_modern_row: dgxc-benchmarking's Llama 4 Maverick runs 48 layers, 2 a chunk on pp 2 x vp 12") {
+  const ModernRow& row = row_at("training_dgxc_benchmarking.csv", 888);
+  REQUIRE(row.model.find("Llama4-Maverick") != std::string::npos);
+  REQUIRE(row.layers == 32);  // as v25.05 printed it
+  CHECK(modern_skip_reason(row).empty());
+  const scenarios::ScenarioSpec spec = scenario_of(row);
+  CHECK(spec.model.layers == 48);
+  const workloads::ParallelSpec& p = spec.parallel;
+  REQUIRE(p.pp == 2);
+  REQUIRE(p.virtual_stages == 12);
+  for (int c = 0; c < p.pp * p.virtual_stages; ++c) CHECK(p.layers_in_chunk(48, c) == 2);
+  CHECK(p.etp == 1);  // the notes' ETP=1
+  CHECK(p.ep == 64);
+  // The H100 layout (tp 4, pp 1, EP 128, ETP 4) is the same 48-layer model.
+  CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", 906)).model.layers == 48);
+}
+
+TEST_CASE("analysis::scenario_for_modern_row: 25.11 cells whose MBS x GA x dp contradicts GBS take the recipe's micro-batch") {
+  // GPT-OSS-120B on 64 H100 (pp 4, dp 16, GBS 512): printed MBS 4 and GA 2 (128 sequences); the
+  // recipe keeps micro-batch 1, so 32 micro-batches per replica.
+  const ModernRow& oss = row_at("training_megatron_bridge.csv", 526);
+  REQUIRE(oss.model == "GPT-OSS-120B");
+  REQUIRE(oss.micro_batch == 4);
+  CHECK(modern_skip_reason(oss).empty());
+  const scenarios::ScenarioSpec a = scenario_of(oss);
+  CHECK(a.training.micro_batch == 1);
+  CHECK(a.training.micro_batches_per_replica(a.parallel.dp) == 32);
+  // Qwen3-235B-A22B on 256 GB300 (pp 4, vp 12, dp 64, GBS 8192, MBS 2): the printed GA 32 is the
+  // misprint; the recipe's MBS 2 gives 64 micro-batches.
+  const ModernRow& qwen = row_at("training_megatron_bridge.csv", 484);
+  REQUIRE(qwen.model == "Qwen3-235B-A22B");
+  CHECK(modern_skip_reason(qwen).empty());
+  const scenarios::ScenarioSpec b = scenario_of(qwen);
+  CHECK(b.training.micro_batch == 2);
+  CHECK(b.training.micro_batches_per_replica(b.parallel.dp) == 64);
+}
+
+TEST_CASE("analysis::scenario_for_modern_row: NeMo 24.07's Nemotron-8B and -22B take the Nemotron-3 configs' shapes") {
+  // NeMo-Framework-Launcher conf/training/nemotron/nemotron_{8b,22b}.yaml; the table leaves the shape empty.
+  const ModernRow& small = row_at("training_nemo_docs.csv", 8);
+  REQUIRE(small.model == "Nemotron-8B (NeMo label)");
+  REQUIRE(small.layers == 0);
+  CHECK(modern_skip_reason(small).empty());
+  const workloads::ModelSpec a = scenario_of(small).model;
+  CHECK(a.layers == 32);
+  CHECK(a.hidden == 4096);
+  CHECK(a.heads == 32);
+  CHECK(a.kv_heads == 32);
+  CHECK(a.ffn_hidden == 16384);
+  CHECK(a.vocab == 256000);
+  CHECK_FALSE(a.tied_embeddings);
+  CHECK(a.parameters() / 1e9 == doctest::Approx(8.5).epsilon(0.02));
+  const ModernRow& large = row_at("training_nemo_docs.csv", 10);
+  REQUIRE(large.model == "Nemotron-22B (NeMo label)");
+  const scenarios::ScenarioSpec b = scenario_of(large);
+  CHECK(b.model.layers == 40);
+  CHECK(b.model.hidden == 6144);
+  CHECK(b.model.parameters() / 1e9 == doctest::Approx(21.3).epsilon(0.02));
+  CHECK(b.parallel.pp * b.parallel.virtual_stages == 40);  // the yaml's pp 4 x vp 10: a layer a chunk
+}
