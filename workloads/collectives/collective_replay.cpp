@@ -30,6 +30,7 @@ CollectiveReplay replay_collectives(const CollectiveEnvironment& env, std::span<
   CLUSTERSIM_CHECK(!plans.empty(), "nothing to replay");
   sim::Simulator simulator;
   const bool kept = scratch != nullptr && scratch->topo == &env.topo;
+  if (scratch != nullptr) scratch->topo = nullptr;  // given back only by a replay that completes
   topology::NetworkModel net = kept ? topology::NetworkModel(simulator, env.topo, std::move(scratch->solver))
                                     : topology::NetworkModel(simulator, env.topo);
   Countdown countdown(plans.size());
