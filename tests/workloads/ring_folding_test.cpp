@@ -160,6 +160,17 @@ TEST_CASE("workloads::fold_ring: a fat-tree of full leaves folds by whole server
     CHECK(f.positions < 64);
     CHECK(f.positions % 8 == 0);
   }
+  // 3 channels on 8 GPUs rotate each server by 2 GPUs per channel, so channel 2 -> 0 is a rotation
+  // by 4: no single link map takes every channel to the next, the channels stay; the ranks still
+  // fold by one server, in every channel.
+  for (auto fabric : {Fabric::FatTree, Fabric::RailOptimized}) {
+    const testing::CollectiveCluster c(dgx(4, fabric, FabricRouting::DestinationModK));
+    for (CollectiveOp op : kOps) {
+      const Folding f = check_exact(c, ring_plan(c, op, 48.0 * 1048576, 3, 2));
+      CHECK(f.positions == 8);
+      CHECK(f.channels == 3);
+    }
+  }
   // 16 DGX H100 with flow-hash spines: the spine of a cross-leaf hop is a hash of its ranks, which no
   // shift keeps; the ring runs every rank (channel folding alone may still apply).
   {

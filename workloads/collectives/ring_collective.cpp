@@ -109,15 +109,17 @@ void RingCollective::fold() {
     if (auto ring = fold_ring(ctx_.topo, routes_, overheads_, plan_.channels, n_)) {
       classes_ = ring->classes;
       simulated_channels_ = ring->channels;
-      positions_.resize(ring->hops.size());
-      routes_.resize(ring->hops.size());
-      overheads_.resize(ring->hops.size());
-      // Overheads of the kept routes: (ch, p) for p < k, taken before they are overwritten.
+      // Overheads of the kept routes (ch, p), p < k, moved down to [ch * k + p] in order (a write
+      // never reaches a source still to be read, whose index ch' * n + p' is larger), then the
+      // rest dropped.
       for (int ch = 0; ch < simulated_channels_; ++ch) {
         for (int p = 0; p < classes_; ++p) {
           overheads_[static_cast<std::size_t>(ch * classes_ + p)] = overheads_[static_cast<std::size_t>(ch * n_ + p)];
         }
       }
+      positions_.resize(ring->hops.size());
+      routes_.resize(ring->hops.size());
+      overheads_.resize(ring->hops.size());
       for (const FoldedHop& h : ring->hops) {
         routes_[weights_.size()] = h.route;
         weights_.push_back(h.weights);
