@@ -13,23 +13,20 @@ namespace {
 
 constexpr std::uint32_t kUnset = std::numeric_limits<std::uint32_t>::max();
 
-// The used links, densely numbered: local[link] is its index in `used` (kUnset when unused).
+// The used links, densely numbered by their rank in `used` (sorted, unique): no table over every
+// link of the cluster (a training run replays many small rings on a large cluster).
 struct UsedLinks {
-  std::vector<std::uint32_t> local;
   std::vector<topology::LinkId> used;
+  std::uint32_t local(topology::LinkId l) const {
+    return static_cast<std::uint32_t>(std::lower_bound(used.begin(), used.end(), l) - used.begin());
+  }
 };
 
-UsedLinks used_links(const topology::Topology& topo, std::span<const topology::Route> routes) {
+UsedLinks used_links(std::span<const topology::Route> routes) {
   UsedLinks u;
-  u.local.assign(topo.link_count(), kUnset);
-  for (const topology::Route& r : routes) {
-    for (int h = 0; h < r.hops; ++h) {
-      const topology::LinkId l = r.links[static_cast<std::size_t>(h)];
-      if (u.local[l] != kUnset) continue;
-      u.local[l] = static_cast<std::uint32_t>(u.used.size());
-      u.used.push_back(l);
-    }
-  }
+  for (const topology::Route& r : routes) u.used.insert(u.used.end(), r.links.begin(), r.links.begin() + r.hops);
+  std::sort(u.used.begin(), u.used.end());
+  u.used.erase(std::unique(u.used.begin(), u.used.end()), u.used.end());
   return u;
 }
 
@@ -49,7 +46,7 @@ bool induced_map(const topology::Topology& topo, const UsedLinks& u, std::span<c
     for (int h = 0; h < from.hops; ++h) {
       const topology::LinkId l = from.links[static_cast<std::size_t>(h)];
       const topology::LinkId m = to.links[static_cast<std::size_t>(h)];
-      const std::uint32_t x = u.local[l], y = u.local[m];
+      const std::uint32_t x = u.local(l), y = u.local(m);
       if (sigma[x] == kUnset && inverse[y] == kUnset) {
         if (topo.link(l).bandwidth.value != topo.link(m).bandwidth.value) return false;
         sigma[x] = y;
@@ -98,7 +95,7 @@ std::optional<RingFolding> fold_ring(const topology::Topology& topo, std::span<c
                        overheads.size() == routes.size(),
                    "one route and one overhead per channel and position");
   if (positions < 2) return std::nullopt;
-  const UsedLinks u = used_links(topo, routes);
+  const UsedLinks u = used_links(routes);
   const std::size_t n = static_cast<std::size_t>(positions);
   const std::size_t flows = routes.size();
   std::vector<std::uint32_t> channel_sigma, rank_sigma, inverse;
@@ -129,7 +126,7 @@ std::optional<RingFolding> fold_ring(const topology::Topology& topo, std::span<c
         h.route.hops = 0;
         h.weights.fill(0);
         for (int j = 0; j < r.hops; ++j) {
-          const std::uint32_t x = u.local[r.links[static_cast<std::size_t>(j)]];
+          const std::uint32_t x = u.local(r.links[static_cast<std::size_t>(j)]);
           CLUSTERSIM_CHECK(group % orbit_size[x] == 0, "orbits of Z_C x Z_m divide its order");
           const auto end = h.route.links.begin() + h.route.hops;
           const auto it = std::find(h.route.links.begin(), end, orbit_min[x]);
