@@ -10,7 +10,10 @@
 // --star: the system of the SimGrid comparison (bench/simgrid/simgrid_ring_bench.cpp): the same
 // single-GPU servers (GPU -> PCIe switch -> NIC) on one crossbar switch instead of a fat-tree, and
 // every link latency zero, so the closed form is 2(N-1)·S/N/B on both simulators.
-// Usage: ring_engine_bench [--star] [N ...]   (default: 512 4096)
+// The ring is alone on its network, so it runs rank-folded where its hops are shift-invariant
+// (workloads/collectives/ring_folding.h: on the star, one flow per step stands for all N);
+// --unfolded simulates every rank's flows (the engine's throughput on 2·N·(N−1) transfers).
+// Usage: ring_engine_bench [--star] [--unfolded] [N ...]   (default: 512 4096)
 
 #include <chrono>
 #include <cstdio>
@@ -68,7 +71,7 @@ topology::Topology zero_latency_star(int n) {
 
 using clustersim::bench::peak_rss_mib;
 
-int run(int n, bool star) {
+int run(int n, bool star, bool fold) {
   const auto t_build = std::chrono::steady_clock::now();
   const topology::Topology topo = star ? zero_latency_star(n) : topology::build_cluster(topology::one_gpu_servers(n));
   const topology::Router router(topo);
@@ -83,6 +86,7 @@ int run(int n, bool star) {
   plan.chunks = 1;
   plan.protocol = workloads::Protocol::Simple;
   plan.protocol_latencies = false;
+  plan.fold_channels = fold;  // alone on this network: folding's condition
 
   sim::Simulator simulator;
   topology::NetworkModel net(simulator, topo);
@@ -115,14 +119,17 @@ int run(int n, bool star) {
   const double simulated = (ring.finish_time() - ring.start_time()).seconds();
   const auto& ns = net.stats();
   const double rel = std::abs(simulated - closed) / closed;
-  std::printf("N=%5d transfers=%10llu events=%10llu solves(components)=%10llu wall=%7.3f s (topology %.3f s)\n", n,
-              static_cast<unsigned long long>(ns.transfers_finished),
+  std::printf("N=%5d transfers=%10llu simulated flows=%10llu (positions %d) events=%10llu solves(components)=%10llu "
+              "wall=%7.3f s (topology %.3f s)\n",
+              n, static_cast<unsigned long long>(ring.transfers_issued()),
+              static_cast<unsigned long long>(ns.transfers_finished), ring.simulated_positions(),
               static_cast<unsigned long long>(simulator.events_processed()),
               static_cast<unsigned long long>(net.solver_stats().components), wall, build_s);
   std::printf("        flow starts+finishes/s=%.2f M  events/s=%.2f M  peak RSS=%.1f MiB\n",
               2.0 * static_cast<double>(ns.transfers_finished) / wall / 1e6,
               static_cast<double>(simulator.events_processed()) / wall / 1e6, peak_rss_mib());
-  std::printf("        simulated=%.9f s  closed form=%.9f s%s  relative error=%.2e %s\n", simulated, closed,
+  std::printf("        simulated=%.9f s (%lld ps)  closed form=%.9f s%s  relative error=%.2e %s\n", simulated,
+              static_cast<long long>((ring.finish_time() - ring.start_time()).ps), closed,
               uniform ? " (= 2(N-1)(lat + S/N/B))" : " (hops differ in latency)", rel, rel <= 1e-6 ? "OK" : "MISMATCH");
   return (done.done && rel <= 1e-6) ? 0 : 1;
 }
@@ -131,15 +138,18 @@ int run(int n, bool star) {
 int main(int argc, char** argv) {
   std::vector<int> sizes;
   bool star = false;
+  bool fold = true;
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--star") {
       star = true;
+    } else if (std::string_view(argv[i]) == "--unfolded") {
+      fold = false;
     } else {
       sizes.push_back(std::atoi(argv[i]));
     }
   }
   if (sizes.empty()) sizes = {512, 4096};
   int rc = 0;
-  for (int n : sizes) rc |= run(n, star);
+  for (int n : sizes) rc |= run(n, star, fold);
   return rc;
 }

@@ -7,6 +7,7 @@
 #include "sim/check.h"
 #include "sim/rng.h"
 #include "workloads/collectives/channel_folding.h"
+#include "workloads/collectives/ring_folding.h"
 
 namespace clustersim::workloads {
 namespace {
@@ -72,6 +73,7 @@ RingCollective::RingCollective(CollectiveContext ctx, CollectivePlan plan, Colle
                                std::uint64_t tag)
     : CollectiveAlgorithm(ctx, std::move(plan), listener, tag),
       n_(static_cast<int>(plan_.request.ranks.size())),
+      classes_(n_),
       steps_(ring_steps(plan_.request.op, n_)),
       simulated_channels_(plan_.channels) {
   CLUSTERSIM_CHECK(n_ >= 2, "a ring needs at least two ranks");
@@ -99,8 +101,32 @@ RingCollective::RingCollective(CollectiveContext ctx, CollectivePlan plan, Colle
   if (plan_.fold_channels) fold();
 }
 
-// Keeps channel 0 with folded routes when the channels are symmetric; otherwise changes nothing.
+// Keeps positions 0..k-1 (of channel 0 when the channels fold too) with folded routes when the ring
+// is alone and shift-invariant; else channel 0 when the channels are symmetric; otherwise changes
+// nothing.
 void RingCollective::fold() {
+  if (!plan_.shares_links) {
+    if (auto ring = fold_ring(ctx_.topo, routes_, overheads_, plan_.channels, n_)) {
+      classes_ = ring->classes;
+      simulated_channels_ = ring->channels;
+      // Overheads of the kept routes (ch, p), p < k, moved down to [ch * k + p] in order (a write
+      // never reaches a source still to be read, whose index ch' * n + p' is larger), then the
+      // rest dropped.
+      for (int ch = 0; ch < simulated_channels_; ++ch) {
+        for (int p = 0; p < classes_; ++p) {
+          overheads_[static_cast<std::size_t>(ch * classes_ + p)] = overheads_[static_cast<std::size_t>(ch * n_ + p)];
+        }
+      }
+      positions_.resize(ring->hops.size());
+      routes_.resize(ring->hops.size());
+      overheads_.resize(ring->hops.size());
+      for (const FoldedHop& h : ring->hops) {
+        routes_[weights_.size()] = h.route;
+        weights_.push_back(h.weights);
+      }
+      return;
+    }
+  }
   const auto folded = fold_channels(ctx_.topo, routes_, overheads_, plan_.channels, n_, plan_.shares_links);
   if (!folded) return;
   simulated_channels_ = 1;
@@ -114,20 +140,22 @@ void RingCollective::fold() {
 }
 
 std::uint64_t RingCollective::transfers_issued() const {
-  const std::uint64_t copies = static_cast<std::uint64_t>(plan_.channels / simulated_channels_);
+  const std::uint64_t copies = static_cast<std::uint64_t>(plan_.channels / simulated_channels_) *
+                               static_cast<std::uint64_t>(n_ / classes_);
   return CollectiveAlgorithm::transfers_issued() * copies;
 }
 
 bool RingCollective::flow_routes(FlowRoutes& out) const {
   out.structure.insert(out.structure.end(), {static_cast<double>(n_), static_cast<double>(simulated_channels_),
-                                             static_cast<double>(steps_), piece_bytes_.value});
+                                             static_cast<double>(steps_), piece_bytes_.value,
+                                             static_cast<double>(classes_)});
   for (std::size_t i = 0; i < routes_.size(); ++i) out.add(routes_[i], overheads_[i], weights_.empty() ? nullptr : &weights_[i]);
   return true;
 }
 
 void RingCollective::begin() {
   for (int ch = 0; ch < simulated_channels_; ++ch) {
-    for (int p = 0; p < n_; ++p) try_send(ch, p);
+    for (int p = 0; p < classes_; ++p) try_send(ch, p);
   }
 }
 
@@ -138,7 +166,7 @@ void RingCollective::try_send(int ch, int pos) {
     const std::uint32_t j = me.issued;
     // Piece j (step k = j / chunks) forwards what arrived as piece j - chunks (step k - 1).
     if (j >= chunks && me.received <= j - chunks) break;
-    const std::size_t i = static_cast<std::size_t>(ch * n_ + pos);
+    const std::size_t i = static_cast<std::size_t>(ch * classes_ + pos);
     const std::uint64_t tag = (static_cast<std::uint64_t>(i) << 32) | j;
     ++me.issued;
     ++me.in_flight;
@@ -149,9 +177,10 @@ void RingCollective::try_send(int ch, int pos) {
 void RingCollective::on_transfer_done(std::uint64_t tag) {
   const std::size_t i = static_cast<std::size_t>(tag >> 32);
   const std::uint32_t j = static_cast<std::uint32_t>(tag & 0xffffffffU);
-  const int ch = static_cast<int>(i / static_cast<std::size_t>(n_));
-  const int pos = static_cast<int>(i % static_cast<std::size_t>(n_));
-  const int next = (pos + 1) % n_;
+  const int ch = static_cast<int>(i / static_cast<std::size_t>(classes_));
+  const int pos = static_cast<int>(i % static_cast<std::size_t>(classes_));
+  // Folded, position pos + 1 = k is the image of position 0: class 0 receives (ring_folding.h).
+  const int next = (pos + 1) % classes_;
   Position& sender = at(ch, pos);
   Position& receiver = at(ch, next);
   --sender.in_flight;

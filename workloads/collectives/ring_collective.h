@@ -13,7 +13,10 @@
 // their rail switches (see hop_route).
 //
 // When the plan allows it and the channels are provably symmetric (channel_folding.h), only
-// channel 0 is simulated, each of its flows standing for its copies in the other channels.
+// channel 0 is simulated, each of its flows standing for its copies in the other channels. Alone
+// on its network (fold_channels without shares_links), a ring whose hops are invariant under a
+// shift of its positions by k also runs positions 0..k-1 only (ring_folding.h: on a star k = 1,
+// one flow per step), composed with the channel folding.
 #pragma once
 
 #include <vector>
@@ -41,6 +44,8 @@ class RingCollective final : public CollectiveAlgorithm {
   int steps() const { return steps_; }
   // Channels simulated: 1 when folded, else the plan's.
   int simulated_channels() const { return simulated_channels_; }
+  // Positions simulated per channel: k when the ranks fold (ring_folding.h), else every rank.
+  int simulated_positions() const { return classes_; }
   // Transfers the collective stands for (a folded flow counts once per channel).
   std::uint64_t transfers_issued() const override;
   bool flow_routes(FlowRoutes& out) const override;
@@ -56,16 +61,17 @@ class RingCollective final : public CollectiveAlgorithm {
   void try_send(int ch, int pos);
   topology::Route hop_route(int src, int dst, std::uint64_t key) const;
   void fold();
-  Position& at(int ch, int pos) { return positions_[static_cast<std::size_t>(ch * n_ + pos)]; }
+  Position& at(int ch, int pos) { return positions_[static_cast<std::size_t>(ch * classes_ + pos)]; }
 
   int n_;
+  int classes_;                     // positions simulated per channel (n_ unless the ranks fold)
   int steps_;
   std::uint32_t pieces_;            // steps * chunks per position
   sim::Bytes piece_bytes_;
   std::vector<std::vector<int>> orders_;
-  std::vector<topology::Route> routes_;     // [ch * n + pos]: pos -> pos + 1
+  std::vector<topology::Route> routes_;     // [ch * classes + pos]: pos -> pos + 1
   std::vector<sim::SimTime> overheads_;     // per route
-  std::vector<topology::HopWeights> weights_;  // per route of channel 0, when folded
+  std::vector<topology::HopWeights> weights_;  // per route simulated, when folded
   int simulated_channels_;
   std::vector<Position> positions_;
   std::size_t complete_positions_ = 0;

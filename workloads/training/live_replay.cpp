@@ -142,7 +142,10 @@ sim::SimTime LiveReplay::alone(int r, std::size_t k, const CollectivePlan& plan)
   sim::Simulator sim;
   topology::NetworkModel net(sim, topo_);
   NoListener listener;
-  const std::unique_ptr<CollectiveAlgorithm> c = make_collective(CollectiveContext{sim, net, topo_, router_}, plan, &listener, 0);
+  // Alone on this network: channels and ranks fold as for a replayed collective (ring_folding.h).
+  CollectivePlan p = plan;
+  p.shares_links = false;
+  const std::unique_ptr<CollectiveAlgorithm> c = make_collective(CollectiveContext{sim, net, topo_, router_}, p, &listener, 0);
   c->start();
   sim.run();
   CLUSTERSIM_CHECK(c->done(), "a collective alone on the cluster finishes");
