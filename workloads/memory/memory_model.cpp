@@ -617,7 +617,14 @@ double micro_batches_in_flight(const ParallelSpec& parallel, int micro_batches, 
   const int v = parallel.virtual_stages;
   const bool interleaved = parallel.schedule == Schedule::Interleaved || v > 1;
   if (!interleaved || v <= 1 || p <= 1) return held;
-  return held * (1.0 + static_cast<double>(p - 1) / (static_cast<double>(p) * v));
+  // Megatron-Core's interleaved schedule (schedules.py, forward_backward_pipelining_with_
+  // interleaving): rank r warms up with 2 (p - r - 1) + (v - 1) p chunk forwards
+  // (microbatch_group_size_per_vp_stage = p by default), capped at all m x v, and holds one more
+  // in steady state; in units of the stage's layers, / v. Stage 0: p + (p - 1) / v = p (1 + (p - 1)
+  // / (p v)); the last stage: p - (p - 1) / v, not 1 + (p - 1) / (p v): its warm-up runs (v - 1) x p
+  // forwards of its earlier chunks too.
+  const double chunk_forwards = 2.0 * (p - stage - 1) + (v - 1.0) * p + 1.0;
+  return std::min(chunk_forwards, static_cast<double>(micro_batches) * v) / v;
 }
 
 MemoryBreakdown stage_memory(const MemoryRequest& request, int stage) {
