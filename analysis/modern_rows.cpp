@@ -126,18 +126,8 @@ int lora_rank_of(const ModernRow& r) {
   return 0;
 }
 
-int mtp_layers_of(const ModernRow& r);
-
 std::string unsupported_model(const ModernRow& r) {
   const std::string& model = r.model;
-  // DeepSeek-V3 with its MTP module: Megatron-Bridge's GB300 layout at micro-batch 2 (pp 2 x vp 8,
-  // EP 32, recompute_modules ["moe_act"]) needs 326.2 GiB of 288 as modelled, and dgxc's 512-GPU
-  // H100 layout (tp 2, pp 8) 80.0 GiB of 80 (branch mtp); not investigated further.
-  if (has(model, "DeepSeek-V3") && mtp_layers_of(r) > 0 && r.gpu.starts_with("GB300") && r.micro_batch >= 2)
-    return "DeepSeek-V3 with MTP on GB300 at micro-batch 2: the layout does not fit as modelled (326 GiB of 288)";
-  if (has(model, "DeepSeek-V3") && mtp_layers_of(r) > 0 && has(r.gpu, "H100") && r.pp == 8 &&
-      modern_source_group(r) == "dgxc-benchmarking")
-    return "DeepSeek-V3 with MTP on H100 at tp 2 x pp 8: the layout does not fit as modelled (80.0 GiB of 80)";
   if (moe_arch_of(r) != nullptr) return "";  // expressible; its layout is checked after the others'
   for (const char* moe : {"DeepSeek", "Grok", "Mixtral", "Qwen3", "GPT-OSS", "Kimi", "Llama4"})
     if (has(model, moe)) return other_moe_reason(model);
@@ -262,6 +252,11 @@ bool slot_split_recipe(const ModernRow& r) {
 // (32 chunks: 1, 30 x 2, 0). The recipes give the same counts to every (pp, vp) with the same
 // number of chunks, so the count of chunks picks the layout; the MTP block (m) is not a decoder
 // layer: it is [model] mtp_layers (mtp_layers_of), which Megatron-Core places on the last stage.
+// dgxc-benchmarking's DeepSeek-V3 rows (v25.05, v25.05.04) run NeMo 2's performance script instead
+// (deepseek_v3/pretraining/setup.sh pins NeMo 7a8f1cc, llmb-nemo-r2.3.0; its
+// scripts/performance/llm/pretrain_deepseek_v3.py sets num_layers_in_first_pipeline_stage =
+// 64 / pp - 1 and num_layers_in_last_pipeline_stage = 64 / pp - 2, Megatron-Core splits the rest
+// evenly): pp 4 -> 15, 16, 16, 14; pp 8 -> 7, 8 x 6, 6; pp 16 -> 3, 4 x 14, 2 (VP 1 in every launch).
 std::vector<int> recipe_stage_layers(const ModernRow& r) {
   if ((!has(r.model, "DeepSeek-V3") && !has(r.model, "Kimi-K2")) || r.layers != 61 || r.pp < 2) return {};
   auto layout = [](int first, int middle, int middle_chunks, int last) {
@@ -270,6 +265,11 @@ std::vector<int> recipe_stage_layers(const ModernRow& r) {
     v.push_back(last);
     return v;
   };
+  if (modern_source_group(r) == "dgxc-benchmarking") {
+    if (virtual_stages_of(r) != 1 || 64 % r.pp != 0) return {};
+    const int middle = 64 / r.pp;
+    return layout(middle - 1, middle, r.pp - 2, middle - 2);
+  }
   switch (r.pp * virtual_stages_of(r)) {
     case 4: return layout(16, 16, 2, 13);
     case 8: return layout(8, 8, 6, 5);
@@ -284,9 +284,10 @@ std::vector<int> recipe_stage_layers(const ModernRow& r) {
 // the last pipeline stage). Megatron-Bridge's DeepSeek-V3 recipe sets mtp_num_layers = 1
 // (deepseek_v3.py; its layouts end in "mL"), so its rows train with MTP unless labelled "w/o
 // MTP"; dgxc-benchmarking's v25.05 rows run NeMo 2's recipe, whose pretrain_recipe defaults to
-// use_mtp = True (nemo/collections/llm/recipes/deepseek_v3.py: mtp_num_layers = 1; which release
-// dgxc pinned was not checked). Kimi-K2's recipe has no MTP (kimi_k2.py: no mtp_num_layers,
-// layouts end in "L" alone). 0 = no MTP module.
+// use_mtp = True (nemo/collections/llm/recipes/deepseek_v3.py: mtp_num_layers = 1, read at NeMo
+// 00f65dd; dgxc's setup.sh pins NeMo 7a8f1cc, llmb-nemo-r2.3.0, whose performance script calls
+// pretrain_recipe() without use_mtp; the recipe at that commit was not at hand). Kimi-K2's recipe
+// has no MTP (kimi_k2.py: no mtp_num_layers, layouts end in "L" alone). 0 = no MTP module.
 int mtp_layers_of(const ModernRow& r) {
   return has(r.model, "DeepSeek-V3") && !has(r.model, "w/o MTP") ? 1 : 0;
 }
@@ -450,14 +451,29 @@ bool gpt_oss_recompute_modules(const ModernRow& r) {
   return r.gpu == "B200" || has(r.gpu, "H100") || (r.gpu.starts_with("GB200") && precision_for(r) == "bf16");
 }
 
-// Megatron-Bridge's DeepSeek-V3 performance presets (scripts/performance/configs/deepseek/
-// deepseek_workload_base_configs.py, commit 67b8806 of the mirror read): recompute_modules
-// ["mla_up_proj"] on GB200, B200 and B300 (every precision), ["mla_up_proj", "mlp"] on H100 (the
-// dense "mlp" recompute of its 3 dense layers is not modelled), ["moe_act"] on GB300. Which
-// release each table ran is not stated; this is the one file read. Kimi-K2's are not checked.
+// DeepSeek-V3's recompute modules, as its launchers set them:
+//   * Megatron-Bridge's performance presets (scripts/performance/configs/deepseek/
+//     deepseek_workload_base_configs.py, mirror lkk12014402/Megatron-Bridge): ["mla_up_proj"] on
+//     GB200, B200 and B300 (every precision), ["mla_up_proj", "mlp"] on H100 (the dense "mlp"
+//     recompute of its 3 dense layers is not modelled). GB300 had two presets: pp 4 x vp 4, EP 64
+//     with ["moe_act"] (commits c3e43e6a 2025-12-03 and 67b8806 2026-01-14), replaced by
+//     DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_V1/_V2 = pp 2 x vp 8, pp_layout "Et*4|(t*4|)*14tmL", EP 32,
+//     micro-batch 2, ["mla_up_proj"] in every commit from cc31be26 (2026-02-03, "Dsv3 Recipe
+//     Update") to 5acef930 (2026-04-18) and at the mirror's head (793bb600, 2026-04-24); the
+//     VR200 preset with the same layout at micro-batch 1 also sets ["mla_up_proj"]. So a GB300 row
+//     on pp 2 x vp 8 (the 26.02 - 26.08 tables) takes ["mla_up_proj"] and any other GB300 row
+//     (25.11: pp 2 x vp 4, w/o MTP; no preset read has that layout) ["moe_act"]. The 26.06 and
+//     26.08 presets are newer than the mirror (UNSURE for those four rows).
+//   * dgxc-benchmarking v25.05 and v25.05.04 (deepseek_v3/pretraining/launch.sh, commits 68eaf7e and
+//     1f6d9f4): --recompute_modules mla_up_proj on H100; core_attn on GB200, which with flash
+//     attention frees nothing the model keeps (the kernel's saved Q, K, V, O are the checkpoint's
+//     inputs and the out-projection's input), so it is not written.
+// Kimi-K2's are not checked.
 std::string deepseek_recompute_modules(const ModernRow& r) {
-  if (!has(r.model, "DeepSeek-V3") || modern_source_group(r) != "Megatron-Bridge") return "";
-  if (r.gpu.starts_with("GB300")) return "[\"moe_act\"]";
+  if (!has(r.model, "DeepSeek-V3")) return "";
+  if (modern_source_group(r) == "dgxc-benchmarking") return has(r.gpu, "H100") ? "[\"mla_up_proj\"]" : "";
+  if (modern_source_group(r) != "Megatron-Bridge") return "";
+  if (r.gpu.starts_with("GB300")) return r.pp == 2 && virtual_stages_of(r) == 8 ? "[\"mla_up_proj\"]" : "[\"moe_act\"]";
   if (r.gpu.starts_with("GB200") || r.gpu == "B200" || r.gpu == "B300" || has(r.gpu, "H100")) return "[\"mla_up_proj\"]";
   return "";
 }

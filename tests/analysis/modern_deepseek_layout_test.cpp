@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/memory_report.h"
 #include "analysis/modern_rows.h"
 #include "tests/analysis/modern_row_fixture.h"
 #include "analysis/validate_training.h"
@@ -89,4 +90,53 @@ TEST_CASE("analysis::scenario_for_modern_row: DeepSeek-V3 rows train with one MT
   }
   CHECK(without == 8);  // the 4 "w/o MTP" runs, two metrics each
   CHECK(with_mtp > 0);
+}
+
+namespace {
+
+bool fits(const scenarios::ScenarioSpec& spec) {
+  analysis::MemoryReportOptions opt;
+  opt.advice = false;
+  return analysis::memory_for_scenario(spec, opt).fits;
+}
+
+}  // namespace
+
+TEST_CASE("analysis::scenario_for_modern_row: DeepSeek-V3 on GB300 pp 2 x vp 8 recomputes mla_up_proj and fits at micro-batch 2") {
+  // Megatron-Bridge's GB300 preset from cc31be26 (2026-02-03) to the mirror's head: pp 2, vp 8,
+  // "Et*4|(t*4|)*14tmL", EP 32, micro-batch 2, recompute_modules ["mla_up_proj"] (the 26.02 -
+  // 26.04.01 tables). With ["moe_act"] (the earlier pp 4 x vp 4 preset's) it needed 326 GiB of 288.
+  const ModernRow& row = row_at("training_megatron_bridge.csv", 176);
+  REQUIRE(row.model == "DeepSeek-V3 671B");
+  REQUIRE(row.micro_batch == 2);
+  CHECK(modern_skip_reason(row).empty());
+  const scenarios::ScenarioSpec spec = clustersim::analysis::test::scenario_of(row);
+  CHECK(spec.training.recompute_modules == workloads::kRecomputeMlaUpProj);
+  CHECK(spec.model.mtp_layers == 1);
+  CHECK(stages_of(spec.parallel, 61) == std::vector<int>{32, 29});
+  CHECK(fits(spec));
+  // The same layout at micro-batch 1 (26.06, 26.08) takes the same modules; the 25.11 pp 2 x vp 4
+  // rows (w/o MTP) keep ["moe_act"].
+  CHECK(clustersim::analysis::test::scenario_of(row_at("training_megatron_bridge.csv", 2)).training.recompute_modules ==
+        workloads::kRecomputeMlaUpProj);
+  CHECK(clustersim::analysis::test::scenario_of(row_at("training_megatron_bridge.csv", 478)).training.recompute_modules ==
+        workloads::kRecomputeMoeAct);
+}
+
+TEST_CASE("analysis::scenario_for_modern_row: dgxc DeepSeek-V3 rows take NeMo 2's pipeline split and mla_up_proj on H100") {
+  // NeMo r2.3.0 scripts/performance/llm/pretrain_deepseek_v3.py: first stage 64/pp - 1 layers,
+  // last 64/pp - 2, the rest 64/pp; dgxc's launch.sh: --recompute_modules mla_up_proj on H100.
+  const ModernRow& h100 = row_at("training_dgxc_benchmarking.csv", 993);
+  REQUIRE(h100.pp == 8);
+  CHECK(modern_skip_reason(h100).empty());
+  const scenarios::ScenarioSpec spec = clustersim::analysis::test::scenario_of(h100);
+  CHECK(stages_of(spec.parallel, 61) == std::vector<int>{7, 8, 8, 8, 8, 8, 8, 6});
+  CHECK(spec.training.recompute_modules == workloads::kRecomputeMlaUpProj);
+  CHECK(spec.model.mtp_layers == 1);
+  CHECK(fits(spec));
+  const workloads::ParallelSpec pp16 = parallel_of(row_at("training_dgxc_benchmarking.csv", 836));
+  CHECK(stages_of(pp16, 61) == std::vector<int>{3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2});
+  const ModernRow& gb200 = row_at("training_dgxc_benchmarking.csv", 840);
+  CHECK(stages_of(parallel_of(gb200), 61) == std::vector<int>{15, 16, 16, 14});
+  CHECK(clustersim::analysis::test::scenario_of(gb200).training.recompute_modules == 0);  // core_attn: nothing kept
 }

@@ -38,7 +38,7 @@ TEST_CASE("workloads::memory model: optimizer and precision choices set the byte
   CHECK(state_bytes_per_param(tr).grads == 2);
 }
 
-TEST_CASE("workloads::memory model: 1F1B stage i holds min(pp - i, m) micro-batches, GPipe all m") {
+TEST_CASE("workloads::memory model: 1F1B stage i holds min(pp - i, m) micro-batches, GPipe all m, interleaved Megatron's warm-up") {
   ParallelSpec par;
   par.pp = 4;
   CHECK(micro_batches_in_flight(par, 16, 0) == 4);
@@ -49,6 +49,12 @@ TEST_CASE("workloads::memory model: 1F1B stage i holds min(pp - i, m) micro-batc
   par.schedule = Schedule::Interleaved;
   par.virtual_stages = 2;
   CHECK(micro_batches_in_flight(par, 16, 0) == doctest::Approx(4 * (1 + 3.0 / 8)));
+  // Megatron-Core's interleaved warm-up on rank r: 2 (pp - r - 1) + (v - 1) pp chunk forwards, one
+  // more in steady state, at most m x v; / v in units of the stage. The last rank warms up its
+  // earlier chunks too: (0 + 4 + 1) / 2, not 1 + 3/8.
+  CHECK(micro_batches_in_flight(par, 16, 3) == doctest::Approx(2.5));
+  CHECK(micro_batches_in_flight(par, 16, 1) == doctest::Approx((4 + 4 + 1) / 2.0));
+  CHECK(micro_batches_in_flight(par, 2, 0) == doctest::Approx(2.0));  // all 2 x 2 chunk forwards
 }
 
 TEST_CASE("workloads::memory model: the report names the most loaded stage and every line adds up") {

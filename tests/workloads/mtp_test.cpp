@@ -137,6 +137,28 @@ TEST_CASE("workloads::mtp: the last stage holds the module's states, activations
   CHECK(stage_memory(q, 1).total.value > stage_memory(base, 1).total.value + held + act);
 }
 
+// The module runs in the last model chunk of the last stage, which under 1F1B holds one
+// micro-batch at a time, interleaved or not (Megatron-Core schedules.py: the last rank warms up
+// with (vp - 1) x pp forwards of its earlier chunks, then each last-chunk forward is followed by
+// its backward). Its saved tensors are therefore one micro-batch's whatever the stage's earlier
+// chunks hold; GPipe keeps every micro-batch's.
+TEST_CASE("workloads::mtp: the module's activations are one micro-batch's under 1F1B, interleaved or not") {
+  MemoryRequest q;
+  q.model = small_mla_moe(1);
+  q.parallel.pp = 2;
+  q.training.global_batch = 8;
+  q.training.micro_batch = 1;
+  const double one = line(q, 1, "MTP modules: activations");
+  REQUIRE(one > 0.0);
+  MemoryRequest interleaved = q;
+  interleaved.parallel.virtual_stages = 2;  // 4 chunks of 1 layer: the stage's layers hold more than 1
+  CHECK(line(interleaved, 1, "layers: activations") > line(q, 1, "layers: activations"));
+  CHECK(line(interleaved, 1, "MTP modules: activations") == doctest::Approx(one));
+  MemoryRequest gpipe = q;
+  gpipe.parallel.schedule = Schedule::GPipe;
+  CHECK(line(gpipe, 1, "MTP modules: activations") == doctest::Approx(8.0 * one));
+}
+
 // "mla_up_proj" frees Q, K and V after the forward: per layer s x b x H x (2 x (nope + rope) + v)
 // x 2 B = 1024 x 8 x (2 x 96 + 64) x 2 = 4,194,304 B here, on each of the 4 layers (1 in flight).
 TEST_CASE("workloads::estimate_memory: recompute_modules mla_up_proj drops MLA's Q, K and V, keeps the latents") {

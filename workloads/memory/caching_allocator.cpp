@@ -481,9 +481,9 @@ void backward_unit(Replayer& rep, const UnitPlan& u, std::vector<AllocHandle>& s
   }
 }
 
-// Units in flight at the stage's peak: micro-batches in flight x chunks (1F1B: min(pp, m) units;
-// interleaved: Megatron's 2(pp-1) + (v-1)pp warm-up chunk forwards plus the one in steady state,
-// = pp(v+1) - 1 = micro_batches_in_flight x v; GPipe: all of them).
+// Units in flight at the stage's peak: micro-batches in flight x chunks (1F1B: min(pp - i, m)
+// units; interleaved: Megatron's 2(pp-i-1) + (v-1)pp warm-up chunk forwards on stage i plus the one
+// in steady state, = micro_batches_in_flight x v, pp(v+1) - 1 on stage 0; GPipe: all of them).
 int warm_up_units(const ParallelSpec& par, int micro_batches, int stage, int chunks) {
   const int units = micro_batches * chunks;
   if (par.schedule == Schedule::GPipe) return units;

@@ -249,12 +249,24 @@ void add_moe_activations(Builder& out, const MemoryRequest& r, int stage, double
           "dispatch + combine: 2 x k x load x e*s*b*h/t, one micro-batch", kLayerForward | kLayerBackward);
 }
 
+// Micro-batches whose activations the last model chunk of the last stage holds at once, where the
+// MTP modules run: under 1F1B, interleaved or not, one. Megatron-Core's interleaved schedule
+// (megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving)
+// warms the last rank up with (vp - 1) x pp forwards of its earlier chunks only; from then on
+// each forward of its last chunk is followed by that micro-batch's backward (backward chunk ids
+// run vp - 1 first), so the last chunk never holds a second micro-batch. GPipe holds them all.
+double last_chunk_micro_batches_in_flight(const MemoryRequest& r) {
+  return r.parallel.schedule == Schedule::GPipe ? micro_batches_per_replica(r) : 1.0;
+}
+
 // The MTP modules on the last stage (model/mtp.h): each saves what a decoder layer of its kind
 // saves (`per_layer`, plus an MoE layer's dispatched tokens and expert tensors), its enorm and
 // hnorm inputs (the embedding output and the hidden state, e*s*b*h each) and eh_proj's 2h-wide
-// input, for every micro-batch in flight; and, once, its head's final-norm and logits-GEMM inputs
-// as the main output layer does (its fp32 logits are in add_buffers).
-void add_mtp_activations(Builder& out, const MemoryRequest& r, double per_layer, double in_flight) {
+// input, for each micro-batch the last model chunk holds (last_chunk_micro_batches_in_flight:
+// one under 1F1B, however many the stage's earlier chunks hold); and, once, its head's
+// final-norm and logits-GEMM inputs as the main output layer does (its logits are in add_buffers).
+void add_mtp_activations(Builder& out, const MemoryRequest& r, double per_layer) {
+  const double in_flight = last_chunk_micro_batches_in_flight(r);
   const ModelSpec m = sequence_shard(r.model, r.parallel);
   const TrainingSpec& tr = r.training;
   const int t = r.parallel.tp;
@@ -334,7 +346,7 @@ void add_activations(Builder& out, const MemoryRequest& r, int stage) {
             kLayerBackward);
   }
   if (m.is_moe()) add_moe_activations(out, r, stage, in_flight);
-  if (m.mtp_layers > 0 && stage == par.pp - 1) add_mtp_activations(out, r, per_layer, in_flight);
+  if (m.mtp_layers > 0 && stage == par.pp - 1) add_mtp_activations(out, r, per_layer);
   if (stage == 0 && has_dropout(m)) {
     const double mask = s * b * h / (sp ? t : 1) * in_flight;
     out.add("embedding: dropout mask", MemoryCategory::Activations, mask,
@@ -605,7 +617,14 @@ double micro_batches_in_flight(const ParallelSpec& parallel, int micro_batches, 
   const int v = parallel.virtual_stages;
   const bool interleaved = parallel.schedule == Schedule::Interleaved || v > 1;
   if (!interleaved || v <= 1 || p <= 1) return held;
-  return held * (1.0 + static_cast<double>(p - 1) / (static_cast<double>(p) * v));
+  // Megatron-Core's interleaved schedule (schedules.py, forward_backward_pipelining_with_
+  // interleaving): rank r warms up with 2 (p - r - 1) + (v - 1) p chunk forwards
+  // (microbatch_group_size_per_vp_stage = p by default), capped at all m x v, and holds one more
+  // in steady state; in units of the stage's layers, / v. Stage 0: p + (p - 1) / v = p (1 + (p - 1)
+  // / (p v)); the last stage: p - (p - 1) / v, not 1 + (p - 1) / (p v): its warm-up runs (v - 1) x p
+  // forwards of its earlier chunks too.
+  const double chunk_forwards = 2.0 * (p - stage - 1) + (v - 1.0) * p + 1.0;
+  return std::min(chunk_forwards, static_cast<double>(micro_batches) * v) / v;
 }
 
 MemoryBreakdown stage_memory(const MemoryRequest& request, int stage) {
