@@ -78,6 +78,7 @@ RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& op
   constants.apply(spec.model_constants);
   r.compute.emplace(*gpu, spec.cluster, spec.training.precision, constants);
   r.compute->set_launch_blocking(spec.training.launch_blocking);
+  r.compute->set_cuda_graphs(spec.training.cuda_graphs);
   ClusterCache local;
   ClusterCache& clusters = options.clusters != nullptr ? *options.clusters : local;
   const double drain_steps = constants.get("p2p_drain_steps");

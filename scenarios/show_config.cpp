@@ -159,7 +159,8 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
       << "grad_dtype = " << quote_str(sim::name_of(workloads::kStateDtypeNames, tr.grad_dtype)) << "\n"
       << "optimizer_dtype = " << quote_str(sim::name_of(workloads::kStateDtypeNames, tr.optimizer_dtype)) << "\n"
       << "iterations = " << tr.iterations << "\n"
-      << "launch_blocking = " << b(tr.launch_blocking) << "\n";
+      << "launch_blocking = " << b(tr.launch_blocking) << "\n"
+      << "cuda_graphs = " << b(tr.cuda_graphs) << "\n";
   if (tr.recompute_modules != 0) {
     out << "recompute_modules = [";
     const char* sep = "";

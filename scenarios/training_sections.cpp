@@ -22,7 +22,7 @@ constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual
                                               "cp", "cp_comm_type", "ep", "etp"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype",
-                                              "activation_offload_layers", "launch_blocking", "recompute_modules"};
+                                              "activation_offload_layers", "launch_blocking", "recompute_modules", "cuda_graphs"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "offload_optimizer",
                                           "offload_delayed_update"};
@@ -146,6 +146,7 @@ bool Loader::read_training(const toml::table* t) {
   if (auto v = s.choice("optimizer_dtype", workloads::kStateDtypeNames)) tr.optimizer_dtype = *v;
   if (auto v = s.integer("activation_offload_layers", 0, 1 << 20, "5")) tr.activation_offload_layers = *v;
   if (auto v = s.boolean("launch_blocking")) tr.launch_blocking = *v;
+  if (auto v = s.boolean("cuda_graphs")) tr.cuda_graphs = *v;
   read_recompute_modules(*this, s, tr.recompute_modules);
   s.finish();
   return error_count() == before;

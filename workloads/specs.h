@@ -387,6 +387,10 @@ struct TrainingSpec {
   // CUDA_LAUNCH_BLOCKING=1: every kernel waits for the host (no compute/communication overlap,
   // a host round trip per kernel: ComputeModel::set_launch_blocking, docs/model.md).
   bool launch_blocking = false;
+  // A full-iteration CUDA graph (Megatron-Core cuda_graph_impl "local" with cuda_graph_scope
+  // "full_iteration"): the host replays the step from one launch, so no per-op host time and no
+  // MoE host sync (ComputeModel::set_cuda_graphs, docs/model.md).
+  bool cuda_graphs = false;
   // Activation CPU offloading: layers per model chunk whose saved activations go to host memory
   // after their forward and come back before their backward (Megatron-Core
   // cpu_offloading_num_layers; workloads/memory/activation_offload.h). 0 = off.

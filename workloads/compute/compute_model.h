@@ -5,7 +5,10 @@
 //   device(op) = max(FLOPs / (peak[precision] x clock x power x MIG x eff_flops(op)),
 //                    bytes / (HBM bandwidth x MIG x eff_mem(op)))
 //                + fp8 casts(op) + kernels(op) x kernel_launch_us
-//   pass(ops)  = max(sum device(op), sum launches(op) x host_launch_us), per stretch between host syncs
+//   pass(ops)  = max(sum device(op), sum host(op)) before a host sync; after it (empty GPU queue)
+//                each op's kernels start once the host has issued them (see ops_time)
+//   host(op)   = (launches(op) + framework ops(op)) x host_launch_us + torch.distributed calls x
+//                torch_distributed_call_us
 //
 // Throughput side, each factor a physical effect with a named constant (compute_model.cpp has the
 // sources; `ComputeConstants::describe` prints them):
@@ -144,7 +147,8 @@ class ComputeModel {
   double sustained_clock_mhz() const;
   // The flash-attention kernel's efficiency for this GPU's generation (see attention_efficiency).
   double attention_efficiency() const;
-  // Host time to issue an op's kernels: launches x host_launch_us.
+  // Host time to issue an op: (launches + its other framework ops) x host_launch_us + its
+  // torch.distributed calls x torch_distributed_call_us; zero under a full-iteration CUDA graph.
   sim::SimTime host_time(const OpCost& op, Pass pass) const;
   // Kernel launches the host issues for an op: kernels(op), plus one per further local expert of a
   // grouped expert GEMM (grouped_gemm_launches_per_expert).
@@ -155,6 +159,12 @@ class ComputeModel {
   // a launch_blocking_sync_us round trip per kernel instead of overlapping them.
   void set_launch_blocking(bool on) { launch_blocking_ = on; }
   bool launch_blocking() const { return launch_blocking_; }
+  // A full-iteration CUDA graph ([training] cuda_graphs; Megatron-Core's cuda_graph_scope
+  // "full_iteration"): the step replays from one graph launch, so host_time() is zero and an MoE
+  // forward's host sync does not happen (a graph cannot contain one: the dispatcher must be
+  // sync-free); ops_time() is the sum of the device times.
+  void set_cuda_graphs(bool on) { cuda_graphs_ = on; }
+  bool cuda_graphs() const { return cuda_graphs_; }
   const topology::GpuSpec& gpu() const { return gpu_; }
 
  private:
@@ -177,6 +187,7 @@ class ComputeModel {
   sim::Bytes memory_capacity_;  // the GPU's or its MIG slice's
   double clock_ratio_;   // sustained_clock_ratio x power-limited clock ratio x power density (Blackwell)
   bool launch_blocking_ = false;
+  bool cuda_graphs_ = false;
 };
 
 }  // namespace clustersim::workloads

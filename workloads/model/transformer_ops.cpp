@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "workloads/model/mamba_ops.h"
+#include "workloads/model/moe_host_ops.h"
 #include "workloads/model/mtp.h"
 #include "workloads/model/attention_variants.h"
 #include "workloads/model/op_builders.h"
@@ -113,10 +114,37 @@ void mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& d) {
   ops.push_back(gemm("mlp_down", OpKind::Gemm, d.tokens, h, d.ffn, 1, d.p, true));
 }
 
+void add_host_work(OpCost& op, const MoeHostWork& fwd, const MoeHostWork& bwd) {
+  op.fwd_host_ops += fwd.ops;
+  op.fwd_dist_calls += fwd.dist_calls;
+  op.bwd_host_ops += bwd.ops;
+  op.bwd_dist_calls += bwd.dist_calls;
+}
+
+// Charges an MoE layer's host work (moe_host_ops.h) to its ops, from the router at ops[router] on:
+// each phase to the op it runs beside, the dispatch's to the first op after the host sync.
+void add_moe_host_work(std::vector<OpCost>& ops, std::size_t router, const MoeHostPhases& p) {
+  bool after_sync = false;
+  for (std::size_t i = router; i < ops.size(); ++i) {
+    OpCost& op = ops[i];
+    if (after_sync) {
+      add_host_work(op, p.dispatch_fwd, p.dispatch_bwd);
+      after_sync = false;
+    }
+    if (op.name == "moe_router") add_host_work(op, p.router_fwd, p.router_bwd);
+    if (op.name == "moe_permute") add_host_work(op, p.preprocess_fwd, p.preprocess_bwd);
+    if (op.name == "moe_sort_chunks" || op.name == "moe_unsort_chunks") add_host_work(op, p.sort_fwd, p.sort_bwd);
+    if (op.name == "expert_act") add_host_work(op, p.experts_fwd, p.experts_bwd);
+    if (op.name == "moe_unpermute") add_host_work(op, p.combine_fwd, p.combine_bwd);
+    if (op.host_sync_after) after_sync = true;
+  }
+}
+
 // The mixture of experts that replaces the MLP in an MoE layer (see layer_ops in the header).
 void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, const Dims& d) {
   const double h = m.hidden;
   const double k = m.experts_per_token;
+  const std::size_t router = ops.size();
   ops.push_back(gemm("moe_router", OpKind::Gemm, d.tokens, m.experts, h, 1, d.p, false));
   ops.push_back(pointwise("moe_router_topk", OpKind::Elementwise, d.tokens * m.experts, kSoftmaxFlopsPerElement,
                           4.0 + 4.0, 4.0 * 3.0));
@@ -169,12 +197,14 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
   }
   if (sorts_chunks) ops.push_back(pointwise("moe_unsort_chunks", OpKind::Elementwise, slots * h, 0.0, 2.0 * d.p, 2.0 * d.p));
   ops.push_back(pointwise("moe_unpermute", OpKind::Elementwise, routed * h, 1.0, 2.0 * d.p, 2.0 * d.p));
+  add_moe_host_work(ops, router, moe_host_phases(std::max(1, sh.ep), sh.tp, static_cast<int>(etp), local_experts));
 }
 
 }  // namespace
 
 double moe_dispatch_bytes(const ModelSpec& model, const OpShape& shape) {
-  const double tokens = static_cast<double>(shape.micro_batch) * shape.seq_len;
+  // Context parallelism: this rank routes its own s/cp tokens (as its expert GEMMs see them).
+  const double tokens = static_cast<double>(shape.micro_batch) * shape.seq_len / std::max(1, shape.cp);
   return tokens * model.experts_per_token * model.hidden * shape.precision_bytes / std::max(1, shape.tp);
 }
 

@@ -52,6 +52,13 @@ struct OpCost {
   bool host_sync_after = false;  // forward: the host waits for the device after issuing this op
                                  // (dropless MoE copies its token counts to the host), so it cannot
                                  // run ahead across it (ComputeModel::ops_time)
+  // Host work an eager framework spends on this op beyond issuing its kernels: framework ops that
+  // launch no kernel of their own or only a tiny one (reshapes, token-count sums, split-size lists,
+  // device-to-host copies, autograd.Function wrappers, loss bookkeeping), each host_launch_us, and
+  // torch.distributed calls, each torch_distributed_call_us (ComputeModel::host_time). Only MoE
+  // layers set them (model/moe_host_ops.h counts them from Megatron-Core's source).
+  double fwd_host_ops = 0, bwd_host_ops = 0;
+  double fwd_dist_calls = 0, bwd_dist_calls = 0;
 
   bool is_matmul() const { return kind == OpKind::Gemm || kind == OpKind::Attention; }
 };
@@ -101,7 +108,8 @@ inline constexpr double kDropoutMaskBytesPerElement = 1.0;  // PyTorch stores th
 // The expert-parallel all-to-all (dispatch and combine) is communication, costed by the caller.
 std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape, bool moe_layer = false);
 // Bytes one GPU's dispatch (or combine) all-to-all moves for one MoE layer: every token's hidden
-// vector to each of its k experts, sharded over tp (sequence-parallel tokens).
+// vector to each of its k experts, sharded over tp (sequence-parallel tokens); under context
+// parallelism the rank's s/cp tokens only.
 double moe_dispatch_bytes(const ModelSpec& model, const OpShape& shape);
 // Input embedding lookup (vocab-parallel), run by the first pipeline stage.
 std::vector<OpCost> embedding_ops(const ModelSpec& model, const OpShape& shape);
