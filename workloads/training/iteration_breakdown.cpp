@@ -25,6 +25,8 @@ IterationBreakdown breakdown_of(const RankTimes& st, double iteration_start, dou
                  std::max(0.0, st.done - st.optimizer_start - opt);
   b.exposed_comm = b.tp_comm + b.cp_exposed + b.dp_exposed;
   b.other = std::max(0.0, iteration_s - b.compute - b.exposed_comm - b.pipeline_bubble - b.optimizer);
+  // A remainder under the simulator's 1 ps tick is the rounding of the sums above, not time.
+  if (b.other < 1e-12) b.other = 0;
   b.tp_overlapped = st.tp_hidden;
   b.dp_overlapped = std::max(0.0, st.dp_comm - b.dp_exposed);
   b.cp_overlapped = st.cp_hidden;
