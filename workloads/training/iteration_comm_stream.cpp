@@ -1,0 +1,162 @@
+// The training-iteration run's communication streams (iteration_run.h): each pipeline rank reduces
+// its gradient buckets over the data-parallel group as they become ready, one at a time (memoised
+// durations, or under `full` live collectives on the network model), runs the optimizer step when
+// the last reduction ends (on the GPU, or ZeRO-Offload's PCIe and CPU Adam) and, with a sharded
+// optimizer, all-gathers the updated parameters back.
+#include "workloads/training/iteration_run.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "topology/catalog.h"
+#include "workloads/collectives/collective_runner.h"
+#include "workloads/training/optimizer_offload.h"
+
+namespace clustersim::workloads {
+
+double IterationRun::dp_time(double bytes, CollectiveOp op) {
+  const auto key = std::make_pair(static_cast<int>(op), bytes);
+  if (auto it = dp_times_.find(key); it != dp_times_.end()) return it->second;
+  if (dp_groups_.empty()) {
+    for (int t = 0; t < in_.parallel.tp; ++t) dp_groups_.push_back(layout_.dp_cp_group(t, 0));
+  }
+  const double s = memo_.concurrent(op, dp_algo_, dp_groups_, sim::Bytes{bytes}).seconds();
+  dp_times_.emplace(key, s);
+  return s;
+}
+
+// What the representative GPU sends in a bucket's reduction (ring: 2(n-1)/n of the buffer for an
+// all-reduce, (n-1)/n for a reduce-scatter).
+double IterationRun::reduction_bytes_sent(const Bucket& b) const {
+  const double n = in_.parallel.grad_replicas();
+  return b.bytes * (in_.parallel.shards_optimizer() ? 1.0 : 2.0) * (n - 1) / n;
+}
+
+void IterationRun::issue_comm(int r) {
+  const Bucket* b = rank(r).start_reduction(now());
+  if (b == nullptr) return;
+  const CollectiveOp op = in_.parallel.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
+  if (in_.full) {
+    launch_live(r, b->bytes, op);
+    return;
+  }
+  const double dur = dp_time(b->bytes, op);
+  rank(r).add_dp_comm(dur);
+  if (recording_) {
+    recording_->recorder.data_parallel(r, reduction_name(), now(), now() + dur, reduction_bytes_sent(*b), true);
+  }
+  sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kCommDone, r, 0));
+}
+
+// `full`: the tp ranks' data-parallel collectives of the bucket as live flows on the network; those
+// of positions folded onto another (live_position_folding.h) end when its do.
+// Those provably alone on their links until they end are replayed (live_replay.h).
+void IterationRun::launch_live(int r, double bytes, CollectiveOp op) {
+  rank(r).set_live(static_cast<int>(live_positions_.size()));
+  for (std::size_t k = 0; k < live_positions_.size(); ++k) {
+    const CollectivePlan& plan = live_plan(live_positions_[k], r, bytes, op);
+    if (replay_) {
+      if (const std::optional<sim::SimTime> d = replay_->replay(r, k, plan, sim_.now())) {
+        sim_.schedule_in(*d, this, tag_of(kReplayDone, r, 0));
+        continue;
+      }
+    }
+    live_.push_back(make_collective(CollectiveContext{sim_, net_, in_.topo, in_.router}, plan, this,
+                                    static_cast<std::uint64_t>(r)));
+    live_.back()->start();
+  }
+}
+
+// Finished live collectives are dropped (the invariant checks read them all at the end, so they
+// keep them). Never called from inside a collective's callback: only from the simulator's dispatch.
+void IterationRun::release_finished_live() {
+  if (checks_ || live_.size() < 2 * live_kept_ + 64) return;
+  std::erase_if(live_, [](const std::unique_ptr<CollectiveAlgorithm>& c) { return c->done(); });
+  live_kept_ = live_.size();
+}
+
+void IterationRun::on_collective_done(std::uint64_t tag) {
+  const int r = static_cast<int>(tag);
+  if (rank(r).live_done()) comm_done(r);
+}
+
+void IterationRun::comm_done(int r) {
+  PipelineRank& rk = rank(r);
+  if (rk.optimizer_started()) {  // post-optimizer all-gathers (sharded optimizer)
+    if (rk.finish_allgather()) {
+      start_allgather(r);
+    } else {
+      finish_rank(r);
+    }
+    return;
+  }
+  rk.finish_reduction();
+  if (in_.full) rk.add_dp_comm(now() - rk.comm_start());
+  if (in_.full && recording_) {
+    recording_->recorder.data_parallel(r, reduction_name(), rk.comm_start(), now(),
+                                       reduction_bytes_sent(rk.running_reduction()), false);
+  }
+  issue_comm(r);
+  maybe_optimizer(r);
+  if (in_.compute.launch_blocking()) try_start(r);
+}
+
+void IterationRun::maybe_optimizer(int r) {
+  PipelineRank& rk = rank(r);
+  if (!rk.ready_for_optimizer()) return;
+  double params = 0;
+  for (int c = 0; c < v_; ++c) params += costs_.chunks[static_cast<std::size_t>(c * pp_ + r)].params;
+  if (in_.parallel.shards_optimizer()) params /= in_.parallel.grad_replicas();
+  const bool mixed = activation_bytes(in_.training.precision) == 2;
+  double dur = in_.compute.optimizer_step_time(params, in_.training.optimizer, mixed).seconds();
+  if (in_.sync.offload_optimizer == OffloadDevice::Cpu) {  // ZeRO-Offload: PCIe and CPU-Adam instead
+    const ParallelSpec& p = in_.parallel;
+    const int host_gpus = std::min(std::max(1, in_.topo.gpus_per_server()), p.tp * p.cp * p.pp * p.dp);
+    const OffloadStep step = offload_step(params, in_.training, host_gpus, topology::pcie_x16_bandwidth(in_.gpu.pcie_gen),
+                                          in_.compute.constants().get("cpu_adam_gparams_per_s") * 1e9);
+    // The window of the delayed update: this rank's forward, backward and gradient reduction,
+    // the span the next iteration's would take (every simulated iteration is the steady state).
+    dur = step.exposed_after_backward_s(in_.sync.offload_delayed_update, now() - iteration_start_);
+    result_.offload_hidden_s = std::max(result_.offload_hidden_s, step.total_s() - dur);
+    result_.offload_pcie_s = std::max(result_.offload_pcie_s, step.pcie_s());
+    result_.offload_cpu_s = std::max(result_.offload_cpu_s, step.cpu_adam_s);
+  }
+  rk.start_optimizer(now(), dur);
+  if (checks_) checks_->optimizer_started(r, dur);
+  if (recording_) recording_->recorder.optimizer(r, now(), now() + dur);
+  sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kOptimizerDone, r, 0));
+}
+
+void IterationRun::optimizer_done(int r) {
+  PipelineRank& rk = rank(r);
+  if (in_.parallel.shards_optimizer() && rk.has_reductions() && !param_gather_overlap_) {
+    rk.begin_allgathers();
+    start_allgather(r);
+  } else {
+    finish_rank(r);
+  }
+}
+
+// Sharded optimizers gather the updated parameters back, bucket by bucket, in 16-bit (or fp32).
+void IterationRun::start_allgather(int r) {
+  const double bytes = param_bytes(rank(r).start_allgather());
+  const double dur = dp_time(bytes, CollectiveOp::AllGather);
+  rank(r).add_dp_comm(dur);
+  if (recording_) {
+    const double n = in_.parallel.grad_replicas();
+    recording_->recorder.data_parallel(r, "all-gather", now(), now() + dur, bytes * (n - 1) / n, true);
+  }
+  sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kCommDone, r, 0));
+}
+
+void IterationRun::finish_rank(int r) {
+  rank(r).finish(now());
+  ++ranks_done_;
+  if (checks_) checks_->rank_finished(r);
+}
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,221 @@
+// The training-iteration run's planning (iteration_run.h): everything fixed before the first event.
+// It plans the stage costs (stage_costs.h), each pipeline rank's schedule order, gradient buckets
+// (gradient_buckets.h) and overlapped parameter gathers (overlap.h), the pipeline routes between
+// ranks, the input feeds ([data], input_feed.h) and, under `full`, which tensor-parallel
+// positions' collectives run as live flows (live_position_folding.h) and which are replayed
+// (live_replay.h). Planning once keeps the event handlers free of searches and allocation.
+#include "workloads/training/iteration_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "sim/check.h"
+#include "sim/rng.h"
+#include "topology/catalog.h"
+#include "workloads/collectives/collective_runner.h"
+#include "workloads/training/live_position_folding.h"
+
+namespace clustersim::workloads {
+
+IterationRun::IterationRun(const IterationInputs& in)
+    : in_(in),
+      layout_{in.parallel.tp, in.parallel.dp, in.parallel.pp, in.parallel.cp},
+      pp_(in.parallel.pp),
+      v_(in.parallel.schedule == Schedule::Interleaved ? std::max(1, in.parallel.virtual_stages) : 1),
+      m_(in.training.micro_batches_per_replica(in.parallel.dp)),
+      vstages_(pp_ * v_),
+      net_(sim_, in.topo),
+      own_memo_(CollectiveEnvironment{in.topo, in.router, in.gpu.compute_capability, in.hints}),
+      memo_(in.shared_memo != nullptr ? *in.shared_memo : own_memo_),
+      memo_at_start_{memo_.simulations(), memo_.transfers(), memo_.events()},
+      dp_algo_(in.sync.algorithm) {
+  CLUSTERSIM_CHECK(m_ >= 1, "at least one micro-batch per replica");
+  memo_.set_invariants(in.invariants);  // the stage costs' memoised collectives are checked too
+  const auto t0 = std::chrono::steady_clock::now();
+  costs_ = plan_stage_costs(StageCostInputs{in.model, in.parallel, in.training, in.compute, layout_, memo_, dp_algo_,
+                                            v_, m_, in.sync.tp_comm_overlap && in.parallel.sequence_parallel,
+                                            in.sync.fsdp_prefetch});
+  param_gather_overlap_ = in.parallel.shards_optimizer() && in.sync.param_gather_overlapped(in.parallel);
+  result_.tp_bytes_per_gpu = costs_.tp_bytes_per_gpu;
+  result_.pp_bytes_per_gpu = costs_.pp_bytes_per_gpu;
+  result_.cp_bytes_per_gpu = costs_.cp_bytes_per_gpu;
+  result_.ep_bytes_per_gpu = costs_.ep_bytes_per_gpu;
+  plan_ranks();
+  fwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
+  bwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
+  plan_pipeline_routes();
+  plan_input_feeds();
+  if (in.full) plan_live_positions();
+  if (in.full && in.replay_live_alone && in.invariants == nullptr && !in.record_timeline) plan_live_replay();
+  if (in.invariants != nullptr) checks_.emplace(*in.invariants, ranks_, sim_);
+  if (in.record_timeline) {
+    net_.set_observer(this);
+    recording_ = std::make_unique<Recording>(result_, in.topo, in.router, layout_, v_, pp_routes_.size());
+  }
+  plan_wall_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Parameters whose gradients a chunk's buckets carry over the data-parallel group. Routed experts'
+// gradients are reduced over the dp / ep ranks holding the same experts, not over dp: a ring
+// reduction sends 2 (n-1)/n of its buffer, so on the dp group they weigh ((e-1)/e) / ((dp-1)/dp)
+// with e = dp / ep (none when e = 1). A bandwidth equivalence: the reduction still runs on the dp
+// group's links, whose busiest hop the expert group shares.
+double IterationRun::reduced_params(const ChunkCost& c) const {
+  const double dp = in_.parallel.dp, edp = in_.parallel.expert_dp();
+  if (c.expert_params <= 0 || dp <= 1) return c.params;
+  const double weight = ((edp - 1) / edp) / ((dp - 1) / dp);
+  return c.params - c.expert_params * (1.0 - weight);
+}
+
+// Each rank's schedule order and gradient buckets.
+void IterationRun::plan_ranks() {
+  const BucketRule rule = BucketRule::of(in_.parallel, in_.training, in_.sync);
+  double reduced = 0;
+  ranks_.reserve(static_cast<std::size_t>(pp_));
+  for (int r = 0; r < pp_; ++r) {
+    std::vector<PipelineStep> order = pipeline_order(in_.parallel.schedule, pp_, v_, m_, r);
+    std::vector<double> chunk_params;
+    for (int c = 0; c < v_; ++c) chunk_params.push_back(reduced_params(costs_.chunks[static_cast<std::size_t>(c * pp_ + r)]));
+    GradientBuckets buckets = plan_gradient_buckets(order, chunk_params, rule);
+    for (const Bucket& b : buckets.reductions) reduced += b.bytes;
+    ranks_.emplace_back(order, std::move(buckets));
+    plan_param_gathers(r, order);
+  }
+  result_.dp_bytes_per_gpu = dp_bytes_per_gpu(reduced, in_.model, in_.parallel, in_.training, m_);
+}
+
+// overlap_param_gather: the rank's all-gathers, chunk by chunk in forward order (a chunk's
+// buckets were cut from its last layer, so reversed), and the forwards they gate.
+void IterationRun::plan_param_gathers(int r, const std::vector<PipelineStep>& order) {
+  gathers_.emplace_back();
+  first_forward_.emplace_back(static_cast<std::size_t>(v_), order.size());
+  if (!param_gather_overlap_ || !rank(r).has_reductions()) return;
+  const GradientBuckets& g = rank(r).buckets();
+  std::vector<std::vector<GatherBucket>> chunks(static_cast<std::size_t>(v_));
+  for (std::size_t i = g.param_buckets.size(); i-- > 0;) {
+    const double bytes = param_bytes(g.param_buckets[i]);
+    chunks[static_cast<std::size_t>(g.param_bucket_chunk[i])].push_back({bytes, dp_time(bytes, CollectiveOp::AllGather)});
+  }
+  gathers_.back() = schedule_param_gathers(chunks);
+  for (std::size_t i = order.size(); i-- > 0;) {
+    if (order[i].forward) first_forward_.back()[static_cast<std::size_t>(order[i].chunk)] = i;
+  }
+}
+
+void IterationRun::plan_pipeline_routes() {
+  pp_routes_.resize(static_cast<std::size_t>(2 * vstages_));
+  for (int vs = 0; vs + 1 < vstages_; ++vs) {
+    const int a = gpu_of_rank(rank_of_vs(vs)), b = gpu_of_rank(rank_of_vs(vs + 1));
+    if (a == b) continue;
+    pp_routes_[static_cast<std::size_t>(vs)] = in_.router.route(a, b, sim::splitmix64(static_cast<std::uint64_t>(vs)));
+    pp_routes_[static_cast<std::size_t>(vstages_ + vs)] =
+        in_.router.route(b, a, sim::splitmix64(static_cast<std::uint64_t>(vs) + 7919));
+  }
+}
+
+// [data]: the first pipeline rank loads the inputs, the last the labels (one feed with pp = 1).
+void IterationRun::plan_input_feeds() {
+  input_wait_.assign(static_cast<std::size_t>(pp_), 0.0);
+  comm_wait_from_.assign(static_cast<std::size_t>(pp_), -1.0);
+  comm_wait_.assign(static_cast<std::size_t>(pp_), 0.0);
+  feeds_.resize(static_cast<std::size_t>(pp_));
+  if (in_.data == nullptr) return;
+  const InputFeedSpec spec = input_feed_spec(*in_.data, in_.training.micro_batch, in_.compute.constants(),
+                                              topology::pcie_x16_bandwidth(in_.gpu.pcie_gen).value);
+  for (int r : pp_ > 1 ? std::vector<int>{0, pp_ - 1} : std::vector<int>{0}) {
+    feeds_[static_cast<std::size_t>(r)] = std::make_unique<InputFeed>(
+        sim_, net_, host_to_gpu_route(in_.topo, gpu_of_rank(r)), spec, this, static_cast<std::uint64_t>(r));
+  }
+}
+
+// Planned once per (position, rank, bytes, op): NCCL's graph search is the dearest part of a plan,
+// and a rank launches thousands of reductions of a few sizes.
+const CollectivePlan& IterationRun::live_plan(int t, int r, double bytes, CollectiveOp op) {
+  const auto key = std::make_tuple(t, r, static_cast<int>(op), bytes);
+  if (const auto it = live_plans_.find(key); it != live_plans_.end()) return it->second;
+  const CollectiveEnvironment env{in_.topo, in_.router, in_.gpu.compute_capability, in_.hints};
+  CollectiveRequest req;
+  req.op = op;
+  req.algo = dp_algo_;
+  req.ranks = layout_.dp_cp_group(t, r);
+  req.bytes = sim::Bytes{bytes};
+  CollectivePlan plan = plan_collective(env, req);
+  // A timeline needs every flow's own traffic; folding is exact beside outside flows only when
+  // the channels cross identical links (shares_links).
+  plan.fold_channels = in_.fold_live_channels && !in_.record_timeline;
+  plan.shares_links = true;
+  return live_plans_.emplace(key, std::move(plan)).first->second;
+}
+
+// Which positions' collectives run as flows: all, unless their rails provably mirror each other
+// (checked on every collective a rank can launch: one per distinct bucket size).
+void IterationRun::plan_live_positions() {
+  const int tp = in_.parallel.tp;
+  for (int t = 0; t < tp; ++t) live_positions_.push_back(t);
+  if (!in_.fold_live_positions || in_.record_timeline || tp < 2) return;
+  const CollectiveOp op = in_.parallel.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
+  std::vector<std::vector<CollectivePlan>> plans(static_cast<std::size_t>(tp));
+  for (int r = 0; r < pp_; ++r) {
+    for (const double bytes : reduction_sizes(r)) {
+      for (int t = 0; t < tp; ++t) plans[static_cast<std::size_t>(t)].push_back(live_plan(t, r, bytes, op));
+    }
+  }
+  std::vector<topology::Route> others;
+  for (const topology::Route& route : pp_routes_) {
+    if (route.hops > 0) others.push_back(route);
+  }
+  for (const auto& feed : feeds_) {
+    if (feed) others.push_back(feed->route());
+  }
+  live_positions_ = live_positions_to_simulate(CollectiveContext{sim_, net_, in_.topo, in_.router}, plans, others);
+}
+
+// The distinct bucket sizes rank r reduces, ascending.
+std::vector<double> IterationRun::reduction_sizes(int r) const {
+  std::vector<double> sizes;
+  for (const Bucket& b : ranks_[static_cast<std::size_t>(r)].buckets().reductions) sizes.push_back(b.bytes);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+// What live_replay.h's checks read: every collective a (rank, simulated position) can launch, the
+// pipeline sends with the rank whose step end starts each, the input copies, and each rank's
+// shortest step (compute + blocking comm; a gather wait only lengthens it). The bound is taken a
+// part in 1e9 short so that rounding in the step's own sum can never undercut it.
+void IterationRun::plan_live_replay() {
+  const CollectiveOp op = in_.parallel.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
+  std::vector<std::vector<std::vector<CollectivePlan>>> plans(static_cast<std::size_t>(pp_));
+  std::vector<sim::SimTime> min_step;
+  for (int r = 0; r < pp_; ++r) {
+    auto& mine = plans[static_cast<std::size_t>(r)];
+    mine.resize(live_positions_.size());
+    for (const double bytes : reduction_sizes(r)) {
+      for (std::size_t k = 0; k < live_positions_.size(); ++k) mine[k].push_back(live_plan(live_positions_[k], r, bytes, op));
+    }
+    double shortest = std::numeric_limits<double>::infinity();
+    for (int c = 0; c < v_; ++c) {
+      const ChunkCost& cc = costs_.chunks[static_cast<std::size_t>(c * pp_ + r)];
+      shortest = std::min({shortest, cc.fwd_compute + cc.fwd_comm, cc.bwd_compute + cc.bwd_comm});
+    }
+    min_step.push_back(sim::SimTime::from_seconds(std::max(0.0, shortest * (1 - 1e-9))));
+  }
+  std::vector<SentRoute> sends;
+  for (std::size_t i = 0; i < pp_routes_.size(); ++i) {
+    const int vs = static_cast<int>(i) < vstages_ ? static_cast<int>(i) : static_cast<int>(i) - vstages_ + 1;
+    sends.push_back(SentRoute{pp_routes_[i], rank_of_vs(vs)});
+  }
+  std::vector<topology::Route> feeds;
+  for (const auto& feed : feeds_) {
+    if (feed) feeds.push_back(feed->route());
+  }
+  replay_.emplace(in_.topo, in_.router, plans, sends, feeds, std::move(min_step));
+}
+
+}  // namespace clustersim::workloads

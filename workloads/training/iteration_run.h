@@ -1,0 +1,171 @@
+// The training-iteration simulator's run (internal to workloads/training/; the public entry is
+// simulate_iteration in iteration_sim.h, which says what is modelled and why). One IterationRun owns
+// the simulator, the network model and the data-parallel collectives of one job and turns each
+// pipeline rank's state machine (pipeline_rank.h) into events. Its member functions live in one
+// file per purpose:
+//   iteration_planning.cpp        what is planned before the first event: stage costs, each rank's
+//                                 schedule, gradient buckets and parameter gathers, pipeline routes,
+//                                 input feeds, which live collectives run as flows or are replayed;
+//   iteration_compute_stream.cpp  each rank's compute stream: iteration start, passes, pipeline sends;
+//   iteration_comm_stream.cpp     each rank's communication stream: gradient reductions (memoised or
+//                                 live), the optimizer step and the parameter all-gathers after it;
+//   iteration_sim.cpp             event dispatch, the end of an iteration and the result.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "sim/simulator.h"
+#include "sim/trace_sink.h"
+#include "topology/network_model.h"
+#include "workloads/collectives/collective_algorithm.h"
+#include "workloads/training/gradient_buckets.h"
+#include "workloads/training/input_feed.h"
+#include "workloads/training/iteration_invariants.h"
+#include "workloads/training/iteration_sim.h"
+#include "workloads/training/live_replay.h"
+#include "workloads/training/overlap.h"
+#include "workloads/training/parallel_layout.h"
+#include "workloads/training/pipeline_rank.h"
+#include "workloads/training/pipeline_schedule.h"
+#include "workloads/training/stage_costs.h"
+#include "workloads/training/timeline_recorder.h"
+
+namespace clustersim::workloads {
+
+// One run of `training.iterations` iterations of one job.
+class IterationRun final : public sim::EventHandler, public topology::TransferListener, public CollectiveListener,
+                           public topology::FlowObserver, public InputFeedListener {
+ public:
+  explicit IterationRun(const IterationInputs& in);
+  ~IterationRun() { memo_.set_invariants(nullptr); }  // a shared memo outlives this run's report
+  IterationResult run();
+
+  void on_event(std::uint64_t tag) override;
+  void on_transfer_done(std::uint64_t tag) override;
+  void on_collective_done(std::uint64_t tag) override;
+  void on_flow_done(const topology::FinishedFlow& flow) override;
+  void on_input_ready(std::uint64_t tag) override { try_start(static_cast<int>(tag)); }
+
+ private:
+  // Event tags: kind in the top 4 bits, pipeline rank in the next 20, an index in the low 40.
+  enum Kind : std::uint64_t {
+    kStepDone = 1, kBucketReady = 2, kCommDone = 3, kOptimizerDone = 4, kPpArrive = 5, kGathersDone = 6,
+    kReplayDone = 7  // a live collective replayed (live_replay.h) ends
+  };
+  static std::uint64_t tag_of(Kind k, int rank, std::uint64_t index) {
+    return (static_cast<std::uint64_t>(k) << 60) | (static_cast<std::uint64_t>(rank) << 40) | index;
+  }
+  static int rank_of_tag(std::uint64_t tag) { return static_cast<int>((tag >> 40) & 0xfffff); }
+  static std::uint64_t index_of_tag(std::uint64_t tag) { return tag & 0xffffffffffULL; }
+
+  // The memo's counters when a run starts, so a shared memo reports only this run's work.
+  struct MemoCounts {
+    std::uint64_t simulations = 0, transfers = 0, events = 0;
+  };
+
+  // A timeline being recorded into a result.
+  struct Recording {
+    Recording(IterationResult& result, const topology::Topology& topo, const topology::Router& router,
+              const ParallelLayout& layout, int chunks_per_rank, std::size_t pipeline_routes)
+        : spans(result.timeline),
+          traffic(result.link_traffic),
+          recorder(topo, router, layout, chunks_per_rank, pipeline_routes, {spans, traffic}) {}
+    sim::TraceBuffer<TimelineSpan> spans;
+    sim::TraceBuffer<LinkTraffic> traffic;
+    TimelineRecorder recorder;
+  };
+
+  // Planning (iteration_planning.cpp): stage costs, each rank's schedule, buckets and gathers,
+  // routes, feeds, and under `full` the live positions and the replay.
+  void plan_ranks();
+  double reduced_params(const ChunkCost& c) const;
+  void plan_param_gathers(int r, const std::vector<PipelineStep>& order);
+  void plan_pipeline_routes();
+  void plan_input_feeds();
+  const CollectivePlan& live_plan(int t, int r, double bytes, CollectiveOp op);
+  void plan_live_positions();
+  std::vector<double> reduction_sizes(int r) const;
+  void plan_live_replay();
+  // Compute stream and pipeline sends (iteration_compute_stream.cpp).
+  void start_iteration();
+  void start_param_gathers(int r);
+  double gather_wait(int r, const PipelineStep& step, double work_s) const;
+  bool input_on_gpu(int r, int vs, const PipelineStep& step);
+  void try_start(int r);
+  void step_done(int r);
+  void send_pp(int from_vs, int mb, bool forward);
+  std::size_t pp_route_of(std::uint64_t index) const;
+  // Communication stream and optimizer (iteration_comm_stream.cpp).
+  void issue_comm(int r);
+  void launch_live(int r, double bytes, CollectiveOp op);
+  void release_finished_live();
+  void comm_done(int r);
+  void maybe_optimizer(int r);
+  void optimizer_done(int r);
+  void start_allgather(int r);
+  void finish_rank(int r);
+  double dp_time(double bytes, CollectiveOp op);
+  double reduction_bytes_sent(const Bucket& b) const;
+  // The end of an iteration (iteration_sim.cpp).
+  int finish_iteration(IterationBreakdown& sum);
+  const char* reduction_name() const { return in_.parallel.shards_optimizer() ? "reduce-scatter" : "all-reduce"; }
+  double param_bytes(double grad_bytes) const {
+    return grad_bytes / grad_reduce_bytes(in_.training.precision) * activation_bytes(in_.training.precision);
+  }
+
+  PipelineRank& rank(int r) { return ranks_[static_cast<std::size_t>(r)]; }
+  int rank_of_vs(int vs) const { return vs % pp_; }
+  int gpu_of_rank(int r) const { return layout_.rank(0, 0, r); }
+  double now() const { return sim_.now().seconds(); }
+
+  const IterationInputs& in_;
+  ParallelLayout layout_;
+  int pp_, v_, m_, vstages_;  // pipeline ranks, chunks per rank, micro-batches, virtual stages
+  sim::Simulator sim_;
+  topology::NetworkModel net_;
+  CollectiveMemo own_memo_;
+  CollectiveMemo& memo_;
+  MemoCounts memo_at_start_;
+  CollectiveAlgo dp_algo_;
+  // dp_time's groups (the tp positions' data-parallel groups, stage 0) and its answers per (op,
+  // bytes): a rank asks once per bucket per iteration, and building and comparing the memo's key
+  // (tp x dp ranks) each time cost more than the rest of a memoised run.
+  std::vector<std::vector<int>> dp_groups_;
+  std::map<std::pair<int, double>, double> dp_times_;
+  StageCosts costs_;
+  std::vector<PipelineRank> ranks_;
+  // overlap_param_gather: per rank, its gathers at the iteration start and, per chunk, the index
+  // of its first forward (the pass they gate).
+  bool param_gather_overlap_ = false;
+  std::vector<ParamGatherSchedule> gathers_;
+  std::vector<std::vector<std::size_t>> first_forward_;
+  std::vector<char> fwd_ready_, bwd_ready_;  // [vs * m + mb]: the pass's input has arrived
+  std::vector<topology::Route> pp_routes_;   // [vs]: rank of vs -> rank of vs + 1 (and reverse at +vstages)
+  std::vector<std::unique_ptr<CollectiveAlgorithm>> live_;
+  std::size_t live_kept_ = 0;        // live_'s size after the last release of finished collectives
+  std::vector<int> live_positions_;  // tp positions whose live collectives are simulated (`full`)
+  std::map<std::tuple<int, int, int, double>, CollectivePlan> live_plans_;  // live_plan's answers
+  std::optional<LiveReplay> replay_;  // `full`: collectives provably alone end after their duration alone
+  double iteration_start_ = 0, run_start_ = 0;
+  int ranks_done_ = 0;
+  int iteration_ = 0;
+  double plan_wall_s_ = 0;  // planning (incl. memoised collective simulations) before run()
+  IterationResult result_;
+  std::unique_ptr<Recording> recording_;  // null unless record_timeline
+  // [data]: per rank, its input feed (null on ranks that load nothing) and this iteration's wait.
+  std::vector<std::unique_ptr<InputFeed>> feeds_;
+  std::vector<double> input_wait_;
+  // CUDA_LAUNCH_BLOCKING: per rank, since when its compute stream waits for a collective (-1:
+  // not waiting) and how long it waited this iteration.
+  std::vector<double> comm_wait_from_, comm_wait_;
+  std::optional<IterationInvariants> checks_;  // empty unless in.invariants
+};
+
+}  // namespace clustersim::workloads
