@@ -120,7 +120,7 @@
 
 namespace clustersim::workloads {
 
-// Runtime overhead outside PyTorch's allocator (assumptions, see memory_model.cpp for sources).
+// Runtime overhead outside PyTorch's allocator (assumptions, see memory_buffers.cpp for sources).
 inline constexpr double kCudaContextBytes = 512.0 * 1048576.0;      // CUDA context + kernels
 inline constexpr double kCublasWorkspaceBytes = 32.0 * 1048576.0;   // CUBLAS_WORKSPACE_CONFIG :4096:8
 inline constexpr double kNcclCommunicatorBytes = 128.0 * 1048576.0; // per communicator in use
