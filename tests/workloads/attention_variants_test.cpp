@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "tests/workloads/op_test_util.h"
 #include "workloads/memory/memory_model.h"
 #include "workloads/model/attention_variants.h"
 #include "workloads/model/hf_config.h"
@@ -13,6 +14,7 @@
 
 using namespace clustersim;
 using namespace clustersim::workloads;
+using namespace clustersim::testing;
 
 namespace {
 
@@ -30,13 +32,6 @@ double active_parameters(const ModelSpec& m) {
   const double moe = m.moe_layers_in(0, m.layers);
   const double routed_idle = moe * m.expert_parameters() * (1.0 - static_cast<double>(m.experts_per_token) / m.experts);
   return m.parameters() - routed_idle - static_cast<double>(m.vocab) * m.hidden;
-}
-
-const OpCost& op_named(const std::vector<OpCost>& ops, std::string_view name) {
-  for (const OpCost& op : ops)
-    if (op.name == name) return op;
-  FAIL("no op named " << name);
-  return ops.front();
 }
 
 }  // namespace

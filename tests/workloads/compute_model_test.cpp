@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "tests/workloads/op_test_util.h"
 #include "topology/catalog.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/model/model_presets.h"
@@ -13,31 +14,12 @@
 
 using namespace clustersim;
 using namespace clustersim::workloads;
+using namespace clustersim::testing;
 using topology::Precision;
 
 namespace {
-const topology::GpuSpec& gpu(std::string_view id) {
-  const topology::GpuSpec* g = topology::find_gpu(id);
-  REQUIRE(g != nullptr);
-  return *g;
-}
-
 ComputeModel model(std::string_view gpu_id, Precision p, topology::ClusterSpec cluster = {}) {
   return ComputeModel(gpu(gpu_id), cluster, p, ComputeConstants{});
-}
-
-OpCost square_gemm(double n) {
-  OpCost op;
-  op.name = "gemm";
-  op.kind = OpKind::Gemm;
-  op.m = op.n = op.k = static_cast<int>(n);
-  op.batch = 1;
-  op.fwd_flops = sim::Flops{2.0 * n * n * n};
-  op.bwd_flops = op.fwd_flops * 2.0;
-  op.fwd_bytes = sim::Bytes{2.0 * 3.0 * n * n};
-  op.bwd_bytes = op.fwd_bytes * 2.0;
-  op.fp8_eligible = true;
-  return op;
 }
 
 OpCost elementwise(double elements) {
@@ -55,12 +37,6 @@ double achieved_fraction(const ComputeModel& cm, const OpCost& op) {
   const double launch = cm.constants().get("kernel_launch_us") * 1e-6;
   const double s = cm.op_time(op, Pass::Forward).seconds() - launch;
   return op.fwd_flops.value / s / cm.datasheet_peak().value;
-}
-
-const OpCost& find_op(const std::vector<OpCost>& ops, std::string_view name) {
-  auto it = std::find_if(ops.begin(), ops.end(), [&](const OpCost& o) { return o.name == name; });
-  REQUIRE_MESSAGE(it != ops.end(), name);
-  return *it;
 }
 }  // namespace
 
@@ -151,7 +127,7 @@ TEST_CASE("workloads::ComputeModel: fp8 speeds up only fp8-eligible linear layer
   no_cast.set("fp8_cast_bytes_per_element", 0.0);
   const ComputeModel fp8_gemm_only(gpu("h100-sxm5-80gb"), topology::ClusterSpec{}, Precision::Fp8, no_cast);
   for (std::string_view name : {"qkv_proj", "attention_out_proj", "mlp_fc1", "mlp_fc2"}) {
-    const OpCost& op = find_op(layer, name);
+    const OpCost& op = op_named(layer, name);
     REQUIRE(op.fp8_eligible);
     for (Pass pass : {Pass::Forward, Pass::Backward}) {
       // The GEMM itself runs at the doubled FP8 rate, less fp8_gemm_eff_ratio ...
@@ -164,8 +140,8 @@ TEST_CASE("workloads::ComputeModel: fp8 speeds up only fp8-eligible linear layer
       CHECK(speedup < gemm_speedup);
     }
   }
-  for (const OpCost* op : {&find_op(layer, "flash_attention"), &find_op(layer, "gelu"),
-                           &find_op(layer, "input_norm"), &find_op(head, "logits")}) {
+  for (const OpCost* op : {&op_named(layer, "flash_attention"), &op_named(layer, "gelu"),
+                           &op_named(layer, "input_norm"), &op_named(head, "logits")}) {
     CHECK(fp8.op_time(*op, Pass::Forward) == bf16.op_time(*op, Pass::Forward));
     CHECK(fp8.op_time(*op, Pass::Backward) == bf16.op_time(*op, Pass::Backward));
   }
@@ -245,8 +221,8 @@ TEST_CASE("workloads::ComputeModel: flash attention runs the causal half at flas
   const ModelSpec gpt = *find_model_preset("gpt3-13b");
   OpShape shape;
   shape.seq_len = gpt.seq_len;
-  const auto ops = layer_ops(gpt, shape);  // keep the ops alive: find_op returns a reference into them
-  const OpCost& fa = find_op(ops, "flash_attention");
+  const auto ops = layer_ops(gpt, shape);  // keep the ops alive: op_named returns a reference into them
+  const OpCost& fa = op_named(ops, "flash_attention");
   const ComputeModel cm = model("a100-sxm4-80gb", Precision::Bf16);
   const double launch = cm.constants().get("kernel_launch_us") * 1e-6;
   const double fwd = cm.op_time(fa, Pass::Forward).seconds() - launch;
@@ -367,7 +343,7 @@ TEST_CASE("workloads::ComputeModel: each generation runs its own attention kerne
   OpShape shape;
   shape.seq_len = llama.seq_len;
   const auto ops = layer_ops(llama, shape);
-  const OpCost& fa = find_op(ops, "flash_attention");
+  const OpCost& fa = op_named(ops, "flash_attention");
   const double launch = h100.constants().get("kernel_launch_us") * 1e-6;
   const double fwd = h100.op_time(fa, Pass::Forward).seconds() - launch;
   CHECK(fwd == doctest::Approx(fa.fwd_flops.value * 0.5 / (h100.sustained_peak().value * c.get("flash_attention_eff_sm90"))).epsilon(1e-6));

@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <string_view>
 
+#include "tests/workloads/op_test_util.h"
 #include "workloads/memory/memory_model.h"
 #include "workloads/model/transformer_ops.h"
 #include "workloads/specs.h"
 
 using namespace clustersim::workloads;
+using namespace clustersim::testing;
 
 namespace {
 
@@ -27,9 +29,7 @@ ModelSpec qwen3_30b_a3b() {
 }
 
 double op_flops(const std::vector<OpCost>& ops, std::string_view name) {
-  const auto it = std::find_if(ops.begin(), ops.end(), [&](const OpCost& o) { return o.name == name; });
-  REQUIRE(it != ops.end());
-  return it->fwd_flops.value;
+  return op_named(ops, name).fwd_flops.value;
 }
 
 }  // namespace

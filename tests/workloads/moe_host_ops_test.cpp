@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/workloads/op_test_util.h"
 #include "topology/catalog.h"
 #include "topology/cluster_spec.h"
 #include "workloads/compute/compute_model.h"
@@ -15,6 +16,7 @@
 
 using namespace clustersim;
 using namespace clustersim::workloads;
+using namespace clustersim::testing;
 
 namespace {
 
@@ -36,14 +38,6 @@ ModelSpec qwen3_30b_like() {
   m.experts_per_token = 8;
   m.moe_ffn_hidden = 768;
   return m;
-}
-
-OpShape shape_with_ep(int ep) {
-  OpShape sh;
-  sh.micro_batch = 1;
-  sh.seq_len = 4096;
-  sh.ep = ep;
-  return sh;
 }
 
 ComputeModel b200() {

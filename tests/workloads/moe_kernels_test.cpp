@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/workloads/op_test_util.h"
 #include "topology/catalog.h"
 #include "topology/cluster_spec.h"
 #include "workloads/compute/compute_model.h"
@@ -14,6 +15,7 @@
 
 using namespace clustersim;
 using namespace clustersim::workloads;
+using namespace clustersim::testing;
 
 namespace {
 
@@ -34,19 +36,6 @@ ModelSpec gpt_oss_like() {
   m.experts_per_token = 4;
   m.moe_ffn_hidden = 2880;
   return m;
-}
-
-OpShape shape_with_ep(int ep) {
-  OpShape sh;
-  sh.micro_batch = 1;
-  sh.seq_len = 4096;
-  sh.ep = ep;
-  return sh;
-}
-
-const OpCost* find_op(const std::vector<OpCost>& ops, std::string_view name) {
-  const auto it = std::find_if(ops.begin(), ops.end(), [&](const OpCost& op) { return op.name == name; });
-  return it == ops.end() ? nullptr : &*it;
 }
 
 ComputeModel h100(const ComputeConstants& c = {}) {

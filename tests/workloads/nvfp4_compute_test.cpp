@@ -6,38 +6,19 @@
 
 #include <string_view>
 
+#include "tests/workloads/op_test_util.h"
 #include "topology/catalog.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/memory/memory_model.h"
 
 using namespace clustersim;
 using namespace clustersim::workloads;
+using namespace clustersim::testing;
 using topology::Precision;
 
 namespace {
-const topology::GpuSpec& gpu(std::string_view id) {
-  const topology::GpuSpec* g = topology::find_gpu(id);
-  REQUIRE(g != nullptr);
-  return *g;
-}
-
 ComputeModel model(std::string_view gpu_id, Precision p, const ComputeConstants& c = {}) {
   return ComputeModel(gpu(gpu_id), topology::ClusterSpec{}, p, c);
-}
-
-// A large square GEMM of a transformer linear (fp8/nvfp4-eligible): compute-bound on every GPU.
-OpCost square_gemm(double n) {
-  OpCost op;
-  op.name = "gemm";
-  op.kind = OpKind::Gemm;
-  op.m = op.n = op.k = static_cast<int>(n);
-  op.batch = 1;
-  op.fwd_flops = sim::Flops{2.0 * n * n * n};
-  op.bwd_flops = op.fwd_flops * 2.0;
-  op.fwd_bytes = sim::Bytes{2.0 * 3.0 * n * n};
-  op.bwd_bytes = op.fwd_bytes * 2.0;
-  op.fp8_eligible = true;
-  return op;
 }
 
 ComputeConstants free_casts() {

@@ -3,18 +3,14 @@
 #include <algorithm>
 #include <string_view>
 
+#include "tests/workloads/op_test_util.h"
 #include "workloads/model/model_presets.h"
 #include "workloads/model/transformer_ops.h"
 
 using namespace clustersim::workloads;
+using namespace clustersim::testing;
 
 namespace {
-const OpCost& find_op(const std::vector<OpCost>& ops, std::string_view name) {
-  auto it = std::find_if(ops.begin(), ops.end(), [&](const OpCost& o) { return o.name == name; });
-  REQUIRE_MESSAGE(it != ops.end(), name);
-  return *it;
-}
-
 // SC'21 (Narayanan et al.) Eq. 2 and Eq. 3 with B sequences.
 double sc21_model_flops(double B, double s, double l, double h, double V) {
   return 72.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * l * h));
@@ -54,20 +50,20 @@ TEST_CASE("workloads::transformer ops: GEMMs record their per-GPU shape under te
   sh.seq_len = 2048;
   sh.tp = 8;
   const auto ops = layer_ops(m, sh);
-  const OpCost& qkv = find_op(ops, "qkv_proj");
+  const OpCost& qkv = op_named(ops, "qkv_proj");
   CHECK(qkv.m == 4096);
   CHECK(qkv.n == 3 * 12288 / 8);
   CHECK(qkv.k == 12288);
   CHECK(qkv.fp8_eligible);
   CHECK(qkv.bwd_flops.value == 2.0 * qkv.fwd_flops.value);
-  const OpCost& fc2 = find_op(ops, "mlp_fc2");
+  const OpCost& fc2 = op_named(ops, "mlp_fc2");
   CHECK(fc2.n == 12288);
   CHECK(fc2.k == 4 * 12288 / 8);
-  const OpCost& attn = find_op(ops, "flash_attention");
+  const OpCost& attn = op_named(ops, "flash_attention");
   CHECK(attn.kind == OpKind::Attention);
   CHECK(attn.batch == 2 * 96 / 8);
   CHECK_FALSE(attn.fp8_eligible);
-  CHECK(find_op(head_ops(m, sh), "logits").n == 51200 / 8);
+  CHECK(op_named(head_ops(m, sh), "logits").n == 51200 / 8);
 }
 
 TEST_CASE("workloads::transformer ops: GQA shrinks the QKV projection to the KV heads") {
@@ -76,11 +72,11 @@ TEST_CASE("workloads::transformer ops: GQA shrinks the QKV projection to the KV 
   sh.seq_len = 8192;
   sh.tp = 8;
   const auto ops = layer_ops(m, sh);
-  CHECK(find_op(ops, "qkv_proj").n == (8 + 2 * 1) * 128);
+  CHECK(op_named(ops, "qkv_proj").n == (8 + 2 * 1) * 128);
   // SwiGLU: three GEMMs and no dropout.
-  CHECK(find_op(ops, "mlp_gate").n == 28672 / 8);
-  CHECK(find_op(ops, "mlp_up").n == 28672 / 8);
-  CHECK(find_op(ops, "mlp_down").k == 28672 / 8);
+  CHECK(op_named(ops, "mlp_gate").n == 28672 / 8);
+  CHECK(op_named(ops, "mlp_up").n == 28672 / 8);
+  CHECK(op_named(ops, "mlp_down").k == 28672 / 8);
   CHECK(std::none_of(ops.begin(), ops.end(), [](const OpCost& o) { return o.name == "mlp_dropout"; }));
 }
 
@@ -90,7 +86,7 @@ TEST_CASE("workloads::transformer ops: rotary models rotate Q and K in one memor
   sh.seq_len = 8192;
   sh.tp = 8;
   const auto ops = layer_ops(llama, sh);
-  const OpCost& rope = find_op(ops, "rotary_embedding");
+  const OpCost& rope = op_named(ops, "rotary_embedding");
   CHECK(rope.kind == OpKind::Elementwise);
   // Q (8 heads) and K (1 KV head) on this rank: read and written once each way in bf16.
   const double elements = 8192.0 * (8 + 1) * 128;
@@ -112,7 +108,7 @@ TEST_CASE("workloads::transformer ops: without flash attention the s x s scores 
   sh.seq_len = 2048;
   sh.flash_attention = false;
   const auto plain = layer_ops(m, sh);
-  const OpCost& softmax = find_op(plain, "softmax");
+  const OpCost& softmax = op_named(plain, "softmax");
   const double scores = 1.0 * 16 * 2048.0 * 2048.0;  // b * a * s^2
   CHECK(softmax.fwd_bytes.value == doctest::Approx(2.0 * 2 * scores));
   sh.flash_attention = true;
@@ -126,7 +122,7 @@ TEST_CASE("workloads::transformer ops: sequence parallelism shards norm and drop
   const ModelSpec m = *find_model_preset("gpt3-175b");
   OpShape sh;
   sh.tp = 8;
-  const double replicated = find_op(layer_ops(m, sh), "input_norm").fwd_bytes.value;
+  const double replicated = op_named(layer_ops(m, sh), "input_norm").fwd_bytes.value;
   sh.sequence_parallel = true;
-  CHECK(find_op(layer_ops(m, sh), "input_norm").fwd_bytes.value == doctest::Approx(replicated / 8));
+  CHECK(op_named(layer_ops(m, sh), "input_norm").fwd_bytes.value == doctest::Approx(replicated / 8));
 }

@@ -1,0 +1,62 @@
+// Helpers for the workloads tests that list a layer's ops (model/transformer_ops.h) and cost them
+// on a catalog GPU (compute/compute_model.h): an op looked up by name, one micro-batch's shape
+// under expert parallelism, a GPU of the catalog, and a compute-bound square GEMM.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
+#include "topology/catalog.h"
+#include "workloads/model/transformer_ops.h"
+
+namespace clustersim::testing {
+
+// The op of that name, or nullptr when the layer has none.
+inline const workloads::OpCost* find_op(const std::vector<workloads::OpCost>& ops, std::string_view name) {
+  const auto it = std::find_if(ops.begin(), ops.end(), [&](const workloads::OpCost& op) { return op.name == name; });
+  return it == ops.end() ? nullptr : &*it;
+}
+
+// The op of that name; the test stops when there is none. A reference into `ops`: keep them alive.
+inline const workloads::OpCost& op_named(const std::vector<workloads::OpCost>& ops, std::string_view name) {
+  const workloads::OpCost* op = find_op(ops, name);
+  REQUIRE_MESSAGE(op != nullptr, name);
+  return *op;
+}
+
+// One micro-batch of one 4096-token sequence over `ep` expert-parallel ranks (no tp, cp).
+inline workloads::OpShape shape_with_ep(int ep) {
+  workloads::OpShape sh;
+  sh.micro_batch = 1;
+  sh.seq_len = 4096;
+  sh.ep = ep;
+  return sh;
+}
+
+// A GPU of the catalog by id; the test stops when the id is unknown.
+inline const topology::GpuSpec& gpu(std::string_view id) {
+  const topology::GpuSpec* g = topology::find_gpu(id);
+  REQUIRE(g != nullptr);
+  return *g;
+}
+
+// A large square GEMM of a transformer linear (fp8/nvfp4-eligible), n x n x n in 16 bits: 2n^3
+// FLOPs forward, twice that backward; compute-bound on every GPU for n in the thousands.
+inline workloads::OpCost square_gemm(double n) {
+  workloads::OpCost op;
+  op.name = "gemm";
+  op.kind = workloads::OpKind::Gemm;
+  op.m = op.n = op.k = static_cast<int>(n);
+  op.batch = 1;
+  op.fwd_flops = sim::Flops{2.0 * n * n * n};
+  op.bwd_flops = op.fwd_flops * 2.0;
+  op.fwd_bytes = sim::Bytes{2.0 * 3.0 * n * n};
+  op.bwd_bytes = op.fwd_bytes * 2.0;
+  op.fp8_eligible = true;
+  return op;
+}
+
+}  // namespace clustersim::testing
