@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "workloads/memory/allocator_replay.h"
 #include "workloads/memory/caching_allocator.h"
 #include "workloads/model/model_presets.h"
 

@@ -29,8 +29,6 @@
 #include <tuple>
 #include <vector>
 
-#include "workloads/memory/memory_model.h"
-
 namespace clustersim::workloads {
 
 inline constexpr std::uint64_t kMinBlockSize = 512;
@@ -147,17 +145,5 @@ class CachingAllocatorModel {
   std::uint64_t next_address_ = 1ULL << 40;
   AllocatorStats stats_;
 };
-
-// Replays the allocations of one training iteration on pipeline stage `options.stage` (its layers:
-// ParallelSpec::layers_on_stage; the word embeddings on the first and last stages): weights, fp32
-// main grads and optimizer states once; then, in 1F1B order, each micro-batch's
-// per-layer activation tensors (Korthikanti et al.'s tensor list) allocated in forward and freed in
-// backward, activation-gradient temporaries, and the gradient buckets during the last backward.
-struct AllocatorReplay {
-  AllocatorStats stats;
-  std::uint64_t fragmentation = 0;  // peak reserved - peak allocated
-  bool out_of_memory = false;
-};
-AllocatorReplay replay_training_iteration(const MemoryRequest& request, const AllocatorOptions& options);
 
 }  // namespace clustersim::workloads

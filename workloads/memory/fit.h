@@ -3,7 +3,7 @@
 //
 //   * the analytical model (memory_model.h): named terms with formulas for the pipeline stage that
 //     holds the most (`breakdown.stage`, `breakdown.stage_reason`);
-//   * the caching-allocator replay (caching_allocator.h): one iteration's allocation and free
+//   * the caching-allocator replay (allocator_replay.h): one iteration's allocation and free
 //     sequence on that same stage, giving reserved vs allocated;
 //   * the capacity: `request.capacity` (topology::gpu_memory_capacity, the one capacity rule).
 //
@@ -25,7 +25,7 @@
 
 #include <cstdint>
 
-#include "workloads/memory/caching_allocator.h"
+#include "workloads/memory/allocator_replay.h"
 #include "workloads/memory/memory_model.h"
 
 namespace clustersim::workloads {
