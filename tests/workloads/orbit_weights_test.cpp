@@ -165,15 +165,15 @@ TEST_CASE("workloads::induced_link_map: a ring's position shift is a symmetry of
   constexpr int n = 12;
   const Ring ring(n);
   const std::vector<sim::SimTime> overheads(n);
-  const LinkIndex used = LinkIndex::used_by(ring.routes);
-  REQUIRE(used.size() == static_cast<std::size_t>(n));
+  const workloads::UsedRoutes used(ring.routes);
+  REQUIRE(used.links().size() == static_cast<std::size_t>(n));
   for (const int k : {1, 3, 4, 6}) {
     workloads::LinkBijection sigma;
-    REQUIRE(workloads::induced_link_map(ring.topo, used, ring.routes, overheads, {1, n, 0, k}, sigma));
+    REQUIRE(workloads::induced_link_map(ring.topo, used, overheads, {1, n, 0, k}, sigma));
     // The induced σ is the shift by k of the ring's links.
     for (std::uint32_t x = 0; x < static_cast<std::uint32_t>(n); ++x) CHECK(sigma.map()[x] == (x + static_cast<std::uint32_t>(k)) % n);
     const int copies = n / k;
-    const LinkOrbits o = orbits_of(used, {&sigma.map()}, copies);
+    const LinkOrbits o = orbits_of(used.links(), {&sigma.map()}, copies);
     // Positions 0..k-1 stand for all n hops: each crosses its own orbit, weight one per image on
     // each link, and the weights of the representatives sum to the n crossings of the unfolded ring.
     int total = 0;
@@ -193,20 +193,20 @@ TEST_CASE("workloads::induced_link_map: a slower link, an uneven overhead or a l
   const std::vector<sim::SimTime> overheads(n);
   workloads::LinkBijection sigma;
   const Ring slow(n, 3);
-  CHECK_FALSE(workloads::induced_link_map(slow.topo, LinkIndex::used_by(slow.routes), slow.routes, overheads, {1, n, 0, 1}, sigma));
+  CHECK_FALSE(workloads::induced_link_map(slow.topo, workloads::UsedRoutes(slow.routes), overheads, {1, n, 0, 1}, sigma));
   // The shift by 3 maps the slow hop 3 onto hop 0: refused as well.
-  CHECK_FALSE(workloads::induced_link_map(slow.topo, LinkIndex::used_by(slow.routes), slow.routes, overheads, {1, n, 0, 3}, sigma));
+  CHECK_FALSE(workloads::induced_link_map(slow.topo, workloads::UsedRoutes(slow.routes), overheads, {1, n, 0, 3}, sigma));
   const Ring ring(n);
-  const LinkIndex used = LinkIndex::used_by(ring.routes);
+  const workloads::UsedRoutes used(ring.routes);
   std::vector<sim::SimTime> uneven(n);
   uneven[2] = sim::SimTime{1};
-  CHECK_FALSE(workloads::induced_link_map(ring.topo, used, ring.routes, uneven, {1, n, 0, 1}, sigma));
+  CHECK_FALSE(workloads::induced_link_map(ring.topo, used, uneven, {1, n, 0, 1}, sigma));
   // Two channels of three hops, channel 1 = {0, 0, 1}: hop 0 would map to hops 0 and 1.
   std::vector<topology::Route> twice{ring.routes[0], ring.routes[1], ring.routes[2], ring.routes[0], ring.routes[0], ring.routes[1]};
-  CHECK_FALSE(workloads::induced_link_map(ring.topo, LinkIndex::used_by(twice), twice, overheads, {2, 3, 1, 0}, sigma));
+  CHECK_FALSE(workloads::induced_link_map(ring.topo, workloads::UsedRoutes(twice), overheads, {2, 3, 1, 0}, sigma));
   // Channel 1 on other links (hops 3, 4, 5 of the ring): σ swaps hop p's link with hop p + 3's.
   std::vector<topology::Route> rotated{ring.routes[0], ring.routes[1], ring.routes[2], ring.routes[3], ring.routes[4], ring.routes[5]};
-  REQUIRE(workloads::induced_link_map(ring.topo, LinkIndex::used_by(rotated), rotated, overheads, {2, 3, 1, 0}, sigma));
+  REQUIRE(workloads::induced_link_map(ring.topo, workloads::UsedRoutes(rotated), overheads, {2, 3, 1, 0}, sigma));
   const LinkOrbits o = orbits_of(LinkIndex::used_by(rotated), {&sigma.map()}, 2);
   CHECK(o.orbit_size(ring.routes[4].links[0]) == 2);
   CHECK(o.representative(ring.routes[4].links[0]) == ring.routes[1].links[0]);

@@ -57,12 +57,12 @@ std::optional<std::vector<FoldedHop>> fold_channels(const topology::Topology& to
     // σ is the identity: every link its own orbit, carrying every channel's copy.
     return weigh_channel0(routes, positions, [&](topology::LinkId l) { return OrbitWeight{l, channels}; });
   }
-  const LinkIndex used = LinkIndex::used_by(routes);
+  const UsedRoutes used(routes);
   LinkBijection sigma;
-  if (!induced_link_map(topo, used, routes, overheads, FlowShift{channels, positions, 1, 0}, sigma)) return std::nullopt;
+  if (!induced_link_map(topo, used, overheads, FlowShift{channels, positions, 1, 0}, sigma)) return std::nullopt;
   LinkOrbits orbits;
   const std::vector<const std::vector<std::uint32_t>*> generators{&sigma.map()};
-  const bool divides = orbits.build(used, generators, channels);
+  const bool divides = orbits.build(used.links(), generators, channels);
   CLUSTERSIM_CHECK(divides, "σ^channels fixes every used link, so orbits divide the channels");
   return weigh_channel0(routes, positions, [&](topology::LinkId l) { return orbits.weight(l); });
 }

@@ -2,6 +2,8 @@
 // maps generate (see orbit_weights.h for why the weights are exact).
 #include "workloads/collectives/orbit_weights.h"
 
+#include "sim/check.h"
+
 namespace clustersim::workloads {
 
 LinkIndex LinkIndex::every_link(std::size_t link_count) {
@@ -20,6 +22,15 @@ LinkIndex LinkIndex::used_by(std::span<const topology::Route> routes) {
   return x;
 }
 
+UsedRoutes::UsedRoutes(std::span<const topology::Route> routes)
+    : routes_(routes), links_(LinkIndex::used_by(routes)), local_(routes.size() * topology::kMaxHops) {
+  for (std::size_t f = 0; f < routes.size(); ++f) {
+    for (int h = 0; h < routes[f].hops; ++h) {
+      local_[f * topology::kMaxHops + static_cast<std::size_t>(h)] = links_.local(routes[f].links[static_cast<std::size_t>(h)]);
+    }
+  }
+}
+
 void LinkBijection::clear() {
   for (const std::uint32_t x : paired_) {
     inverse_[sigma_[x]] = kUnpaired;
@@ -28,25 +39,39 @@ void LinkBijection::clear() {
   paired_.clear();
 }
 
-bool induced_link_map(const topology::Topology& topo, const LinkIndex& links, std::span<const topology::Route> routes,
-                      std::span<const sim::SimTime> overheads, FlowShift shift, LinkBijection& sigma) {
+bool induced_link_map(const topology::Topology& topo, const UsedRoutes& routes, std::span<const sim::SimTime> overheads,
+                      FlowShift shift, LinkBijection& sigma) {
+  const std::span<const topology::Route> r = routes.routes();
+  CLUSTERSIM_CHECK(r.size() == static_cast<std::size_t>(shift.channels) * static_cast<std::size_t>(shift.positions) &&
+                       overheads.size() == r.size(),
+                   "one route and one overhead per channel and position");
+  const LinkIndex& links = routes.links();
   if (sigma.map().size() == links.size()) {
     sigma.clear();
   } else {
     sigma = LinkBijection(links.size());
   }
-  for (std::size_t a = 0; a < routes.size(); ++a) {
-    const std::size_t b = shift(a);
-    const topology::Route& from = routes[a];
-    const topology::Route& to = routes[b];
-    if (from.hops != to.hops || from.latency != to.latency || overheads[a] != overheads[b]) return false;
-    for (int h = 0; h < from.hops; ++h) {
-      const topology::LinkId l = from.links[static_cast<std::size_t>(h)];
-      const topology::LinkId m = to.links[static_cast<std::size_t>(h)];
-      const std::uint32_t x = links.local(l);
-      // A new pair must keep bandwidth; a repeated one was checked when it was made.
-      if (!sigma.paired(x) && topo.link(l).bandwidth.value != topo.link(m).bandwidth.value) return false;
-      if (!sigma.pair(x, links.local(m))) return false;
+  // shift(a) for a = 0, 1, ... in order, without a division per flow (a ring's k is tried on every
+  // flow of every channel).
+  const std::size_t n = static_cast<std::size_t>(shift.positions);
+  for (std::size_t ch = 0; ch < static_cast<std::size_t>(shift.channels); ++ch) {
+    const std::size_t image_base = shift(ch * n) - static_cast<std::size_t>(shift.position_shift) % n;
+    std::size_t image_p = static_cast<std::size_t>(shift.position_shift) % n;
+    for (std::size_t a = ch * n; a < (ch + 1) * n; ++a) {
+      const std::size_t b = image_base + image_p;
+      image_p = image_p + 1 == n ? 0 : image_p + 1;
+      const topology::Route& from = r[a];
+      const topology::Route& to = r[b];
+      if (from.hops != to.hops || from.latency != to.latency || overheads[a] != overheads[b]) return false;
+      for (int h = 0; h < from.hops; ++h) {
+        const std::uint32_t x = routes.local(a, h);
+        const std::uint32_t y = routes.local(b, h);
+        // A new pair must keep bandwidth; a repeated one was checked when it was made.
+        if (!sigma.paired(x) && topo.link(links.id(x)).bandwidth.value != topo.link(links.id(y)).bandwidth.value) {
+          return false;
+        }
+        if (!sigma.pair(x, y)) return false;
+      }
     }
   }
   return true;
@@ -57,7 +82,7 @@ bool LinkOrbits::build(const LinkIndex& links, std::span<const std::vector<std::
   links_ = links;
   order_ = order;
   const std::size_t n = links.size();
-  min_.assign(n, 0);
+  weight_.assign(n, OrbitWeight{0, 0});
   size_.assign(n, 0);  // 0: not reached yet
   std::vector<std::uint32_t> members;
   bool divides = true;
@@ -73,13 +98,15 @@ bool LinkOrbits::build(const LinkIndex& links, std::span<const std::vector<std::
         members.push_back(y);
       }
     }
-    topology::LinkId lowest = links.id(s);
-    for (const std::uint32_t x : members) lowest = std::min(lowest, links.id(x));
+    // Indices follow link ids and s is the orbit's first index reached by the scan (a smaller one
+    // would have reached s), so s is its smallest link.
+    const topology::LinkId lowest = links.id(s);
+    const int size = static_cast<int>(members.size());
     for (const std::uint32_t x : members) {
-      min_[x] = lowest;
-      size_[x] = static_cast<int>(members.size());
+      weight_[x] = OrbitWeight{lowest, order / size};
+      size_[x] = size;
     }
-    divides = divides && order % static_cast<int>(members.size()) == 0;
+    divides = divides && order % size == 0;
   }
   return divides;
 }

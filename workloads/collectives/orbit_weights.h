@@ -60,6 +60,25 @@ class LinkIndex {
   bool every_ = false;
 };
 
+// Routes with every hop's link numbered once by the LinkIndex of the links they use: a ring tries
+// several shifts on the same routes, and a binary search per hop per try would cost more than the
+// table. Refers to `routes`, which must outlive it.
+class UsedRoutes {
+ public:
+  explicit UsedRoutes(std::span<const topology::Route> routes);
+
+  const LinkIndex& links() const { return links_; }
+  std::span<const topology::Route> routes() const { return routes_; }
+  std::uint32_t local(std::size_t flow, int hop) const {
+    return local_[flow * topology::kMaxHops + static_cast<std::size_t>(hop)];
+  }
+
+ private:
+  std::span<const topology::Route> routes_;
+  LinkIndex links_;
+  std::vector<std::uint32_t> local_;  // [flow * kMaxHops + hop]
+};
+
 inline constexpr std::uint32_t kUnpaired = std::numeric_limits<std::uint32_t>::max();
 
 // A bijection between link indices grown pair by pair.
@@ -103,12 +122,12 @@ struct FlowShift {
   }
 };
 
-// Step 1: σ (over `links`, which must hold every link the routes cross) induced by `shift` on
-// `routes` and `overheads` ([ch * positions + p]), left in `sigma` (cleared first; sized
-// links.size()); false when it is not one bandwidth-keeping bijection, or latencies or overheads
-// of a flow and its image differ.
-bool induced_link_map(const topology::Topology& topo, const LinkIndex& links, std::span<const topology::Route> routes,
-                      std::span<const sim::SimTime> overheads, FlowShift shift, LinkBijection& sigma);
+// Step 1: σ (by index of routes.links()) induced by `shift` on the routes and `overheads`
+// ([ch * positions + p]), left in `sigma` (cleared first; sized routes.links().size()); false when
+// it is not one bandwidth-keeping bijection, or latencies or overheads of a flow and its image
+// differ.
+bool induced_link_map(const topology::Topology& topo, const UsedRoutes& routes, std::span<const sim::SimTime> overheads,
+                      FlowShift shift, LinkBijection& sigma);
 
 // A representative's crossing of a link: the orbit's smallest link and the copies it carries.
 struct OrbitWeight {
@@ -124,18 +143,16 @@ class LinkOrbits {
   // group of that order). Each generator must be total over links.size() indices.
   bool build(const LinkIndex& links, std::span<const std::vector<std::uint32_t>* const> generators, int order);
 
-  topology::LinkId representative(topology::LinkId l) const { return min_[links_.local(l)]; }
+  topology::LinkId representative(topology::LinkId l) const { return weight_[links_.local(l)].representative; }
   int orbit_size(topology::LinkId l) const { return size_[links_.local(l)]; }
   int order() const { return order_; }
-  OrbitWeight weight(topology::LinkId l) const {
-    const std::uint32_t x = links_.local(l);
-    return {min_[x], order_ / size_[x]};
-  }
+  // One lookup, no division: rank folding weighs every send of a direct collective.
+  OrbitWeight weight(topology::LinkId l) const { return weight_[links_.local(l)]; }
 
  private:
   LinkIndex links_;
-  std::vector<topology::LinkId> min_;  // per index: its orbit's smallest link id
-  std::vector<int> size_;              // per index: its orbit's size
+  std::vector<OrbitWeight> weight_;  // per index: its orbit's smallest link id, order / orbit size
+  std::vector<int> size_;            // per index: its orbit's size
   int order_ = 1;
 };
 

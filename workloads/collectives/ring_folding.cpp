@@ -15,18 +15,18 @@ std::optional<RingFolding> fold_ring(const topology::Topology& topo, std::span<c
                        overheads.size() == routes.size(),
                    "one route and one overhead per channel and position");
   if (positions < 2) return std::nullopt;
-  const LinkIndex used = LinkIndex::used_by(routes);
+  const UsedRoutes used(routes);
   LinkBijection channel_sigma, rank_sigma;
   const bool channels_fold =
-      channels > 1 && induced_link_map(topo, used, routes, overheads, FlowShift{channels, positions, 1, 0}, channel_sigma);
+      channels > 1 && induced_link_map(topo, used, overheads, FlowShift{channels, positions, 1, 0}, channel_sigma);
   LinkOrbits orbits;
   for (int k = 1; k < positions; ++k) {
     if (positions % k != 0) continue;
-    if (!induced_link_map(topo, used, routes, overheads, FlowShift{channels, positions, 0, k}, rank_sigma)) continue;
+    if (!induced_link_map(topo, used, overheads, FlowShift{channels, positions, 0, k}, rank_sigma)) continue;
     std::vector<const std::vector<std::uint32_t>*> maps{&rank_sigma.map()};
     if (channels_fold) maps.push_back(&channel_sigma.map());
     const int group = (positions / k) * (channels_fold ? channels : 1);
-    const bool divides = orbits.build(used, maps, group);
+    const bool divides = orbits.build(used.links(), maps, group);
     CLUSTERSIM_CHECK(divides, "orbits of Z_C x Z_m divide its order");
     RingFolding f;
     f.classes = k;
