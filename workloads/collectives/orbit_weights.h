@@ -4,11 +4,12 @@
 // representative stands for its images with weights on its links. Three steps, written here once:
 //  1. The check that a flow relabelling g is a symmetry of the route set (induced_link_map): g must
 //     induce one bijection σ of the used links, route(g f) = σ(route f) hop by hop, that keeps every
-//     link's bandwidth, with equal route latency and per-step overhead (LinkBijection is the
-//     bijection grown pair by pair, for a caller that pairs routes itself).
+//     link's bandwidth, with equal route latency and per-step overhead (on UsedRoutes: the routes
+//     with their links numbered once; LinkBijection is the bijection grown pair by pair, also for a
+//     caller that pairs routes itself).
 //  2. The orbits of the used links under the group the σ generate (LinkOrbits): per link its
 //     orbit's smallest link id and size. σ^|G| fixes every used link (each lies on a route and g^|G|
-//     is the identity), so each orbit's size divides |G| (orbit-stabiliser); built checks it.
+//     is the identity), so each orbit's size divides |G| (orbit-stabiliser); build checks it.
 //  3. The weights of a representative f (weigh_route). G acts freely on the flows, so f has |G|
 //     images; they cross the links of an orbit O |G| · |route(f) ∩ O| times in all, evenly (G is
 //     transitive on O and the count on σ(l) is the count on l), i.e. |G| / |O| · |route(f) ∩ O| on
