@@ -22,9 +22,10 @@
 // rate, and by induction over events every time, of (ch, p) equals that of (0, p). The links fall
 // into σ-orbits O (|O| divides C, since σ^C fixes every used link); each link of O carries
 // C / |O| · |route(0, p) ∩ O| copies of flow (0, p), so channel 0's flow p crosses one constraint
-// per orbit (its smallest link id) with that weight (FairShareSolver weights). Routing that breaks
-// the symmetry (flow-hash keys per channel, a spine chosen by destination) fails condition 1 and
-// the collective runs unfolded.
+// per orbit (its smallest link id) with that weight (FairShareSolver weights; orbit_weights.h
+// computes σ, the orbits and the weights, shared with the other foldings). Routing that breaks the
+// symmetry (flow-hash keys per channel, a spine chosen by destination) fails condition 1 and the
+// collective runs unfolded.
 #pragma once
 
 #include <optional>
@@ -34,13 +35,9 @@
 #include "sim/units.h"
 #include "topology/network_model.h"
 #include "topology/topology.h"
+#include "workloads/collectives/orbit_weights.h"
 
 namespace clustersim::workloads {
-
-struct FoldedHop {
-  topology::Route route;           // orbit representatives, each once; latency as the original
-  topology::HopWeights weights{};  // copies of this hop's flow on each representative
-};
 
 // The folding of `channels` channels of `positions` hops each (routes and overheads indexed
 // [ch * positions + p]) onto channel 0, or nullopt when condition 1 or 2 fails. With

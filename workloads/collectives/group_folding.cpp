@@ -5,6 +5,7 @@
 #include <map>
 
 #include "sim/check.h"
+#include "workloads/collectives/orbit_weights.h"
 
 namespace clustersim::workloads {
 namespace {
@@ -62,38 +63,19 @@ std::vector<double> signature(const topology::Topology& topo, const FoldUnit& un
   return sig;
 }
 
-// Whether one link bijection maps a's routes onto b's hop by hop (signatures already equal).
-class Relabelling {
- public:
-  explicit Relabelling(std::size_t links) : sigma_(links, kNone), inverse_(links, kNone) {}
-
-  bool maps(const FoldUnit& a, const FoldUnit& b) {
-    bool ok = true;
-    for (std::size_t i = 0; ok && i < a.flows.routes.size(); ++i) {
-      const topology::Route& ra = a.flows.routes[i];
-      const topology::Route& rb = b.flows.routes[i];
-      for (int k = 0; ok && k < ra.hops; ++k) ok = pair(ra.links[static_cast<std::size_t>(k)], rb.links[static_cast<std::size_t>(k)]);
-    }
-    for (const topology::LinkId l : touched_) sigma_[l] = inverse_[l] = kNone;
-    touched_.clear();
-    return ok;
+// Whether one link bijection maps a's routes onto b's hop by hop (signatures already equal, so
+// bandwidths, latencies and overheads agree). The bijection is over every link, reused: clearing it
+// costs the pairs made.
+bool relabels(const FoldUnit& a, const FoldUnit& b, LinkBijection& sigma) {
+  bool ok = true;
+  for (std::size_t i = 0; ok && i < a.flows.routes.size(); ++i) {
+    const topology::Route& ra = a.flows.routes[i];
+    const topology::Route& rb = b.flows.routes[i];
+    for (int k = 0; ok && k < ra.hops; ++k) ok = sigma.pair(ra.links[static_cast<std::size_t>(k)], rb.links[static_cast<std::size_t>(k)]);
   }
-
- private:
-  bool pair(topology::LinkId l, topology::LinkId m) {
-    if (sigma_[l] == kNone && inverse_[m] == kNone) {
-      sigma_[l] = m;
-      inverse_[m] = l;
-      touched_.push_back(l);
-      touched_.push_back(m);
-      return true;
-    }
-    return sigma_[l] == static_cast<std::int64_t>(m) && inverse_[m] == static_cast<std::int64_t>(l);
-  }
-
-  std::vector<std::int64_t> sigma_, inverse_;
-  std::vector<topology::LinkId> touched_;
-};
+  sigma.clear();
+  return ok;
+}
 
 }  // namespace
 
@@ -112,13 +94,13 @@ UnitFolding fold_units(const topology::Topology& topo, std::span<const FoldUnit>
   out.multiplicity.assign(units.size(), 0);
   const std::vector<std::int64_t> owner = link_owners(topo, units);
   std::map<std::vector<double>, std::vector<std::size_t>> classes;  // signature -> representatives
-  Relabelling relabel(topo.link_count());
+  LinkBijection sigma(topo.link_count());  // links are their own indices (LinkIndex::every_link)
   for (std::size_t u = 0; u < units.size(); ++u) {
     out.representative[u] = u;
     if (has_private_links(units[u], u, owner)) {
       std::vector<std::size_t>& reps = classes[signature(topo, units[u])];
       for (const std::size_t r : reps) {
-        if (relabel.maps(units[r], units[u])) {
+        if (relabels(units[r], units[u], sigma)) {
           out.representative[u] = r;
           break;
         }

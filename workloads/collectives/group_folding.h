@@ -10,7 +10,7 @@
 //     network: CollectivePlan::fold_channels without shares_links). Units that share a link are
 //     never folded: they stay, each simulated for itself (contention splits the classes).
 //  2. Relabelling: unit b is unit a under one bijection σ of links (route k of b is σ(route k of
-//     a) hop by hop) that keeps every link's bandwidth, with equal route latencies, per-step
+//     a) hop by hop; orbit_weights.h's LinkBijection) that keeps every link's bandwidth, with equal route latencies, per-step
 //     overheads and fold weights; and equal `shape` (everything else the state machines read: plan
 //     numbers, sends and receives; the caller's part), so both run the same state machine.
 //  3. Both start their sub-collectives at the same times (the caller's part: a stage starts all its

@@ -13,9 +13,10 @@
 // images τ^j f (j < m), which cross σ^j(route f). As in channel_folding.h, the used links fall
 // into σ-orbits O (|O| divides m, σ^m being the identity); a representative crosses one constraint
 // per orbit (its smallest link id) with weight m / |O| · |route ∩ O|, the number of its images on
-// each link of O. A message from any position to position q is received, in the folded run, by
-// q's class (q mod k): the representative of flow (p, q) is (p mod k, q − (p − p mod k)), a
-// bijection between the n − 1 senders to q and the n − 1 representatives arriving in q's class.
+// each link of O (orbit_weights.h's orbits and weights). A message from any position to position q
+// is received, in the folded run, by q's class (q mod k): the representative of flow (p, q) is
+// (p mod k, q − (p − p mod k)), a bijection between the n − 1 senders to q and the n − 1
+// representatives arriving in q's class.
 // The smallest k that passes is used; none (k = n) means the collective runs unfolded, as on
 // flow-hash fabrics (the spine is a hash of the ranks) or partly filled leaves.
 #pragma once
@@ -23,12 +24,11 @@
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <vector>
 
 #include "topology/network_model.h"
 #include "topology/routing.h"
 #include "topology/topology.h"
-#include "workloads/collectives/channel_folding.h"
+#include "workloads/collectives/orbit_weights.h"
 
 namespace clustersim::workloads {
 
@@ -46,8 +46,7 @@ class RankFolding {
  private:
   int classes_ = 0;
   int copies_ = 1;
-  std::vector<topology::LinkId> orbit_min_;  // per link: the smallest link of its σ-orbit
-  std::vector<int> orbit_size_;              // per link: the orbit's size
+  LinkOrbits orbits_;  // σ's orbits over every link, of the group Z_copies
 };
 
 // The folding of a collective whose positions map to GPU ranks by `order` (shift-invariant

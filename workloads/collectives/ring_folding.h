@@ -20,7 +20,8 @@
 // mod k (position k's state is position 0's, shifted), and with k = 1 every step is one flow whose
 // completion starts the next. The used links fall into orbits O of the group; each link of O
 // carries G / |O| · |route(f) ∩ O| images of a representative f (G = C · m, or m when the channels
-// do not fold), so f crosses one constraint per orbit (its smallest link id) with that weight.
+// do not fold), so f crosses one constraint per orbit (its smallest link id) with that weight
+// (orbit_weights.h: the induced maps, their orbits and the weights, shared with the other foldings).
 // The smallest k that passes is used; none means the caller falls back to channel folding alone.
 #pragma once
 
