@@ -68,8 +68,38 @@ NvlsTreeCollective::NvlsTreeCollective(CollectiveContext ctx, CollectivePlan pla
   nvlink_bytes_ = c * (1.0 + 1.0 / heads_) / plan_.in_network_efficiency;
   head_bytes_ = c / heads_;
   build_trees();
+  if (plan_.nvls_head_rate > 0 && plan_.nvls_head_rate < sim::kUnlimited) {
+    head_links_.resize(domains_.size() * static_cast<std::size_t>(heads_) * 2);
+    for (topology::VirtualLinkId& v : head_links_) v = ctx_.net.add_virtual_link(plan_.nvls_head_rate);
+  }
   up_arrivals_.assign(domains_.size() * pieces_, 0);
   down_arrivals_.assign(domains_.size() * pieces_, 0);
+  summed_.assign(domains_.size() * pieces_, 0);
+  has_result_.assign(domains_.size() * pieces_, 0);
+  edge_heads_.resize(2 * domains_.size() * 2 * static_cast<std::size_t>(heads_));
+  for (std::size_t t = 0; t < 2; ++t) {
+    for (std::size_t child = 0; child < domains_.size(); ++child) {
+      for (const bool up : {true, false}) {
+        for (int h = 0; h < heads_; ++h) {
+          edge_heads_[edge(t, child, up) * static_cast<std::size_t>(heads_) + static_cast<std::size_t>(h)].next = static_cast<std::uint32_t>(t);
+        }
+      }
+    }
+  }
+}
+
+void NvlsTreeCollective::release_head_links() {
+  for (const topology::VirtualLinkId v : head_links_) ctx_.net.release_virtual_link(v);
+  head_links_.clear();
+}
+
+void NvlsTreeCollective::send_head(const topology::Route& r, int from, int to, int h, std::uint64_t tag) {
+  if (head_links_.empty()) {
+    send(r, sim::Bytes{head_bytes_}, tag, sim::SimTime{});
+    return;
+  }
+  const std::array<topology::VirtualLinkId, 2> budget{head_link(from, h, true), head_link(to, h, false)};
+  send(r, sim::Bytes{head_bytes_}, tag, sim::SimTime{}, sim::kUnlimited, nullptr, budget);
 }
 
 // Tree 0: the domains as a binary heap in their order (parent of position p is (p - 1) / 2);
@@ -122,27 +152,45 @@ void NvlsTreeCollective::reduced_part(std::size_t d, std::uint32_t chunk) {
   const std::size_t t = chunk % 2;
   const int needed = static_cast<int>(dom.members.size()) + static_cast<int>(dom.children[t].size()) * heads_;
   if (++up_arrivals_[d * pieces_ + chunk] < needed) return;
-  const int p = dom.parent[t];
-  if (p < 0) {
+  if (dom.parent[t] < 0) {
     result_down(d, chunk);
     return;
   }
-  for (const topology::Route& r : dom.to_parent[t]) {
-    send(r, sim::Bytes{head_bytes_}, encode(kTreeUp, static_cast<std::size_t>(p), chunk), sim::SimTime{});
-  }
+  summed_[d * pieces_ + chunk] = 1;
+  for (int h = 0; h < heads_; ++h) pump(edge(t, d, true), h);
 }
 
 // Domain d has chunk `chunk`'s result: pass it to its children and multicast it to its GPUs.
 void NvlsTreeCollective::result_down(std::size_t d, std::uint32_t chunk) {
   const std::size_t t = chunk % 2;
+  has_result_[d * pieces_ + chunk] = 1;
   for (int child : domains_[d].children[t]) {
-    for (const topology::Route& r : domains_[static_cast<std::size_t>(child)].to_parent[t]) {
-      send(reversed(r), sim::Bytes{head_bytes_}, encode(kTreeDown, static_cast<std::size_t>(child), chunk), sim::SimTime{});
-    }
+    for (int h = 0; h < heads_; ++h) pump(edge(t, static_cast<std::size_t>(child), false), h);
   }
   for (int i : domains_[d].members) {
     send(members_[static_cast<std::size_t>(i)].down, sim::Bytes{nvlink_bytes_},
          encode(kMemberDown, static_cast<std::size_t>(i), chunk), sim::SimTime{});
+  }
+}
+
+void NvlsTreeCollective::pump(std::size_t e, int h) {
+  const std::size_t id = e * static_cast<std::size_t>(heads_) + static_cast<std::size_t>(h);
+  EdgeHead& s = edge_heads_[id];
+  const std::size_t t = e / 2 / domains_.size();
+  const std::size_t c = (e / 2) % domains_.size();
+  const bool up = e % 2 == 0;
+  const int p = domains_[c].parent[t];
+  while (s.in_flight < static_cast<std::uint32_t>(nccl::kPipelineInFlight) && s.next < pieces_) {
+    const bool ready = up ? summed_[c * pieces_ + s.next] != 0 : has_result_[static_cast<std::size_t>(p) * pieces_ + s.next] != 0;
+    if (!ready) return;
+    const topology::Route& r = domains_[c].to_parent[t][static_cast<std::size_t>(h)];
+    if (up) {
+      send_head(r, static_cast<int>(c), p, h, encode(kTreeUp, id, s.next));
+    } else {
+      send_head(reversed(r), p, static_cast<int>(c), h, encode(kTreeDown, id, s.next));
+    }
+    s.next += 2;
+    ++s.in_flight;
   }
 }
 
@@ -155,12 +203,25 @@ void NvlsTreeCollective::on_transfer_done(std::uint64_t tag) {
       reduced_part(static_cast<std::size_t>(members_[id].domain), chunk);
       try_send(id);
       break;
-    case kTreeUp: reduced_part(id, chunk); break;
-    case kTreeDown:
-      if (++down_arrivals_[id * pieces_ + chunk] == heads_) result_down(id, chunk);
+    case kTreeUp:
+    case kTreeDown: {
+      // id = edge x heads + head (pump): the edge's child domain c, its tree t = chunk % 2.
+      const std::size_t e = id / static_cast<std::size_t>(heads_);
+      --edge_heads_[id].in_flight;
+      pump(e, static_cast<int>(id % static_cast<std::size_t>(heads_)));
+      const std::size_t c = (e / 2) % domains_.size();
+      if (kind == kTreeUp) {
+        reduced_part(static_cast<std::size_t>(domains_[c].parent[chunk % 2]), chunk);
+      } else if (++down_arrivals_[c * pieces_ + chunk] == heads_) {
+        result_down(c, chunk);
+      }
       break;
+    }
     case kMemberDown:
-      if (++members_[id].down_recv == pieces_ && ++complete_ == n_) finish();
+      if (++members_[id].down_recv == pieces_ && ++complete_ == n_) {
+        release_head_links();  // every head's transfer has landed before the last multicast
+        finish();
+      }
       break;
   }
 }

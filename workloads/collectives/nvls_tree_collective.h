@@ -16,6 +16,15 @@
 // half of the channels to each (connect.cc connectNvls: treeUp[c % 2]); here even chunks take
 // tree 0 (domain order) and odd chunks its mirror (reverse order), so that with two domains each
 // one is the root of half the chunks and both directions of every NIC carry data.
+// The heads' budget across domains: NCCL's NVLS graph (search.cc ncclTopoSearchRecNet) gives each
+// head one search channel and reserves bwInter of its NIC for it; NCCL's cost model charges the
+// tree at that rate (tuning.cc). Each head has a virtual link per direction of that capacity
+// (plan.nvls_head_rate, NetworkModel::add_virtual_link) which every flow it sends, or receives,
+// across domains crosses, so the max-min solver holds a head to its budget however many chunks and
+// tree edges it has in flight: an inner domain of a 3+-domain tree passes 2 S per direction through
+// its heads and so runs at half the rate of two domains, as NCCL's model halves bwInter beyond 2 nodes.
+// Each head's connection along a tree edge is FIFO (nccl::kPipelineInFlight chunks at once, in
+// chunk order), as every other pipeline here: one NCCL channel sends its steps in order.
 // Chunks: NCCL's NVLSTree loop (channels x heads x chunk, nccl::nvls_tree_chunk_bytes), chosen by
 // the runner. NCCL's NVLSTree latency (hwLat NVLINK 25 us + 2 log2(nodes) x NET 20.9 us) is paid
 // once, at launch.
@@ -36,6 +45,11 @@ class NvlsTreeCollective final : public CollectiveAlgorithm {
   void on_transfer_done(std::uint64_t tag) override;
   int domains() const { return static_cast<int>(domains_.size()); }
   int heads() const { return heads_; }
+  // Head h of domain d's virtual link, sending (tx) or receiving; none without a head rate.
+  bool has_head_links() const { return !head_links_.empty(); }
+  topology::VirtualLinkId head_link(int d, int h, bool tx) const {
+    return head_links_[(static_cast<std::size_t>(d) * static_cast<std::size_t>(heads_) + static_cast<std::size_t>(h)) * 2 + (tx ? 0 : 1)];
+  }
 
  protected:
   nccl::NcclAlgo nccl_algo() const override { return nccl::NcclAlgo::NvlsTree; }
@@ -56,6 +70,12 @@ class NvlsTreeCollective final : public CollectiveAlgorithm {
     std::array<std::vector<int>, 2> children;  // per tree
     std::array<std::vector<topology::Route>, 2> to_parent;  // head i -> parent's head i, per tree
   };
+  // One head's connection along one tree edge and direction: the next chunk it sends (chunks of
+  // its tree only) and how many are in flight.
+  struct EdgeHead {
+    std::uint32_t next = 0;
+    std::uint32_t in_flight = 0;
+  };
   enum Kind : std::uint64_t { kMemberUp = 0, kTreeUp = 1, kTreeDown = 2, kMemberDown = 3 };
   static std::uint64_t encode(Kind k, std::size_t id, std::uint32_t chunk) { return TransferTag::encode(k, id, chunk); }
   void build_trees();
@@ -63,6 +83,15 @@ class NvlsTreeCollective final : public CollectiveAlgorithm {
   void try_send(std::size_t m);
   void reduced_part(std::size_t d, std::uint32_t chunk);
   void result_down(std::size_t d, std::uint32_t chunk);
+  // Edge of child domain c in tree t, up (c to its parent) or down: index into edge_heads_ / heads_.
+  std::size_t edge(std::size_t t, std::size_t c, bool up) const { return ((t * domains_.size() + c) * 2) + (up ? 0 : 1); }
+  // Sends what head h may send along edge e now: ready chunks, in order, within the window.
+  void pump(std::size_t e, int h);
+  // Sends a head's share from head h of domain `from` to head h of domain `to` along r.
+  void send_head(const topology::Route& r, int from, int to, int h, std::uint64_t tag);
+  // Gives the head links back once the last transfer landed (a collective destroyed in flight
+  // keeps them: its flows may still run).
+  void release_head_links();
 
   int n_;
   int heads_ = 1;
@@ -73,7 +102,11 @@ class NvlsTreeCollective final : public CollectiveAlgorithm {
   std::vector<Domain> domains_;
   std::vector<int> up_arrivals_;    // [domain * pieces + chunk]: members' data and children's sums
   std::vector<int> down_arrivals_;  // [domain * pieces + chunk]: the parent's heads
+  std::vector<std::uint8_t> summed_;      // [domain * pieces + chunk]: the domain's partial sum is complete
+  std::vector<std::uint8_t> has_result_;  // [domain * pieces + chunk]: the domain holds the result
+  std::vector<EdgeHead> edge_heads_;      // [edge * heads + head]
   int complete_ = 0;
+  std::vector<topology::VirtualLinkId> head_links_;  // see head_link()
 };
 
 }  // namespace clustersim::workloads
