@@ -118,3 +118,19 @@ TEST_CASE("workloads::NvlsTreeCollective folding: heads that share a spine are n
   const Built b(c, plan);
   CHECK_FALSE(b.tree().heads_folded());
 }
+
+TEST_CASE("workloads::NvlsTreeCollective: a kept solver (ReplayScratch) drops the heads' virtual links between replays") {
+  // The collective memo replays on one solver (sim::FairShareSolver::reset); an NVLSTree replay
+  // adds its heads' virtual links to it, which must not outlive the replay.
+  const testing::CollectiveCluster c(racks(2, topology::Fabric::RailOptimized));
+  const workloads::CollectivePlan plan = nvls_tree_plan(c, 144, 64 * kMiB);
+  REQUIRE(plan.nvls_head_rate < sim::kUnlimited);
+  const std::span<const workloads::CollectivePlan> one(&plan, 1);
+  const workloads::CollectiveReplay fresh = workloads::replay_collectives(c.env, one, false, false);
+  workloads::ReplayScratch scratch;
+  for (int k = 0; k < 3; ++k) {
+    const workloads::CollectiveReplay kept = workloads::replay_collectives(c.env, one, false, false, &scratch);
+    CHECK(kept.durations.front().ps == fresh.durations.front().ps);
+    CHECK(scratch.solver.constraint_count() == c.topo.link_count());
+  }
+}
