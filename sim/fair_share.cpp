@@ -29,7 +29,7 @@ ConstraintId FairShareSolver::add_constraint(double capacity) {
   return static_cast<ConstraintId>(constraints_.size() - 1);
 }
 
-void FairShareSolver::reset() {
+void FairShareSolver::reset(std::size_t keep_constraints) {
   for (VariableId v = 0; v < head_.size(); ++v) {
     if ((head_[v].flags & (kLive | kPending)) == 0) continue;
     head_[v].flags &= static_cast<std::uint8_t>(~kPending);
@@ -39,6 +39,7 @@ void FairShareSolver::reset() {
   // Every constraint now has no variable, no weight and is clean, as added; its scratch fields
   // are rewritten before they are read, and its epoch is below the kept epoch counter.
   std::vector<Constraint> constraints = std::move(constraints_);
+  if (constraints.size() > keep_constraints) constraints.resize(keep_constraints);
   std::vector<std::uint64_t> id_bits = std::move(id_bits_);  // all zero between solves
   const std::uint32_t epoch = epoch_;
   *this = FairShareSolver(config_);

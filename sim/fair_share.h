@@ -121,7 +121,9 @@ class FairShareSolver {
   // removed (pending removals carried out), ids, pools, scratch and statistics as new. A caller
   // that simulates many short runs on one large network (the collective memo: ~400 k links on
   // 16,384 GPUs) keeps one solver instead of building its constraints again each time.
-  void reset();
+  // `keep_constraints` drops the constraints added after the first that many (e.g. a network's
+  // virtual links, which belong to one run).
+  void reset(std::size_t keep_constraints = static_cast<std::size_t>(-1));
   void set_capacity(ConstraintId c, double capacity);
   double capacity(ConstraintId c) const { return constraints_[c].capacity; }
   std::size_t constraint_count() const { return constraints_.size(); }

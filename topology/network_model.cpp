@@ -25,8 +25,25 @@ NetworkModel::NetworkModel(sim::Simulator& sim, const Topology& topo, sim::FairS
 }
 
 sim::FairShareSolver NetworkModel::release_solver() && {
-  solver_.reset();
+  solver_.reset(topo_.link_count());  // virtual links are per model (add_virtual_link)
   return std::move(solver_);
+}
+
+VirtualLinkId NetworkModel::add_virtual_link(double capacity) {
+  CLUSTERSIM_CHECK(capacity > 0, "a virtual link has a positive capacity");
+  if (free_virtual_.empty()) return solver_.add_constraint(capacity);
+  const VirtualLinkId v = free_virtual_.back();
+  free_virtual_.pop_back();
+  if (solver_.capacity(v) != capacity) solver_.set_capacity(v, capacity);
+  return v;
+}
+
+void NetworkModel::release_virtual_link(VirtualLinkId v) {
+  CLUSTERSIM_CHECK(v >= topo_.link_count() && v < solver_.constraint_count(), "a virtual link comes from add_virtual_link");
+  for (const sim::VariableId var : solver_.variables_of(v)) {
+    CLUSTERSIM_CHECK(!solver_.is_live(var), "a virtual link is given back once no flow crosses it");
+  }
+  free_virtual_.push_back(v);
 }
 
 void NetworkModel::set_observer(FlowObserver* observer) {
@@ -36,22 +53,25 @@ void NetworkModel::set_observer(FlowObserver* observer) {
   if (observer_ != nullptr) stream_start_.resize(flows_.size());
 }
 
-std::uint32_t NetworkModel::alloc_links(std::uint8_t hops) {
-  std::vector<std::uint32_t>& free = free_links_[hops];
+std::uint32_t NetworkModel::alloc_links(std::size_t entries) {
+  std::vector<std::uint32_t>& free = free_links_[entries];
   if (!free.empty()) {
     const std::uint32_t off = free.back();
     free.pop_back();
     return off;
   }
   const std::size_t off = link_pool_.size();
-  CLUSTERSIM_CHECK(off + hops <= 0xffffffffU, "route pool fits 32-bit offsets");
-  link_pool_.resize(off + hops);
+  CLUSTERSIM_CHECK(off + entries <= 0xffffffffU, "route pool fits 32-bit offsets");
+  link_pool_.resize(off + entries);
   return static_cast<std::uint32_t>(off);
 }
 
 FlowId NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListener* who,
                            std::uint64_t tag, sim::SimTime extra_latency, double rate_cap,
-                           const HopWeights* weights) {
+                           const HopWeights* weights, std::span<const VirtualLinkId> virtual_links) {
+  CLUSTERSIM_CHECK(virtual_links.size() <= static_cast<std::size_t>(kMaxVirtualLinks) &&
+                       (virtual_links.empty() || weights == nullptr),
+                   "an unfolded flow crosses at most kMaxVirtualLinks virtual links");
   FlowId f;
   if (!free_flows_.empty()) {
     f = free_flows_.back();
@@ -61,11 +81,17 @@ FlowId NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListene
     flows_.emplace_back();
     if (observer_ != nullptr) stream_start_.emplace_back();
   }
-  const std::uint32_t links = alloc_links(route.hops);
+  const std::uint32_t links = alloc_links(route.hops + virtual_links.size());
   std::copy_n(route.links.begin(), route.hops, link_pool_.begin() + links);
+  for (std::size_t k = 0; k < virtual_links.size(); ++k) {
+    CLUSTERSIM_CHECK(virtual_links[k] >= topo_.link_count() && virtual_links[k] < solver_.constraint_count(),
+                     "a virtual link comes from add_virtual_link");
+    link_pool_[links + route.hops + k] = virtual_links[k];
+  }
   Flow& flow = flows_[f];
   flow.links = links;
   flow.hops = route.hops;
+  flow.virtual_links = static_cast<std::uint8_t>(virtual_links.size());
   flow.bytes = bytes.value;
   flow.remaining = bytes.value;
   flow.rate = rate_cap;  // the cap, until activation
@@ -123,7 +149,7 @@ void NetworkModel::activate(FlowId f) {
   const std::span<const std::uint16_t> weights =
       flow.folded ? std::span<const std::uint16_t>(weight_pool_.data() + flow.links, flow.hops)
                   : std::span<const std::uint16_t>{};
-  flow.var = solver_.add_variable(links_of(flow), flow.rate, weights);
+  flow.var = solver_.add_variable(constraints_of(flow), flow.rate, weights);
   flow.rate = 0;
   if (var_to_flow_.size() <= flow.var) var_to_flow_.resize(flow.var + 1);
   var_to_flow_[flow.var] = f;
@@ -140,7 +166,7 @@ void NetworkModel::on_flush() {
     Flow& flow = flows_[f];
     if (flow.rate > 0) flow.remaining -= flow.rate * (now - flow.last_update).seconds();
     flow.last_update = now;
-    if (inv != nullptr) inv->rate_changed(links_of(flow), weights_of(flow), flow.rate, solver_.rate(v));
+    if (inv != nullptr) inv->rate_changed(constraints_of(flow), weights_of(flow), flow.rate, solver_.rate(v));
     flow.rate = solver_.rate(v);
     ++flow.generation;
     ++stats_.rate_updates;
@@ -176,7 +202,7 @@ void NetworkModel::complete(FlowId f) {
   Flow& flow = flows_[f];
   if (sim::EngineInvariants* inv = sim_.invariants()) {
     const double undelivered = flow.remaining - flow.rate * (sim_.now() - flow.last_update).seconds();
-    inv->rate_changed(links_of(flow), weights_of(flow), flow.rate, 0.0);
+    inv->rate_changed(constraints_of(flow), weights_of(flow), flow.rate, 0.0);
     inv->flow_delivered(flow.bytes, undelivered, flow.rate, sim_.now());
   }
   solver_.remove_variable(flow.var);
@@ -202,7 +228,7 @@ void NetworkModel::finish(FlowId f) {
   ++stats_.transfers_finished;
   TransferListener* who = flow.who;
   const std::uint64_t tag = flow.tag;
-  free_links_[flow.hops].push_back(flow.links);
+  free_links_[static_cast<std::size_t>(flow.hops) + flow.virtual_links].push_back(flow.links);
   free_flows_.push_back(f);
   who->on_transfer_done(tag);  // may start new transfers (and reuse this slot)
 }

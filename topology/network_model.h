@@ -29,6 +29,14 @@
 //
 // When the simulator carries invariant checks (Simulator::set_invariants), the model reports each
 // flow's injection, rate changes and delivery to them; without, a null test per flow and per solve.
+//
+// Virtual links: a capacity that no cable has, only the flows told to cross it share it (e.g. the
+// bandwidth NCCL's NVLS graph reserves on a head GPU's NIC for one NVLSTree collective:
+// nvls_tree_collective.h). Each is one more solver constraint, numbered after the topology's
+// links; a flow crosses at most kMaxVirtualLinks of them besides its route. They carry no bytes of
+// their own (link_bytes and the observer see the route only). A collective takes them when it is
+// built and gives them back when it ends; given-back ids are reused, so repeated collectives do not
+// grow the solver.
 #pragma once
 
 #include <array>
@@ -71,6 +79,8 @@ class FlowObserver {
 };
 
 using FlowId = std::uint32_t;
+using VirtualLinkId = sim::ConstraintId;
+inline constexpr int kMaxVirtualLinks = 2;
 
 // A folded flow's multiplicity per hop: route.links[k] carries hop_weights[k] identical flows
 // (symmetry folding, workloads/collectives/channel_folding.h; the solver counts each of them).
@@ -101,9 +111,16 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   // arrives. `extra_latency` (e.g. a protocol's per-step overhead) is added before streaming, and
   // `rate_cap` (bytes/s) bounds the flow's rate on top of the links. `weights` (null: one flow)
   // makes it a folded flow (see HopWeights); `bytes` is then what each of the identical flows moves.
+  // `virtual_links` (at most kMaxVirtualLinks, unfolded flows only) bound it besides the route.
   FlowId start(const Route& route, sim::Bytes bytes, TransferListener* who, std::uint64_t tag,
                sim::SimTime extra_latency = sim::SimTime{}, double rate_cap = sim::kUnlimited,
-               const HopWeights* weights = nullptr);
+               const HopWeights* weights = nullptr, std::span<const VirtualLinkId> virtual_links = {});
+
+  // A virtual link of `capacity` (bytes/s; see the header comment), reusing a given-back id.
+  VirtualLinkId add_virtual_link(double capacity);
+  // Gives it back once no flow crosses it any more (its id may be handed out again).
+  void release_virtual_link(VirtualLinkId v);
+  double capacity(sim::ConstraintId c) const { return solver_.capacity(c); }
 
   const NetworkStats& stats() const { return stats_; }
   const sim::FairShareStats& solver_stats() const { return solver_.stats(); }
@@ -131,6 +148,7 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
     sim::VariableId var = 0;
     std::uint32_t generation = 0;
     std::uint8_t hops = 0;
+    std::uint8_t virtual_links = 0;  // entries after the route's in link_pool_
     bool streaming = false;
     bool folded = false;
   };
@@ -149,9 +167,13 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
     std::uint32_t batch = 0;
   };
   void post(FlowId f, sim::SimTime at, std::uint64_t kind);
-  std::uint32_t alloc_links(std::uint8_t hops);
+  std::uint32_t alloc_links(std::size_t entries);
   std::span<const LinkId> links_of(const Flow& flow) const {
     return {link_pool_.data() + flow.links, flow.hops};
+  }
+  // The solver's constraints of a flow: its route's links, then its virtual links.
+  std::span<const sim::ConstraintId> constraints_of(const Flow& flow) const {
+    return {link_pool_.data() + flow.links, static_cast<std::size_t>(flow.hops) + flow.virtual_links};
   }
   void activate(FlowId f);
   void complete(FlowId f);
@@ -169,7 +191,8 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   std::vector<FlowId> free_flows_;
   std::vector<LinkId> link_pool_;
   std::vector<std::uint16_t> weight_pool_;  // grown only once a folded flow arrives
-  std::array<std::vector<std::uint32_t>, kMaxHops + 1> free_links_;  // freed blocks by hop count
+  std::array<std::vector<std::uint32_t>, kMaxHops + kMaxVirtualLinks + 1> free_links_;  // freed blocks by size
+  std::vector<VirtualLinkId> free_virtual_;  // given-back virtual links
   std::vector<std::vector<std::uint64_t>> batches_;
   std::vector<std::uint32_t> free_batches_;
   std::vector<std::uint64_t> firing_;  // the batch being run (swapped out of batches_)

@@ -48,7 +48,8 @@ TEST_CASE("workloads::NcclTuner (GB200 NVL72): NVLS and NVLSTree costs are NCCL'
   CHECK(g2.nvls_channels == 32);  // NVLS_NCHANNELS_SM100 across nodes
   const workloads::NcclTuner t2(g2, CollectiveOp::AllReduce);
   CHECK_FALSE(t2.cost(NcclAlgo::Nvls, Protocol::Simple).eligible);  // NVLS across nodes needs CollNet
-  // NVLSTree: intra 721.8 / 32 x 0.74 x 31/32 x 2 = 32.34; inter 32 heads x 50 GB/s / 32 x 2 = 100;
+  // NVLSTree: intra 721.8 / 32 x 0.74 x 31/32 x 2 = 32.34; inter 32 heads x bwInter 20 GB/s (what
+  // the NVLS graph reserves on each head's NIC, not the NIC's 50) / 32 x 2 = 40;
   // perChMaxNVLSTreeBws Blackwell N2 = 96 -> 32.34 per channel, busBw 1034.9, algBw x 144/286 =
   // 521.1; latency 25 + 2 x log2(2) x 20.9 = 66.8 us.
   const auto& c2 = t2.cost(NcclAlgo::NvlsTree, Protocol::Simple);
@@ -77,6 +78,10 @@ TEST_CASE("workloads::NcclTuner (GB200 NVL72): the pick by size and rack count")
   // Twenty racks: NVLSTree pays 25 + 2 x log2i(20) = 4 levels x 20.9 = 192.2 us; Tree/LL 6.8 + 2 x
   // (71 x 0.6 + 4 x 5.0) = 132 us at 9.5 GB/s. Tree/LL up to ~580 KB, NVLSTree above.
   CHECK(t20.cost(NcclAlgo::NvlsTree, Protocol::Simple).latency_us == doctest::Approx(192.2));
+  // Beyond two nodes interBw = bwInter (tuning.cc: no x 2), 20 < 32.34: busBw 32 x 20 = 640,
+  // algBw x 1440/2878 = 320.2 GB/s, half of two racks' 640 (it was 517.8 with the NICs' 50 GB/s).
+  CHECK(gb200_graph(twenty, 20).nvls_bw_inter_GBps == doctest::Approx(20.0));
+  CHECK(t20.cost(NcclAlgo::NvlsTree, Protocol::Simple).alg_bw_GBps == doctest::Approx(640.0 * 1440 / 2878).epsilon(1e-3));
   CHECK(t20.cost(NcclAlgo::Tree, Protocol::LL).latency_us == doctest::Approx(132.0));
   CHECK(t20.choose(kKiB).algo == NcclAlgo::Tree);
   CHECK(t20.choose(kKiB).protocol == Protocol::LL);
@@ -119,7 +124,8 @@ TEST_CASE("workloads::nvls_chunk_bytes: NCCL's NVLS and NVLSTree chunk by size")
 TEST_CASE("workloads::NvlsTreeCollective: two racks never beat the NVLink bound, and approach it when large") {
   // Each GPU moves S (1 + 1/32) through its NVLink each way at NCCL's NVLS rate for 32 heads of a
   // 72-GPU domain (nccl::nvls_wire_efficiency: 0.660 of 721.8 GB/s at n = 144); the NICs (32 heads x
-  // 48 GB/s per rack, S/32 each way per head) are not the bottleneck.
+  // 48 GB/s per rack, S/32 each way per head, at most the 20 GB/s NCCL's NVLS graph reserves on
+  // each) are not the bottleneck, but each piece's trip through the heads is part of the fill.
   Cluster two(topology::preset_cluster("gb200-nvl72", 2));
   for (double S : {kGiB, 8 * kGiB}) {
     CAPTURE(S);
@@ -139,7 +145,10 @@ TEST_CASE("workloads::NvlsTreeCollective: two racks never beat the NVLink bound,
     const double bound_s = S * (1 + 1.0 / 32) / (eff * 721.8e9);
     const double t = workloads::simulate_plan(two.env, plan).time.seconds();
     CHECK(t >= bound_s);
-    // Pieces complete in pairs (two in flight per GPU), so the drain is up to two pieces' down trip.
-    CHECK(t <= bound_s * (1 + 2.5 / plan.chunks) + 100e-6);
+    // Pieces complete in pairs (two in flight per GPU), so the drain is up to two pieces' down trip,
+    // plus one piece up and down the heads (a head's 4 MiB share at its reserved 20 GB/s each way).
+    CHECK(plan.nvls_head_rate == doctest::Approx(20e9));
+    const double head_trip_s = 2 * (128 * kMiB / 32) / plan.nvls_head_rate;
+    CHECK(t <= bound_s * (1 + 2.5 / plan.chunks) + head_trip_s + 100e-6);
   }
 }

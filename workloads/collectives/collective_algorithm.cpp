@@ -38,9 +38,10 @@ sim::SimTime CollectiveAlgorithm::step_overhead(const topology::Route& route) co
 }
 
 void CollectiveAlgorithm::send(const topology::Route& route, sim::Bytes payload, std::uint64_t tag,
-                               sim::SimTime overhead, double rate_cap, const topology::HopWeights* weights) {
+                               sim::SimTime overhead, double rate_cap, const topology::HopWeights* weights,
+                               std::span<const topology::VirtualLinkId> virtual_links) {
   ++transfers_;
-  ctx_.net.start(route, payload * wire_factor(plan_.protocol), this, tag, overhead, rate_cap, weights);
+  ctx_.net.start(route, payload * wire_factor(plan_.protocol), this, tag, overhead, rate_cap, weights, virtual_links);
 }
 
 }  // namespace clustersim::workloads

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,10 @@ struct CollectivePlan {
   double p2p_drain_us = 0;
   // In-network reduction: payload moves at this fraction of the link rate (NCCL nvlsEfficiency).
   double in_network_efficiency = 1.0;
+  // NVLSTree: what NCCL's NVLS graph reserves on each head's NIC per direction (its bwInter, one
+  // search channel per head), bytes/s on the wire; every flow a head sends or receives across
+  // NVLink domains shares it (nvls_tree_collective.h). Unlimited: no reservation.
+  double nvls_head_rate = sim::kUnlimited;
   // What NCCL's tuner chose and predicted (the algorithm row, -1 when NCCL has no such choice).
   nccl::NcclAlgo nccl_algo = nccl::NcclAlgo::Ring;
   double nccl_model_us = -1;
@@ -126,8 +131,10 @@ class CollectiveAlgorithm : public topology::TransferListener, public sim::Event
   void finish();
   // Starts one transfer of `payload` bytes; the protocol's wire overhead is added here, and
   // `overhead` (usually step_overhead(route), cached by the caller) before streaming.
+  // `virtual_links` bound it besides the route (NetworkModel::add_virtual_link).
   void send(const topology::Route& route, sim::Bytes payload, std::uint64_t tag, sim::SimTime overhead,
-            double rate_cap = sim::kUnlimited, const topology::HopWeights* weights = nullptr);
+            double rate_cap = sim::kUnlimited, const topology::HopWeights* weights = nullptr,
+            std::span<const topology::VirtualLinkId> virtual_links = {});
   // Per-step protocol latency not already covered by the route's physical latency.
   sim::SimTime step_overhead(const topology::Route& route) const;
   nccl::HwClass hw_class(const topology::Route& route) const;

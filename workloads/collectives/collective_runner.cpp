@@ -134,6 +134,8 @@ void resolve(const CollectiveEnvironment& env, const NcclGraph& g, const Collect
   if (algo == CollectiveAlgo::InNetwork) {
     const bool nvls = plan.nccl_algo == nccl::NcclAlgo::Nvls || plan.nccl_algo == nccl::NcclAlgo::NvlsTree;
     plan.in_network_efficiency = nvls ? nccl::nvls_wire_efficiency(g.cc_row, g.nvls_heads, g.ppn, g.ranks, g.path_GBps) : 1.0;
+    // NVLSTree: each head's NIC at the rate the NVLS graph reserves for it (nvls_tree_collective.h).
+    if (plan.nccl_algo == nccl::NcclAlgo::NvlsTree && g.nvls_bw_inter_GBps > 0) plan.nvls_head_rate = g.nvls_bw_inter_GBps * 1e9;
   }
 }
 

@@ -84,7 +84,7 @@ std::vector<double> plan_shape(const CollectivePlan& plan) {
   return {static_cast<double>(r.op), static_cast<double>(r.algo), static_cast<double>(r.inter_algo), r.bytes.value,
           static_cast<double>(r.ranks.size()), static_cast<double>(r.root), static_cast<double>(plan.protocol),
           static_cast<double>(plan.channels), static_cast<double>(plan.chunks), plan.channel_rate_cap, plan.p2p_nvlink_cap, plan.p2p_drain_us,
-          plan.in_network_efficiency, plan.protocol_latencies ? 1.0 : 0.0, plan.launch_latency ? 1.0 : 0.0,
+          plan.in_network_efficiency, plan.nvls_head_rate, plan.protocol_latencies ? 1.0 : 0.0, plan.launch_latency ? 1.0 : 0.0,
           static_cast<double>(plan.nccl_algo), static_cast<double>(plan.gpu_compute_capability)};
 }
 

@@ -43,6 +43,23 @@ double fitting_speed(std::span<const double> arr, double limit) {
   return arr.back();
 }
 
+// The NVLS graph's speed across nodes (search.cc, tags v2.26.2-1 and v2.30.7-1): ncclTopoCompute
+// takes the inter speed array once the system has NICs; each NVLS search channel is one head, a GPU
+// with its own NIC (ncclTopoSearchRecNet: the NIC needs bwInter and loses it), and takes bwIntra =
+// bwInter of every GPU's NVLink, twice of its head's (ncclTopoSearchTryNvls); ncclTopoCompareGraphs
+// prefers more channels, so the first pass ends at the fastest speed with the most heads, at most
+// min(GPUs, NCCL_MAX_NVLS_ARITY): (heads + 1) x speed within a GPU's NVLink and speed within a NIC.
+// GB200 NVL72: 32 heads, 20 GB/s (33 x 22 = 726 > 721.8); 8 H100s: 40 (9 x 40 = 360). The second
+// pass (search.cc "pass 2") may then raise bwInter alone, below 2 x bwIntra, where the NICs allow;
+// not modelled (it would undo the bwInter / 2 that NCCL's model has beyond two nodes, while the
+// CoreWeave rows halve from 2 to 20 racks).
+double nvls_head_inter_speed(std::span<const double> inter, int heads, double path, double nic) {
+  for (double s : inter) {
+    if ((heads + 1) * s <= path + 1e-9 && s <= nic + 1e-9) return s;
+  }
+  return 0.0;
+}
+
 bool route_has_nvswitch(const topology::Topology& topo, const topology::Route& r) {
   for (int k = 0; k < r.hops; ++k) {
     if (topo.device(topo.link(r.links[k]).dst).kind == topology::DeviceKind::NvSwitch) return true;
@@ -172,6 +189,9 @@ NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& rou
   // NVLS heads (connect.cc): one per NVLS search channel, each a GPU (with its NIC across nodes),
   // at most NCCL_MAX_NVLS_ARITY.
   g.nvls_heads = std::min({ppn_min, nccl::kMaxNvlsArity, g.nodes > 1 ? std::max(1, g.nics_per_node) : g.ppn});
+  if (g.nvls && g.nodes > 1) {
+    g.nvls_bw_inter_GBps = nvls_head_inter_speed(speeds(compute_capability, true), g.nvls_heads, g.path_GBps, g.nic_GBps);
+  }
   g.collnet = hints.fabric_sharp && g.nodes > 1;
   return g;
 }
@@ -240,14 +260,16 @@ NcclCost NcclTuner::compute(NcclAlgo a, Protocol p) const {
   if (a == NcclAlgo::Nvls || a == NcclAlgo::NvlsTree) {
     // tuning.cc (v2.30.7): per channel, intraBw = bwIntra x nvlsEfficiency x (nCh - 1) / nCh, x 2
     // for all-reduce (two operations pipelined); interBw = bwInter (x 2 for NVLSTree on <= 2
-    // nodes); NVLSTree also capped by perChMaxNVLSTreeBws. bwIntra: the GPU's NVLink split over the
-    // NVLS channels; bwInter: the heads' NICs split over them.
+    // nodes, so half of it beyond: an inner node of the tree passes 2 S each way); NVLSTree also
+    // capped by perChMaxNVLSTreeBws. bwIntra: the GPU's NVLink split over the NVLS channels;
+    // bwInter: what the NVLS graph reserves on the heads' NICs (NcclGraph::nvls_bw_inter_GBps, one
+    // search channel per head) split over them.
     const double nv = g.nvls_channels;
     double intra_bw = (g.path_GBps / nv) * nccl::kNvlsEfficiency[row] * (nv - 1) / nv;
     intra_bw *= ar ? 2.0 : static_cast<double>(g.ppn - 1) / g.ppn;
     double bw = intra_bw;
     if (a == NcclAlgo::NvlsTree) {
-      const double inter_bw = g.nvls_heads * g.nic_GBps / nv * (g.nodes <= 2 ? 2.0 : 1.0);
+      const double inter_bw = g.nvls_heads * g.nvls_bw_inter_GBps / nv * (g.nodes <= 2 ? 2.0 : 1.0);
       bw = std::min({intra_bw, inter_bw, nccl::kPerChannelMaxNvlsTreeGBps[row][idx2]});
     }
     bus = nv * bw;

@@ -48,6 +48,7 @@ struct NcclGraph {
   bool nvls = false;                // NVSwitch multicast/reduction usable by every node's GPUs of the group
   int nvls_channels = 0;
   int nvls_heads = 0;               // GPUs per node that reduce and multicast a share (<= 32)
+  double nvls_bw_inter_GBps = 0;    // across nodes: what the NVLS graph reserves on each head's NIC (bwInter)
   bool collnet = false;             // in-network reduction on the fabric switches (SHARP)
   bool cpu_amd = true;              // CPU vendor row of llMaxBws for multi-node (AMD vs Intel)
   bool ll128 = true;                // LL128 on by default (tuning.cc's platform rule; see nccl_graph)
