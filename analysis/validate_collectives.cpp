@@ -58,6 +58,9 @@ constexpr SystemMap kSystems[] = {
 // there (NVLS in each rack, a tree of racks), whose replay takes ~2 s per size on one core; a
 // flat ring of that many GPUs would take minutes per size.
 constexpr int kMaxSimulatedGpus = 1440;
+// Events one row's replay may take (~10-20 s on one core): a replay that does not fold (e.g. Tree's
+// chain pairs on 20 GB200 racks at 16 GiB, ~94 M transfers) is reported as skipped, not waited for.
+constexpr std::uint64_t kValidationEventBudget = 20'000'000;
 
 std::optional<workloads::CollectiveOp> op_of(const std::string& c) {
   using workloads::CollectiveOp;
@@ -119,7 +122,20 @@ void simulate(CollectiveValidationRow& row, const SystemMap& sys, std::map<std::
     for (int g = 0; g < per_node; ++g) req.ranks.push_back(s * node->gpus + g);
   }
   req.bytes = sim::Bytes{row.bytes};
-  const workloads::CollectiveResult r = workloads::simulate_collective(env, req);
+  workloads::CollectiveEnvironment budgeted = env;
+  budgeted.event_budget = kValidationEventBudget;
+  workloads::CollectiveResult r;
+  try {
+    r = workloads::simulate_collective(budgeted, req);
+  } catch (const workloads::SimulationBudgetExceeded& e) {
+    const workloads::CollectivePlan plan = workloads::plan_collective(env, req);
+    row.skip_reason = fmt::format("NCCL's tuner picks {}/{} here, and {}: over the validation budget; run `clustersim "
+                                  "collective --node {} --nodes {} -b {} -e {}` to see it",
+                                  workloads::to_string(plan.request.algo), workloads::to_string(plan.protocol), e.what(),
+                                  sys.preset, row.nodes, static_cast<long long>(row.bytes),
+                                  static_cast<long long>(row.bytes));
+    return;
+  }
   const workloads::HostLaunch launch = benchmark_host_launch(row.notes);
   const sim::SimTime measured =
       workloads::measured_time(r.time, launch, r.nccl_channels, workloads::default_host_launch_constants());

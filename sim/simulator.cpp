@@ -32,6 +32,10 @@ SimTime Simulator::run() {
       flush();
       if (queue_.empty()) break;
     }
+    if (event_limit_ != 0 && events_ >= event_limit_) {
+      stopped_at_limit_ = true;
+      return now_;
+    }
     const Event e = queue_.pop();
     if (invariants_ != nullptr) invariants_->event_time(now_, e.time);
     now_ = e.time;

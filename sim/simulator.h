@@ -35,8 +35,13 @@ class Simulator {
   void schedule_in(SimTime dt, EventHandler* h, std::uint64_t tag) { schedule_at(now_ + dt, h, tag); }
   // Ask for one on_flush() once the current timestamp's events are done.
   void request_flush(FlushHandler* h);
-  // Runs until no events remain. Returns the final time.
+  // Runs until no events remain, or until the event limit (if set) is reached: then
+  // stopped_at_limit() is true and events are left in the queue. Returns the time reached.
   SimTime run();
+  // 0 = none. A caller with a time budget (validation suites) stops a run that would take longer
+  // than it can afford and reports it, instead of waiting for it (one comparison per event).
+  void set_event_limit(std::uint64_t events) { event_limit_ = events; }
+  bool stopped_at_limit() const { return stopped_at_limit_; }
   std::uint64_t events_processed() const { return events_; }
   // Events scheduled so far: equal values before and after a schedule_at() mean no one else
   // scheduled in between, so an event posted then takes the very next sequence number.
@@ -59,6 +64,8 @@ class Simulator {
   std::vector<FlushHandler*> flush_;
   std::vector<FlushHandler*> flushing_;
   EngineInvariants* invariants_ = nullptr;
+  std::uint64_t event_limit_ = 0;
+  bool stopped_at_limit_ = false;
 };
 
 }  // namespace clustersim::sim

@@ -104,3 +104,23 @@ TEST_CASE("sim::SimTime: seconds convert to picoseconds rounding up") {
   CHECK((8_GiB).value == 8589934592.0);
   CHECK(transfer_time(Bytes{1e9}, 100_GBps).ps == 10000000000);
 }
+
+TEST_CASE("sim::Simulator: an event limit stops the run with the rest of the queue left, and says so") {
+  Simulator sim;
+  Chain c;
+  c.sim = &sim;
+  sim.schedule_at(SimTime{0}, &c, 0);
+  sim.set_event_limit(2);
+  const SimTime reached = sim.run();
+  CHECK(sim.stopped_at_limit());
+  CHECK(sim.events_processed() == 2);
+  CHECK(reached.ps == 10);
+  CHECK(sim.pending() == 1);
+
+  Simulator unlimited;  // the same chain without a limit runs to its end
+  Chain d;
+  d.sim = &unlimited;
+  unlimited.schedule_at(SimTime{0}, &d, 0);
+  CHECK(unlimited.run().ps == 30);
+  CHECK_FALSE(unlimited.stopped_at_limit());
+}

@@ -408,3 +408,17 @@ TEST_CASE("workloads::collectives: auto picks what NCCL's tuner picks, and on 4 
   CHECK(t_auto < 2.5 * t_ring);
   CHECK(t_auto * 1e6 == doctest::Approx(pick.time_us).epsilon(0.5));
 }
+
+TEST_CASE("workloads::collectives: a replay over its event budget throws SimulationBudgetExceeded; within it, the same answer") {
+  Cluster c(topology::preset_cluster("dgx-h100", 2));
+  const auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, first(16), 64e6);
+  const auto free_run = workloads::simulate_collective(c.env, req);
+  REQUIRE(free_run.events > 10);
+  workloads::CollectiveEnvironment tight = c.env;
+  tight.event_budget = free_run.events / 2;
+  CHECK_THROWS_WITH_AS(workloads::simulate_collective(tight, req), doctest::Contains("budget"),
+                       workloads::SimulationBudgetExceeded);
+  workloads::CollectiveEnvironment roomy = c.env;
+  roomy.event_budget = free_run.events;  // exactly enough: runs to the end
+  CHECK(workloads::simulate_collective(roomy, req).time == free_run.time);
+}

@@ -21,12 +21,6 @@ namespace clustersim::workloads {
 
 // One memo serves every simulation on the same cluster (e.g. all validation rows of one system):
 // its keys name the ranks, so a different topology needs a different memo.
-// Thrown when a memoised simulation would exceed the caller's transfer budget (validation sets
-// one so that a suite of hundreds of runs stays within minutes; `run` sets none).
-struct SimulationBudgetExceeded : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 class CollectiveMemo {
  public:
   explicit CollectiveMemo(CollectiveEnvironment env) : env_(env) {}

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "sim/check.h"
 #include "sim/simulator.h"
@@ -45,7 +46,12 @@ CollectiveReplay replay_collectives(const CollectiveEnvironment& env, std::span<
   }
   for (auto& c : running) c->start();
   CollectiveReplay r;
+  simulator.set_event_limit(env.event_budget);
   r.end = simulator.run();
+  if (simulator.stopped_at_limit()) {
+    throw SimulationBudgetExceeded("the replay reached its budget of " + std::to_string(env.event_budget) +
+                                   " events before its collectives finished");
+  }
   if (env.invariants == nullptr) CLUSTERSIM_CHECK(countdown.left == 0, "replayed collectives did not complete");
   for (const auto& c : running) {
     r.durations.push_back(c->finish_time() - c->start_time());

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,16 @@ struct CollectiveEnvironment {
   GraphHints hints{};
   // Invariant checks (collective_bound.h, sim/engine_invariants.h) write here; null: off. Not owned.
   sim::InvariantReport* invariants = nullptr;
+  // 0 = none. A replay that reaches this many events stops and throws SimulationBudgetExceeded
+  // (validation suites set one so that one expensive row cannot hold up hundreds; `collective`
+  // and `run` set none).
+  std::uint64_t event_budget = 0;
+};
+
+// Thrown when a simulation would exceed the caller's budget: a memoised collective's estimated
+// transfers (CollectiveMemo::set_transfer_budget) or a replay's events (event_budget above).
+struct SimulationBudgetExceeded : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 // The hints (NVLS, SHARP, CPU vendor) of a cluster spec's hardware.
