@@ -22,6 +22,15 @@ ComputeModel model(std::string_view gpu_id, Precision p, topology::ClusterSpec c
   return ComputeModel(gpu(gpu_id), cluster, p, ComputeConstants{});
 }
 
+// The GEMM epilogue's store through HBM (gemm_epilogue_store_share) takes the same time whatever
+// the clock, SM share or main-loop efficiency, so a test of how GEMM time scales with one of those
+// takes it out.
+ComputeModel model_without_store(std::string_view gpu_id, Precision p, topology::ClusterSpec cluster = {}) {
+  ComputeConstants c;
+  c.set("gemm_epilogue_store_share", 0.0);
+  return ComputeModel(gpu(gpu_id), cluster, p, c);
+}
+
 OpCost elementwise(double elements) {
   OpCost op;
   op.name = "gelu";
@@ -58,8 +67,8 @@ TEST_CASE("workloads::ComputeModel: tf32 = false runs fp32 matmuls at the FP32 r
   topology::ClusterSpec off;
   off.tf32 = false;
   const OpCost op = square_gemm(8192);
-  const double on_s = model("a100-sxm4-80gb", Precision::Tf32).op_time(op, Pass::Forward).seconds();
-  const double off_s = model("a100-sxm4-80gb", Precision::Tf32, off).op_time(op, Pass::Forward).seconds();
+  const double on_s = model_without_store("a100-sxm4-80gb", Precision::Tf32).op_time(op, Pass::Forward).seconds();
+  const double off_s = model_without_store("a100-sxm4-80gb", Precision::Tf32, off).op_time(op, Pass::Forward).seconds();
   CHECK(off_s / on_s == doctest::Approx(156.0 / 19.5).epsilon(0.01));
 }
 
@@ -150,8 +159,8 @@ TEST_CASE("workloads::ComputeModel: fp8 speeds up only fp8-eligible linear layer
 TEST_CASE("workloads::ComputeModel: a 60% TDP power cap slows compute-bound ops by the curve, not memory-bound ones") {
   topology::ClusterSpec capped;
   capped.power_limit_w = 0.6 * 400.0;
-  const ComputeModel full = model("a100-sxm4-80gb", Precision::Bf16);
-  const ComputeModel cap = model("a100-sxm4-80gb", Precision::Bf16, capped);
+  const ComputeModel full = model_without_store("a100-sxm4-80gb", Precision::Bf16);
+  const ComputeModel cap = model_without_store("a100-sxm4-80gb", Precision::Bf16, capped);
   const double r = power_limited_clock_ratio(0.6, 0.42, 1.0);  // ((0.6 - 0.42) / 0.58)^(1/3)
   CHECK(r == doctest::Approx(std::cbrt(0.18 / 0.58)));
   CHECK(cap.sustained_peak().value == doctest::Approx(full.sustained_peak().value * r));
@@ -259,8 +268,9 @@ TEST_CASE("workloads::ComputeConstants: every constant is named, described and r
   CHECK_THROWS_AS(c.apply({{"no_such_constant", 1.0}}), std::invalid_argument);
   // An override changes the model.
   const OpCost op = square_gemm(4096);
-  const ComputeModel base = model("a100-sxm4-80gb", Precision::Bf16);
+  const ComputeModel base = model_without_store("a100-sxm4-80gb", Precision::Bf16);
   ComputeConstants slower;
+  slower.set("gemm_epilogue_store_share", 0.0);
   slower.set("gemm_eff_max", 0.41);
   const ComputeModel half(gpu("a100-sxm4-80gb"), topology::ClusterSpec{}, Precision::Bf16, slower);
   const double launch = 2e-6;
@@ -322,8 +332,47 @@ TEST_CASE("workloads::ComputeModel: wave quantization follows each GPU's SM coun
   const double m148 = 128 * 4, n148 = 128 * 37;   // 148 tiles
   CHECK(h100.gemm_efficiency(m132, n132, 4096, 1) > 1.15 * a100.gemm_efficiency(m132, n132, 4096, 1));
   CHECK(b200.gemm_efficiency(m148, n148, 4096, 1) > 1.15 * h100.gemm_efficiency(m148, n148, 4096, 1));
-  // Full waves on their own GPU reach the same efficiency.
-  CHECK(h100.gemm_efficiency(m132, n132, 4096, 1) == doctest::Approx(b200.gemm_efficiency(m148, n148, 4096, 1)));
+  // Full waves on their own GPU reach the same efficiency once the epilogue store (which depends
+  // on each GPU's tensor rate over its HBM bandwidth, tested below) is taken out.
+  ComputeConstants no_store;
+  no_store.set("gemm_epilogue_store_share", 0.0);
+  const ComputeModel h100_ns(gpu("h100-sxm5-80gb"), {}, Precision::Bf16, no_store);
+  const ComputeModel b200_ns(gpu("b200"), {}, Precision::Bf16, no_store);
+  CHECK(h100_ns.gemm_efficiency(m132, n132, 4096, 1) == doctest::Approx(b200_ns.gemm_efficiency(m148, n148, 4096, 1)));
+}
+
+TEST_CASE("workloads::ComputeModel: a wave's epilogue store costs reduction depth by tensor rate over HBM bandwidth") {
+  // tilelang's H800 SXM (H100 die, 3.35 TB/s) bf16 benchmark, M = N = 8192: 386 TFLOP/s at
+  // K = 256 and 766 at K = 16384, a ratio of 0.50 that the per-tile fixed cost sets (the tiles and
+  // waves are the same at every K). Without the store the model's gemm_k_half alone gives 0.80.
+  const ComputeModel h100 = model("h100-sxm5-80gb", Precision::Bf16);
+  const double ratio = h100.gemm_efficiency(8192, 8192, 256, 1) / h100.gemm_efficiency(8192, 8192, 16384, 1);
+  CHECK(ratio == doctest::Approx(0.50).epsilon(0.08));
+  // k_store = C bytes x rate x gemm_eff_max / (2 x HBM x hbm_stream_eff): 2 x 828 TF x 0.82 /
+  // (2 x 3.015 TB/s) = 225 elements on H100 SXM at the sustained clock; A100 80GB's lower tensor
+  // rate per byte of HBM gives about half (117).
+  const ComputeModel a100 = model("a100-sxm4-80gb", Precision::Bf16);
+  const double h100_k = h100.epilogue_store_k(h100.sustained_peak());
+  const double a100_k = a100.epilogue_store_k(a100.sustained_peak());
+  CHECK(h100_k == doctest::Approx(225).epsilon(0.02));
+  CHECK(a100_k == doctest::Approx(117).epsilon(0.02));
+  // An fp8 main loop twice as fast stores the same bf16 C tile: twice the depth.
+  const ComputeModel h100_fp8 = model("h100-sxm5-80gb", Precision::Fp8);
+  CHECK(h100_fp8.epilogue_store_k(h100_fp8.sustained_peak()) == doctest::Approx(2 * h100_k).epsilon(0.01));
+  // The share scales it; 0 leaves gemm_k_half alone.
+  ComputeConstants hidden;
+  hidden.set("gemm_epilogue_store_share", 0.0);
+  const ComputeModel h100_hidden(gpu("h100-sxm5-80gb"), {}, Precision::Bf16, hidden);
+  CHECK(h100_hidden.epilogue_store_k(h100.sustained_peak()) == 0.0);
+  CHECK(h100_hidden.gemm_efficiency(8192, 8192, 4096, 1) > 1.04 * h100.gemm_efficiency(8192, 8192, 4096, 1));
+  // Blackwell drains the accumulator from Tensor Memory while the next tile's MMA runs: its own
+  // share, 0 by default; at 1 it pays the store as Hopper does.
+  const ComputeModel b200 = model("b200", Precision::Bf16);
+  CHECK(b200.epilogue_store_k(b200.sustained_peak()) == 0.0);
+  ComputeConstants serial;
+  serial.set("gemm_epilogue_store_share_sm100", 1.0);
+  const ComputeModel b200_serial(gpu("b200"), {}, Precision::Bf16, serial);
+  CHECK(b200_serial.epilogue_store_k(b200.sustained_peak()) > 100.0);
 }
 
 TEST_CASE("workloads::ComputeModel: each generation runs its own attention kernel") {
@@ -420,7 +469,7 @@ TEST_CASE("workloads::ComputeModel: SMs held by a collective leave a GEMM fewer 
   // 8192^3 on H100: 64 x 64 = 4096 tiles of 128 x 128, each SM running at the same rate. Alone:
   // ceil(4096 / 132) = 32 waves; with 24 of 132 SMs held (share 24/132), ceil(4096 / 108) = 38
   // waves: the GEMM takes 38/32 of its time (less than 132/108: its last wave fills better).
-  const ComputeModel cm = model("h100-sxm5-80gb", Precision::Bf16);
+  const ComputeModel cm = model_without_store("h100-sxm5-80gb", Precision::Bf16);
   const double launch = cm.constants().get("kernel_launch_us") * 1e-6;
   const OpCost gemm = square_gemm(8192);
   const double alone = cm.op_time(gemm, Pass::Forward).seconds() - launch;

@@ -22,15 +22,16 @@ struct ConstantDef {
 //
 // The big-GEMM anchor (a lone GEMM, which sustains the HPL clock: sustained_clock_ratio 0.925; the
 // default 0.837 is the clock under a whole training step, fitted): with 0.925 and gemm_eff_max 0.82, an 8192^3 bf16 GEMM
-// gets 0.925 x 0.82 x 0.99 (k depth) x 0.998 (waves, 108 SMs) = 75 % of 312 TF on A100, and
-// 0.925 x 0.82 x 0.99 x 0.97 (waves, 132 SMs) = 73 % of 989 TF on H100. Published cuBLAS/CUTLASS
+// gets 0.925 x 0.82 x 0.977 (k depth: 64 + the epilogue store's 129) x 0.998 (waves, 108 SMs) =
+// 74 % of 312 TF on A100, and 0.925 x 0.82 x 0.963 (64 + 249) x 0.97 (waves, 132 SMs) = 71 % of
+// 989 TF on H100 (0.99 k depth, 75 % and 73 %, before the store was charged, branch hopper). Published cuBLAS/CUTLASS
 // measurements: H100 SXM bf16 4224x8192x2048 GEMM 780 TF (79 %) with max-autotune and the
 // `nvidia-smi boost-slider --vboost 1` power shift to tensor cores (H. He, PyTorch,
 // gist.github.com/Chillee/2ec89696db8b7ed1c24461159e325405), i.e. an upper bound above the
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 36> kConstants = {{
+constexpr std::array<ConstantDef, 38> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -41,7 +42,8 @@ constexpr std::array<ConstantDef, 36> kConstants = {{
      "(61 rows; held-out Megatron-LM and llm-foundry A100-40GB rows: docs/validation.md)"},
     {"gemm_eff_max", 0.82, 0.05, 1.0,
      "fraction of sustained-clock tensor throughput a large, well-shaped cuBLAS GEMM main loop "
-     "reaches (ratio); set so 8192^3 bf16 gives 75% of 312 TF on A100 and 73% of 989 TF on H100 "
+     "reaches (ratio); set so 8192^3 bf16 gives 74% of 312 TF on A100 and 71% of 989 TF on H100 "
+     "with the epilogue store (75% and 73% before it, branch hopper) "
      "(H100 best case 780 TF: Chillee gist 2ec89696, PyTorch)"},
     {"gemm_tile_m", 128, 16, 512,
      "rows of the largest CTA output tile cuBLAS/CUTLASS uses (elements); tile and wave "
@@ -55,6 +57,27 @@ constexpr std::array<ConstantDef, 36> kConstants = {{
     {"gemm_k_half", 64, 0, 8192,
      "reduction depth at which per-tile prologue/epilogue equals the main loop: k-efficiency = "
      "k/(k + gemm_k_half) (elements); estimate (a few 32-deep main-loop stages)"},
+    {"gemm_epilogue_store_share", 1.0, 0.0, 1.0,
+     "share of a GEMM tile's epilogue store (its C tile written to HBM after the main loop) that "
+     "is not overlapped with a main loop (ratio). A wave of tiles finishes together and writes "
+     "SMs x tm x tn x C-bytes through HBM, so per tile the store costs as much as k_store = "
+     "C-bytes x (sustained tensor rate x gemm_eff_max) / (2 x HBM bandwidth x hbm_stream_eff) "
+     "elements of reduction depth, added to gemm_k_half: 225 on H100 SXM bf16 (405 fp8), 117 on "
+     "A100 80GB (compute_model.cpp, gemm_efficiency_on). 1 (fully serialised) from tilelang's "
+     "H800 SXM (H100 die) K sweeps at M = N = 8192, K = 256 ... 16384 (benchmark/matmul/README.md "
+     "@17bd0a6, fp16 386 ... 766 TFLOP/s; benchmark/matmul_fp8/README.md @6b1faf7, fp8 569 ... "
+     "1541): time = 44.8 us + K x 0.171 us (fp16, within 1.2%) and 38.1 us + K x 0.083 us (fp8, "
+     "within 2%), a per-tile fixed cost of 262 and 458 elements of K, where gemm_k_half 64 + the "
+     "store give 313 and 512 at a lone GEMM's clock (0.925) and gemm_k_half alone 64; 0: the store "
+     "fully hidden behind the next tile (persistent ping-pong kernels). UNSURE which cuBLAS "
+     "kernels the published runs used"},
+    {"gemm_epilogue_store_share_sm100", 0.0, 0.0, 1.0,
+     "Blackwell (sm100): the same share (ratio). tcgen05 MMAs accumulate in Tensor Memory (512 "
+     "columns per SM), which holds two 128 x 256 fp32 accumulators, so Blackwell GEMMs drain one "
+     "tile's accumulator through the epilogue while the MMA of the next runs (CUTLASS SM100 "
+     "epilogue flow: TMEM -> registers -> SMEM -> TMA store, docs.nvidia.com/cutlass "
+     "utils_sm100; Triton's Gluon example 'overlapping accumulator': double-buffered TMEM "
+     "accumulators). 0: hidden. ASSUMPTION from the architecture, no Blackwell K sweep found"},
     {"hbm_stream_eff", 0.90, 0.1, 1.0,
      "fraction of datasheet HBM bandwidth a streaming kernel sustains (ratio); H100 SXM D2D copy / "
      "STREAM triad 3.02-3.09 of 3.35 TB/s measured"},
@@ -385,13 +408,34 @@ sim::FlopsPerSec ComputeModel::matmul_peak(const OpCost& op) const {
 //                                                    idle SMs of the last wave, in one ratio
 // The kernel picks the tile among (tm,tn), (tm,tn/2), (tm/2,tn/2) that maximises utilisation x
 // (intensity(tile)/intensity(tm,tn))^gemm_small_tile_exponent: small GEMMs take small tiles to fill
-// the SMs, at the cost of more operand traffic per FLOP. k efficiency = k / (k + gemm_k_half).
+// the SMs, at the cost of more operand traffic per FLOP. k efficiency = k / (k + gemm_k_half +
+// k_store), k_store the epilogue store (epilogue_store_k) at the GEMM's main-loop rate.
 double ComputeModel::gemm_efficiency(double m, double n, double k, double batch) const {
-  return gemm_efficiency_on(m, n, k, batch, sms_);
+  const double k_store = epilogue_store_k(matmul_peak(OpCost{}) * (clock_ratio_ * sm_fraction_));
+  return gemm_efficiency_on(m, n, k, batch, sms_, k_store);
+}
+
+// The epilogue store of a wave of output tiles, in elements of reduction depth (see the constant
+// gemm_epilogue_store_share). Per tile the main loop runs 2 tm tn k FLOPs at the SM's share of
+// `tensor_rate` x gemm_eff_max; the wave's SMs then write SMs x tm x tn x C-bytes at the streaming
+// HBM bandwidth. The store equals the main loop at
+//   k_store = C-bytes x tensor_rate x gemm_eff_max / (2 x HBM bandwidth x hbm_stream_eff),
+// tile sizes and SM count cancelling: a GPU whose tensor rate outgrew its HBM bandwidth (Hopper,
+// fp8, nvfp4) pays relatively more per tile. C is written at the activation element size (bf16
+// under fp8 and nvfp4). NOT counted: the fp32 main_grad read-modify-write of weight-gradient GEMMs
+// under gradient-accumulation fusion (docs/validation.md, branch dense). Blackwell's GEMMs overlap
+// the store with the next tile's MMA (accumulators in Tensor Memory): its own share, 0.
+double ComputeModel::epilogue_store_k(sim::FlopsPerSec tensor_rate) const {
+  const double bandwidth = memory_bandwidth().value * constants_.get("hbm_stream_eff");
+  if (bandwidth <= 0) return 0.0;
+  const double c_bytes = activation_bytes(precision_);
+  const int cc = gpu_.compute_capability;
+  const char* share = cc >= 100 && cc < 200 ? "gemm_epilogue_store_share_sm100" : "gemm_epilogue_store_share";
+  return constants_.get(share) * c_bytes * tensor_rate.value * constants_.get("gemm_eff_max") / (2.0 * bandwidth);
 }
 
 // Tile and wave quantization over `sms` SMs (fewer than the GPU's while a collective holds some).
-double ComputeModel::gemm_efficiency_on(double m, double n, double k, double batch, double sms) const {
+double ComputeModel::gemm_efficiency_on(double m, double n, double k, double batch, double sms, double k_store) const {
   if (m <= 0 || n <= 0 || k <= 0) return 1.0;
   batch = std::max(batch, 1.0);
   sms = std::max(sms, 1.0);
@@ -407,7 +451,7 @@ double ComputeModel::gemm_efficiency_on(double m, double n, double k, double bat
     const double intensity = tm * tn / (tm + tn);
     best = std::max(best, utilisation * std::pow(intensity / intensity0, exponent));
   }
-  const double k_eff = k / (k + constants_.get("gemm_k_half"));
+  const double k_eff = k / (k + constants_.get("gemm_k_half") + k_store);
   return std::clamp(constants_.get("gemm_eff_max") * best * k_eff, 1e-6, 1.0);
 }
 
@@ -442,11 +486,12 @@ double ComputeModel::flops_seconds(const OpCost& op, Pass pass, double sm_share)
   // (+1e-9: 132 x (1 - 24/132) is 108 SMs, not 107.99999.)
   const double sms = sm_share > 0 ? std::max(1.0, std::floor(sms_ * (1 - sm_share) + 1e-9)) : double(sms_);
   const double scale = clock_ratio_ * sm_fraction_ * sms / sms_;
-  const auto eff_of = [&](double m, double n, double k, double b) {
-    return gemm_efficiency_on(m, n, k, b, sms);
-  };
   if (!op.is_matmul()) return flops / (gpu_.fp32 * scale);
   const sim::FlopsPerSec peak = matmul_peak(op) * scale;
+  const double k_store = epilogue_store_k(peak * low_precision_gemm_eff(op));
+  const auto eff_of = [&](double m, double n, double k, double b) {
+    return gemm_efficiency_on(m, n, k, b, sms, k_store);
+  };
   if (op.name == "ssd_scan") return flops / (peak * constants_.get("mamba_scan_eff"));
   if (is_flash(op)) {
     double work = flops.value * constants_.get("attention_causal_fraction");

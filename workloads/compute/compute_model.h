@@ -29,7 +29,11 @@
 //     7g), memory bandwidth by memory slices / 8 (topology::resolve_mig); capacity is the slice's
 //     listed memory (topology::gpu_memory_capacity).
 //   * eff_flops(GEMM) = gemm_eff_max x tile-and-wave utilisation over the GPU's SM count (108 on
-//     A100, 132 on H100 SXM, 148 on B200) x k-depth efficiency (see gemm_efficiency);
+//     A100, 132 on H100 SXM, 148 on B200) x k-depth efficiency k / (k + gemm_k_half + k_store),
+//     k_store the wave's epilogue store of its C tiles through HBM in elements of k (the tensor
+//     rate over the HBM bandwidth: 117 on A100 80GB, 225 on H100 SXM bf16, 405 fp8 at fp8_gemm_eff_ratio;
+//     0 on Blackwell, whose Tensor Memory accumulators let the store overlap the next tile; see
+//     gemm_efficiency and epilogue_store_k);
 //     flash attention: the kernel of the GPU's generation (attention_efficiency: FlashAttention-2
 //     era on Ampere, FlashAttention-3 / cuDNN on Hopper, cuDNN on Blackwell) on the causal half of
 //     the work, with the backward's recompute of QK^T.
@@ -137,6 +141,9 @@ class ComputeModel {
 
   double gemm_efficiency(const OpCost& op) const;  // the shape-dependent factor in (0, 1]
   double gemm_efficiency(double m, double n, double k, double batch) const;
+  // A wave's epilogue store of its C tiles in elements of reduction depth, for a GEMM whose main
+  // loop runs at `tensor_rate` (sustained, before gemm_eff_max); see compute_model.cpp.
+  double epilogue_store_k(sim::FlopsPerSec tensor_rate) const;
   sim::FlopsPerSec datasheet_peak() const;  // dense peak at the run precision (tf32 override honoured)
   sim::FlopsPerSec sustained_peak() const;  // after power cap / MIG / sustained clock
   sim::BytesPerSec memory_bandwidth() const;  // HBM bandwidth of the GPU or its MIG slice
@@ -171,7 +178,7 @@ class ComputeModel {
   sim::FlopsPerSec matmul_peak(const OpCost& op) const;  // datasheet peak the op's matmul runs at
   double flops_seconds(const OpCost& op, Pass pass, double sm_share = 0) const;
   double bytes_seconds(const OpCost& op, Pass pass, double hbm_taken_bytes_per_s = 0) const;
-  double gemm_efficiency_on(double m, double n, double k, double batch, double sms) const;
+  double gemm_efficiency_on(double m, double n, double k, double batch, double sms, double k_store) const;
   int kernels(const OpCost& op, Pass pass) const;
   bool runs_fp8(const OpCost& op) const;  // an fp8-eligible GEMM of an fp8 or nvfp4 run
   double low_precision_gemm_eff(const OpCost& op) const;  // fp8 / nvfp4 GEMM efficiency vs bf16 (1 otherwise)

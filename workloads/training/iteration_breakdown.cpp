@@ -23,6 +23,7 @@ IterationBreakdown breakdown_of(const RankTimes& st, double iteration_start, dou
   b.optimizer = opt;
   b.dp_exposed = st.dp_in_steps + std::max(0.0, (st.optimizer_start - st.last_compute_end)) +
                  std::max(0.0, st.done - st.optimizer_start - opt);
+  if (b.dp_exposed < 1e-12) b.dp_exposed = 0;  // under the 1 ps tick: rounding of the sums, as `other`
   b.exposed_comm = b.tp_comm + b.cp_exposed + b.dp_exposed;
   b.other = std::max(0.0, iteration_s - b.compute - b.exposed_comm - b.pipeline_bubble - b.optimizer);
   // A remainder under the simulator's 1 ps tick is the rounding of the sums above, not time.
