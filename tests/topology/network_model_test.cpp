@@ -5,6 +5,7 @@
 
 #include "sim/simulator.h"
 #include "topology/builders.h"
+#include "tests/topology/landing_listener.h"
 #include "topology/catalog.h"
 #include "topology/network_model.h"
 #include "topology/routing.h"
@@ -12,11 +13,7 @@
 using namespace clustersim;
 
 namespace {
-struct Landing final : topology::TransferListener {
-  sim::Simulator* sim = nullptr;
-  std::vector<std::pair<std::uint64_t, double>> done;  // tag, time (s)
-  void on_transfer_done(std::uint64_t tag) override { done.emplace_back(tag, sim->now().seconds()); }
-};
+using testing::Landing;
 topology::Topology node(const char* preset) { return topology::build_cluster(topology::preset_cluster(preset)); }
 }  // namespace
 

@@ -7,19 +7,14 @@
 
 #include "sim/simulator.h"
 #include "topology/builders.h"
+#include "tests/topology/landing_listener.h"
 #include "topology/catalog.h"
 #include "topology/network_model.h"
 #include "topology/routing.h"
 
 using namespace clustersim;
 
-namespace {
-struct Landing final : topology::TransferListener {
-  sim::Simulator* sim = nullptr;
-  std::vector<std::pair<std::uint64_t, double>> done;  // tag, time (s)
-  void on_transfer_done(std::uint64_t tag) override { done.emplace_back(tag, sim->now().seconds()); }
-};
-}  // namespace
+using testing::Landing;
 
 TEST_CASE("topology::NetworkModel: flows on one virtual link share its capacity, whatever their routes") {
   // GPU1 -> GPU2 and GPU3 -> GPU4 on a DGX A100 share no link (each has its own 240 GB/s NVLink
