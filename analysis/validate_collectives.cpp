@@ -112,7 +112,8 @@ void simulate(CollectiveValidationRow& row, const SystemMap& sys, std::map<std::
     c = std::make_unique<Cluster>(spec);
   }
   const topology::GpuSpec* gpu = topology::find_gpu(node->gpu);
-  const workloads::CollectiveEnvironment env{c->topo, c->router, gpu->compute_capability, workloads::graph_hints(c->spec)};
+  workloads::CollectiveEnvironment env{c->topo, c->router, gpu->compute_capability, workloads::graph_hints(c->spec)};
+  env.event_budget = kValidationEventBudget;
   workloads::CollectiveRequest req;
   req.op = *op;
   req.algo = workloads::CollectiveAlgo::Auto;
@@ -122,11 +123,9 @@ void simulate(CollectiveValidationRow& row, const SystemMap& sys, std::map<std::
     for (int g = 0; g < per_node; ++g) req.ranks.push_back(s * node->gpus + g);
   }
   req.bytes = sim::Bytes{row.bytes};
-  workloads::CollectiveEnvironment budgeted = env;
-  budgeted.event_budget = kValidationEventBudget;
   workloads::CollectiveResult r;
   try {
-    r = workloads::simulate_collective(budgeted, req);
+    r = workloads::simulate_collective(env, req);
   } catch (const workloads::SimulationBudgetExceeded& e) {
     const workloads::CollectivePlan plan = workloads::plan_collective(env, req);
     row.skip_reason = fmt::format("NCCL's tuner picks {}/{} here, and {}: over the validation budget; run `clustersim "
