@@ -36,19 +36,6 @@ void NetworkModel::set_observer(FlowObserver* observer) {
   if (observer_ != nullptr) stream_start_.resize(flows_.size());
 }
 
-std::uint32_t NetworkModel::alloc_links(std::uint8_t hops) {
-  std::vector<std::uint32_t>& free = free_links_[hops];
-  if (!free.empty()) {
-    const std::uint32_t off = free.back();
-    free.pop_back();
-    return off;
-  }
-  const std::size_t off = link_pool_.size();
-  CLUSTERSIM_CHECK(off + hops <= 0xffffffffU, "route pool fits 32-bit offsets");
-  link_pool_.resize(off + hops);
-  return static_cast<std::uint32_t>(off);
-}
-
 FlowId NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListener* who,
                            std::uint64_t tag, sim::SimTime extra_latency, double rate_cap,
                            const HopWeights* weights) {
@@ -61,8 +48,9 @@ FlowId NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListene
     flows_.emplace_back();
     if (observer_ != nullptr) stream_start_.emplace_back();
   }
-  const std::uint32_t links = alloc_links(route.hops);
-  std::copy_n(route.links.begin(), route.hops, link_pool_.begin() + links);
+  const std::uint32_t links = solver_.alloc_block(
+      std::span<const LinkId>(route.links.data(), route.hops),
+      weights != nullptr ? std::span<const std::uint16_t>(weights->data(), route.hops) : std::span<const std::uint16_t>{});
   Flow& flow = flows_[f];
   flow.links = links;
   flow.hops = route.hops;
@@ -73,10 +61,6 @@ FlowId NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListene
   flow.tag = tag;
   flow.streaming = false;
   flow.folded = weights != nullptr;
-  if (flow.folded) {
-    if (weight_pool_.size() < link_pool_.size()) weight_pool_.resize(link_pool_.size());
-    std::copy_n(weights->begin(), route.hops, weight_pool_.begin() + links);
-  }
   ++flow.generation;
   ++stats_.transfers_started;
   if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_injected(flow.bytes);
@@ -115,15 +99,15 @@ void NetworkModel::activate(FlowId f) {
   if (flow.remaining <= 0 || flow.hops == 0) {
     // Nothing to stream (zero bytes, or a GPU talking to itself): done once the latency has passed.
     if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_landed(flow.bytes);
+    account(f);
+    solver_.free_block(flow.links, flow.hops);
     finish(f);
     return;
   }
   flow.streaming = true;
   flow.last_update = sim_.now();
-  const std::span<const std::uint16_t> weights =
-      flow.folded ? std::span<const std::uint16_t>(weight_pool_.data() + flow.links, flow.hops)
-                  : std::span<const std::uint16_t>{};
-  flow.var = solver_.add_variable(links_of(flow), flow.rate, weights);
+  flow.var = solver_.add_variable(flow.links, flow.hops, flow.rate, flow.folded);
+  flow.links = solver_.block_of(flow.var);  // a resurrected variable keeps its own (identical) block
   flow.rate = 0;
   if (var_to_flow_.size() <= flow.var) var_to_flow_.resize(flow.var + 1);
   var_to_flow_[flow.var] = f;
@@ -179,17 +163,19 @@ void NetworkModel::complete(FlowId f) {
     inv->rate_changed(links_of(flow), weights_of(flow), flow.rate, 0.0);
     inv->flow_delivered(flow.bytes, undelivered, flow.rate, sim_.now());
   }
-  solver_.remove_variable(flow.var);
+  account(f);
+  solver_.remove_variable(flow.var);  // frees the route's block (at the next solve, or now)
   flow.streaming = false;
   sim_.request_flush(this);
   finish(f);
 }
 
-void NetworkModel::finish(FlowId f) {
-  Flow& flow = flows_[f];
+void NetworkModel::account(FlowId f) {
+  const Flow& flow = flows_[f];
   const std::span<const LinkId> links = links_of(flow);
+  const std::uint16_t* weights = weights_of(flow);
   for (std::size_t k = 0; k < links.size(); ++k) {
-    const double copies = flow.folded ? weight_pool_[flow.links + k] : 1.0;
+    const double copies = weights != nullptr ? weights[k] : 1.0;
     link_bytes_[links[k]] += flow.bytes * copies;
   }
   if (observer_ != nullptr) {
@@ -198,11 +184,14 @@ void NetworkModel::finish(FlowId f) {
     route.hops = flow.hops;
     observer_->on_flow_done(FinishedFlow{route, flow.bytes, stream_start_[f], sim_.now(), flow.who, flow.tag});
   }
+}
+
+void NetworkModel::finish(FlowId f) {
+  Flow& flow = flows_[f];
   ++flow.generation;
   ++stats_.transfers_finished;
   TransferListener* who = flow.who;
   const std::uint64_t tag = flow.tag;
-  free_links_[flow.hops].push_back(flow.links);
   free_flows_.push_back(f);
   who->on_transfer_done(tag);  // may start new transfers (and reuse this slot)
 }

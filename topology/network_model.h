@@ -11,10 +11,11 @@
 // once the flow pool has grown to the peak number of concurrent flows.
 //
 // Memory per flow (direct all-to-all puts 16.7 M flows in flight at 4,096 GPUs, so this is what
-// bounds the largest runs): a 64-byte record, the route's links (4 bytes per hop, pooled by hop
-// count; latency and bottleneck are not kept: only the start needs them), the hop weights only for
-// folded flows (2 bytes per hop, in a pool that unfolded runs never grow), and 8 bytes per pending
-// activation or completion in a *batch*. Batches coalesce events: a run of flow events for one
+// bounds the largest runs): a 64-byte record, the route's links (4 bytes per hop; latency and
+// bottleneck are not kept: only the start needs them) and hop weights only for folded flows (2
+// bytes per hop, in a pool that unfolded runs never grow), both kept once, in the solver's pool of
+// constraint blocks (FairShareSolver::alloc_block: the solver's variable reads them there, so a
+// route is not copied), and 8 bytes per pending activation or completion in a *batch*. Batches coalesce events: a run of flow events for one
 // time that would have taken consecutive sequence numbers in the simulator (nothing else was
 // scheduled in between; Simulator::scheduled()) is one simulator event holding the flows in order.
 // The simulator pops events at equal times in sequence order, so the batch runs them exactly when
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "sim/fair_share.h"
+#include "sim/pod_vector.h"
 #include "sim/simulator.h"
 #include "sim/units.h"
 #include "topology/topology.h"
@@ -118,8 +120,8 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   void on_flush() override;
 
  private:
-  // 64 bytes (one cache line); the route's links live in link_pool_ (and weights in weight_pool_)
-  // at `links`. Until activation `rate` holds the transfer's rate cap (the solver keeps it after).
+  // 64 bytes (one cache line); the route's links (and weights, if folded) live in the solver's
+  // block at `links`. Until activation `rate` holds the transfer's rate cap (the solver keeps it after).
   struct Flow {
     double bytes = 0;
     double remaining = 0;
@@ -127,7 +129,7 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
     sim::SimTime last_update;
     TransferListener* who = nullptr;
     std::uint64_t tag = 0;
-    std::uint32_t links = 0;    // first of `hops` entries in link_pool_ (and weight_pool_ if folded)
+    std::uint32_t links = 0;    // the solver block of its `hops` links (and weights if folded)
     sim::VariableId var = 0;
     std::uint32_t generation = 0;
     std::uint8_t hops = 0;
@@ -149,32 +151,27 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
     std::uint32_t batch = 0;
   };
   void post(FlowId f, sim::SimTime at, std::uint64_t kind);
-  std::uint32_t alloc_links(std::uint8_t hops);
-  std::span<const LinkId> links_of(const Flow& flow) const {
-    return {link_pool_.data() + flow.links, flow.hops};
-  }
+  std::span<const LinkId> links_of(const Flow& flow) const { return solver_.block(flow.links, flow.hops); }
   void activate(FlowId f);
   void complete(FlowId f);
+  void account(FlowId f);  // link bytes and the observer, while the route is still readable
   void finish(FlowId f);
   // For the invariant checks (sim/engine_invariants.h): a flow's folding weights (null: unfolded).
   const std::uint16_t* weights_of(const Flow& flow) const {
-    return flow.folded ? weight_pool_.data() + flow.links : nullptr;
+    return flow.folded ? solver_.block_weights(flow.links) : nullptr;
   }
 
   sim::Simulator& sim_;
   const Topology& topo_;
   sim::FairShareSolver solver_;
-  std::vector<Flow> flows_;
+  sim::PodVector<Flow> flows_;  // grows without a copy (sim/pod_vector.h)
   std::vector<sim::SimTime> stream_start_;  // per flow, when the first byte left; only with an observer
   std::vector<FlowId> free_flows_;
-  std::vector<LinkId> link_pool_;
-  std::vector<std::uint16_t> weight_pool_;  // grown only once a folded flow arrives
-  std::array<std::vector<std::uint32_t>, kMaxHops + 1> free_links_;  // freed blocks by hop count
-  std::vector<std::vector<std::uint64_t>> batches_;
+  std::vector<sim::PodVector<std::uint64_t>> batches_;
   std::vector<std::uint32_t> free_batches_;
-  std::vector<std::uint64_t> firing_;  // the batch being run (swapped out of batches_)
+  sim::PodVector<std::uint64_t> firing_;  // the batch being run (swapped out of batches_)
   OpenBatch open_;
-  std::vector<FlowId> var_to_flow_;
+  sim::PodVector<FlowId> var_to_flow_;
   std::vector<double> link_bytes_;
   NetworkStats stats_;
   FlowObserver* observer_ = nullptr;
