@@ -59,9 +59,9 @@
 // flags: 32 bytes) plus, per constraint crossed, its id and its slot in that constraint's list
 // (pooled blocks, 8 bytes) and one 4-byte entry in the constraint's list; weights (2 bytes per
 // constraint) only for weighted variables, in a pool that unweighted systems never grow. A caller
-// that must keep a variable's constraint list before adding it (the network model: a flow's route
-// while its first byte travels) allocates the block here (alloc_block) and hands it to
-// add_variable, and reads it back with block(): one copy of a route per flow. Nothing is allocated
+// may allocate a block before adding its variable (alloc_block), hand it to add_variable and read
+// it back with block() or members() (the network model keeps a waiting flow's route in its own
+// RoutePool instead: 4 bytes per hop where a block is 8, and given back between stages). Nothing is allocated
 // per add/remove/solve once the pools and scratch buffers have grown to their peaks.
 //
 // Resurrection (a flow replaced by an identical one). A solved variable removed between two solves
@@ -148,6 +148,11 @@ class FairShareSolver {
   const std::uint16_t* block_weights(std::uint32_t off) const { return weights_.data() + off; }
   VariableId add_variable(std::uint32_t off, std::size_t n, double cap, bool weighted);
   std::uint32_t block_of(VariableId v) const { return head_[v].off; }
+  // Variable v's constraints and its weights (null: all 1), readable until it is removed for good.
+  std::span<const ConstraintId> members(VariableId v) const { return {member_c_.data() + head_[v].off, head_[v].n}; }
+  const std::uint16_t* weights_of(VariableId v) const {
+    return head_[v].weighted ? weights_.data() + head_[v].off : nullptr;
+  }
   void remove_variable(VariableId v);
   double rate(VariableId v) const { return rate_[v]; }
   bool is_live(VariableId v) const { return v < head_.size() && (head_[v].flags & kLive) != 0; }

@@ -38,6 +38,7 @@ class PodVector {
   ~PodVector() { std::free(data_); }
 
   std::size_t size() const { return size_; }
+  std::size_t capacity() const { return capacity_; }
   bool empty() const { return size_ == 0; }
   T* data() { return data_; }
   const T* data() const { return data_; }
@@ -60,6 +61,13 @@ class PodVector {
     data_[size_++] = v;
   }
   void clear() { size_ = 0; }  // keeps the capacity
+  // Empties it and gives its storage back (capacity 0).
+  void release() {
+    std::free(data_);
+    data_ = nullptr;
+    size_ = 0;
+    capacity_ = 0;
+  }
   T& emplace_back() {
     resize(size_ + 1);
     return back();
