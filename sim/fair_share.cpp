@@ -67,18 +67,34 @@ void FairShareSolver::mark_dirty(ConstraintId c, double threshold) {
   }
 }
 
-std::uint32_t FairShareSolver::alloc_members(std::uint8_t n) {
+std::uint32_t FairShareSolver::alloc_members(std::size_t n) {
   std::vector<std::uint32_t>& free = free_blocks_[n];
   if (!free.empty()) {
     const std::uint32_t off = free.back();
     free.pop_back();
     return off;
   }
-  const auto off = static_cast<std::uint32_t>(members_.size());
-  CLUSTERSIM_CHECK(members_.size() + n < std::numeric_limits<std::uint32_t>::max(), "too many memberships");
-  members_.resize(members_.size() + n);
+  const auto off = static_cast<std::uint32_t>(member_c_.size());
+  CLUSTERSIM_CHECK(member_c_.size() + n < std::numeric_limits<std::uint32_t>::max(), "too many memberships");
+  member_c_.resize(member_c_.size() + n);
+  member_slot_.resize(member_c_.size());
+  if (!weights_.empty()) weights_.resize(member_c_.size());
   return off;
 }
+
+std::uint32_t FairShareSolver::alloc_block(std::span<const ConstraintId> cons, std::span<const std::uint16_t> weights) {
+  CLUSTERSIM_CHECK(cons.size() <= kMaxConstraintsPerVariable, "too many constraints for one variable");
+  CLUSTERSIM_CHECK(weights.empty() || weights.size() == cons.size(), "one weight per constraint");
+  const std::uint32_t off = alloc_members(cons.size());
+  std::copy(cons.begin(), cons.end(), member_c_.begin() + off);
+  if (!weights.empty()) {
+    if (weights_.size() < member_c_.size()) weights_.resize(member_c_.size());
+    std::copy(weights.begin(), weights.end(), weights_.begin() + off);
+  }
+  return off;
+}
+
+void FairShareSolver::free_block(std::uint32_t off, std::size_t n) { free_blocks_[n].push_back(off); }
 
 VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, double cap,
                                          std::span<const std::uint16_t> weights) {
@@ -87,7 +103,20 @@ VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, dou
   CLUSTERSIM_CHECK(!cons.empty() || std::isfinite(cap), "a variable needs a constraint or a finite cap");
   CLUSTERSIM_CHECK(cap > 0, "variable cap must be positive");
   VariableId v;
-  if (!pending_.empty() && resurrect(cons, cap, weights, v)) return v;
+  if (!pending_.empty() && resurrect(cons, cap, weights.empty() ? nullptr : weights.data(), v)) return v;
+  return add_variable(alloc_block(cons, weights), cons.size(), cap, !weights.empty());
+}
+
+VariableId FairShareSolver::add_variable(std::uint32_t off, std::size_t count, double cap, bool weighted) {
+  const std::span<const ConstraintId> cons = block(off, count);
+  const std::uint16_t* wts = weighted ? weights_.data() + off : nullptr;
+  CLUSTERSIM_CHECK(!cons.empty() || std::isfinite(cap), "a variable needs a constraint or a finite cap");
+  CLUSTERSIM_CHECK(cap > 0, "variable cap must be positive");
+  VariableId v;
+  if (!pending_.empty() && resurrect(cons, cap, wts, v)) {
+    free_block(off, count);  // the resurrected variable keeps its own (identical) block
+    return v;
+  }
   std::uint8_t keep = 0;
   if (!free_ids_.empty()) {
     v = free_ids_.back();
@@ -100,24 +129,22 @@ VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, dou
     seq_.push_back(0);
     head_.push_back(VarHead{});
   }
-  const auto n = static_cast<std::uint8_t>(cons.size());
-  const std::uint32_t off = alloc_members(n);
+  const auto n = static_cast<std::uint8_t>(count);
   cap_[v] = cap;
   rate_[v] = 0;
   seq_[v] = 0;
   head_[v].off = off;
   head_[v].n = n;
   head_[v].flags = static_cast<std::uint8_t>(kLive | keep);
+  head_[v].weighted = weighted;
   bool isolated = true;
   double threshold = cap;
   for (std::size_t k = 0; k < cons.size(); ++k) {
     Constraint& c = constraints_[cons[k]];
     isolated = isolated && c.vars.empty();
-    const std::uint16_t w = weights.empty() ? std::uint16_t{1} : weights[k];
+    const std::uint16_t w = wts == nullptr ? std::uint16_t{1} : wts[k];
     CLUSTERSIM_CHECK(w >= 1, "a variable's weight on a constraint is at least 1");
-    members_[off + k].c = cons[k];
-    members_[off + k].weight = w;
-    members_[off + k].slot = static_cast<std::uint32_t>(c.vars.size());
+    member_slot_[off + k] = static_cast<std::uint32_t>(c.vars.size());
     c.vars.push_back(v);
     c.total_weight += w;
     threshold = std::min(threshold, c.capacity / static_cast<double>(c.total_weight));
@@ -148,11 +175,11 @@ void FairShareSolver::remove_variable(VariableId v) {
 }
 
 bool FairShareSolver::same_variable(VariableId v, std::span<const ConstraintId> cons, double cap,
-                                    std::span<const std::uint16_t> weights) const {
+                                    const std::uint16_t* weights) const {
   if (head_[v].n != cons.size() || std::bit_cast<std::uint64_t>(cap_[v]) != std::bit_cast<std::uint64_t>(cap)) return false;
   for (std::size_t k = 0; k < cons.size(); ++k) {
-    const Member& m = members_[head_[v].off + k];
-    if (m.c != cons[k] || m.weight != (weights.empty() ? 1 : weights[k])) return false;
+    const std::uint32_t j = head_[v].off + static_cast<std::uint32_t>(k);
+    if (member_c_[j] != cons[k] || weight_at(v, j) != (weights == nullptr ? 1 : weights[k])) return false;
   }
   return true;
 }
@@ -160,7 +187,7 @@ bool FairShareSolver::same_variable(VariableId v, std::span<const ConstraintId> 
 // Takes back a pending removal identical to the variable being added, if one is among the last
 // kResurrectWindow removals (a connection's next chunk follows its previous one's removal
 // directly; an older match missed only costs the re-solve that would have happened anyway).
-bool FairShareSolver::resurrect(std::span<const ConstraintId> cons, double cap, std::span<const std::uint16_t> weights,
+bool FairShareSolver::resurrect(std::span<const ConstraintId> cons, double cap, const std::uint16_t* weights,
                                 VariableId& out) {
   const std::size_t window = std::min(pending_.size(), kResurrectWindow);
   for (std::size_t i = pending_.size(); i > pending_.size() - window; --i) {
@@ -193,17 +220,17 @@ void FairShareSolver::detach(VariableId v) {
   const std::uint32_t off = head_[v].off;
   const bool solved = (head_[v].flags & kSolved) != 0;
   for (std::uint32_t i = off; i < off + head_[v].n; ++i) {
-    const ConstraintId cid = members_[i].c;
+    const ConstraintId cid = member_c_[i];
     Constraint& c = constraints_[cid];
-    const std::uint32_t s = members_[i].slot;
+    const std::uint32_t s = member_slot_[i];
     const VariableId last = c.vars.back();
     c.vars[s] = last;
     c.vars.pop_back();
-    c.total_weight -= members_[i].weight;
+    c.total_weight -= weight_at(v, i);
     if (last != v) {
       for (std::uint32_t j = head_[last].off; j < head_[last].off + head_[last].n; ++j) {
-        if (members_[j].c == cid) {
-          members_[j].slot = s;
+        if (member_c_[j] == cid) {
+          member_slot_[j] = s;
           break;
         }
       }
@@ -220,7 +247,7 @@ void FairShareSolver::detach(VariableId v) {
 
 std::vector<ConstraintId> FairShareSolver::constraints_of(VariableId v) const {
   std::vector<ConstraintId> out;
-  for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) out.push_back(members_[j].c);
+  for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) out.push_back(member_c_[j]);
   return out;
 }
 
@@ -294,9 +321,9 @@ void FairShareSolver::order_dirty() {
     head_[v].flags |= kAlone;
     std::pair<double, ConstraintId> first{kUnlimited, std::numeric_limits<ConstraintId>::max()};
     for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
-      Constraint& mine = constraints_[members_[j].c];
+      Constraint& mine = constraints_[member_c_[j]];
       if (!mine.dirty) continue;
-      first = std::min(first, std::pair<double, ConstraintId>{mine.threshold, members_[j].c});
+      first = std::min(first, std::pair<double, ConstraintId>{mine.threshold, member_c_[j]});
       mine.dirty = false;
       mine.threshold = kUnlimited;
     }
@@ -346,7 +373,7 @@ void FairShareSolver::sort_dirty_order() {
 
 bool FairShareSolver::alone(VariableId v) const {
   for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
-    if (constraints_[members_[j].c].vars.size() != 1) return false;
+    if (constraints_[member_c_[j]].vars.size() != 1) return false;
   }
   return true;
 }
@@ -382,10 +409,10 @@ void FairShareSolver::gather(ConstraintId start, double threshold) {
       comp_vars_.push_back(v);
       old_rates_.push_back((f & kSolved) != 0 ? rate_[v] : -1.0);
       for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
-        Constraint& c = constraints_[members_[j].c];
+        Constraint& c = constraints_[member_c_[j]];
         if (c.epoch != epoch_) {
           c.epoch = epoch_;
-          comp_cons_.push_back(members_[j].c);
+          comp_cons_.push_back(member_c_[j]);
         }
       }
     }
@@ -410,8 +437,8 @@ void FairShareSolver::replay_kept(ConstraintId c) {
   for (const auto& [seq, v] : kept_) {
     std::uint16_t w = 1;
     for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
-      if (members_[j].c == c) {
-        w = members_[j].weight;
+      if (member_c_[j] == c) {
+        w = weight_at(v, j);
         break;
       }
     }
@@ -432,7 +459,7 @@ void FairShareSolver::push_share(ConstraintId c) {
 double FairShareSolver::alone_rate(VariableId v) const {
   double level = kUnlimited;
   for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
-    level = std::min(level, constraints_[members_[j].c].capacity / members_[j].weight);
+    level = std::min(level, constraints_[member_c_[j]].capacity / weight_at(v, j));
   }
   return cap_[v] <= level * (1 + config_.relative_tolerance) ? cap_[v] : level;
 }
@@ -442,11 +469,12 @@ void FairShareSolver::fix(VariableId v, double r) {
   rate_[v] = r;
   seq_[v] = seq_counter_;
   for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
-    const ConstraintId c = members_[j].c;
+    const ConstraintId c = member_c_[j];
     Constraint& con = constraints_[c];
+    const std::uint16_t weight = weight_at(v, j);
     // One copy at a time: the same subtractions, in the same order, as unfolded copies.
-    for (std::uint16_t w = 0; w < members_[j].weight; ++w) con.remaining = std::max(0.0, con.remaining - r);
-    con.unfixed -= members_[j].weight;
+    for (std::uint16_t w = 0; w < weight; ++w) con.remaining = std::max(0.0, con.remaining - r);
+    con.unfixed -= weight;
     if (con.unfixed == 0) continue;
     const double share = con.remaining / con.unfixed;
     const bool dropped = share < con.share;
@@ -480,7 +508,7 @@ void FairShareSolver::run_filling() {
   capped_.clear();
   for (VariableId v : comp_vars_) {
     if ((head_[v].flags & kFixed) != 0) continue;  // alone, fixed already (take_alone)
-    for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) constraints_[members_[j].c].unfixed += members_[j].weight;
+    for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) constraints_[member_c_[j]].unfixed += weight_at(v, j);
     if (std::isfinite(cap_[v])) capped_.push_back(v);
   }
   heap_.clear();

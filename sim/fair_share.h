@@ -55,10 +55,14 @@
 // lockstep. Usage is subtracted one unit at a time so that a folded system does the same floating-
 // point operations, in the same order, as the unfolded one (same levels, same rounding).
 //
-// Memory: struct-of-arrays per variable (cap, rate, seq, and a head of membership offset, count and
-// flags: 32 bytes) plus one pooled membership entry per constraint crossed (constraint id, slot in
-// that constraint's list, weight: 12 bytes) and one 4-byte entry in the constraint's list. Nothing is allocated per
-// add/remove/solve once the pools and scratch buffers have grown to their peaks.
+// Memory: struct-of-arrays per variable (cap, rate, seq, and a head of block offset, count and
+// flags: 32 bytes) plus, per constraint crossed, its id and its slot in that constraint's list
+// (pooled blocks, 8 bytes) and one 4-byte entry in the constraint's list; weights (2 bytes per
+// constraint) only for weighted variables, in a pool that unweighted systems never grow. A caller
+// may allocate a block before adding its variable (alloc_block), hand it to add_variable and read
+// it back with block() or members() (the network model keeps a waiting flow's route in its own
+// RoutePool instead: 4 bytes per hop where a block is 8, and given back between stages). Nothing is allocated
+// per add/remove/solve once the pools and scratch buffers have grown to their peaks.
 //
 // Resurrection (a flow replaced by an identical one). A solved variable removed between two solves
 // is only *pending* removal until the next solve: it leaves the live set at once (is_live, live
@@ -82,6 +86,8 @@
 #include <span>
 #include <utility>
 #include <vector>
+
+#include "sim/pod_vector.h"
 
 namespace clustersim::sim {
 
@@ -133,6 +139,22 @@ class FairShareSolver {
   // constraint, how many identical flows the variable stands for there (each >= 1).
   VariableId add_variable(std::span<const ConstraintId> constraints, double cap = kUnlimited,
                           std::span<const std::uint16_t> weights = {});
+  // Blocks: a constraint list (and weights, when not empty) kept in the solver's pool at `off`.
+  // add_variable(off, ...) gives the block to the new variable, which frees it when it is removed
+  // for good (it may outlive remove_variable until the next solve; the ids stay readable until
+  // the next alloc_block). A resurrected variable keeps its own block and frees the one passed:
+  // read it back with block_of(). A block never added is freed with free_block().
+  std::uint32_t alloc_block(std::span<const ConstraintId> constraints, std::span<const std::uint16_t> weights = {});
+  void free_block(std::uint32_t off, std::size_t n);
+  std::span<const ConstraintId> block(std::uint32_t off, std::size_t n) const { return {member_c_.data() + off, n}; }
+  const std::uint16_t* block_weights(std::uint32_t off) const { return weights_.data() + off; }
+  VariableId add_variable(std::uint32_t off, std::size_t n, double cap, bool weighted);
+  std::uint32_t block_of(VariableId v) const { return head_[v].off; }
+  // Variable v's constraints and its weights (null: all 1), readable until it is removed for good.
+  std::span<const ConstraintId> members(VariableId v) const { return {member_c_.data() + head_[v].off, head_[v].n}; }
+  const std::uint16_t* weights_of(VariableId v) const {
+    return head_[v].weighted ? weights_.data() + head_[v].off : nullptr;
+  }
   void remove_variable(VariableId v);
   double rate(VariableId v) const { return rate_[v]; }
   bool is_live(VariableId v) const { return v < head_.size() && (head_[v].flags & kLive) != 0; }
@@ -141,7 +163,7 @@ class FairShareSolver {
   std::span<const VariableId> variables_of(ConstraintId c) const { return constraints_[c].vars; }
   std::vector<ConstraintId> constraints_of(VariableId v) const;  // (a copy: for tests and checks)
   double cap(VariableId v) const { return cap_[v]; }
-  std::uint16_t weight(VariableId v, int k) const { return members_[head_[v].off + static_cast<std::uint32_t>(k)].weight; }
+  std::uint16_t weight(VariableId v, int k) const { return weight_at(v, head_[v].off + static_cast<std::uint32_t>(k)); }
 
   bool needs_solve() const {
     return !dirty_.empty() || !isolated_new_.empty() || !pending_.empty() || !resurrected_.empty();
@@ -181,9 +203,12 @@ class FairShareSolver {
   void take_alone(VariableId v, double threshold);
   void detach(VariableId v);
   bool same_variable(VariableId v, std::span<const ConstraintId> cons, double cap,
-                     std::span<const std::uint16_t> weights) const;
-  bool resurrect(std::span<const ConstraintId> cons, double cap, std::span<const std::uint16_t> weights,
-                 VariableId& out);
+                     const std::uint16_t* weights) const;
+  bool resurrect(std::span<const ConstraintId> cons, double cap, const std::uint16_t* weights, VariableId& out);
+  // Variable v's weight at membership entry j (1 unless weighted).
+  std::uint16_t weight_at(VariableId v, std::uint32_t j) const {
+    return (head_[v].weighted) ? weights_[j] : std::uint16_t{1};
+  }
   void carry_out_removals();
   void gather(ConstraintId start, double threshold);
   void replay_kept(ConstraintId c);
@@ -192,27 +217,25 @@ class FairShareSolver {
   void fix(VariableId v, double r);
   void push_share(ConstraintId c);
   double alone_rate(VariableId v) const;
-  std::uint32_t alloc_members(std::uint8_t n);
+  std::uint32_t alloc_members(std::size_t n);
 
   FairShareConfig config_;
   std::vector<Constraint> constraints_;
-  // Variables, struct of arrays.
-  std::vector<double> cap_, rate_;
-  std::vector<std::uint64_t> seq_;      // the event that fixed it (0: never solved)
+  // Variables, struct of arrays (PodVector: the per-variable pools grow without a copy; pod_vector.h).
+  PodVector<double> cap_, rate_;
+  PodVector<std::uint64_t> seq_;      // the event that fixed it (0: never solved)
   struct VarHead {
     std::uint32_t off = 0;  // first membership entry
     std::uint8_t n = 0;     // constraints crossed
     std::uint8_t flags = 0;
+    bool weighted = false;  // weights_ holds its weights (else all 1)
   };
-  std::vector<VarHead> head_;
-  // Memberships, pooled: entries head_[v].off .. head_[v].off + head_[v].n - 1. Freed blocks are reused by
-  // variables crossing the same number of constraints.
-  struct Member {
-    ConstraintId c;
-    std::uint32_t slot;     // index in constraints_[c].vars
-    std::uint16_t weight;   // flows the variable stands for on c
-  };
-  std::vector<Member> members_;
+  PodVector<VarHead> head_;
+  // Memberships, pooled, struct of arrays: entries head_[v].off .. head_[v].off + head_[v].n - 1.
+  // Freed blocks are reused by variables crossing the same number of constraints.
+  PodVector<ConstraintId> member_c_;
+  PodVector<std::uint32_t> member_slot_;  // index in constraints_[c].vars
+  PodVector<std::uint16_t> weights_;        // flows the variable stands for on c; grown only once weighted
   std::array<std::vector<std::uint32_t>, kMaxConstraintsPerVariable + 1> free_blocks_;
   std::vector<VariableId> free_ids_;
   std::vector<ConstraintId> dirty_;

@@ -1,8 +1,9 @@
-// Flow lifecycle on top of the fair-share solver, with pooled routes and batched flow events
-// (see network_model.h).
+// Flow lifecycle on top of the fair-share solver: pending transfers, streams kept at their solver
+// variable's index, and batched flow events (see network_model.h).
 #include "topology/network_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "sim/check.h"
@@ -50,74 +51,50 @@ void NetworkModel::set_observer(FlowObserver* observer) {
   CLUSTERSIM_CHECK(observer == nullptr || stats_.transfers_started == stats_.transfers_finished,
                    "an observer is set while no transfer is in flight (it needs their stream starts)");
   observer_ = observer;
-  if (observer_ != nullptr) stream_start_.resize(flows_.size());
+  if (observer_ != nullptr) stream_start_.resize(streams_.size());
 }
 
-std::uint32_t NetworkModel::alloc_links(std::size_t entries) {
-  std::vector<std::uint32_t>& free = free_links_[entries];
-  if (!free.empty()) {
-    const std::uint32_t off = free.back();
-    free.pop_back();
-    return off;
-  }
-  const std::size_t off = link_pool_.size();
-  CLUSTERSIM_CHECK(off + entries <= 0xffffffffU, "route pool fits 32-bit offsets");
-  link_pool_.resize(off + entries);
-  return static_cast<std::uint32_t>(off);
-}
-
-FlowId NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListener* who,
-                           std::uint64_t tag, sim::SimTime extra_latency, double rate_cap,
-                           const HopWeights* weights, std::span<const VirtualLinkId> virtual_links) {
-  CLUSTERSIM_CHECK(virtual_links.size() <= static_cast<std::size_t>(kMaxVirtualLinks) &&
-                       (virtual_links.empty() || weights == nullptr),
-                   "an unfolded flow crosses at most kMaxVirtualLinks virtual links");
-  FlowId f;
-  if (!free_flows_.empty()) {
-    f = free_flows_.back();
-    free_flows_.pop_back();
-  } else {
-    f = static_cast<FlowId>(flows_.size());
-    flows_.emplace_back();
-    if (observer_ != nullptr) stream_start_.emplace_back();
-  }
-  const std::uint32_t links = alloc_links(route.hops + virtual_links.size());
-  std::copy_n(route.links.begin(), route.hops, link_pool_.begin() + links);
-  for (std::size_t k = 0; k < virtual_links.size(); ++k) {
-    CLUSTERSIM_CHECK(virtual_links[k] >= topo_.link_count() && virtual_links[k] < solver_.constraint_count(),
-                     "a virtual link comes from add_virtual_link");
-    link_pool_[links + route.hops + k] = virtual_links[k];
-  }
-  Flow& flow = flows_[f];
-  flow.links = links;
-  flow.hops = route.hops;
-  flow.virtual_links = static_cast<std::uint8_t>(virtual_links.size());
-  flow.bytes = bytes.value;
-  flow.remaining = bytes.value;
-  flow.rate = rate_cap;  // the cap, until activation
-  flow.who = who;
-  flow.tag = tag;
-  flow.streaming = false;
-  flow.folded = weights != nullptr;
-  if (flow.folded) {
-    if (weight_pool_.size() < link_pool_.size()) weight_pool_.resize(link_pool_.size());
-    std::copy_n(weights->begin(), route.hops, weight_pool_.begin() + links);
-  }
-  ++flow.generation;
+void NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListener* who, std::uint64_t tag,
+                         sim::SimTime extra_latency, double rate_cap, const HopWeights* weights,
+                         std::span<const VirtualLinkId> virtual_links) {
   ++stats_.transfers_started;
-  if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_injected(flow.bytes);
-  const sim::SimTime delay = route.latency + extra_latency;
-  if (delay.ps > 0) {
-    post(f, sim_.now() + delay, kActivate);
-  } else {
-    activate(f);
+  if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_injected(bytes.value);
+  std::span<const LinkId> links(route.links.data(), route.hops);
+  std::array<LinkId, kMaxHops + kMaxVirtualLinks> with_virtual;  // the route's links, then the virtual ones
+  if (!virtual_links.empty()) {
+    CLUSTERSIM_CHECK(virtual_links.size() <= static_cast<std::size_t>(kMaxVirtualLinks) && weights == nullptr,
+                     "an unfolded flow crosses at most kMaxVirtualLinks virtual links");
+    std::copy_n(route.links.begin(), route.hops, with_virtual.begin());
+    for (std::size_t k = 0; k < virtual_links.size(); ++k) {
+      CLUSTERSIM_CHECK(virtual_links[k] >= topo_.link_count() && virtual_links[k] < solver_.constraint_count(),
+                       "a virtual link comes from add_virtual_link");
+      with_virtual[route.hops + k] = virtual_links[k];
+    }
+    links = std::span<const LinkId>(with_virtual.data(), route.hops + virtual_links.size());
   }
-  return f;
+  const std::span<const std::uint16_t> wts =
+      weights != nullptr ? std::span<const std::uint16_t>(weights->data(), route.hops) : std::span<const std::uint16_t>{};
+  const sim::SimTime delay = route.latency + extra_latency;
+  if (delay.ps <= 0) {
+    activate(links, wts, bytes.value, rate_cap, who, tag);
+    return;
+  }
+  std::uint32_t p;
+  if (!free_pending_.empty()) {
+    p = free_pending_.back();
+    free_pending_.pop_back();
+  } else {
+    p = static_cast<std::uint32_t>(pending_.size());
+    pending_.emplace_back();
+  }
+  pending_[p] = Pending{bytes.value, rate_cap, who, tag, routes_.alloc(links, wts),
+                       static_cast<std::uint8_t>(links.size()), weights != nullptr};
+  post(p, sim_.now() + delay, kActivate);
 }
 
 // Joins the open batch when the event would have taken the sequence number right after it (same
 // kind and time, nothing else scheduled since); otherwise posts a new batch event.
-void NetworkModel::post(FlowId f, sim::SimTime at, std::uint64_t kind) {
+std::uint32_t NetworkModel::post(std::uint64_t entry, sim::SimTime at, std::uint64_t kind) {
   if (!open_.valid || open_.kind != kind || open_.time != at || open_.scheduled != sim_.scheduled()) {
     std::uint32_t b;
     if (!free_batches_.empty()) {
@@ -127,32 +104,53 @@ void NetworkModel::post(FlowId f, sim::SimTime at, std::uint64_t kind) {
       b = static_cast<std::uint32_t>(batches_.size());
       batches_.emplace_back();
     }
+    Batch& batch = batches_[b];
+    batch.posted = 0;
+    batch.live = 0;
     sim_.schedule_at(at, this, (kind << 63) | b);
     open_ = OpenBatch{true, kind, at, sim_.scheduled(), b};
   } else {
     ++stats_.batched_events;
   }
-  batches_[open_.batch].push_back(encode(f, flows_[f].generation));
+  Batch& batch = batches_[open_.batch];
+  batch.entries.push_back(entry);
+  ++batch.posted;
+  ++batch.live;
+  return open_.batch;
 }
 
-void NetworkModel::activate(FlowId f) {
-  Flow& flow = flows_[f];
-  if (observer_ != nullptr) stream_start_[f] = sim_.now();
-  if (flow.remaining <= 0 || flow.hops == 0) {
+// A completion entry of `b` was superseded: when none of its entries is live any more, its buffer
+// (stale entries only) is given back now rather than when its event fires.
+void NetworkModel::supersede(std::uint32_t b) {
+  Batch& batch = batches_[b];
+  if (--batch.live != 0) return;
+  batch.entries.release();  // (if it is the open batch, later entries may still join it)
+}
+
+void NetworkModel::activate(std::span<const LinkId> links, std::span<const std::uint16_t> weights, double bytes,
+                            double rate_cap, TransferListener* who, std::uint64_t tag) {
+  if (bytes <= 0 || links.empty() || links.front() >= topo_.link_count()) {  // (only virtual links: no route)
     // Nothing to stream (zero bytes, or a GPU talking to itself): done once the latency has passed.
-    if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_landed(flow.bytes);
-    finish(f);
+    if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_landed(bytes);
+    account(links, weights.empty() ? nullptr : weights.data(), bytes, sim_.now(), who, tag);
+    ++stats_.transfers_finished;
+    who->on_transfer_done(tag);  // may start new transfers
     return;
   }
-  flow.streaming = true;
-  flow.last_update = sim_.now();
-  const std::span<const std::uint16_t> weights =
-      flow.folded ? std::span<const std::uint16_t>(weight_pool_.data() + flow.links, flow.hops)
-                  : std::span<const std::uint16_t>{};
-  flow.var = solver_.add_variable(constraints_of(flow), flow.rate, weights);
-  flow.rate = 0;
-  if (var_to_flow_.size() <= flow.var) var_to_flow_.resize(flow.var + 1);
-  var_to_flow_[flow.var] = f;
+  const sim::VariableId v = solver_.add_variable(links, rate_cap, weights);
+  if (streams_.size() <= v) {
+    streams_.resize(v + 1);
+    if (observer_ != nullptr) stream_start_.resize(v + 1);
+  }
+  Stream& s = streams_[v];
+  s.bytes = bytes;
+  s.remaining = bytes;
+  s.rate = 0;
+  s.last_update = sim_.now();
+  s.who = who;
+  s.tag = tag;
+  s.batch = kNoBatch;  // the generation is kept: it tells this stream's entries from older ones
+  if (observer_ != nullptr) stream_start_[v] = sim_.now();
   stats_.peak_concurrent_flows = std::max(stats_.peak_concurrent_flows, solver_.live_variables());
   sim_.request_flush(this);
 }
@@ -162,16 +160,16 @@ void NetworkModel::on_flush() {
   const sim::SimTime now = sim_.now();
   sim::EngineInvariants* inv = sim_.invariants();
   for (sim::VariableId v : solver_.solve()) {
-    const FlowId f = var_to_flow_[v];
-    Flow& flow = flows_[f];
-    if (flow.rate > 0) flow.remaining -= flow.rate * (now - flow.last_update).seconds();
-    flow.last_update = now;
-    if (inv != nullptr) inv->rate_changed(constraints_of(flow), weights_of(flow), flow.rate, solver_.rate(v));
-    flow.rate = solver_.rate(v);
-    ++flow.generation;
+    Stream& s = streams_[v];
+    if (s.rate > 0) s.remaining -= s.rate * (now - s.last_update).seconds();
+    s.last_update = now;
+    if (inv != nullptr) inv->rate_changed(solver_.members(v), solver_.weights_of(v), s.rate, solver_.rate(v));
+    s.rate = solver_.rate(v);
+    ++s.generation;
     ++stats_.rate_updates;
-    const double left = std::max(0.0, flow.remaining);
-    post(f, now + sim::SimTime::from_seconds(left / flow.rate), kComplete);
+    if (s.batch != kNoBatch) supersede(s.batch);
+    const double left = std::max(0.0, s.remaining);
+    s.batch = post(encode(v, s.generation), now + sim::SimTime::from_seconds(left / s.rate), kComplete);
   }
   if (inv != nullptr) inv->check_capacities(solver_, now);
 }
@@ -181,56 +179,74 @@ void NetworkModel::on_event(std::uint64_t tag) {
   const std::uint32_t b = static_cast<std::uint32_t>(tag & 0xffffffffU);
   const std::uint64_t kind = tag >> 63;
   if (open_.valid && open_.batch == b) open_.valid = false;
-  firing_.swap(batches_[b]);
-  sim_.count_coalesced(firing_.size() - 1);
+  firing_.swap(batches_[b].entries);
+  sim_.count_coalesced(batches_[b].posted - 1);
   for (const std::uint64_t entry : firing_) {
-    const FlowId f = static_cast<FlowId>(entry & 0xffffffffU);
-    const std::uint32_t gen = static_cast<std::uint32_t>(entry >> 32);
-    if ((flows_[f].generation & 0x7fffffffU) != gen) continue;  // superseded by a rate change
     if (kind == kActivate) {
-      activate(f);
-    } else {
-      complete(f);
+      const auto p = static_cast<std::uint32_t>(entry);
+      const Pending pend = pending_[p];
+      activate(routes_.links(pend.links, pend.hops),
+               pend.folded ? routes_.weights(pend.links, pend.hops) : std::span<const std::uint16_t>{}, pend.bytes,
+               pend.rate_cap, pend.who, pend.tag);
+      routes_.free(pend.links, pend.hops);
+      free_pending_.push_back(p);
+      continue;
     }
+    const auto v = static_cast<sim::VariableId>(entry & 0xffffffffU);
+    const auto gen = static_cast<std::uint32_t>(entry >> 32);
+    if ((streams_[v].generation & 0x7fffffffU) != gen) continue;  // superseded by a rate change
+    complete(v);
   }
-  firing_.clear();
-  batches_[b].swap(firing_);  // keeps both buffers' capacity
+  // A small buffer is kept for the next batch; a large one (a stage's wave of flows) is given back,
+  // so that waves of activations and of completions do not each keep their own.
+  if (firing_.capacity() > kKeptBatchEntries) {
+    firing_.release();
+  } else {
+    firing_.clear();
+  }
+  batches_[b].entries.swap(firing_);
   free_batches_.push_back(b);
-}
-
-void NetworkModel::complete(FlowId f) {
-  Flow& flow = flows_[f];
-  if (sim::EngineInvariants* inv = sim_.invariants()) {
-    const double undelivered = flow.remaining - flow.rate * (sim_.now() - flow.last_update).seconds();
-    inv->rate_changed(constraints_of(flow), weights_of(flow), flow.rate, 0.0);
-    inv->flow_delivered(flow.bytes, undelivered, flow.rate, sim_.now());
+  if (pending_.size() > kKeptPending && free_pending_.size() == pending_.size()) {
+    // No transfer is waiting out its latency: give large pending pools back (the next stage's
+    // starts grow them again), so that they do not add to the streaming flows' peak.
+    pending_.release();
+    free_pending_ = {};
+    routes_.release();
   }
-  solver_.remove_variable(flow.var);
-  flow.streaming = false;
-  sim_.request_flush(this);
-  finish(f);
 }
 
-void NetworkModel::finish(FlowId f) {
-  Flow& flow = flows_[f];
-  const std::span<const LinkId> links = links_of(flow);
+void NetworkModel::complete(sim::VariableId v) {
+  Stream& s = streams_[v];
+  if (sim::EngineInvariants* inv = sim_.invariants()) {
+    const double undelivered = s.remaining - s.rate * (sim_.now() - s.last_update).seconds();
+    inv->rate_changed(solver_.members(v), solver_.weights_of(v), s.rate, 0.0);
+    inv->flow_delivered(s.bytes, undelivered, s.rate, sim_.now());
+  }
+  account(solver_.members(v), solver_.weights_of(v), s.bytes, observer_ != nullptr ? stream_start_[v] : sim::SimTime{},
+          s.who, s.tag);
+  solver_.remove_variable(v);  // its memberships stay until the next solve (resurrection)
+  sim_.request_flush(this);
+  ++s.generation;
+  s.batch = kNoBatch;
+  ++stats_.transfers_finished;
+  TransferListener* who = s.who;
+  const std::uint64_t tag = s.tag;
+  who->on_transfer_done(tag);  // may start new transfers (and reuse this variable)
+}
+
+void NetworkModel::account(std::span<const LinkId> links, const std::uint16_t* weights, double bytes,
+                           sim::SimTime start, const TransferListener* who, std::uint64_t tag) {
+  while (!links.empty() && links.back() >= topo_.link_count()) links = links.first(links.size() - 1);  // virtual
   for (std::size_t k = 0; k < links.size(); ++k) {
-    const double copies = flow.folded ? weight_pool_[flow.links + k] : 1.0;
-    link_bytes_[links[k]] += flow.bytes * copies;
+    const double copies = weights != nullptr ? weights[k] : 1.0;
+    link_bytes_[links[k]] += bytes * copies;
   }
   if (observer_ != nullptr) {
     Route route;
     std::copy(links.begin(), links.end(), route.links.begin());
-    route.hops = flow.hops;
-    observer_->on_flow_done(FinishedFlow{route, flow.bytes, stream_start_[f], sim_.now(), flow.who, flow.tag});
+    route.hops = static_cast<std::uint8_t>(links.size());
+    observer_->on_flow_done(FinishedFlow{route, bytes, start, sim_.now(), who, tag});
   }
-  ++flow.generation;
-  ++stats_.transfers_finished;
-  TransferListener* who = flow.who;
-  const std::uint64_t tag = flow.tag;
-  free_links_[static_cast<std::size_t>(flow.hops) + flow.virtual_links].push_back(flow.links);
-  free_flows_.push_back(f);
-  who->on_transfer_done(tag);  // may start new transfers (and reuse this slot)
 }
 
 }  // namespace clustersim::topology

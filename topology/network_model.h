@@ -8,15 +8,24 @@
 // a new completion event (older ones are cancelled lazily by a generation number).
 //
 // Listeners are told when a transfer's last byte has arrived. Nothing is allocated per transfer
-// once the flow pool has grown to the peak number of concurrent flows.
+// once the pools have grown to the peak number of concurrent flows; a large pool that empties (a
+// stage's wave of activations, a fired batch of more than kKeptBatchEntries) is given back and
+// grown again by the next wave (one reallocation per doubling, not per transfer).
 //
 // Memory per flow (direct all-to-all puts 16.7 M flows in flight at 4,096 GPUs, so this is what
-// bounds the largest runs): a 64-byte record, the route's links (4 bytes per hop, pooled by hop
-// count; latency and bottleneck are not kept: only the start needs them), the hop weights only for
-// folded flows (2 bytes per hop, in a pool that unfolded runs never grow), and 8 bytes per pending
-// activation or completion in a *batch*. Batches coalesce events: a run of flow events for one
-// time that would have taken consecutive sequence numbers in the simulator (nothing else was
-// scheduled in between; Simulator::scheduled()) is one simulator event holding the flows in order.
+// bounds the largest runs). A transfer waiting out its latency is a 40-byte pending record and its
+// route's links in a RoutePool (4 bytes per hop, 2 more per hop only when folded); nothing of it is
+// in the solver yet. When it starts streaming it becomes a solver variable (the solver copies the
+// route into its memberships) and a 56-byte stream record kept at the variable's id, so no map
+// from variables to flows is needed. Each pending activation or completion is 8 bytes in a
+// *batch*; a batch whose completions have all been superseded by rate changes gives its buffer
+// back at once (its event still fires, and is still counted), so a flow whose rate changes k
+// times does not hold k stale entries. Measured per structure in docs/benchmarks.md (memory per
+// concurrent flow).
+//
+// Batches coalesce events: a run of flow events for one time that would have taken consecutive
+// sequence numbers in the simulator (nothing else was scheduled in between; Simulator::scheduled())
+// is one simulator event holding the flows in order.
 // The simulator pops events at equal times in sequence order, so the batch runs them exactly when
 // and in the order the separate events would have run, and simulated times, event order and
 // events_processed() (Simulator::count_coalesced) are unchanged. All flows of a direct all-to-all
@@ -45,8 +54,10 @@
 #include <vector>
 
 #include "sim/fair_share.h"
+#include "sim/pod_vector.h"
 #include "sim/simulator.h"
 #include "sim/units.h"
+#include "topology/route_pool.h"
 #include "topology/topology.h"
 
 namespace clustersim::topology {
@@ -78,9 +89,7 @@ class FlowObserver {
   ~FlowObserver() = default;
 };
 
-using FlowId = std::uint32_t;
 using VirtualLinkId = sim::ConstraintId;
-inline constexpr int kMaxVirtualLinks = 2;
 
 // A folded flow's multiplicity per hop: route.links[k] carries hop_weights[k] identical flows
 // (symmetry folding, workloads/collectives/channel_folding.h; the solver counts each of them).
@@ -112,9 +121,9 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   // `rate_cap` (bytes/s) bounds the flow's rate on top of the links. `weights` (null: one flow)
   // makes it a folded flow (see HopWeights); `bytes` is then what each of the identical flows moves.
   // `virtual_links` (at most kMaxVirtualLinks, unfolded flows only) bound it besides the route.
-  FlowId start(const Route& route, sim::Bytes bytes, TransferListener* who, std::uint64_t tag,
-               sim::SimTime extra_latency = sim::SimTime{}, double rate_cap = sim::kUnlimited,
-               const HopWeights* weights = nullptr, std::span<const VirtualLinkId> virtual_links = {});
+  void start(const Route& route, sim::Bytes bytes, TransferListener* who, std::uint64_t tag,
+             sim::SimTime extra_latency = sim::SimTime{}, double rate_cap = sim::kUnlimited,
+             const HopWeights* weights = nullptr, std::span<const VirtualLinkId> virtual_links = {});
 
   // A virtual link of `capacity` (bytes/s; see the header comment), reusing a given-back id.
   VirtualLinkId add_virtual_link(double capacity);
@@ -127,6 +136,12 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   // Bytes that have crossed each link so far (finished transfers), for utilisation reports.
   double link_bytes(LinkId l) const { return link_bytes_[l]; }
   std::size_t active_flows() const { return solver_.live_variables(); }
+  // Flow event entries held in batches (live and stale), for memory tests.
+  std::size_t held_entries() const {
+    std::size_t n = 0;
+    for (const Batch& b : batches_) n += b.entries.size();
+    return n;
+  }
   // Observation only (see FlowObserver); null turns it off. Not owned. Set it while no transfer
   // is in flight (stream starts are kept only while observed).
   void set_observer(FlowObserver* observer);
@@ -135,28 +150,39 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   void on_flush() override;
 
  private:
-  // 64 bytes (one cache line); the route's links live in link_pool_ (and weights in weight_pool_)
-  // at `links`. Until activation `rate` holds the transfer's rate cap (the solver keeps it after).
-  struct Flow {
+  // A transfer waiting out its latency (40 bytes); its links (and weights, if folded) are in routes_.
+  struct Pending {
+    double bytes = 0;
+    double rate_cap = 0;
+    TransferListener* who = nullptr;
+    std::uint64_t tag = 0;
+    std::uint32_t links = 0;  // offset in routes_
+    std::uint8_t hops = 0;    // the route's links, then its virtual links
+    bool folded = false;
+  };
+  static constexpr std::uint32_t kNoBatch = 0xffffffffU;
+  // Pools kept when emptied up to these sizes (larger ones are given back, see on_event).
+  static constexpr std::size_t kKeptBatchEntries = 4096;
+  static constexpr std::size_t kKeptPending = 65536;
+  // A streaming transfer, at its solver variable's index (56 bytes). `generation` grows with each
+  // rate change and at the end, so older completion entries for this index are recognised as stale
+  // (it is kept when the index is reused); `batch` holds the live completion entry.
+  struct Stream {
     double bytes = 0;
     double remaining = 0;
     double rate = 0;
     sim::SimTime last_update;
     TransferListener* who = nullptr;
     std::uint64_t tag = 0;
-    std::uint32_t links = 0;    // first of `hops` entries in link_pool_ (and weight_pool_ if folded)
-    sim::VariableId var = 0;
     std::uint32_t generation = 0;
-    std::uint8_t hops = 0;
-    std::uint8_t virtual_links = 0;  // entries after the route's in link_pool_
-    bool streaming = false;
-    bool folded = false;
+    std::uint32_t batch = kNoBatch;
   };
-  static_assert(sizeof(Flow) == 64, "the flow record stays one cache line (see the header comment)");
+  static_assert(sizeof(Pending) == 40 && sizeof(Stream) == 56, "see the header comment");
   enum : std::uint64_t { kActivate = 0, kComplete = 1 };
-  // A batch entry: the flow and the generation its event was posted for (stale when they differ).
-  static std::uint64_t encode(FlowId f, std::uint32_t gen) {
-    return (static_cast<std::uint64_t>(gen & 0x7fffffffU) << 32) | f;
+  // A completion entry: the variable and the generation its event was posted for (stale when they
+  // differ). An activation entry is the pending record's index.
+  static std::uint64_t encode(sim::VariableId v, std::uint32_t gen) {
+    return (static_cast<std::uint64_t>(gen & 0x7fffffffU) << 32) | v;
   }
   // The batch that the next event may join (see the header comment).
   struct OpenBatch {
@@ -166,38 +192,38 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
     std::uint64_t scheduled = 0;  // Simulator::scheduled() right after its event was posted
     std::uint32_t batch = 0;
   };
-  void post(FlowId f, sim::SimTime at, std::uint64_t kind);
-  std::uint32_t alloc_links(std::size_t entries);
-  std::span<const LinkId> links_of(const Flow& flow) const {
-    return {link_pool_.data() + flow.links, flow.hops};
-  }
-  // The solver's constraints of a flow: its route's links, then its virtual links.
-  std::span<const sim::ConstraintId> constraints_of(const Flow& flow) const {
-    return {link_pool_.data() + flow.links, static_cast<std::size_t>(flow.hops) + flow.virtual_links};
-  }
-  void activate(FlowId f);
-  void complete(FlowId f);
-  void finish(FlowId f);
-  // For the invariant checks (sim/engine_invariants.h): a flow's folding weights (null: unfolded).
-  const std::uint16_t* weights_of(const Flow& flow) const {
-    return flow.folded ? weight_pool_.data() + flow.links : nullptr;
-  }
+  // A batch: its entries, how many were posted (each stands for one event) and how many of them
+  // are not superseded yet (its buffer is given back when that reaches zero).
+  struct Batch {
+    sim::PodVector<std::uint64_t> entries;
+    std::uint32_t posted = 0;
+    std::uint32_t live = 0;
+  };
+  // Adds `entry` to a batch at `at` (the open one when it may join) and returns the batch.
+  std::uint32_t post(std::uint64_t entry, sim::SimTime at, std::uint64_t kind);
+  void supersede(std::uint32_t batch);  // one of its completion entries is stale now
+  // Starts streaming (or, with nothing to stream, finishes at once); `links` may point into routes_.
+  void activate(std::span<const LinkId> links, std::span<const std::uint16_t> weights, double bytes,
+                double rate_cap, TransferListener* who, std::uint64_t tag);
+  void complete(sim::VariableId v);
+  // Link bytes and the observer, while the route is still readable (`links` may end with virtual
+  // links, which carry no bytes of their own and are not reported).
+  void account(std::span<const LinkId> links, const std::uint16_t* weights, double bytes, sim::SimTime start,
+               const TransferListener* who, std::uint64_t tag);
 
   sim::Simulator& sim_;
   const Topology& topo_;
   sim::FairShareSolver solver_;
-  std::vector<Flow> flows_;
-  std::vector<sim::SimTime> stream_start_;  // per flow, when the first byte left; only with an observer
-  std::vector<FlowId> free_flows_;
-  std::vector<LinkId> link_pool_;
-  std::vector<std::uint16_t> weight_pool_;  // grown only once a folded flow arrives
-  std::array<std::vector<std::uint32_t>, kMaxHops + kMaxVirtualLinks + 1> free_links_;  // freed blocks by size
+  sim::PodVector<Pending> pending_;  // grows without a copy (sim/pod_vector.h)
+  std::vector<std::uint32_t> free_pending_;
   std::vector<VirtualLinkId> free_virtual_;  // given-back virtual links
-  std::vector<std::vector<std::uint64_t>> batches_;
+  RoutePool routes_;
+  sim::PodVector<Stream> streams_;  // indexed by solver variable
+  std::vector<sim::SimTime> stream_start_;  // per variable, when the first byte left; only with an observer
+  std::vector<Batch> batches_;
   std::vector<std::uint32_t> free_batches_;
-  std::vector<std::uint64_t> firing_;  // the batch being run (swapped out of batches_)
+  sim::PodVector<std::uint64_t> firing_;  // the batch being run (swapped out of batches_)
   OpenBatch open_;
-  std::vector<FlowId> var_to_flow_;
   std::vector<double> link_bytes_;
   NetworkStats stats_;
   FlowObserver* observer_ = nullptr;
