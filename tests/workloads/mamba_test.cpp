@@ -201,3 +201,19 @@ TEST_CASE("workloads::ssd_bytes_per_token: mamba_ssm's SSD kernels one by one at
     if (op.name == "ssd_scan") CHECK(op.bwd_bytes.value == doctest::Approx(2 * 8192 * ssd_bytes_per_token(half, p).bwd));
   }
 }
+
+TEST_CASE("workloads::mamba_layer_ops: MambaMixer's layout copies of zxBCdt and y only when micro-batch > 1") {
+  const ModelSpec& m = preset("nemotron-3-nano-30b-a3b");
+  const auto copies = [&](int micro_batch) {
+    OpShape sh;
+    sh.micro_batch = micro_batch;
+    sh.seq_len = 8192;
+    for (const OpCost& op : mamba_layer_ops(m, sh))
+      if (op.name == "mamba_layout_copies") return op.fwd_bytes.value;
+    return 0.0;
+  };
+  CHECK(copies(1) == 0.0);  // [s, 1, d] and [1, s, d] are the same contiguous layout
+  // in_proj's output, 2 x 4096 + 2 x 8 x 128 + 64 wide, and y, 4096 wide: read and written in bf16.
+  const double width = 2 * 4096 + 2 * 8 * 128 + 64 + 4096;
+  CHECK(copies(4) == doctest::Approx(4 * 8192 * width * 2 * 2));
+}

@@ -118,7 +118,17 @@ std::vector<OpCost> mamba_layer_ops(const ModelSpec& m, const OpShape& sh) {
   const double norm_flops = m.norm == NormKind::LayerNorm ? kLayerNormFlopsPerElement : kRmsNormFlopsPerElement;
   std::vector<OpCost> ops;
   ops.push_back(streaming("mamba_norm", OpKind::Norm, residual, norm_flops, 2.0 * p * residual, 3.0 * p * residual));
-  ops.push_back(matmul("mamba_in_proj", tokens, 2.0 * inner + bc + heads, h, p, true));
+  const double in_width = 2.0 * inner + bc + heads;
+  ops.push_back(matmul("mamba_in_proj", tokens, in_width, h, p, true));
+  // MambaMixer._ssm_training's layout copies (megatron/core/ssm/mamba_mixer.py): zxBCdt
+  // rearranged "l b d -> b l d" and y "b l d -> l b d", each .contiguous(), a read and a write of
+  // the tensor when b > 1 (at b = 1 both views are already contiguous). Backward not counted: y's
+  // gradient reaches the scan with unit inner stride (no copy in ssd_combined.py); a copy of
+  // zxBCdt's gradient before in_proj's backward (Transformer Engine) was not checked.
+  if (sh.micro_batch > 1) {
+    const double copied = tokens * (in_width + inner);
+    ops.push_back(streaming("mamba_layout_copies", OpKind::Elementwise, copied, 0.0, 2.0 * p * copied, 0.0));
+  }
   // Conv + SiLU over x, B, C: fwd reads them and writes the result; bwd recomputes it (read, write:
   // mamba_split_conv1d_scan_combined saves only zxbcdt) and then reads the input and dy, writes dx.
   const double conv = tokens * (inner + bc);

@@ -11,6 +11,8 @@
 // row-parallel, so a Mamba layer has one tensor-parallel exchange, as an attention block does):
 //   norm            the layer's pre-norm over hidden;
 //   mamba_in_proj   GEMM [b*s, hidden] x [hidden, (2*d_inner + 2*G*N + H)/t] -> z, x, B, C, dt;
+//   mamba_layout_copies  (b > 1 only) MambaMixer._ssm_training's .contiguous() transposes of
+//                   zxBCdt to [b, s, ...] and of y back to [s, b, ...] (memory bound, forward);
 //   mamba_conv1d    causal depthwise conv of d_conv taps + SiLU over x, B, C (memory bound);
 //   ssd_scan        the SSD chunked scan (below), one fused op (kind Attention: a matmul-shaped
 //                   sequence mixer; its efficiency is the named constant mamba_scan_eff);
