@@ -170,3 +170,51 @@ TEST_CASE("workloads::parse_hf_config: a NemotronH config.json imports the patte
   CHECK_THROWS_WITH_AS(parse_hf_config(moe, "config.json"), doctest::Contains("MoE layers ('E') are not modelled"),
                        HfConfigError);
 }
+
+TEST_CASE("workloads::ssd_bytes_per_token: mamba_ssm's SSD kernels one by one at Nemotron 3 Nano's shapes") {
+  const ModelSpec& m = preset("nemotron-3-nano-30b-a3b");
+  const double d = 4096, gn = 8 * 128, gq = 8 * 128, s = 4096, h = 64, p = 2;  // d_inner, G N, G Q, d N / Q
+  REQUIRE(m.mamba_inner() == d);
+  const SsdBytes b = ssd_bytes_per_token(m, p);
+  // Forward: x read twice and z once, y and out_x written; B, C four reads; CB written and read in
+  // fp32; states written fp32, read fp32, written and read bf16; dt / dA_cumsum per head.
+  CHECK(b.fwd == doctest::Approx(5 * d * p + 4 * gn * p + 8 * gq + 12 * s + h * (p + 24)));
+  CHECK(b.fwd == doctest::Approx(108160.0));
+  // Backward: recomputation plus ten gradient kernels, about 3.1x the forward (the one-pass model
+  // charged 2x).
+  CHECK(b.bwd == doctest::Approx(339584.0));
+  CHECK(b.bwd > 3.0 * b.fwd);
+  // The scan op carries them per token; tensor parallelism splits the heads and groups.
+  OpShape sh;
+  sh.micro_batch = 2;
+  sh.seq_len = 8192;
+  for (const OpCost& op : mamba_layer_ops(m, sh)) {
+    if (op.name != "ssd_scan") continue;
+    CHECK(op.fwd_bytes.value == doctest::Approx(2 * 8192 * b.fwd));
+    CHECK(op.bwd_bytes.value == doctest::Approx(2 * 8192 * b.bwd));
+  }
+  ModelSpec half = m;
+  half.mamba_heads /= 2;
+  half.mamba_groups /= 2;
+  sh.tp = 2;
+  for (const OpCost& op : mamba_layer_ops(m, sh)) {
+    if (op.name != "ssd_scan") continue;
+    CHECK(op.bwd_bytes.value == doctest::Approx(2 * 8192 * ssd_bytes_per_token(half, p).bwd));
+  }
+}
+
+TEST_CASE("workloads::mamba_layer_ops: MambaMixer's layout copies of zxBCdt and y only when micro-batch > 1") {
+  const ModelSpec& m = preset("nemotron-3-nano-30b-a3b");
+  const auto copies = [&](int micro_batch) {
+    OpShape sh;
+    sh.micro_batch = micro_batch;
+    sh.seq_len = 8192;
+    for (const OpCost& op : mamba_layer_ops(m, sh))
+      if (op.name == "mamba_layout_copies") return op.fwd_bytes.value;
+    return 0.0;
+  };
+  CHECK(copies(1) == 0.0);  // [s, 1, d] and [1, s, d] are the same contiguous layout
+  // in_proj's output, 2 x 4096 + 2 x 8 x 128 + 64 wide, and y, 4096 wide: read and written in bf16.
+  const double width = 2 * 4096 + 2 * 8 * 128 + 64 + 4096;
+  CHECK(copies(4) == doctest::Approx(4 * 8192 * width * 2 * 2));
+}
