@@ -37,6 +37,31 @@ std::string human_bytes(double bytes) { return with_prefix(bytes, "B"); }
 
 std::string human_bandwidth(double bytes_per_s) { return with_prefix(bytes_per_s, "B/s"); }
 
+std::string human_binary_bytes(double bytes) {
+  static constexpr std::array<const char*, 6> kPrefixes = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (!std::isfinite(bytes)) return fmt::format("{} B", bytes);
+  std::size_t p = 0;
+  double x = std::fabs(bytes);
+  while (x >= 1023.5 && p + 1 < kPrefixes.size()) {  // 1023.6 would print as "1024": move up first
+    x /= 1024;
+    ++p;
+  }
+  const char* sign = bytes < 0 ? "-" : "";
+  if (x == std::floor(x)) return fmt::format("{}{:.0f} {}", sign, x, kPrefixes[p]);
+  return fmt::format("{}{} {}", sign, three_digits(x), kPrefixes[p]);
+}
+
+std::string size_flag(double bytes) {
+  static constexpr std::array<const char*, 5> kSuffixes = {"", "K", "M", "G", "T"};
+  double x = std::round(bytes);
+  std::size_t p = 0;
+  while (p + 1 < kSuffixes.size() && x >= 1024 && std::fmod(x, 1024) == 0) {
+    x /= 1024;
+    ++p;
+  }
+  return fmt::format("{:.0f}{}", x, kSuffixes[p]);
+}
+
 std::string human_seconds(double s) {
   if (!std::isfinite(s)) return fmt::format("{} s", s);
   const double a = std::fabs(s);

@@ -2,6 +2,7 @@
 #include "analysis/validate_collectives.h"
 
 #include "analysis/csv.h"
+#include "analysis/human_units.h"
 
 #include <fmt/format.h>
 
@@ -128,11 +129,9 @@ void simulate(CollectiveValidationRow& row, const SystemMap& sys, std::map<std::
     r = workloads::simulate_collective(env, req);
   } catch (const workloads::SimulationBudgetExceeded& e) {
     const workloads::CollectivePlan plan = workloads::plan_collective(env, req);
-    row.skip_reason = fmt::format("NCCL's tuner picks {}/{} here, and {}: over the validation budget; run `clustersim "
-                                  "collective --node {} --nodes {} -b {} -e {}` to see it",
-                                  workloads::to_string(plan.request.algo), workloads::to_string(plan.protocol), e.what(),
-                                  sys.preset, row.nodes, static_cast<long long>(row.bytes),
-                                  static_cast<long long>(row.bytes));
+    row.skip_reason = collective_budget_skip_reason(workloads::to_string(plan.request.algo),
+                                                    workloads::to_string(plan.protocol), e.what(), sys.preset,
+                                                    row.nodes, row.bytes);
     return;
   }
   const workloads::HostLaunch launch = benchmark_host_launch(row.notes);
@@ -153,6 +152,14 @@ void simulate(CollectiveValidationRow& row, const SystemMap& sys, std::map<std::
 }
 
 }  // namespace
+
+std::string collective_budget_skip_reason(std::string_view algo, std::string_view protocol, std::string_view why,
+                                         std::string_view preset, int nodes, double bytes) {
+  const std::string flag = size_flag(bytes);
+  return fmt::format("NCCL's tuner picks {}/{} here at {}, and {}: over the validation budget; run `clustersim "
+                     "collective --node {} --nodes {} -b {} -e {}` to see it",
+                     algo, protocol, human_binary_bytes(bytes), why, preset, nodes, flag, flag);
+}
 
 std::string default_collectives_csv() { return std::string(CLUSTERSIM_DATA_DIR) + "/collectives.csv"; }
 std::string gb200_collectives_csv() { return std::string(CLUSTERSIM_DATA_DIR) + "/collectives_gb200.csv"; }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "workloads/collectives/host_launch.h"
@@ -75,5 +76,11 @@ workloads::HostLaunch benchmark_host_launch(const std::string& notes);
 // MAPE targets per band (percent; 0 = none).
 double collective_target_pct(const std::string& band);
 std::string collective_size_band(double bytes);
+
+// The skip reason of a row whose replay ran past the validation budget: what NCCL's tuner picks,
+// the size for people to read ("16 GiB"), why it stopped, and the command that simulates it with
+// the size as -b/-e parse it ("-b 16G -e 16G").
+std::string collective_budget_skip_reason(std::string_view algo, std::string_view protocol, std::string_view why,
+                                          std::string_view preset, int nodes, double bytes);
 
 }  // namespace clustersim::analysis

@@ -74,7 +74,7 @@ TEST_CASE("workloads::ComputeModel: tf32 = false runs fp32 matmuls at the FP32 r
 
 TEST_CASE("workloads::ComputeModel: a big bf16 GEMM reaches the published cuBLAS fraction of peak") {
   // A lone GEMM (a cuBLAS benchmark) sustains the HPL clock, 1305/1410 MHz on A100; the default
-  // sustained_clock_ratio is the lower clock of a whole training step (fitted, see compute_model.cpp).
+  // sustained_clock_ratio is the lower clock of a whole training step (fitted, see compute_constants.cpp).
   ComputeConstants lone;
   lone.set("sustained_clock_ratio", 0.925);
   const OpCost op = square_gemm(8192);

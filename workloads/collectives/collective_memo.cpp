@@ -23,8 +23,8 @@ sim::SimTime CollectiveMemo::simulate(CollectiveOp op, CollectiveAlgo algo,
   if (budget_ > 0 && estimate > budget_) {
     throw SimulationBudgetExceeded("a memoised " + std::string(to_string(op)) + " over " +
                                    std::to_string(groups.front().size()) + " ranks needs about " +
-                                   std::to_string(estimate) + " transfers, over the budget of " +
-                                   std::to_string(budget_));
+                                   budget_count_text(estimate) + " transfers, over the budget of " +
+                                   budget_count_text(budget_));
   }
   const CollectiveReplay replay = replay_collectives(env_, plans, false, true, &scratch_);
   ++simulations_;

@@ -49,7 +49,7 @@ CollectiveReplay replay_collectives(const CollectiveEnvironment& env, std::span<
   simulator.set_event_limit(env.event_budget);
   r.end = simulator.run();
   if (simulator.stopped_at_limit()) {
-    throw SimulationBudgetExceeded("the replay reached its budget of " + std::to_string(env.event_budget) +
+    throw SimulationBudgetExceeded("the replay reached its budget of " + budget_count_text(env.event_budget) +
                                    " events before its collectives finished");
   }
   if (env.invariants == nullptr) CLUSTERSIM_CHECK(countdown.left == 0, "replayed collectives did not complete");

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <utility>
@@ -206,6 +207,19 @@ std::vector<int> rotated(const std::vector<int>& ranks, int root) {
 }
 
 }  // namespace
+
+std::string budget_count_text(std::uint64_t count) {
+  const double n = static_cast<double>(count);
+  const auto scaled = [&](double unit, const char* name) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.3g %s", n / unit, name);
+    return std::string(buf);
+  };
+  if (n >= 999.5e6) return scaled(1e9, "billion");  // 999.6 million would print as "1e+03 million"
+  if (n >= 999.5e3) return scaled(1e6, "million");
+  if (n >= 1e4) return scaled(1e3, "thousand");
+  return std::to_string(count);
+}
 
 GraphHints graph_hints(const topology::ClusterSpec& spec) {
   GraphHints h;

@@ -46,6 +46,8 @@ struct CollectiveEnvironment {
 struct SimulationBudgetExceeded : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// A count as its message prints it for people: "512", "12.3 thousand", "7.06 million", "1.2 billion".
+std::string budget_count_text(std::uint64_t count);
 
 // The hints (NVLS, SHARP, CPU vendor) of a cluster spec's hardware.
 GraphHints graph_hints(const topology::ClusterSpec& spec);

@@ -1,7 +1,7 @@
 // The host's share of a measured collective time (see host_launch.h).
 //
 // Where the constants come from (their values and ranges are the nccl_kernel_launch_us,
-// nccl_channel_enqueue_us and torch_distributed_call_us entries of compute_model.cpp's table, so
+// nccl_channel_enqueue_us and torch_distributed_call_us entries of compute_constants.cpp's table, so
 // [model_constants] overrides them). No datasheet states them; they were read off published logs,
 // from rows outside the bands `validate --collectives` scores (< 1 MiB), and are checked on the
 // 1-64 MiB rows of the same systems, which they were not set from:

@@ -35,7 +35,7 @@ struct HostLaunch {
 
 // The host constants (estimates; see host_launch.cpp for their sources and how they were set).
 // They are model constants: [model_constants] nccl_kernel_launch_us, nccl_channel_enqueue_us and
-// torch_distributed_call_us override them (compute_model.cpp holds the defaults and ranges).
+// torch_distributed_call_us override them (compute_constants.cpp holds the defaults and ranges).
 struct HostLaunchConstants {
   double kernel_launch_us;          // CPU time of one cudaLaunchKernel of NCCL's kernel
   double channel_enqueue_us;        // NCCL's host work per channel of one GPU's collective

@@ -10,7 +10,7 @@
 //   host(op)   = (launches(op) + framework ops(op)) x host_launch_us + torch.distributed calls x
 //                torch_distributed_call_us
 //
-// Throughput side, each factor a physical effect with a named constant (compute_model.cpp has the
+// Throughput side, each factor a physical effect with a named constant (compute_constants.cpp has the
 // sources; `ComputeConstants::describe` prints them):
 //   * peak[precision]: the catalog's DENSE datasheet peak, quoted at the catalog's tensor_clock_mhz
 //     (A100 1410, H100 SXM 1830 MHz). Matmuls run at the run precision's tensor rate; under fp8
@@ -110,7 +110,7 @@ double power_limited_clock_ratio(double power_ratio, double static_fraction, dou
 
 // The fraction of its quoted tensor clock a GPU can hold at its TDP under a dense load, relative to
 // the H100 SXM on the same process class (Blackwell: lane_energy_ratio_sm100); 1 for the other
-// generations. See compute_model.cpp.
+// generations. See sustained_clock.cpp.
 double power_density_clock_ratio(const topology::GpuSpec& gpu, const ComputeConstants& constants);
 
 // A collective running on the same GPU beside an op (Transformer Engine userbuffers, NCCL): its
@@ -142,7 +142,7 @@ class ComputeModel {
   double gemm_efficiency(const OpCost& op) const;  // the shape-dependent factor in (0, 1]
   double gemm_efficiency(double m, double n, double k, double batch) const;
   // A wave's epilogue store of its C tiles in elements of reduction depth, for a GEMM whose main
-  // loop runs at `tensor_rate` (sustained, before gemm_eff_max); see compute_model.cpp.
+  // loop runs at `tensor_rate` (sustained, before gemm_eff_max); see gemm_efficiency.cpp.
   double epilogue_store_k(sim::FlopsPerSec tensor_rate) const;
   sim::FlopsPerSec datasheet_peak() const;  // dense peak at the run precision (tf32 override honoured)
   sim::FlopsPerSec sustained_peak() const;  // after power cap / MIG / sustained clock

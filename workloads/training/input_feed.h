@@ -44,7 +44,7 @@ struct InputFeedSpec {
 };
 
 // One micro-batch of `micro_batch` samples under [data], with the model constants
-// pageable_h2d_ratio, gpu_decode_speedup and gpu_decode_cpu_share (compute_model.cpp has their
+// pageable_h2d_ratio, gpu_decode_speedup and gpu_decode_cpu_share (compute_constants.cpp has their
 // sources) and the GPU's PCIe x16 rate (bytes/s).
 InputFeedSpec input_feed_spec(const DataSpec& data, int micro_batch, const ComputeConstants& constants,
                               double pcie_bytes_per_s);

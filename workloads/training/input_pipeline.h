@@ -37,7 +37,7 @@ struct InputPipelineInputs {
   double samples_per_batch = 1;       // the micro-batch
   double gpu_iteration_s = 0;         // the iteration without the input pipeline
   double pcie_bytes_per_s = 0;        // the GPU's PCIe x16 host link
-  double pageable_h2d_ratio = 0.5;    // model constants (compute_model.cpp has their sources)
+  double pageable_h2d_ratio = 0.5;    // model constants (compute_constants.cpp has their sources)
   double gpu_decode_speedup = 8.0;
   double gpu_decode_cpu_share = 0.2;
 };

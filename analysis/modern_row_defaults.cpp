@@ -1,0 +1,160 @@
+// The recipe settings the modern tables leave out (see modern_row_defaults.h), each beside the
+// recipe, launcher or config that sets it.
+#include "analysis/modern_row_defaults.h"
+
+#include "analysis/modern_row_archs.h"
+#include "analysis/modern_row_layout.h"
+
+namespace clustersim::analysis::modern_detail {
+
+// NVFP4 (E2M1 with an E4M3 scale per 16 elements and a per-tensor FP32 scale) is the "nvfp4"
+// precision: Megatron-Bridge's bf16_with_nvfp4_mixed (src/megatron/bridge/training/
+// mixed_precision.py: fp4 "e2m1", fp4_recipe "nvfp4") runs every transformer linear in NVFP4 and
+// sets no first/last layers in bf16 (only its Nemotron 3 Super variant does), which is what the
+// compute model does. MXFP8 (and
+// Megatron-Bridge's "FP8-MX") is FP8 E4M3 with one shared scale per 32 elements (OCP
+// Microscaling spec v1.0); Blackwell's tensor cores apply the block scales in the MMA at the FP8
+// rate (NVIDIA Blackwell architecture technical brief), so it is modelled as fp8. FP8-CS
+// (current scaling) and plain FP8 (delayed scaling) are fp8. The quantisation kernels themselves
+// are not modelled separately.
+std::string precision_for(const ModernRow& r) {
+  if (has(r.precision, "NVFP4")) return "nvfp4";
+  if (has(r.precision, "FP4")) return "";
+  if (has(r.precision, "FP8")) return "fp8";
+  if (has(r.precision, "BF16")) return "bf16";
+  return "";
+}
+
+// Fine-tuning rows ("[SFT]", "[SFT finetune]", "[LoRA]", "[LoRA finetune]"). SFT is full
+// fine-tuning on sequences packed to the row's seq_len (the recipes' packed_sequence = True,
+// _llama3_finetune_common in Megatron-Bridge src/megatron/bridge/recipes/llama/llama3.py): every
+// weight trains, as in pre-training, so it is scored as training at the stated seq_len. Packed
+// attention (THD with cu_seqlens) attends only within each packed sample, which costs less than
+// causal attention over the whole sequence: at seq 4096 the attention core is 4-8% of a Llama
+// 8B-70B layer's FLOPs, the most that this overcounts.
+// LoRA freezes the base weights and trains adapters ([finetune] method = "lora"), with the
+// recipe's rank and targets: Megatron-Bridge recipes/llama/llama3.py llama3_8b_finetune_config
+// (dim 8, alpha 16) and llama3_70b_finetune_config (dim 16, alpha 32), both "matching NeMo2
+// exactly" (recipes/utils/finetune_utils.py default_peft_config), so also the NeMo 2 recipes the
+// dgxc-benchmarking v25.02 tables ran; targets LoRA's default, every linear of the layer
+// (peft/lora.py: linear_qkv, linear_proj, linear_fc1, linear_fc2 = q, k, v, o, gate, up, down
+// here; Megatron's one adapter on the fused QKV / fc1 input shares the A matrix that separate
+// adapters would repeat: 2 x hidden x rank FLOPs per token more here, < 0.1% of a layer);
+// use_distributed_optimizer = False in both. NeMo 24.07's Llama 2 SFT and LoRA rows (NeMo docs)
+// name no recipe we could check (its LoRA rank and targets; its 70B SFT layout, tp 4 pp 4 on 16
+// GPUs, does not fit 80 GB without recompute or other memory settings the table leaves out); they
+// stay skipped. 0 = not a LoRA row with a known recipe.
+int lora_rank_of(const ModernRow& r) {
+  if (!has(r.model, "LoRA") || modern_source_group(r) == "NeMo docs") return 0;
+  if (has(r.model, "Llama3-8B")) return 8;
+  if (has(r.model, "Llama3-70B")) return 16;
+  return 0;
+}
+
+// Multi-token prediction (DeepSeek-V3 paper, Liu et al. 2024, Sec. 2.2; workloads/model/mtp.h: one
+// more MoE layer, a 2h -> h projection and a second loss through the shared output head, all on
+// the last pipeline stage). Megatron-Bridge's DeepSeek-V3 recipe sets mtp_num_layers = 1
+// (deepseek_v3.py; its layouts end in "mL"), so its rows train with MTP unless labelled "w/o
+// MTP"; dgxc-benchmarking's v25.05 rows run NeMo 2's recipe, whose pretrain_recipe defaults to
+// use_mtp = True (nemo/collections/llm/recipes/deepseek_v3.py: mtp_num_layers = 1, read at NeMo
+// 00f65dd; dgxc's setup.sh pins NeMo 7a8f1cc, llmb-nemo-r2.3.0, whose performance script calls
+// pretrain_recipe() without use_mtp; the recipe at that commit was not at hand). Kimi-K2's recipe
+// has no MTP (kimi_k2.py: no mtp_num_layers, layouts end in "L" alone). 0 = no MTP module.
+int mtp_layers_of(const ModernRow& r) {
+  return has(r.model, "DeepSeek-V3") && !has(r.model, "w/o MTP") ? 1 : 0;
+}
+
+// state them, modern/README.md §3):
+//   * sequence parallelism whenever tp > 1 (the recipes set sequence_parallel = tp > 1);
+//   * Megatron's distributed optimizer (use_distributed_optimizer = True in every recipe), or,
+//     for FSDP rows (MaxText, PaxML, Megatron-FSDP), full sharding = zero 3. Hybrid sharding
+//     ("FSDP=128 (+DP for remaining GPUs)") is modelled as sharding over every replica, which
+//     gathers over more ranks than the run did;
+//   * no activation recompute in the Megatron-based stacks (NeMo, Megatron-Bridge, Megatron-LM:
+//     the dense-model pre-training recipes leave it off); the JAX stacks recompute everything by
+//     default: MaxText's configs/base.yml has remat_policy 'full', Praxis' stacked transformer
+//     checkpoint_policy SAVE_NOTHING (PaxML), so their rows are "full";
+//   * gradient reduce-scatter / all-reduce overlapped with the backward pass ([sync] overlap), ring;
+//   * flash attention (TransformerEngine's cuDNN / FlashAttention kernels);
+//   * micro-batch 1 when the row leaves it empty.
+//   * 16-bit gradient reduction for FP8 rows of the NeMo-based stacks (NeMo scripts/performance
+//     pretrain_*.py set `recipe.trainer.plugins.grad_reduce_in_fp32 = False` for fp8;
+//     Megatron-Bridge's performance configs set `cfg.ddp.grad_reduce_in_fp32 = False`); BF16 rows
+//     and Megatron-LM's own rows keep fp32 gradients (Megatron-LM forces fp32 accumulation with
+//     bf16). Nemotron-4 in dgxc-benchmarking: apex distributed_fused_adam with grad_sync_dtype
+//     bf16 and dtype bf16 (its yaml), so 16-bit gradients and optimizer states;
+//   * tensor-parallel communication overlapped with the GEMMs whenever tp > 1 in the NeMo-based
+//     stacks (their performance recipes add MegatronCommOverlapCallback(tp_comm_overlap=True) for
+//     Hopper and Blackwell); not in Megatron-LM's example scripts or the JAX stacks.
+bool jax_stack(const ModernRow& r) { return has(r.model, "MaxText") || has(r.model, "PaxML"); }
+bool nemo_stack(const ModernRow& r) {
+  const std::string g = modern_source_group(r);
+  return !jax_stack(r) && (g == "dgxc-benchmarking" || g == "Megatron-Bridge" || g == "NeMo docs");
+}
+// NVFP4 rows count as low-precision rows here too (16-bit gradient reduction, as the FP8 ones;
+// the Megatron-Bridge NVFP4 configs were not checked for it: UNSURE).
+bool fp8_row(const ModernRow& r) { return precision_for(r) == "fp8" || precision_for(r) == "nvfp4"; }
+
+// Blackwell Megatron-FSDP recipes offload layers' activations to the host ([training]
+// activation_offload_layers, Megatron-Core cpu_offloading_num_layers):
+//   * Megatron-Bridge scripts/performance/configs/llama/llama3_workload_base_configs.py:
+//     LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V1/V2 (mbs 2) 40 layers, ..._GB200_BF16 20,
+//     ..._B200_FP8_CS 5, ..._GB300_FP8_CS (mbs 2) 20, ..._GB300_BF16 (mbs 2) 30, ..._B300_* none;
+//     llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_GB200_FP8_CS_V1
+//     (tp 2, FSDP) 92;
+//   * NeMo scripts/performance/recommended_model_configs/model_configs_gb200.csv
+//     (activation_offload_layers column): llama3 70b fp8 (mbs 1) 0, llama31 405b fp8 (tp 2) 95.
+// Other rows offload nothing.
+int activation_offload_layers_of(const ModernRow& r) {
+  if (generation_of(r.gpu) != Generation::Blackwell || !has(r.zero_or_fsdp, "FSDP") || !nemo_stack(r)) return 0;
+  const bool bridge = modern_source_group(r) == "Megatron-Bridge", gb200 = r.gpu.starts_with("GB200");
+  const bool gb300 = r.gpu.starts_with("GB300"), b200 = r.gpu.starts_with("B200");
+  const bool fp8 = precision_for(r) == "fp8";
+  if (has(r.model, "405B")) return gb200 && fp8 ? (bridge ? 92 : 95) : 0;
+  if (!has(r.model, "70B") || !bridge) return 0;
+  if (gb300) return fp8 ? 20 : 30;
+  if (b200) return fp8 ? 5 : 0;
+  if (!gb200) return 0;  // B300: Megatron-FSDP without offloading
+  return fp8 ? 40 : 20;
+}
+
+// Megatron-Bridge's GPT-OSS performance recipes (scripts/performance/configs/gpt_oss/
+// gpt_oss_llm_pretrain.py set_gpt_oss_common_configs) reduce gradients in bf16 at every precision
+// (ddp.grad_reduce_in_fp32 = False), and their 120B presets (gpt_oss_workload_base_configs.py)
+// recompute the norms and the experts' activation (recompute_modules ["layernorm", "moe_act"]) on
+// B200 and H100 at every precision and on GB200 in BF16 (GB200_FP8_MX_V2 sets []; GB300 and B300
+// never set them).
+bool gpt_oss_bridge(const ModernRow& r) { return has(r.model, "GPT-OSS") && modern_source_group(r) == "Megatron-Bridge"; }
+bool gpt_oss_recompute_modules(const ModernRow& r) {
+  if (!gpt_oss_bridge(r)) return false;
+  return r.gpu == "B200" || has(r.gpu, "H100") || (r.gpu.starts_with("GB200") && precision_for(r) == "bf16");
+}
+
+// DeepSeek-V3's recompute modules, as its launchers set them:
+//   * Megatron-Bridge's performance presets (scripts/performance/configs/deepseek/
+//     deepseek_workload_base_configs.py, mirror lkk12014402/Megatron-Bridge): ["mla_up_proj"] on
+//     GB200, B200 and B300 (every precision), ["mla_up_proj", "mlp"] on H100 (the dense "mlp"
+//     recompute of its 3 dense layers is not modelled). GB300 had two presets: pp 4 x vp 4, EP 64
+//     with ["moe_act"] (commits c3e43e6a 2025-12-03 and 67b8806 2026-01-14), replaced by
+//     DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_V1/_V2 = pp 2 x vp 8, pp_layout "Et*4|(t*4|)*14tmL", EP 32,
+//     micro-batch 2, ["mla_up_proj"] in every commit from cc31be26 (2026-02-03, "Dsv3 Recipe
+//     Update") to 5acef930 (2026-04-18) and at the mirror's head (793bb600, 2026-04-24); the
+//     VR200 preset with the same layout at micro-batch 1 also sets ["mla_up_proj"]. So a GB300 row
+//     on pp 2 x vp 8 (the 26.02 - 26.08 tables) takes ["mla_up_proj"] and any other GB300 row
+//     (25.11: pp 2 x vp 4, w/o MTP; no preset read has that layout) ["moe_act"]. The 26.06 and
+//     26.08 presets are newer than the mirror (UNSURE for those four rows).
+//   * dgxc-benchmarking v25.05 and v25.05.04 (deepseek_v3/pretraining/launch.sh, commits 68eaf7e and
+//     1f6d9f4): --recompute_modules mla_up_proj on H100; core_attn on GB200, which with flash
+//     attention frees nothing the model keeps (the kernel's saved Q, K, V, O are the checkpoint's
+//     inputs and the out-projection's input), so it is not written.
+// Kimi-K2's are not checked.
+std::string deepseek_recompute_modules(const ModernRow& r) {
+  if (!has(r.model, "DeepSeek-V3")) return "";
+  if (modern_source_group(r) == "dgxc-benchmarking") return has(r.gpu, "H100") ? "[\"mla_up_proj\"]" : "";
+  if (modern_source_group(r) != "Megatron-Bridge") return "";
+  if (r.gpu.starts_with("GB300")) return r.pp == 2 && virtual_stages_of(r) == 8 ? "[\"mla_up_proj\"]" : "[\"moe_act\"]";
+  if (r.gpu.starts_with("GB200") || r.gpu == "B200" || r.gpu == "B300" || has(r.gpu, "H100")) return "[\"mla_up_proj\"]";
+  return "";
+}
+
+}  // namespace clustersim::analysis::modern_detail

@@ -1,0 +1,30 @@
+// The settings a modern row's table leaves out, from the performance recipes of its publication
+// (NeMo, Megatron-Bridge, dgxc-benchmarking's launchers, Megatron-LM's examples; modern/README.md
+// §3; modern_row_defaults.cpp cites each): the precision the compute model runs, which software
+// stack ran it (what its recipes default to), LoRA's rank, multi-token prediction, activation
+// offloading and the recompute modules of GPT-OSS and DeepSeek-V3. Internal to analysis/.
+#pragma once
+
+#include <string>
+
+#include "analysis/modern_rows.h"
+
+namespace clustersim::analysis::modern_detail {
+
+// The scenario precision of the row's ("nvfp4", "fp8", "bf16"); "" when not modelled.
+std::string precision_for(const ModernRow& r);
+// A LoRA fine-tuning row's adapter rank from its recipe; 0 = not a LoRA row with a known recipe.
+int lora_rank_of(const ModernRow& r);
+// Multi-token prediction modules the recipe trains (DeepSeek-V3); 0 = none.
+int mtp_layers_of(const ModernRow& r);
+bool jax_stack(const ModernRow& r);   // MaxText or PaxML
+bool nemo_stack(const ModernRow& r);  // NeMo, Megatron-Bridge or dgxc-benchmarking (not JAX)
+bool fp8_row(const ModernRow& r);     // fp8 or nvfp4
+// Layers whose activations the Blackwell Megatron-FSDP recipes offload to the host; 0 = none.
+int activation_offload_layers_of(const ModernRow& r);
+bool gpt_oss_bridge(const ModernRow& r);             // GPT-OSS in Megatron-Bridge's tables
+bool gpt_oss_recompute_modules(const ModernRow& r);  // recompute ["layernorm", "moe_act"]
+// DeepSeek-V3's recompute_modules, written as a TOML array of strings; "" when none.
+std::string deepseek_recompute_modules(const ModernRow& r);
+
+}  // namespace clustersim::analysis::modern_detail

@@ -1,0 +1,159 @@
+// The scenario a modern row describes (modern_scenario_toml, scenario_for_modern_row in
+// modern_rows.h): the cluster (a DGX node count, or the NVL72 racks' segments the job held), the
+// model's shape and family, the parallel layout and the training settings the recipes set, written
+// as scenario TOML and validated by the scenario loader like any file.
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/modern_row_archs.h"
+#include "analysis/modern_row_defaults.h"
+#include "analysis/modern_row_layout.h"
+#include "analysis/modern_row_recipes.h"
+#include "analysis/modern_rows.h"
+#include "scenarios/loader.h"
+#include "scenarios/scenario_error.h"
+#include "scenarios/toml_text.h"
+
+namespace clustersim::analysis {
+namespace {
+
+using modern_detail::activation_offload_layers_of;
+using modern_detail::as_run;
+using modern_detail::cp_of;
+using modern_detail::deepseek_recompute_modules;
+using modern_detail::dp_of;
+using modern_detail::expert_tp_of;
+using modern_detail::fp8_row;
+using modern_detail::gpt_oss_bridge;
+using modern_detail::gpt_oss_recompute_modules;
+using modern_detail::gpus_per_node_of;
+using modern_detail::has;
+using modern_detail::has_experts;
+using modern_detail::hybrid_preset_of;
+using modern_detail::jax_stack;
+using modern_detail::lora_rank_of;
+using modern_detail::micro_batch_of;
+using modern_detail::moe_arch_of;
+using modern_detail::MoeArch;
+using modern_detail::mtp_layers_of;
+using modern_detail::nemo_stack;
+using modern_detail::node_preset_for;
+using modern_detail::notes_int;
+using modern_detail::precision_for;
+using modern_detail::recipe_stage_layers;
+using modern_detail::slot_split_recipe;
+using modern_detail::virtual_stages_of;
+using modern_detail::with_hybrid_shape;
+
+// GPT-3 rows leave the vocabulary empty: GPT-2 BPE (50257) padded by Megatron/NeMo to a multiple
+// of 128 x tp (make-vocab-size-divisible-by 128), as in training_rows.cpp.
+int vocab_for(const ModernRow& r) {
+  if (r.vocab > 0) return r.vocab;
+  const int multiple = 128 * std::max(r.tp, 1);
+  return (50257 + multiple - 1) / multiple * multiple;
+}
+
+// Model families: Llama (Meta's configs) and Mixtral (Mistral's, the same layer): SwiGLU, RMSNorm, untied
+// output layer, rotary positions.
+// Nemotron-4 (Parmar et al. 2024, "Nemotron-4 15B Technical Report" §2): squared-ReLU MLP with two
+// matrices (the "gelu" kind: same shapes and FLOPs), LayerNorm, untied input and output
+// embeddings; its rotary positions are not expressible, so the GELU kind's learned position table
+// adds seq x hidden parameters (< 0.1%). GPT-3 (NeMo): GELU, LayerNorm, tied embeddings.
+void write_model(std::ostringstream& t, const ModernRow& r) {
+  if (const char* hybrid = hybrid_preset_of(r)) {  // the preset's shape; the row's sequence length
+    t << "\n[model]\npreset = \"" << hybrid << "\"\nseq_len = " << r.seq_len << "\n";
+    return;
+  }
+  const MoeArch* moe = moe_arch_of(r);
+  const bool llama = has(r.model, "Llama") || has(r.model, "Mixtral") || moe != nullptr;
+  const bool untied = (llama || has(r.model, "Nemotron")) && (moe == nullptr || !moe->tied);
+  t << "\n[model]\nlayers = " << r.layers << "\nhidden = " << r.hidden << "\nheads = " << r.heads
+    << "\nkv_heads = " << (r.kv_heads > 0 ? r.kv_heads : r.heads) << "\nseq_len = " << r.seq_len
+    << "\nvocab = " << vocab_for(r);
+  if (moe != nullptr) {
+    t << "\nffn_hidden = " << moe->dense_ffn << "\nexperts = " << moe->experts << "\nexperts_per_token = " << moe->top_k
+      << "\nmoe_ffn_hidden = " << moe->moe_ffn << "\nshared_experts = " << moe->shared
+      << "\nfirst_dense_layers = " << moe->first_dense << "\nmoe_layer_freq = " << moe->freq;
+    if (moe->head_dim > 0) t << "\nhead_dim = " << moe->head_dim;
+    t << moe->attention;
+    if (const int mtp = mtp_layers_of(r); mtp > 0) t << "\nmtp_layers = " << mtp;
+  } else if (r.ffn_hidden > 0) {
+    t << "\nffn_hidden = " << r.ffn_hidden;
+  }
+  t << "\nmlp = \"" << (llama ? "swiglu" : "gelu") << "\"\nnorm = \"" << (llama ? "rmsnorm" : "layernorm")
+    << "\"\ntied_embeddings = " << (untied ? "false" : "true") << "\nflash_attention = true\n";
+  // Llama and Nemotron train without dropout (Meta's configs have none; Nemotron-4: hidden,
+  // attention and ffn dropout 0.0 in dgxc-benchmarking nemotron/nemotron4-340b-synth.yaml); nor do
+  // the MoE architectures above (no dropout in their configs or in grok-1's model.py).
+  if (untied || moe != nullptr) t << "dropout = false\n";
+}
+
+void write_layout(std::ostringstream& t, const ModernRow& r) {
+  const int tp = std::max(r.tp, 1), pp = std::max(r.pp, 1);
+  const bool fsdp = has(r.zero_or_fsdp, "FSDP");
+  t << "\n[parallelism]\ntp = " << tp << "\npp = " << pp << "\ndp = " << dp_of(r);
+  if (cp_of(r) > 1) t << "\ncp = " << cp_of(r) << "\ncp_comm_type = \"p2p\"";  // Megatron's default
+  if (slot_split_recipe(r))
+    t << "\naccount_for_embedding_in_pipeline_split = true\naccount_for_loss_in_pipeline_split = true";
+  if (const std::vector<int> chunks = recipe_stage_layers(r); !chunks.empty()) {
+    t << "\nstage_layers = [";
+    for (std::size_t i = 0; i < chunks.size(); ++i) t << (i ? ", " : "") << chunks[i];
+    t << "]";
+  }
+  t << "\nvirtual_stages = " << virtual_stages_of(r) << "\nsequence_parallel = " << (tp > 1 ? "true" : "false")
+    << "\n" << (fsdp ? "zero = 3" : lora_rank_of(r) > 0 ? "distributed_optimizer = false" : "distributed_optimizer = true") << "\n";
+  if (has_experts(r)) {
+    t << "ep = " << notes_int(r, "EP") << "\n";
+    if (expert_tp_of(r) > 0) t << "etp = " << expert_tp_of(r) << "\n";
+  }
+  t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << micro_batch_of(r)
+    << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << (jax_stack(r) ? "full" : "none") << "\"\niterations = 1\n";
+  const bool nemotron4_dgxc = has(r.model, "Nemotron-4") && modern_source_group(r) == "dgxc-benchmarking";
+  if (nemotron4_dgxc || (nemo_stack(r) && fp8_row(r)) || gpt_oss_bridge(r)) t << "grad_dtype = \"bf16\"\n";
+  if (gpt_oss_recompute_modules(r)) t << "recompute_modules = [\"layernorm\", \"moe_act\"]\n";
+  if (const std::string modules = deepseek_recompute_modules(r); !modules.empty())
+    t << "recompute_modules = " << modules << "\n";
+  if (nemotron4_dgxc) t << "optimizer_dtype = \"bf16\"\n";
+  if (const int off = activation_offload_layers_of(r); off > 0) t << "activation_offload_layers = " << off << "\n";
+  t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
+  if (nemo_stack(r) && tp > 1) t << "tp_comm_overlap = true\n";
+  if (lora_rank_of(r) > 0)
+    t << "\n[finetune]\nmethod = \"lora\"\nlora_rank = " << lora_rank_of(r)
+      << "\nlora_targets = [\"q\", \"k\", \"v\", \"o\", \"gate\", \"up\", \"down\"]\n";
+}
+
+}  // namespace
+
+std::string modern_scenario_toml(const ModernRow& published) {
+  const ModernRow r = as_run(published);
+  std::ostringstream t;
+  const int per_node = gpus_per_node_of(r);
+  const bool segment = node_preset_for(r).ends_with("-nvl72") && per_node != 72;
+  t << "name = " << scenarios::quote_str(r.file + ":" + std::to_string(r.line) + " " + r.model) << "\n\n[cluster]\n";
+  if (!segment) t << "node = \"" << node_preset_for(r) << "\"\n";
+  t << "nodes = " << (r.num_gpus + per_node - 1) / per_node << "\n";
+  if (r.num_gpus % per_node != 0) t << "gpus = " << r.num_gpus << "\n";
+  if (segment)  // the rack's trays the job holds: 2 GPUs per Grace CPU, one NIC per GPU (as the preset)
+    t << "\n[cluster.node]\npreset = \"" << node_preset_for(r) << "\"\ngpus = " << per_node
+      << "\nsockets = " << per_node / 2 << "\nnics = " << per_node << "\n";
+  write_model(t, r);
+  write_layout(t, with_hybrid_shape(r));
+  return t.str();
+}
+
+std::optional<scenarios::ScenarioSpec> scenario_for_modern_row(const ModernRow& row, std::string* why_not) {
+  if (std::string why = modern_skip_reason(row); !why.empty()) {
+    if (why_not) *why_not = why;
+    return std::nullopt;
+  }
+  try {
+    return scenarios::parse_scenario(modern_scenario_toml(row), row.file + ":" + std::to_string(row.line));
+  } catch (const scenarios::ScenarioError& e) {
+    if (why_not) *why_not = "scenario rejected: " + e.diagnostics().front().message;
+    return std::nullopt;
+  }
+}
+
+}  // namespace clustersim::analysis

@@ -1,0 +1,318 @@
+// The compute model's named constants (ComputeConstants, declared in compute_model.h): every
+// efficiency, overhead and hardware ratio the model uses, each with its default, its valid range and
+// a one-line source, overridable from a scenario's [model_constants]. The table below is where a
+// constant's source (datasheet, paper, framework file, or the fit that set it) is written.
+#include "workloads/compute/compute_model.h"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace clustersim::workloads {
+namespace {
+
+struct ConstantDef {
+  std::string_view name;
+  double value;
+  double lo, hi;
+  std::string_view description;
+};
+
+// Every constant of the compute model, with its source. "Estimate" marks a value no measurement
+// pins down; those are the first candidates for `clustersim calibrate`.
+//
+// The big-GEMM anchor (a lone GEMM, which sustains the HPL clock: sustained_clock_ratio 0.925; the
+// default 0.837 is the clock under a whole training step, fitted): with 0.925 and gemm_eff_max 0.82, an 8192^3 bf16 GEMM
+// gets 0.925 x 0.82 x 0.977 (k depth: 64 + the epilogue store's 129) x 0.998 (waves, 108 SMs) =
+// 74 % of 312 TF on A100, and 0.925 x 0.82 x 0.963 (64 + 249) x 0.97 (waves, 132 SMs) = 71 % of
+// 989 TF on H100 (0.99 k depth, 75 % and 73 %, before the store was charged, branch hopper). Published cuBLAS/CUTLASS
+// measurements: H100 SXM bf16 4224x8192x2048 GEMM 780 TF (79 %) with max-autotune and the
+// `nvidia-smi boost-slider --vboost 1` power shift to tensor cores (H. He, PyTorch,
+// gist.github.com/Chillee/2ec89696db8b7ed1c24461159e325405), i.e. an upper bound above the
+// default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
+// sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
+// 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
+constexpr std::array<ConstantDef, 38> kConstants = {{
+    {"sustained_clock_ratio", 0.837, 0.3, 1.0,
+     "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
+     "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
+     "glennklockwood.com/garden/peak-FLOPS); training also powers HBM, NVLink and the NICs, so "
+     "the SM clock settles lower. 0.837 (1.18 GHz on A100; 1.53 GHz of H100 SXM's 1830 MHz tensor "
+     "clock, topology::GpuSpec::tensor_clock_mhz) is FITTED: clustersim calibrate --params "
+     "sustained_clock_ratio,flash_attention_eff --rows source=llm-foundry,gpu=a100_80gb,metric=mfu "
+     "(61 rows; held-out Megatron-LM and llm-foundry A100-40GB rows: docs/validation.md)"},
+    {"gemm_eff_max", 0.82, 0.05, 1.0,
+     "fraction of sustained-clock tensor throughput a large, well-shaped cuBLAS GEMM main loop "
+     "reaches (ratio); set so 8192^3 bf16 gives 74% of 312 TF on A100 and 71% of 989 TF on H100 "
+     "with the epilogue store (75% and 73% before it, branch hopper) "
+     "(H100 best case 780 TF: Chillee gist 2ec89696, PyTorch)"},
+    {"gemm_tile_m", 128, 16, 512,
+     "rows of the largest CTA output tile cuBLAS/CUTLASS uses (elements); tile and wave "
+     "quantization per NVIDIA Deep Learning Performance Guide, Matrix Multiplication Background"},
+    {"gemm_tile_n", 128, 16, 512,
+     "columns of the largest CTA output tile (elements); NVIDIA DL Performance Guide, Matrix "
+     "Multiplication Background (128x128 / 256x128 tiles on Ampere and Hopper)"},
+    {"gemm_small_tile_exponent", 0.5, 0.0, 2.0,
+     "penalty for halving a tile side to fill SMs: eff x (intensity ratio)^exponent, intensity = "
+     "tm*tn/(tm+tn) (dimensionless); estimate"},
+    {"gemm_k_half", 64, 0, 8192,
+     "reduction depth at which per-tile prologue/epilogue equals the main loop: k-efficiency = "
+     "k/(k + gemm_k_half) (elements); estimate (a few 32-deep main-loop stages)"},
+    {"gemm_epilogue_store_share", 1.0, 0.0, 1.0,
+     "share of a GEMM tile's epilogue store (its C tile written to HBM after the main loop) that "
+     "is not overlapped with a main loop (ratio). A wave of tiles finishes together and writes "
+     "SMs x tm x tn x C-bytes through HBM, so per tile the store costs as much as k_store = "
+     "C-bytes x (sustained tensor rate x gemm_eff_max) / (2 x HBM bandwidth x hbm_stream_eff) "
+     "elements of reduction depth, added to gemm_k_half: 225 on H100 SXM bf16 (405 fp8), 117 on "
+     "A100 80GB (gemm_efficiency.cpp, gemm_efficiency_on). 1 (fully serialised) from tilelang's "
+     "H800 SXM (H100 die) K sweeps at M = N = 8192, K = 256 ... 16384 (benchmark/matmul/README.md "
+     "@17bd0a6, fp16 386 ... 766 TFLOP/s; benchmark/matmul_fp8/README.md @6b1faf7, fp8 569 ... "
+     "1541): time = 44.8 us + K x 0.171 us (fp16, within 1.2%) and 38.1 us + K x 0.083 us (fp8, "
+     "within 2%), a per-tile fixed cost of 262 and 458 elements of K, where gemm_k_half 64 + the "
+     "store give 313 and 512 at a lone GEMM's clock (0.925) and gemm_k_half alone 64; 0: the store "
+     "fully hidden behind the next tile (persistent ping-pong kernels). UNSURE which cuBLAS "
+     "kernels the published runs used"},
+    {"gemm_epilogue_store_share_sm100", 0.0, 0.0, 1.0,
+     "Blackwell (sm100): the same share (ratio). tcgen05 MMAs accumulate in Tensor Memory (512 "
+     "columns per SM), which holds two 128 x 256 fp32 accumulators, so Blackwell GEMMs drain one "
+     "tile's accumulator through the epilogue while the MMA of the next runs (CUTLASS SM100 "
+     "epilogue flow: TMEM -> registers -> SMEM -> TMA store, docs.nvidia.com/cutlass "
+     "utils_sm100; Triton's Gluon example 'overlapping accumulator': double-buffered TMEM "
+     "accumulators). 0: hidden. ASSUMPTION from the architecture, no Blackwell K sweep found"},
+    {"hbm_stream_eff", 0.90, 0.1, 1.0,
+     "fraction of datasheet HBM bandwidth a streaming kernel sustains (ratio); H100 SXM D2D copy / "
+     "STREAM triad 3.02-3.09 of 3.35 TB/s measured"},
+    {"pointwise_mem_eff", 0.85, 0.1, 1.0,
+     "framework elementwise/norm/softmax kernels relative to a tuned stream (ratio); estimate"},
+    {"kernel_launch_us", 2.0, 0.0, 1000.0,
+     "device-side gap per kernel launched back to back on one stream when the host runs ahead "
+     "(microseconds); estimate, cf. SuperBench kernel-launch event_time"},
+    {"host_launch_us", 8.0, 0.0, 1000.0,
+     "host (CPU) time to issue one kernel from an eager framework: Python/C++ op dispatch, "
+     "autograd bookkeeping and cudaLaunchKernel (microseconds). A pass runs no faster than its "
+     "kernels can be issued: time = max(device time, kernels x host_launch_us). Estimate: "
+     "PyTorch eager ops cost ~5-10 us of CPU each (H. He, 'Making Deep Learning Go Brrrr From "
+     "First Principles', 2022, overhead section; cudaLaunchKernel alone ~2-4 us)"},
+    {"flash_attention_eff", 0.377, 0.05, 1.0,
+     "Ampere and older (sm80/86/89): fraction of sustained-clock bf16 tensor throughput the "
+     "flash-attention kernel reaches on the work it does (ratio). FlashAttention-2 reaches 50-73% "
+     "of A100 peak forward, less backward (Dao 2023); 0.377 is FITTED with sustained_clock_ratio on "
+     "the llm-foundry A100-80GB MFU rows (their Triton/FlashAttention-1-era kernels, long "
+     "sequences), see docs/validation.md"},
+    {"flash_attention_eff_sm90", 0.58, 0.05, 1.0,
+     "Hopper (sm90): the same fraction for FlashAttention-3 / cuDNN fused attention, which use "
+     "wgmma, TMA and warp specialisation (ratio). Shah et al. 2024 (FlashAttention-3): bf16 forward "
+     "up to 740 TF = 75% of H100 peak, ~610-660 TF causal at head dim 128, backward 1.5-1.75x "
+     "FlashAttention-2 (~0.5 of peak); FLOP-weighted over forward (1) and backward (2.5) = 0.54 of "
+     "peak at the benchmark's clock, / 0.925 (a lone kernel's clock, as for gemm_eff_max) = 0.58. "
+     "From the paper, not fitted"},
+    {"flash_attention_eff_sm100", 0.51, 0.05, 1.0,
+     "Blackwell (sm100): the same fraction for cuDNN fused attention, what NeMo 25.x containers run "
+     "(ratio). Tensor throughput per SM doubles from Hopper while the exponential units (16/clk/SM) "
+     "and shared-memory bandwidth (128 B/clk/SM) do not, so softmax (forward) and shared-memory "
+     "traffic (backward) bind (Zadouri et al. 2026, FlashAttention-4): FA4 forward up to 71% of "
+     "B200 peak, cuDNN 9.13 up to 1.3x slower (~55%); backward taken as 0.45 (UNSURE); "
+     "FLOP-weighted 0.47, / 0.925 = 0.51. From the paper, not fitted"},
+    {"flash_bwd_flops_factor", 1.25, 1.0, 3.0,
+     "FlashAttention backward FLOPs / the 2x-forward the op counts: 5 matmuls instead of 4, as it "
+     "recomputes QK^T (ratio); Dao 2023 Sec. 3.2"},
+    {"attention_causal_fraction", 0.5, 0.1, 1.0,
+     "fraction of the s x s attention work a causal flash kernel executes (fully masked blocks "
+     "skipped), while the op counts all of it as SC'21 does (ratio); GPT training is causal"},
+    {"mamba_scan_eff", 0.30, 0.02, 1.0,
+     "Mamba-2's SSD chunked scan (Dao & Gu 2024, arXiv 2405.21060, Sec. 6; mamba_ssm's Triton "
+     "kernels chunk_cumsum, chunk_state, state_passing, bmm_chunk, chunk_scan): fraction of the "
+     "sustained-clock tensor peak its matmul FLOPs reach (ratio; op ssd_scan, model/mamba_ops.h). "
+     "Its GEMMs are chunk-sized (inner dims Q = 128, N = 128-256, P = 64) and split over five "
+     "kernels, so far below a large GEMM's 0.7-0.8; the paper (Fig. 10) shows SSD about as fast as "
+     "FlashAttention-2 at 2K tokens, i.e. a comparable tensor-core fraction. ESTIMATE, not fitted: "
+     "at Nemotron-H's shapes the scan's HBM traffic (fp32 chunk states) binds before this does"},
+    {"fp8_gemm_eff_ratio", 0.90, 0.1, 1.0,
+     "FP8 GEMM efficiency relative to bf16 at the same shape: per-tensor scaling and a twice "
+     "faster main loop make fixed per-tile costs weigh more (ratio); estimate"},
+    {"fp8_cast_bytes_per_element", 4.0, 0.0, 16.0,
+     "HBM bytes per element of the Transformer Engine cast that feeds an FP8 GEMM, one extra "
+     "memory-bound kernel per operand cast (bytes): the bf16 input read (2) and written as fp8 "
+     "row-wise and column-wise (1 + 1, the transposed copy the backward GEMM needs), amax taken in "
+     "the same pass (TE cast_transpose, delayed scaling). Forward casts the activation A[m,k], "
+     "backward the output gradient dY[m,n]; weights are cast once per step (TE caches them across "
+     "micro-batches) and not charged. Current scaling (FP8-CS) first reads the tensor for its amax: "
+     "6"},
+    {"nvfp4_cast_bytes_per_element", 5.125, 0.0, 16.0,
+     "HBM bytes per element of the Transformer Engine cast that feeds an NVFP4 GEMM (bytes): the "
+     "per-tensor FP32 scale needs the tensor's amax first (a read, 2), then the bf16 read (2) "
+     "written row-wise (1x16 blocks, for the forward / data-gradient GEMM) and column-wise (16x1, "
+     "after the 16x16 random Hadamard transform, for the weight-gradient GEMM), each 0.5 byte per "
+     "E2M1 element + 1/16 byte of E4M3 block scale: 2 x 0.5625. NVIDIA's NVFP4 recipe (Pretraining "
+     "LLMs with NVFP4, arXiv 2509.25149, as Transformer Engine's NVFP4BlockScaling implements it: "
+     "1x16 activation / gradient scaling, 16x16 weights, RHT on wgrad inputs, stochastic rounding "
+     "of gradients). Weights are cast once per step and not charged, as for fp8"},
+    {"power_static_fraction", 0.42, 0.0, 0.95,
+     "share of board power that does not scale with SM clock, in P/P_max = s + (1-s)(f/f_max)^3 "
+     "(ratio); least-squares fit to Zeus NSDI'23 V100/A40 medians (hardware.md 4.3), rms 0.052"},
+    {"tp_overlap_sm_share", 0.10, 0.0, 0.9,
+     "share of the SMs Transformer Engine's userbuffers kernels hold while a tensor-parallel "
+     "collective is overlapped with a GEMM ([sync] tp_comm_overlap), so the GEMM runs at 1 - share "
+     "meanwhile (ratio); estimate: NeMo/Megatron-Bridge H100 userbuffers presets give the chunked "
+     "reduce-scatters num_sm 16-24, the bulk overlaps 2-24, ring-exchange all-gathers 1 of 132 SMs"},
+    {"collective_hbm_bytes_per_byte", 2.0, 0.0, 8.0,
+     "HBM bytes a GPU reads and writes per byte a tensor-parallel collective step sends while it "
+     "runs beside a GEMM ([sync] tp_comm_overlap): an all-gather step reads what it sends and "
+     "writes what it receives (2); a reduce-scatter step also reads the local partial it adds "
+     "(one more, added by the overlap model). Counted from a ring step's data movement (the "
+     "userbuffers live in HBM), not measured; the bytes/s it takes are subtracted from the GEMM's "
+     "HBM bandwidth (ComputeModel::op_time with a Contention)"},
+    {"moe_load_imbalance", 1.0, 1.0, 64.0,
+     "mixture of experts: token-slots the busiest GPU's experts receive / the mean over the "
+     "expert-parallel group (ratio); its experts' GEMMs and the all-to-all it waits for scale with "
+     "it, and a capacity factor caps it. ASSUMPTION 1.0: a router trained with a load-balancing "
+     "loss (Switch, Fedus et al. 2021) or DeepSeek-V3's bias-based balancing keeps loads near the "
+     "mean; raise it to study a skewed router"},
+    {"grouped_gemm_launches_per_expert", 1.0, 0.0, 1.0,
+     "mixture of experts: host launches a grouped expert GEMM issues per local expert beyond the "
+     "first (ratio). 1: Transformer Engine's GroupedLinear (what Megatron-Core's TEGroupedMLP runs) "
+     "issues one cuBLAS GEMM per expert, round-robin over a few compute streams "
+     "(general_grouped_gemm -> nvte_multi_stream_cublas_gemm), so the host pays a launch per expert "
+     "and per backward GEMM; 0: one fused grouped kernel (CUTLASS / cuBLASLt grouped GEMM, CUDA "
+     "graphs). Counted from the code path, not measured; UNSURE which releases of the published "
+     "runs use a fused grouped kernel on Blackwell. The device-side gaps are not multiplied: the "
+     "streams hide them"},
+    {"launch_blocking_sync_us", 5.0, 0.0, 1000.0,
+     "[training] launch_blocking (CUDA_LAUNCH_BLOCKING=1): host round trip after each kernel -- the "
+     "launch call returns only when the kernel has finished, then the host wakes and issues the next "
+     "(microseconds); the same round trip ends a dropless MoE forward's token-count copy to the host "
+     "(OpCost::host_sync_after). Estimate: an empty kernel's launch-and-synchronize round trip is ~5-10 us on "
+     "current GPUs and drivers (cf. SuperBench kernel-launch wall_time vs event_time)"},
+    {"pageable_h2d_ratio", 0.5, 0.05, 1.0,
+     "[data] pinned_memory = false: host-to-device copy bandwidth from pageable memory / from pinned "
+     "memory (ratio). The driver stages pageable data through a pinned bounce buffer with a CPU "
+     "memcpy (CUDA C++ Best Practices Guide, Pinned Memory). Measured ratios range from ~0.87 "
+     "(NVS 4200M, PCIe Gen2: 5.4 vs 6.2 GB/s, M. Harris, 'How to Optimize Data Transfers in CUDA "
+     "C/C++', NVIDIA blog 2012) to about half on Gen4/Gen5 hosts where the memcpy bounds it; "
+     "ASSUMPTION 0.5"},
+    {"gpu_decode_speedup", 8.0, 0.1, 1000.0,
+     "[data] gpu_decode (NVIDIA DALI / nvJPEG): one sample's decode on the GPU takes "
+     "cpu_ms_per_sample / this of compute-stream time (ratio of one CPU core's time to the GPU's). "
+     "ESTIMATE: a CPU core decodes an ImageNet-sized JPEG in a few ms (libjpeg-turbo), a GPU's "
+     "nvJPEG decode handles thousands of images per second (NVIDIA DALI and nvJPEG documentation); "
+     "8 keeps part of the GPU's time for the rest of DALI's pipeline. UNSURE: not measured here"},
+    {"gpu_decode_cpu_share", 0.2, 0.0, 1.0,
+     "[data] gpu_decode: share of cpu_ms_per_sample left on the CPU workers (file reading, parsing, "
+     "collation) when the decode runs on the GPU (ratio). ESTIMATE: JPEG decoding is most of an "
+     "image pipeline's CPU time (the reason DALI moves it; NVIDIA DALI documentation), so 0.2 is left"},
+    {"cpu_adam_gparams_per_s", 4.5, 0.01, 1000.0,
+     "ZeRO-Offload ([sync] offload_optimizer = \"cpu\"): parameters per second one host's CPU-Adam "
+     "updates, shared by the node's GPUs (billions of parameters per second). Ren et al. 2021 "
+     "(ZeRO-Offload, USENIX ATC '21) time DeepSpeed's AVX-512 CPU-Adam at about 0.22 s per 1B "
+     "parameters on a DGX-2 host (2x Xeon Platinum 8168), 5-7x PyTorch's CPU Adam (DeepSpeed "
+     "ZeRO-Offload tutorial): 4.5. UNSURE: the 0.22 s figure is quoted from the paper's Adam latency "
+     "table from memory, not re-checked; a desktop CPU with fewer cores is slower"},
+    {"lane_energy_ratio_sm100", 1.0, 0.2, 5.0,
+     "Blackwell (sm100): energy one tensor FLOP costs at a given clock and voltage, relative to "
+     "Hopper's (ratio). Blackwell is built on TSMC 4NP, a 4N-class process like Hopper's 4N (NVIDIA "
+     "Blackwell architecture technical brief), so 1.0 (ASSUMPTION: no architectural gain per FLOP; "
+     "UNSURE). With it the clock a Blackwell GPU sustains at its TDP follows from H100 SXM's by the "
+     "cubic DVFS law (power_density_clock_ratio): B200 2.24x the tensor FLOP/clk at 1.43x the power "
+     "sustains 0.86 x H100's clock, 0.85 of its quoted 1856 MHz; GB200 at 1200 W 0.81 of 2062 MHz. "
+     "Lower it to credit Blackwell with a per-FLOP energy gain; 0.61 makes B200 hold its quoted clock"},
+    {"min_hbm_share", 0.1, 0.01, 1.0,
+     "share of HBM bandwidth an op keeps however much a collective beside it streams (ratio): the "
+     "memory controllers arbitrate between requesters rather than starve one. ASSUMPTION, a floor "
+     "that keeps the roofline finite; it binds only above 90% of the bandwidth taken"},
+    {"idle_power_fraction", 0.30, 0.0, 1.0,
+     "board power of an idle-but-allocated GPU / TDP (ratio): CUDA context, HBM refresh, clocks up "
+     "between kernels. Estimate: nvidia-smi shows ~60-100 W of 400 W on an idle allocated A100 and "
+     "~120 W of 700 W on an H100 between steps; 0.30 is the high end, as training never idles at "
+     "low clocks (UNSURE; no published measurement in shared/reference)"},
+    {"nccl_kernel_launch_us", 5.2, 0.0, 1000.0,
+     "collective/host_launch.h: host CPU time of one cudaLaunchKernel of NCCL's kernel "
+     "(microseconds). Read off the DGX A100 nccl-tests log (stas00 ml-engineering, all_reduce_perf "
+     "-g 8) at 32-512 KiB: least squares 41.8 us + 2.42 us x channels for 8 GPUs; checked on its "
+     "1-4 MiB rows (99 us modelled, 101-102 measured)"},
+    {"nccl_channel_enqueue_us", 0.30, 0.0, 100.0,
+     "collective/host_launch.h: NCCL's host work per channel of one GPU's collective, a work "
+     "descriptor and proxy/plan bookkeeping each (src/enqueue.cc) (microseconds); the slope of the "
+     "same nccl-tests fit, 2.42 us / 8 GPUs"},
+    {"torch_distributed_call_us", 10.0, 0.0, 10000.0,
+     "collective/host_launch.h: torch.distributed's own per-call work above NCCL (Python dispatch, "
+     "c10d ProcessGroupNCCL's work object and stream-ordering events) (microseconds): the H200 "
+     "torch.distributed log's 38-40 us floor at 32-512 KiB less ~20 us device and 5.5-10 us launch"},
+    {"p2p_drain_steps", 1.0, 0.0, 64.0,
+     "collective/p2p_channels.h: NCCL p2p steps (min(chunk, NCCL_P2P_NVL_CHUNKSIZE 512 KiB)) of a "
+     "grouped send over NVLink that no transfer overlaps, each copied at one NVLink lane's rate "
+     "(count): the receiver's copy out of the staging FIFO trails the wire by one step (sender's "
+     "first local copy on A100 P2P read). 1 from NCCL's step-wise FIFO protocol, not fitted"},
+}};
+// power_demand_ratio is kept apart from the table above only so the fit comment can sit with it.
+constexpr ConstantDef kPowerDemand = {
+    "power_demand_ratio", 1.0, 0.3, 2.0,
+    "power a dense-GEMM training load draws at its unconstrained clock / TDP (ratio); 1: it runs "
+    "at the power limit (why sustained_clock_ratio < 1); the Zeus CNN/BERT workloads fit 0.75"};
+// Fit of the power curve (tools: least squares over s and d, exponent 3 fixed; points: the V100 and
+// A40 medians of hardware.md §4.3, power limit / max limit -> relative throughput):
+//   joint:  s = 0.42, d = 0.75, rms error 0.052, max 0.146 (A40 at 125 W: 0.47 measured);
+//   V100 alone: s = 0.19, d = 0.83, rms 0.018; A40 alone: s = 0.41, d = 0.78, rms 0.047.
+// Exponents 2 and 1.5 (a voltage floor) fit worse (rms 0.056, 0.058). Dense-GEMM training draws the
+// TDP at full clock (d = 1), so a cap bites at once: H100 at 600 of 700 W -> 0.91x compute, inside
+// the -10-15 % practitioners quote (hardware.md §4.3, UNSURE).
+
+constexpr std::size_t kCount = kConstants.size() + 1;
+
+const ConstantDef& def(std::size_t i) { return i < kConstants.size() ? kConstants[i] : kPowerDemand; }
+
+const std::array<std::string_view, kCount>& name_table() {
+  static const std::array<std::string_view, kCount> names = [] {
+    std::array<std::string_view, kCount> n{};
+    for (std::size_t i = 0; i < kCount; ++i) n[i] = def(i).name;
+    return n;
+  }();
+  return names;
+}
+
+std::size_t index_of(std::string_view name) {
+  const auto& names = name_table();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return i;
+  throw std::invalid_argument("unknown compute model constant '" + std::string(name) + "'");
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace
+
+// --- ComputeConstants ------------------------------------------------------------------------
+
+ComputeConstants::ComputeConstants() : values_(kCount) {
+  for (std::size_t i = 0; i < kCount; ++i) values_[i] = def(i).value;
+}
+
+std::span<const std::string_view> ComputeConstants::names() { return name_table(); }
+
+std::string_view ComputeConstants::describe(std::string_view name) const { return def(index_of(name)).description; }
+
+double ComputeConstants::get(std::string_view name) const { return values_[index_of(name)]; }
+
+std::pair<double, double> ComputeConstants::range(std::string_view name) const {
+  const ConstantDef& d = def(index_of(name));
+  return {d.lo, d.hi};
+}
+
+void ComputeConstants::set(std::string_view name, double value) {
+  const std::size_t i = index_of(name);
+  const ConstantDef& d = def(i);
+  if (!std::isfinite(value) || value < d.lo || value > d.hi)
+    throw std::invalid_argument("compute model constant '" + std::string(name) + "' = " + number(value) +
+                                " is outside [" + number(d.lo) + ", " + number(d.hi) + "]");
+  values_[i] = value;
+}
+
+void ComputeConstants::apply(const std::map<std::string, double>& overrides) {
+  for (const auto& [name, value] : overrides) set(name, value);
+}
+
+}  // namespace clustersim::workloads

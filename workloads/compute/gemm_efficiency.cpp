@@ -1,0 +1,92 @@
+// GEMM efficiency (ComputeModel::gemm_efficiency*): the fraction of the sustained tensor rate a
+// cuBLAS/CUTLASS GEMM reaches from its shape, through tile and wave quantisation over the SMs, the
+// per-tile prologue / epilogue against the main loop's reduction depth, the wave's epilogue store
+// of its C tiles through HBM, and the fixed per-tile costs that weigh more when the main loop runs
+// at the fp8 or nvfp4 rate.
+#include "workloads/compute/compute_model.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <utility>
+
+namespace clustersim::workloads {
+namespace {
+
+double ceil_div(double a, double b) { return std::ceil(a / b); }
+
+}  // namespace
+
+// Tile-and-wave utilisation x k-depth efficiency x gemm_eff_max.
+//   tiles = ceil(m/tm) ceil(n/tn) batch, waves = ceil(tiles / SMs),
+//   utilisation = m n batch / (waves SMs tm tn)   -- padding in the last tile row/column and the
+//                                                    idle SMs of the last wave, in one ratio
+// The kernel picks the tile among (tm,tn), (tm,tn/2), (tm/2,tn/2) that maximises utilisation x
+// (intensity(tile)/intensity(tm,tn))^gemm_small_tile_exponent: small GEMMs take small tiles to fill
+// the SMs, at the cost of more operand traffic per FLOP. k efficiency = k / (k + gemm_k_half +
+// k_store), k_store the epilogue store (epilogue_store_k) at the GEMM's main-loop rate.
+double ComputeModel::gemm_efficiency(double m, double n, double k, double batch) const {
+  const double k_store = epilogue_store_k(matmul_peak(OpCost{}) * (clock_ratio_ * sm_fraction_));
+  return gemm_efficiency_on(m, n, k, batch, sms_, k_store);
+}
+
+// The epilogue store of a wave of output tiles, in elements of reduction depth (see the constant
+// gemm_epilogue_store_share). Per tile the main loop runs 2 tm tn k FLOPs at the SM's share of
+// `tensor_rate` x gemm_eff_max; the wave's SMs then write SMs x tm x tn x C-bytes at the streaming
+// HBM bandwidth. The store equals the main loop at
+//   k_store = C-bytes x tensor_rate x gemm_eff_max / (2 x HBM bandwidth x hbm_stream_eff),
+// tile sizes and SM count cancelling: a GPU whose tensor rate outgrew its HBM bandwidth (Hopper,
+// fp8, nvfp4) pays relatively more per tile. C is written at the activation element size (bf16
+// under fp8 and nvfp4). NOT counted: the fp32 main_grad read-modify-write of weight-gradient GEMMs
+// under gradient-accumulation fusion (docs/validation.md, branch dense). Blackwell's GEMMs overlap
+// the store with the next tile's MMA (accumulators in Tensor Memory): its own share, 0.
+double ComputeModel::epilogue_store_k(sim::FlopsPerSec tensor_rate) const {
+  const double bandwidth = memory_bandwidth().value * constants_.get("hbm_stream_eff");
+  if (bandwidth <= 0) return 0.0;
+  const double c_bytes = activation_bytes(precision_);
+  const int cc = gpu_.compute_capability;
+  const char* share = cc >= 100 && cc < 200 ? "gemm_epilogue_store_share_sm100" : "gemm_epilogue_store_share";
+  return constants_.get(share) * c_bytes * tensor_rate.value * constants_.get("gemm_eff_max") / (2.0 * bandwidth);
+}
+
+// Tile and wave quantization over `sms` SMs (fewer than the GPU's while a collective holds some).
+double ComputeModel::gemm_efficiency_on(double m, double n, double k, double batch, double sms, double k_store) const {
+  if (m <= 0 || n <= 0 || k <= 0) return 1.0;
+  batch = std::max(batch, 1.0);
+  sms = std::max(sms, 1.0);
+  const double tm0 = constants_.get("gemm_tile_m"), tn0 = constants_.get("gemm_tile_n");
+  const double exponent = constants_.get("gemm_small_tile_exponent");
+  const double intensity0 = tm0 * tn0 / (tm0 + tn0);
+  double best = 0.0;
+  const std::array<std::pair<double, double>, 3> tiles = {{{tm0, tn0}, {tm0, tn0 / 2}, {tm0 / 2, tn0 / 2}}};
+  for (const auto& [tm, tn] : tiles) {
+    const double count = ceil_div(m, tm) * ceil_div(n, tn) * batch;
+    const double waves = ceil_div(count, sms);
+    const double utilisation = m * n * batch / (waves * sms * tm * tn);
+    const double intensity = tm * tn / (tm + tn);
+    best = std::max(best, utilisation * std::pow(intensity / intensity0, exponent));
+  }
+  const double k_eff = k / (k + constants_.get("gemm_k_half") + k_store);
+  return std::clamp(constants_.get("gemm_eff_max") * best * k_eff, 1e-6, 1.0);
+}
+
+double ComputeModel::gemm_efficiency(const OpCost& op) const {
+  if (!op.is_matmul()) return 1.0;
+  return gemm_efficiency(op.m, op.n, op.k, op.batch);
+}
+
+// fp8_gemm_eff_ratio r says a twice-faster main loop makes the fixed per-tile costs (prologue,
+// epilogue, scales) weigh more. With a bf16 tile = main loop L + fixed F and x = F / L, fp8 runs
+// at (1 + x) / (1 + 2x) = r of the bf16 efficiency, so x = (1 - r) / (2r - 1); NVFP4's main loop
+// is twice fp8's again (L / 4), giving (1 + x) / (1 + 4x) (0.75 at r = 0.9). No new constant: the
+// fp8 one's mechanism carried one format further.
+double ComputeModel::low_precision_gemm_eff(const OpCost& op) const {
+  if (!(op.fp8_eligible && op.kind == OpKind::Gemm)) return 1.0;
+  const double ratio = constants_.get("fp8_gemm_eff_ratio");
+  if (precision_ == topology::Precision::Fp8) return ratio;
+  if (precision_ != topology::Precision::Nvfp4) return 1.0;
+  const double x = ratio > 0.5 ? (1.0 - ratio) / (2.0 * ratio - 1.0) : 1e9;
+  return (1.0 + x) / (1.0 + 4.0 * x);
+}
+
+}  // namespace clustersim::workloads

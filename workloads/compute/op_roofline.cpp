@@ -1,0 +1,112 @@
+// One op's device time (ComputeModel::op_time): the larger of its FLOPs at the tensor or FP32
+// rate (GEMMs at their shape's efficiency, flash attention at its generation's kernel efficiency,
+// Mamba's scan at its own) and its bytes at the HBM streaming rate, with the SMs and HBM bandwidth
+// a collective beside it leaves; plus the fp8 / nvfp4 operand cast and the kernel launch gaps.
+#include "workloads/compute/compute_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include "sim/check.h"
+
+namespace clustersim::workloads {
+namespace {
+bool is_flash(const OpCost& op) { return op.kind == OpKind::Attention && op.name == "flash_attention"; }
+}  // namespace
+
+// The fused attention kernel of the GPU's generation: FlashAttention-2 era kernels up to Ampere
+// and Ada, FlashAttention-3 / cuDNN on Hopper, cuDNN on Blackwell. compute_capability 942 is AMD
+// CDNA3 (no Hopper-class kernel assumed: the Ampere-era value).
+double ComputeModel::attention_efficiency() const {
+  const int cc = gpu_.compute_capability;
+  if (cc >= 100 && cc < 200) return constants_.get("flash_attention_eff_sm100");
+  if (cc >= 90 && cc < 100) return constants_.get("flash_attention_eff_sm90");
+  return constants_.get("flash_attention_eff");
+}
+
+double ComputeModel::flops_seconds(const OpCost& op, Pass pass, double sm_share) const {
+  const sim::Flops flops = pass == Pass::Forward ? op.fwd_flops : op.bwd_flops;
+  if (flops.value <= 0) return 0.0;
+  // A collective beside the op holds whole SMs: the op's CTAs run in waves over the ones left.
+  // (+1e-9: 132 x (1 - 24/132) is 108 SMs, not 107.99999.)
+  const double sms = sm_share > 0 ? std::max(1.0, std::floor(sms_ * (1 - sm_share) + 1e-9)) : double(sms_);
+  const double scale = clock_ratio_ * sm_fraction_ * sms / sms_;
+  if (!op.is_matmul()) return flops / (gpu_.fp32 * scale);
+  const sim::FlopsPerSec peak = matmul_peak(op) * scale;
+  const double k_store = epilogue_store_k(peak * low_precision_gemm_eff(op));
+  const auto eff_of = [&](double m, double n, double k, double b) {
+    return gemm_efficiency_on(m, n, k, b, sms, k_store);
+  };
+  if (op.name == "ssd_scan") return flops / (peak * constants_.get("mamba_scan_eff"));
+  if (is_flash(op)) {
+    double work = flops.value * constants_.get("attention_causal_fraction");
+    if (pass == Pass::Backward) work *= constants_.get("flash_bwd_flops_factor");
+    return sim::Flops{work} / (peak * attention_efficiency());
+  }
+  const double fp8 = low_precision_gemm_eff(op);
+  const double m = op.m, n = op.n, k = op.k, b = op.batch;
+  if (pass == Pass::Forward) return flops / (peak * (eff_of(m, n, k, b) * fp8));
+  if (op.frozen) return flops / (peak * (eff_of(m, k, n, b) * fp8));  // data gradient only
+  // Backward: data gradient dA[m,k] = dC[m,n] B^T (reduces over n) and weight gradient
+  // dB[k,n] = A^T dC (reduces over m), each half of the backward FLOPs.
+  const sim::Flops half = flops * 0.5;
+  return half / (peak * (eff_of(m, k, n, b) * fp8)) + half / (peak * (eff_of(k, n, m, b) * fp8));
+}
+
+double ComputeModel::bytes_seconds(const OpCost& op, Pass pass, double hbm_taken_bytes_per_s) const {
+  sim::Bytes bytes = pass == Pass::Forward ? op.fwd_bytes : op.bwd_bytes;
+  if (runs_fp8(op)) {
+    const double m = op.m, n = op.n, k = op.k, b = std::max(op.batch, 1);
+    const double in = precision_ == topology::Precision::Nvfp4 ? kNvfp4BytesPerElement : 1.0;
+    const double fwd = b * (in * (m * k + k * n) + 2.0 * m * n);  // fp8 / nvfp4 A and B, bf16 C
+    bytes = sim::Bytes{pass == Pass::Forward ? fwd : 2.0 * fwd};
+  }
+  if (bytes.value <= 0) return 0.0;
+  double eff = constants_.get("hbm_stream_eff");
+  if (!op.is_matmul()) eff *= constants_.get("pointwise_mem_eff");
+  // A collective streaming beside the op takes its bytes/s off the bandwidth the op streams at.
+  const double total = memory_bandwidth().value;
+  const double left = std::max(total - hbm_taken_bytes_per_s, constants_.get("min_hbm_share") * total);
+  return bytes / (sim::BytesPerSec{left} * eff);
+}
+
+bool ComputeModel::runs_fp8(const OpCost& op) const {
+  const bool low = precision_ == topology::Precision::Fp8 || precision_ == topology::Precision::Nvfp4;
+  return low && op.fp8_eligible && op.kind == OpKind::Gemm && op.m > 0;
+}
+
+// Transformer Engine's cast of the operand that changes every micro-batch: the activation A[m,k]
+// before the forward GEMM, the output gradient dY[m,n] before the two backward GEMMs (weights are
+// cast once per step). A streaming kernel at the pointwise efficiency.
+double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
+  if (!runs_fp8(op)) return 0.0;
+  const double b = std::max(op.batch, 1);
+  const double elements = b * static_cast<double>(op.m) * (pass == Pass::Forward ? op.k : op.n);
+  const char* per_element =
+      precision_ == topology::Precision::Nvfp4 ? "nvfp4_cast_bytes_per_element" : "fp8_cast_bytes_per_element";
+  const sim::Bytes bytes{elements * constants_.get(per_element)};
+  const double eff = constants_.get("hbm_stream_eff") * constants_.get("pointwise_mem_eff");
+  return bytes / (memory_bandwidth() * eff);
+}
+
+int ComputeModel::kernels(const OpCost& op, Pass pass) const {
+  const int cast = runs_fp8(op) ? 1 : 0;
+  if (pass == Pass::Backward && op.is_matmul()) return (op.frozen ? 1 : 2) + cast;  // dgrad + wgrad (flash: dq/dk/dv + preprocess)
+  return 1 + cast;
+}
+
+sim::SimTime ComputeModel::op_time(const OpCost& op, Pass pass) const {
+  const double roofline = std::max(flops_seconds(op, pass), bytes_seconds(op, pass));
+  const double launch = kernels(op, pass) * constants_.get("kernel_launch_us") * 1e-6;
+  return sim::SimTime::from_seconds(roofline + fp8_cast_seconds(op, pass) + launch);
+}
+
+sim::SimTime ComputeModel::op_time(const OpCost& op, Pass pass, const Contention& beside) const {
+  CLUSTERSIM_CHECK(beside.sm_share >= 0 && beside.sm_share < 1, "a collective holds a share of the SMs in [0, 1)");
+  CLUSTERSIM_CHECK(beside.hbm_bytes_per_s >= 0, "a collective's HBM traffic is not negative");
+  const double roofline = std::max(flops_seconds(op, pass, beside.sm_share),
+                                   bytes_seconds(op, pass, beside.hbm_bytes_per_s));
+  const double launch = kernels(op, pass) * constants_.get("kernel_launch_us") * 1e-6;
+  return sim::SimTime::from_seconds(roofline + fp8_cast_seconds(op, pass) + launch);
+}
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,79 @@
+// A stream of ops on one GPU (ComputeModel::ops_time): the host issues every kernel (and framework
+// op, and torch.distributed call) ahead of the device, so a pass is bound by the larger of the two
+// totals, except after a host sync, under CUDA_LAUNCH_BLOCKING, and under a full-iteration CUDA
+// graph (no host time at all).
+#include "workloads/compute/compute_model.h"
+
+#include <algorithm>
+
+namespace clustersim::workloads {
+
+// Host launches of an op: its kernels, except that a grouped expert GEMM (model/transformer_ops.h:
+// the routed experts' "expert_*" GEMMs, batch = local experts) issues one GEMM per expert per
+// kernel when grouped_gemm_launches_per_expert is 1 (Transformer Engine's multi-stream path).
+double ComputeModel::launches(const OpCost& op, Pass pass) const {
+  const double kernel_count = kernels(op, pass);
+  const bool grouped = op.kind == OpKind::Gemm && op.batch > 1 && op.name.starts_with("expert_");
+  if (!grouped) return kernel_count;
+  const int gemms = pass == Pass::Backward ? (op.frozen ? 1 : 2) : 1;
+  return kernel_count + gemms * (op.batch - 1) * constants_.get("grouped_gemm_launches_per_expert");
+}
+
+// Host time of an op: its kernel launches and its other framework ops (OpCost::fwd_host_ops, MoE
+// layers' reshapes, counts and copies) at host_launch_us each, and its torch.distributed calls at
+// torch_distributed_call_us. A full-iteration CUDA graph replays the whole step from one launch:
+// no per-op host time.
+sim::SimTime ComputeModel::host_time(const OpCost& op, Pass pass) const {
+  if (cuda_graphs_) return sim::SimTime::zero();
+  const bool fwd = pass == Pass::Forward;
+  const double ops = launches(op, pass) + (fwd ? op.fwd_host_ops : op.bwd_host_ops);
+  const double calls = fwd ? op.fwd_dist_calls : op.bwd_dist_calls;
+  return sim::SimTime::from_seconds((ops * constants_.get("host_launch_us") +
+                                     calls * constants_.get("torch_distributed_call_us")) * 1e-6);
+}
+
+// The host issues kernels asynchronously and runs ahead while long kernels execute, so a stream of
+// ops is bound by the larger of the two totals: the GPU's work, or the CPU's issuing of it. An op
+// with host_sync_after (the forward of a dropless MoE dispatch) makes the host wait for the device:
+// the queue drains and a round trip (launch_blocking_sync_us) passes. After it the GPU queue is
+// EMPTY, so the host no longer runs ahead: each op's kernels start only once the host has issued
+// them (its host_time), and a stretch of host-heavy, device-light ops (the dispatcher's split-size
+// lists and all-to-all calls right after the sync) leaves the GPU idle for all of their host time:
+//   t_host += host(op);  t_dev = max(t_dev, t_host) + device(op)   for each op after the sync,
+// the stretch ending at max(t_dev, t_host). Before the first sync of the list the host has run
+// ahead over the previous layer, so that stretch stays max(sum device, sum host).
+// A full-iteration CUDA graph (set_cuda_graphs) has neither host time nor a host sync: the sum of
+// the device times.
+// Under CUDA_LAUNCH_BLOCKING=1 the host cannot run ahead: each kernel is issued, runs, and is
+// waited for, so the host's issuing, the device time and a round trip per kernel add up.
+sim::SimTime ComputeModel::ops_time(const std::vector<OpCost>& ops, Pass pass) const {
+  const double sync_s = constants_.get("launch_blocking_sync_us") * 1e-6;
+  sim::SimTime device = sim::SimTime::zero(), host = sim::SimTime::zero(), synced = sim::SimTime::zero();
+  sim::SimTime all_device = sim::SimTime::zero(), all_host = sim::SimTime::zero();
+  bool drained = false;  // past a host sync: the recurrence above instead of max(device, host)
+  double kernel_count = 0;
+  for (const OpCost& op : ops) {
+    const sim::SimTime d = op_time(op, pass), h = host_time(op, pass);
+    all_device += d;
+    all_host += h;
+    kernel_count += launches(op, pass);
+    if (drained) {
+      host += h;
+      device = std::max(device, host) + d;
+    } else {
+      device += d;
+      host += h;
+    }
+    if (pass == Pass::Forward && op.host_sync_after && !cuda_graphs_) {
+      synced += std::max(device, host) + sim::SimTime::from_seconds(sync_s);
+      device = host = sim::SimTime::zero();
+      drained = true;
+    }
+  }
+  if (launch_blocking_)
+    return all_device + all_host + sim::SimTime::from_seconds(kernel_count * sync_s);
+  if (cuda_graphs_) return all_device;
+  return synced + std::max(device, host);
+}
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,65 @@
+// An MoE layer's expert-parallel communication (see stage_cost_parts.h): Megatron-Core's alltoall
+// token dispatcher's dispatch and combine over each pipeline stage's own expert groups, the
+// all-gather / reduce-scatter over the expert tensor-parallel group when etp differs from tp, and
+// how a chunk's MoE layers add them to its blocking communication.
+#include "workloads/training/stage_cost_parts.h"
+
+#include "workloads/model/transformer_ops.h"
+
+namespace clustersim::workloads {
+namespace {
+
+// Expert tensor parallelism different from tp (Megatron-Core's alltoall dispatcher with etp > 1):
+// after the all-to-all the received token-slots are all-gathered over the etp group, and
+// reduce-scattered before the combine; per pass one all-gather and one reduce-scatter of the
+// slots the GPU's experts process (x etp / tp of the dispatched buffer), all groups at once.
+double expert_tensor_parallel_s(const StageCostInputs& in, double dispatched_bytes, int stage) {
+  const ParallelSpec& p = in.parallel;
+  const int etp = p.expert_tp();
+  if (etp <= 1 || etp == p.tp) return 0.0;
+  std::vector<std::vector<int>> groups;
+  for (int edp = 0; edp < p.expert_dp(); ++edp) {
+    for (int e = 0; e < p.ep; ++e) groups.push_back(in.layout.expert_tp_group(etp, p.ep, e, edp, stage));
+  }
+  const sim::Bytes gathered{dispatched_bytes * etp};
+  return in.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, gathered).seconds() +
+         in.memo.concurrent(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups, gathered).seconds();
+}
+
+}  // namespace
+
+LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpShape& shape, int stage) {
+  LayerExpertParallel e;
+  const ParallelSpec& p = in.parallel;
+  const int ep = p.ep, etp = p.expert_tp();
+  if (!in.model.is_moe() || (ep <= 1 && etp == p.tp)) return e;
+  const double bytes = moe_dispatch_bytes(in.model, shape) * shape.moe_load_factor;
+  double a2a = 0;
+  if (ep > 1) {
+    // Megatron-Core's expert grid (parallel_layout.h expert_ep_group); with etp = tp and cp = 1
+    // these are the ep consecutive data-parallel ranks of each tp rank.
+    std::vector<std::vector<int>> groups;
+    for (int edp = 0; edp < p.expert_dp(); ++edp) {
+      for (int t = 0; t < etp; ++t) groups.push_back(in.layout.expert_ep_group(etp, ep, t, edp, stage));
+    }
+    a2a = in.memo.concurrent(CollectiveOp::AllToAll, CollectiveAlgo::Direct, groups, sim::Bytes{bytes}).seconds();
+  }
+  const double etp_s = expert_tensor_parallel_s(in, bytes, stage);
+  const double repeat = in.training.recompute == Recompute::Full ? 2.0 : 1.0;
+  e.fwd = 2.0 * a2a + etp_s;
+  e.bwd = e.fwd * repeat;
+  e.fwd_bytes = 2.0 * bytes * (ep - 1) / ep + (etp_s > 0 ? 2.0 * bytes * (etp - 1) : 0.0);
+  e.bwd_bytes = e.fwd_bytes * repeat;
+  return e;
+}
+
+void add_expert_parallel(ChunkCost& c, int moe_layers, const LayerExpertParallel& e) {
+  c.fwd_comm += moe_layers * e.fwd;
+  c.bwd_comm += moe_layers * e.bwd;
+  c.fwd_ep += moe_layers * e.fwd;
+  c.bwd_ep += moe_layers * e.bwd;
+  c.fwd_ep_bytes += moe_layers * e.fwd_bytes;
+  c.bwd_ep_bytes += moe_layers * e.bwd_bytes;
+}
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,59 @@
+// A hybrid model's stage costs (see stage_cost_parts.h): each layer kind (Mamba, attention, MLP,
+// MoE; model/mamba_ops.h) costed once, a chunk charged for the layers of each kind it holds, and
+// the tensor-parallel bytes per GPU weighted by the kinds' counts.
+#include "workloads/training/stage_cost_parts.h"
+
+#include "workloads/model/mamba_ops.h"
+
+namespace clustersim::workloads {
+namespace {
+
+LayerTensorParallel scaled(LayerTensorParallel t, double f) {
+  for (double LayerTensorParallel::*x : {&LayerTensorParallel::fwd, &LayerTensorParallel::bwd,
+                                         &LayerTensorParallel::fwd_bytes, &LayerTensorParallel::bwd_bytes,
+                                         &LayerTensorParallel::fwd_hidden, &LayerTensorParallel::bwd_hidden,
+                                         &LayerTensorParallel::fwd_sm, &LayerTensorParallel::bwd_sm,
+                                         &LayerTensorParallel::bytes_per_gpu})
+    t.*x *= f;
+  return t;
+}
+
+}  // namespace
+
+std::vector<HybridKindCost> hybrid_kind_costs(const StageCostInputs& in, const OpShape& shape, double act,
+                                              int element_bytes) {
+  std::vector<HybridKindCost> kinds;
+  for (const LayerKind kind : {LayerKind::Mamba, LayerKind::Attention, LayerKind::Mlp, LayerKind::Moe}) {
+    if (in.model.layers_of_kind_in(kind, 0, in.model.layers) == 0) continue;
+    const std::vector<OpCost> ops = layer_ops_of_kind(in.model, shape, kind);
+    HybridKindCost k;
+    k.kind = kind;
+    k.lc = layer_compute(in.compute, ops, in.training.recompute, in.training.recompute_modules);
+    k.ltp = scaled(layer_tensor_parallel(in, act, ops), tensor_parallel_share(kind));
+    k.lcp = layer_context_parallel(context_parallel_inputs(in, ops, element_bytes));
+    k.params = kind == LayerKind::Moe ? in.model.moe_layer_dense_parameters() / in.parallel.tp +
+                                            in.model.expert_parameters() / in.parallel.ep / in.parallel.expert_tp()
+                                      : in.model.layer_parameters_of(kind) / in.parallel.tp;
+    kinds.push_back(k);
+  }
+  return kinds;
+}
+
+ChunkCost hybrid_chunk_cost(const std::vector<HybridKindCost>& kinds, const ModelSpec& model, int first, int layers,
+                            const LayerZero3& z3, bool fsdp_prefetch) {
+  ChunkCost c;
+  for (const HybridKindCost& k : kinds) {
+    const int n = model.layers_of_kind_in(k.kind, first, layers);
+    if (n > 0) add_chunk(c, layers_cost(n, k.lc, k.ltp, k.lcp, z3, k.params, fsdp_prefetch));
+  }
+  return c;
+}
+
+double hybrid_tp_bytes_per_gpu(const std::vector<HybridKindCost>& kinds, const ModelSpec& model) {
+  double sum = 0;
+  for (const HybridKindCost& k : kinds)
+    sum += k.ltp.bytes_per_gpu * model.layers_of_kind_in(k.kind, 0, model.layers) / model.layers;
+  return sum;
+}
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,83 @@
+// One layer's blocking communication per parallelism (see stage_cost_parts.h): Megatron's
+// tensor-parallel f/g collectives (and how much of them tp_comm_overlap hides behind the GEMMs),
+// ZeRO-3's per-layer parameter all-gather and gradient reduce-scatter, and the attention time a
+// context-parallel K/V exchange overlaps with (context_parallel.h costs the exchange itself).
+#include "workloads/training/stage_cost_parts.h"
+
+#include "workloads/training/overlap.h"
+
+namespace clustersim::workloads {
+namespace {
+
+// tp_comm_overlap: each pass's collectives pipelined with the GEMMs next to them; full recompute
+// repeats the forward's pairs in the backward.
+void overlap_tensor_parallel(LayerTensorParallel& t, const StageCostInputs& in, const std::vector<OpCost>& layer,
+                             double ag, double rs, double act) {
+  const double share = in.compute.constants().get("tp_overlap_sm_share");
+  const int tp = in.parallel.tp;
+  const double step_bytes = act / tp;  // one ring step: each GPU sends one tp-th of the activation
+  const TpPassOverlap f = overlap_tp_layer(in.compute, layer, Pass::Forward, ag, rs, tp, share, step_bytes);
+  const TpPassOverlap b = overlap_tp_layer(in.compute, layer, Pass::Backward, ag, rs, tp, share, step_bytes);
+  const double repeat = in.training.recompute == Recompute::Full ? 1.0 : 0.0;
+  t.fwd = f.exposed_s;
+  t.fwd_hidden = f.hidden_s;
+  t.fwd_sm = f.sm_cost_s;
+  t.bwd = b.exposed_s + repeat * f.exposed_s;
+  t.bwd_hidden = b.hidden_s + repeat * f.hidden_s;
+  t.bwd_sm = b.sm_cost_s + repeat * f.sm_cost_s;
+}
+
+}  // namespace
+
+LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act, const std::vector<OpCost>& layer) {
+  LayerTensorParallel t;
+  const int tp = in.parallel.tp;
+  if (tp <= 1) return t;
+  const bool sp = in.parallel.sequence_parallel;
+  const bool full_recompute = in.training.recompute == Recompute::Full;
+  const std::vector<std::vector<int>> group{in.layout.tp_group(0, 0)};
+  if (sp) {
+    const double ag = in.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
+    const double rs = in.memo.concurrent(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
+    t.fwd = 2 * (ag + rs);
+    t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
+    if (in.tp_comm_overlap) overlap_tensor_parallel(t, in, layer, ag, rs, act);
+  } else {
+    t.fwd = 2 * in.memo.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
+    t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
+  }
+  // Per layer and forward pass each rank sends 4 (tp-1)/tp activations: two ring all-reduces at
+  // 2 (tp-1)/tp each, or two all-gathers and two reduce-scatters at (tp-1)/tp each.
+  t.fwd_bytes = 4.0 * act * (tp - 1) / tp;
+  t.bwd_bytes = t.fwd_bytes * (full_recompute ? 2.0 : 1.0);
+  const double per_layer_sent = (sp ? 4.0 : 2.0) * (sp ? 1.0 : 2.0) * act * (tp - 1) / tp;
+  const double layer_passes = (full_recompute ? 3.0 : 2.0);
+  t.bytes_per_gpu = per_layer_sent * layer_passes * in.model.layers / in.parallel.pp * in.micro_batches;
+  return t;
+}
+
+LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params) {
+  LayerZero3 z;
+  if (in.parallel.zero != 3 || in.parallel.grad_replicas() <= 1) return z;
+  std::vector<std::vector<int>> groups;
+  for (int t = 0; t < in.parallel.tp; ++t) groups.push_back(in.layout.dp_cp_group(t, 0));
+  const topology::Precision p = in.training.precision;
+  z.all_gather = in.memo.concurrent(CollectiveOp::AllGather, in.dp_algo, groups,
+                                    sim::Bytes{layer_params * activation_bytes(p)}).seconds();
+  z.reduce_scatter = in.memo.concurrent(CollectiveOp::ReduceScatter, in.dp_algo, groups,
+                                        sim::Bytes{layer_params * grad_reduce_bytes(p)}).seconds();
+  return z;
+}
+
+ContextParallelInputs context_parallel_inputs(const StageCostInputs& in, const std::vector<OpCost>& layer,
+                                              int element_bytes) {
+  ContextParallelInputs c{in.model, in.parallel, in.training, in.layout, in.memo, element_bytes, 0.0, 0.0};
+  for (const OpCost& op : layer) {
+    if (op.kind != OpKind::Attention) continue;
+    c.attention_fwd_s += in.compute.op_time(op, Pass::Forward).seconds();
+    c.attention_bwd_s += in.compute.op_time(op, Pass::Backward).seconds();
+  }
+  return c;
+}
+
+}  // namespace clustersim::workloads

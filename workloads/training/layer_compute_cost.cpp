@@ -1,0 +1,79 @@
+// One layer's compute under the compute model (see stage_cost_parts.h): its passes with the
+// recompute policy's extra forward work in the backward, and the seconds the passes keep device
+// memory (dmon's MCUTL) and the tensor pipes (TENSO) busy.
+#include "workloads/training/stage_cost_parts.h"
+
+#include <algorithm>
+
+namespace clustersim::workloads {
+namespace {
+
+bool is_selective_recompute_op(const OpCost& op) {
+  return op.kind == OpKind::Attention || op.name == "softmax" || op.name == "attention_dropout";
+}
+
+// [training] recompute_modules: the ops whose forward the backward runs again ("layernorm": the
+// two norms; "moe_act": the experts' activation function; "mla_up_proj": MLA's query and key/value
+// up-projections and the rotary embedding applied to their outputs, model/attention_variants.h;
+// the loader accepts it only for MLA models). Under recompute = "full" they rerun with everything
+// else.
+bool recomputed_module_op(const OpCost& op, unsigned modules) {
+  if ((modules & kRecomputeLayernorm) != 0 && (op.name == "input_norm" || op.name == "post_attention_norm")) return true;
+  if ((modules & kRecomputeMlaUpProj) != 0 &&
+      (op.name == "mla_q_up_proj" || op.name == "mla_q_proj" || op.name == "mla_kv_up_proj" || op.name == "rotary_embedding"))
+    return true;
+  return (modules & kRecomputeMoeAct) != 0 && op.name == "expert_act";
+}
+
+}  // namespace
+
+double memory_busy_s(const ComputeModel& cm, const std::vector<OpCost>& ops, Pass pass) {
+  const double hbm = cm.memory_bandwidth().value * cm.constants().get("hbm_stream_eff");
+  const double pointwise = cm.constants().get("pointwise_mem_eff");
+  double busy = 0;
+  for (const OpCost& op : ops) {
+    const double bytes = (pass == Pass::Forward ? op.fwd_bytes : op.bwd_bytes).value;
+    const double at = bytes / (op.is_matmul() ? hbm : hbm * pointwise);
+    busy += std::min(at, cm.op_time(op, pass).seconds());
+  }
+  return busy;
+}
+
+double tensor_busy_s(const ComputeModel& cm, const std::vector<OpCost>& ops, Pass pass) {
+  const double peak = cm.sustained_peak().value;
+  if (peak <= 0) return 0;
+  double busy = 0;
+  for (const OpCost& op : ops) {
+    if (!op.is_matmul()) continue;
+    const double flops = (pass == Pass::Forward ? op.fwd_flops : op.bwd_flops).value;
+    busy += std::min(flops / peak, cm.op_time(op, pass).seconds());
+  }
+  return busy;
+}
+
+LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& layer, Recompute recompute,
+                           unsigned modules) {
+  std::vector<OpCost> selective;
+  for (const OpCost& op : layer) {
+    const bool rerun = (recompute == Recompute::Selective && is_selective_recompute_op(op)) ||
+                       (recompute != Recompute::Full && recomputed_module_op(op, modules));
+    if (rerun) selective.push_back(op);
+  }
+  LayerCompute c;
+  c.fwd_memory = memory_busy_s(cm, layer, Pass::Forward);
+  c.bwd_memory = memory_busy_s(cm, layer, Pass::Backward);
+  if (recompute == Recompute::Full) c.bwd_memory += c.fwd_memory;
+  if (recompute != Recompute::Full) c.bwd_memory += memory_busy_s(cm, selective, Pass::Forward);
+  c.fwd_tensor = tensor_busy_s(cm, layer, Pass::Forward);
+  c.bwd_tensor = tensor_busy_s(cm, layer, Pass::Backward);
+  if (recompute == Recompute::Full) c.bwd_tensor += c.fwd_tensor;
+  if (recompute != Recompute::Full) c.bwd_tensor += tensor_busy_s(cm, selective, Pass::Forward);
+  c.fwd = cm.ops_time(layer, Pass::Forward).seconds();
+  c.bwd = cm.ops_time(layer, Pass::Backward).seconds();
+  if (recompute == Recompute::Full) c.bwd += c.fwd;
+  if (recompute == Recompute::Selective || (recompute != Recompute::Full && !selective.empty()))
+    c.bwd += cm.ops_time(selective, Pass::Forward).seconds();
+  return c;
+}
+
+}  // namespace clustersim::workloads

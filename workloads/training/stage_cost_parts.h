@@ -1,0 +1,131 @@
+// The pieces a pipeline stage's cost is built from (internal to workloads/training/; the public
+// entry is plan_stage_costs in stage_costs.h, which says what a pass costs and why). One layer's
+// compute and each parallelism's per-layer communication are costed once, then multiplied into
+// model chunks:
+//   layer_compute_cost.cpp    a layer's compute, recompute included, and its memory / tensor busy time;
+//   layer_comm_cost.cpp       a layer's tensor-parallel collectives (with tp_comm_overlap), its ZeRO-3
+//                             gathers and reduce-scatters, and what its context-parallel exchange
+//                             overlaps with;
+//   expert_parallel_cost.cpp  an MoE layer's expert-parallel all-to-alls (and expert tensor parallelism);
+//   chunk_cost.cpp            a chunk of identical layers, chunk sums, extra ops, activation offload;
+//   hybrid_stage_costs.cpp    a hybrid (Mamba / attention / MLP / MoE) model's layers by kind;
+//   stage_costs.cpp           the plan: every chunk of every pipeline rank, the embedding, the
+//                             output head and multi-token prediction.
+#pragma once
+
+#include <vector>
+
+#include "workloads/training/context_parallel.h"
+#include "workloads/training/stage_costs.h"
+
+namespace clustersim::workloads {
+
+// --- layer_compute_cost.cpp ---------------------------------------------------------------------
+
+// Seconds of an op list with device memory busy (MCUTL): each op's memory side of the roofline,
+// bytes / (HBM bandwidth x streaming efficiency), capped by the op's time. Under fp8 the op's
+// listed (bf16) bytes are used.
+double memory_busy_s(const ComputeModel& cm, const std::vector<OpCost>& ops, Pass pass);
+
+// Seconds of an op list with the tensor pipes busy (TENSO): each matmul's FLOPs at the sustained
+// tensor peak, capped by the op's time; pointwise ops and norms run on the CUDA cores.
+// (The run precision's sustained peak: fp8 GEMMs' own peak is not used, which reads them busier.)
+double tensor_busy_s(const ComputeModel& cm, const std::vector<OpCost>& ops, Pass pass);
+
+// One transformer layer's compute, recompute included in the backward, and its memory-busy time.
+struct LayerCompute {
+  double fwd = 0, bwd = 0, fwd_memory = 0, bwd_memory = 0, fwd_tensor = 0, bwd_tensor = 0;
+};
+
+// A layer's compute; the ops that `recompute` and the [training] recompute_modules bitmask
+// (kRecompute*) rerun add their forward to the backward.
+LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& layer, Recompute recompute,
+                           unsigned modules = 0);
+
+// --- layer_comm_cost.cpp ------------------------------------------------------------------------
+
+// One layer's blocking tensor-parallel collectives: seconds and the bytes one GPU sends; with
+// tp_comm_overlap, the seconds hidden behind GEMMs and the GEMMs' extra time (overlap.h).
+struct LayerTensorParallel {
+  double fwd = 0, bwd = 0, fwd_bytes = 0, bwd_bytes = 0;
+  double fwd_hidden = 0, bwd_hidden = 0, fwd_sm = 0, bwd_sm = 0;
+  double bytes_per_gpu = 0;  // per iteration, whole rank
+};
+
+// Megatron's f/g operators: two all-reduces of the b·s·h activation `act` in forward and two in
+// backward; with sequence parallelism each becomes an all-gather plus a reduce-scatter of the
+// same buffer. Full recompute repeats the forward ones.
+LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act, const std::vector<OpCost>& layer);
+
+// ZeRO-3, per layer: the all-gather of its parameters (before forward and backward) and the
+// reduce-scatter of its gradients (after backward), the tp ranks' groups concurrently.
+struct LayerZero3 {
+  double all_gather = 0, reduce_scatter = 0;
+};
+
+LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params);
+
+// What the layer's context-parallel exchange overlaps with: its attention core's time.
+ContextParallelInputs context_parallel_inputs(const StageCostInputs& in, const std::vector<OpCost>& layer,
+                                              int element_bytes);
+
+// --- expert_parallel_cost.cpp -------------------------------------------------------------------
+
+// One MoE layer's expert-parallel all-to-alls: a dispatch and a combine per pass, each moving every
+// token's hidden vector to its k experts (moe_dispatch_bytes), times the load factor on the busiest
+// GPU. All dp / ep groups of every tp rank run at once. Full recompute repeats the forward's.
+struct LayerExpertParallel {
+  double fwd = 0, bwd = 0, fwd_bytes = 0, bwd_bytes = 0;
+};
+
+// Each pipeline stage's own expert groups: a stage whose groups straddle a node (or an NVL72
+// rack) pays the inter-node all-to-all even when stage 0's groups do not.
+LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpShape& shape, int stage);
+
+// The all-to-alls of `moe_layers` MoE layers, blocking, added to a chunk's passes.
+void add_expert_parallel(ChunkCost& c, int moe_layers, const LayerExpertParallel& e);
+
+// --- chunk_cost.cpp -----------------------------------------------------------------------------
+
+// A chunk of `layers` identical layers.
+ChunkCost layers_cost(int layers, const LayerCompute& lc, const LayerTensorParallel& tp, const LayerContextParallel& cp,
+                      const LayerZero3& z3, double layer_params, bool fsdp_prefetch);
+
+// into += c, field by field (a chunk of dense layers plus one of MoE layers).
+void add_chunk(ChunkCost& into, const ChunkCost& c);
+
+// Adds the compute of extra ops (the embedding, the output head) to a chunk's passes.
+void add_ops(ChunkCost& c, const ComputeModel& cm, const std::vector<OpCost>& ops);
+
+// Activation offloading (activation_offload.h): the offloaded layers' copies to and from the host
+// that outlast the layer they overlap stall the compute stream (it waits on the copy's event), so
+// they lengthen the passes. The chunk's mean layer times stand for each layer's.
+void add_activation_offload(ChunkCost& c, const StageCostInputs& in, int layers);
+
+// --- hybrid_stage_costs.cpp ---------------------------------------------------------------------
+
+// A hybrid model's layer kinds (model/mamba_ops.h), each costed once: its compute, its share of
+// the tensor-parallel exchanges (one per single-block layer, half a transformer layer's two) and
+// its parameters per GPU. A chunk is charged its own layers by kind, so a pipeline stage with
+// more attention or Mamba layers than another costs what its layers cost.
+struct HybridKindCost {
+  LayerKind kind = LayerKind::Mamba;
+  LayerCompute lc;
+  LayerTensorParallel ltp;
+  LayerContextParallel lcp;
+  double params = 0;
+};
+
+// An 'E' layer's parameters per GPU: its pre-norm, router and shared experts over tp, its routed
+// experts over ep x etp (as an MoE transformer layer's are).
+std::vector<HybridKindCost> hybrid_kind_costs(const StageCostInputs& in, const OpShape& shape, double act,
+                                              int element_bytes);
+
+// The chunk of the model's layers [first, first + layers), each charged as its kind.
+ChunkCost hybrid_chunk_cost(const std::vector<HybridKindCost>& kinds, const ModelSpec& model, int first, int layers,
+                            const LayerZero3& z3, bool fsdp_prefetch);
+
+// Bytes one GPU sends for tensor parallelism per iteration: the kinds' shares by their counts.
+double hybrid_tp_bytes_per_gpu(const std::vector<HybridKindCost>& kinds, const ModelSpec& model);
+
+}  // namespace clustersim::workloads
