@@ -72,13 +72,15 @@ TEST_CASE("workloads::layer_ops: YaRN RoPE runs as Megatron-Core's unfused rotat
   CHECK(m.yarn_rope);
   // 4096 tokens x (64 + 8) heads x 64 wide at 2 bytes: forward and backward 12 accesses each.
   const double elements = 4096.0 * 72.0 * 64.0;
-  const OpCost* unfused = find_op(layer_ops(m, shape_with_ep(8), true), "rotary_embedding");
+  const std::vector<OpCost> yarn = layer_ops(m, shape_with_ep(8), true);
+  const OpCost* unfused = find_op(yarn, "rotary_embedding");
   REQUIRE(unfused != nullptr);
   CHECK(unfused->fwd_bytes.value == doctest::Approx(12.0 * 2.0 * elements));
   CHECK(unfused->bwd_bytes.value == doctest::Approx(12.0 * 2.0 * elements));
   CHECK(unfused->fwd_host_ops == doctest::Approx(5.0));
   m.yarn_rope = false;  // plain RoPE: Transformer Engine's fused kernel, one read and write
-  const OpCost* fused = find_op(layer_ops(m, shape_with_ep(8), true), "rotary_embedding");
+  const std::vector<OpCost> plain = layer_ops(m, shape_with_ep(8), true);
+  const OpCost* fused = find_op(plain, "rotary_embedding");
   REQUIRE(fused != nullptr);
   CHECK(fused->fwd_bytes.value == doctest::Approx(2.0 * 2.0 * elements));
   CHECK(unfused->fwd_bytes.value == doctest::Approx(6.0 * fused->fwd_bytes.value));
