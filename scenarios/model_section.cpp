@@ -22,11 +22,11 @@ constexpr std::string_view kModelKeys[] = {"preset",     "layers",  "hidden", "h
                                            "ffn_hidden", "seq_len", "vocab",  "hf_config", "mlp",
                                            "norm",       "tied_embeddings", "flash_attention", "dropout",
                                            "experts", "experts_per_token", "moe_ffn_hidden", "shared_experts",
-                                           "first_dense_layers", "moe_layer_freq", "capacity_factor",
+                                           "first_dense_layers", "moe_layer_freq", "capacity_factor", "expert_bias",
                                            "hybrid_pattern", "mamba_heads", "mamba_head_dim", "mamba_expand",
                                            "mamba_groups", "mamba_state", "mamba_conv", "mamba_chunk",
                                            "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
-                                           "v_head_dim", "sliding_window", "full_attention_every", "attention_sinks",
+                                           "v_head_dim", "sliding_window", "full_attention_every", "attention_sinks", "yarn_rope",
                                            "mtp_layers"};
 
 // What [model] starts from: a preset's shape, an imported config's, or nothing.
@@ -44,12 +44,13 @@ struct ModelFields {
   // Mixture of experts (workloads::ModelSpec); 0 experts turns an MoE base dense.
   std::optional<int> experts, experts_per_token, moe_ffn, shared_experts, first_dense, moe_freq;
   std::optional<double> capacity_factor;
+  std::optional<bool> expert_bias;
   // Hybrid Mamba models (workloads::ModelSpec::hybrid_pattern); checked in hybrid_checks.cpp.
   std::optional<std::string> hybrid_pattern;
   std::optional<int> mamba_heads, mamba_head_dim, mamba_expand, mamba_groups, mamba_state, mamba_conv, mamba_chunk;
   // Multi-head latent attention and sliding-window attention (workloads/model/attention_variants.h).
   std::optional<int> q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head_dim, sliding_window, full_every;
-  std::optional<bool> attention_sinks;
+  std::optional<bool> attention_sinks, yarn_rope;
   std::optional<int> mtp_layers;  // multi-token prediction modules (workloads/model/mtp.h)
 };
 
@@ -110,6 +111,7 @@ ModelFields read_model_fields(Section& s) {
   f.first_dense = s.integer("first_dense_layers", 0, 100000, "3");
   f.moe_freq = s.integer("moe_layer_freq", 1, 100000, "1");
   f.capacity_factor = s.number("capacity_factor", 0.0, false, "1.25");
+  f.expert_bias = s.boolean("expert_bias");
   f.hybrid_pattern = s.string("hybrid_pattern", "M-M-M*-M-");
   f.mamba_heads = s.integer("mamba_heads", 1, 1 << 20, "128");
   f.mamba_head_dim = s.integer("mamba_head_dim", 1, 1 << 16, "64");
@@ -126,6 +128,7 @@ ModelFields read_model_fields(Section& s) {
   f.sliding_window = s.integer("sliding_window", 0, 1 << 24, "128");
   f.full_every = s.integer("full_attention_every", 0, 100000, "2");
   f.attention_sinks = s.boolean("attention_sinks");
+  f.yarn_rope = s.boolean("yarn_rope");
   f.mtp_layers = s.integer("mtp_layers", 0, 16, "1");
   return f;
 }
@@ -140,6 +143,7 @@ void apply_attention_fields(const ModelFields& f, ModelSpec& m) {
   if (f.sliding_window) m.sliding_window = *f.sliding_window;
   if (f.full_every) m.full_attention_every = *f.full_every;
   if (f.attention_sinks) m.attention_sinks = *f.attention_sinks;
+  if (f.yarn_rope) m.yarn_rope = *f.yarn_rope;
   if (f.mtp_layers) m.mtp_layers = *f.mtp_layers;
 }
 
@@ -172,6 +176,7 @@ void apply_moe_fields(const ModelFields& f, ModelSpec& m) {
   if (f.first_dense) m.first_dense_layers = *f.first_dense;
   if (f.moe_freq) m.moe_layer_freq = *f.moe_freq;
   if (f.capacity_factor) m.capacity_factor = *f.capacity_factor;
+  if (f.expert_bias) m.expert_bias = *f.expert_bias;
   if (!m.is_moe()) return;
   if (m.experts_per_token == 0) m.experts_per_token = std::min(2, m.experts);
   if (m.moe_ffn_hidden == 0) m.moe_ffn_hidden = f.ffn ? *f.ffn : m.ffn_hidden;
@@ -232,7 +237,7 @@ std::string model_id(const ModelSpec& m, const ModelBase& base) {
                     m.experts == b.experts && m.experts_per_token == b.experts_per_token &&
                     m.moe_ffn_hidden == b.moe_ffn_hidden && m.shared_experts == b.shared_experts &&
                     m.first_dense_layers == b.first_dense_layers && m.moe_layer_freq == b.moe_layer_freq &&
-                    m.capacity_factor == b.capacity_factor && m.hybrid_pattern == b.hybrid_pattern &&
+                    m.capacity_factor == b.capacity_factor && m.expert_bias == b.expert_bias && m.hybrid_pattern == b.hybrid_pattern &&
                     m.mamba_heads == b.mamba_heads && m.mamba_head_dim == b.mamba_head_dim &&
                     m.mamba_groups == b.mamba_groups && m.mamba_state == b.mamba_state &&
                     m.mamba_conv == b.mamba_conv && m.mamba_chunk == b.mamba_chunk &&
@@ -240,7 +245,7 @@ std::string model_id(const ModelSpec& m, const ModelBase& base) {
                     m.kv_lora_rank == b.kv_lora_rank && m.qk_nope_head_dim == b.qk_nope_head_dim &&
                     m.qk_rope_head_dim == b.qk_rope_head_dim && m.v_head_dim == b.v_head_dim &&
                     m.sliding_window == b.sliding_window && m.full_attention_every == b.full_attention_every &&
-                    m.attention_sinks == b.attention_sinks && m.mtp_layers == b.mtp_layers;
+                    m.attention_sinks == b.attention_sinks && m.yarn_rope == b.yarn_rope && m.mtp_layers == b.mtp_layers;
   return same ? b.id : base.imported ? b.id + " (modified)" : "custom";
 }
 

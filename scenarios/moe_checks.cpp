@@ -15,7 +15,8 @@ namespace clustersim::scenarios {
 namespace {
 
 constexpr const char* kMoeOnlyKeys[] = {"experts_per_token", "moe_ffn_hidden",  "shared_experts",
-                                        "first_dense_layers", "moe_layer_freq", "capacity_factor"};
+                                        "first_dense_layers", "moe_layer_freq", "capacity_factor",
+                                        "expert_bias"};
 
 }  // namespace
 

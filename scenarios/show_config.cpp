@@ -79,6 +79,7 @@ void show_model(std::ostream& out, const ScenarioSpec& spec) {
         << "first_dense_layers = " << m.first_dense_layers << "\n"
         << "moe_layer_freq = " << m.moe_layer_freq << "\n"
         << "capacity_factor = " << m.capacity_factor << (m.capacity_factor > 0 ? "" : "  # 0: dropless") << "\n";
+    if (m.expert_bias) out << "expert_bias = true\n";  // only when set
   }
   if (m.is_hybrid()) {  // only for a hybrid Mamba model, so other models print as before
     out << "hybrid_pattern = " << quote_str(m.hybrid_pattern) << "\n"
@@ -102,6 +103,7 @@ void show_model(std::ostream& out, const ScenarioSpec& spec) {
         << "full_attention_every = " << m.full_attention_every << (m.full_attention_every > 0 ? "" : "  # 0: every layer slides")
         << "\n";
   if (m.attention_sinks) out << "attention_sinks = true\n";
+  if (m.yarn_rope) out << "yarn_rope = true\n";
   out << "\n";
 }
 

@@ -73,6 +73,10 @@ struct ModelSpec {
   int first_dense_layers = 0;
   int moe_layer_freq = 1;
   double capacity_factor = 0.0;
+  // The routed experts' linears carry biases (Megatron-Core add_bias_linear in an MoE layer;
+  // GPT-OSS). TEGroupedMLP adds the second linear's bias outside its grouped GEMM, weighted by
+  // each slot's router probability, in an eager per-expert loop (transformer_ops.h, expert_bias).
+  bool expert_bias = false;
   // Hybrid Mamba models (Megatron-LM MambaModel, --hybrid-override-pattern; Nemotron-H, arXiv
   // 2504.03624): one character per layer, 'M' a Mamba-2 layer, '*' a self-attention layer, '-' an
   // MLP layer, 'E' an MoE layer (Megatron-Core's MoE block: router, `experts` routed experts,
@@ -110,6 +114,11 @@ struct ModelSpec {
   // Learned attention sinks (GPT-OSS, OpenAI's gpt-oss model card Sec. 2.1): one learned logit per
   // head added to the softmax denominator; `heads` parameters per layer, no stored activations.
   bool attention_sinks = false;
+  // YaRN RoPE scaling (Peng et al. 2023; GPT-OSS, openai/gpt-oss-120b config.json rope_scaling
+  // rope_type "yarn"). Megatron-Bridge turns apply_rope_fusion off for any position_embedding_type
+  // but "rope" (megatron/bridge/utils/fusions.py validate_rope_fusion_compatibility), so the
+  // rotation runs as Megatron-Core's unfused _apply_rotary_pos_emb_bshd (transformer_ops.cpp).
+  bool yarn_rope = false;
   // Multi-token prediction (DeepSeek-V3, arXiv:2412.19437 Sec. 2.2; Hugging Face
   // num_nextn_predict_layers; Megatron-Core --mtp-num-layers): `mtp_layers` sequential MTP modules
   // after the last layer, each an embedding lookup of the next token (shared embedding), two

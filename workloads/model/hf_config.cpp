@@ -305,6 +305,8 @@ int full_attention_period(const json& types) {
 // attention sinks come with its model type (no config key names them).
 void read_sliding_window(const Reader& r, ModelSpec& m) {
   m.attention_sinks = r.optional_string("model_type") == "gpt_oss";
+  m.expert_bias = m.attention_sinks;  // GPT-OSS's experts carry biases (mlp1_bias, mlp2_bias)
+  m.yarn_rope = m.attention_sinks;    // and its rope_scaling is yarn
   if (!r.has("sliding_window") || !r.optional_bool("use_sliding_window", true)) return;
   const int window = r.positive_int("sliding_window");
   if (!r.has("layer_types")) {

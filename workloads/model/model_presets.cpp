@@ -164,6 +164,8 @@ ModelSpec gpt_oss(ModelSpec m) {
   m.sliding_window = 128;
   m.full_attention_every = 2;
   m.attention_sinks = true;
+  m.expert_bias = true;  // add_bias_linear: the experts' linears carry biases
+  m.yarn_rope = true;    // rope_scaling: yarn
   return m;
 }
 

@@ -6,7 +6,9 @@
 #include "workloads/model/moe_host_ops.h"
 #include "workloads/model/mtp.h"
 #include "workloads/model/attention_variants.h"
+#include "workloads/model/expert_bias.h"
 #include "workloads/model/op_builders.h"
+#include "workloads/model/unfused_rope.h"
 
 namespace clustersim::workloads {
 namespace {
@@ -195,6 +197,8 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
     // wide as its hidden size, so widths do not tell them apart).
     op.name = op.kind != OpKind::Gemm ? "expert_act" : i == last_gemm ? "expert_down" : "expert_up_gate";
   }
+  // The second linear's bias, probability-weighted per expert outside the grouped GEMM.
+  if (m.expert_bias) ops.push_back(expert_bias_op(slots, h, d.p, local_experts));
   if (sorts_chunks) ops.push_back(pointwise("moe_unsort_chunks", OpKind::Elementwise, slots * h, 0.0, 2.0 * d.p, 2.0 * d.p));
   ops.push_back(pointwise("moe_unpermute", OpKind::Elementwise, routed * h, 1.0, 2.0 * d.p, 2.0 * d.p));
   add_moe_host_work(ops, router, moe_host_phases(std::max(1, sh.ep), sh.tp, static_cast<int>(etp), local_experts));
@@ -221,7 +225,9 @@ std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape, bool
   } else {
     const double qkv_width = (d.heads + 2.0 * d.kv_heads) * d.head_dim;
     ops.push_back(gemm("qkv_proj", OpKind::Gemm, d.tokens, qkv_width, model.hidden, 1, d.p, true));
-    if (!model.learned_positions()) ops.push_back(rotary(d));
+    // YaRN RoPE runs unfused under Megatron-Bridge (unfused_rope.h).
+    if (!model.learned_positions())
+      ops.push_back(model.yarn_rope ? unfused_rotary(d.tokens * (d.heads + d.kv_heads) * d.head_dim, d.p) : rotary(d));
   }
   attention_core(ops, model, shape, d);
   ops.push_back(gemm("attention_out_proj", OpKind::Gemm, d.tokens, model.hidden, d.heads * d.v_dim, 1, d.p, true));
