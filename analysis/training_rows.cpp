@@ -68,11 +68,15 @@ std::string explicit_node(const std::string& gpu, int gpus, const std::string& n
 //     2020, after those tables); compute is identical, only capacity differs.
 //   * llm-foundry a100_40gb / a100_80gb: 8 GPUs on NVSwitch with "1600 Gbps node-node RoCE" =
 //     8 x RoCE 200 Gb/s NICs (the interconnect column), not the DGX preset's InfiniBand.
-//   * V100 (DGX-2): 16 x V100 SXM3 32 GB on NVSwitch (v100-sxm2-32gb is the catalog's V100; the
-//     SXM3 part of DGX-2 has the same 125 TF tensor peak at 350 W), 8 x EDR 100 Gb/s.
+//   * V100 (DGX-2): 16 x V100 SXM3 32 GB on NVSwitch, 8 x EDR 100 Gb/s. The DGX-2H part
+//     (v100-sxm3-32gb-h, 450 W): ASSUMPTION that the README 2020 tables ran on ADLR's DGX-2H
+//     SuperPOD, as the 2019 paper (Sec. 5: "32 DGX-2H servers") and ADLR's Megatron v1.0 post
+//     (nv-adlr.github.io/MegatronLMV1, 2020-05-15: the same four GPT-2 configs at batch 8, 1288 /
+//     1242 / 1357 / 1508 ms "in a DGX2-H server", the README's 1121 / 1093 / 1238 / 1407 ms a later
+//     release) did; the README says only "DGX-2" (350 W: v100-sxm3-32gb).
 std::optional<NodeChoice> node_for(const TrainingRow& r, Family fam) {
   const std::string& g = r.gpu;
-  if (g == "V100 (DGX-2)") return NodeChoice{explicit_node("v100-sxm2-32gb", 16, "ib-edr-100", 8), true, 16};
+  if (g == "V100 (DGX-2)") return NodeChoice{explicit_node("v100-sxm3-32gb-h", 16, "ib-edr-100", 8), true, 16};
   if (g == "a100_40gb") return NodeChoice{explicit_node("a100-sxm4-40gb", 8, "roce-200", 8), true, 8};
   if (g == "a100_80gb") return NodeChoice{explicit_node("a100-sxm4-80gb", 8, "roce-200", 8), true, 8};
   if (fam == Family::Megatron2020 && contains(g, "A100"))

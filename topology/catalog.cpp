@@ -41,7 +41,7 @@ constexpr sim::BytesPerSec kNvlink5Raw = gbps(50.0), kNvlink5Usable = gbps(40.1)
 // so usable = raw (UNSURE). Stored in the nvlink fields as the GPU's scale-up link.
 constexpr sim::BytesPerSec kXgmiRaw = gbps(64.0), kXgmiUsable = gbps(64.0);
 
-const std::array<GpuSpec, 20> kGpus = {{
+const std::array<GpuSpec, 22> kGpus = {{
     {.id = "v100-sxm2-32gb", .name = "NVIDIA V100 SXM2 32GB", .compute_capability = 70,
      // Tensor 125 TF is FP16 multiply / FP32 accumulate; no TF32, BF16 or FP8 units.
      .fp32 = tf(15.7), .tf32 = tf(0), .fp16 = tf(125), .bf16 = tf(0), .fp8 = tf(0),
@@ -49,6 +49,30 @@ const std::array<GpuSpec, 20> kGpus = {{
      .nvlink_per_dir = gbps(150), .pcie_gen = 3, .tdp = sim::Watts{300}, .sms = 80,
      .boost_clock_mhz = 1530, .tensor_clock_mhz = 1530, .price_usd = 0, .nvls = false,
      .source = "NVIDIA V100 datasheet; Volta whitepaper; NCCL topo.h SM70_NVLINK_BW",
+     .nvlink_link_raw = kNvlink2Raw, .nvlink_link_usable = kNvlink2Usable},
+    // The SXM3 parts of the DGX-2 (16 GPUs on NVSwitch): the same GV100 die (80 SMs, 81,920 fp16
+    // tensor FLOP/clk) at a higher power limit. NVIDIA raised V100's limit from 300 to 350 W for
+    // the DGX-2 (2 PFLOPS = 16 x 125 TF) and to 450 W per GPU for the DGX-2H (2.1 PFLOPS, 12 kW;
+    // ServeTheHome via tomshw.it and tomshardware.com/news/nvidia-worlds-largest-gpu-dgx-2h,38089).
+    // NVIDIA ADLR's Megatron v1.0 post (nv-adlr.github.io/MegatronLMV1, 2020-05-15) puts 62.4
+    // TFLOP/s at "48% of the theoretical peak FLOPS for a single GPU in a DGX2-H server": 130 TF,
+    // i.e. 130e12 / 81,920 = 1587 MHz; the tensor clock is 1530 x 130/125 = 1591 MHz (DERIVED).
+    // HBM2 and NVLink as the SXM2 part (UNSURE: no per-GPU SXM3 datasheet in shared/reference).
+    {.id = "v100-sxm3-32gb", .name = "NVIDIA V100 SXM3 32GB (DGX-2, 350 W)", .compute_capability = 70,
+     .fp32 = tf(15.7), .tf32 = tf(0), .fp16 = tf(125), .bf16 = tf(0), .fp8 = tf(0),
+     .memory = gib(32), .memory_bandwidth = gbps(900), .nvlink_links = 6,
+     .nvlink_per_dir = gbps(150), .pcie_gen = 3, .tdp = sim::Watts{350}, .sms = 80,
+     .boost_clock_mhz = 1530, .tensor_clock_mhz = 1530, .price_usd = 0, .nvls = false,
+     .source = "NVIDIA DGX-2 (2 PFLOPS, 16 GPUs); 350 W per GPU: ServeTheHome via tomshw.it (DGX-2H "
+               "article); else as the V100 SXM2",
+     .nvlink_link_raw = kNvlink2Raw, .nvlink_link_usable = kNvlink2Usable},
+    {.id = "v100-sxm3-32gb-h", .name = "NVIDIA V100 SXM3 32GB-H (DGX-2H, 450 W)", .compute_capability = 70,
+     .fp32 = tf(16.3), .tf32 = tf(0), .fp16 = tf(130), .bf16 = tf(0), .fp8 = tf(0),
+     .memory = gib(32), .memory_bandwidth = gbps(900), .nvlink_links = 6,
+     .nvlink_per_dir = gbps(150), .pcie_gen = 3, .tdp = sim::Watts{450}, .sms = 80,
+     .boost_clock_mhz = 1591, .tensor_clock_mhz = 1591, .price_usd = 0, .nvls = false,
+     .source = "NVIDIA ADLR Megatron v1.0 post (130 TF peak per DGX-2H GPU: 62.4 TF = 48%); DGX-2H "
+               "2.1 PFLOPS at 12 kW, 450 W per GPU (tomshardware.com 38089; tomshw.it); else as SXM2",
      .nvlink_link_raw = kNvlink2Raw, .nvlink_link_usable = kNvlink2Usable},
     {.id = "a100-sxm4-40gb", .name = "NVIDIA A100 40GB SXM4", .compute_capability = 80,
      .fp32 = tf(19.5), .tf32 = tf(156), .fp16 = tf(312), .bf16 = tf(312), .fp8 = tf(0),

@@ -11,7 +11,8 @@ using namespace clustersim::topology;
 TEST_CASE("topology::catalog: every GPU id the scenario spec requires exists with a source") {
   for (const char* id : {"v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb",
                          "h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "b200", "rtx-3090", "rtx-4090",
-                         "l40s", "mi300x", "gb200", "b300", "gb300", "a800-sxm4-80gb", "h800-sxm5-80gb", "h20", "l20"}) {
+                         "l40s", "mi300x", "gb200", "b300", "gb300", "a800-sxm4-80gb", "h800-sxm5-80gb", "h20", "l20",
+                         "v100-sxm3-32gb", "v100-sxm3-32gb-h"}) {
     CAPTURE(std::string(id));
     const GpuSpec* g = find_gpu(id);
     REQUIRE(g != nullptr);
@@ -22,7 +23,7 @@ TEST_CASE("topology::catalog: every GPU id the scenario spec requires exists wit
     CHECK(!g->source.empty());
     CHECK(g->nvlink_usable_per_dir() <= g->nvlink_per_dir);
   }
-  CHECK(all_gpus().size() == 20);
+  CHECK(all_gpus().size() == 22);
   CHECK(find_gpu("a100") == nullptr);
 }
 

@@ -313,13 +313,36 @@ TEST_CASE("workloads::ComputeModel: a Blackwell GPU holds the clock its TDP allo
   // Hopper is the reference and Ampere the fit's anchor: unchanged.
   CHECK(power_density_clock_ratio(gpu("h100-sxm5-80gb"), c) == 1.0);
   CHECK(power_density_clock_ratio(gpu("a100-sxm4-80gb"), c) == 1.0);
-  // Crediting Blackwell with 0.61x Hopper's energy per FLOP lets B200 hold its quoted clock; the
-  // ratio never exceeds 1 (no GPU runs above the clock its peak is quoted at).
+  // Crediting Blackwell with 0.61x Hopper's energy per FLOP lets B200 hold sustained_clock_ratio
+  // of its quoted clock; no GPU runs above the clock its peak is quoted at, so the ratio stops at
+  // 1 / sustained_clock_ratio.
   ComputeConstants efficient;
   efficient.set("lane_energy_ratio_sm100", 0.61);
   CHECK(power_density_clock_ratio(gpu("b200"), efficient) == doctest::Approx(1.0).epsilon(0.003));
   efficient.set("lane_energy_ratio_sm100", 0.3);
-  CHECK(power_density_clock_ratio(gpu("b200"), efficient) == 1.0);
+  CHECK(power_density_clock_ratio(gpu("b200"), efficient) == doctest::Approx(1.0 / r));
+  CHECK(model("b200", Precision::Bf16, {}).sustained_clock_mhz() <= gpu("b200").tensor_clock_mhz);
+}
+
+TEST_CASE("workloads::ComputeModel: a V100 run at a higher power limit holds the clock the SXM2's 300 W allows x cbrt(TDP ratio)") {
+  const ComputeConstants c;
+  const double r = c.get("sustained_clock_ratio");
+  // The SXM2 (300 W) is Volta's reference: unchanged.
+  CHECK(power_density_clock_ratio(gpu("v100-sxm2-32gb"), c) == 1.0);
+  CHECK(model("v100-sxm2-32gb", Precision::Fp16).sustained_clock_mhz() == doctest::Approx(1530 * r));
+  // The same GV100 die at 350 W (DGX-2) and 450 W (DGX-2H): 1530 x cbrt(350/300) = 1610 MHz and
+  // 1530 x cbrt(1.5) = 1751 MHz before sustained_clock_ratio (hand-derived), i.e. 1348 and 1466 MHz
+  // at the default 0.837 instead of 1281.
+  CHECK(model("v100-sxm3-32gb", Precision::Fp16).sustained_clock_mhz() == doctest::Approx(1610.6 * r).epsilon(0.001));
+  CHECK(model("v100-sxm3-32gb-h", Precision::Fp16).sustained_clock_mhz() == doctest::Approx(1751.4 * r).epsilon(0.001));
+  // The DGX-2H part's sustained tensor rate per the 300 W part's: the clock ratio, cbrt(1.5) =
+  // 1.145, not the 130/125 = 1.04 of the quoted peaks.
+  const ComputeModel sxm2 = model("v100-sxm2-32gb", Precision::Fp16), h = model("v100-sxm3-32gb-h", Precision::Fp16);
+  CHECK(h.sustained_peak().value / sxm2.sustained_peak().value == doctest::Approx(std::cbrt(1.5)).epsilon(0.002));
+  // Capped at the quoted clock: with sustained_clock_ratio 0.95 the 450 W part runs at 1591 MHz.
+  ComputeConstants hot;
+  hot.set("sustained_clock_ratio", 0.95);
+  CHECK(ComputeModel(gpu("v100-sxm3-32gb-h"), {}, Precision::Fp16, hot).sustained_clock_mhz() == doctest::Approx(1591));
 }
 
 TEST_CASE("workloads::ComputeModel: wave quantization follows each GPU's SM count") {

@@ -22,6 +22,7 @@
 //     1532 MHz on H100 SXM). Blackwell quotes its peaks at a clock its TDP cannot hold under a
 //     dense load: its clock follows H100's by the power per tensor lane on the same process class
 //     (power_density_clock_ratio: B200 0.85, GB200 0.81 of the quoted clock, before the ratio).
+//     The DGX-2's V100 SXM3 parts run the SXM2's die at 350 / 450 W: cbrt(TDP / 300 W) x its clock.
 //   * power: a power limit below TDP lowers the SM clock further along a DVFS curve
 //     (P = static + dynamic, dynamic ~ f*V^2 with V ~ f), fitted to the Zeus NSDI'23 V100/A40
 //     medians. HBM bandwidth is not affected (memory clock is untouched under SW_POWER_CAP).
@@ -109,8 +110,9 @@ int activation_bytes(topology::Precision p);
 double power_limited_clock_ratio(double power_ratio, double static_fraction, double demand_ratio);
 
 // The fraction of its quoted tensor clock a GPU can hold at its TDP under a dense load, relative to
-// the H100 SXM on the same process class (Blackwell: lane_energy_ratio_sm100); 1 for the other
-// generations. See sustained_clock.cpp.
+// the H100 SXM on the same process class (Blackwell: lane_energy_ratio_sm100) or, for Volta, to the
+// V100 SXM2 (300 W) on the same die; 1 for the other generations; at most 1 / sustained_clock_ratio
+// (no GPU runs above its quoted clock). See sustained_clock.cpp.
 double power_density_clock_ratio(const topology::GpuSpec& gpu, const ComputeConstants& constants);
 
 // A collective running on the same GPU beside an op (Transformer Engine userbuffers, NCCL): its

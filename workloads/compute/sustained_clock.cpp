@@ -36,13 +36,20 @@ double tensor_flops_per_clock(const topology::GpuSpec& g) {
 // load, so its sustained clock falls below sustained_clock_ratio x its quoted clock. Other
 // generations keep their quoted clocks (1.0): Ampere is the fit's anchor and Hopper the reference.
 double power_density_clock_ratio(const topology::GpuSpec& gpu, const ComputeConstants& constants) {
-  if (gpu.compute_capability < 100 || gpu.compute_capability >= 200) return 1.0;
-  const topology::GpuSpec* ref = topology::find_gpu("h100-sxm5-80gb");
+  // Volta: every V100 part is the GV100 die on TSMC 12FFN; the reference is the SXM2 (300 W) its
+  // 125 TF peak is quoted for, so the DGX-2 (350 W) and DGX-2H (450 W) SXM3 parts hold
+  // cbrt(TDP / 300 W) x its clock (energy per FLOP identical: the same die).
+  const int cc = gpu.compute_capability;
+  const bool blackwell = cc >= 100 && cc < 200, volta = cc == 70;
+  if (!blackwell && !volta) return 1.0;
+  const topology::GpuSpec* ref = topology::find_gpu(blackwell ? "h100-sxm5-80gb" : "v100-sxm2-32gb");
   const double lanes = tensor_flops_per_clock(gpu);
   if (ref == nullptr || lanes <= 0 || gpu.tdp.value <= 0 || gpu.tensor_clock_mhz <= 0) return 1.0;
-  const double budget = (gpu.tdp.value / ref->tdp.value) * (tensor_flops_per_clock(*ref) / lanes) /
-                        constants.get("lane_energy_ratio_sm100");
-  return std::min(1.0, ref->tensor_clock_mhz * std::cbrt(budget) / gpu.tensor_clock_mhz);
+  const double energy = blackwell ? constants.get("lane_energy_ratio_sm100") : 1.0;
+  const double budget = (gpu.tdp.value / ref->tdp.value) * (tensor_flops_per_clock(*ref) / lanes) / energy;
+  // No GPU runs above the clock its peak is quoted at: the ratio stops at 1 / sustained_clock_ratio.
+  const double cap = 1.0 / constants.get("sustained_clock_ratio");
+  return std::min(cap, ref->tensor_clock_mhz * std::cbrt(budget) / gpu.tensor_clock_mhz);
 }
 
 }  // namespace clustersim::workloads
