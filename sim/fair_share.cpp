@@ -68,10 +68,9 @@ void FairShareSolver::mark_dirty(ConstraintId c, double threshold) {
 }
 
 std::uint32_t FairShareSolver::alloc_members(std::size_t n) {
-  std::vector<std::uint32_t>& free = free_blocks_[n];
-  if (!free.empty()) {
-    const std::uint32_t off = free.back();
-    free.pop_back();
+  if (n > 0 && free_blocks_[n] != kNone) {
+    const std::uint32_t off = free_blocks_[n];
+    free_blocks_[n] = member_slot_[off];
     return off;
   }
   const auto off = static_cast<std::uint32_t>(member_c_.size());
@@ -94,7 +93,11 @@ std::uint32_t FairShareSolver::alloc_block(std::span<const ConstraintId> cons, s
   return off;
 }
 
-void FairShareSolver::free_block(std::uint32_t off, std::size_t n) { free_blocks_[n].push_back(off); }
+void FairShareSolver::free_block(std::uint32_t off, std::size_t n) {
+  if (n == 0) return;  // no storage
+  member_slot_[off] = free_blocks_[n];
+  free_blocks_[n] = off;
+}
 
 VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, double cap,
                                          std::span<const std::uint16_t> weights) {
@@ -118,9 +121,9 @@ VariableId FairShareSolver::add_variable(std::uint32_t off, std::size_t count, d
     return v;
   }
   std::uint8_t keep = 0;
-  if (!free_ids_.empty()) {
-    v = free_ids_.back();
-    free_ids_.pop_back();
+  if (free_ids_ != kNone) {
+    v = free_ids_;
+    free_ids_ = static_cast<VariableId>(seq_[v]);
     keep = head_[v].flags & kQueued;  // a stale entry in isolated_new_ still stands for this id
   } else {
     v = static_cast<VariableId>(cap_.size());
@@ -239,10 +242,10 @@ void FairShareSolver::detach(VariableId v) {
     // to tell, and a variable never solved changed nothing that was solved.
     if (!c.vars.empty() && solved) mark_dirty(cid, rate_[v]);
   }
-  free_blocks_[head_[v].n].push_back(off);
+  free_block(off, head_[v].n);
   head_[v].flags &= kQueued;
   rate_[v] = 0;
-  free_ids_.push_back(v);
+  push_free_id(v);
 }
 
 std::vector<ConstraintId> FairShareSolver::constraints_of(VariableId v) const {
@@ -251,8 +254,29 @@ std::vector<ConstraintId> FairShareSolver::constraints_of(VariableId v) const {
   return out;
 }
 
+namespace {
+// Gives a scratch buffer back when it is large and this solve used under a quarter of it.
+template <class V>
+void trim(V& v, std::size_t used, std::size_t kept) {
+  if (v.capacity() > kept && used < v.capacity() / 4) V().swap(v);
+}
+}  // namespace
+
+void FairShareSolver::trim_scratch() {
+  trim(comp_cons_, comp_cons_.size(), kKeptScratch);
+  trim(comp_vars_, comp_vars_.size(), kKeptScratch);
+  trim(old_rates_, old_rates_.size(), kKeptScratch);
+  trim(capped_, capped_.size(), kKeptScratch);
+  trim(heap_, comp_cons_.size(), kKeptScratch);
+  trim(kept_, kept_.size(), kKeptScratch);
+  trim(dirty_order_, dirty_order_.size(), kKeptScratch);
+}
+
 std::span<const VariableId> FairShareSolver::solve() {
+  trim(changed_, 0, kKeptScratch);  // the previous solve's report has been read
+  trim(changed_old_, 0, kKeptScratch);
   changed_.clear();
+  changed_old_.clear();
   carry_out_removals();
   if (dirty_.empty() && isolated_new_.empty() && resurrected_.empty()) return changed_;
   ++stats_.solves;
@@ -289,6 +313,7 @@ std::span<const VariableId> FairShareSolver::solve() {
     ++stats_.components;
     ++stats_.variables_visited;
     changed_.push_back(v);
+    changed_old_.push_back(0.0);
   }
   isolated_new_.clear();
   for (VariableId v : comp_vars_) head_[v].flags = static_cast<std::uint8_t>((head_[v].flags & ~(kAffected | kFixed)) | kSolved);
@@ -298,9 +323,11 @@ std::span<const VariableId> FairShareSolver::solve() {
     if ((head_[v].flags & (kReport | kLive)) != (kReport | kLive)) continue;
     head_[v].flags &= static_cast<std::uint8_t>(~kReport);
     changed_.push_back(v);
+    changed_old_.push_back(0.0);
   }
   resurrected_.clear();
   stats_.rate_changes += changed_.size();
+  trim_scratch();
   return changed_;
 }
 
@@ -554,7 +581,10 @@ void FairShareSolver::run_filling() {
   }
   for (std::size_t i = 0; i < comp_vars_.size(); ++i) {
     const VariableId v = comp_vars_[i];
-    if (old_rates_[i] < 0 || rate_[v] != old_rates_[i]) changed_.push_back(v);
+    if (old_rates_[i] >= 0 && rate_[v] == old_rates_[i]) continue;
+    changed_.push_back(v);
+    // A resurrected variable is reported as a new one (its rate before: 0).
+    changed_old_.push_back(old_rates_[i] < 0 || (head_[v].flags & kReport) != 0 ? 0.0 : old_rates_[i]);
   }
 }
 

@@ -62,7 +62,9 @@
 // may allocate a block before adding its variable (alloc_block), hand it to add_variable and read
 // it back with block() or members() (the network model keeps a waiting flow's route in its own
 // RoutePool instead: 4 bytes per hop where a block is 8, and given back between stages). Nothing is allocated
-// per add/remove/solve once the pools and scratch buffers have grown to their peaks.
+// per add/remove/solve once the pools and scratch buffers have grown to their peaks, except that a
+// scratch buffer over kKeptScratch entries is given back after a solve that used under a quarter
+// of it and grown again by the next large solve (free lists are intrusive: no memory of their own).
 //
 // Resurrection (a flow replaced by an identical one). A solved variable removed between two solves
 // is only *pending* removal until the next solve: it leaves the live set at once (is_live, live
@@ -171,6 +173,9 @@ class FairShareSolver {
   // Re-solves the affected set. Returns the variables whose rate changed (valid until the next
   // call); newly added variables are always included.
   std::span<const VariableId> solve();
+  // The rates the variables reported by the last solve() had before it, in the same order (0 for a
+  // new or a resurrected one), so that a caller need not keep a copy of each rate.
+  std::span<const double> old_rates() const { return changed_old_; }
   const FairShareStats& stats() const { return stats_; }
 
  private:
@@ -236,8 +241,27 @@ class FairShareSolver {
   PodVector<ConstraintId> member_c_;
   PodVector<std::uint32_t> member_slot_;  // index in constraints_[c].vars
   PodVector<std::uint16_t> weights_;        // flows the variable stands for on c; grown only once weighted
-  std::array<std::vector<std::uint32_t>, kMaxConstraintsPerVariable + 1> free_blocks_;
-  std::vector<VariableId> free_ids_;
+  // Free lists, intrusive (nothing per freed variable beyond its own storage): the free blocks of
+  // n entries are chained through their first entry's member_slot_ (n >= 1; an empty block has no
+  // storage to keep), the free ids through their seq_. Both are stacks, last freed first reused.
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  std::array<std::uint32_t, kMaxConstraintsPerVariable + 1> free_blocks_ = make_free_heads();
+  VariableId free_ids_ = kNone;
+  static std::array<std::uint32_t, kMaxConstraintsPerVariable + 1> make_free_heads() {
+    std::array<std::uint32_t, kMaxConstraintsPerVariable + 1> a{};
+    a.fill(kNone);
+    return a;
+  }
+  void push_free_id(VariableId v) {
+    seq_[v] = free_ids_;
+    free_ids_ = v;
+  }
+  // Scratch buffers larger than this many entries are given back after a solve that used less
+  // than a quarter of them (a stage's wave of flows grows them; the solves that follow are small),
+  // so they do not add to the next peak of live flows. Regrowing costs one reallocation per
+  // doubling at the next large solve, which is O(its size) anyway.
+  static constexpr std::size_t kKeptScratch = 1 << 16;
+  void trim_scratch();
   std::vector<ConstraintId> dirty_;
   std::vector<std::pair<double, ConstraintId>> dirty_order_;  // scratch: (threshold, id), solve's order
   std::vector<std::uint64_t> id_bits_;  // scratch: one bit per constraint, all zero between solves
@@ -260,6 +284,7 @@ class FairShareSolver {
   std::vector<HeapEntry> heap_;
   std::vector<std::pair<std::uint64_t, VariableId>> kept_;
   std::vector<VariableId> changed_;
+  std::vector<double> changed_old_;  // parallel to changed_: old_rates()
   std::size_t alone_fixed_ = 0;  // variables of comp_vars_ fixed by take_alone() in this solve
   FairShareStats stats_;
 };

@@ -80,13 +80,14 @@ void NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListener*
     return;
   }
   std::uint32_t p;
-  if (!free_pending_.empty()) {
-    p = free_pending_.back();
-    free_pending_.pop_back();
+  if (free_pending_ != kNoPending) {
+    p = free_pending_;
+    free_pending_ = pending_[p].links;  // (a free record's `links` chains the free list)
   } else {
     p = static_cast<std::uint32_t>(pending_.size());
     pending_.emplace_back();
   }
+  ++waiting_;
   pending_[p] = Pending{bytes.value, rate_cap, who, tag, routes_.alloc(links, wts),
                        static_cast<std::uint8_t>(links.size()), weights != nullptr};
   post(p, sim_.now() + delay, kActivate);
@@ -145,7 +146,6 @@ void NetworkModel::activate(std::span<const LinkId> links, std::span<const std::
   Stream& s = streams_[v];
   s.bytes = bytes;
   s.remaining = bytes;
-  s.rate = 0;
   s.last_update = sim_.now();
   s.who = who;
   s.tag = tag;
@@ -159,17 +159,21 @@ void NetworkModel::on_flush() {
   if (!solver_.needs_solve()) return;
   const sim::SimTime now = sim_.now();
   sim::EngineInvariants* inv = sim_.invariants();
-  for (sim::VariableId v : solver_.solve()) {
+  const std::span<const sim::VariableId> changed = solver_.solve();
+  const std::span<const double> old_rates = solver_.old_rates();
+  for (std::size_t i = 0; i < changed.size(); ++i) {
+    const sim::VariableId v = changed[i];
     Stream& s = streams_[v];
-    if (s.rate > 0) s.remaining -= s.rate * (now - s.last_update).seconds();
+    const double old_rate = old_rates[i];  // the rate this stream had until now (0: new)
+    const double rate = solver_.rate(v);
+    if (old_rate > 0) s.remaining -= old_rate * (now - s.last_update).seconds();
     s.last_update = now;
-    if (inv != nullptr) inv->rate_changed(solver_.members(v), solver_.weights_of(v), s.rate, solver_.rate(v));
-    s.rate = solver_.rate(v);
+    if (inv != nullptr) inv->rate_changed(solver_.members(v), solver_.weights_of(v), old_rate, rate);
     ++s.generation;
     ++stats_.rate_updates;
     if (s.batch != kNoBatch) supersede(s.batch);
     const double left = std::max(0.0, s.remaining);
-    s.batch = post(encode(v, s.generation), now + sim::SimTime::from_seconds(left / s.rate), kComplete);
+    s.batch = post(encode(v, s.generation), now + sim::SimTime::from_seconds(left / rate), kComplete);
   }
   if (inv != nullptr) inv->check_capacities(solver_, now);
 }
@@ -189,7 +193,9 @@ void NetworkModel::on_event(std::uint64_t tag) {
                pend.folded ? routes_.weights(pend.links, pend.hops) : std::span<const std::uint16_t>{}, pend.bytes,
                pend.rate_cap, pend.who, pend.tag);
       routes_.free(pend.links, pend.hops);
-      free_pending_.push_back(p);
+      pending_[p].links = free_pending_;
+      free_pending_ = p;
+      --waiting_;
       continue;
     }
     const auto v = static_cast<sim::VariableId>(entry & 0xffffffffU);
@@ -206,11 +212,11 @@ void NetworkModel::on_event(std::uint64_t tag) {
   }
   batches_[b].entries.swap(firing_);
   free_batches_.push_back(b);
-  if (pending_.size() > kKeptPending && free_pending_.size() == pending_.size()) {
+  if (pending_.size() > kKeptPending && waiting_ == 0) {
     // No transfer is waiting out its latency: give large pending pools back (the next stage's
     // starts grow them again), so that they do not add to the streaming flows' peak.
     pending_.release();
-    free_pending_ = {};
+    free_pending_ = kNoPending;
     routes_.release();
   }
 }
@@ -218,9 +224,10 @@ void NetworkModel::on_event(std::uint64_t tag) {
 void NetworkModel::complete(sim::VariableId v) {
   Stream& s = streams_[v];
   if (sim::EngineInvariants* inv = sim_.invariants()) {
-    const double undelivered = s.remaining - s.rate * (sim_.now() - s.last_update).seconds();
-    inv->rate_changed(solver_.members(v), solver_.weights_of(v), s.rate, 0.0);
-    inv->flow_delivered(s.bytes, undelivered, s.rate, sim_.now());
+    const double rate = solver_.rate(v);  // the stream's rate since its last change
+    const double undelivered = s.remaining - rate * (sim_.now() - s.last_update).seconds();
+    inv->rate_changed(solver_.members(v), solver_.weights_of(v), rate, 0.0);
+    inv->flow_delivered(s.bytes, undelivered, rate, sim_.now());
   }
   account(solver_.members(v), solver_.weights_of(v), s.bytes, observer_ != nullptr ? stream_start_[v] : sim::SimTime{},
           s.who, s.tag);

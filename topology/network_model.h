@@ -16,7 +16,7 @@
 // bounds the largest runs). A transfer waiting out its latency is a 40-byte pending record and its
 // route's links in a RoutePool (4 bytes per hop, 2 more per hop only when folded); nothing of it is
 // in the solver yet. When it starts streaming it becomes a solver variable (the solver copies the
-// route into its memberships) and a 56-byte stream record kept at the variable's id, so no map
+// route into its memberships) and a 48-byte stream record (its rate is read from the solver) kept at the variable's id, so no map
 // from variables to flows is needed. Each pending activation or completion is 8 bytes in a
 // *batch*; a batch whose completions have all been superseded by rate changes gives its buffer
 // back at once (its event still fires, and is still counted), so a flow whose rate changes k
@@ -164,20 +164,19 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   // Pools kept when emptied up to these sizes (larger ones are given back, see on_event).
   static constexpr std::size_t kKeptBatchEntries = 4096;
   static constexpr std::size_t kKeptPending = 65536;
-  // A streaming transfer, at its solver variable's index (56 bytes). `generation` grows with each
+  // A streaming transfer, at its solver variable's index (48 bytes). `generation` grows with each
   // rate change and at the end, so older completion entries for this index are recognised as stale
   // (it is kept when the index is reused); `batch` holds the live completion entry.
   struct Stream {
     double bytes = 0;
-    double remaining = 0;
-    double rate = 0;
+    double remaining = 0;  // at last_update (its rate since then is the solver's)
     sim::SimTime last_update;
     TransferListener* who = nullptr;
     std::uint64_t tag = 0;
     std::uint32_t generation = 0;
     std::uint32_t batch = kNoBatch;
   };
-  static_assert(sizeof(Pending) == 40 && sizeof(Stream) == 56, "see the header comment");
+  static_assert(sizeof(Pending) == 40 && sizeof(Stream) == 48, "see the header comment");
   enum : std::uint64_t { kActivate = 0, kComplete = 1 };
   // A completion entry: the variable and the generation its event was posted for (stale when they
   // differ). An activation entry is the pending record's index.
@@ -215,7 +214,10 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   const Topology& topo_;
   sim::FairShareSolver solver_;
   sim::PodVector<Pending> pending_;  // grows without a copy (sim/pod_vector.h)
-  std::vector<std::uint32_t> free_pending_;
+  // Free pending records, chained through their `links` field (a stack, last freed first reused).
+  static constexpr std::uint32_t kNoPending = 0xffffffffU;
+  std::uint32_t free_pending_ = kNoPending;
+  std::size_t waiting_ = 0;  // transfers waiting out their latency
   std::vector<VirtualLinkId> free_virtual_;  // given-back virtual links
   RoutePool routes_;
   sim::PodVector<Stream> streams_;  // indexed by solver variable

@@ -28,11 +28,10 @@ class RoutePool {
   std::uint32_t alloc(std::span<const LinkId> links, std::span<const std::uint16_t> weights) {
     CLUSTERSIM_CHECK(links.size() <= static_cast<std::size_t>(kMaxHops + kMaxVirtualLinks),
                      "a route has at most kMaxHops links, plus kMaxVirtualLinks virtual links");
-    std::vector<std::uint32_t>& free = free_[links.size()];
     std::uint32_t off;
-    if (!free.empty()) {
-      off = free.back();
-      free.pop_back();
+    if (!links.empty() && free_[links.size()] != kNone) {
+      off = free_[links.size()];
+      free_[links.size()] = links_[off];
     } else {
       off = static_cast<std::uint32_t>(links_.size());
       links_.resize(links_.size() + links.size());
@@ -44,12 +43,16 @@ class RoutePool {
     }
     return off;
   }
-  void free(std::uint32_t off, std::size_t hops) { free_[hops].push_back(off); }
+  void free(std::uint32_t off, std::size_t hops) {
+    if (hops == 0) return;  // no storage
+    links_[off] = free_[hops];
+    free_[hops] = off;
+  }
   // Gives the storage back; only when every block is free.
   void release() {
     links_.release();
     weights_.release();
-    for (auto& f : free_) f = {};
+    free_.fill(kNone);
   }
   std::span<const LinkId> links(std::uint32_t off, std::size_t hops) const { return {links_.data() + off, hops}; }
   std::span<const std::uint16_t> weights(std::uint32_t off, std::size_t hops) const { return {weights_.data() + off, hops}; }
@@ -57,7 +60,15 @@ class RoutePool {
  private:
   sim::PodVector<LinkId> links_;
   sim::PodVector<std::uint16_t> weights_;  // grown only by folded routes
-  std::array<std::vector<std::uint32_t>, kMaxHops + kMaxVirtualLinks + 1> free_;
+  // Free blocks of each hop count, chained through their first link (a stack, last freed first
+  // reused); nothing is kept per freed block beyond the block itself.
+  static constexpr std::uint32_t kNone = 0xffffffffU;
+  std::array<std::uint32_t, kMaxHops + kMaxVirtualLinks + 1> free_ = make_free();
+  static std::array<std::uint32_t, kMaxHops + kMaxVirtualLinks + 1> make_free() {
+    std::array<std::uint32_t, kMaxHops + kMaxVirtualLinks + 1> a{};
+    a.fill(kNone);
+    return a;
+  }
 };
 
 }  // namespace clustersim::topology

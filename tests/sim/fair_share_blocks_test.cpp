@@ -1,11 +1,12 @@
 // The solver's constraint blocks (a caller keeps a variable's constraint list in the solver's pool
 // before adding it: the network model's one copy of a flow's route) and the PodVector that holds the
 // per-variable pools: same rates as the span API, the block's ownership through removal and
-// resurrection, weights kept only for weighted variables.
+// resurrection, weights kept only for weighted variables; the old rates reported beside the changed ones.
 #include <doctest/doctest.h>
 
 #include <bit>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "sim/fair_share.h"
@@ -127,4 +128,64 @@ TEST_CASE("sim::PodVector: grows, keeps its values, value-initialises and copies
   other.swap(copy);
   CHECK(other[0] == 7);
   CHECK(copy.empty());
+}
+
+// The network model keeps no copy of a flow's rate: solve() reports, beside each changed variable,
+// the rate it had before (0 for one added or taken back since, as the caller saw it), and every
+// live variable's rate is what the reports said last.
+TEST_CASE("sim::FairShareSolver: old_rates() gives each reported variable's rate before the solve") {
+  Rng rng(91);
+  for (int trial = 0; trial < 50; ++trial) {
+    FairShareSolver s;
+    const int links = 2 + static_cast<int>(rng.below(6));
+    for (int c = 0; c < links; ++c) s.add_constraint(1.0 + rng.uniform() * 9.0);
+    std::vector<VariableId> live;
+    std::vector<double> seen;  // per id: the rate the caller was told (0 when new)
+    std::vector<std::vector<ConstraintId>> routes;
+    std::vector<double> caps;
+    int resurrected = 0;
+    for (int step = 0; step < 60; ++step) {
+      if (!live.empty() && rng.uniform() < 0.35) {
+        const std::size_t i = rng.below(live.size());
+        const VariableId v = live[i];
+        s.remove_variable(v);
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+        if (rng.uniform() < 0.5) {  // the same flow again at once: may be taken back
+          const VariableId w = s.add_variable(routes[v], caps[v]);
+          resurrected += (w == v);
+          if (seen.size() <= w) { seen.resize(w + 1); routes.resize(w + 1); caps.resize(w + 1); }
+          routes[w] = routes[v];
+          caps[w] = caps[v];
+          seen[w] = 0.0;
+          live.push_back(w);
+        }
+      } else {
+        std::vector<ConstraintId> route;
+        for (int c = 0; c < links; ++c) {
+          if (rng.uniform() < 0.4) route.push_back(static_cast<ConstraintId>(c));
+        }
+        if (route.empty()) route.push_back(0);
+        const double cap = rng.uniform() < 0.3 ? 0.5 + rng.uniform() * 4.0 : kUnlimited;
+        const VariableId v = s.add_variable(route, cap);
+        if (seen.size() <= v) { seen.resize(v + 1); routes.resize(v + 1); caps.resize(v + 1); }
+        routes[v] = route;
+        caps[v] = cap;
+        seen[v] = 0.0;
+        live.push_back(v);
+      }
+      if (rng.uniform() < 0.5) {
+        const std::span<const VariableId> changed = s.solve();
+        const std::span<const double> old = s.old_rates();
+        REQUIRE(old.size() == changed.size());
+        for (std::size_t i = 0; i < changed.size(); ++i) {
+          REQUIRE(std::bit_cast<std::uint64_t>(old[i]) == std::bit_cast<std::uint64_t>(seen[changed[i]]));
+          seen[changed[i]] = s.rate(changed[i]);
+        }
+        for (const VariableId v : live) {
+          REQUIRE(std::bit_cast<std::uint64_t>(seen[v]) == std::bit_cast<std::uint64_t>(s.rate(v)));
+        }
+      }
+    }
+    (void)resurrected;
+  }
 }
