@@ -273,8 +273,10 @@ void FairShareSolver::trim_scratch() {
 }
 
 std::span<const VariableId> FairShareSolver::solve() {
-  trim(changed_, 0, kKeptScratch);  // the previous solve's report has been read
-  trim(changed_old_, 0, kKeptScratch);
+  // The previous solve's report has been read: give it back only when that solve used under a
+  // quarter of it (back-to-back large solves would otherwise regrow it every time).
+  trim(changed_, changed_.size(), kKeptScratch);
+  trim(changed_old_, changed_old_.size(), kKeptScratch);
   changed_.clear();
   changed_old_.clear();
   carry_out_removals();
