@@ -15,6 +15,19 @@
 
 using namespace clustersim::sim;
 
+namespace {
+// A random route over `links` constraints (at least one) and a random ceiling (30 % capped).
+std::vector<ConstraintId> random_route(Rng& rng, int links) {
+  std::vector<ConstraintId> route;
+  for (int c = 0; c < links; ++c) {
+    if (rng.uniform() < 0.4) route.push_back(static_cast<ConstraintId>(c));
+  }
+  if (route.empty()) route.push_back(0);
+  return route;
+}
+double random_cap(Rng& rng) { return rng.uniform() < 0.3 ? 0.5 + rng.uniform() * 4.0 : kUnlimited; }
+}  // namespace
+
 TEST_CASE("sim::FairShareSolver: a variable added from a block reads its constraints there") {
   FairShareSolver s;
   const ConstraintId l1 = s.add_constraint(10), l2 = s.add_constraint(4);
@@ -88,12 +101,8 @@ TEST_CASE("sim::FairShareSolver: blocks and spans give the same rates bit for bi
         vs.erase(vs.begin() + static_cast<std::ptrdiff_t>(i));
         vb.erase(vb.begin() + static_cast<std::ptrdiff_t>(i));
       } else {
-        std::vector<ConstraintId> route;
-        for (int c = 0; c < links; ++c) {
-          if (rng.uniform() < 0.4) route.push_back(static_cast<ConstraintId>(c));
-        }
-        if (route.empty()) route.push_back(0);
-        const double cap = rng.uniform() < 0.3 ? 0.5 + rng.uniform() * 4.0 : kUnlimited;
+        const std::vector<ConstraintId> route = random_route(rng, links);
+        const double cap = random_cap(rng);
         vs.push_back(by_span.add_variable(route, cap));
         vb.push_back(by_block.add_variable(by_block.alloc_block(route), route.size(), cap, false));
       }
@@ -160,12 +169,8 @@ TEST_CASE("sim::FairShareSolver: old_rates() gives each reported variable's rate
           live.push_back(w);
         }
       } else {
-        std::vector<ConstraintId> route;
-        for (int c = 0; c < links; ++c) {
-          if (rng.uniform() < 0.4) route.push_back(static_cast<ConstraintId>(c));
-        }
-        if (route.empty()) route.push_back(0);
-        const double cap = rng.uniform() < 0.3 ? 0.5 + rng.uniform() * 4.0 : kUnlimited;
+        const std::vector<ConstraintId> route = random_route(rng, links);
+        const double cap = random_cap(rng);
         const VariableId v = s.add_variable(route, cap);
         if (seen.size() <= v) { seen.resize(v + 1); routes.resize(v + 1); caps.resize(v + 1); }
         routes[v] = route;
