@@ -107,19 +107,26 @@ VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, dou
   CLUSTERSIM_CHECK(cap > 0, "variable cap must be positive");
   VariableId v;
   if (!pending_.empty() && resurrect(cons, cap, weights.empty() ? nullptr : weights.data(), v)) return v;
-  return add_variable(alloc_block(cons, weights), cons.size(), cap, !weights.empty());
+  return attach(alloc_block(cons, weights), cons.size(), cap, !weights.empty());
 }
 
 VariableId FairShareSolver::add_variable(std::uint32_t off, std::size_t count, double cap, bool weighted) {
   const std::span<const ConstraintId> cons = block(off, count);
-  const std::uint16_t* wts = weighted ? weights_.data() + off : nullptr;
   CLUSTERSIM_CHECK(!cons.empty() || std::isfinite(cap), "a variable needs a constraint or a finite cap");
   CLUSTERSIM_CHECK(cap > 0, "variable cap must be positive");
   VariableId v;
-  if (!pending_.empty() && resurrect(cons, cap, wts, v)) {
+  if (!pending_.empty() && resurrect(cons, cap, weighted ? weights_.data() + off : nullptr, v)) {
     free_block(off, count);  // the resurrected variable keeps its own (identical) block
     return v;
   }
+  return attach(off, count, cap, weighted);
+}
+
+// A new variable on block `off` (checked by the caller, and no pending removal to take back).
+VariableId FairShareSolver::attach(std::uint32_t off, std::size_t count, double cap, bool weighted) {
+  const std::span<const ConstraintId> cons = block(off, count);
+  const std::uint16_t* wts = weighted ? weights_.data() + off : nullptr;
+  VariableId v;
   std::uint8_t keep = 0;
   if (free_ids_ != kNone) {
     v = free_ids_;

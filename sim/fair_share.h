@@ -210,6 +210,7 @@ class FairShareSolver {
   bool same_variable(VariableId v, std::span<const ConstraintId> cons, double cap,
                      const std::uint16_t* weights) const;
   bool resurrect(std::span<const ConstraintId> cons, double cap, const std::uint16_t* weights, VariableId& out);
+  VariableId attach(std::uint32_t off, std::size_t count, double cap, bool weighted);
   // Variable v's weight at membership entry j (1 unless weighted).
   std::uint16_t weight_at(VariableId v, std::uint32_t j) const {
     return (head_[v].weighted) ? weights_[j] : std::uint16_t{1};
