@@ -82,8 +82,10 @@ SsdBytes ssd_bytes_per_token(const ModelSpec& m, double p) {
   // chunk_state (B, x, dt, dA_cumsum in; fp32 states out), state_passing (fp32 states in, states
   // out in the activation dtype), bmm_chunk (C, B in; fp32 CB out), chunk_scan (CB, x, dt,
   // dA_cumsum, C, states, z in; out and out_x out).
-  b.fwd = h * (p + 2 * f) + (gn * p + d * p + 2 * h * f + f * s) + (f * s + p * s) + (2 * gn * p + cb) +
-          (cb + d * p + 2 * h * f + gn * p + p * s + d * p + 2 * d * p);
+  const double cumsum = h * (p + 2 * f);
+  const double chunk_state = gn * p + d * p + 2 * h * f + f * s;
+  const double bmm = 2 * gn * p + cb;
+  b.fwd = cumsum + chunk_state + (f * s + p * s) + bmm + (cb + d * p + 2 * h * f + gn * p + p * s + d * p + 2 * d * p);
   // Backward (_mamba_chunk_scan_combined_bwd): the chunk cumsum, CB, chunk states and state passing
   // recomputed (states kept in fp32), then chunk_scan_bwd_dz (x, z, out_x, dout in; dz, dout out),
   // chunk_scan_bwd_dstates (C, dA, dout in; fp32 dstates out), state_passing_bwd (fp32 states and
@@ -93,7 +95,7 @@ SsdBytes ssd_bytes_per_token(const ModelSpec& m, double p) {
   // dCB out), two bmm_chunk_bwd (C or B, dCB, the dB or dC residual in; dB or dC out),
   // chunk_scan_bwd_ddAcs_stable (x, dt, dA, dout, CB in) and chunk_cumsum_bwd. Per-head fp32 terms
   // (dt, dA, their gradients) are counted per kernel that reads or writes them.
-  const double recompute = h * (p + 2 * f) + (2 * gn * p + cb) + (gn * p + d * p + 2 * h * f + f * s) + 2 * f * s;
+  const double recompute = cumsum + bmm + chunk_state + 2 * f * s;
   const double dz = 6 * d * p;
   const double dstates = gn * p + h * f + d * p + f * s;
   const double passing = 2 * f * s + 2 * p * s + h * f;
