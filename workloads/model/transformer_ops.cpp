@@ -92,11 +92,18 @@ void attention_core(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape&
 // Rotary position embedding (RoFormer, Su et al. 2021) rotates Q and K in place after the QKV
 // projection: one fused memory-bound kernel (Megatron/TE fused RoPE) reading and writing them; the
 // backward rotates their gradients back.
-OpCost rotary(const Dims& d) {
+// Fused (Transformer Engine's kernel: each element read and written once per pass) or, for YaRN
+// under Megatron-Bridge, Megatron-Core's unfused eager rotation (unfused_rope.h).
+OpCost rotary(const Dims& d, bool unfused) {
   const double elements = d.tokens * (d.heads + d.kv_heads) * d.head_dim;
   constexpr double kRotaryFlopsPerElement = 3.0;  // x*cos + rotate_half(x)*sin
-  return pointwise("rotary_embedding", OpKind::Elementwise, elements, kRotaryFlopsPerElement,
-                   2.0 * d.p, 2.0 * d.p);
+  if (!unfused)
+    return pointwise("rotary_embedding", OpKind::Elementwise, elements, kRotaryFlopsPerElement, 2.0 * d.p, 2.0 * d.p);
+  OpCost op = pointwise("rotary_embedding", OpKind::Elementwise, elements, kRotaryFlopsPerElement,
+                        kUnfusedRopeFwdAccesses * d.p, kUnfusedRopeBwdAccesses * d.p);
+  op.fwd_host_ops = kUnfusedRopeKernels - 1.0;  // the kernels beyond the op's own one
+  op.bwd_host_ops = kUnfusedRopeKernels - 1.0;
+  return op;
 }
 
 void mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& d) {
@@ -226,8 +233,7 @@ std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape, bool
     const double qkv_width = (d.heads + 2.0 * d.kv_heads) * d.head_dim;
     ops.push_back(gemm("qkv_proj", OpKind::Gemm, d.tokens, qkv_width, model.hidden, 1, d.p, true));
     // YaRN RoPE runs unfused under Megatron-Bridge (unfused_rope.h).
-    if (!model.learned_positions())
-      ops.push_back(model.yarn_rope ? unfused_rotary(d.tokens * (d.heads + d.kv_heads) * d.head_dim, d.p) : rotary(d));
+    if (!model.learned_positions()) ops.push_back(rotary(d, model.yarn_rope));
   }
   attention_core(ops, model, shape, d);
   ops.push_back(gemm("attention_out_proj", OpKind::Gemm, d.tokens, model.hidden, d.heads * d.v_dim, 1, d.p, true));

@@ -1,5 +1,6 @@
 // Rotary position embedding run unfused (ModelSpec::yarn_rope; GPT-OSS): what Megatron-Core's
-// eager rotation does to Q and K, and what that costs against the fused kernel.
+// eager rotation does to Q and K, and what that costs against the fused kernel (the op itself:
+// transformer_ops.cpp, rotary).
 //
 // Megatron-Bridge keeps apply_rope_fusion only for position_embedding_type "rope"
 // (megatron/bridge/utils/fusions.py, validate_rope_fusion_compatibility); GPT-OSS's provider sets
@@ -15,16 +16,10 @@
 // element once per pass (transformer_ops.cpp, rotary). cos_ and sin_ are [s, d]: negligible.
 #pragma once
 
-#include "workloads/model/transformer_ops.h"
-
 namespace clustersim::workloads {
 
 inline constexpr double kUnfusedRopeFwdAccesses = 12.0;
 inline constexpr double kUnfusedRopeBwdAccesses = 12.0;
 inline constexpr double kUnfusedRopeKernels = 6.0;  // per pass
-
-// The rotation of `elements` Q and K elements of `bytes` each, unfused: memory-bound passes, and
-// the host ops of the kernels beyond the op's own one.
-OpCost unfused_rotary(double elements, double bytes);
 
 }  // namespace clustersim::workloads
