@@ -46,10 +46,16 @@ namespace {
 // moment instead of two and adds its Newton-Schulz iterations, neither of which is modelled.
 // Every architecture here has gated three-matrix MLPs and RMSNorm; `tied` is its config's
 // tie_word_embeddings, `head_dim` its head width when not hidden / heads (0 otherwise),
-// `attention` the [model] lines of its attention variant, each after a newline (workloads/model/attention_variants.h).
+// `attention` the [model] lines of its attention variant (and routing groups), each after a newline (workloads/model/attention_variants.h).
 // Rows of other MoE models stay skipped (other_moe_reason says why).
 constexpr const char* kDeepSeekMla =
     "\nq_lora_rank = 1536\nkv_lora_rank = 512\nqk_nope_head_dim = 128\nqk_rope_head_dim = 64\nv_head_dim = 128";
+// DeepSeek-V3's group-limited routing (config.json n_group 8, topk_group 4, which Megatron-Bridge
+// maps to moe_router_num_groups / moe_router_group_topk: src/megatron/bridge/models/conversion/
+// model_bridge.py); Kimi-K2's n_group 1 is no limit.
+constexpr const char* kDeepSeekV3Lines =
+    "\nq_lora_rank = 1536\nkv_lora_rank = 512\nqk_nope_head_dim = 128\nqk_rope_head_dim = 64\nv_head_dim = 128"
+    "\nrouter_groups = 8\nrouter_group_topk = 4";
 constexpr const char* kGptOssAttention = "\nsliding_window = 128\nfull_attention_every = 2\nattention_sinks = true\nexpert_bias = true\nyarn_rope = true";
 constexpr MoeArch kMoeArchs[] = {
     {"Mixtral-8x7B", 8, 2, 14336, 0, 0, 1, 14336, false, 0, ""},
@@ -59,7 +65,7 @@ constexpr MoeArch kMoeArchs[] = {
     {"Grok-1", 8, 2, 32768, 0, 0, 1, 32768, true, 0, ""},
     {"Qwen3-30B-A3B", 128, 8, 768, 0, 0, 1, 6144, false, 128, ""},
     {"Qwen3-235B-A22B", 128, 8, 1536, 0, 0, 1, 12288, false, 128, ""},
-    {"DeepSeek-V3", 256, 8, 2048, 1, 3, 1, 18432, false, 0, kDeepSeekMla},
+    {"DeepSeek-V3", 256, 8, 2048, 1, 3, 1, 18432, false, 0, kDeepSeekV3Lines},
     {"Kimi-K2", 384, 8, 2048, 1, 1, 1, 18432, false, 0, kDeepSeekMla},
     {"GPT-OSS-120B", 128, 4, 2880, 0, 0, 1, 2880, false, 64, kGptOssAttention},
 };

@@ -22,6 +22,24 @@ int expert_tp_of(const ModernRow& r) {
   return 0;
 }
 
+// Megatron-Bridge's DeepSeek-V3 performance configs run Megatron-Core's flex token dispatcher on
+// every GPU (mirror lkk12014402/Megatron-Bridge at 793bb600, scripts/performance/configs/deepseek/
+// deepseek_workload_base_configs.py): DEEPSEEK_V3_PRETRAIN_CONFIG_{GB300,GB200,VR200,B300,B200,
+// H100}_V1 set moe_flex_dispatcher_backend = "hybridep" and the V2 configs inherit it, except
+// B200_FP8_MX_V2 and B200_NVFP4_V2 (pp 8, vp 2, EP 32), which set "deepep"; the notes on
+// docs/validation.md's rows 182 / 580 cite earlier B200_V2 / H100_V2 with "deepep". Both backends
+// are modelled alike (workloads::MoeDispatcher); only expert groups that leave a node see a
+// difference. The other MoE recipes are left on the alltoall dispatcher: Qwen3-235B, Kimi-K2 and
+// GPT-OSS set a flex backend only on configs whose expert groups stay in one NVLink domain
+// (GB200 / GB300 racks, B200 / B300 with EP 8), and none on their H100 / B200 configs whose groups
+// leave the node (QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*, KIMI_K2_PRETRAIN_CONFIG_H100 / _B200,
+// GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V1: moe_flex_dispatcher_backend unset, WorkloadBaseConfig's
+// None, scripts/performance/utils/utils.py).
+const char* moe_dispatcher_of(const ModernRow& r) {
+  if (modern_source_group(r) != "Megatron-Bridge" || !has(r.model, "DeepSeek-V3")) return nullptr;
+  return has(r.gpu, "B200") && !r.gpu.starts_with("GB") && notes_int(r, "EP") == 32 ? "deepep" : "hybridep";
+}
+
 // dgxc-benchmarking's Llama 4 Maverick README (llama4/README.md) lists "Layers 32" for every
 // configuration in release v25.05 (68eaf7e) and "Layers 48" in v25.05.04 (1f6d9f4), with the same
 // step times, throughputs and MFUs; its own MFU note counts 48 layers (8.92e14 FLOPs per sequence),

@@ -14,6 +14,11 @@ namespace clustersim::analysis::modern_detail {
 // stated, else the recipe's (1 for Megatron-Bridge), else 0 = Megatron-Core's default, tp.
 int expert_tp_of(const ModernRow& r);
 
+// Megatron-Core's token dispatcher of a row (parallelism.moe_dispatcher): "deepep" or "hybridep"
+// where the row's recipe runs the flex dispatcher with that backend, nullptr for the alltoall
+// dispatcher (the default).
+const char* moe_dispatcher_of(const ModernRow& r);
+
 // The row as it ran, where a later release of its source corrects a printed column (the layer
 // count) or a published config gives the shape the table leaves empty (NeMo 24.07's Nemotron-3
 // 8B/22B); otherwise the row unchanged.

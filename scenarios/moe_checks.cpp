@@ -16,7 +16,7 @@ namespace {
 
 constexpr const char* kMoeOnlyKeys[] = {"experts_per_token", "moe_ffn_hidden",  "shared_experts",
                                         "first_dense_layers", "moe_layer_freq", "capacity_factor",
-                                        "expert_bias"};
+                                        "expert_bias", "router_groups", "router_group_topk"};
 
 }  // namespace
 
@@ -36,6 +36,11 @@ void Loader::check_experts() {
     if (p.etp > 0 && p.etp != p.tp)
       error_at_key("parallelism.etp", "etp = " + std::to_string(p.etp) + " needs a mixture-of-experts model, but the model has no experts",
                    "remove etp (expert tensor parallelism), or set experts in [model]");
+    if (p.moe_dispatcher != workloads::MoeDispatcher::AllToAll)
+      error_at_key("parallelism.moe_dispatcher",
+                   "moe_dispatcher = " + quote_str(sim::name_of(workloads::kMoeDispatcherNames, p.moe_dispatcher)) +
+                       " dispatches tokens to experts, but the model has no experts",
+                   "remove moe_dispatcher, or set experts in [model]");
     return;
   }
   const std::string experts = std::to_string(m.experts);
@@ -48,6 +53,24 @@ void Loader::check_experts() {
                  "first_dense_layers = " + std::to_string(m.first_dense_layers) + " leaves no MoE layer of " +
                      std::to_string(m.layers),
                  "use first_dense_layers < " + std::to_string(m.layers) + ", or experts = 0 for a dense model");
+  // Group-limited routing: groups of consecutive experts (Megatron-Core's router asserts
+  // num_experts % num_groups == 0 and group_topk <= num_groups).
+  if (m.router_groups > 0 && m.experts % m.router_groups != 0)
+    error_at_key("model.router_groups", "router_groups = " + std::to_string(m.router_groups) + " does not divide experts = " + experts,
+                 "each group holds experts / router_groups consecutive experts; use router_groups = " +
+                     divisor_list(m.experts, m.experts));
+  if (m.router_group_topk > 0 && m.router_groups == 0)
+    error_at_key("model.router_group_topk", "router_group_topk = " + std::to_string(m.router_group_topk) + " needs router_groups",
+                 "set router_groups (DeepSeek-V3: 8 groups, router_group_topk = 4), or remove router_group_topk");
+  else if (m.router_group_topk > m.router_groups)
+    error_at_key("model.router_group_topk",
+                 "router_group_topk = " + std::to_string(m.router_group_topk) + " exceeds router_groups = " +
+                     std::to_string(m.router_groups),
+                 "a token picks router_group_topk of the router_groups groups; use router_group_topk <= " +
+                     std::to_string(m.router_groups));
+  else if (m.router_groups > 0 && m.router_group_topk == 0)
+    error_at_key("model.router_groups", "router_groups = " + std::to_string(m.router_groups) + " needs router_group_topk",
+                 "set router_group_topk (groups a token may pick, DeepSeek-V3: 4), or remove router_groups");
   if (m.experts % p.ep != 0)
     error_at_key("parallelism.ep", "ep = " + std::to_string(p.ep) + " does not divide experts = " + experts,
                  "expert parallelism places experts / ep whole experts on each GPU; use ep = " +

@@ -73,6 +73,13 @@ struct ModelSpec {
   int first_dense_layers = 0;
   int moe_layer_freq = 1;
   double capacity_factor = 0.0;
+  // Group-limited routing (DeepSeek-V3 §2.1.2 "node-limited routing"; Megatron-Core
+  // moe_router_num_groups / moe_router_group_topk, HF n_group / topk_group): the experts split into
+  // `router_groups` groups of consecutive experts, a token first picks `router_group_topk` groups
+  // and then its top-k experts inside them. 0 = no group limit. Only the flex dispatcher's
+  // per-node deduplication reads it (workloads/training/moe_node_routing.h).
+  int router_groups = 0;
+  int router_group_topk = 0;
   // The routed experts' linears carry biases (Megatron-Core add_bias_linear in an MoE layer;
   // GPT-OSS). TEGroupedMLP adds the second linear's bias outside its grouped GEMM, weighted by
   // each slot's router probability, in an eager per-expert loop (transformer_ops.h, expert_bias).
@@ -210,6 +217,16 @@ enum class CpComm : std::uint8_t { P2p, AllGather, A2a };
 inline constexpr sim::Choice<CpComm> kCpCommNames[] = {
     {"p2p", CpComm::P2p}, {"allgather", CpComm::AllGather}, {"a2a", CpComm::A2a}};
 
+// Megatron-Core's MoE token dispatcher ([parallelism] moe_dispatcher). AllToAll: the alltoall
+// dispatcher, one copy of a token per destination expert over the ep group's all-to-all. DeepEp,
+// HybridEp: moe_token_dispatcher_type = "flex" with moe_flex_dispatcher_backend = "deepep" /
+// "hybridep": a token bound for experts on another node crosses the network once to that node's
+// GPU of the same local index and is forwarded over NVLink there; the combine mirrors it
+// (workloads/collectives/node_alltoall_collective.h). Both backends are modelled alike.
+enum class MoeDispatcher : std::uint8_t { AllToAll, DeepEp, HybridEp };
+inline constexpr sim::Choice<MoeDispatcher> kMoeDispatcherNames[] = {
+    {"alltoall", MoeDispatcher::AllToAll}, {"deepep", MoeDispatcher::DeepEp}, {"hybridep", MoeDispatcher::HybridEp}};
+
 struct ParallelSpec {
   int tp = 1;
   int pp = 1;
@@ -260,6 +277,7 @@ struct ParallelSpec {
   // consecutive GPUs share each expert, ep groups take every etp-th, and the expert data-parallel
   // size is world / (etp x ep x pp).
   int etp = 0;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
   Zero3Gather zero3_gather = Zero3Gather::Block;  // only with zero = 3
 
   // Optimizer states split across the data-parallel replicas (ZeRO-1 and up, or Megatron's

@@ -6,7 +6,7 @@
 namespace clustersim::workloads {
 
 sim::SimTime CollectiveMemo::simulate(CollectiveOp op, CollectiveAlgo algo,
-                                      const std::vector<std::vector<int>>& groups, sim::Bytes bytes) {
+                                      const std::vector<std::vector<int>>& groups, sim::Bytes bytes, double remote_share) {
   std::vector<CollectivePlan> plans;
   std::uint64_t estimate = 0;
   for (const auto& g : groups) {
@@ -15,6 +15,7 @@ sim::SimTime CollectiveMemo::simulate(CollectiveOp op, CollectiveAlgo algo,
     req.algo = algo;
     req.ranks = g;
     req.bytes = bytes;
+    req.remote_share = remote_share;
     plans.push_back(plan_collective(env_, req));  // NCCL's tuner picks protocol (and algorithm for auto)
     const std::uint64_t n = g.size();
     estimate += n * 2 * (n - 1) * static_cast<std::uint64_t>(plans.back().channels) *
@@ -34,11 +35,12 @@ sim::SimTime CollectiveMemo::simulate(CollectiveOp op, CollectiveAlgo algo,
 }
 
 sim::SimTime CollectiveMemo::concurrent(CollectiveOp op, CollectiveAlgo algo,
-                                        const std::vector<std::vector<int>>& groups, sim::Bytes bytes) {
+                                        const std::vector<std::vector<int>>& groups, sim::Bytes bytes,
+                                        double remote_share) {
   if (groups.empty() || groups.front().size() < 2 || bytes.value <= 0) return sim::SimTime{};
-  const auto key = std::make_tuple(static_cast<int>(op), static_cast<int>(algo), bytes.value, groups);
+  const auto key = std::make_tuple(static_cast<int>(op), static_cast<int>(algo), bytes.value, remote_share, groups);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  const sim::SimTime t = simulate(op, algo, groups, bytes);
+  const sim::SimTime t = simulate(op, algo, groups, bytes, remote_share);
   cache_.emplace(key, t);
   return t;
 }

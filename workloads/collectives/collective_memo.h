@@ -33,21 +33,24 @@ class CollectiveMemo {
   // Duration of `groups.size()` collectives of the same kind started together, one per group,
   // each with the protocol (and, for `auto`, the algorithm) NCCL's tuner picks for its size
   // (e.g. the tensor-parallel ranks' data-parallel all-reduces of one stage), until the last ends.
+  // `remote_share`: CollectiveRequest::remote_share (hierarchical all-to-all only).
   sim::SimTime concurrent(CollectiveOp op, CollectiveAlgo algo, const std::vector<std::vector<int>>& groups,
-                          sim::Bytes bytes);
+                          sim::Bytes bytes, double remote_share = 1.0);
+  // The topology the collectives run on (which server holds a GPU).
+  const topology::Topology& topology() const { return env_.topo; }
   std::uint64_t simulations() const { return simulations_; }
   std::uint64_t transfers() const { return transfers_; }
   std::uint64_t events() const { return events_; }
 
  private:
   sim::SimTime simulate(CollectiveOp op, CollectiveAlgo algo, const std::vector<std::vector<int>>& groups,
-                        sim::Bytes bytes);
+                        sim::Bytes bytes, double remote_share);
 
   CollectiveEnvironment env_;
   ReplayScratch scratch_;  // one solver of env_'s topology, reused by every simulation
-  // Keyed (op, algo, bytes, groups): the groups (up to thousands of ranks) last, so that a lookup
-  // compares them only against entries of the same size.
-  std::map<std::tuple<int, int, double, std::vector<std::vector<int>>>, sim::SimTime> cache_;
+  // Keyed (op, algo, bytes, remote share, groups): the groups (up to thousands of ranks) last, so
+  // that a lookup compares them only against entries of the same size.
+  std::map<std::tuple<int, int, double, double, std::vector<std::vector<int>>>, sim::SimTime> cache_;
   std::uint64_t simulations_ = 0, transfers_ = 0, events_ = 0;
   std::uint64_t budget_ = 0;
 };

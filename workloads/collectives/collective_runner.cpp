@@ -16,6 +16,7 @@
 #include "workloads/collectives/halving_doubling_collective.h"
 #include "workloads/collectives/hierarchical_collective.h"
 #include "workloads/collectives/in_network_collective.h"
+#include "workloads/collectives/node_alltoall_collective.h"
 #include "workloads/collectives/nvls_tree_collective.h"
 #include "workloads/collectives/p2p_channels.h"
 #include "workloads/collectives/ring_collective.h"
@@ -73,10 +74,16 @@ void resolve(const CollectiveEnvironment& env, const NcclGraph& g, const Collect
   const double bytes = req.bytes.value;
   const NcclTuner tuner(g, op);
   CollectiveAlgo algo = req.algo;
+  if (op == CollectiveOp::AllToAll && algo == CollectiveAlgo::Hierarchical) {
+    // Node-deduplicated all-to-all (DeepEP): SM-driven copies, no NCCL channel ceiling.
+    plan.protocol = req.protocol.value_or(Protocol::Simple);
+    return;
+  }
   if (is_p2p(op)) {
     if (algo != CollectiveAlgo::Direct && algo != CollectiveAlgo::Auto) {
       throw CollectiveError(op_name(op) + " is point-to-point traffic (NCCL runs it as grouped send/recv); '" +
-                            std::string(to_string(algo)) + "' has nothing to reduce or forward: use --algo direct or auto");
+                            std::string(to_string(algo)) + "' has nothing to reduce or forward: use --algo direct or auto" +
+                            (op == CollectiveOp::AllToAll ? " (or hierarchical: one copy per node over the network, forwarded over NVLink)" : ""));
     }
     plan.request.algo = CollectiveAlgo::Direct;
     plan.protocol = req.protocol.value_or(Protocol::Simple);
@@ -291,6 +298,18 @@ std::unique_ptr<CollectiveAlgorithm> make_collective(CollectiveContext ctx, cons
     }
     case CollectiveAlgo::InNetwork:
     case CollectiveAlgo::Hierarchical: {
+      if (op == CollectiveOp::AllToAll && req.algo == CollectiveAlgo::Hierarchical) {
+        // Positions in request order, nodes numbered in order of first appearance.
+        std::map<int, int> node_index;
+        std::vector<int> node_of;
+        for (int r : req.ranks) node_of.push_back(node_index.emplace(ctx.topo.server_of_gpu(r), static_cast<int>(node_index.size())).first->second);
+        try {
+          return std::make_unique<NodeAllToAllCollective>(ctx, plan, listener, tag,
+                                                          NodeAllToAllSchedule(std::move(node_of), S, req.remote_share), req.ranks);
+        } catch (const std::invalid_argument& e) {
+          throw CollectiveError(e.what());
+        }
+      }
       std::map<int, int> per_server;
       for (int r : req.ranks) ++per_server[ctx.topo.server_of_gpu(r)];
       const bool flat = per_server.size() == 1 || static_cast<int>(per_server.size()) == n;

@@ -50,6 +50,10 @@ struct CollectiveRequest {
   std::optional<Protocol> protocol;// empty = what NCCL's tuner picks for the size
   // hierarchical: the algorithm of the inter-node stage (ring, tree or in-network).
   CollectiveAlgo inter_algo = CollectiveAlgo::Ring;
+  // Hierarchical all-to-all (node_alltoall_collective.h): the fraction of the bytes bound for
+  // another node's GPUs that crosses the network, once per destination node (MoE token dispatch
+  // deduplicated per node, DeepEP); 1 = every copy crosses.
+  double remote_share = 1.0;
 };
 
 }  // namespace clustersim::workloads

@@ -187,7 +187,8 @@ constexpr const char* kExpertCountFields[] = {"num_local_experts", "num_experts"
 // Top-k: num_experts_per_tok in Mixtral, Qwen-MoE and DeepSeek; experts_per_token in GPT-OSS.
 constexpr const char* kTopKFields[] = {"num_experts_per_tok", "experts_per_token"};
 // Keys that only change how tokens are routed or how the router is trained, not what runs or is
-// stored (group-limited routing, score function, aux-loss weights, logging): accepted, ignored.
+// stored (score function, aux-loss weights, logging): accepted, ignored; n_group / topk_group
+// (group-limited routing) are read into ModelSpec::router_groups below.
 // num_nextn_predict_layers (DeepSeek-V3's multi-token-prediction modules) is listed here so the
 // expert check accepts it, and read into ModelSpec::mtp_layers by read_mtp (model/mtp.h).
 constexpr const char* kRoutingOnlyFields[] = {
@@ -257,6 +258,12 @@ void read_experts(const Reader& r, ModelSpec& m) {
     m.first_dense_layers = static_cast<int>(v.get<long long>());
   }
   if (auto freq = r.optional_positive_int("moe_layer_freq")) m.moe_layer_freq = *freq;
+  // Group-limited routing (DeepSeek-V3: n_group 8, topk_group 4; one group = no limit), as
+  // Megatron-Bridge maps them (moe_router_num_groups / moe_router_group_topk).
+  if (auto groups = r.optional_positive_int("n_group"); groups && *groups > 1) {
+    m.router_groups = *groups;
+    m.router_group_topk = r.optional_positive_int("topk_group").value_or(*groups);
+  }
   if (m.first_dense_layers >= m.layers)
     r.fail("first_k_dense_replace", "expected fewer than num_hidden_layers = " + std::to_string(m.layers));
 }

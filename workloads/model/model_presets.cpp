@@ -32,7 +32,9 @@
 // multi-head latent attention with q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128,
 // qk_rope_head_dim 64, v_head_dim 128 (report Sec. 4.2: "we set ... d_c 512, d_c' 1536, d_h^R 64");
 // pre-training sequence length 4096 (Sec. 4.2). 671 B parameters, 37 B activated per token (Sec.
-// 4.2), plus one multi-token-prediction module (config.json num_nextn_predict_layers 1, Sec. 2.2;
+// 4.2), group-limited routing over 8 groups of 32 experts, 4 groups a token (config.json n_group 8,
+// topk_group 4; Sec. 2.1.2 node-limited routing; Megatron-Bridge maps them to moe_router_num_groups /
+// moe_router_group_topk, src/megatron/bridge/models/conversion/model_bridge.py), plus one multi-token-prediction module (config.json num_nextn_predict_layers 1, Sec. 2.2;
 // model/mtp.h), which the released weights count as 14 B more (685 B). This preset gives 670.8 B
 // and 37.5 B without the module (tests/workloads/attention_variants_test.cpp) and 684.3 B as
 // released (tests/workloads/mtp_test.cpp).
@@ -148,6 +150,13 @@ ModelSpec with_mtp(ModelSpec m, int layers) {
   return m;
 }
 
+// Group-limited routing (ModelSpec::router_groups).
+ModelSpec router_grouped(ModelSpec m, int groups, int group_topk) {
+  m.router_groups = groups;
+  m.router_group_topk = group_topk;
+  return m;
+}
+
 // Multi-head latent attention with DeepSeek-V3's ranks and head sizes (Kimi-K2 shares them).
 ModelSpec deepseek_mla(ModelSpec m) {
   m.q_lora_rank = 1536;
@@ -200,7 +209,7 @@ const std::array<ModelSpec, 22>& presets() {
       //                                                                experts top-k width shared dense
       moe(llama("mixtral-8x7b",  32, 4096, 32,  8,   14336, 32000,  4096), 8,   2, 14336, 0, 0),
       moe(llama("mixtral-8x22b", 56, 6144, 48,  8,   16384, 32768,  4096), 8,   2, 16384, 0, 0),
-      with_mtp(deepseek_mla(moe(llama("deepseek-v3", 61, 7168, 128, 128, 18432, 129280, 4096), 256, 8, 2048, 1, 3)), 1),
+      with_mtp(router_grouped(deepseek_mla(moe(llama("deepseek-v3", 61, 7168, 128, 128, 18432, 129280, 4096), 256, 8, 2048, 1, 3)), 8, 4), 1),
       deepseek_mla(moe(llama("kimi-k2",     61, 7168, 64,  64,  18432, 163840, 4096), 384, 8, 2048, 1, 1)),
       gpt_oss(moe(llama("gpt-oss-120b",     36, 2880, 64,  8,   2880,  201088, 4096), 128, 4, 2880, 0, 0)),
       gpt_oss(moe(llama("gpt-oss-20b",      24, 2880, 64,  8,   2880,  201088, 4096), 32,  4, 2880, 0, 0)),

@@ -1,10 +1,16 @@
 // An MoE layer's expert-parallel communication (see stage_cost_parts.h): Megatron-Core's alltoall
-// token dispatcher's dispatch and combine over each pipeline stage's own expert groups, the
+// token dispatcher's dispatch and combine over each pipeline stage's own expert groups (or the
+// flex dispatcher's node-deduplicated ones, DeepEP / HybridEP, where the groups leave the node), the
 // all-gather / reduce-scatter over the expert tensor-parallel group when etp differs from tp, and
 // how a chunk's MoE layers add them to its blocking communication.
 #include "workloads/training/stage_cost_parts.h"
 
+#include <algorithm>
+#include <optional>
+#include <vector>
+
 #include "workloads/model/transformer_ops.h"
+#include "workloads/training/moe_node_routing.h"
 
 namespace clustersim::workloads {
 namespace {
@@ -26,6 +32,32 @@ double expert_tensor_parallel_s(const StageCostInputs& in, double dispatched_byt
          in.memo.concurrent(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, groups, gathered).seconds();
 }
 
+// The flex dispatcher (ParallelSpec::moe_dispatcher deepep / hybridep) on groups that span nodes:
+// the share of the remote bytes that crosses the network (moe_node_routing.h), from the first
+// group's nodes (every group is laid out alike); nullopt inside one node, where it is the NVLink
+// all-to-all the alltoall dispatcher runs, and for a group spread unevenly over nodes (not modelled:
+// costed as the alltoall dispatcher).
+struct NodeDedup {
+  double share = 1;  // CollectiveRequest::remote_share
+  double sent = 0;   // bytes a GPU sends (network + NVLink forwarding) per byte of the dispatch buffer
+};
+std::optional<NodeDedup> node_dedup(const StageCostInputs& in, const std::vector<int>& group) {
+  if (in.parallel.moe_dispatcher == MoeDispatcher::AllToAll) return std::nullopt;
+  std::vector<int> node_of;
+  for (int r : group) node_of.push_back(in.memo.topology().server_of_gpu(r));
+  const int n = static_cast<int>(group.size());
+  const int g = static_cast<int>(std::count(node_of.begin(), node_of.end(), node_of.front()));
+  if (g == n) return std::nullopt;
+  // A group spread unevenly over nodes has no one rail peer per node: the alltoall's traffic.
+  for (int node : node_of)
+    if (std::count(node_of.begin(), node_of.end(), node) != g) return std::nullopt;
+  NodeDedup d;
+  d.share = expected_node_routing(in.model, node_of).share();
+  // node_alltoall_collective.h: (g-1) N S/n over NVLink, share (n-g) S/n over the network.
+  d.sent = ((g - 1.0) * (n / g) + d.share * (n - g)) / n;
+  return d;
+}
+
 }  // namespace
 
 LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpShape& shape, int stage) {
@@ -35,6 +67,7 @@ LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpSha
   if (!in.model.is_moe() || (ep <= 1 && etp == p.tp)) return e;
   const double bytes = moe_dispatch_bytes(in.model, shape) * shape.moe_load_factor;
   double a2a = 0;
+  std::optional<double> dedup_sent;  // bytes sent per dispatch byte, flex dispatcher across nodes
   if (ep > 1) {
     // Megatron-Core's expert grid (parallel_layout.h expert_ep_group); with etp = tp and cp = 1
     // these are the ep consecutive data-parallel ranks of each tp rank.
@@ -42,13 +75,19 @@ LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpSha
     for (int edp = 0; edp < p.expert_dp(); ++edp) {
       for (int t = 0; t < etp; ++t) groups.push_back(in.layout.expert_ep_group(etp, ep, t, edp, stage));
     }
-    a2a = in.memo.concurrent(CollectiveOp::AllToAll, CollectiveAlgo::Direct, groups, sim::Bytes{bytes}).seconds();
+    if (const std::optional<NodeDedup> dedup = node_dedup(in, groups.front())) {
+      a2a = in.memo.concurrent(CollectiveOp::AllToAll, CollectiveAlgo::Hierarchical, groups, sim::Bytes{bytes}, dedup->share).seconds();
+      dedup_sent = dedup->sent;
+    } else {
+      a2a = in.memo.concurrent(CollectiveOp::AllToAll, CollectiveAlgo::Direct, groups, sim::Bytes{bytes}).seconds();
+    }
   }
   const double etp_s = expert_tensor_parallel_s(in, bytes, stage);
   const double repeat = in.training.recompute == Recompute::Full ? 2.0 : 1.0;
   e.fwd = 2.0 * a2a + etp_s;
   e.bwd = e.fwd * repeat;
-  e.fwd_bytes = 2.0 * bytes * (ep - 1) / ep + (etp_s > 0 ? 2.0 * bytes * (etp - 1) : 0.0);
+  // The alltoall dispatcher sends S/ep to each of the ep - 1 others.
+  e.fwd_bytes = (dedup_sent ? 2.0 * bytes * *dedup_sent : 2.0 * bytes * (ep - 1) / ep) + (etp_s > 0 ? 2.0 * bytes * (etp - 1) : 0.0);
   e.bwd_bytes = e.fwd_bytes * repeat;
   return e;
 }
