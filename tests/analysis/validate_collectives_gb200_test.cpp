@@ -70,6 +70,9 @@ TEST_CASE("analysis::validate_collectives (GB200): every row is replayed, in the
     // 810 GB/s: NCCL ran an in-switch reduction there too.
     CHECK(r.algo == "in-network");
     if (r.gpus == 72) CHECK(r.predicted_busbw > 18 * 40.1);
+    // Each row replays with the NCCL its source ran: 2.25.1 for the February 1- and 2-rack tables
+    // (coreweave/nccl-tests PR #43's image), 2.26.2 for the 20-rack one (docs/validation.md).
+    CHECK(r.nccl_rules == (r.gpus == 1440 ? "2.26.2" : "2.25.1"));
   }
   CHECK(one == 2);
   CHECK(two == 2);
