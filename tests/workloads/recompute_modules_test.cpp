@@ -78,7 +78,12 @@ TEST_CASE("workloads::estimate_memory: recompute_modules moe_act drops one exper
   CHECK(line(full, "layers: activations") == doctest::Approx(line(full_modules, "layers: activations")));
   // moe: the whole MoE layer reruns, so none of its dispatched tokens or expert activations are kept.
   CHECK(line(request(0), moe_line) > 0);
-  CHECK(line(request(kRecomputeMoe), moe_line) == doctest::Approx(0.0));
+  {
+    // A zero term is left out of the breakdown.
+    const MemoryBreakdown m = stage_memory(request(kRecomputeMoe), 0);
+    const MemoryLine* l = m.find_line(moe_line);
+    CHECK((l == nullptr || l->bytes.value == 0.0));
+  }
   CHECK(line(request(kRecomputeMoe), "layers: activations") == doctest::Approx(line(request(0), "layers: activations")));
 }
 
