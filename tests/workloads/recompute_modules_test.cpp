@@ -39,6 +39,38 @@ ModelSpec moe_model() {
   return m;
 }
 
+// One DGX H100 node with dp 8 = ep 8, the memo and compute model over it: chunk(recompute, modules)
+// plans moe_model()'s stage costs with those recompute settings.
+struct OneNodeEp8 {
+  const topology::NodeSpec* node = topology::find_node_preset("dgx-h100");
+  topology::ClusterSpec cluster = [this] {
+    topology::ClusterSpec c;
+    c.node = *node;
+    c.nodes = 1;
+    return c;
+  }();
+  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
+  topology::Topology topo = topology::build_cluster(cluster);
+  topology::Router router{topo};
+  ParallelSpec par = [] {
+    ParallelSpec p;
+    p.dp = 8;
+    p.ep = 8;
+    return p;
+  }();
+  ComputeModel compute{*gpu, cluster, topology::Precision::Bf16, ComputeConstants{}};
+  ParallelLayout layout{par.tp, par.dp, par.pp};
+  CollectiveMemo memo{CollectiveEnvironment{topo, router, gpu->compute_capability, {}}};
+
+  ChunkCost chunk(Recompute recompute, unsigned modules) {
+    TrainingSpec tr;
+    tr.global_batch = 8;
+    tr.recompute = recompute;
+    tr.recompute_modules = modules;
+    return plan_stage_costs(StageCostInputs{moe_model(), par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 1}).chunks.at(0);
+  }
+};
+
 MemoryRequest request(unsigned modules) {
   MemoryRequest q;
   q.model = moe_model();
@@ -88,28 +120,8 @@ TEST_CASE("workloads::estimate_memory: recompute_modules moe_act drops one exper
 }
 
 TEST_CASE("workloads::plan_stage_costs: recompute_modules rerun their ops' forward in the backward, nothing else") {
-  const topology::NodeSpec* node = topology::find_node_preset("dgx-h100");
-  REQUIRE(node != nullptr);
-  topology::ClusterSpec cluster;
-  cluster.node = *node;
-  cluster.nodes = 1;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
-  const ModelSpec model = moe_model();
-  ParallelSpec par;
-  par.dp = 8;
-  par.ep = 8;
-  const ComputeModel compute(*gpu, cluster, topology::Precision::Bf16, ComputeConstants{});
-  const ParallelLayout layout{par.tp, par.dp, par.pp};
-  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
-  const auto chunk = [&](unsigned modules) {
-    TrainingSpec tr;
-    tr.global_batch = 8;
-    tr.recompute_modules = modules;
-    return plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 1}).chunks.at(0);
-  };
+  OneNodeEp8 f;
+  const auto chunk = [&](unsigned modules) { return f.chunk(Recompute::None, modules); };
   const ChunkCost none = chunk(0), norms = chunk(kRecomputeLayernorm), act = chunk(kRecomputeMoeAct);
   const ChunkCost both = chunk(kRecomputeLayernorm | kRecomputeMoeAct);
   CHECK(norms.fwd_compute == doctest::Approx(none.fwd_compute));
@@ -161,28 +173,8 @@ TEST_CASE("workloads::layer_compute: recompute_modules moe reruns the MoE layer 
 }
 
 TEST_CASE("workloads::plan_stage_costs: recompute_modules moe repeats the dispatch and combine all-to-alls in the backward") {
-  const topology::NodeSpec* node = topology::find_node_preset("dgx-h100");
-  REQUIRE(node != nullptr);
-  topology::ClusterSpec cluster;
-  cluster.node = *node;
-  cluster.nodes = 1;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
-  ParallelSpec par;
-  par.dp = 8;
-  par.ep = 8;
-  const ComputeModel compute(*gpu, cluster, topology::Precision::Bf16, ComputeConstants{});
-  const ParallelLayout layout{par.tp, par.dp, par.pp};
-  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
-  const auto chunk = [&](Recompute recompute, unsigned modules) {
-    TrainingSpec tr;
-    tr.global_batch = 8;
-    tr.recompute = recompute;
-    tr.recompute_modules = modules;
-    return plan_stage_costs(StageCostInputs{moe_model(), par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 1}).chunks.at(0);
-  };
+  OneNodeEp8 f;
+  const auto chunk = [&](Recompute recompute, unsigned modules) { return f.chunk(recompute, modules); };
   const ChunkCost none = chunk(Recompute::None, 0), moe = chunk(Recompute::None, kRecomputeMoe);
   const ChunkCost full = chunk(Recompute::Full, 0);
   REQUIRE(none.fwd_ep > 0);
