@@ -92,15 +92,9 @@ inline constexpr double kSm90SpeedArrayInter[] = {48.0, 45.0, 42.0, 40.0, 30.0, 
 inline constexpr double kSm100SpeedArrayIntra[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
 inline constexpr double kSm100SpeedArrayInter[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0,
                                                    20.0, 17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-// MAXCHANNELS (src/include/device.h) and NVLS_NCHANNELS_SM90 / SM100 (src/transport/nvls.cc).
+// MAXCHANNELS (src/include/device.h). The NVLS channel counts (NVLS_NCHANNELS_SM90 / SM100 /
+// SM100_NVL, src/transport/nvls.cc) changed between releases: nccl_release.h, nvls_channels().
 inline constexpr int kMaxChannels = 64;
-// v2.30.7 launches 24 NVLS channels on Blackwell inside one NVLink domain
-// (NVLS_NCHANNELS_SM100_NVL) and 32 when the communicator spans nodes (NVLS_NCHANNELS_SM100);
-// v2.25 and v2.26 launched 32 in both cases. These are the default release's; the plan takes
-// them per release (nccl_release.h).
-inline constexpr int kNvlsChannelsSm90 = 16;
-inline constexpr int kNvlsChannelsSm100 = 24;
-inline constexpr int kNvlsChannelsSm100MultiNode = 32;
 // NCCL_MAX_NVLS_ARITY (src/include/device.h): at most 32 NVLS heads. Each head reduces (multimem
 // ld_reduce) and multicasts 1/nHeads of every loop; with 72 GPUs in an NVL72 rack, 32 of them are
 // heads and carry their 1/32 share on top of their own data.

@@ -285,10 +285,6 @@ NcclCost NcclTuner::compute(NcclAlgo a, Protocol p) const {
         bw = std::min(intra_bw, a == NcclAlgo::NvlsTree && g.nodes > 2 ? inter_bw / 2.0 : inter_bw);
       }
       bus = nv * bw;
-      c.bus_bw_GBps = bus;
-      c.alg_bw_GBps = ar ? bus * 5.0 / 6.0 : bus;
-      c.latency_us = latency(a, p);
-      return c;
     }
   } else if (a == NcclAlgo::Ring) {
     if (p == Protocol::LL) bus = std::min(ll_max, bus * 0.5);
@@ -301,7 +297,11 @@ NcclCost NcclTuner::compute(NcclAlgo a, Protocol p) const {
     }
   }
   c.bus_bw_GBps = bus;
-  if (a == NcclAlgo::Ring || ((a == NcclAlgo::Nvls || a == NcclAlgo::NvlsTree) && ar)) {
+  const bool nvls = a == NcclAlgo::Nvls || a == NcclAlgo::NvlsTree;
+  if (nvls && !g.release.nvls_efficiency_model) {
+    // Releases to 2.27: algBw = busBw x 5/6 for all-reduce (tuning.cc v2.25.1-1 .. v2.27.3-1).
+    c.alg_bw_GBps = ar ? bus * 5.0 / 6.0 : bus;
+  } else if (a == NcclAlgo::Ring || (nvls && ar)) {
     c.alg_bw_GBps = bus * n / nsteps;
   } else if (a == NcclAlgo::Tree) {
     c.alg_bw_GBps = bus * 0.5;
