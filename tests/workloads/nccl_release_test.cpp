@@ -13,18 +13,11 @@
 #include "workloads/collectives/nccl_tuner.h"
 
 using namespace clustersim;
+using clustersim::testing::first_ranks;
 using workloads::CollectiveOp;
 using workloads::Protocol;
 using workloads::nccl::find_release;
 using workloads::nccl::NcclAlgo;
-
-namespace {
-std::vector<int> first(int n) {
-  std::vector<int> v(static_cast<std::size_t>(n));
-  std::iota(v.begin(), v.end(), 0);
-  return v;
-}
-}  // namespace
 
 TEST_CASE("workloads::nccl::find_release: exact tags, short forms, the nearest earlier, refusals") {
   bool exact = false;
@@ -64,7 +57,7 @@ TEST_CASE("workloads::nccl_graph: the release reaches NCCL's NVLS channels and c
   testing::CollectiveCluster one(topology::preset_cluster("gb200-nvl72"));
   workloads::GraphHints h = one.env.hints;
   h.nccl_release = *find_release("2.25.1");
-  const auto g = workloads::nccl_graph(one.topo, one.router, first(72), 100, h);
+  const auto g = workloads::nccl_graph(one.topo, one.router, first_ranks(72), 100, h);
   CHECK(g.nvls_channels == 32);
   // tuning.cc v2.25.1-1: busBw = nChannels x min(bwIntra, bwInter) = 721.8, algBw = x 5/6.
   const workloads::NcclTuner t(g, CollectiveOp::AllReduce);
@@ -72,12 +65,12 @@ TEST_CASE("workloads::nccl_graph: the release reaches NCCL's NVLS channels and c
   CHECK(t.cost(NcclAlgo::Nvls, Protocol::Simple).alg_bw_GBps == doctest::Approx(601.5).epsilon(1e-3));
   // NCCL_NVLS_ENABLE=0: no NVLS.
   h.nvls_enabled = false;
-  CHECK_FALSE(workloads::nccl_graph(one.topo, one.router, first(72), 100, h).nvls);
+  CHECK_FALSE(workloads::nccl_graph(one.topo, one.router, first_ranks(72), 100, h).nvls);
   // Two racks, NVLSTree latency 25 + 2 x 14.
   testing::CollectiveCluster two(topology::preset_cluster("gb200-nvl72", 2));
   workloads::GraphHints h2 = two.env.hints;
   h2.nccl_release = *find_release("2.25.1");
-  const workloads::NcclTuner t2(workloads::nccl_graph(two.topo, two.router, first(144), 100, h2), CollectiveOp::AllReduce);
+  const workloads::NcclTuner t2(workloads::nccl_graph(two.topo, two.router, first_ranks(144), 100, h2), CollectiveOp::AllReduce);
   CHECK(t2.cost(NcclAlgo::NvlsTree, Protocol::Simple).latency_us == doctest::Approx(53.0));
 }
 
@@ -86,7 +79,7 @@ TEST_CASE("workloads::simulate_collective: one GB200 NVL72 rack, 512 MiB, NCCL 2
   workloads::CollectiveRequest req;
   req.op = CollectiveOp::AllReduce;
   req.algo = workloads::CollectiveAlgo::Auto;
-  req.ranks = first(72);
+  req.ranks = first_ranks(72);
   req.bytes = sim::Bytes{512.0 * 1048576.0};
   workloads::CollectiveEnvironment env25 = one.env;
   env25.hints.nccl_release = *find_release("2.25");
