@@ -35,6 +35,16 @@ TEST_CASE("workloads::nccl::find_release: exact tags, short forms, the nearest e
   CHECK(find_release("2.") == nullptr);
   CHECK(find_release("2") == nullptr);
   CHECK(std::string(workloads::nccl::default_release().version) == "2.30.7");
+  // A value-initialised release (GraphHints, NcclGraph) is the default one, field by field.
+  const workloads::nccl::NcclRelease v{};
+  const workloads::nccl::NcclRelease& d = workloads::nccl::default_release();
+  CHECK(std::string(v.version) == d.version);
+  CHECK((v.major == d.major && v.minor == d.minor && v.patch == d.patch));
+  CHECK(v.nvls_channels_sm90 == d.nvls_channels_sm90);
+  CHECK(v.nvls_channels_sm100_one_node == d.nvls_channels_sm100_one_node);
+  CHECK(v.nvls_channels_sm100_multi_node == d.nvls_channels_sm100_multi_node);
+  CHECK(v.nvls_tree_net_latency_us == d.nvls_tree_net_latency_us);
+  CHECK(v.nvls_efficiency_model == d.nvls_efficiency_model);
 }
 
 TEST_CASE("workloads::nccl::nvls_channels: 32 on one Blackwell domain before 2.27, 24 from 2.27 on") {
