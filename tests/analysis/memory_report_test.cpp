@@ -176,7 +176,7 @@ TEST_CASE("analysis::memory text: the allocator block has torch.cuda.memory_summ
   CHECK(text.find("Most loaded GPU: pipeline stage 0") != std::string::npos);
 }
 
-TEST_CASE("analysis::validate_memory: every memory.csv row is predicted; Korthikanti Fig. 1 and ZeRO exactly") {
+TEST_CASE("analysis::validate_memory: every memory.csv row is predicted, Korthikanti Fig. 1 and ZeRO exactly") {
   const analysis::MemoryValidation v = analysis::run_memory_validation();
   CHECK(v.rows.size() == 36);
   for (const auto& r : v.rows) {

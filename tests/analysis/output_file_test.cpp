@@ -86,7 +86,7 @@ TEST_CASE("analysis::OutputFile: a missing directory, a directory and an empty n
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("analysis::OutputFile: /dev/full fails on write with ENOSPC; /dev/null is written in place") {
+TEST_CASE("analysis::OutputFile: /dev/full fails on write with ENOSPC, /dev/null is written in place") {
   CHECK(error_of([] { write_output_file("--trace", "/dev/full", std::string(1 << 16, 'x')); }) ==
         "--trace '/dev/full': cannot write to it: No space left on device");
   CHECK(error_of([] { write_output_file("--trace", "/dev/null", "ignored"); }).empty());

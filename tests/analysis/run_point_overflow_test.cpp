@@ -11,7 +11,7 @@ namespace {
 const std::string kSmall = CLUSTERSIM_SOURCE_DIR "/scenarios/library/gpt3-1.3b-2x-rtx4090.toml";
 }
 
-TEST_CASE("analysis::run_point: an iteration beyond 106 days is infeasible with the reason; the next point runs") {
+TEST_CASE("analysis::run_point: an iteration beyond 106 days is infeasible with the reason, the next point runs") {
   clustersim::analysis::ClusterCache clusters;
   const auto too_long = clustersim::analysis::run_point(kSmall, {"model.seq_len=16777216"}, clusters, true);
   CHECK(too_long.status == clustersim::analysis::PointStatus::Infeasible);

@@ -67,7 +67,7 @@ TEST_CASE("analysis::run_shared_cluster: jobs on disjoint leaves run exactly as 
   std::filesystem::remove(path);
 }
 
-TEST_CASE("analysis::run_shared_cluster: a job's own settings apply to it alone; a bad one names the job") {
+TEST_CASE("analysis::run_shared_cluster: a job's own settings apply to it alone, a bad one names the job") {
   const std::string path = with_jobs(
       "[[job]]\nname = \"small\"\nnodes = [0, 4]\nset = { \"model.preset\" = \"gpt3-1.3b\" }\n"
       "[[job]]\nname = \"big\"\nnodes = [1, 5]\n",

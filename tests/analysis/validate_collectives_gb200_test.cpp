@@ -52,7 +52,7 @@ const analysis::CollectiveValidation& validation() {
 }
 }  // namespace
 
-TEST_CASE("analysis::validate_collectives (GB200): every row is replayed; 1 and 2 racks in the switch trays (NVLS / NVLSTree)") {
+TEST_CASE("analysis::validate_collectives (GB200): every row is replayed, 1 and 2 racks in the switch trays (NVLS / NVLSTree)") {
   int one = 0, two = 0, twenty = 0;
   for (const auto& r : validation().rows) {
     INFO("line " << r.line << ": " << r.system << ", " << r.bytes << " B");
@@ -69,8 +69,9 @@ TEST_CASE("analysis::validate_collectives (GB200): every row is replayed; 1 and 
     // NVLink switches. A ring's busbw cannot exceed a GPU's 18 x 40.1 = 721.8 GB/s of usable NVLink
     // (142 of the 143 hops of a two-rack ring are NVLink), and the measured two-rack busbw reaches
     // 810 GB/s: NCCL ran an in-switch reduction there too.
+    // The ring bound is not checked on these rows: the measured one-rack busbw at 512 MiB and 1 GiB
+    // (586 and 681 GB/s) is itself below it, so only the replayed algorithm tells NVLS from a ring.
     CHECK(r.algo == (r.gpus == 1440 ? "tree" : "in-network"));
-    if (r.gpus == 72) CHECK(r.predicted_busbw > 18 * 40.1);
     // Each row replays with the NCCL its source ran: 2.25.1 for the February 1- and 2-rack tables
     // (coreweave/nccl-tests PR #43's image), 2.26.2 for the 20-rack one (docs/validation.md).
     CHECK(r.nccl_rules == (r.gpus == 1440 ? "2.26.2" : "2.25.1"));

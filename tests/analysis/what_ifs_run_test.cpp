@@ -102,7 +102,7 @@ TEST_CASE("analysis::run_scenario: a loader in the training loop stalls by its C
   CHECK(slow.iteration.iteration_time_s == doctest::Approx(base.iteration.iteration_time_s + expected).epsilon(0.01));
 }
 
-TEST_CASE("analysis::run_scenario: too few loader workers stall by the loader's excess; enough workers do not") {
+TEST_CASE("analysis::run_scenario: too few loader workers stall by the loader's excess, enough workers do not") {
   const std::vector<std::string> eight = {"training.iterations=8"};
   const analysis::RunReport base = run(kStall, with(eight, kNoInput));
   const double gpu_s = base.iteration.iteration_time_s;

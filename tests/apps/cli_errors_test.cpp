@@ -127,7 +127,7 @@ TEST_CASE("apps::collective: every algorithm a refusal suggests runs on the same
   }
 }
 
-TEST_CASE("apps: --version prints the version; a mistyped verb or flag gets a did-you-mean") {
+TEST_CASE("apps: --version prints the version, a mistyped verb or flag gets a did-you-mean") {
   const auto v = clustersim::testing::run_cli("--version");
   CHECK(v.exit_code == 0);
   CHECK(v.out.rfind("clustersim ", 0) == 0);

@@ -65,7 +65,7 @@ TEST_CASE("crash corpus: a run whose iteration exceeds the clock exits 3 with th
   CHECK(r.out.empty());
 }
 
-TEST_CASE("crash corpus: in compare, a combination beyond the clock is an infeasible row; the others run") {
+TEST_CASE("crash corpus: in compare, a combination beyond the clock is an infeasible row, the others run") {
   const CliResult r =
       run_cli("compare " + kSmall + " --vary model.seq_len=2048,16777216 --ignore-memory --format csv");
   CHECK(r.exit_code == 0);
@@ -188,7 +188,7 @@ TEST_CASE("crash corpus: collective --nodes 2147483647 names the limit, not a wr
   CHECK(has(gpus.err, "transfers per size"));
 }
 
-TEST_CASE("crash corpus: topo --nodes 100000 --json is refused; a listing too large to print says how large") {
+TEST_CASE("crash corpus: topo --nodes 100000 --json is refused, a listing too large to print says how large") {
   CHECK(run_cli("topo --node dgx-h100 --nodes 100000 --json").exit_code == 2);
   const CliResult r = run_cli("topo --node dgx-h100 --nodes 16384 --json");
   CHECK(r.exit_code == 2);
@@ -351,7 +351,7 @@ TEST_CASE("crash corpus: sync.bucket_mb = 1e-300 is refused with the bucket coun
   CHECK(has(r.err, "use bucket_mb >= "));
 }
 
-TEST_CASE("crash corpus: training.iterations = 2147483647 is refused at its key; a few iterations still run") {
+TEST_CASE("crash corpus: training.iterations = 2147483647 is refused at its key, a few iterations still run") {
   const CliResult r = run_cli("run " + kSmall + " --set training.iterations=2147483647");
   CHECK(r.exit_code == 2);
   CHECK(has(r.err, "training.iterations=2147483647: error: iterations = 2147483647"));

@@ -15,7 +15,7 @@ using clustersim::scenarios::kMaxQuotedColumns;
 using clustersim::scenarios::printable;
 using clustersim::scenarios::SourceLocation;
 
-TEST_CASE("scenarios::printable: control characters become \\xNN; newline, tab and UTF-8 stay") {
+TEST_CASE("scenarios::printable: control characters become \\xNN, newline, tab and UTF-8 stay") {
   CHECK(printable(std::string("a\0b", 3)) == "a\\x00b");
   CHECK(printable("\x1b[31mred") == "\\x1b[31mred");
   CHECK(printable("cr\rdel\x7f") == "cr\\x0ddel\\x7f");

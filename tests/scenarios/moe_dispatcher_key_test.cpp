@@ -45,7 +45,7 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 
 }  // namespace
 
-TEST_CASE("scenarios::parse_scenario: moe_dispatcher is read and shown; alltoall is the default") {
+TEST_CASE("scenarios::parse_scenario: moe_dispatcher is read and shown, alltoall is the default") {
   const scenarios::ScenarioSpec spec = scenarios::parse_scenario(kMoe, "s.toml");
   CHECK(spec.parallel.moe_dispatcher == workloads::MoeDispatcher::DeepEp);
   CHECK(spec.model.router_groups == 8);  // the deepseek-v3 preset's group-limited routing

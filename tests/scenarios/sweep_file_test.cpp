@@ -48,7 +48,7 @@ TEST_CASE("scenarios::parse_sweep: the grid is the cartesian product, keys in fi
   CHECK(s.points[5].value_of("sync.algorithm") == "ring");
 }
 
-TEST_CASE("scenarios::parse_sweep: explicit points follow the grid; values keep their TOML type") {
+TEST_CASE("scenarios::parse_sweep: explicit points follow the grid, values keep their TOML type") {
   const SweepSpec s = parse_sweep(kBase +
                                       "[grid]\n"
                                       "\"sync.bucket_mb\" = [5.0, 2.5e1]\n"

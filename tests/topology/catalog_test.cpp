@@ -151,7 +151,7 @@ TEST_CASE("topology::catalog: export variants' peaks are SMs x tensor FLOP/clk x
   CHECK(h20.bf16.value == doctest::Approx(148e12));
 }
 
-TEST_CASE("topology::catalog: H800 and A800 keep their compute but lose NVLink; H20 keeps NVLink") {
+TEST_CASE("topology::catalog: H800 and A800 keep their compute but lose NVLink, H20 keeps NVLink") {
   const GpuSpec& h800 = *find_gpu("h800-sxm5-80gb");
   const GpuSpec& h100 = *find_gpu("h100-sxm5-80gb");
   CHECK(h800.bf16 == h100.bf16);

@@ -408,7 +408,7 @@ TEST_CASE("workloads::collectives: auto picks what NCCL's tuner picks, and on 4 
   CHECK(t_auto * 1e6 == doctest::Approx(pick.time_us).epsilon(0.5));
 }
 
-TEST_CASE("workloads::collectives: a replay over its event budget throws SimulationBudgetExceeded; within it, the same answer") {
+TEST_CASE("workloads::collectives: a replay over its event budget throws SimulationBudgetExceeded, within it, the same answer") {
   Cluster c(topology::preset_cluster("dgx-h100", 2));
   const auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, first_ranks(16), 64e6);
   const auto free_run = workloads::simulate_collective(c.env, req);

@@ -111,7 +111,7 @@ TEST_CASE("workloads::layer_ops_of_kind: attention and MLP layers are the two ha
   CHECK(tensor_parallel_share(LayerKind::Transformer) == 1.0);
 }
 
-TEST_CASE("workloads::model_flops_per_iteration: a hybrid sums its kinds; 56B is about 6 x params x tokens") {
+TEST_CASE("workloads::model_flops_per_iteration: a hybrid sums its kinds, 56B is about 6 x params x tokens") {
   const ModelSpec& m = preset("nemotron-h-56b");
   OpShape sh;
   sh.seq_len = m.seq_len;

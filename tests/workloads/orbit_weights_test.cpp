@@ -161,7 +161,7 @@ TEST_CASE("workloads::FlowShift: shifts channels and positions of [ch * position
   CHECK(positions(11) == 10);  // (2, 3) -> (2, 2)
 }
 
-TEST_CASE("workloads::induced_link_map: a ring's position shift is a symmetry of its routes; weights sum to n") {
+TEST_CASE("workloads::induced_link_map: a ring's position shift is a symmetry of its routes, weights sum to n") {
   constexpr int n = 12;
   const Ring ring(n);
   const std::vector<sim::SimTime> overheads(n);
@@ -212,7 +212,7 @@ TEST_CASE("workloads::induced_link_map: a slower link, an uneven overhead or a l
   CHECK(o.representative(ring.routes[4].links[0]) == ring.routes[1].links[0]);
 }
 
-TEST_CASE("workloads::weigh_route: repeated crossings of one orbit add up; a weight past 65,535 refuses") {
+TEST_CASE("workloads::weigh_route: repeated crossings of one orbit add up, a weight past 65,535 refuses") {
   // σ = (0 2)(1)(3): a route 0, 1, 2, 3 crosses orbit {0, 2} twice.
   const Perm sigma{2, 1, 0, 3};
   const LinkOrbits o = orbits_of(LinkIndex::every_link(4), {&sigma}, 2);

@@ -36,7 +36,7 @@ TEST_CASE("workloads::overlap_tp_collective: a long collective leaves its remain
   CHECK(o.time_s == doctest::Approx(4e-3 + o.sm_cost_s + o.exposed_s));
 }
 
-TEST_CASE("workloads::overlap_tp_collective: never slower than running the two in turn; nothing to split, nothing hidden") {
+TEST_CASE("workloads::overlap_tp_collective: never slower than running the two in turn, nothing to split, nothing hidden") {
   for (double g : {1e-4, 1e-3, 1e-2}) {
     for (double c : {0.0, 1e-4, 1e-3, 1e-2}) {
       for (int steps : {2, 4, 8}) {
@@ -60,7 +60,7 @@ TEST_CASE("workloads::overlap_tp_collective: never slower than running the two i
   CHECK(one.sm_cost_s == 0.0);
 }
 
-TEST_CASE("workloads::overlap_tp_layer: each collective pairs with its GEMMs; the SM share is what costs") {
+TEST_CASE("workloads::overlap_tp_layer: each collective pairs with its GEMMs, the SM share is what costs") {
   const topology::GpuSpec* gpu = topology::find_gpu("h100-sxm5-80gb");
   REQUIRE(gpu != nullptr);
   const topology::ClusterSpec cluster;

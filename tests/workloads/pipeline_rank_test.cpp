@@ -92,7 +92,7 @@ TEST_CASE("workloads::PipelineRank: the optimizer waits for the last step and th
   CHECK(rank.times().busy == 0.0);
 }
 
-TEST_CASE("workloads::PipelineRank: the previous step's parameter all-gathers hold the stream; a gathering wait lengthens the step") {
+TEST_CASE("workloads::PipelineRank: the previous step's parameter all-gathers hold the stream, a gathering wait lengthens the step") {
   const std::vector<PipelineStep> order{{0, 0, true}, {0, 0, false}};
   PipelineRank rank(order, plan_gradient_buckets(order, {100.0}, rule(400)));
   rank.begin_iteration();

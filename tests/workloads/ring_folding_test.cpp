@@ -149,7 +149,7 @@ TEST_CASE("workloads::fold_ring: DGX H100 rings, folded or refused, take the unf
   CHECK(refused > 0);
 }
 
-TEST_CASE("workloads::fold_ring: a fat-tree of full leaves folds by whole servers; flow-hash and partial leaves refuse") {
+TEST_CASE("workloads::fold_ring: a fat-tree of full leaves folds by whole servers, flow-hash and partial leaves refuse") {
   using topology::Fabric;
   using topology::FabricRouting;
   // 8 DGX H100 on a fat-tree with destination routing: 64 NICs on 2 full leaves of 32; a shift by

@@ -111,7 +111,7 @@ TEST_CASE("workloads::InputFeed: the copy is an engine flow that shares the GPU'
   CHECK(shared == doctest::Approx(2 * bytes / bw).epsilon(0.01));
 }
 
-TEST_CASE("workloads::InputFeed: pageable memory caps the copy; the loader's own time comes first") {
+TEST_CASE("workloads::InputFeed: pageable memory caps the copy, the loader's own time comes first") {
   const topology::Topology topo = topology::build_cluster(topology::preset_cluster("2x-rtx4090-pcie4"));
   const topology::Route route = host_to_gpu_route(topo, 0);
   const double bw = route.bottleneck.value, bytes = 1e8;
