@@ -25,6 +25,7 @@ using modern_detail::cp_of;
 using modern_detail::deepseek_recompute_modules;
 using modern_detail::dp_of;
 using modern_detail::expert_tp_of;
+using modern_detail::moe_a2a_overlap_of;
 using modern_detail::moe_dispatcher_of;
 using modern_detail::fp8_row;
 using modern_detail::gpt_oss_bridge;
@@ -109,6 +110,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
     t << "ep = " << notes_int(r, "EP") << "\n";
     if (expert_tp_of(r) > 0) t << "etp = " << expert_tp_of(r) << "\n";
     if (const char* dispatcher = moe_dispatcher_of(r)) t << "moe_dispatcher = \"" << dispatcher << "\"\n";
+    if (moe_a2a_overlap_of(r)) t << "moe_a2a_overlap = true\n";
   }
   t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << micro_batch_of(r)
     << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << (jax_stack(r) ? "full" : "none") << "\"\niterations = 1\n";

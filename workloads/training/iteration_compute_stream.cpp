@@ -95,6 +95,23 @@ double IterationRun::gather_wait(int r, const PipelineStep& step, double work_s)
   return gated_pass_end(start, work_s, s.fractions[chunk], s.ends[chunk]) - start - work_s;
 }
 
+// moe_a2a_overlap: a forward followed by a paired backward (pipeline_schedule.h) runs with it as
+// one combined 1F1B step (ep_overlap.h). The pair's MoE layers (as many as the shorter of the two
+// chunks has; the rest run alone) each save ChunkCost::ep_pair_saving; the saving comes off the
+// backward's all-to-all first, the rest off the forward's, decided when the forward starts.
+// Not modelled: the forward's output leaves for the next stage when the forward's own work ends,
+// not at the pair's end.
+double IterationRun::ep_pair_hidden(int r, const PipelineStep& step, const ChunkCost& c) {
+  double& pending = ep_pending_[static_cast<std::size_t>(r)];
+  if (!step.forward) return step.paired ? std::exchange(pending, 0.0) : 0.0;
+  const PipelineStep* next = rank(r).following_step();
+  if (next == nullptr || !next->paired) return 0.0;
+  const ChunkCost& b = costs_.chunks[static_cast<std::size_t>(next->chunk * pp_ + r)];
+  const double saving = std::min(c.moe_layers, b.moe_layers) * std::min(c.ep_pair_saving, b.ep_pair_saving);
+  pending = std::min(saving, b.bwd_ep);
+  return std::min(saving - pending, c.fwd_ep);
+}
+
 void IterationRun::try_start(int r) {
   PipelineRank& rk = rank(r);
   const PipelineStep* step = rk.idle_step();
@@ -114,9 +131,11 @@ void IterationRun::try_start(int r) {
   const ChunkCost& c = costs_.chunks[static_cast<std::size_t>(vs)];
   const std::size_t index = rk.step_index();
   const double compute = step->forward ? c.fwd_compute : c.bwd_compute;
-  const double comm = step->forward ? c.fwd_comm : c.bwd_comm;
-  // The blocking comm is tensor-parallel, expert all-to-all (MoE) and, the rest, ZeRO-3's.
-  const double tp = step->forward ? c.fwd_tp + c.fwd_ep : c.bwd_tp + c.bwd_ep;
+  // The blocking comm is tensor-parallel, expert all-to-all (MoE) and, the rest, ZeRO-3's; with
+  // moe_a2a_overlap less what the step hides beside its pair.
+  const double ep_hidden = in_.parallel.moe_a2a_overlap ? ep_pair_hidden(r, *step, c) : 0.0;
+  const double comm = (step->forward ? c.fwd_comm : c.bwd_comm) - ep_hidden;
+  const double tp = (step->forward ? c.fwd_tp + c.fwd_ep : c.bwd_tp + c.bwd_ep) - ep_hidden;
   const double cp = step->forward ? c.fwd_cp : c.bwd_cp;
   const StepOverlap overlap{step->forward ? c.fwd_tp_hidden : c.bwd_tp_hidden,
                             step->forward ? c.fwd_sm_cost : c.bwd_sm_cost,
@@ -124,7 +143,8 @@ void IterationRun::try_start(int r) {
                             std::max(0.0, comm - tp - cp),
                             step->forward ? c.fwd_dp : c.bwd_dp,
                             cp,
-                            step->forward ? c.fwd_cp_hidden : c.bwd_cp_hidden};
+                            step->forward ? c.fwd_cp_hidden : c.bwd_cp_hidden,
+                            ep_hidden};
   const double dur = rk.start_step(now(), compute, comm, overlap);
   if (checks_) checks_->step_started(r, index, compute);
   if (replay_) {

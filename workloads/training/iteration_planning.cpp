@@ -79,7 +79,7 @@ void IterationRun::plan_ranks() {
   double reduced = 0;
   ranks_.reserve(static_cast<std::size_t>(pp_));
   for (int r = 0; r < pp_; ++r) {
-    std::vector<PipelineStep> order = pipeline_order(in_.parallel.schedule, pp_, v_, m_, r);
+    std::vector<PipelineStep> order = pipeline_order(in_.parallel.schedule, pp_, v_, m_, r, in_.parallel.moe_a2a_overlap);
     std::vector<double> chunk_params;
     for (int c = 0; c < v_; ++c) chunk_params.push_back(reduced_params(costs_.chunks[static_cast<std::size_t>(c * pp_ + r)]));
     GradientBuckets buckets = plan_gradient_buckets(order, chunk_params, rule);
@@ -123,6 +123,7 @@ void IterationRun::plan_pipeline_routes() {
 void IterationRun::plan_input_feeds() {
   input_wait_.assign(static_cast<std::size_t>(pp_), 0.0);
   comm_wait_from_.assign(static_cast<std::size_t>(pp_), -1.0);
+  ep_pending_.assign(static_cast<std::size_t>(pp_), 0.0);
   comm_wait_.assign(static_cast<std::size_t>(pp_), 0.0);
   feeds_.resize(static_cast<std::size_t>(pp_));
   if (in_.data == nullptr) return;
