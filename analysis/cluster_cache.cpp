@@ -18,22 +18,32 @@ std::string cluster_key(const topology::ClusterSpec& c) {
 
 }  // namespace
 
-ClusterCache::Entry::Entry(const topology::ClusterSpec& spec, int compute_capability, double p2p_drain_steps)
-    : topo(topology::build_cluster(spec)), router(topo), memo(environment(topo, router, spec, compute_capability, p2p_drain_steps)) {}
+ClusterCache::Entry::Entry(const topology::ClusterSpec& spec, int compute_capability, double p2p_drain_steps,
+                           const workloads::nccl::NcclRelease& release, bool nvls)
+    : topo(topology::build_cluster(spec)),
+      router(topo),
+      memo(environment(topo, router, spec, compute_capability, p2p_drain_steps, release, nvls)) {}
 
 workloads::CollectiveEnvironment ClusterCache::Entry::environment(const topology::Topology& topo, const topology::Router& router,
                                                                   const topology::ClusterSpec& spec, int compute_capability,
-                                                                  double p2p_drain_steps) {
+                                                                  double p2p_drain_steps,
+                                                                  const workloads::nccl::NcclRelease& release, bool nvls) {
   workloads::GraphHints hints = workloads::graph_hints(spec);
   hints.p2p_drain_steps = p2p_drain_steps;
+  hints.nccl_release = release;
+  hints.nvls_enabled = nvls;
   return workloads::CollectiveEnvironment{topo, router, compute_capability, hints};
 }
 
 std::shared_ptr<ClusterCache::Entry> ClusterCache::get(const topology::ClusterSpec& spec, int compute_capability,
-                                                       double p2p_drain_steps) {
-  const std::string key = cluster_key(spec) + "|" + std::to_string(compute_capability) + "|" + fmt::format("{}", p2p_drain_steps);
+                                                       double p2p_drain_steps, const workloads::nccl::NcclRelease& release,
+                                                       bool nvls) {
+  const std::string key = cluster_key(spec) + "|" + std::to_string(compute_capability) + "|" +
+                          fmt::format("{}|{}|{}", p2p_drain_steps, release.version, nvls);
   auto it = entries_.find(key);
-  if (it == entries_.end()) it = entries_.emplace(key, std::make_shared<Entry>(spec, compute_capability, p2p_drain_steps)).first;
+  if (it == entries_.end()) {
+    it = entries_.emplace(key, std::make_shared<Entry>(spec, compute_capability, p2p_drain_steps, release, nvls)).first;
+  }
   return it->second;
 }
 

@@ -23,14 +23,20 @@ class ClusterCache {
     topology::Topology topo;
     topology::Router router;
     workloads::CollectiveMemo memo;
-    Entry(const topology::ClusterSpec& spec, int compute_capability, double p2p_drain_steps);
+    Entry(const topology::ClusterSpec& spec, int compute_capability, double p2p_drain_steps,
+          const workloads::nccl::NcclRelease& release, bool nvls);
     static workloads::CollectiveEnvironment environment(const topology::Topology& topo, const topology::Router& router,
                                                         const topology::ClusterSpec& spec, int compute_capability,
-                                                        double p2p_drain_steps);
+                                                        double p2p_drain_steps,
+                                                        const workloads::nccl::NcclRelease& release = workloads::nccl::default_release(),
+                                                        bool nvls = true);
   };
-  // The entry for this cluster, GPU generation and p2p_drain_steps (the one model constant the
-  // memoised collectives depend on: GraphHints::p2p_drain_steps), built on first use.
-  std::shared_ptr<Entry> get(const topology::ClusterSpec& spec, int compute_capability, double p2p_drain_steps = 1.0);
+  // The entry for this cluster, GPU generation, p2p_drain_steps (the one model constant the
+  // memoised collectives depend on: GraphHints::p2p_drain_steps) and NCCL settings (the scenario's
+  // [collectives]: GraphHints::nccl_release, nvls_enabled), built on first use.
+  std::shared_ptr<Entry> get(const topology::ClusterSpec& spec, int compute_capability, double p2p_drain_steps = 1.0,
+                             const workloads::nccl::NcclRelease& release = workloads::nccl::default_release(),
+                             bool nvls = true);
 
  private:
   std::map<std::string, std::shared_ptr<Entry>> entries_;

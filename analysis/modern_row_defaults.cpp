@@ -157,4 +157,18 @@ std::string deepseek_recompute_modules(const ModernRow& r) {
   return "";
 }
 
+// Nemotron 3 Nano's recompute modules in Megatron-Bridge's performance presets (mirror
+// lkk12014402/Megatron-Bridge, scripts/performance/configs/nemotronh/): the H100 presets recompute
+// the whole MoE layer and the norms, recompute_modules ["moe", "layernorm"] from commit 47dacd42
+// (2026-02-26, "Update Nemotron 3 Nano perf configs"; lost in cdcdc2ca and restored by 85ae70ac,
+// 2026-03-03, "nemotron3_nano_h100_fix_260201", for the 26.02.01 release), and FP8_CS_V1
+// ["moe", "layernorm", "core_attn", "moe_act"] from nemotron_3_workload_base_configs.py (2026-03-25
+// to the mirror's head 793bb600): "moe_act" lies inside "moe", and "core_attn" with flash attention
+// frees nothing the model keeps (as for DeepSeek-V3 above). Every H100 row of the tables is 26.02.01
+// or later. The Blackwell presets set no recompute_modules.
+std::string nemotron3_nano_recompute_modules(const ModernRow& r) {
+  if (!has(r.model, "Nemotron_3_Nano") || modern_source_group(r) != "Megatron-Bridge") return "";
+  return has(r.gpu, "H100") ? "[\"moe\", \"layernorm\"]" : "";
+}
+
 }  // namespace clustersim::analysis::modern_detail

@@ -26,5 +26,6 @@ bool gpt_oss_bridge(const ModernRow& r);             // GPT-OSS in Megatron-Brid
 bool gpt_oss_recompute_modules(const ModernRow& r);  // recompute ["layernorm", "moe_act"]
 // DeepSeek-V3's recompute_modules, written as a TOML array of strings; "" when none.
 std::string deepseek_recompute_modules(const ModernRow& r);
+std::string nemotron3_nano_recompute_modules(const ModernRow& r);  // ["moe", "layernorm"] on H100
 
 }  // namespace clustersim::analysis::modern_detail

@@ -23,6 +23,7 @@ using modern_detail::activation_offload_layers_of;
 using modern_detail::as_run;
 using modern_detail::cp_of;
 using modern_detail::deepseek_recompute_modules;
+using modern_detail::nemotron3_nano_recompute_modules;
 using modern_detail::dp_of;
 using modern_detail::expert_tp_of;
 using modern_detail::moe_a2a_overlap_of;
@@ -118,6 +119,8 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (nemotron4_dgxc || (nemo_stack(r) && fp8_row(r)) || gpt_oss_bridge(r)) t << "grad_dtype = \"bf16\"\n";
   if (gpt_oss_recompute_modules(r)) t << "recompute_modules = [\"layernorm\", \"moe_act\"]\n";
   if (const std::string modules = deepseek_recompute_modules(r); !modules.empty())
+    t << "recompute_modules = " << modules << "\n";
+  if (const std::string modules = nemotron3_nano_recompute_modules(r); !modules.empty())
     t << "recompute_modules = " << modules << "\n";
   if (nemotron4_dgxc) t << "optimizer_dtype = \"bf16\"\n";
   if (const int off = activation_offload_layers_of(r); off > 0) t << "activation_offload_layers = " << off << "\n";

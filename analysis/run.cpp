@@ -82,9 +82,12 @@ RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& op
   ClusterCache local;
   ClusterCache& clusters = options.clusters != nullptr ? *options.clusters : local;
   const double drain_steps = constants.get("p2p_drain_steps");
-  const std::shared_ptr<ClusterCache::Entry> cluster = clusters.get(spec.cluster, gpu->compute_capability, drain_steps);
+  const std::shared_ptr<ClusterCache::Entry> cluster =
+      clusters.get(spec.cluster, gpu->compute_capability, drain_steps, spec.nccl_release, spec.nvls);
   workloads::GraphHints hints = workloads::graph_hints(spec.cluster);
   hints.p2p_drain_steps = drain_steps;
+  hints.nccl_release = spec.nccl_release;
+  hints.nvls_enabled = spec.nvls;
   r.topology = std::shared_ptr<const topology::Topology>(cluster, &cluster->topo);
   const bool blocking = spec.training.launch_blocking;
   workloads::IterationInputs in{cluster->topo, cluster->router, *gpu, *r.compute, spec.model, spec.parallel, spec.training,

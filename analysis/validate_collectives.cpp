@@ -21,6 +21,7 @@
 #include "topology/catalog.h"
 #include "topology/routing.h"
 #include "workloads/collectives/collective_runner.h"
+#include "workloads/collectives/nccl_release.h"
 
 #ifndef CLUSTERSIM_DATA_DIR
 #error "CLUSTERSIM_DATA_DIR must be defined for the analysis library"
@@ -83,6 +84,19 @@ struct Cluster {
   explicit Cluster(const topology::ClusterSpec& s) : spec(s), topo(topology::build_cluster(s)), router(topo) {}
 };
 
+// The release whose rules replay the row (see run_collective_validation); sets row.nccl_rules.
+workloads::nccl::NcclRelease release_of(CollectiveValidationRow& row) {
+  const workloads::nccl::NcclRelease* r = nullptr;
+  if (!row.nccl_stated.empty()) {
+    r = workloads::nccl::find_release(row.nccl_stated);
+    if (r == nullptr) r = &workloads::nccl::known_releases().front();  // older than every entry
+  } else {
+    r = &workloads::nccl::default_release();
+  }
+  row.nccl_rules = r->version;
+  return *r;
+}
+
 void simulate(CollectiveValidationRow& row, const SystemMap& sys, std::map<std::string, std::unique_ptr<Cluster>>& clusters) {
   const auto op = op_of(row.collective);
   if (!op) {
@@ -113,7 +127,9 @@ void simulate(CollectiveValidationRow& row, const SystemMap& sys, std::map<std::
     c = std::make_unique<Cluster>(spec);
   }
   const topology::GpuSpec* gpu = topology::find_gpu(node->gpu);
-  workloads::CollectiveEnvironment env{c->topo, c->router, gpu->compute_capability, workloads::graph_hints(c->spec)};
+  workloads::GraphHints hints = workloads::graph_hints(c->spec);
+  hints.nccl_release = release_of(row);
+  workloads::CollectiveEnvironment env{c->topo, c->router, gpu->compute_capability, hints};
   env.event_budget = kValidationEventBudget;
   workloads::CollectiveRequest req;
   req.op = *op;
@@ -179,6 +195,11 @@ workloads::HostLaunch benchmark_host_launch(const std::string& notes) {
   return launch;
 }
 
+std::string CollectiveValidationRow::nccl_label() const {
+  if (nccl_stated.empty()) return "";
+  return nccl_stated == nccl_rules ? nccl_stated : nccl_stated + " as " + nccl_rules;
+}
+
 double CollectiveValidationRow::error_pct() const { return (predicted_busbw - measured_busbw) / measured_busbw * 100.0; }
 
 std::string collective_size_band(double bytes) {
@@ -221,6 +242,7 @@ CollectiveValidation run_collective_validation(const std::string& csv_path) {
     row.measured_time_us = number(get("time_us"));
     row.measured_busbw = number(get("busbw_GBps"));
     row.notes = col.count("notes") ? get("notes") : std::string();
+    row.nccl_stated = col.count("nccl_version") ? get("nccl_version") : std::string();
     row.band = std::isnan(row.bytes) ? "" : collective_size_band(row.bytes);
     const SystemMap* sys = nullptr;
     for (const SystemMap& s : kSystems) {
@@ -264,10 +286,15 @@ std::string collective_validation_text(const CollectiveValidation& v) {
   out += fmt::format("{:>5}  {:<28} {:<15} {:>12} {:>10} {:>10} {:>8}\n", "", "", "", "", "(GB/s)", "(GB/s)", "(%)");
   for (const auto& r : v.rows) {
     if (!r.simulated) continue;
-    out += fmt::format("{:>5}  {:<28} {:<15} {:>12.0f} {:>10.2f} {:>10.2f} {:>+8.1f}  {}/{}{}\n", r.line, r.system_label,
+    out += fmt::format("{:>5}  {:<28} {:<15} {:>12.0f} {:>10.2f} {:>10.2f} {:>+8.1f}  {}/{}{}{}\n", r.line, r.system_label,
                        r.collective, r.bytes, r.measured_busbw, r.predicted_busbw, r.error_pct(), r.algo, r.protocol,
-                       r.launch.empty() ? "" : " (" + r.launch + ")");
+                       r.launch.empty() ? "" : " (" + r.launch + ")",
+                       r.nccl_label().empty() ? "" : " [NCCL " + r.nccl_label() + "]");
   }
+  out += fmt::format("# Each row replays with the NCCL release its source states ([NCCL x]; \"a as b\": the nearest earlier "
+                     "release whose rules clustersim has, or the oldest, {}); unmarked rows: the default {}. Known: {}\n",
+                     workloads::nccl::known_releases().front().version, workloads::nccl::default_release().version,
+                     workloads::nccl::known_release_list());
   out += "\n# MAPE per group (system x collective x size band); targets: >=64MiB 10%, 1-64MiB 20%, <1MiB none\n";
   out += fmt::format("{:<28} {:<15} {:<8} {:>5} {:>8} {:>7}  {}\n", "system", "collective", "band", "rows", "MAPE(%)",
                      "target", "status");
@@ -315,7 +342,9 @@ std::string collective_validation_json(const CollectiveValidation& v) {
                     {"launch", r.launch},
                     {"error_pct", r.error_pct()},
                     {"algo", r.algo},
-                    {"protocol", r.protocol}});
+                    {"protocol", r.protocol},
+                    {"nccl_version", r.nccl_stated},
+                    {"nccl_rules", r.nccl_rules}});
   }
   for (const auto& g : v.groups) {
     groups.push_back({{"system", g.system_label},

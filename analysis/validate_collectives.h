@@ -39,6 +39,9 @@ struct CollectiveValidationRow {
   std::string launch;           // how the benchmark issued it: "-g 8", "torch per call", "" (one GPU per process)
   double device_time_us = 0;    // the replay alone, before the host's share (host_launch.h)
   std::string band;             // "<1MiB" | "1-64MiB" | ">=64MiB"
+  std::string nccl_stated;      // the CSV's nccl_version column: the release the source states, "" if none
+  std::string nccl_rules;       // the release whose rules replayed the row (nccl_release.h)
+  std::string nccl_label() const;  // "2.25.1", "2.27.7 as 2.27.3", "" when unstated (default rules)
   double error_pct() const;     // (predicted - measured) / measured * 100
 };
 
@@ -57,7 +60,10 @@ struct CollectiveValidation {
   std::string data_file = "collectives.csv";  // the CSV's file name, for the report's title
 };
 
-// Reads `csv_path` (default: CLUSTERSIM_DATA_DIR/collectives.csv) and simulates every usable row.
+// Reads `csv_path` (default: CLUSTERSIM_DATA_DIR/collectives.csv) and simulates every usable row,
+// each with the NCCL release its nccl_version column states (nccl_release.h: the nearest earlier
+// entry of the table for a release between two, the oldest for one older than all, the default
+// v2.30.7 when the column is empty or absent).
 // Throws std::runtime_error when the file cannot be read.
 CollectiveValidation run_collective_validation(const std::string& csv_path = {});
 // The bundled data: collectives.csv (A100/H100/H200 nodes) and collectives_gb200.csv (CoreWeave's

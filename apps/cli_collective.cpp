@@ -25,6 +25,7 @@
 #include "workloads/collectives/collective_runner.h"
 #include "workloads/collectives/host_launch.h"
 #include "workloads/collectives/nccl_constants.h"
+#include "workloads/collectives/nccl_release.h"
 
 namespace clustersim::apps {
 namespace {
@@ -81,7 +82,7 @@ int verb_collective(int argc, char** argv) {
   std::string scenario_path, inter_name = "ring";
   bool explain = false, extra_columns = false, check = false;
   std::string op_name = "allreduce", algo_name = "ring", proto_name, format = "text";
-  std::string min_size = "8", max_size = "128M";
+  std::string min_size = "8", max_size = "128M", nccl_version, nvls_switch;
   int gpus = 0, chunks = 0, channels = 0, gpus_per_thread = 0;
   double factor = 2;
   ClusterFlags cluster;
@@ -102,6 +103,10 @@ int verb_collective(int argc, char** argv) {
   app.add_option("--channels", channels, "parallel rings/trees (default: from the topology)");
   app.add_option("--proto", proto_name, "LL | LL128 | Simple (default: what NCCL's tuner picks for the size)");
   app.add_option("--format", format, "text | json");
+  app.add_option("--nccl-version", nccl_version,
+                 "the NCCL release whose rules to follow (2.25, 2.25.1, v2.26.2-1: NVLS channels, NVLSTree latency, "
+                 "NVLS cost model; nccl_release.h); between two known ones the earlier; default 2.30.7");
+  app.add_option("--nvls", nvls_switch, "on | off: off is NCCL_NVLS_ENABLE=0 (no NVLS nor NVLSTree)");
   app.add_option("--gpus-per-thread", gpus_per_thread,
                  "time as nccl-tests -g N measures it: one thread issues each collective on N GPUs, iterations "
                  "pipelined: max(device time, N x (kernel launch + NCCL's per-channel enqueue)); default: device time");
@@ -179,13 +184,30 @@ int verb_collective(int argc, char** argv) {
   if (check) invariants.emplace();
   // A scenario's [model_constants] reach the host-launch and p2p constants (unknown names: exit 2).
   workloads::ComputeConstants constants;
+  workloads::GraphHints hints = workloads::graph_hints(spec);
   if (!scenario_path.empty()) {
     const scenarios::ScenarioSpec with_constants = scenarios::load_cluster_scenario(scenario_path);
     analysis::check_model_constants(with_constants);
     constants.apply(with_constants.model_constants);
+    hints.nccl_release = with_constants.nccl_release;  // [collectives]; the flags below override
+    hints.nvls_enabled = with_constants.nvls;
   }
-  workloads::GraphHints hints = workloads::graph_hints(spec);
   hints.p2p_drain_steps = constants.get("p2p_drain_steps");
+  if (!nccl_version.empty()) {
+    bool exact = false;
+    const workloads::nccl::NcclRelease* release = workloads::nccl::find_release(nccl_version, &exact);
+    if (release == nullptr) {
+      throw CliError("--nccl-version '" + nccl_version + "': not a known NCCL release; known: " +
+                     workloads::nccl::known_release_list() + " (a later one takes the nearest earlier)");
+    }
+    hints.nccl_release = *release;
+    if (!exact) std::fprintf(stderr, "note: NCCL %s follows the rules of %s, the nearest earlier release known\n",
+                             nccl_version.c_str(), release->version);
+  }
+  if (!nvls_switch.empty()) {
+    if (nvls_switch != "on" && nvls_switch != "off") throw CliError("--nvls '" + nvls_switch + "': expected on or off");
+    hints.nvls_enabled = nvls_switch == "on";
+  }
   const workloads::CollectiveEnvironment env{topo, router, gpu != nullptr ? gpu->compute_capability : 80, hints,
                                              invariants ? &*invariants : nullptr};
 

@@ -53,6 +53,11 @@ void Loader::check_model_shape() {
     error_at_key("training.recompute_modules", "recompute_modules lists \"mla_up_proj\", but the model has no multi-head latent attention",
                  "mla_up_proj recomputes MLA's up-projections (DeepSeek-V3); set kv_lora_rank and the MLA head sizes in [model], "
                  "or remove \"mla_up_proj\"");
+  // recompute_modules "moe" reruns the MoE layers.
+  if ((spec_.training.recompute_modules & workloads::kRecomputeMoe) != 0 && !m.is_moe())
+    error_at_key("training.recompute_modules", "recompute_modules lists \"moe\", but the model has no mixture-of-experts layers",
+                 "moe recomputes each MoE layer's forward in its backward; set experts and experts_per_token in [model], "
+                 "or remove \"moe\"");
 }
 
 void Loader::check_layout() {

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kRootKeys[] = {"name",  "cluster",         "model", "parallelism", "training",
                                           "sync", "model_constants", "cost",  "job",         "finetune",
-                                          "amp",  "data"};
+                                          "amp",  "data",            "collectives"};
 
 }  // namespace
 
@@ -50,6 +50,7 @@ void Loader::read_root() {
   const toml::table* cost = root.subtable("cost");
   const toml::table* amp = root.subtable("amp");
   const toml::table* data = root.subtable("data");
+  const toml::table* collectives = root.subtable("collectives");
   const toml::table* finetune = root.subtable("finetune");
 
   // A misspelt section ([modle]) is reported as unknown; do not also call [model] missing.
@@ -67,6 +68,7 @@ void Loader::read_root() {
   if (cluster_only_ && !root.has("model")) {
     cluster_ok_ = cluster && read_cluster(cluster);
     read_model_constants(constants);  // the host and p2p constants a collective reads
+    read_collectives(collectives);
     root.finish();
     return;
   }
@@ -85,6 +87,7 @@ void Loader::read_root() {
   read_cost(cost);
   read_amp(amp);
   read_data(data);
+  read_collectives(collectives);
   read_jobs(root.find("job"));
   root.finish();
 

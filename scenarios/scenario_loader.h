@@ -80,6 +80,7 @@ class Loader : public LoadContext {
   void read_cost(const toml::table* t);
   void read_amp(const toml::table* t);
   void read_data(const toml::table* t);
+  void read_collectives(const toml::table* t);  // collectives_section.cpp
   void check_amp();
   void read_jobs(const toml::node* jobs);           // jobs_section.cpp
   bool read_job_nodes(Section& s, JobSpec& job);

@@ -15,6 +15,7 @@
 
 #include "scenarios/scenario_error.h"
 #include "topology/cluster_spec.h"
+#include "workloads/collectives/nccl_release.h"
 #include "workloads/specs.h"
 #include "workloads/training/input_pipeline.h"
 #include "workloads/training/loss_scaling.h"
@@ -58,6 +59,11 @@ struct ScenarioSpec {
   CostSpec cost;
   std::optional<workloads::AmpSpec> amp;    // [amp]: fp16 loss scaling (fp16 runs only)
   std::optional<workloads::DataSpec> data;  // [data]: the input pipeline
+  // [collectives]: the NCCL release whose rules the collectives follow (default v2.30.7) and
+  // NCCL_NVLS_ENABLE; nccl_version_exact is false when the release given was between two entries.
+  workloads::nccl::NcclRelease nccl_release{};
+  bool nccl_version_exact = true;
+  bool nvls = true;
   std::vector<JobSpec> jobs;      // [[job]]: empty for a scenario with one job (the usual case)
 
   std::string node_preset;        // "" for an explicit [cluster.node] without `preset`

@@ -264,6 +264,15 @@ void show_data(std::ostream& out, const ScenarioSpec& spec) {
       << "gpu_decode = " << b(d.gpu_decode) << "\n";
 }
 
+// [collectives], only when it changes something (the release whose rules apply, NVLS off).
+void show_collectives(std::ostream& out, const ScenarioSpec& spec) {
+  const bool default_release = std::string_view(spec.nccl_release.version) == workloads::nccl::default_release().version;
+  if (default_release && spec.nvls) return;
+  out << "\n[collectives]\n"
+      << "nccl_version = " << quote_str(spec.nccl_release.version) << "\n"
+      << "nvls = " << b(spec.nvls) << "\n";
+}
+
 // [[job]] tables, as written (their `set` as an inline table of the --set strings).
 void show_jobs(std::ostream& out, const ScenarioSpec& spec) {
   for (const JobSpec& job : spec.jobs) {
@@ -310,6 +319,7 @@ std::string show_config(const ScenarioSpec& spec) {
   show_cost(out, spec);
   show_amp(out, spec);
   show_data(out, spec);
+  show_collectives(out, spec);
   show_jobs(out, spec);
   return out.str();
 }

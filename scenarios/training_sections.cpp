@@ -121,7 +121,7 @@ void read_recompute_modules(LoadContext& ctx, Section& s, unsigned& modules) {
     if (!module) {
       const std::string got = name ? "'" + name->get() + "'" : "a " + type_name(e.type());
       ctx.error_at_key("training.recompute_modules", "recompute_modules lists " + got + ", not a modelled module",
-                       "use \"layernorm\", \"moe_act\" or \"mla_up_proj\" (Megatron-Core recompute_modules)");
+                       "use \"layernorm\", \"moe_act\", \"moe\" or \"mla_up_proj\" (Megatron-Core recompute_modules)");
       continue;
     }
     modules |= *module;

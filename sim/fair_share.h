@@ -61,7 +61,7 @@
 // constraint) only for weighted variables, in a pool that unweighted systems never grow. A caller
 // may allocate a block before adding its variable (alloc_block), hand it to add_variable and read
 // it back with block() or members() (the network model keeps a waiting flow's route in its own
-// RoutePool instead: 4 bytes per hop where a block is 8, and given back between stages). Nothing is allocated
+// PendingPool instead: 4 bytes per hop where a block is 8, and given back between stages). Nothing is allocated
 // per add/remove/solve once the pools and scratch buffers have grown to their peaks, except that a
 // scratch buffer over kKeptScratch entries is given back after a solve that used under a quarter
 // of it and grown again by the next large solve (free lists are intrusive: no memory of their own).

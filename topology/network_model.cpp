@@ -79,17 +79,8 @@ void NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListener*
     activate(links, wts, bytes.value, rate_cap, who, tag);
     return;
   }
-  std::uint32_t p;
-  if (free_pending_ != kNoPending) {
-    p = free_pending_;
-    free_pending_ = pending_[p].links;  // (a free record's `links` chains the free list)
-  } else {
-    p = static_cast<std::uint32_t>(pending_.size());
-    pending_.emplace_back();
-  }
   ++waiting_;
-  pending_[p] = Pending{bytes.value, rate_cap, who, tag, routes_.alloc(links, wts),
-                       static_cast<std::uint8_t>(links.size()), weights != nullptr};
+  const std::uint64_t p = pending_.alloc(PendingPool::Transfer{bytes.value, rate_cap, who, tag}, links, wts);
   post(p, sim_.now() + delay, kActivate);
 }
 
@@ -187,14 +178,9 @@ void NetworkModel::on_event(std::uint64_t tag) {
   sim_.count_coalesced(batches_[b].posted - 1);
   for (const std::uint64_t entry : firing_) {
     if (kind == kActivate) {
-      const auto p = static_cast<std::uint32_t>(entry);
-      const Pending pend = pending_[p];
-      activate(routes_.links(pend.links, pend.hops),
-               pend.folded ? routes_.weights(pend.links, pend.hops) : std::span<const std::uint16_t>{}, pend.bytes,
-               pend.rate_cap, pend.who, pend.tag);
-      routes_.free(pend.links, pend.hops);
-      pending_[p].links = free_pending_;
-      free_pending_ = p;
+      const PendingPool::Transfer t = pending_.transfer(entry);
+      activate(pending_.links(entry), pending_.weights(entry), t.bytes, t.rate_cap, t.who, t.tag);
+      pending_.free(entry);
       --waiting_;
       continue;
     }
@@ -212,12 +198,10 @@ void NetworkModel::on_event(std::uint64_t tag) {
   }
   batches_[b].entries.swap(firing_);
   free_batches_.push_back(b);
-  if (pending_.size() > kKeptPending && waiting_ == 0) {
-    // No transfer is waiting out its latency: give large pending pools back (the next stage's
-    // starts grow them again), so that they do not add to the streaming flows' peak.
+  if (pending_.words() > kKeptPendingWords && waiting_ == 0) {
+    // No transfer is waiting out its latency: give a large pending pool back (the next stage's
+    // starts grow it again), so that it does not add to the streaming flows' peak.
     pending_.release();
-    free_pending_ = kNoPending;
-    routes_.release();
   }
 }
 

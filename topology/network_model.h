@@ -13,9 +13,9 @@
 // grown again by the next wave (one reallocation per doubling, not per transfer).
 //
 // Memory per flow (direct all-to-all puts 16.7 M flows in flight at 4,096 GPUs, so this is what
-// bounds the largest runs). A transfer waiting out its latency is a 40-byte pending record and its
-// route's links in a RoutePool (4 bytes per hop, 2 more per hop only when folded); nothing of it is
-// in the solver yet. When it starts streaming it becomes a solver variable (the solver copies the
+// bounds the largest runs). A transfer waiting out its latency is one record of 32 bytes (40 with a
+// rate cap) plus 4 per hop in a PendingPool (pending_pool.h; 2 more per hop only when folded);
+// nothing of it is in the solver yet. When it starts streaming it becomes a solver variable (the solver copies the
 // route into its memberships) and a 48-byte stream record (its rate is read from the solver) kept at the variable's id, so no map
 // from variables to flows is needed. Each pending activation or completion is 8 bytes in a
 // *batch*; a batch whose completions have all been superseded by rate changes gives its buffer
@@ -57,7 +57,7 @@
 #include "sim/pod_vector.h"
 #include "sim/simulator.h"
 #include "sim/units.h"
-#include "topology/route_pool.h"
+#include "topology/pending_pool.h"
 #include "topology/topology.h"
 
 namespace clustersim::topology {
@@ -150,20 +150,10 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   void on_flush() override;
 
  private:
-  // A transfer waiting out its latency (40 bytes); its links (and weights, if folded) are in routes_.
-  struct Pending {
-    double bytes = 0;
-    double rate_cap = 0;
-    TransferListener* who = nullptr;
-    std::uint64_t tag = 0;
-    std::uint32_t links = 0;  // offset in routes_
-    std::uint8_t hops = 0;    // the route's links, then its virtual links
-    bool folded = false;
-  };
   static constexpr std::uint32_t kNoBatch = 0xffffffffU;
   // Pools kept when emptied up to these sizes (larger ones are given back, see on_event).
   static constexpr std::size_t kKeptBatchEntries = 4096;
-  static constexpr std::size_t kKeptPending = 65536;
+  static constexpr std::size_t kKeptPendingWords = 65536 * 16;
   // A streaming transfer, at its solver variable's index (48 bytes). `generation` grows with each
   // rate change and at the end, so older completion entries for this index are recognised as stale
   // (it is kept when the index is reused); `batch` holds the live completion entry.
@@ -176,10 +166,10 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
     std::uint32_t generation = 0;
     std::uint32_t batch = kNoBatch;
   };
-  static_assert(sizeof(Pending) == 40 && sizeof(Stream) == 48, "see the header comment");
+  static_assert(sizeof(Stream) == 48, "see the header comment");
   enum : std::uint64_t { kActivate = 0, kComplete = 1 };
   // A completion entry: the variable and the generation its event was posted for (stale when they
-  // differ). An activation entry is the pending record's index.
+  // differ). An activation entry is the pending record's handle (PendingPool::alloc).
   static std::uint64_t encode(sim::VariableId v, std::uint32_t gen) {
     return (static_cast<std::uint64_t>(gen & 0x7fffffffU) << 32) | v;
   }
@@ -201,7 +191,7 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   // Adds `entry` to a batch at `at` (the open one when it may join) and returns the batch.
   std::uint32_t post(std::uint64_t entry, sim::SimTime at, std::uint64_t kind);
   void supersede(std::uint32_t batch);  // one of its completion entries is stale now
-  // Starts streaming (or, with nothing to stream, finishes at once); `links` may point into routes_.
+  // Starts streaming (or, with nothing to stream, finishes at once); `links` may point into pending_.
   void activate(std::span<const LinkId> links, std::span<const std::uint16_t> weights, double bytes,
                 double rate_cap, TransferListener* who, std::uint64_t tag);
   void complete(sim::VariableId v);
@@ -213,13 +203,9 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   sim::Simulator& sim_;
   const Topology& topo_;
   sim::FairShareSolver solver_;
-  sim::PodVector<Pending> pending_;  // grows without a copy (sim/pod_vector.h)
-  // Free pending records, chained through their `links` field (a stack, last freed first reused).
-  static constexpr std::uint32_t kNoPending = 0xffffffffU;
-  std::uint32_t free_pending_ = kNoPending;
-  std::size_t waiting_ = 0;  // transfers waiting out their latency
+  PendingPool pending_;      // transfers waiting out their latency, with their routes
+  std::size_t waiting_ = 0;  // how many
   std::vector<VirtualLinkId> free_virtual_;  // given-back virtual links
-  RoutePool routes_;
   sim::PodVector<Stream> streams_;  // indexed by solver variable
   std::vector<sim::SimTime> stream_start_;  // per variable, when the first byte left; only with an observer
   std::vector<Batch> batches_;

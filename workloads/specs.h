@@ -366,9 +366,18 @@ inline constexpr sim::Choice<Recompute> kRecomputeNames[] = {
 // latents before the backward: Megatron-Core multi_latent_attention.py, recompute_up_proj with
 // CheckpointWithoutOutput); Megatron-Bridge's DeepSeek-V3 GB200 / GB300 BF16 performance configs
 // set ["mla_up_proj"] (scripts/performance/configs/deepseek/deepseek_workload_base_configs.py).
-enum RecomputeModule : unsigned { kRecomputeLayernorm = 1, kRecomputeMoeAct = 2, kRecomputeMlaUpProj = 4 };
-inline constexpr sim::Choice<unsigned> kRecomputeModuleNames[] = {
-    {"layernorm", kRecomputeLayernorm}, {"moe_act", kRecomputeMoeAct}, {"mla_up_proj", kRecomputeMlaUpProj}};
+// "moe": the whole MoE layer (Megatron-Core moe_layer.py: moe_layer_recompute wraps custom_forward,
+// i.e. shared experts, router, preprocess, dispatch all-to-all, experts, combine all-to-all and
+// postprocess, in tensor_parallel.checkpoint / te_checkpoint), so the backward reruns its kernels and
+// both all-to-alls; Megatron-Bridge's Nemotron 3 Nano H100 presets set ["moe", "layernorm", ...]
+// (scripts/performance/configs/nemotronh/nemotron_3_workload_base_configs.py). Memory: the MoE
+// term (dispatched tokens, expert activations) is dropped; the MLP-sized saved tensors the layer
+// shares with a dense layer stay counted (an over-estimate).
+enum RecomputeModule : unsigned { kRecomputeLayernorm = 1, kRecomputeMoeAct = 2, kRecomputeMlaUpProj = 4, kRecomputeMoe = 8 };
+inline constexpr sim::Choice<unsigned> kRecomputeModuleNames[] = {{"layernorm", kRecomputeLayernorm},
+                                                                   {"moe_act", kRecomputeMoeAct},
+                                                                   {"mla_up_proj", kRecomputeMlaUpProj},
+                                                                   {"moe", kRecomputeMoe}};
 // Element type of a model state that frameworks let one choose. Fp32: 4 B; Bf16 and Fp16: 2 B.
 enum class StateDtype : std::uint8_t { Fp32, Bf16, Fp16 };
 inline double state_dtype_bytes(StateDtype d) { return d == StateDtype::Fp32 ? 4.0 : 2.0; }

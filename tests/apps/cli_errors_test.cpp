@@ -138,3 +138,14 @@ TEST_CASE("apps: --version prints the version; a mistyped verb or flag gets a di
   CHECK(flag.exit_code == 2);
   CHECK(flag.err.find("did you mean '--explain'?") != std::string::npos);
 }
+
+TEST_CASE("apps::collective: --nccl-version and --nvls refuse what they do not know, exit 2") {
+  const auto r = run_cli("collective --node dgx-b200 --nccl-version 2.18");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--nccl-version '2.18'") != std::string::npos);
+  CHECK(r.err.find("2.24.3, 2.25.1") != std::string::npos);
+  CHECK(r.out.empty());
+  const auto n = run_cli("collective --node dgx-b200 --nvls maybe");
+  CHECK(n.exit_code == 2);
+  CHECK(n.err.find("--nvls 'maybe'") != std::string::npos);
+}

@@ -43,4 +43,9 @@ TEST_CASE("scenarios::parse_scenario: recompute_modules names only modules clust
   CHECK(mla.find("s.toml:8:") == 0);
   CHECK(mla.find("no multi-head latent attention") != std::string::npos);
   CHECK(error_of(scenario("recompute_modules = \"layernorm\"\n")).find("recompute_modules") != std::string::npos);
+  // moe (the whole MoE layer) is modelled, but only for mixture-of-experts models.
+  CHECK(e.find("\"moe\"") != std::string::npos);
+  const std::string moe = error_of(scenario("recompute_modules = [\"moe\"]\n"));
+  CHECK(moe.find("s.toml:8:") == 0);
+  CHECK(moe.find("no mixture-of-experts layers") != std::string::npos);
 }

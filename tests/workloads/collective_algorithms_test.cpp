@@ -19,6 +19,7 @@
 #include "workloads/collectives/tree_collective.h"
 
 using namespace clustersim;
+using clustersim::testing::first_ranks;
 using workloads::CollectiveAlgo;
 using workloads::CollectiveOp;
 using workloads::CollectiveRequest;
@@ -26,11 +27,6 @@ using workloads::Protocol;
 
 namespace {
 using Cluster = testing::CollectiveCluster;
-std::vector<int> first(int n) {
-  std::vector<int> v(static_cast<std::size_t>(n));
-  std::iota(v.begin(), v.end(), 0);
-  return v;
-}
 CollectiveRequest request(CollectiveOp op, CollectiveAlgo algo, std::vector<int> ranks, double bytes) {
   CollectiveRequest r;
   r.op = op;
@@ -63,7 +59,7 @@ TEST_CASE("workloads::collectives: every operation x algorithm that makes sense 
           (node_alltoall || !(p2p && algo != CollectiveAlgo::Direct && algo != CollectiveAlgo::Auto)) && !tree_piecewise;
       for (int n : {16, 12}) {  // 12: non-power-of-two for halving-doubling, 6 GPUs per node for hierarchical
         INFO(workloads::to_string(op) << " x " << workloads::to_string(algo) << " on " << n << " GPUs");
-        std::vector<int> ranks = first(n);
+        std::vector<int> ranks = first_ranks(n);
         if (n == 12) ranks = {0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13};
         auto req = request(op, algo, ranks, 8e6);
         if (expect_ok) {
@@ -77,7 +73,7 @@ TEST_CASE("workloads::collectives: every operation x algorithm that makes sense 
     }
   }
   // In-network reduction where the hardware cannot: A100 NVSwitch has no NVLS.
-  auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::InNetwork, first(8), 8e6);
+  auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::InNetwork, first_ranks(8), 8e6);
   CHECK_THROWS_WITH_AS(workloads::simulate_collective(a100.env, req), doctest::Contains("NVLS"), workloads::CollectiveError);
   // Hierarchical on one node has nothing to split.
   req.algo = CollectiveAlgo::Hierarchical;
@@ -101,7 +97,7 @@ TEST_CASE("workloads::collectives: no algorithm beats its operation's bandwidth 
       double bound = S / B;
       if (op == CollectiveOp::AllReduce && algo != CollectiveAlgo::InNetwork) bound = 2 * (nn - 1) / nn * S / B;
       if (op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllToAll) bound = (nn - 1) / nn * S / B;
-      auto req = request(op, algo, first(n), S);
+      auto req = request(op, algo, first_ranks(n), S);
       try {
         const auto r = workloads::simulate_collective(c.env, req);
         INFO(workloads::to_string(op) << " x " << workloads::to_string(algo));
@@ -122,9 +118,9 @@ TEST_CASE("workloads::collectives: a SHARP all-reduce across leaves takes as lon
   // one link to it) would take 3x as long.
   Cluster c(topology::one_gpu_servers(128, 1.0));
   const double S = 256.0 * 1048576.0;
-  auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::InNetwork, first(32), S);
+  auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::InNetwork, first_ranks(32), S);
   const double one_leaf = workloads::simulate_collective(c.env, req).time.seconds();
-  req.ranks = first(128);
+  req.ranks = first_ranks(128);
   const double four_leaves = workloads::simulate_collective(c.env, req).time.seconds();
   CHECK(four_leaves == doctest::Approx(one_leaf).epsilon(0.03));
   CHECK(four_leaves >= one_leaf);
@@ -181,7 +177,7 @@ TEST_CASE("workloads::collectives: on a 2:1 fat-tree, traffic that all crosses l
   const double S = 256.0 * 1048576.0;
   const double gpu_link = c.router.route(0, 1).bottleneck.value;
   CHECK(gpu_link == doctest::Approx(48e9).epsilon(0.05));
-  auto sendrecv = request(CollectiveOp::SendRecv, CollectiveAlgo::Direct, first(64), S);
+  auto sendrecv = request(CollectiveOp::SendRecv, CollectiveAlgo::Direct, first_ranks(64), S);
   sendrecv.root = 1;
   const double within = workloads::simulate_collective(c.env, sendrecv).time.seconds();
   sendrecv.root = 32;
@@ -197,8 +193,8 @@ TEST_CASE("workloads::collectives: on a 2:1 fat-tree, traffic that all crosses l
   CHECK(across_hashed > across * 1.2);  // a collision: 3+ flows on one 50 GB/s up-link
   CHECK(across_hashed <= S / (50e9 / 32) * 1.01);  // never worse than all 32 on one link
 
-  const auto leaf = request(CollectiveOp::AllToAll, CollectiveAlgo::Direct, first(32), S);
-  std::vector<int> split = first(16);
+  const auto leaf = request(CollectiveOp::AllToAll, CollectiveAlgo::Direct, first_ranks(32), S);
+  std::vector<int> split = first_ranks(16);
   for (int r = 32; r < 48; ++r) split.push_back(r);
   const auto cross = request(CollectiveOp::AllToAll, CollectiveAlgo::Direct, split, S);
   const double t_leaf = workloads::simulate_collective(c.env, leaf).time.seconds();
@@ -223,8 +219,8 @@ TEST_CASE("workloads::collectives: hierarchical beats a flat ring across DGX nod
   topology::ClusterSpec rail = topology::preset_cluster("dgx-h100", 16);
   rail.fabric = topology::Fabric::RailOptimized;
   Cluster c(rail);
-  auto ring = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, first(128), 67108864.0);
-  auto hier = request(CollectiveOp::AllReduce, CollectiveAlgo::Hierarchical, first(128), 67108864.0);
+  auto ring = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, first_ranks(128), 67108864.0);
+  auto hier = request(CollectiveOp::AllReduce, CollectiveAlgo::Hierarchical, first_ranks(128), 67108864.0);
   ring.protocol = hier.protocol = Protocol::Simple;
   CHECK(workloads::simulate_collective(c.env, hier).time < workloads::simulate_collective(c.env, ring).time);
   ring.bytes = hier.bytes = sim::Bytes{S};
@@ -239,8 +235,8 @@ TEST_CASE("workloads::collectives: hierarchical beats a flat ring across DGX nod
   // running the stages one after another would take ~7.75 ms. The flat ring's bandwidth term is
   // within 1% of that bound; it loses by its 30 steps of network latency.
   Cluster two(topology::preset_cluster("dgx-h100", 2));
-  auto ring2 = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, first(16), S);
-  auto hier2 = request(CollectiveOp::AllReduce, CollectiveAlgo::Hierarchical, first(16), S);
+  auto ring2 = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, first_ranks(16), S);
+  auto hier2 = request(CollectiveOp::AllReduce, CollectiveAlgo::Hierarchical, first_ranks(16), S);
   ring2.protocol = hier2.protocol = Protocol::Simple;
   const double t_hier2 = workloads::simulate_collective(two.env, hier2).time.seconds();
   CHECK(t_hier2 >= nvlink_bound_s * 0.99);
@@ -259,7 +255,7 @@ TEST_CASE("workloads::hierarchical_pipeline_chunks: one slice below 128 MiB, 64 
 TEST_CASE("workloads::NcclTuner: picks what NCCL picks on an H100 node, and NVLS only where the hardware has it") {
   Cluster h100(topology::preset_cluster("dgx-h100"));
   Cluster a100(topology::preset_cluster("dgx-a100-80gb"));
-  const auto g = workloads::nccl_graph(h100.topo, h100.router, first(8), 90, h100.env.hints);
+  const auto g = workloads::nccl_graph(h100.topo, h100.router, first_ranks(8), 90, h100.env.hints);
   CHECK(g.nvls);
   CHECK(g.channels * g.bw_intra_GBps <= g.path_GBps);
   const workloads::NcclTuner t(g, CollectiveOp::AllReduce);
@@ -267,7 +263,7 @@ TEST_CASE("workloads::NcclTuner: picks what NCCL picks on an H100 node, and NVLS
   CHECK(t.cost(workloads::nccl::NcclAlgo::Ring, Protocol::LL).latency_us == doctest::Approx(15.0));
   CHECK(t.choose(1024).protocol == Protocol::LL);
   CHECK(t.choose(1024.0 * 1048576).algo == workloads::nccl::NcclAlgo::Nvls);
-  const auto ga = workloads::nccl_graph(a100.topo, a100.router, first(8), 80, a100.env.hints);
+  const auto ga = workloads::nccl_graph(a100.topo, a100.router, first_ranks(8), 80, a100.env.hints);
   CHECK_FALSE(ga.nvls);
   const workloads::NcclTuner ta(ga, CollectiveOp::AllReduce);
   CHECK(ta.choose(1024.0 * 1048576).algo == workloads::nccl::NcclAlgo::Ring);
@@ -312,7 +308,7 @@ TEST_CASE("workloads::collectives: a Simple tree all-reduce cuts its chunks as N
   // 512 KiB step NCCL halves while chunks < 8 x 9 (down to 128 KiB: 32 chunks), then while < 4 x 9
   // (down to 64 KiB: 64 chunks). 1 GiB (64 MiB per channel) keeps 512 KiB steps: 128 chunks.
   Cluster c(topology::preset_cluster("dgx-h100", 4));
-  auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Tree, first(32), 64.0 * 1048576);
+  auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Tree, first_ranks(32), 64.0 * 1048576);
   req.protocol = Protocol::Simple;
   req.channels = 16;
   CHECK(workloads::plan_collective(c.env, req).chunks == 64);
@@ -347,7 +343,7 @@ TEST_CASE("workloads::collectives: flat ring and tree all-reduce on 2-16 DGX H10
       Cluster c(spec);
       for (double mib : {64.0, 512.0}) {
         for (CollectiveAlgo algo : {CollectiveAlgo::Ring, CollectiveAlgo::Tree}) {
-          auto req = request(CollectiveOp::AllReduce, algo, first(8 * nodes), mib * 1048576);
+          auto req = request(CollectiveOp::AllReduce, algo, first_ranks(8 * nodes), mib * 1048576);
           req.protocol = Protocol::Simple;
           const auto a = algo == CollectiveAlgo::Tree ? workloads::nccl::NcclAlgo::Tree : workloads::nccl::NcclAlgo::Ring;
           const double model_us = nccl_model_us(c, req, a, Protocol::Simple);
@@ -371,7 +367,7 @@ TEST_CASE("workloads::TreeCollective: each NIC of a server carries one channel o
   topology::ClusterSpec spec = topology::preset_cluster("dgx-h100", 4);
   spec.fabric = topology::Fabric::RailOptimized;
   Cluster c(spec);
-  auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Tree, first(32), 64.0 * 1048576);
+  auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Tree, first_ranks(32), 64.0 * 1048576);
   req.protocol = Protocol::Simple;
   const auto plan = workloads::plan_collective(c.env, req);
   REQUIRE(plan.channels == 16);
@@ -397,7 +393,7 @@ TEST_CASE("workloads::collectives: auto picks what NCCL's tuner picks, and on 4 
   topology::ClusterSpec spec = topology::preset_cluster("dgx-h100", 4);
   spec.fabric = topology::Fabric::RailOptimized;
   Cluster c(spec);
-  auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Auto, first(32), 8e6);
+  auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Auto, first_ranks(32), 8e6);
   const auto g = workloads::nccl_graph(c.topo, c.router, req.ranks, c.env.gpu_compute_capability, c.env.hints);
   const auto pick = workloads::NcclTuner(g, req.op).choose(req.bytes.value);
   const auto plan = workloads::plan_collective(c.env, req);
@@ -414,7 +410,7 @@ TEST_CASE("workloads::collectives: auto picks what NCCL's tuner picks, and on 4 
 
 TEST_CASE("workloads::collectives: a replay over its event budget throws SimulationBudgetExceeded; within it, the same answer") {
   Cluster c(topology::preset_cluster("dgx-h100", 2));
-  const auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, first(16), 64e6);
+  const auto req = request(CollectiveOp::AllReduce, CollectiveAlgo::Ring, first_ranks(16), 64e6);
   const auto free_run = workloads::simulate_collective(c.env, req);
   REQUIRE(free_run.events > 10);
   workloads::CollectiveEnvironment tight = c.env;

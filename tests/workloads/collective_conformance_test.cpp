@@ -21,6 +21,7 @@
 #include "workloads/collectives/collective_replay.h"
 
 using namespace clustersim;
+using clustersim::testing::first_ranks;
 using workloads::CollectiveAlgo;
 using workloads::CollectiveOp;
 
@@ -112,11 +113,6 @@ Answer ask(F&& f) {
   }
 }
 
-std::vector<int> first(int n) {
-  std::vector<int> v(static_cast<std::size_t>(n));
-  std::iota(v.begin(), v.end(), 0);
-  return v;
-}
 
 }  // namespace
 
@@ -143,7 +139,7 @@ TEST_CASE("workloads::collectives: planner, memo and full replay agree on every 
     std::vector<int> ranks;
     std::string name;
   };
-  const Group groups[] = {{&dgx, first(16), "2x dgx-h100"}, {&dgx, first(8), "1x dgx-h100"}, {&pcie, first(8), "8x-a100-pcie"}};
+  const Group groups[] = {{&dgx, first_ranks(16), "2x dgx-h100"}, {&dgx, first_ranks(8), "1x dgx-h100"}, {&pcie, first_ranks(8), "8x-a100-pcie"}};
   int runs = 0;
   for (const Group& g : groups) {
     const workloads::CollectiveEnvironment& env = g.cluster->env;

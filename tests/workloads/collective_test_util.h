@@ -2,7 +2,9 @@
 // its topology and router, and the compute capability and hardware hints NCCL's tuner reads.
 #pragma once
 
+#include <numeric>
 #include <utility>
+#include <vector>
 
 #include "topology/builders.h"
 #include "topology/catalog.h"
@@ -10,6 +12,13 @@
 #include "workloads/collectives/collective_runner.h"
 
 namespace clustersim::testing {
+
+// Ranks 0 .. n-1, the group most collective tests run on.
+inline std::vector<int> first_ranks(int n) {
+  std::vector<int> v(static_cast<std::size_t>(n));
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
 
 struct CollectiveCluster {
   topology::ClusterSpec spec;

@@ -8,7 +8,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "tests/workloads/collective_test_util.h"
+#include "collective_test_util.h"
 #include "topology/catalog.h"
 #include "workloads/collectives/host_launch.h"
 #include "workloads/compute/compute_model.h"

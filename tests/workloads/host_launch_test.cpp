@@ -3,7 +3,7 @@
 // DGX A100 nccl-tests `-g 8` log's 44 us floor and its flat 101 us from 1 to 4 MiB.
 #include <doctest/doctest.h>
 
-#include "tests/workloads/collective_test_util.h"
+#include "collective_test_util.h"
 #include "workloads/collectives/host_launch.h"
 #include "workloads/collectives/nccl_tuner.h"
 

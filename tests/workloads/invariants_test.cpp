@@ -22,6 +22,7 @@
 #include "workloads/training/pipeline_schedule.h"
 
 using namespace clustersim;
+using clustersim::testing::first_ranks;
 using namespace clustersim::workloads;
 
 namespace {
@@ -34,17 +35,12 @@ const sim::InvariantReport::Entry& entry(const sim::InvariantReport& r, const ch
   return r.entries().front();
 }
 
-std::vector<int> first(int n) {
-  std::vector<int> v(static_cast<std::size_t>(n));
-  std::iota(v.begin(), v.end(), 0);
-  return v;
-}
 
 CollectivePlan plan_of(const testing::CollectiveCluster& c, CollectiveOp op, CollectiveAlgo algo, int n, double S) {
   CollectiveRequest req;
   req.op = op;
   req.algo = algo;
-  req.ranks = first(n);
+  req.ranks = first_ranks(n);
   req.bytes = sim::Bytes{S};
   return plan_collective(c.env, req);
 }
@@ -153,7 +149,7 @@ TEST_CASE("workloads::collectives: every operation x algorithm holds the five co
           CollectiveRequest req;
           req.op = static_cast<CollectiveOp>(op);
           req.algo = algo;
-          req.ranks = first(c->topo.gpu_count());
+          req.ranks = first_ranks(c->topo.gpu_count());
           req.bytes = sim::Bytes{S};
           INFO(to_string(req.op) << " x " << to_string(algo) << " at " << S << " B on " << c->topo.gpu_count() << " GPUs");
           try {

@@ -16,6 +16,7 @@
 #include "workloads/collectives/collective_runner.h"
 
 using namespace clustersim;
+using clustersim::testing::first_ranks;
 using workloads::CollectiveOp;
 using workloads::nccl::NcclAlgo;
 
@@ -23,17 +24,12 @@ namespace {
 using Cluster = testing::CollectiveCluster;
 constexpr double kMiB = 1048576.0, kGiB = 1073741824.0;
 
-std::vector<int> first(int n) {
-  std::vector<int> v(static_cast<std::size_t>(n));
-  std::iota(v.begin(), v.end(), 0);
-  return v;
-}
 
 workloads::CollectivePlan nvls_tree_plan(const Cluster& c, int racks, double bytes) {
   workloads::CollectiveRequest req;
   req.op = CollectiveOp::AllReduce;
   req.algo = workloads::CollectiveAlgo::Auto;
-  req.ranks = first(72 * racks);
+  req.ranks = first_ranks(72 * racks);
   req.bytes = sim::Bytes{bytes};
   return workloads::plan_collective(c.env, req);
 }

@@ -11,19 +11,15 @@
 #include "workloads/collectives/nccl_tuner.h"
 
 using namespace clustersim;
+using clustersim::testing::first_ranks;
 using workloads::CollectiveOp;
 using workloads::Protocol;
 using workloads::nccl::NcclAlgo;
 
 namespace {
 using Cluster = testing::CollectiveCluster;
-std::vector<int> first(int n) {
-  std::vector<int> v(static_cast<std::size_t>(n));
-  std::iota(v.begin(), v.end(), 0);
-  return v;
-}
 workloads::NcclGraph gb200_graph(const Cluster& c, int racks) {
-  return workloads::nccl_graph(c.topo, c.router, first(72 * racks), 100, c.env.hints);
+  return workloads::nccl_graph(c.topo, c.router, first_ranks(72 * racks), 100, c.env.hints);
 }
 constexpr double kKiB = 1024.0, kMiB = 1048576.0, kGiB = 1073741824.0;
 }  // namespace
@@ -100,7 +96,7 @@ TEST_CASE("workloads::nccl_graph: a multi-node ring's channels fit the GPU's NVL
   CHECK(g.channels * g.bw_inter_GBps <= g.path_GBps);
   // DGX H100 (8 NICs, fewer than 32 channels): a channel per NIC at 48 GB/s, duplicated, as before.
   Cluster h100(topology::preset_cluster("dgx-h100", 2));
-  const auto gh = workloads::nccl_graph(h100.topo, h100.router, first(16), 90, h100.env.hints);
+  const auto gh = workloads::nccl_graph(h100.topo, h100.router, first_ranks(16), 90, h100.env.hints);
   CHECK(gh.channels == 16);
   CHECK(gh.bw_inter_GBps == doctest::Approx(24.0));
 }
@@ -132,7 +128,7 @@ TEST_CASE("workloads::NvlsTreeCollective: two racks never beat the NVLink bound,
     workloads::CollectiveRequest req;
     req.op = CollectiveOp::AllReduce;
     req.algo = workloads::CollectiveAlgo::Auto;
-    req.ranks = first(144);
+    req.ranks = first_ranks(144);
     req.bytes = sim::Bytes{S};
     const auto plan = workloads::plan_collective(two.env, req);
     CHECK(plan.nccl_algo == NcclAlgo::NvlsTree);

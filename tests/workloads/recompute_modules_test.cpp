@@ -1,5 +1,5 @@
-// Megatron-Core's recompute_modules ("layernorm", "moe_act"): what each one stops keeping for the
-// backward (memory model) and what it runs again in the backward (stage costs).
+// Megatron-Core's recompute_modules ("layernorm", "moe_act", "moe"): what each one stops keeping for
+// the backward (memory model) and what it runs again in the backward (stage costs).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,6 +10,8 @@
 #include "workloads/collectives/collective_memo.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/memory/memory_model.h"
+#include "workloads/model/transformer_ops.h"
+#include "workloads/training/stage_cost_parts.h"
 #include "workloads/training/stage_costs.h"
 
 using namespace clustersim;
@@ -36,6 +38,38 @@ ModelSpec moe_model() {
   m.moe_ffn_hidden = 2048;
   return m;
 }
+
+// One DGX H100 node with dp 8 = ep 8, the memo and compute model over it: chunk(recompute, modules)
+// plans moe_model()'s stage costs with those recompute settings.
+struct OneNodeEp8 {
+  const topology::NodeSpec* node = topology::find_node_preset("dgx-h100");
+  topology::ClusterSpec cluster = [this] {
+    topology::ClusterSpec c;
+    c.node = *node;
+    c.nodes = 1;
+    return c;
+  }();
+  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
+  topology::Topology topo = topology::build_cluster(cluster);
+  topology::Router router{topo};
+  ParallelSpec par = [] {
+    ParallelSpec p;
+    p.dp = 8;
+    p.ep = 8;
+    return p;
+  }();
+  ComputeModel compute{*gpu, cluster, topology::Precision::Bf16, ComputeConstants{}};
+  ParallelLayout layout{par.tp, par.dp, par.pp};
+  CollectiveMemo memo{CollectiveEnvironment{topo, router, gpu->compute_capability, {}}};
+
+  ChunkCost chunk(Recompute recompute, unsigned modules) {
+    TrainingSpec tr;
+    tr.global_batch = 8;
+    tr.recompute = recompute;
+    tr.recompute_modules = modules;
+    return plan_stage_costs(StageCostInputs{moe_model(), par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 1}).chunks.at(0);
+  }
+};
 
 MemoryRequest request(unsigned modules) {
   MemoryRequest q;
@@ -74,31 +108,20 @@ TEST_CASE("workloads::estimate_memory: recompute_modules moe_act drops one exper
   MemoryRequest full = request(0), full_modules = request(kRecomputeLayernorm | kRecomputeMoeAct);
   full.training.recompute = full_modules.training.recompute = Recompute::Full;
   CHECK(line(full, "layers: activations") == doctest::Approx(line(full_modules, "layers: activations")));
+  // moe: the whole MoE layer reruns, so none of its dispatched tokens or expert activations are kept.
+  CHECK(line(request(0), moe_line) > 0);
+  {
+    // A zero term is left out of the breakdown.
+    const MemoryBreakdown m = stage_memory(request(kRecomputeMoe), 0);
+    const MemoryLine* l = m.find_line(moe_line);
+    CHECK((l == nullptr || l->bytes.value == 0.0));
+  }
+  CHECK(line(request(kRecomputeMoe), "layers: activations") == doctest::Approx(line(request(0), "layers: activations")));
 }
 
 TEST_CASE("workloads::plan_stage_costs: recompute_modules rerun their ops' forward in the backward, nothing else") {
-  const topology::NodeSpec* node = topology::find_node_preset("dgx-h100");
-  REQUIRE(node != nullptr);
-  topology::ClusterSpec cluster;
-  cluster.node = *node;
-  cluster.nodes = 1;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
-  const ModelSpec model = moe_model();
-  ParallelSpec par;
-  par.dp = 8;
-  par.ep = 8;
-  const ComputeModel compute(*gpu, cluster, topology::Precision::Bf16, ComputeConstants{});
-  const ParallelLayout layout{par.tp, par.dp, par.pp};
-  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
-  const auto chunk = [&](unsigned modules) {
-    TrainingSpec tr;
-    tr.global_batch = 8;
-    tr.recompute_modules = modules;
-    return plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 1}).chunks.at(0);
-  };
+  OneNodeEp8 f;
+  const auto chunk = [&](unsigned modules) { return f.chunk(Recompute::None, modules); };
   const ChunkCost none = chunk(0), norms = chunk(kRecomputeLayernorm), act = chunk(kRecomputeMoeAct);
   const ChunkCost both = chunk(kRecomputeLayernorm | kRecomputeMoeAct);
   CHECK(norms.fwd_compute == doctest::Approx(none.fwd_compute));
@@ -112,4 +135,54 @@ TEST_CASE("workloads::plan_stage_costs: recompute_modules rerun their ops' forwa
   const double d_norms = norms.bwd_compute - none.bwd_compute, d_act = act.bwd_compute - none.bwd_compute;
   CHECK(both.bwd_compute - none.bwd_compute >= std::max(d_norms, d_act) * (1 - 1e-9));
   CHECK(both.bwd_compute - none.bwd_compute <= (d_norms + d_act) * (1 + 1e-9));
+}
+
+TEST_CASE("workloads::layer_compute: recompute_modules moe reruns the MoE layer from its router to its unpermute") {
+  const topology::GpuSpec* gpu = topology::find_gpu("h100-sxm5-80gb");
+  REQUIRE(gpu != nullptr);
+  const ComputeModel compute(*gpu, topology::ClusterSpec{}, topology::Precision::Bf16, ComputeConstants{});
+  OpShape shape;
+  shape.micro_batch = 2;
+  shape.seq_len = 1024;
+  shape.ep = 8;
+  const std::vector<OpCost> layer = layer_ops(moe_model(), shape, true);
+  // Megatron-Core moe_layer.py checkpoints custom_forward: shared experts, router, preprocess,
+  // dispatch, experts, combine. Not the pre-MLP norm, the attention or the residual add.
+  std::vector<OpCost> moe;
+  bool in = false;
+  for (const OpCost& op : layer) {
+    in = in || op.name == "moe_router";
+    if (in) moe.push_back(op);
+    if (op.name == "moe_unpermute") in = false;
+  }
+  REQUIRE(moe.size() >= 6);
+  CHECK(moe.front().name == "moe_router");
+  CHECK(moe.back().name == "moe_unpermute");
+  const LayerCompute none = layer_compute(compute, layer, Recompute::None, 0);
+  const LayerCompute rerun = layer_compute(compute, layer, Recompute::None, kRecomputeMoe);
+  CHECK(rerun.fwd == doctest::Approx(none.fwd));
+  CHECK(rerun.bwd - none.bwd == doctest::Approx(compute.ops_time(moe, Pass::Forward).seconds()));
+  // The rerun includes the forward's token-count sync and the experts' GEMMs: a large share of the forward.
+  CHECK(rerun.bwd - none.bwd > 0.3 * none.fwd);
+  CHECK(rerun.bwd - none.bwd < none.fwd);
+  // With "moe_act" beside it the activation is not rerun twice.
+  CHECK(layer_compute(compute, layer, Recompute::None, kRecomputeMoe | kRecomputeMoeAct).bwd == doctest::Approx(rerun.bwd));
+  // Under full recompute the module adds nothing.
+  CHECK(layer_compute(compute, layer, Recompute::Full, kRecomputeMoe).bwd ==
+        doctest::Approx(layer_compute(compute, layer, Recompute::Full, 0).bwd));
+}
+
+TEST_CASE("workloads::plan_stage_costs: recompute_modules moe repeats the dispatch and combine all-to-alls in the backward") {
+  OneNodeEp8 f;
+  const auto chunk = [&](Recompute recompute, unsigned modules) { return f.chunk(recompute, modules); };
+  const ChunkCost none = chunk(Recompute::None, 0), moe = chunk(Recompute::None, kRecomputeMoe);
+  const ChunkCost full = chunk(Recompute::Full, 0);
+  REQUIRE(none.fwd_ep > 0);
+  CHECK(moe.fwd_ep == doctest::Approx(none.fwd_ep));
+  CHECK(none.bwd_ep == doctest::Approx(none.fwd_ep));
+  CHECK(moe.bwd_ep == doctest::Approx(2.0 * none.bwd_ep));
+  CHECK(moe.bwd_ep == doctest::Approx(full.bwd_ep));
+  CHECK(moe.bwd_ep_bytes == doctest::Approx(2.0 * none.bwd_ep_bytes));
+  // "layernorm" and "moe_act" leave the all-to-alls alone.
+  CHECK(chunk(Recompute::None, kRecomputeLayernorm | kRecomputeMoeAct).bwd_ep == doctest::Approx(none.bwd_ep));
 }

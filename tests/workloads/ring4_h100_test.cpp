@@ -11,16 +11,12 @@
 #include "workloads/collectives/nccl_tuner.h"
 
 using namespace clustersim;
+using clustersim::testing::first_ranks;
 using workloads::CollectiveOp;
 using workloads::Protocol;
 using workloads::nccl::NcclAlgo;
 
 namespace {
-std::vector<int> first(int n) {
-  std::vector<int> v(static_cast<std::size_t>(n));
-  std::iota(v.begin(), v.end(), 0);
-  return v;
-}
 constexpr double kMiB = 1048576.0, kGiB = 1073741824.0;
 }  // namespace
 
@@ -29,8 +25,8 @@ TEST_CASE("workloads::NcclTuner (HGX H100): 4 of the 8 GPUs get the same ring gr
   // x 20.6 GB/s (NCCL topo.h SM90_NVLINK_BW) = 370.8 GB/s, whatever the group size; the speed
   // array's 60 GB/s fits 6 rings, duplicated to 12 channels of 30 GB/s (bwIntra >= 25).
   testing::CollectiveCluster c(topology::preset_cluster("hgx-h100-8x"));
-  const auto g4 = workloads::nccl_graph(c.topo, c.router, first(4), 90, c.env.hints);
-  const auto g8 = workloads::nccl_graph(c.topo, c.router, first(8), 90, c.env.hints);
+  const auto g4 = workloads::nccl_graph(c.topo, c.router, first_ranks(4), 90, c.env.hints);
+  const auto g8 = workloads::nccl_graph(c.topo, c.router, first_ranks(8), 90, c.env.hints);
   CHECK(g4.path_GBps == doctest::Approx(370.8).epsilon(1e-3));
   CHECK(g4.path_GBps == doctest::Approx(g8.path_GBps));
   CHECK(g4.channels == 12);
@@ -41,7 +37,7 @@ TEST_CASE("workloads::NcclTuner (HGX H100): 4 of the 8 GPUs get the same ring gr
 
 TEST_CASE("workloads::NcclTuner (HGX H100): a 4-GPU all-gather or reduce-scatter is Ring/Simple, not NVLS, at 32 MiB-16 GiB") {
   testing::CollectiveCluster c(topology::preset_cluster("hgx-h100-8x"));
-  const auto g4 = workloads::nccl_graph(c.topo, c.router, first(4), 90, c.env.hints);
+  const auto g4 = workloads::nccl_graph(c.topo, c.router, first_ranks(4), 90, c.env.hints);
   REQUIRE(g4.nvls);
   for (CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter}) {
     const workloads::NcclTuner t(g4, op);

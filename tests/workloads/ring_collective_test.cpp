@@ -7,8 +7,10 @@
 #include "topology/catalog.h"
 #include "topology/routing.h"
 #include "workloads/collectives/collective_runner.h"
+#include "collective_test_util.h"
 
 using namespace clustersim;
+using clustersim::testing::first_ranks;
 using workloads::CollectiveOp;
 using workloads::CollectiveRequest;
 
@@ -29,11 +31,6 @@ CollectiveRequest allreduce(std::vector<int> ranks, double bytes) {
   r.protocol = workloads::Protocol::Simple;
   return r;
 }
-std::vector<int> first(int n) {
-  std::vector<int> v(static_cast<std::size_t>(n));
-  std::iota(v.begin(), v.end(), 0);
-  return v;
-}
 // The ring all-reduce bandwidth bound: 2(n-1)/n * S / B.
 double ring_bound_s(int n, double bytes, double bottleneck_Bps) {
   return 2.0 * (n - 1) / n * bytes / bottleneck_Bps;
@@ -45,7 +42,7 @@ TEST_CASE("workloads::RingCollective: an isolated NVSwitch ring is within 3% of 
   const double S = 1073741824.0;
   const auto route = c.router.route(0, 1);
   const double B = route.bottleneck.value;  // GPU <-> NVSwitch edge, one direction
-  const auto r = workloads::simulate_collective(c.env, allreduce(first(8), S));
+  const auto r = workloads::simulate_collective(c.env, allreduce(first_ranks(8), S));
   const double bound = ring_bound_s(8, S, B);
   CHECK(r.time.seconds() >= bound);
   CHECK(r.time.seconds() <= bound * 1.03);
@@ -59,7 +56,7 @@ TEST_CASE("workloads::RingCollective: no size and no node preset beats the ring 
     for (int i = 0; i < n; ++i) slowest = std::min(slowest, c.router.route(i, (i + 1) % n).bottleneck.value);
     for (double S : {1048576.0, 67108864.0, 1073741824.0}) {
       INFO(node << " size " << S);
-      const auto r = workloads::simulate_collective(c.env, allreduce(first(n), S));
+      const auto r = workloads::simulate_collective(c.env, allreduce(first_ranks(n), S));
       CHECK(r.time.seconds() >= ring_bound_s(n, S, slowest));
     }
   }
@@ -84,7 +81,7 @@ TEST_CASE("workloads::RingCollective: crossing the sockets is slower than stayin
 TEST_CASE("workloads::RingCollective: multi-node rings use every NIC through their channels") {
   Cluster c("dgx-a100-80gb", 2);
   const double S = 1073741824.0;
-  auto req = allreduce(first(16), S);
+  auto req = allreduce(first_ranks(16), S);
   const auto r = workloads::simulate_collective(c.env, req);
   CHECK(r.channels == 8);
   // One channel would be limited by a single NIC path; eight channels spread over eight NICs.
@@ -95,7 +92,7 @@ TEST_CASE("workloads::RingCollective: multi-node rings use every NIC through the
 
 TEST_CASE("workloads::RingCollective: the same request gives the same simulated time") {
   Cluster c("dgx-h100", 2);
-  auto req = allreduce(first(16), 100e6);
+  auto req = allreduce(first_ranks(16), 100e6);
   req.protocol.reset();
   const auto a = workloads::simulate_collective(c.env, req);
   const auto b = workloads::simulate_collective(c.env, req);
@@ -106,7 +103,7 @@ TEST_CASE("workloads::RingCollective: the same request gives the same simulated 
 
 TEST_CASE("workloads::RingCollective: all-gather and reduce-scatter take half the steps of all-reduce") {
   Cluster c("dgx-a100-80gb");
-  auto ar = allreduce(first(8), 1073741824.0);
+  auto ar = allreduce(first_ranks(8), 1073741824.0);
   auto ag = ar;
   ag.op = CollectiveOp::AllGather;
   auto rs = ar;

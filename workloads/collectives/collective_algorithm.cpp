@@ -33,7 +33,7 @@ sim::SimTime CollectiveAlgorithm::step_overhead(const topology::Route& route) co
   // NCCL's hwLat is the whole per-step cost it measured, wire included; the route's physical
   // latency is already charged by the network model, so only the remainder is added here.
   if (!plan_.protocol_latencies) return sim::SimTime{};
-  const sim::SimTime total = sim::SimTime::from_us(nccl::hw_latency_us(hw_class(route), nccl_algo(), plan_.protocol));
+  const sim::SimTime total = sim::SimTime::from_us(nccl::hw_latency_us(hw_class(route), nccl_algo(), plan_.protocol, plan_.hints.nccl_release));
   return total > route.latency ? total - route.latency : sim::SimTime{};
 }
 

@@ -27,6 +27,10 @@ std::string graph_part(const NcclGraph& g) {
          num(g.channels * g.bw_intra_GBps) + " GB/s (speed array top " + num(g.channel_speed_max_GBps) + " GB/s per channel)\n";
   out += std::string("  NVLS (in-switch reduction): ") + (g.nvls ? "yes, " + std::to_string(g.nvls_channels) + " channels" : "no") +
          "; SHARP across nodes: " + (g.collnet ? "yes (NCCL needs NCCL_COLLNET_ENABLE=1)" : "no") + "\n";
+  if (std::string_view(g.release.version) != nccl::default_release().version) {
+    out += std::string("  NCCL release rules: ") + g.release.version + " (nccl_release.h; default " +
+           nccl::default_release().version + ")\n";
+  }
   if (!g.ll128) {
     out += "  LL128 off by default (tuning.cc): ";
     if (g.intra_hw != nccl::HwClass::NvLink && g.ppn > 1) {
@@ -163,7 +167,10 @@ LatencyTerm latency_term(const CollectivePlan& plan, const NcclGraph& g, const N
     case CollectiveAlgo::InNetwork: {
       if (plan.nccl_algo == nccl::NcclAlgo::NvlsTree) {
         const NcclCost& c = tuner.cost(nccl::NcclAlgo::NvlsTree, Protocol::Simple);
-        return {c.latency_us, "NCCL's NVLSTree latency (25 us + 2 log2(nodes) x 20.9 us, paid once)"};
+        char what[96];
+        std::snprintf(what, sizeof what, "NCCL's NVLSTree latency (25 us + 2 log2(nodes) x %g us, paid once)",
+                      g.release.nvls_tree_net_latency_us);
+        return {c.latency_us, what};
       }
       const bool nvls = g.nodes == 1;
       const double us = nccl::hw_latency_us(nvls ? nccl::HwClass::NvLink : nccl::HwClass::Net,

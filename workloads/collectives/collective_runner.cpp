@@ -49,6 +49,10 @@ CollectiveAlgo from_nccl(nccl::NcclAlgo a) {
 }
 
 void check_in_network(const NcclGraph& g, const GraphHints& h, const CollectiveRequest& req) {
+  if (!h.nvls_enabled && h.gpu_nvls && !g.collnet) {
+    throw CollectiveError("in-network reduction needs NVLS here, and NVLS is off (--nvls off, [collectives] nvls = "
+                          "false: NCCL_NVLS_ENABLE=0); use --algo ring, tree or auto");
+  }
   if (g.nodes == 1 && !g.nvls) {
     throw CollectiveError("in-network reduction inside a node needs NVLS (NVSwitch gen3+ with Hopper or Blackwell "
                           "GPUs); " + (h.gpu_name.empty() ? std::string("these GPUs") : h.gpu_name) + " on " +

@@ -12,6 +12,7 @@
 #include <iterator>
 
 #include "workloads/collectives/collective_types.h"
+#include "workloads/collectives/nccl_release.h"
 
 namespace clustersim::workloads::nccl {
 
@@ -69,7 +70,8 @@ inline int nodes_column(int nodes) { return nodes <= 1 ? 0 : (nodes == 2 ? 1 : 2
 // NVLS 25; NET CollNetDirect 31, NVLS 18. PCI rows are 0 (NVLS needs NVSwitch).
 inline constexpr double kHwLatencyCollNetDirectUs[3] = {3.7, 0.0, 31.0};  // NVLINK, PCI, NET
 inline constexpr double kHwLatencyNvlsUs[3] = {25.0, 0.0, 18.0};
-// NVLSTree (tuning.cc v2.30.7): NVLINK 25, NET 20.9 (v2.26: 14); baseLat 0.
+// NVLSTree (tuning.cc v2.30.7): NVLINK 25, NET 20.9 (v2.28.7 and before: 14, NcclRelease::
+// nvls_tree_net_latency_us; this row is the default release's); baseLat 0.
 inline constexpr double kHwLatencyNvlsTreeUs[3] = {25.0, 0.0, 20.9};
 // perChMaxTreeLL128Bws[compcap][N1/N2/N4] (tuning.cc).
 inline constexpr double kPerChannelMaxTreeLl128GBps[4][3] = {
@@ -90,14 +92,9 @@ inline constexpr double kSm90SpeedArrayInter[] = {48.0, 45.0, 42.0, 40.0, 30.0, 
 inline constexpr double kSm100SpeedArrayIntra[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
 inline constexpr double kSm100SpeedArrayInter[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0,
                                                    20.0, 17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-// MAXCHANNELS (src/include/device.h) and NVLS_NCHANNELS_SM90 / SM100 (src/transport/nvls.cc).
+// MAXCHANNELS (src/include/device.h). The NVLS channel counts (NVLS_NCHANNELS_SM90 / SM100 /
+// SM100_NVL, src/transport/nvls.cc) changed between releases: nccl_release.h, nvls_channels().
 inline constexpr int kMaxChannels = 64;
-// v2.30.7 launches 24 NVLS channels on Blackwell inside one NVLink domain
-// (NVLS_NCHANNELS_SM100_NVL) and 32 when the communicator spans nodes (NVLS_NCHANNELS_SM100);
-// v2.26 launched 32 in both cases.
-inline constexpr int kNvlsChannelsSm90 = 16;
-inline constexpr int kNvlsChannelsSm100 = 24;
-inline constexpr int kNvlsChannelsSm100MultiNode = 32;
 // NCCL_MAX_NVLS_ARITY (src/include/device.h): at most 32 NVLS heads. Each head reduces (multimem
 // ld_reduce) and multicasts 1/nHeads of every loop; with 72 GPUs in an NVL72 rack, 32 of them are
 // heads and carry their 1/32 share on top of their own data.
@@ -127,9 +124,12 @@ inline double base_latency_us(NcclAlgo a, Protocol p) {
   if (a == NcclAlgo::Nvls || a == NcclAlgo::NvlsTree || a == NcclAlgo::CollNetDirect) return 0.0;
   return kBaseLatencyUs[static_cast<int>(a)][static_cast<int>(p)];
 }
-inline double hw_latency_us(HwClass h, NcclAlgo a, Protocol p) {
+inline double hw_latency_us(HwClass h, NcclAlgo a, Protocol p, const NcclRelease& release = default_release()) {
   if (a == NcclAlgo::Nvls) return p == Protocol::Simple ? kHwLatencyNvlsUs[static_cast<int>(h)] : 0.0;
-  if (a == NcclAlgo::NvlsTree) return p == Protocol::Simple ? kHwLatencyNvlsTreeUs[static_cast<int>(h)] : 0.0;
+  if (a == NcclAlgo::NvlsTree) {
+    if (p != Protocol::Simple) return 0.0;
+    return h == HwClass::Net ? release.nvls_tree_net_latency_us : kHwLatencyNvlsTreeUs[static_cast<int>(h)];
+  }
   if (a == NcclAlgo::CollNetDirect) return p == Protocol::Simple ? kHwLatencyCollNetDirectUs[static_cast<int>(h)] : 0.0;
   return kHwLatencyUs[static_cast<int>(h)][static_cast<int>(a)][static_cast<int>(p)];
 }

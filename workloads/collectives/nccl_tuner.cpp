@@ -183,9 +183,10 @@ NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& rou
   // NVLS needs NVSwitch multicast between the group's GPUs of every node (each node's domain is
   // alike); whether NCCL may run it across nodes is the tuner's business (NVLS needs CollNet
   // there, NVLSTree does not).
-  g.nvls = hints.gpu_nvls && all_nvswitch && ppn_min >= 2 && g.cc_row >= 2;
-  g.nvls_channels = g.cc_row >= 3 ? (g.nodes > 1 ? nccl::kNvlsChannelsSm100MultiNode : nccl::kNvlsChannelsSm100)
-                                  : nccl::kNvlsChannelsSm90;
+  // NCCL_NVLS_ENABLE=0 (src/transport/nvls.cc ncclNvlsInit: nvlsSupport stays 0) turns both off.
+  g.release = hints.nccl_release;
+  g.nvls = hints.nvls_enabled && hints.gpu_nvls && all_nvswitch && ppn_min >= 2 && g.cc_row >= 2;
+  g.nvls_channels = nccl::nvls_channels(g.release, g.cc_row, g.nodes);
   // NVLS heads (connect.cc): one per NVLS search channel, each a GPU (with its NIC across nodes),
   // at most NCCL_MAX_NVLS_ARITY.
   g.nvls_heads = std::min({ppn_min, nccl::kMaxNvlsArity, g.nodes > 1 ? std::max(1, g.nics_per_node) : g.ppn});
@@ -265,14 +266,26 @@ NcclCost NcclTuner::compute(NcclAlgo a, Protocol p) const {
     // bwInter: what the NVLS graph reserves on the heads' NICs (NcclGraph::nvls_bw_inter_GBps, one
     // search channel per head) split over them.
     const double nv = g.nvls_channels;
-    double intra_bw = (g.path_GBps / nv) * nccl::kNvlsEfficiency[row] * (nv - 1) / nv;
-    intra_bw *= ar ? 2.0 : static_cast<double>(g.ppn - 1) / g.ppn;
-    double bw = intra_bw;
-    if (a == NcclAlgo::NvlsTree) {
-      const double inter_bw = g.nvls_heads * g.nvls_bw_inter_GBps / nv * (g.nodes <= 2 ? 2.0 : 1.0);
-      bw = std::min({intra_bw, inter_bw, nccl::kPerChannelMaxNvlsTreeGBps[row][idx2]});
+    if (g.release.nvls_efficiency_model) {
+      double intra_bw = (g.path_GBps / nv) * nccl::kNvlsEfficiency[row] * (nv - 1) / nv;
+      intra_bw *= ar ? 2.0 : static_cast<double>(g.ppn - 1) / g.ppn;
+      double bw = intra_bw;
+      if (a == NcclAlgo::NvlsTree) {
+        const double inter_bw = g.nvls_heads * g.nvls_bw_inter_GBps / nv * (g.nodes <= 2 ? 2.0 : 1.0);
+        bw = std::min({intra_bw, inter_bw, nccl::kPerChannelMaxNvlsTreeGBps[row][idx2]});
+      }
+      bus = nv * bw;
+    } else {
+      // Releases to 2.27 (tuning.cc v2.25.1-1 .. v2.27.3-1): bw = min(bwIntra, bwInter), NVLSTree
+      // bwInter / 2 beyond two nodes, no efficiency and no per-channel cap; algBw = busBw x 5/6.
+      const double intra_bw = g.path_GBps / nv;
+      double bw = intra_bw;
+      if (g.nodes > 1) {
+        const double inter_bw = g.nvls_heads * g.nvls_bw_inter_GBps / nv;
+        bw = std::min(intra_bw, a == NcclAlgo::NvlsTree && g.nodes > 2 ? inter_bw / 2.0 : inter_bw);
+      }
+      bus = nv * bw;
     }
-    bus = nv * bw;
   } else if (a == NcclAlgo::Ring) {
     if (p == Protocol::LL) bus = std::min(ll_max, bus * 0.5);
     if (p == Protocol::LL128) bus = std::min(bus * 0.92, nch * nccl::kPerChannelMaxRingLl128GBps[row][idx2]);
@@ -284,7 +297,11 @@ NcclCost NcclTuner::compute(NcclAlgo a, Protocol p) const {
     }
   }
   c.bus_bw_GBps = bus;
-  if (a == NcclAlgo::Ring || ((a == NcclAlgo::Nvls || a == NcclAlgo::NvlsTree) && ar)) {
+  const bool nvls = a == NcclAlgo::Nvls || a == NcclAlgo::NvlsTree;
+  if (nvls && !g.release.nvls_efficiency_model) {
+    // Releases to 2.27: algBw = busBw x 5/6 for all-reduce (tuning.cc v2.25.1-1 .. v2.27.3-1).
+    c.alg_bw_GBps = ar ? bus * 5.0 / 6.0 : bus;
+  } else if (a == NcclAlgo::Ring || (nvls && ar)) {
     c.alg_bw_GBps = bus * n / nsteps;
   } else if (a == NcclAlgo::Tree) {
     c.alg_bw_GBps = bus * 0.5;
@@ -302,9 +319,9 @@ double NcclTuner::latency(NcclAlgo a, Protocol p) const {
   const bool ag_rs = op_ == CollectiveOp::AllGather || op_ == CollectiveOp::ReduceScatter;
   const int nsteps = ar ? 2 * (n - 1) : (ag_rs ? n - 1 : n);
   double lat = nccl::base_latency_us(a, p);
-  double intra_lat = nccl::hw_latency_us(g.intra_hw, a, p);
+  double intra_lat = nccl::hw_latency_us(g.intra_hw, a, p, g.release);
   const double inter_lat =
-      g.ppn == 1 ? nccl::hw_latency_us(HwClass::Net, NcclAlgo::Tree, p) : nccl::hw_latency_us(HwClass::Net, a, p);
+      g.ppn == 1 ? nccl::hw_latency_us(HwClass::Net, NcclAlgo::Tree, p) : nccl::hw_latency_us(HwClass::Net, a, p, g.release);
   switch (a) {
     case NcclAlgo::Ring:
       if (ar || ag_rs) {

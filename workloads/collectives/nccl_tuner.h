@@ -27,6 +27,7 @@
 #include "topology/topology.h"
 #include "workloads/collectives/collective_types.h"
 #include "workloads/collectives/nccl_constants.h"
+#include "workloads/collectives/nccl_release.h"
 
 namespace clustersim::workloads {
 
@@ -53,6 +54,7 @@ struct NcclGraph {
   bool cpu_amd = true;              // CPU vendor row of llMaxBws for multi-node (AMD vs Intel)
   bool ll128 = true;                // LL128 on by default (tuning.cc's platform rule; see nccl_graph)
   topology::PathType nic_path = topology::PathType::Pix;  // closest GPU-NIC PCIe path of the group
+  nccl::NcclRelease release{};      // the NCCL release whose rules apply (GraphHints::nccl_release)
 };
 
 // Hardware facts a graph needs that the topology does not carry.
@@ -65,6 +67,11 @@ struct GraphHints {
   // Not hardware: the model constant p2p_drain_steps (p2p_channels.h, [model_constants]), carried
   // here because every CollectiveEnvironment, and so every plan, carries the hints.
   double p2p_drain_steps = 1.0;
+  // Not hardware: the NCCL release whose rules the plan follows (nccl_release.h; `collective
+  // --nccl-version`, a validation row's stated NCCL). Default v2.30.7.
+  nccl::NcclRelease nccl_release{};
+  // NCCL_NVLS_ENABLE=0: no NVLS nor NVLSTree (`collective --nvls off`).
+  bool nvls_enabled = true;
 };
 
 NcclGraph nccl_graph(const topology::Topology& topo, const topology::Router& router, const std::vector<int>& ranks,

@@ -58,7 +58,10 @@ MoeSaved moe_layer_saved(const MemoryRequest& r) {
   const double per_token = e * m.seq_len * tr.micro_batch / t;
   const double expert_saved = std::max(0.0, per_token * (s.expert_tensors * (k * load + m.shared_experts) * m.moe_ffn_hidden -
                                                          s.dense_tensors * m.ffn_hidden));
-  s.bytes = tr.recompute == Recompute::Full ? 0.0 : k * load * e * sbh + expert_saved;
+  // Full recompute, or recompute_modules "moe" (the whole MoE layer checkpointed, Megatron-Core
+  // moe_layer.py): none of the layer's dispatched tokens or expert activations are kept.
+  const bool moe_recomputed = (tr.recompute_modules & kRecomputeMoe) != 0;
+  s.bytes = tr.recompute == Recompute::Full || moe_recomputed ? 0.0 : k * load * e * sbh + expert_saved;
   s.dispatch_buffers = 2.0 * k * load * e * sbh;
   return s;
 }

@@ -83,7 +83,10 @@ LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpSha
     }
   }
   const double etp_s = expert_tensor_parallel_s(in, bytes, stage);
-  const double repeat = in.training.recompute == Recompute::Full ? 2.0 : 1.0;
+  // The backward reruns the forward's dispatch and combine under full recompute and under
+  // recompute_modules "moe" (the checkpointed MoE layer forward holds both all-to-alls).
+  const bool rerun = in.training.recompute == Recompute::Full || (in.training.recompute_modules & kRecomputeMoe) != 0;
+  const double repeat = rerun ? 2.0 : 1.0;
   e.fwd = 2.0 * a2a + etp_s;
   e.bwd = e.fwd * repeat;
   // The alltoall dispatcher sends S/ep to each of the ep - 1 others.

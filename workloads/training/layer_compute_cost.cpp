@@ -15,8 +15,8 @@ bool is_selective_recompute_op(const OpCost& op) {
 // [training] recompute_modules: the ops whose forward the backward runs again ("layernorm": the
 // two norms; "moe_act": the experts' activation function; "mla_up_proj": MLA's query and key/value
 // up-projections and the rotary embedding applied to their outputs, model/attention_variants.h;
-// the loader accepts it only for MLA models). Under recompute = "full" they rerun with everything
-// else.
+// the loader accepts it only for MLA models; "moe": the whole MoE layer, in layer_compute). Under
+// recompute = "full" they rerun with everything else.
 bool recomputed_module_op(const OpCost& op, unsigned modules) {
   if ((modules & kRecomputeLayernorm) != 0 && (op.name == "input_norm" || op.name == "post_attention_norm")) return true;
   if ((modules & kRecomputeMlaUpProj) != 0 &&
@@ -54,10 +54,17 @@ double tensor_busy_s(const ComputeModel& cm, const std::vector<OpCost>& ops, Pas
 LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& layer, Recompute recompute,
                            unsigned modules) {
   std::vector<OpCost> selective;
+  // recompute_modules "moe": the MoE layer's ops from its router to its unpermute (shared experts,
+  // routed experts, permutes and sorts between them) rerun in the backward, not its pre-MLP norm
+  // ("layernorm") or the residual add after it.
+  bool in_moe = false;
+  const bool moe_module = recompute != Recompute::Full && (modules & kRecomputeMoe) != 0;
   for (const OpCost& op : layer) {
+    if (op.name == "moe_router") in_moe = true;
     const bool rerun = (recompute == Recompute::Selective && is_selective_recompute_op(op)) ||
-                       (recompute != Recompute::Full && recomputed_module_op(op, modules));
+                       (recompute != Recompute::Full && recomputed_module_op(op, modules)) || (moe_module && in_moe);
     if (rerun) selective.push_back(op);
+    if (op.name == "moe_unpermute") in_moe = false;
   }
   LayerCompute c;
   c.fwd_memory = memory_busy_s(cm, layer, Pass::Forward);
