@@ -73,6 +73,22 @@ bool moe_a2a_overlap_of(const ModernRow& r) {
   return false;
 }
 
+// The moe_a2a_overlap rows on Hopper run without tensor-parallel communication overlap, for two
+// reasons in the mirror (lkk12014402/Megatron-Bridge): their recipes turn it off
+// (src/megatron/bridge/recipes/deepseek/deepseek_v3.py: CommOverlapConfig(tp_comm_overlap=False)
+// when none is given, and 25.09's run_script.py gives none for DeepSeek-V3;
+// scripts/performance/configs/qwen/qwen3_llm_pretrain.py qwen3_235b_a22b_pretrain_config_h100:
+// tp_comm_overlap=False from c3e43e6a, 2025-12-03, the commit that sets its moe_a2a_overlap), and
+// scripts/performance/perf_plugins.py _set_num_cuda_device_max_connections keeps
+// CUDA_DEVICE_MAX_CONNECTIONS at 8 on Hopper when moe_a2a_overlap is on (1 otherwise with tp or
+// cp > 1, "to schedule a communication kernel before the overlapping persistent GEMM kernel.
+// Otherwise, communication kernel will be pushed to the end of the GEMM kernel, failing to overlap
+// the kernels"; 55f88437 and before). Megatron-Core's arguments.py (core_v0.15.0) warns the same:
+// on Hopper, tp / cp with overlap_moe_expert_parallel_comm must choose one of the two.
+bool hopper_a2a_overlap(const ModernRow& r) {
+  return moe_a2a_overlap_of(r) && generation_of(r.gpu) == Generation::Hopper;
+}
+
 // dgxc-benchmarking's Llama 4 Maverick README (llama4/README.md) lists "Layers 32" for every
 // configuration in release v25.05 (68eaf7e) and "Layers 48" in v25.05.04 (1f6d9f4), with the same
 // step times, throughputs and MFUs; its own MFU note counts 48 layers (8.92e14 FLOPs per sequence),

@@ -26,6 +26,7 @@ using modern_detail::deepseek_recompute_modules;
 using modern_detail::nemotron3_nano_recompute_modules;
 using modern_detail::dp_of;
 using modern_detail::expert_tp_of;
+using modern_detail::hopper_a2a_overlap;
 using modern_detail::moe_a2a_overlap_of;
 using modern_detail::moe_dispatcher_of;
 using modern_detail::fp8_row;
@@ -125,7 +126,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (nemotron4_dgxc) t << "optimizer_dtype = \"bf16\"\n";
   if (const int off = activation_offload_layers_of(r); off > 0) t << "activation_offload_layers = " << off << "\n";
   t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
-  if (nemo_stack(r) && tp > 1) t << "tp_comm_overlap = true\n";
+  if (nemo_stack(r) && tp > 1 && !hopper_a2a_overlap(r)) t << "tp_comm_overlap = true\n";
   if (lora_rank_of(r) > 0)
     t << "\n[finetune]\nmethod = \"lora\"\nlora_rank = " << lora_rank_of(r)
       << "\nlora_targets = [\"q\", \"k\", \"v\", \"o\", \"gate\", \"up\", \"down\"]\n";

@@ -13,6 +13,7 @@ using clustersim::analysis::test::row_at;
 namespace {
 
 bool overlaps(int line) { return clustersim::analysis::test::scenario_of(row_at("training_megatron_bridge.csv", line)).parallel.moe_a2a_overlap; }
+bool tp_overlap(int line) { return clustersim::analysis::test::scenario_of(row_at("training_megatron_bridge.csv", line)).sync.tp_comm_overlap; }
 
 }  // namespace
 
@@ -24,4 +25,13 @@ TEST_CASE("analysis::scenario_for_modern_row: moe_a2a_overlap follows the rows' 
   CHECK(!overlaps(2));    // DeepSeek-V3 GB300: moe_a2a_overlap=False
   CHECK(!overlaps(586));  // Qwen3-235B H100 25.09: set for DeepSeek-V3 only
   CHECK(!overlaps(440));  // GPT-OSS-120B GB200 26.02: V2 without it
+}
+
+TEST_CASE("analysis::scenario_for_modern_row: the moe_a2a_overlap rows on Hopper run without tensor-parallel overlap") {
+  // Their recipes set tp_comm_overlap=False (deepseek_v3.py's default, qwen3_llm_pretrain.py's
+  // H100 config), and perf_plugins.py keeps CUDA_DEVICE_MAX_CONNECTIONS at 8 under which the
+  // communication kernels queue behind the persistent GEMMs (modern_row_recipes.h hopper_a2a_overlap).
+  CHECK(!tp_overlap(580));  // DeepSeek-V3 H100 tp 2, 25.09
+  CHECK(!tp_overlap(212));  // Qwen3-235B-A22B H100 tp 2, 26.06
+  CHECK(tp_overlap(586));   // Qwen3-235B-A22B H100 tp 2, 25.09: no a2a overlap, tp_comm_overlap=True
 }
