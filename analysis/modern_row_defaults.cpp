@@ -85,7 +85,8 @@ int mtp_layers_of(const ModernRow& r) {
 //     bf16 and dtype bf16 (its yaml), so 16-bit gradients and optimizer states;
 //   * tensor-parallel communication overlapped with the GEMMs whenever tp > 1 in the NeMo-based
 //     stacks (their performance recipes add MegatronCommOverlapCallback(tp_comm_overlap=True) for
-//     Hopper and Blackwell); not in Megatron-LM's example scripts or the JAX stacks.
+//     Hopper and Blackwell); not in Megatron-LM's example scripts or the JAX stacks, nor in the
+//     moe_a2a_overlap rows on Hopper (modern_row_recipes.h hopper_a2a_overlap).
 bool jax_stack(const ModernRow& r) { return has(r.model, "MaxText") || has(r.model, "PaxML"); }
 bool nemo_stack(const ModernRow& r) {
   const std::string g = modern_source_group(r);

@@ -40,6 +40,55 @@ const char* moe_dispatcher_of(const ModernRow& r) {
   return has(r.gpu, "B200") && !r.gpu.starts_with("GB") && notes_int(r, "EP") == 32 ? "deepep" : "hybridep";
 }
 
+// Megatron-Bridge recipes that set moe_a2a_overlap (scripts/performance/utils/overrides.py
+// _set_moe_a2a_overlap_overrides: overlap_moe_expert_parallel_comm, delay_wgrad_compute, and
+// moe_shared_expert_overlap off), mirror lkk12014402/Megatron-Bridge:
+//   * DeepSeek-V3 on H100 (pp 8 x vp 4, EP 64): 25.09's scripts/performance/run_script.py
+//     (cac49dcd) sets overlap_moe_expert_parallel_comm = True for h100 ("A2A_1F1B"), and
+//     DEEPSEEK_V3_PRETRAIN_CONFIG_H100_V1 keeps moe_a2a_overlap=True until f36e5de7 (2026-02-10),
+//     False after; the table's DeepSeek-V3 H100 rows are all 25.09.
+//   * DeepSeek-V3 on B200 with pp 8 x vp 2, EP 32: DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2 and
+//     _NVFP4_V2 (deepseek_workload_base_configs.py, 5acef930 2026-04-18 .. 793bb600) set
+//     moe_a2a_overlap=True; the other DeepSeek-V3 presets set False.
+//   * Qwen3-235B-A22B on H100 (tp 2, pp 8 x vp 4, EP 32): QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*
+//     (qwen3_workload_base_configs.py) set moe_a2a_overlap=True from c3e43e6a (2025-12-03) to the
+//     head, V2 inheriting it; 25.09's run_script.py sets it for DeepSeek-V3 only. Its 25.11 row is
+//     UNSURE (the container's cut against 2025-12-03 is not at hand).
+//   * GPT-OSS-120B on GB200 (pp 1, EP 64) from 26.04: GPT_OSS_120B_PRETRAIN_CONFIG_GB200_BF16_V2
+//     (and _FP8_MX_V2 = it) set moe_flex_dispatcher_backend = "hybridep" and moe_a2a_overlap=True
+//     from 7260d621 (2026-03-23, "perf optimizations- GPT-OSS 120B"); 26.02's V2 had neither.
+//     The 26.04 rows are UNSURE (the container's cut against 2026-03-23 is not at hand).
+// Not set by any preset read: the GB300 DeepSeek-V3 presets (moe_a2a_overlap=False), Kimi-K2, the
+// Qwen3 presets other than 235B on H100 at the head.
+bool moe_a2a_overlap_of(const ModernRow& r) {
+  if (modern_source_group(r) != "Megatron-Bridge" || notes_int(r, "EP") <= 1) return false;
+  const bool release_25_09 = has(r.source, "'25.09 ");
+  const bool before_26_04 = release_25_09 || has(r.source, "'25.11 ") || has(r.source, "'26.02");
+  if (has(r.model, "DeepSeek-V3")) {
+    if (has(r.gpu, "H100")) return true;
+    return r.gpu == "B200" && r.pp == 8 && r.virtual_stages == 2 && notes_int(r, "EP") == 32;
+  }
+  if (has(r.model, "Qwen3-235B-A22B")) return has(r.gpu, "H100") && !release_25_09 && r.tp == 2 && r.pp == 8;
+  if (has(r.model, "GPT-OSS-120B")) return r.gpu.starts_with("GB200") && r.pp == 1 && !before_26_04;
+  return false;
+}
+
+// The moe_a2a_overlap rows on Hopper run without tensor-parallel communication overlap, for two
+// reasons in the mirror (lkk12014402/Megatron-Bridge): their recipes turn it off
+// (src/megatron/bridge/recipes/deepseek/deepseek_v3.py: CommOverlapConfig(tp_comm_overlap=False)
+// when none is given, and 25.09's run_script.py gives none for DeepSeek-V3;
+// scripts/performance/configs/qwen/qwen3_llm_pretrain.py qwen3_235b_a22b_pretrain_config_h100:
+// tp_comm_overlap=False from c3e43e6a, 2025-12-03, the commit that sets its moe_a2a_overlap), and
+// scripts/performance/perf_plugins.py _set_num_cuda_device_max_connections keeps
+// CUDA_DEVICE_MAX_CONNECTIONS at 8 on Hopper when moe_a2a_overlap is on (1 otherwise with tp or
+// cp > 1, "to schedule a communication kernel before the overlapping persistent GEMM kernel.
+// Otherwise, communication kernel will be pushed to the end of the GEMM kernel, failing to overlap
+// the kernels"; 55f88437 and before). Megatron-Core's arguments.py (core_v0.15.0) warns the same:
+// on Hopper, tp / cp with overlap_moe_expert_parallel_comm must choose one of the two.
+bool hopper_a2a_overlap(const ModernRow& r) {
+  return moe_a2a_overlap_of(r) && generation_of(r.gpu) == Generation::Hopper;
+}
+
 // dgxc-benchmarking's Llama 4 Maverick README (llama4/README.md) lists "Layers 32" for every
 // configuration in release v25.05 (68eaf7e) and "Layers 48" in v25.05.04 (1f6d9f4), with the same
 // step times, throughputs and MFUs; its own MFU note counts 48 layers (8.92e14 FLOPs per sequence),

@@ -19,6 +19,12 @@ int expert_tp_of(const ModernRow& r);
 // dispatcher (the default).
 const char* moe_dispatcher_of(const ModernRow& r);
 
+// Whether the row's recipe runs Megatron-Core's combined 1F1B expert-parallel all-to-all overlap
+// (parallelism.moe_a2a_overlap: Megatron-Bridge's moe_a2a_overlap / overlap_moe_expert_parallel_comm).
+bool moe_a2a_overlap_of(const ModernRow& r);
+// Whether it is such a row on Hopper, which runs without tensor-parallel communication overlap.
+bool hopper_a2a_overlap(const ModernRow& r);
+
 // The row as it ran, where a later release of its source corrects a printed column (the layer
 // count) or a published config gives the shape the table leaves empty (NeMo 24.07's Nemotron-3
 // 8B/22B); otherwise the row unchanged.

@@ -26,6 +26,8 @@ using modern_detail::deepseek_recompute_modules;
 using modern_detail::nemotron3_nano_recompute_modules;
 using modern_detail::dp_of;
 using modern_detail::expert_tp_of;
+using modern_detail::hopper_a2a_overlap;
+using modern_detail::moe_a2a_overlap_of;
 using modern_detail::moe_dispatcher_of;
 using modern_detail::fp8_row;
 using modern_detail::gpt_oss_bridge;
@@ -110,6 +112,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
     t << "ep = " << notes_int(r, "EP") << "\n";
     if (expert_tp_of(r) > 0) t << "etp = " << expert_tp_of(r) << "\n";
     if (const char* dispatcher = moe_dispatcher_of(r)) t << "moe_dispatcher = \"" << dispatcher << "\"\n";
+    if (moe_a2a_overlap_of(r)) t << "moe_a2a_overlap = true\n";
   }
   t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << micro_batch_of(r)
     << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << (jax_stack(r) ? "full" : "none") << "\"\niterations = 1\n";
@@ -123,7 +126,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (nemotron4_dgxc) t << "optimizer_dtype = \"bf16\"\n";
   if (const int off = activation_offload_layers_of(r); off > 0) t << "activation_offload_layers = " << off << "\n";
   t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
-  if (nemo_stack(r) && tp > 1) t << "tp_comm_overlap = true\n";
+  if (nemo_stack(r) && tp > 1 && !hopper_a2a_overlap(r)) t << "tp_comm_overlap = true\n";
   if (lora_rank_of(r) > 0)
     t << "\n[finetune]\nmethod = \"lora\"\nlora_rank = " << lora_rank_of(r)
       << "\nlora_targets = [\"q\", \"k\", \"v\", \"o\", \"gate\", \"up\", \"down\"]\n";

@@ -12,6 +12,7 @@
 //   cross_checks.cpp               check_model_shape, check_layout (+ check_context_parallel), check_gpu_count, check_batch,
 //                                  check_precision
 //   moe_checks.cpp                 check_experts (mixture of experts against expert parallelism)
+//   moe_overlap_checks.cpp         check_moe_overlap (moe_a2a_overlap / moe_shared_expert_overlap)
 //   hybrid_checks.cpp              check_hybrid (hybrid Mamba layer pattern, Mamba-2 shape against tp)
 //   amp_data_sections.cpp          [amp] (fp16 loss scaling), [data] (the input pipeline)
 //   jobs_section.cpp               [[job]] (several jobs sharing the cluster)
@@ -99,6 +100,7 @@ class Loader : public LoadContext {
   void check_batch();
   void check_precision();
   void check_experts();
+  void check_moe_overlap();
   void check_hybrid();
   void check_work_budget();  // scenarios/work_budget.cpp
   double bucket_count(double stage_params) const;

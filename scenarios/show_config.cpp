@@ -130,6 +130,8 @@ void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
       out << "# etp = " << p.tp << "  # default: tp (Megatron-Core's expert_tensor_parallel_size)\n";
     if (p.moe_dispatcher != workloads::MoeDispatcher::AllToAll)  // only when set
       out << "moe_dispatcher = " << quote_str(sim::name_of(workloads::kMoeDispatcherNames, p.moe_dispatcher)) << "\n";
+    if (p.moe_a2a_overlap) out << "moe_a2a_overlap = true\n";  // only when set
+    if (p.moe_shared_expert_overlap) out << "moe_shared_expert_overlap = true\n";
   }
   const int layers = spec.model.layers;
   const char* why = !p.stage_layers.empty() ? "  # from stage_layers\n"

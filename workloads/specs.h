@@ -278,6 +278,16 @@ struct ParallelSpec {
   // size is world / (etp x ep x pp).
   int etp = 0;
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
+  // Megatron-Core's expert-parallel communication overlap (workloads/training/ep_overlap.h).
+  // moe_a2a_overlap: --overlap-moe-expert-parallel-comm (Megatron-Bridge moe_a2a_overlap, which
+  // also sets --delay-wgrad-compute): the combined 1F1B schedule runs one micro-batch's forward and
+  // another's backward together, layer by layer, each one's dispatch and combine all-to-alls beside
+  // the other's compute (pipeline_parallel/combined_1f1b.py, models/common/
+  // model_chunk_schedule_plan.py). moe_shared_expert_overlap: --moe-shared-expert-overlap, the
+  // shared experts' MLP on a side stream beside the dispatch (fc1) and the combine (fc2)
+  // all-to-alls (transformer/moe/shared_experts.py, token_dispatcher.py). Exclusive.
+  bool moe_a2a_overlap = false;
+  bool moe_shared_expert_overlap = false;
   Zero3Gather zero3_gather = Zero3Gather::Block;  // only with zero = 3
 
   // Optimizer states split across the data-parallel replicas (ZeRO-1 and up, or Megatron's

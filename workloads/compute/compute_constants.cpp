@@ -33,7 +33,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 38> kConstants = {{
+constexpr std::array<ConstantDef, 39> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -156,6 +156,13 @@ constexpr std::array<ConstantDef, 38> kConstants = {{
      "collective is overlapped with a GEMM ([sync] tp_comm_overlap), so the GEMM runs at 1 - share "
      "meanwhile (ratio); estimate: NeMo/Megatron-Bridge H100 userbuffers presets give the chunked "
      "reduce-scatters num_sm 16-24, the bulk overlaps 2-24, ring-exchange all-gathers 1 of 132 SMs"},
+    {"ep_overlap_sm_share", 0.15, 0.0, 0.9,
+     "share of the SMs the MoE dispatch / combine all-to-all kernels hold while they run beside "
+     "compute ([parallelism] moe_a2a_overlap, moe_shared_expert_overlap), so the compute beside "
+     "them runs at 1 - share (ratio); estimate: DeepEP's historical default of 20 SMs "
+     "(Megatron-Core TransformerConfig moe_deepep_num_sms, 'historical default 20', now "
+     "moe_flex_dispatcher_num_sms) of an H100's 132 SMs; NCCL's all-to-all holds its channels' "
+     "SMs likewise"},
     {"collective_hbm_bytes_per_byte", 2.0, 0.0, 8.0,
      "HBM bytes a GPU reads and writes per byte a tensor-parallel collective step sends while it "
      "runs beside a GEMM ([sync] tp_comm_overlap): an all-gather step reads what it sends and "

@@ -95,6 +95,29 @@ double IterationRun::gather_wait(int r, const PipelineStep& step, double work_s)
   return gated_pass_end(start, work_s, s.fractions[chunk], s.ends[chunk]) - start - work_s;
 }
 
+// moe_a2a_overlap: a forward followed by a paired backward (pipeline_schedule.h) runs with it as
+// one combined 1F1B step (ep_overlap.h). The pair's MoE layers (as many as the shorter of the two
+// chunks has; the rest run alone) each save ChunkCost::ep_pair_saving; the saving comes off the
+// backward's all-to-all first, the rest off the forward's, decided when the forward starts.
+// The pair is one step to its neighbours (try_start, step_done): it starts when both passes'
+// inputs are there and the forward's output leaves when the pair ends.
+double IterationRun::ep_pair_hidden(int r, const PipelineStep& step, const ChunkCost& c) {
+  double& pending = ep_pending_[static_cast<std::size_t>(r)];
+  if (!step.forward) return step.paired ? std::exchange(pending, 0.0) : 0.0;
+  const PipelineStep* next = ep_pair_of_next(r);
+  if (next == nullptr) return 0.0;
+  const ChunkCost& b = costs_.chunks[static_cast<std::size_t>(next->chunk * pp_ + r)];
+  const double saving = std::min(c.moe_layers, b.moe_layers) * std::min(c.ep_pair_saving, b.ep_pair_saving);
+  pending = std::min(saving, b.bwd_ep);
+  return std::min(saving - pending, c.fwd_ep);
+}
+
+const PipelineStep* IterationRun::ep_pair_of_next(int r) {
+  if (!in_.parallel.moe_a2a_overlap) return nullptr;
+  const PipelineStep* next = rank(r).following_step();
+  return next != nullptr && next->paired ? next : nullptr;
+}
+
 void IterationRun::try_start(int r) {
   PipelineRank& rk = rank(r);
   const PipelineStep* step = rk.idle_step();
@@ -103,6 +126,13 @@ void IterationRun::try_start(int r) {
   const std::size_t slot = static_cast<std::size_t>(vs * m_ + step->micro_batch);
   if (step->forward && !fwd_ready_[slot]) return;
   if (!step->forward && vs != vstages_ - 1 && !bwd_ready_[slot]) return;
+  // A combined 1F1B pair starts when the backward's gradient is there too: Megatron-Core's
+  // TransformerModelChunkSchedulePlan.run (models/common/model_chunk_schedule_plan.py) calls
+  // pre_forward and pre_backward (the p2p receive waits) before the pair's first layer.
+  if (const PipelineStep* b = step->forward ? ep_pair_of_next(r) : nullptr) {
+    const int bvs = b->chunk * pp_ + r;
+    if (bvs != vstages_ - 1 && !bwd_ready_[static_cast<std::size_t>(bvs * m_ + b->micro_batch)]) return;
+  }
   // CUDA_LAUNCH_BLOCKING: the host sits in the collective's blocking launch; nothing else starts.
   double& waiting_since = comm_wait_from_[static_cast<std::size_t>(r)];
   if (in_.compute.launch_blocking() && rk.comm_busy()) {
@@ -114,9 +144,11 @@ void IterationRun::try_start(int r) {
   const ChunkCost& c = costs_.chunks[static_cast<std::size_t>(vs)];
   const std::size_t index = rk.step_index();
   const double compute = step->forward ? c.fwd_compute : c.bwd_compute;
-  const double comm = step->forward ? c.fwd_comm : c.bwd_comm;
-  // The blocking comm is tensor-parallel, expert all-to-all (MoE) and, the rest, ZeRO-3's.
-  const double tp = step->forward ? c.fwd_tp + c.fwd_ep : c.bwd_tp + c.bwd_ep;
+  // The blocking comm is tensor-parallel, expert all-to-all (MoE) and, the rest, ZeRO-3's; with
+  // moe_a2a_overlap less what the step hides beside its pair.
+  const double ep_hidden = in_.parallel.moe_a2a_overlap ? ep_pair_hidden(r, *step, c) : 0.0;
+  const double comm = (step->forward ? c.fwd_comm : c.bwd_comm) - ep_hidden;
+  const double tp = (step->forward ? c.fwd_tp + c.fwd_ep : c.bwd_tp + c.bwd_ep) - ep_hidden;
   const double cp = step->forward ? c.fwd_cp : c.bwd_cp;
   const StepOverlap overlap{step->forward ? c.fwd_tp_hidden : c.bwd_tp_hidden,
                             step->forward ? c.fwd_sm_cost : c.bwd_sm_cost,
@@ -124,14 +156,19 @@ void IterationRun::try_start(int r) {
                             std::max(0.0, comm - tp - cp),
                             step->forward ? c.fwd_dp : c.bwd_dp,
                             cp,
-                            step->forward ? c.fwd_cp_hidden : c.bwd_cp_hidden};
+                            step->forward ? c.fwd_cp_hidden : c.bwd_cp_hidden,
+                            ep_hidden};
   const double dur = rk.start_step(now(), compute, comm, overlap);
   if (checks_) checks_->step_started(r, index, compute);
   if (replay_) {
-    const bool sends = step->forward ? vs + 1 < vstages_ : vs > 0;
+    // A paired forward sends nothing at its end; its paired backward sends the held output too.
+    const bool sends = step->forward ? vs + 1 < vstages_ && ep_pair_of_next(r) == nullptr : vs > 0;
     const std::size_t route = !sends ? LiveReplay::kNoSend
                                      : static_cast<std::size_t>(step->forward ? vs : vstages_ + vs - 1);
-    replay_->step_started(r, sim_.now() + sim::SimTime::from_seconds(dur), route);
+    const std::int64_t held = ep_held_send_[static_cast<std::size_t>(r)];
+    const std::size_t held_route =
+        !step->forward && held >= 0 ? static_cast<std::size_t>(held / m_) : LiveReplay::kNoSend;
+    replay_->step_started(r, sim_.now() + sim::SimTime::from_seconds(dur), route, held_route);
   }
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kStepDone, r, index));
   // Gradient buckets this backward produces become ready as its layers finish (with overlap),
@@ -158,7 +195,21 @@ void IterationRun::step_done(int r) {
   }
   const int vs = step.chunk * pp_ + r;
   if (recording_) recording_->recorder.pass(r, step, costs_.chunks[static_cast<std::size_t>(vs)], start, now());
-  if (step.forward && vs + 1 < vstages_) send_pp(vs, step.micro_batch, true);
+  // Combined 1F1B: the forward's output leaves when its pair ends (TransformerModelChunkSchedulePlan.run
+  // posts post_forward's send_forward_recv_forward after every layer of the pair, the backward's
+  // included), before the backward's own gradient (post_backward).
+  std::int64_t& held = ep_held_send_[static_cast<std::size_t>(r)];
+  if (step.forward && vs + 1 < vstages_) {
+    const PipelineStep* next = rk.idle_step();  // the paired backward directly follows its forward
+    if (in_.parallel.moe_a2a_overlap && next != nullptr && next->paired)
+      held = static_cast<std::int64_t>(vs) * m_ + step.micro_batch;
+    else
+      send_pp(vs, step.micro_batch, true);
+  }
+  if (!step.forward && held >= 0) {
+    const std::int64_t h = std::exchange(held, -1);
+    send_pp(static_cast<int>(h / m_), static_cast<int>(h % m_), true);
+  }
   if (!step.forward && vs > 0) send_pp(vs, step.micro_batch, false);
   if (rk.steps_finished()) maybe_optimizer(r);
   try_start(r);

@@ -79,7 +79,7 @@ void IterationRun::plan_ranks() {
   double reduced = 0;
   ranks_.reserve(static_cast<std::size_t>(pp_));
   for (int r = 0; r < pp_; ++r) {
-    std::vector<PipelineStep> order = pipeline_order(in_.parallel.schedule, pp_, v_, m_, r);
+    std::vector<PipelineStep> order = pipeline_order(in_.parallel.schedule, pp_, v_, m_, r, in_.parallel.moe_a2a_overlap);
     std::vector<double> chunk_params;
     for (int c = 0; c < v_; ++c) chunk_params.push_back(reduced_params(costs_.chunks[static_cast<std::size_t>(c * pp_ + r)]));
     GradientBuckets buckets = plan_gradient_buckets(order, chunk_params, rule);
@@ -123,6 +123,8 @@ void IterationRun::plan_pipeline_routes() {
 void IterationRun::plan_input_feeds() {
   input_wait_.assign(static_cast<std::size_t>(pp_), 0.0);
   comm_wait_from_.assign(static_cast<std::size_t>(pp_), -1.0);
+  ep_pending_.assign(static_cast<std::size_t>(pp_), 0.0);
+  ep_held_send_.assign(static_cast<std::size_t>(pp_), -1);
   comm_wait_.assign(static_cast<std::size_t>(pp_), 0.0);
   feeds_.resize(static_cast<std::size_t>(pp_));
   if (in_.data == nullptr) return;
@@ -202,7 +204,10 @@ void IterationRun::plan_live_replay() {
     double shortest = std::numeric_limits<double>::infinity();
     for (int c = 0; c < v_; ++c) {
       const ChunkCost& cc = costs_.chunks[static_cast<std::size_t>(c * pp_ + r)];
-      shortest = std::min({shortest, cc.fwd_compute + cc.fwd_comm, cc.bwd_compute + cc.bwd_comm});
+      // moe_a2a_overlap: a paired step may hide up to its whole all-to-all.
+      const double fwd_hidden = in_.parallel.moe_a2a_overlap ? cc.fwd_ep : 0.0;
+      const double bwd_hidden = in_.parallel.moe_a2a_overlap ? cc.bwd_ep : 0.0;
+      shortest = std::min({shortest, cc.fwd_compute + cc.fwd_comm - fwd_hidden, cc.bwd_compute + cc.bwd_comm - bwd_hidden});
     }
     min_step.push_back(sim::SimTime::from_seconds(std::max(0.0, shortest * (1 - 1e-9))));
   }

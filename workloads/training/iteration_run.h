@@ -97,6 +97,10 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   void start_iteration();
   void start_param_gathers(int r);
   double gather_wait(int r, const PipelineStep& step, double work_s) const;
+  // moe_a2a_overlap: all-to-all seconds a step hides by running with its pair (ep_overlap.h).
+  double ep_pair_hidden(int r, const PipelineStep& step, const ChunkCost& c);
+  // moe_a2a_overlap: the paired backward that follows the rank's next step (a forward), if any.
+  const PipelineStep* ep_pair_of_next(int r);
   bool input_on_gpu(int r, int vs, const PipelineStep& step);
   void try_start(int r);
   void step_done(int r);
@@ -165,6 +169,10 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   // CUDA_LAUNCH_BLOCKING: per rank, since when its compute stream waits for a collective (-1:
   // not waiting) and how long it waited this iteration.
   std::vector<double> comm_wait_from_, comm_wait_;
+  // moe_a2a_overlap: per rank, what the paired backward about to follow a forward hides, and the
+  // forward output held until the pair ends (virtual stage x m + micro-batch; -1: none).
+  std::vector<double> ep_pending_;
+  std::vector<std::int64_t> ep_held_send_;
   std::optional<IterationInvariants> checks_;  // empty unless in.invariants
 };
 

@@ -57,6 +57,7 @@ int IterationRun::finish_iteration(IterationBreakdown& sum) {
     const ChunkCost& cc = costs_.chunks[static_cast<std::size_t>(c * pp_ + critical)];
     b.ep_comm += m_ * (cc.fwd_ep + cc.bwd_ep);
   }
+  b.ep_comm = std::max(0.0, b.ep_comm - rank(critical).times().ep_hidden);
   b.ep_comm = std::min(b.ep_comm, b.tp_comm);
   b.tp_comm -= b.ep_comm;
   accumulate(sum, b);

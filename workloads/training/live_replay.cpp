@@ -70,6 +70,7 @@ LiveReplay::LiveReplay(const topology::Topology& topo, const topology::Router& r
       min_step_(std::move(min_step)),
       step_end_(min_step_.size(), kIdle),
       step_send_(min_step_.size(), kNoSend),
+      step_held_(min_step_.size(), kNoSend),
       in_flight_(sends.size(), 0) {
   CLUSTERSIM_CHECK(min_step_.size() == plans.size(), "one shortest step per pipeline rank");
   const auto listed = unit_links(topo, router, plans);
@@ -108,6 +109,7 @@ LiveReplay::LiveReplay(const topology::Topology& topo, const topology::Router& r
 void LiveReplay::begin_iteration() {
   std::fill(step_end_.begin(), step_end_.end(), kIdle);
   std::fill(step_send_.begin(), step_send_.end(), kNoSend);
+  std::fill(step_held_.begin(), step_held_.end(), kNoSend);
   for (const int n : in_flight_) CLUSTERSIM_CHECK(n == 0, "no pipeline send is in flight between iterations");
 }
 
@@ -120,7 +122,8 @@ bool LiveReplay::sends_stay_off(const Unit& u, sim::SimTime now, sim::SimTime en
     const auto r = static_cast<std::size_t>(senders_[s]);
     // The earliest end of a step of the sender that sends over s.
     sim::SimTime next = now + min_step_[r];
-    if (step_end_[r] != kIdle) next = step_end_[r] + (step_send_[r] == s ? sim::SimTime::zero() : min_step_[r]);
+    const bool sends_then = step_send_[r] == s || step_held_[r] == s;
+    if (step_end_[r] != kIdle) next = step_end_[r] + (sends_then ? sim::SimTime::zero() : min_step_[r]);
     if (next <= end) return false;
   }
   return true;

@@ -52,10 +52,12 @@ class LiveReplay {
 
   // Run time of the pipeline: what (b) needs.
   void begin_iteration();
-  // A step of `rank` ending at `end` that then sends over route `send` (kNoSend: none).
-  void step_started(int rank, sim::SimTime end, std::size_t send) {
+  // A step of `rank` ending at `end` that then sends over route `send` and, a combined 1F1B pair's
+  // backward, over `held` too, its forward's output (kNoSend: none).
+  void step_started(int rank, sim::SimTime end, std::size_t send, std::size_t held = kNoSend) {
     step_end_[static_cast<std::size_t>(rank)] = end;
     step_send_[static_cast<std::size_t>(rank)] = send;
+    step_held_[static_cast<std::size_t>(rank)] = held;
   }
   void step_finished(int rank) { step_end_[static_cast<std::size_t>(rank)] = kIdle; }
   static constexpr std::size_t kNoSend = static_cast<std::size_t>(-1);
@@ -88,6 +90,7 @@ class LiveReplay {
   std::vector<int> senders_;  // per send route
   std::vector<sim::SimTime> min_step_, step_end_;
   std::vector<std::size_t> step_send_;  // per rank: the route its running step sends over
+  std::vector<std::size_t> step_held_;  // per rank: a held forward output it sends then too
   std::vector<int> in_flight_;
   std::map<std::tuple<int, std::size_t, int, double>, sim::SimTime> durations_;
   std::uint64_t transfers_ = 0, events_ = 0, replays_ = 0;

@@ -34,6 +34,7 @@ double PipelineRank::start_step(double now, double compute_s, double comm_s, con
   times_.cp += overlap.cp_blocking_s;
   times_.cp_hidden += overlap.cp_hidden_s;
   times_.tp_hidden += overlap.tp_hidden_s;
+  times_.ep_hidden += overlap.ep_hidden_s;
   times_.sm_cost += overlap.sm_cost_s;
   times_.dp_in_steps += overlap.gather_wait_s + overlap.dp_blocking_s;
   times_.dp_comm += overlap.dp_comm_s;

@@ -27,6 +27,7 @@ struct RankTimes {
   double cp = 0;                // context-parallel K/V exchange blocking the steps
   double cp_hidden = 0;         // context-parallel exchange hidden behind attention
   double tp_hidden = 0;         // tensor-parallel communication hidden behind GEMMs
+  double ep_hidden = 0;         // expert all-to-all hidden in combined 1F1B steps (moe_a2a_overlap)
   double sm_cost = 0;           // part of `busy`: GEMMs slowed by the overlapped collectives' SMs
   double dp_in_steps = 0;       // data-parallel communication blocking the steps (parameter
                                 // all-gathers, ZeRO-3's per-layer collectives)
@@ -45,6 +46,7 @@ struct StepOverlap {
   double tp_hidden_s = 0, sm_cost_s = 0, gather_wait_s = 0;
   double dp_blocking_s = 0, dp_comm_s = 0;
   double cp_blocking_s = 0, cp_hidden_s = 0;
+  double ep_hidden_s = 0;  // expert all-to-all hidden beside the paired pass (already off its comm)
 };
 
 class PipelineRank {
@@ -58,6 +60,10 @@ class PipelineRank {
   // The next step, when the stream is idle and steps remain; else null.
   const PipelineStep* idle_step() const;
   std::size_t step_index() const { return next_step_; }
+  // The step after the next one, if any (a combined 1F1B pair is decided at its forward).
+  const PipelineStep* following_step() const {
+    return next_step_ + 1 < order_.size() ? &order_[next_step_ + 1] : nullptr;
+  }
   std::size_t steps() const { return order_.size(); }
   // Starts the next step; returns its duration.
   double start_step(double now, double compute_s, double comm_s, const StepOverlap& overlap = {});

@@ -8,6 +8,7 @@
 #include "workloads/model/lora.h"
 #include "workloads/model/mtp.h"
 #include "workloads/model/transformer_ops.h"
+#include "workloads/training/ep_overlap.h"
 #include "workloads/training/stage_cost_parts.h"
 
 namespace clustersim::workloads {
@@ -65,14 +66,32 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   };
   const std::vector<OpCost> layer = ops_of(layer_ops(model, shape));
   const LayerCompute lc = layer_compute(in.compute, layer, tr.recompute, tr.recompute_modules);
-  const LayerCompute lc_moe =
-      model.is_moe() ? layer_compute(in.compute, ops_of(layer_ops(model, shape, true)), tr.recompute, tr.recompute_modules) : lc;
+  const std::vector<OpCost> moe_layer = model.is_moe() ? ops_of(layer_ops(model, shape, true)) : std::vector<OpCost>{};
+  const LayerCompute lc_moe = model.is_moe() ? layer_compute(in.compute, moe_layer, tr.recompute, tr.recompute_modules) : lc;
   const double act = static_cast<double>(tr.micro_batch) * in.parallel.local_seq_len(model.seq_len) * model.hidden *
                      shape.precision_bytes;
   const LayerTensorParallel ltp = layer_tensor_parallel(in, act, layer);
   const LayerContextParallel lcp = layer_context_parallel(context_parallel_inputs(in, layer, shape.precision_bytes));
   std::vector<LayerExpertParallel> lep;  // [pipeline stage]
   for (int stage = 0; stage < (model.is_moe() ? pp : 0); ++stage) lep.push_back(layer_expert_parallel(in, shape, stage));
+  // Megatron-Core's all-to-all overlaps (ep_overlap.h), per stage: what one paired forward and
+  // backward MoE layer save (moe_a2a_overlap), or the all-to-all seconds the shared experts hide
+  // (moe_shared_expert_overlap, taken off the blocking all-to-all). Transformer MoE layers only.
+  std::vector<double> pair_saving(lep.size(), 0.0);
+  const double ep_sm_share = in.compute.constants().get("ep_overlap_sm_share");
+  for (std::size_t st = 0; st < lep.size() && !model.is_hybrid(); ++st) {
+    if (in.parallel.moe_a2a_overlap) {
+      const EpLayerSplit split = split_moe_layer(in.compute, moe_layer, lc_moe.fwd + ltp.fwd_sm, lc_moe.bwd + ltp.bwd_sm,
+                                                 ltp.fwd + lcp.fwd, ltp.bwd + lcp.bwd, lep[st].fwd, lep[st].bwd);
+      pair_saving[st] = combined_layer_saving_s(split, ep_sm_share);
+    }
+    if (in.parallel.moe_shared_expert_overlap) {
+      const double fwd = shared_expert_hidden_s(in.compute, moe_layer, Pass::Forward, lep[st].fwd, ep_sm_share);
+      const double bwd = shared_expert_hidden_s(in.compute, moe_layer, Pass::Backward, lep[st].bwd, ep_sm_share);
+      lep[st].fwd -= fwd;
+      lep[st].bwd -= bwd;
+    }
+  }
   const LayerZero3 z3 = layer_zero3(in, model.layer_parameters_per_ep_rank(in.parallel.ep) / tp);
   // Trainable parameters (what is reduced and stepped): under LoRA the adapters only.
   const double adapter_params = ft.lora() ? lora_layer_parameters(model, ft, tp) : 0.0;
@@ -112,6 +131,8 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
       add_expert_parallel(c, moe, lep[vs % pp]);
       c.expert_params = moe * expert_params;
       costs.ep_bytes_per_gpu += (c.fwd_ep_bytes + c.bwd_ep_bytes) * in.micro_batches / pp;
+      c.moe_layers = moe;
+      c.ep_pair_saving = pair_saving[static_cast<std::size_t>(vs % pp)];
     }
     add_activation_offload(c, in, layers);
     costs.chunks.push_back(c);

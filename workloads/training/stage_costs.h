@@ -57,6 +57,11 @@ struct ChunkCost {
   // Mixture of experts: seconds of the expert-parallel all-to-all (dispatch and combine) in the
   // pass, part of the blocking comm above, and the bytes one GPU sends in it.
   double fwd_ep = 0, bwd_ep = 0, fwd_ep_bytes = 0, bwd_ep_bytes = 0;
+  // moe_a2a_overlap (ep_overlap.h): the chunk's MoE decoder layers, and the seconds one forward
+  // and one backward MoE layer of this stage save when the combined 1F1B schedule runs them
+  // together (0 without the overlap).
+  int moe_layers = 0;
+  double ep_pair_saving = 0;
   double params = 0;                        // parameters per tensor-parallel rank
   double expert_params = 0;                 // of which routed experts (reduced over dp / ep)
   int layers = 0;

@@ -1,0 +1,67 @@
+// Megatron-Core's overlap of the MoE token dispatch and combine all-to-alls with compute.
+//
+// Two mechanisms, each a [parallelism] switch (exclusive; scenarios/moe_overlap_checks.cpp):
+//   * moe_a2a_overlap (--overlap-moe-expert-parallel-comm with --delay-wgrad-compute; the combined
+//     1F1B schedule, megatron/core/pipeline_parallel/combined_1f1b.py): in the steady phase a rank
+//     runs one micro-batch's forward and another's backward together, layer by layer
+//     (models/common/model_chunk_schedule_plan.py, TransformerLayerSchedulePlan.run), on a compute
+//     and a communication stream:
+//         comm:    combine_bwd      | dispatch_fwd -> dispatch_bwd         | combine_fwd
+//         compute: attention_fwd    | experts_bwd (+ wgrad) -> experts_fwd | attention_bwd
+//     each node waiting for its own pass's previous node. The first warm-up forwards, the
+//     cool-down backwards, the layers one pass has more of than the other and the non-MoE layers
+//     run alone (pipeline_schedule.h marks the paired backwards).
+//   * moe_shared_expert_overlap (--moe-shared-expert-overlap; transformer/moe/shared_experts.py):
+//     the shared experts' fc1 runs on a side stream beside the dispatch all-to-all and fc2 beside
+//     the combine, in the forward and (by the autograd order it sets) in the backward.
+// While an all-to-all's kernels run beside compute they hold a share of the SMs
+// (`ep_overlap_sm_share`), so the compute beside them runs at 1 - share.
+// Pure functions of seconds: no simulator, no network.
+#pragma once
+
+#include <vector>
+
+#include "workloads/compute/compute_model.h"
+#include "workloads/model/transformer_ops.h"
+
+namespace clustersim::workloads {
+
+// One MoE layer's pass, alone (seconds): the compute before the dispatch (attention, router,
+// permute, and the layer's blocking tensor- and context-parallel exchanges), the compute between
+// dispatch and combine (shared and routed experts, unpermute), and the two all-to-alls.
+struct EpLayerPass {
+  double attention = 0, experts = 0, dispatch = 0, combine = 0;
+  double alone() const { return attention + experts + dispatch + combine; }
+};
+
+// How long the combined schedule takes for the forward `f` of one layer and the backward `b` of
+// one layer (another micro-batch's), the two streams' nodes ordered and chained as above and the
+// compute slowed to 1 - sm_share while an all-to-all runs. At most f.alone() + b.alone() for
+// sm_share = 0.
+double combined_layer_pair_s(const EpLayerPass& f, const EpLayerPass& b, double sm_share);
+
+// An MoE layer's forward and backward split as above: `layer` is its op list (layer_ops with
+// moe = true), `fwd_compute_s` / `bwd_compute_s` its compute per pass (layer_compute: with any
+// selective recompute), shared in proportion to the ops' times before and after the permute
+// (moe_permute: the end of Megatron-Core's pre-dispatch computation); `fwd_blocking_s` /
+// `bwd_blocking_s` the layer's blocking tensor- and context-parallel seconds (attention's);
+// `a2a_fwd_s` / `a2a_bwd_s` its expert-parallel seconds per pass, half dispatch, half combine.
+struct EpLayerSplit {
+  EpLayerPass fwd, bwd;
+};
+EpLayerSplit split_moe_layer(const ComputeModel& cm, const std::vector<OpCost>& layer, double fwd_compute_s,
+                             double bwd_compute_s, double fwd_blocking_s, double bwd_blocking_s, double a2a_fwd_s,
+                             double a2a_bwd_s);
+
+// Seconds one paired (forward, backward) layer saves against running the two passes alone.
+double combined_layer_saving_s(const EpLayerSplit& s, double sm_share);
+
+// moe_shared_expert_overlap: all-to-all seconds of one MoE layer pass hidden behind its shared
+// experts (fc1 + activation beside the dispatch, fc2 beside the combine), `a2a_s` the pass's
+// expert-parallel seconds (half each); `layer` the op list (the shared experts' ops follow
+// moe_permute and end at shared_expert_down). The shared experts run at 1 - sm_share meanwhile:
+// what that costs is taken off the hidden seconds.
+double shared_expert_hidden_s(const ComputeModel& cm, const std::vector<OpCost>& layer, Pass pass, double a2a_s,
+                              double sm_share);
+
+}  // namespace clustersim::workloads
