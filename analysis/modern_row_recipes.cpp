@@ -51,8 +51,8 @@ int bridge_release(const ModernRow& r) {
 // *_fp8mx_config keep them (deepseek/common.py _enable_deepseek_full_iteration_mxfp8, gpt_oss/
 // common.py _apply_gpt_oss_120b_full_iter_fp8mx_configs, qwen/common.py
 // _enable_hybridep_full_iteration_mxfp8: cuda_graph_impl "full_iteration", flex "hybridep",
-// overlap_moe_expert_parallel_comm and delay_wgrad_compute). Every earlier release ran these
-// models' Blackwell presets with Transformer Engine's per-module graphs (cuda_graph_impl
+// overlap_moe_expert_parallel_comm and delay_wgrad_compute). Earlier releases ran these models'
+// Blackwell presets without a graph or with Transformer Engine's per-module graphs (cuda_graph_impl
 // "transformer_engine", scope attn / moe_router / moe_preprocess), which are not modelled.
 bool full_iteration_mxfp8_recipe(const ModernRow& r) {
   if (bridge_release(r) < 260600 || r.precision != "MXFP8") return false;
