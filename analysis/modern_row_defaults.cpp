@@ -2,8 +2,11 @@
 // recipe, launcher or config that sets it.
 #include "analysis/modern_row_defaults.h"
 
+#include <algorithm>
+
 #include "analysis/modern_row_archs.h"
 #include "analysis/modern_row_layout.h"
+#include "analysis/modern_row_recipes.h"
 
 namespace clustersim::analysis::modern_detail {
 
@@ -85,13 +88,27 @@ int mtp_layers_of(const ModernRow& r) {
 //     bf16 and dtype bf16 (its yaml), so 16-bit gradients and optimizer states;
 //   * tensor-parallel communication overlapped with the GEMMs whenever tp > 1 in the NeMo-based
 //     stacks (their performance recipes add MegatronCommOverlapCallback(tp_comm_overlap=True) for
-//     Hopper and Blackwell); not in Megatron-LM's example scripts or the JAX stacks, nor in the
-//     moe_a2a_overlap rows on Hopper (modern_row_recipes.h hopper_a2a_overlap).
+//     Hopper and Blackwell); not in Megatron-LM's example scripts or the JAX stacks, nor in
+//     Megatron-Bridge's Llama NVFP4 recipes nor the moe_a2a_overlap rows on Hopper
+//     (tp_comm_overlap_of; modern_row_recipes.h hopper_a2a_overlap);
 bool jax_stack(const ModernRow& r) { return has(r.model, "MaxText") || has(r.model, "PaxML"); }
 bool nemo_stack(const ModernRow& r) {
   const std::string g = modern_source_group(r);
   return !jax_stack(r) && (g == "dgxc-benchmarking" || g == "Megatron-Bridge" || g == "NeMo docs");
 }
+// Tensor-parallel communication overlap ([sync] tp_comm_overlap) in the NeMo-based stacks when
+// tp > 1, except Megatron-Bridge's Llama 3 70B and Llama 3.1 405B NVFP4 runs: scripts/performance/
+// configs/llama/llama3_llm_pretrain.py and llama31_llm_pretrain.py, llama3_70b_pretrain_config_<gpu>
+// and llama31_405b_pretrain_config_<gpu> for gb300, gb200, b300 and b200, set
+// `cfg.comm_overlap.tp_comm_overlap = False if precision == "nvfp4"` (from c3e43e6a, 2025-12-03;
+// tags v0.3.0 - v0.5.1). Every NVFP4 Llama row of the tables is 26.02 or later. Nor the Hopper rows
+// with moe_a2a_overlap: their recipes leave it off (modern_row_recipes.h hopper_a2a_overlap).
+bool tp_comm_overlap_of(const ModernRow& r) {
+  if (!nemo_stack(r) || std::max(r.tp, 1) <= 1 || hopper_a2a_overlap(r)) return false;
+  const bool llama_nvfp4 = modern_source_group(r) == "Megatron-Bridge" && has(r.model, "Llama") && precision_for(r) == "nvfp4";
+  return !llama_nvfp4;
+}
+
 // NVFP4 rows count as low-precision rows here too (16-bit gradient reduction, as the FP8 ones;
 // the Megatron-Bridge NVFP4 configs were not checked for it: UNSURE).
 bool fp8_row(const ModernRow& r) { return precision_for(r) == "fp8" || precision_for(r) == "nvfp4"; }
@@ -133,28 +150,42 @@ bool gpt_oss_recompute_modules(const ModernRow& r) {
 
 // DeepSeek-V3's recompute modules, as its launchers set them:
 //   * Megatron-Bridge's performance presets (scripts/performance/configs/deepseek/
-//     deepseek_workload_base_configs.py, mirror lkk12014402/Megatron-Bridge): ["mla_up_proj"] on
-//     GB200, B200 and B300 (every precision), ["mla_up_proj", "mlp"] on H100 (the dense "mlp"
-//     recompute of its 3 dense layers is not modelled). GB300 had two presets: pp 4 x vp 4, EP 64
-//     with ["moe_act"] (commits c3e43e6a 2025-12-03 and 67b8806 2026-01-14), replaced by
-//     DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_V1/_V2 = pp 2 x vp 8, pp_layout "Et*4|(t*4|)*14tmL", EP 32,
-//     micro-batch 2, ["mla_up_proj"] in every commit from cc31be26 (2026-02-03, "Dsv3 Recipe
-//     Update") to 5acef930 (2026-04-18) and at the mirror's head (793bb600, 2026-04-24); the
-//     VR200 preset with the same layout at micro-batch 1 also sets ["mla_up_proj"]. So a GB300 row
-//     on pp 2 x vp 8 (the 26.02 - 26.08 tables) takes ["mla_up_proj"] and any other GB300 row
-//     (25.11: pp 2 x vp 4, w/o MTP; no preset read has that layout) ["moe_act"]. The 26.06 and
-//     26.08 presets are newer than the mirror (UNSURE for those four rows).
+//     deepseek_workload_base_configs.py, mirror lkk12014402/Megatron-Bridge and the release tags,
+//     bridge_release): ["mla_up_proj"] on B200 and B300 (every precision), ["mla_up_proj", "mlp"]
+//     on H100 (the dense "mlp" recompute of its 3 dense layers is not modelled). GB200:
+//     DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_FP8_MX_V2 takes ["mla_up_proj"] on v0.3.0 / v0.3.1
+//     (26.02, 26.02.01), ["mlp"] on v0.4.0 / v0.4.2 (26.04, 26.04.01: GB200_V1's, the 3 dense
+//     layers' MLP only, so nothing modelled), and ["mla_up_proj"] again from v0.5.0 (26.06: the
+//     full-iteration FP8_MX_V1, v0.6.0 perf_recipes/deepseek/gb200/deepseek_v3.py likewise).
+//     GB300 had two presets: pp 4 x vp 4, EP 64 with ["moe_act"] (commits c3e43e6a 2025-12-03 and
+//     67b8806 2026-01-14), replaced by DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_V1/_V2 = pp 2 x vp 8,
+//     pp_layout "Et*4|(t*4|)*14tmL", EP 32, micro-batch 2, ["mla_up_proj"] in every commit from
+//     cc31be26 (2026-02-03, "Dsv3 Recipe Update") to v0.4.2 (26.04.01); from v0.5.0 (26.06) the
+//     MXFP8 preset GB300_FP8_MX_V1/_V2 (and _GBS15360) runs micro-batch 1 with recompute_modules=[]
+//     under a full-iteration CUDA graph (v0.6.0's deepseek_v3_pretrain_256gpu_gb300_fp8mx_config
+//     too). So a GB300 row on pp 2 x vp 8 takes ["mla_up_proj"] before 26.06 and nothing from 26.06
+//     at MXFP8, and any other GB300 row (25.11: pp 2 x vp 4, w/o MTP; no preset read has that
+//     layout) ["moe_act"].
 //   * dgxc-benchmarking v25.05 and v25.05.04 (deepseek_v3/pretraining/launch.sh, commits 68eaf7e and
 //     1f6d9f4): --recompute_modules mla_up_proj on H100; core_attn on GB200, which with flash
 //     attention frees nothing the model keeps (the kernel's saved Q, K, V, O are the checkpoint's
 //     inputs and the out-projection's input), so it is not written.
-// Kimi-K2's are not checked.
+// Kimi-K2 (the same multi-head latent attention): KIMI_K2_PRETRAIN_CONFIG_GB300_FP8_MX
+// (scripts/performance/configs/kimi/kimi_workload_base_configs.py, v0.3.1 - v0.5.0: pp 4 x vp 4,
+// EP 64, micro-batch 2) sets ["mla_up_proj"]; the table's Kimi-K2 rows are all that preset.
 std::string deepseek_recompute_modules(const ModernRow& r) {
+  if (has(r.model, "Kimi-K2"))
+    return modern_source_group(r) == "Megatron-Bridge" && r.gpu.starts_with("GB300") ? "[\"mla_up_proj\"]" : "";
   if (!has(r.model, "DeepSeek-V3")) return "";
   if (modern_source_group(r) == "dgxc-benchmarking") return has(r.gpu, "H100") ? "[\"mla_up_proj\"]" : "";
   if (modern_source_group(r) != "Megatron-Bridge") return "";
-  if (r.gpu.starts_with("GB300")) return r.pp == 2 && virtual_stages_of(r) == 8 ? "[\"mla_up_proj\"]" : "[\"moe_act\"]";
-  if (r.gpu.starts_with("GB200") || r.gpu == "B200" || r.gpu == "B300" || has(r.gpu, "H100")) return "[\"mla_up_proj\"]";
+  const int release = bridge_release(r);
+  if (r.gpu.starts_with("GB300")) {
+    if (r.pp != 2 || virtual_stages_of(r) != 8) return "[\"moe_act\"]";
+    return full_iteration_mxfp8_recipe(r) ? "" : "[\"mla_up_proj\"]";
+  }
+  if (r.gpu.starts_with("GB200")) return release >= 260400 && release < 260600 ? "" : "[\"mla_up_proj\"]";
+  if (r.gpu == "B200" || r.gpu == "B300" || has(r.gpu, "H100")) return "[\"mla_up_proj\"]";
   return "";
 }
 

@@ -20,11 +20,12 @@ int mtp_layers_of(const ModernRow& r);
 bool jax_stack(const ModernRow& r);   // MaxText or PaxML
 bool nemo_stack(const ModernRow& r);  // NeMo, Megatron-Bridge or dgxc-benchmarking (not JAX)
 bool fp8_row(const ModernRow& r);     // fp8 or nvfp4
+bool tp_comm_overlap_of(const ModernRow& r);  // [sync] tp_comm_overlap: tp > 1, NeMo-based, not Llama NVFP4
 // Layers whose activations the Blackwell Megatron-FSDP recipes offload to the host; 0 = none.
 int activation_offload_layers_of(const ModernRow& r);
 bool gpt_oss_bridge(const ModernRow& r);             // GPT-OSS in Megatron-Bridge's tables
 bool gpt_oss_recompute_modules(const ModernRow& r);  // recompute ["layernorm", "moe_act"]
-// DeepSeek-V3's recompute_modules, written as a TOML array of strings; "" when none.
+// DeepSeek-V3's (and Kimi-K2's) recompute_modules, written as a TOML array of strings; "" when none.
 std::string deepseek_recompute_modules(const ModernRow& r);
 std::string nemotron3_nano_recompute_modules(const ModernRow& r);  // ["moe", "layernorm"] on H100
 

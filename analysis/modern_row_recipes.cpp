@@ -3,6 +3,9 @@
 // needs to lay a published run out as it ran.
 #include "analysis/modern_row_recipes.h"
 
+#include <cstdio>
+#include <string>
+
 #include "analysis/modern_row_archs.h"
 
 namespace clustersim::analysis::modern_detail {
@@ -22,54 +25,120 @@ int expert_tp_of(const ModernRow& r) {
   return 0;
 }
 
+// The container release of a Megatron-Bridge row, from its source's section ('26.06.01 NeMo
+// Container'): yymm * 100 + patch, 260601; 0 for another source. The release branches hold the
+// recipes each container ran (NVIDIA-NeMo/Megatron-Bridge, docs/performance-summary.md per tag):
+// 26.02 = v0.3.0, 26.02.01 = v0.3.1, 26.04 = v0.4.0, 26.04.01 = v0.4.2 (the first tag whose
+// summary has the 26.04.01 section), 26.06 = v0.5.0, 26.06.01 = v0.5.1, 26.08 = v0.6.0; the
+// performance presets are scripts/performance/configs/<family>/*_workload_base_configs.py up to
+// v0.5.1 and src/megatron/bridge/perf_recipes/<family>/<gpu>/*.py on v0.6.0.
+int bridge_release(const ModernRow& r) {
+  if (modern_source_group(r) != "Megatron-Bridge") return 0;
+  const std::size_t at = r.source.find("section '");
+  if (at == std::string::npos) return 0;
+  int yy = 0, mm = 0, patch = 0;
+  if (std::sscanf(r.source.c_str() + at + 9, "%d.%d.%d", &yy, &mm, &patch) < 2) return 0;
+  return (yy * 100 + mm) * 100 + patch;
+}
+
+// The full-iteration MXFP8 recipes of 26.06 and later, on the NVL72 racks (and Qwen3-30B-A3B on
+// B300): v0.5.0 / v0.5.1 DEEPSEEK_V3_PRETRAIN_CONFIG_{GB300,GB200}_FP8_MX_V2 (and GB300's
+// _GBS15360), GPT_OSS_120B_PRETRAIN_CONFIG_{GB300,GB200}_FP8_MX_V2, QWEN3_30B_A3B_PRETRAIN_CONFIG_
+// {GB300,GB200,B300}_FP8_MX_V1 and QWEN3_235B_A22B_PRETRAIN_CONFIG_{GB300,GB200}_FP8_MX_V2 set
+// cuda_graph_impl = "full_iteration", moe_flex_dispatcher_backend = "hybridep" and
+// moe_a2a_overlap = True (with cutedsl_fused_grouped_mlp and, except DeepSeek-V3 on GB200,
+// fp8_dot_product_attention); v0.6.0's perf_recipes/{deepseek,gpt_oss,qwen}/{gb300,gb200}/*.py
+// *_fp8mx_config keep them (deepseek/common.py _enable_deepseek_full_iteration_mxfp8, gpt_oss/
+// common.py _apply_gpt_oss_120b_full_iter_fp8mx_configs, qwen/common.py
+// _enable_hybridep_full_iteration_mxfp8: cuda_graph_impl "full_iteration", flex "hybridep",
+// overlap_moe_expert_parallel_comm and delay_wgrad_compute). Earlier releases ran these models'
+// Blackwell presets without a graph or with Transformer Engine's per-module graphs (cuda_graph_impl
+// "transformer_engine", scope attn / moe_router / moe_preprocess), which are not modelled.
+bool full_iteration_mxfp8_recipe(const ModernRow& r) {
+  if (bridge_release(r) < 260600 || r.precision != "MXFP8") return false;
+  const bool rack = r.gpu.starts_with("GB300") || r.gpu.starts_with("GB200");
+  if (has(r.model, "Qwen3-30B-A3B")) return rack || r.gpu == "B300";
+  return rack && (has(r.model, "DeepSeek-V3") || has(r.model, "GPT-OSS-120B") || has(r.model, "Qwen3-235B-A22B"));
+}
+bool cuda_graphs_of(const ModernRow& r) { return full_iteration_mxfp8_recipe(r); }
+
 // Megatron-Bridge's DeepSeek-V3 performance configs run Megatron-Core's flex token dispatcher on
 // every GPU (mirror lkk12014402/Megatron-Bridge at 793bb600, scripts/performance/configs/deepseek/
-// deepseek_workload_base_configs.py): DEEPSEEK_V3_PRETRAIN_CONFIG_{GB300,GB200,VR200,B300,B200,
-// H100}_V1 set moe_flex_dispatcher_backend = "hybridep" and the V2 configs inherit it, except
-// B200_FP8_MX_V2 and B200_NVFP4_V2 (pp 8, vp 2, EP 32), which set "deepep"; the notes on
-// docs/validation.md's rows 182 / 580 cite earlier B200_V2 / H100_V2 with "deepep". Both backends
-// are modelled alike (workloads::MoeDispatcher); only expert groups that leave a node see a
-// difference. The other MoE recipes are left on the alltoall dispatcher: Qwen3-235B, Kimi-K2 and
-// GPT-OSS set a flex backend only on configs whose expert groups stay in one NVLink domain
-// (GB200 / GB300 racks, B200 / B300 with EP 8), and none on their H100 / B200 configs whose groups
-// leave the node (QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*, KIMI_K2_PRETRAIN_CONFIG_H100 / _B200,
-// GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V1: moe_flex_dispatcher_backend unset, WorkloadBaseConfig's
-// None, scripts/performance/utils/utils.py).
+// deepseek_workload_base_configs.py, and every release branch v0.3.0 - v0.6.0):
+// DEEPSEEK_V3_PRETRAIN_CONFIG_{GB300,GB200,VR200,B300,B200,H100}_V1 set
+// moe_flex_dispatcher_backend = "hybridep" and the V2 configs inherit it, except B200_FP8_MX_V2
+// and B200_NVFP4_V2 (pp 8, vp 2, EP 32), which set "deepep"; the notes on docs/validation.md's
+// rows 182 / 580 cite earlier B200_V2 / H100_V2 with "deepep". Both backends are modelled alike
+// (workloads::MoeDispatcher); only expert groups that leave a node see a difference. The other
+// MoE recipes, by release, where their expert groups leave the node:
+//   * Qwen3-235B-A22B on H100 (tp 2, EP 32): QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_FP8_CS_V2 sets
+//     "deepep" on v0.3.1 (26.02.01) only; v0.3.0, v0.4.0 and v0.4.2 leave it unset (alltoall);
+//   * Qwen3-30B-A3B on H100 with pp 1, EP 16 (two nodes): QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1
+//     sets "hybridep" from v0.3.1 on (v0.3.0's pp 2 vp 12 EP 8 preset, "deepep", stays in a node);
+//   * the full-iteration MXFP8 recipes above, "hybridep" (inside the NVLink domain: no difference).
+// Kimi-K2 (GB300 only from 26.02.01: "hybridep", inside the rack), GPT-OSS (H100 / B200 / B300
+// with EP 8 inside a node) and the remaining in-node presets are left on the alltoall dispatcher;
+// so is Nemotron 3 Super on B200 (EP 64 over eight nodes, NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B200_
+// {FP8_MX,NVFP4}_V1 "hybridep" on v0.4.0 / v0.4.2), whose rows are skipped (no hybrid preset).
 const char* moe_dispatcher_of(const ModernRow& r) {
-  if (modern_source_group(r) != "Megatron-Bridge" || !has(r.model, "DeepSeek-V3")) return nullptr;
-  return has(r.gpu, "B200") && !r.gpu.starts_with("GB") && notes_int(r, "EP") == 32 ? "deepep" : "hybridep";
+  if (modern_source_group(r) != "Megatron-Bridge") return nullptr;
+  if (has(r.model, "DeepSeek-V3"))
+    return has(r.gpu, "B200") && !r.gpu.starts_with("GB") && notes_int(r, "EP") == 32 ? "deepep" : "hybridep";
+  if (full_iteration_mxfp8_recipe(r)) return "hybridep";
+  const int release = bridge_release(r);
+  if (has(r.model, "Qwen3-235B-A22B") && has(r.gpu, "H100") && release == 260201) return "deepep";
+  if (has(r.model, "Qwen3-30B-A3B") && has(r.gpu, "H100") && r.pp <= 1 && notes_int(r, "EP") == 16 && release >= 260201)
+    return "hybridep";
+  return nullptr;
 }
 
 // Megatron-Bridge recipes that set moe_a2a_overlap (scripts/performance/utils/overrides.py
 // _set_moe_a2a_overlap_overrides: overlap_moe_expert_parallel_comm, delay_wgrad_compute, and
-// moe_shared_expert_overlap off), mirror lkk12014402/Megatron-Bridge:
+// moe_shared_expert_overlap off), mirror lkk12014402/Megatron-Bridge and the release tags
+// (bridge_release):
 //   * DeepSeek-V3 on H100 (pp 8 x vp 4, EP 64): 25.09's scripts/performance/run_script.py
 //     (cac49dcd) sets overlap_moe_expert_parallel_comm = True for h100 ("A2A_1F1B"), and
 //     DEEPSEEK_V3_PRETRAIN_CONFIG_H100_V1 keeps moe_a2a_overlap=True until f36e5de7 (2026-02-10),
 //     False after; the table's DeepSeek-V3 H100 rows are all 25.09.
-//   * DeepSeek-V3 on B200 with pp 8 x vp 2, EP 32: DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2 and
-//     _NVFP4_V2 (deepseek_workload_base_configs.py, 5acef930 2026-04-18 .. 793bb600) set
-//     moe_a2a_overlap=True; the other DeepSeek-V3 presets set False.
+//   * DeepSeek-V3 on B200 with pp 8 x vp 2, EP 32: DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2
+//     (deepseek_workload_base_configs.py, v0.4.2 = 26.04.01 and v0.5.0; 5acef930 2026-04-18 on the
+//     mirror) sets moe_a2a_overlap=True; v0.3.x / v0.4.0's B200 preset is pp 16 EP 8 without it.
 //   * Qwen3-235B-A22B on H100 (tp 2, pp 8 x vp 4, EP 32): QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*
-//     (qwen3_workload_base_configs.py) set moe_a2a_overlap=True from c3e43e6a (2025-12-03) to the
-//     head, V2 inheriting it; 25.09's run_script.py sets it for DeepSeek-V3 only. Its 25.11 row is
-//     UNSURE (the container's cut against 2025-12-03 is not at hand).
+//     (qwen3_workload_base_configs.py) set moe_a2a_overlap=True from c3e43e6a (2025-12-03) and on
+//     every tag v0.3.0 - v0.4.2, V2 inheriting it; 25.09's run_script.py sets it for DeepSeek-V3
+//     only. Its 25.11 row is UNSURE (the container's cut against 2025-12-03 is not at hand).
+//   * Qwen3-235B-A22B on B300 with pp 8 x vp 4, EP 8: v0.3.0 (26.02)
+//     QWEN3_235B_A22B_PRETRAIN_CONFIG_B300_FP8_MX_V2 sets moe_a2a_overlap=True. v0.3.1 changed the
+//     preset to pp 8 without vp and the flag off; the 26.02.01 row still prints vp 4 (its throughput,
+//     2644, is 26.02's 2691, not the pp 8 rows' of 26.04) and takes it. The 26.04 rows print no vp
+//     (fill_unstated_virtual_stages lends them 26.02's 4) and ran v0.4.x's preset without it.
+//   * Qwen3-30B-A3B on H100 with pp 2 x vp 12, EP 8: v0.3.0 (26.02)
+//     QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1 sets moe_a2a_overlap=True (and "deepep"); from
+//     v0.3.1 the preset is pp 1, EP 16 without it. The 26.02.01 row prints the v0.3.0 layout with
+//     a throughput (9058) of the later pp 1 EP 16 rows (8901-8960), UNSURE which it ran.
 //   * GPT-OSS-120B on GB200 (pp 1, EP 64) from 26.04: GPT_OSS_120B_PRETRAIN_CONFIG_GB200_BF16_V2
-//     (and _FP8_MX_V2 = it) set moe_flex_dispatcher_backend = "hybridep" and moe_a2a_overlap=True
-//     from 7260d621 (2026-03-23, "perf optimizations- GPT-OSS 120B"); 26.02's V2 had neither.
-//     The 26.04 rows are UNSURE (the container's cut against 2026-03-23 is not at hand).
-// Not set by any preset read: the GB300 DeepSeek-V3 presets (moe_a2a_overlap=False), Kimi-K2, the
-// Qwen3 presets other than 235B on H100 at the head.
+//     sets moe_a2a_overlap=True on v0.4.0 (with "hybridep") and v0.4.2 (alltoall), from 7260d621
+//     (2026-03-23, "perf optimizations- GPT-OSS 120B"); v0.3.x's V2 has neither.
+//   * the full-iteration MXFP8 recipes of 26.06 and later (full_iteration_mxfp8_recipe): DeepSeek-V3,
+//     GPT-OSS-120B and Qwen3-235B-A22B on GB300 / GB200, Qwen3-30B-A3B on GB300 / GB200 / B300.
+// Not set: DeepSeek-V3 on GB300 / GB200 before 26.06 and on B300 (moe_a2a_overlap=False), Kimi-K2
+// (KIMI_K2_PRETRAIN_CONFIG_GB300_FP8_MX, v0.3.1 - v0.5.0), GPT-OSS on GB300 before 26.06, B300,
+// B200 and H100, the other Qwen3 presets.
 bool moe_a2a_overlap_of(const ModernRow& r) {
   if (modern_source_group(r) != "Megatron-Bridge" || notes_int(r, "EP") <= 1) return false;
-  const bool release_25_09 = has(r.source, "'25.09 ");
-  const bool before_26_04 = release_25_09 || has(r.source, "'25.11 ") || has(r.source, "'26.02");
+  if (full_iteration_mxfp8_recipe(r)) return true;
+  const int release = bridge_release(r);
+  const int vp = r.pp > 1 ? r.virtual_stages : 0;
   if (has(r.model, "DeepSeek-V3")) {
     if (has(r.gpu, "H100")) return true;
-    return r.gpu == "B200" && r.pp == 8 && r.virtual_stages == 2 && notes_int(r, "EP") == 32;
+    return r.gpu == "B200" && r.pp == 8 && vp == 2 && notes_int(r, "EP") == 32;
   }
-  if (has(r.model, "Qwen3-235B-A22B")) return has(r.gpu, "H100") && !release_25_09 && r.tp == 2 && r.pp == 8;
-  if (has(r.model, "GPT-OSS-120B")) return r.gpu.starts_with("GB200") && r.pp == 1 && !before_26_04;
+  if (has(r.model, "Qwen3-235B-A22B")) {
+    if (has(r.gpu, "H100")) return release > 250900 && r.tp == 2 && r.pp == 8;
+    return r.gpu == "B300" && release < 260400 && r.pp == 8 && vp == 4 && notes_int(r, "EP") == 8;
+  }
+  if (has(r.model, "Qwen3-30B-A3B")) return has(r.gpu, "H100") && r.pp == 2 && vp == 12 && notes_int(r, "EP") == 8;
+  if (has(r.model, "GPT-OSS-120B")) return r.gpu.starts_with("GB200") && r.pp == 1 && release >= 260400;
   return false;
 }
 

@@ -14,6 +14,18 @@ namespace clustersim::analysis::modern_detail {
 // stated, else the recipe's (1 for Megatron-Bridge), else 0 = Megatron-Core's default, tp.
 int expert_tp_of(const ModernRow& r);
 
+// The NeMo container release of a Megatron-Bridge row as yymm * 100 + patch ('26.06.01 NeMo
+// Container' -> 260601), read from its source's section; 0 for the other sources.
+int bridge_release(const ModernRow& r);
+
+// Whether the row ran one of the full-iteration MXFP8 recipes of Megatron-Bridge 26.06 and later
+// (cuda_graph_impl "full_iteration" with the hybridep dispatcher and moe_a2a_overlap).
+bool full_iteration_mxfp8_recipe(const ModernRow& r);
+
+// Whether the row's recipe captures the whole step in one CUDA graph (training.cuda_graphs:
+// Megatron-Core's cuda_graph_impl "full_iteration"); per-module graphs are not modelled.
+bool cuda_graphs_of(const ModernRow& r);
+
 // Megatron-Core's token dispatcher of a row (parallelism.moe_dispatcher): "deepep" or "hybridep"
 // where the row's recipe runs the flex dispatcher with that backend, nullptr for the alltoall
 // dispatcher (the default).

@@ -22,6 +22,7 @@ namespace {
 using modern_detail::activation_offload_layers_of;
 using modern_detail::as_run;
 using modern_detail::cp_of;
+using modern_detail::cuda_graphs_of;
 using modern_detail::deepseek_recompute_modules;
 using modern_detail::nemotron3_nano_recompute_modules;
 using modern_detail::dp_of;
@@ -48,6 +49,7 @@ using modern_detail::notes_int;
 using modern_detail::precision_for;
 using modern_detail::recipe_stage_layers;
 using modern_detail::slot_split_recipe;
+using modern_detail::tp_comm_overlap_of;
 using modern_detail::virtual_stages_of;
 using modern_detail::with_hybrid_shape;
 
@@ -124,9 +126,10 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (const std::string modules = nemotron3_nano_recompute_modules(r); !modules.empty())
     t << "recompute_modules = " << modules << "\n";
   if (nemotron4_dgxc) t << "optimizer_dtype = \"bf16\"\n";
+  if (cuda_graphs_of(r)) t << "cuda_graphs = true\n";
   if (const int off = activation_offload_layers_of(r); off > 0) t << "activation_offload_layers = " << off << "\n";
   t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
-  if (nemo_stack(r) && tp > 1 && !hopper_a2a_overlap(r)) t << "tp_comm_overlap = true\n";
+  if (tp_comm_overlap_of(r)) t << "tp_comm_overlap = true\n";
   if (lora_rank_of(r) > 0)
     t << "\n[finetune]\nmethod = \"lora\"\nlora_rank = " << lora_rank_of(r)
       << "\nlora_targets = [\"q\", \"k\", \"v\", \"o\", \"gate\", \"up\", \"down\"]\n";

@@ -53,7 +53,8 @@ TEST_CASE("analysis::scenario_for_modern_row: Kimi-K2 on pp 4 x vp 4 takes the r
   const scenarios::ScenarioSpec spec = clustersim::analysis::test::scenario_of(bf16);
   CHECK(spec.training.recompute_modules == workloads::kRecomputeMlaUpProj);
   CHECK(spec.model.mtp_layers == 0);
-  CHECK(clustersim::analysis::test::scenario_of(row).training.recompute_modules == 0);  // Kimi-K2: not checked
+  // Kimi-K2: KIMI_K2_PRETRAIN_CONFIG_GB300_FP8_MX (v0.3.1 - v0.5.0) recompute_modules ["mla_up_proj"].
+  CHECK(clustersim::analysis::test::scenario_of(row).training.recompute_modules == workloads::kRecomputeMlaUpProj);
 }
 
 TEST_CASE("analysis::scenario_for_modern_row: DeepSeek-V3 on pp 8 x vp 4 takes the \"Et|(tt|)*30mL\" layout") {
@@ -103,7 +104,7 @@ bool fits(const scenarios::ScenarioSpec& spec) {
 }  // namespace
 
 TEST_CASE("analysis::scenario_for_modern_row: DeepSeek-V3 on GB300 pp 2 x vp 8 recomputes mla_up_proj and fits at micro-batch 2") {
-  // Megatron-Bridge's GB300 preset from cc31be26 (2026-02-03) to the mirror's head: pp 2, vp 8,
+  // Megatron-Bridge's GB300 preset from cc31be26 (2026-02-03) to v0.4.2 (26.04.01): pp 2, vp 8,
   // "Et*4|(t*4|)*14tmL", EP 32, micro-batch 2, recompute_modules ["mla_up_proj"] (the 26.02 -
   // 26.04.01 tables). With ["moe_act"] (the earlier pp 4 x vp 4 preset's) it needed 326 GiB of 288.
   const ModernRow& row = row_at("training_megatron_bridge.csv", 176);
@@ -115,10 +116,10 @@ TEST_CASE("analysis::scenario_for_modern_row: DeepSeek-V3 on GB300 pp 2 x vp 8 r
   CHECK(spec.model.mtp_layers == 1);
   CHECK(stages_of(spec.parallel, 61) == std::vector<int>{32, 29});
   CHECK(fits(spec));
-  // The same layout at micro-batch 1 (26.06, 26.08) takes the same modules; the 25.11 pp 2 x vp 4
-  // rows (w/o MTP) keep ["moe_act"].
-  CHECK(clustersim::analysis::test::scenario_of(row_at("training_megatron_bridge.csv", 2)).training.recompute_modules ==
-        workloads::kRecomputeMlaUpProj);
+  // The same layout at micro-batch 1 (26.06, 26.08) is the full-iteration MXFP8 preset
+  // (GB300_FP8_MX_V2 on v0.5.0, recompute_modules []); the 25.11 pp 2 x vp 4 rows (w/o MTP) keep
+  // ["moe_act"].
+  CHECK(clustersim::analysis::test::scenario_of(row_at("training_megatron_bridge.csv", 2)).training.recompute_modules == 0u);
   CHECK(clustersim::analysis::test::scenario_of(row_at("training_megatron_bridge.csv", 478)).training.recompute_modules ==
         workloads::kRecomputeMoeAct);
 }
