@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 
 #include "sim/check.h"
 
@@ -70,13 +71,17 @@ void FairShareSolver::mark_dirty(ConstraintId c, double threshold) {
 std::uint32_t FairShareSolver::alloc_members(std::size_t n) {
   if (n > 0 && free_blocks_[n] != kNone) {
     const std::uint32_t off = free_blocks_[n];
-    free_blocks_[n] = member_slot_[off];
+    free_blocks_[n] = member_c_[off];
     return off;
   }
   const auto off = static_cast<std::uint32_t>(member_c_.size());
   CLUSTERSIM_CHECK(member_c_.size() + n < std::numeric_limits<std::uint32_t>::max(), "too many memberships");
   member_c_.resize(member_c_.size() + n);
-  member_slot_.resize(member_c_.size());
+  if (wide_) {
+    wide_slot_.resize(member_c_.size());
+  } else {
+    member_slot_.resize(member_c_.size());
+  }
   if (!weights_.empty()) weights_.resize(member_c_.size());
   return off;
 }
@@ -84,7 +89,7 @@ std::uint32_t FairShareSolver::alloc_members(std::size_t n) {
 std::uint32_t FairShareSolver::alloc_block(std::span<const ConstraintId> cons, std::span<const std::uint16_t> weights) {
   CLUSTERSIM_CHECK(cons.size() <= kMaxConstraintsPerVariable, "too many constraints for one variable");
   CLUSTERSIM_CHECK(weights.empty() || weights.size() == cons.size(), "one weight per constraint");
-  const std::uint32_t off = alloc_members(cons.size());
+  const std::uint32_t off = alloc_members(cons.size() + kCapEntries);
   std::copy(cons.begin(), cons.end(), member_c_.begin() + off);
   if (!weights.empty()) {
     if (weights_.size() < member_c_.size()) weights_.resize(member_c_.size());
@@ -93,10 +98,20 @@ std::uint32_t FairShareSolver::alloc_block(std::span<const ConstraintId> cons, s
   return off;
 }
 
-void FairShareSolver::free_block(std::uint32_t off, std::size_t n) {
-  if (n == 0) return;  // no storage
-  member_slot_[off] = free_blocks_[n];
-  free_blocks_[n] = off;
+void FairShareSolver::free_block(std::uint32_t off, std::size_t n) { free_members(off, n + kCapEntries); }
+
+void FairShareSolver::free_members(std::uint32_t off, std::size_t size) {
+  if (size == 0) return;  // no storage
+  member_c_[off] = free_blocks_[size];
+  free_blocks_[size] = off;
+}
+
+// The first slot at or above narrow_slot_limit: every slot moves to 32 bits, values unchanged.
+void FairShareSolver::widen_slots() {
+  wide_slot_.resize(member_slot_.size());
+  std::copy(member_slot_.begin(), member_slot_.end(), wide_slot_.begin());
+  member_slot_.release();
+  wide_ = true;
 }
 
 VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, double cap,
@@ -107,7 +122,24 @@ VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, dou
   CLUSTERSIM_CHECK(cap > 0, "variable cap must be positive");
   VariableId v;
   if (!pending_.empty() && resurrect(cons, cap, weights.empty() ? nullptr : weights.data(), v)) return v;
-  return attach(alloc_block(cons, weights), cons.size(), cap, !weights.empty());
+  return attach(alloc_var_block(cons, weights, cap), cons.size(), cap, !weights.empty(), false);
+}
+
+// A block for a new variable: its constraints (and weights), then, only when it is capped, its cap
+// in two more entries of member_c_ (see Memory in fair_share.h).
+std::uint32_t FairShareSolver::alloc_var_block(std::span<const ConstraintId> cons, std::span<const std::uint16_t> weights,
+                                               double cap) {
+  CLUSTERSIM_CHECK(cons.size() <= kMaxConstraintsPerVariable, "too many constraints for one variable");
+  CLUSTERSIM_CHECK(weights.empty() || weights.size() == cons.size(), "one weight per constraint");
+  const bool capped = cap != kUnlimited;
+  const std::uint32_t off = alloc_members(cons.size() + (capped ? kCapEntries : 0));
+  std::copy(cons.begin(), cons.end(), member_c_.begin() + off);
+  if (!weights.empty()) {
+    if (weights_.size() < member_c_.size()) weights_.resize(member_c_.size());
+    std::copy(weights.begin(), weights.end(), weights_.begin() + off);
+  }
+  if (capped) std::memcpy(member_c_.data() + off + cons.size(), &cap, sizeof(cap));
+  return off;
 }
 
 VariableId FairShareSolver::add_variable(std::uint32_t off, std::size_t count, double cap, bool weighted) {
@@ -119,11 +151,12 @@ VariableId FairShareSolver::add_variable(std::uint32_t off, std::size_t count, d
     free_block(off, count);  // the resurrected variable keeps its own (identical) block
     return v;
   }
-  return attach(off, count, cap, weighted);
+  if (cap != kUnlimited) std::memcpy(member_c_.data() + off + count, &cap, sizeof(cap));  // (the block's room)
+  return attach(off, count, cap, weighted, true);
 }
 
 // A new variable on block `off` (checked by the caller, and no pending removal to take back).
-VariableId FairShareSolver::attach(std::uint32_t off, std::size_t count, double cap, bool weighted) {
+VariableId FairShareSolver::attach(std::uint32_t off, std::size_t count, double cap, bool weighted, bool room) {
   const std::span<const ConstraintId> cons = block(off, count);
   const std::uint16_t* wts = weighted ? weights_.data() + off : nullptr;
   VariableId v;
@@ -133,20 +166,20 @@ VariableId FairShareSolver::attach(std::uint32_t off, std::size_t count, double 
     free_ids_ = static_cast<VariableId>(seq_[v]);
     keep = head_[v].flags & kQueued;  // a stale entry in isolated_new_ still stands for this id
   } else {
-    v = static_cast<VariableId>(cap_.size());
-    cap_.push_back(0);
+    v = static_cast<VariableId>(rate_.size());
     rate_.push_back(0);
     seq_.push_back(0);
     head_.push_back(VarHead{});
   }
   const auto n = static_cast<std::uint8_t>(count);
-  cap_[v] = cap;
   rate_[v] = 0;
   seq_[v] = 0;
   head_[v].off = off;
   head_[v].n = n;
   head_[v].flags = static_cast<std::uint8_t>(kLive | keep);
   head_[v].weighted = weighted;
+  head_[v].capped = cap != kUnlimited;
+  head_[v].room = room;
   bool isolated = true;
   double threshold = cap;
   for (std::size_t k = 0; k < cons.size(); ++k) {
@@ -154,7 +187,7 @@ VariableId FairShareSolver::attach(std::uint32_t off, std::size_t count, double 
     isolated = isolated && c.vars.empty();
     const std::uint16_t w = wts == nullptr ? std::uint16_t{1} : wts[k];
     CLUSTERSIM_CHECK(w >= 1, "a variable's weight on a constraint is at least 1");
-    member_slot_[off + k] = static_cast<std::uint32_t>(c.vars.size());
+    set_slot(off + static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(c.vars.size()));
     c.vars.push_back(v);
     c.total_weight += w;
     threshold = std::min(threshold, c.capacity / static_cast<double>(c.total_weight));
@@ -186,7 +219,7 @@ void FairShareSolver::remove_variable(VariableId v) {
 
 bool FairShareSolver::same_variable(VariableId v, std::span<const ConstraintId> cons, double cap,
                                     const std::uint16_t* weights) const {
-  if (head_[v].n != cons.size() || std::bit_cast<std::uint64_t>(cap_[v]) != std::bit_cast<std::uint64_t>(cap)) return false;
+  if (head_[v].n != cons.size() || std::bit_cast<std::uint64_t>(this->cap(v)) != std::bit_cast<std::uint64_t>(cap)) return false;
   for (std::size_t k = 0; k < cons.size(); ++k) {
     const std::uint32_t j = head_[v].off + static_cast<std::uint32_t>(k);
     if (member_c_[j] != cons[k] || weight_at(v, j) != (weights == nullptr ? 1 : weights[k])) return false;
@@ -232,7 +265,7 @@ void FairShareSolver::detach(VariableId v) {
   for (std::uint32_t i = off; i < off + head_[v].n; ++i) {
     const ConstraintId cid = member_c_[i];
     Constraint& c = constraints_[cid];
-    const std::uint32_t s = member_slot_[i];
+    const std::uint32_t s = slot(i);
     const VariableId last = c.vars.back();
     c.vars[s] = last;
     c.vars.pop_back();
@@ -240,7 +273,7 @@ void FairShareSolver::detach(VariableId v) {
     if (last != v) {
       for (std::uint32_t j = head_[last].off; j < head_[last].off + head_[last].n; ++j) {
         if (member_c_[j] == cid) {
-          member_slot_[j] = s;
+          set_slot(j, s);
           break;
         }
       }
@@ -249,10 +282,28 @@ void FairShareSolver::detach(VariableId v) {
     // to tell, and a variable never solved changed nothing that was solved.
     if (!c.vars.empty() && solved) mark_dirty(cid, rate_[v]);
   }
-  free_block(off, head_[v].n);
+  free_members(off, head_[v].n + (head_[v].capped || head_[v].room ? kCapEntries : 0));
   head_[v].flags &= kQueued;
   rate_[v] = 0;
   push_free_id(v);
+}
+
+// The solved variables' sequence numbers, replaced by their ranks (1, 2, ...; equal ones stay
+// equal): only their order is ever read (replay_kept), so every solve after this one does what it
+// would have done. Free ids (their seq_ chains the free list) and unsolved variables (0) are kept.
+void FairShareSolver::renumber_seqs() {
+  std::vector<std::pair<std::uint32_t, VariableId>> solved;
+  for (VariableId v = 0; v < head_.size(); ++v) {
+    if ((head_[v].flags & kSolved) != 0) solved.emplace_back(seq_[v], v);
+  }
+  std::sort(solved.begin(), solved.end());
+  std::uint32_t rank = 0;
+  for (std::size_t i = 0; i < solved.size(); ++i) {
+    if (i == 0 || solved[i].first != solved[i - 1].first) ++rank;
+    seq_[solved[i].second] = rank;
+  }
+  seq_counter_ = rank;
+  ++stats_.renumberings;
 }
 
 std::vector<ConstraintId> FairShareSolver::constraints_of(VariableId v) const {
@@ -288,6 +339,12 @@ std::span<const VariableId> FairShareSolver::solve() {
   changed_old_.clear();
   carry_out_removals();
   if (dirty_.empty() && isolated_new_.empty() && resurrected_.empty()) return changed_;
+  // One solve takes at most one sequence number per variable fixed alone or new and alone, and
+  // one per event of the filling (at most one per constraint or variable): renumber first when
+  // that could pass the limit.
+  if (seq_counter_ + 3 * static_cast<std::uint64_t>(head_.size()) + constraints_.size() + 1 >= config_.seq_limit) {
+    renumber_seqs();
+  }
   ++stats_.solves;
   ++epoch_;
   comp_cons_.clear();
@@ -317,7 +374,7 @@ std::span<const VariableId> FairShareSolver::solve() {
     head_[v].flags &= static_cast<std::uint8_t>(~kQueued);
     if (!is_live(v) || (head_[v].flags & (kAffected | kSolved)) != 0) continue;  // gone, or solved above
     rate_[v] = alone_rate(v);
-    seq_[v] = ++seq_counter_;
+    seq_[v] = static_cast<std::uint32_t>(++seq_counter_);
     head_[v].flags |= kSolved;
     ++stats_.components;
     ++stats_.variables_visited;
@@ -425,7 +482,7 @@ void FairShareSolver::take_alone(VariableId v, double threshold) {
   comp_vars_.push_back(v);
   old_rates_.push_back((f & kSolved) != 0 ? rate_[v] : -1.0);
   rate_[v] = alone_rate(v);
-  seq_[v] = ++seq_counter_;
+  seq_[v] = static_cast<std::uint32_t>(++seq_counter_);
   ++alone_fixed_;
 }
 
@@ -497,13 +554,14 @@ double FairShareSolver::alone_rate(VariableId v) const {
   for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
     level = std::min(level, constraints_[member_c_[j]].capacity / weight_at(v, j));
   }
-  return cap_[v] <= level * (1 + config_.relative_tolerance) ? cap_[v] : level;
+  const double c = cap(v);
+  return c <= level * (1 + config_.relative_tolerance) ? c : level;
 }
 
 void FairShareSolver::fix(VariableId v, double r) {
   head_[v].flags |= kFixed;
   rate_[v] = r;
-  seq_[v] = seq_counter_;
+  seq_[v] = static_cast<std::uint32_t>(seq_counter_);
   for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
     const ConstraintId c = member_c_[j];
     Constraint& con = constraints_[c];
@@ -545,7 +603,7 @@ void FairShareSolver::run_filling() {
   for (VariableId v : comp_vars_) {
     if ((head_[v].flags & kFixed) != 0) continue;  // alone, fixed already (take_alone)
     for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) constraints_[member_c_[j]].unfixed += weight_at(v, j);
-    if (std::isfinite(cap_[v])) capped_.push_back(v);
+    if (head_[v].capped) capped_.push_back(v);
   }
   heap_.clear();
   for (ConstraintId c : comp_cons_) {
@@ -557,7 +615,7 @@ void FairShareSolver::run_filling() {
   }
   std::make_heap(heap_.begin(), heap_.end(), after);
   // Capped variables by cap; equal caps are fixed in one event, so their order does not matter.
-  std::sort(capped_.begin(), capped_.end(), [this](VariableId a, VariableId b) { return cap_[a] < cap_[b]; });
+  std::sort(capped_.begin(), capped_.end(), [this](VariableId a, VariableId b) { return cap(a) < cap(b); });
 
   std::size_t next_capped = 0;
   std::size_t fixed = alone_fixed_;
@@ -567,10 +625,10 @@ void FairShareSolver::run_filling() {
     double level = kUnlimited;
     const bool saturating = saturate_lowest(level);
     while (next_capped < capped_.size() && (head_[capped_[next_capped]].flags & kFixed) != 0) ++next_capped;
-    if (next_capped < capped_.size() && cap_[capped_[next_capped]] <= level * (1 + tol)) {
-      const double cap = cap_[capped_[next_capped]];
+    if (next_capped < capped_.size() && this->cap(capped_[next_capped]) <= level * (1 + tol)) {
+      const double cap = this->cap(capped_[next_capped]);
       ++seq_counter_;
-      for (; next_capped < capped_.size() && cap_[capped_[next_capped]] == cap; ++next_capped) {
+      for (; next_capped < capped_.size() && this->cap(capped_[next_capped]) == cap; ++next_capped) {
         if ((head_[capped_[next_capped]].flags & kFixed) != 0) continue;
         fix(capped_[next_capped], cap);
         ++fixed;

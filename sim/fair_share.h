@@ -55,13 +55,17 @@
 // lockstep. Usage is subtracted one unit at a time so that a folded system does the same floating-
 // point operations, in the same order, as the unfolded one (same levels, same rounding).
 //
-// Memory: struct-of-arrays per variable (cap, rate, seq, and a head of block offset, count and
-// flags: 32 bytes) plus, per constraint crossed, its id and its slot in that constraint's list
-// (pooled blocks, 8 bytes) and one 4-byte entry in the constraint's list; weights (2 bytes per
+// Memory: struct-of-arrays per variable (rate, seq, and a head of block offset, count and flags:
+// 24 bytes; a capped variable's cap follows its constraints in its block, in two more membership
+// entries, so an uncapped one keeps none) plus, per constraint crossed, its id and its slot in that constraint's list
+// (pooled blocks, 6 bytes: the slot is 16 bits while every constraint list is shorter than
+// narrow_slot_limit; the first longer list widens every slot to 32 bits, once, for the rest of the
+// solver's life or until reset(), so the values, and everything computed from them, are the same
+// either way) and one 4-byte entry in the constraint's list; weights (2 bytes per
 // constraint) only for weighted variables, in a pool that unweighted systems never grow. A caller
 // may allocate a block before adding its variable (alloc_block), hand it to add_variable and read
 // it back with block() or members() (the network model keeps a waiting flow's route in its own
-// PendingPool instead: 4 bytes per hop where a block is 8, and given back between stages). Nothing is allocated
+// PendingPool instead: 4 bytes per hop, or none (start_rebuilt), given back between stages). Nothing is allocated
 // per add/remove/solve once the pools and scratch buffers have grown to their peaks, except that a
 // scratch buffer over kKeptScratch entries is given back after a solve that used under a quarter
 // of it and grown again by the next large solve (free lists are intrusive: no memory of their own).
@@ -82,8 +86,10 @@
 // Units are the caller's (clustersim uses bytes/s). Ids are dense; removed variable ids are reused.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <utility>
@@ -109,6 +115,13 @@ struct FairShareConfig {
   // Take back a removed variable when an identical one is added before the next solve (see
   // Resurrection above). Off only in tests that compare against the plain path.
   bool resurrect = true;
+  // Membership slots are kept in 16 bits while every slot is below this (at most 65,536); the
+  // first one at or above it widens them all to 32 bits (see Memory above). Lower only in tests,
+  // to take the escape in a small system.
+  std::uint32_t narrow_slot_limit = 65536;
+  // Sequence numbers (`seq`, 32 bits) are renumbered by rank before a solve that could take one
+  // at or above this (at most 2^32 - 1). Lower only in tests, to renumber in a small system.
+  std::uint64_t seq_limit = 0xffffffffULL;
 };
 
 struct FairShareStats {
@@ -117,11 +130,15 @@ struct FairShareStats {
   std::uint64_t variables_visited = 0;// variables re-solved (the affected sets' sizes)
   std::uint64_t rate_changes = 0;
   std::uint64_t resurrections = 0;     // removed variables taken back by an identical add
+  std::uint64_t renumberings = 0;      // times the sequence numbers were renumbered (seq_limit)
 };
 
 class FairShareSolver {
  public:
-  explicit FairShareSolver(FairShareConfig config = {}) : config_(config) {}
+  explicit FairShareSolver(FairShareConfig config = {}) : config_(config) {
+    config_.narrow_slot_limit = std::min<std::uint32_t>(config_.narrow_slot_limit, 65536);  // 16 bits
+    config_.seq_limit = std::min<std::uint64_t>(config_.seq_limit, 0xffffffffULL);          // 32 bits
+  }
 
   ConstraintId add_constraint(double capacity);
   void reserve_constraints(std::size_t n) { constraints_.reserve(n); }
@@ -141,10 +158,11 @@ class FairShareSolver {
   // constraint, how many identical flows the variable stands for there (each >= 1).
   VariableId add_variable(std::span<const ConstraintId> constraints, double cap = kUnlimited,
                           std::span<const std::uint16_t> weights = {});
-  // Blocks: a constraint list (and weights, when not empty) kept in the solver's pool at `off`.
+  // Blocks: a constraint list (and weights, when not empty) kept in the solver's pool at `off`,
+  // with room for a cap after it (kCapEntries more entries, used when the variable is capped).
   // add_variable(off, ...) gives the block to the new variable, which frees it when it is removed
-  // for good (it may outlive remove_variable until the next solve; the ids stay readable until
-  // the next alloc_block). A resurrected variable keeps its own block and frees the one passed:
+  // for good (it may outlive remove_variable until the next solve, and its ids stay readable
+  // until then; a freed block's first entry chains the free list). A resurrected variable keeps its own block and frees the one passed:
   // read it back with block_of(). A block never added is freed with free_block().
   std::uint32_t alloc_block(std::span<const ConstraintId> constraints, std::span<const std::uint16_t> weights = {});
   void free_block(std::uint32_t off, std::size_t n);
@@ -160,11 +178,19 @@ class FairShareSolver {
   void remove_variable(VariableId v);
   double rate(VariableId v) const { return rate_[v]; }
   bool is_live(VariableId v) const { return v < head_.size() && (head_[v].flags & kLive) != 0; }
+  // Whether the membership slots have been widened to 32 bits (see Memory above; for tests).
+  bool wide_slots() const { return wide_; }
   std::size_t live_variables() const { return live_count_; }
   // Variables currently crossing constraint c.
   std::span<const VariableId> variables_of(ConstraintId c) const { return constraints_[c].vars; }
   std::vector<ConstraintId> constraints_of(VariableId v) const;  // (a copy: for tests and checks)
-  double cap(VariableId v) const { return cap_[v]; }
+  // Its cap (kUnlimited when it has none): kept after its constraints in its block, only when capped.
+  double cap(VariableId v) const {
+    if (!head_[v].capped) return kUnlimited;
+    double c;
+    std::memcpy(&c, member_c_.data() + head_[v].off + head_[v].n, sizeof(c));
+    return c;
+  }
   std::uint16_t weight(VariableId v, int k) const { return weight_at(v, head_[v].off + static_cast<std::uint32_t>(k)); }
 
   bool needs_solve() const {
@@ -210,12 +236,14 @@ class FairShareSolver {
   bool same_variable(VariableId v, std::span<const ConstraintId> cons, double cap,
                      const std::uint16_t* weights) const;
   bool resurrect(std::span<const ConstraintId> cons, double cap, const std::uint16_t* weights, VariableId& out);
-  VariableId attach(std::uint32_t off, std::size_t count, double cap, bool weighted);
+  VariableId attach(std::uint32_t off, std::size_t count, double cap, bool weighted, bool room);
+  void free_members(std::uint32_t off, std::size_t size);  // a block of `size` entries
   // Variable v's weight at membership entry j (1 unless weighted).
   std::uint16_t weight_at(VariableId v, std::uint32_t j) const {
     return (head_[v].weighted) ? weights_[j] : std::uint16_t{1};
   }
   void carry_out_removals();
+  void renumber_seqs();
   void gather(ConstraintId start, double threshold);
   void replay_kept(ConstraintId c);
   void run_filling();
@@ -224,32 +252,52 @@ class FairShareSolver {
   void push_share(ConstraintId c);
   double alone_rate(VariableId v) const;
   std::uint32_t alloc_members(std::size_t n);
+  std::uint32_t alloc_var_block(std::span<const ConstraintId> cons, std::span<const std::uint16_t> weights, double cap);
 
   FairShareConfig config_;
   std::vector<Constraint> constraints_;
   // Variables, struct of arrays (PodVector: the per-variable pools grow without a copy; pod_vector.h).
-  PodVector<double> cap_, rate_;
-  PodVector<std::uint64_t> seq_;      // the event that fixed it (0: never solved)
+  PodVector<double> rate_;
+  PodVector<std::uint32_t> seq_;      // the event that fixed it (0: never solved); see seq_limit
   struct VarHead {
     std::uint32_t off = 0;  // first membership entry
     std::uint8_t n = 0;     // constraints crossed
     std::uint8_t flags = 0;
-    bool weighted = false;  // weights_ holds its weights (else all 1)
+    bool weighted : 1 = false;  // weights_ holds its weights (else all 1)
+    bool capped : 1 = false;    // its cap follows its constraints in member_c_ (else kUnlimited)
+    bool room : 1 = false;      // its block has room for a cap (alloc_block) whether or not capped
   };
+  static_assert(sizeof(VarHead) == 8, "see Memory above");
+  static_assert(sizeof(double) == 2 * sizeof(ConstraintId), "a cap takes two membership entries");
+  static constexpr std::size_t kCapEntries = 2;
   PodVector<VarHead> head_;
   // Memberships, pooled, struct of arrays: entries head_[v].off .. head_[v].off + head_[v].n - 1.
   // Freed blocks are reused by variables crossing the same number of constraints.
   PodVector<ConstraintId> member_c_;
-  PodVector<std::uint32_t> member_slot_;  // index in constraints_[c].vars
+  // Index in constraints_[c].vars: 16 bits (member_slot_) until a slot reaches
+  // narrow_slot_limit, then 32 bits (wide_slot_, and member_slot_ is given back); see Memory.
+  PodVector<std::uint16_t> member_slot_;
+  PodVector<std::uint32_t> wide_slot_;
+  bool wide_ = false;
+  std::uint32_t slot(std::uint32_t j) const { return wide_ ? wide_slot_[j] : member_slot_[j]; }
+  void set_slot(std::uint32_t j, std::uint32_t s) {
+    if (!wide_ && s < config_.narrow_slot_limit) {
+      member_slot_[j] = static_cast<std::uint16_t>(s);
+      return;
+    }
+    if (!wide_) widen_slots();
+    wide_slot_[j] = s;
+  }
+  void widen_slots();
   PodVector<std::uint16_t> weights_;        // flows the variable stands for on c; grown only once weighted
   // Free lists, intrusive (nothing per freed variable beyond its own storage): the free blocks of
-  // n entries are chained through their first entry's member_slot_ (n >= 1; an empty block has no
+  // n entries are chained through their first entry's member_c_ (n >= 1; an empty block has no
   // storage to keep), the free ids through their seq_. Both are stacks, last freed first reused.
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
-  std::array<std::uint32_t, kMaxConstraintsPerVariable + 1> free_blocks_ = make_free_heads();
+  std::array<std::uint32_t, kMaxConstraintsPerVariable + kCapEntries + 1> free_blocks_ = make_free_heads();
   VariableId free_ids_ = kNone;
-  static std::array<std::uint32_t, kMaxConstraintsPerVariable + 1> make_free_heads() {
-    std::array<std::uint32_t, kMaxConstraintsPerVariable + 1> a{};
+  static std::array<std::uint32_t, kMaxConstraintsPerVariable + kCapEntries + 1> make_free_heads() {
+    std::array<std::uint32_t, kMaxConstraintsPerVariable + kCapEntries + 1> a{};
     a.fill(kNone);
     return a;
   }
@@ -276,14 +324,14 @@ class FairShareSolver {
   std::vector<VariableId> resurrected_;
   std::size_t live_count_ = 0;
   std::uint32_t epoch_ = 0;
-  std::uint64_t seq_counter_ = 0;
+  std::uint64_t seq_counter_ = 0;  // below config_.seq_limit (renumber_seqs)
   // Scratch buffers reused by every solve.
   std::vector<ConstraintId> comp_cons_;
   std::vector<VariableId> comp_vars_;
   std::vector<double> old_rates_;
   std::vector<VariableId> capped_;
   std::vector<HeapEntry> heap_;
-  std::vector<std::pair<std::uint64_t, VariableId>> kept_;
+  std::vector<std::pair<std::uint32_t, VariableId>> kept_;
   std::vector<VariableId> changed_;
   std::vector<double> changed_old_;  // parallel to changed_: old_rates()
   std::size_t alone_fixed_ = 0;  // variables of comp_vars_ fixed by take_alone() in this solve

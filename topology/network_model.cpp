@@ -84,6 +84,24 @@ void NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListener*
   post(p, sim_.now() + delay, kActivate);
 }
 
+void NetworkModel::start_rebuilt(const Route& route, sim::Bytes bytes, TransferListener* who, std::uint64_t tag,
+                                 sim::SimTime extra_latency, double rate_cap) {
+  const sim::SimTime delay = route.latency + extra_latency;
+  if (delay.ps <= 0) {
+    start(route, bytes, who, tag, extra_latency, rate_cap);
+    return;
+  }
+  ++stats_.transfers_started;
+  if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_injected(bytes.value);
+  ++waiting_;
+  const std::uint64_t p = pending_.alloc_rebuilt(PendingPool::Transfer{bytes.value, rate_cap, who, tag}, route.hops);
+  post(p, sim_.now() + delay, kActivate);
+}
+
+void TransferListener::route_of(std::uint64_t, Route&) const {
+  CLUSTERSIM_CHECK(false, "a listener that starts transfers with start_rebuilt gives their routes (route_of)");
+}
+
 // Joins the open batch when the event would have taken the sequence number right after it (same
 // kind and time, nothing else scheduled since); otherwise posts a new batch event.
 std::uint32_t NetworkModel::post(std::uint64_t entry, sim::SimTime at, std::uint64_t kind) {
@@ -179,7 +197,14 @@ void NetworkModel::on_event(std::uint64_t tag) {
   for (const std::uint64_t entry : firing_) {
     if (kind == kActivate) {
       const PendingPool::Transfer t = pending_.transfer(entry);
-      activate(pending_.links(entry), pending_.weights(entry), t.bytes, t.rate_cap, t.who, t.tag);
+      if (PendingPool::rebuilt(entry)) {
+        Route route;
+        t.who->route_of(t.tag, route);
+        CLUSTERSIM_CHECK(route.hops == PendingPool::route_hops(entry), "route_of gives the route the transfer was started on");
+        activate(std::span<const LinkId>(route.links.data(), route.hops), {}, t.bytes, t.rate_cap, t.who, t.tag);
+      } else {
+        activate(pending_.links(entry), pending_.weights(entry), t.bytes, t.rate_cap, t.who, t.tag);
+      }
       pending_.free(entry);
       --waiting_;
       continue;

@@ -14,7 +14,8 @@
 //
 // Memory per flow (direct all-to-all puts 16.7 M flows in flight at 4,096 GPUs, so this is what
 // bounds the largest runs). A transfer waiting out its latency is one record of 32 bytes (40 with a
-// rate cap) plus 4 per hop in a PendingPool (pending_pool.h; 2 more per hop only when folded);
+// rate cap) plus 4 per hop in a PendingPool (pending_pool.h; 2 more per hop only when folded), or
+// 24 (32) bytes with no links when its listener builds the route again (start_rebuilt);
 // nothing of it is in the solver yet. When it starts streaming it becomes a solver variable (the solver copies the
 // route into its memberships) and a 48-byte stream record (its rate is read from the solver) kept at the variable's id, so no map
 // from variables to flows is needed. Each pending activation or completion is 8 bytes in a
@@ -65,6 +66,9 @@ namespace clustersim::topology {
 class TransferListener {
  public:
   virtual void on_transfer_done(std::uint64_t tag) = 0;
+  // Only for transfers started with NetworkModel::start_rebuilt: the route `tag`'s transfer was
+  // started on, built again (the same links, in the same order) when it starts streaming.
+  virtual void route_of(std::uint64_t tag, Route& route) const;
 
  protected:
   ~TransferListener() = default;
@@ -125,6 +129,13 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
              sim::SimTime extra_latency = sim::SimTime{}, double rate_cap = sim::kUnlimited,
              const HopWeights* weights = nullptr, std::span<const VirtualLinkId> virtual_links = {});
 
+  // As start() for one unfolded flow without virtual links, from a listener that can build the
+  // route again from the tag (TransferListener::route_of): while it waits out its latency the
+  // transfer keeps no links (its record is 24 bytes, 32 capped, instead of 32 + 4 per hop), and
+  // its route is asked for once more when it starts streaming. Same simulated times and order.
+  void start_rebuilt(const Route& route, sim::Bytes bytes, TransferListener* who, std::uint64_t tag,
+                     sim::SimTime extra_latency, double rate_cap);
+
   // A virtual link of `capacity` (bytes/s; see the header comment), reusing a given-back id.
   VirtualLinkId add_virtual_link(double capacity);
   // Gives it back once no flow crosses it any more (its id may be handed out again).
@@ -142,6 +153,8 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
     for (const Batch& b : batches_) n += b.entries.size();
     return n;
   }
+  // 4-byte words in the pool of waiting transfers (PendingPool::words), for memory tests.
+  std::size_t pending_words() const { return pending_.words(); }
   // Observation only (see FlowObserver); null turns it off. Not owned. Set it while no transfer
   // is in flight (stream starts are kept only while observed).
   void set_observer(FlowObserver* observer);

@@ -8,6 +8,9 @@
 // The record's offset, hop count and flags travel in the 64-bit handle the caller keeps (the
 // network model's activation batch entry), so the record itself holds no header.
 //
+// A transfer whose listener can build its route again (NetworkModel::start_rebuilt) keeps no
+// links here: 24 bytes uncapped, 32 capped, whatever its route's length.
+//
 // Hop weights (2 bytes per link) are kept in a parallel pool grown only by folded transfers.
 // Freed records are reused by records of the same size (a stack per size, chained through the
 // record's first word: last freed, first reused); nothing is allocated once the pool has grown to
@@ -43,36 +46,17 @@ class PendingPool {
   // A record of `t` and `links` (a route's, then its virtual links'; `weights`, when not empty:
   // one per link); the returned handle names it until free().
   std::uint64_t alloc(const Transfer& t, std::span<const LinkId> links, std::span<const std::uint16_t> weights) {
-    CLUSTERSIM_CHECK(links.size() <= static_cast<std::size_t>(kMaxHops + kMaxVirtualLinks),
-                     "a route has at most kMaxHops links, plus kMaxVirtualLinks virtual links");
-    const bool capped = t.rate_cap != kUncapped;  // (exact: an unlimited cap is the one value left out)
-    const std::size_t size = kFixedWords + (capped ? 2 : 0) + links.size();
-    std::uint32_t off;
-    if (free_[size] != kNone) {
-      off = free_[size];
-      free_[size] = words_[off];
-    } else {
-      CLUSTERSIM_CHECK(words_.size() + size <= kNone, "the pending pool is addressed by 32-bit offsets");
-      off = static_cast<std::uint32_t>(words_.size());
-      words_.resize(words_.size() + size);
-    }
-    std::uint32_t* w = words_.data() + off;
-    std::memcpy(w, &t.bytes, 8);
-    std::memcpy(w + 2, &t.who, sizeof(t.who));
-    std::memcpy(w + 4, &t.tag, 8);
-    std::size_t at = kFixedWords;
-    if (capped) {
-      std::memcpy(w + at, &t.rate_cap, 8);
-      at += 2;
-    }
-    std::memcpy(w + at, links.data(), links.size() * sizeof(LinkId));
-    if (!weights.empty()) {
-      if (weights_.size() < words_.size()) weights_.resize(words_.size());
-      std::memcpy(weights_.data() + off + at, weights.data(), weights.size() * sizeof(std::uint16_t));
-    }
-    return static_cast<std::uint64_t>(off) | (static_cast<std::uint64_t>(links.size()) << 32) |
-           (capped ? kCapped : 0) | (weights.empty() ? 0 : kFolded);
+    return alloc_record(t, links, weights, 0);
   }
+  // A record without links, for a transfer whose listener builds its route again when it starts
+  // streaming (TransferListener::route_of): 6 words, 8 capped. `hops` (the route's length) is
+  // kept in the handle only, so that the rebuilt route can be checked against it.
+  std::uint64_t alloc_rebuilt(const Transfer& t, std::size_t hops) {
+    CLUSTERSIM_CHECK(hops <= static_cast<std::size_t>(kMaxHops), "a route has at most kMaxHops links");
+    return alloc_record(t, {}, {}, kRebuilt | (static_cast<std::uint64_t>(hops) << kRouteHopsShift));
+  }
+  static bool rebuilt(std::uint64_t h) { return (h & kRebuilt) != 0; }
+  static std::size_t route_hops(std::uint64_t h) { return static_cast<std::size_t>((h >> kRouteHopsShift) & 0xffU); }
   Transfer transfer(std::uint64_t h) const {
     const std::uint32_t* w = words_.data() + offset(h);
     Transfer t;
@@ -110,6 +94,40 @@ class PendingPool {
   static constexpr std::size_t kFixedWords = 6;  // bytes, listener, tag
   static constexpr std::uint64_t kCapped = std::uint64_t{1} << 40;
   static constexpr std::uint64_t kFolded = std::uint64_t{1} << 41;
+  static constexpr std::uint64_t kRebuilt = std::uint64_t{1} << 42;
+  static constexpr int kRouteHopsShift = 48;
+  std::uint64_t alloc_record(const Transfer& t, std::span<const LinkId> links, std::span<const std::uint16_t> weights,
+                             std::uint64_t extra) {
+    CLUSTERSIM_CHECK(links.size() <= static_cast<std::size_t>(kMaxHops + kMaxVirtualLinks),
+                     "a route has at most kMaxHops links, plus kMaxVirtualLinks virtual links");
+    const bool capped = t.rate_cap != kUncapped;  // (exact: an unlimited cap is the one value left out)
+    const std::size_t size = kFixedWords + (capped ? 2 : 0) + links.size();
+    std::uint32_t off;
+    if (free_[size] != kNone) {
+      off = free_[size];
+      free_[size] = words_[off];
+    } else {
+      CLUSTERSIM_CHECK(words_.size() + size <= kNone, "the pending pool is addressed by 32-bit offsets");
+      off = static_cast<std::uint32_t>(words_.size());
+      words_.resize(words_.size() + size);
+    }
+    std::uint32_t* w = words_.data() + off;
+    std::memcpy(w, &t.bytes, 8);
+    std::memcpy(w + 2, &t.who, sizeof(t.who));
+    std::memcpy(w + 4, &t.tag, 8);
+    std::size_t at = kFixedWords;
+    if (capped) {
+      std::memcpy(w + at, &t.rate_cap, 8);
+      at += 2;
+    }
+    if (!links.empty()) std::memcpy(w + at, links.data(), links.size() * sizeof(LinkId));
+    if (!weights.empty()) {
+      if (weights_.size() < words_.size()) weights_.resize(words_.size());
+      std::memcpy(weights_.data() + off + at, weights.data(), weights.size() * sizeof(std::uint16_t));
+    }
+    return static_cast<std::uint64_t>(off) | (static_cast<std::uint64_t>(links.size()) << 32) |
+           (capped ? kCapped : 0) | (weights.empty() ? 0 : kFolded) | extra;
+  }
   static std::uint32_t offset(std::uint64_t h) { return static_cast<std::uint32_t>(h); }
   static std::size_t hops(std::uint64_t h) { return static_cast<std::size_t>((h >> 32) & 0xffU); }
   static std::uint32_t links_at(std::uint64_t h) {

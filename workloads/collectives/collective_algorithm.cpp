@@ -44,4 +44,10 @@ void CollectiveAlgorithm::send(const topology::Route& route, sim::Bytes payload,
   ctx_.net.start(route, payload * wire_factor(plan_.protocol), this, tag, overhead, rate_cap, weights, virtual_links);
 }
 
+void CollectiveAlgorithm::send_rebuilt(const topology::Route& route, sim::Bytes payload, std::uint64_t tag,
+                                       sim::SimTime overhead, double rate_cap) {
+  ++transfers_;
+  ctx_.net.start_rebuilt(route, payload * wire_factor(plan_.protocol), this, tag, overhead, rate_cap);
+}
+
 }  // namespace clustersim::workloads

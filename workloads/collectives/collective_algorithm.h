@@ -135,6 +135,10 @@ class CollectiveAlgorithm : public topology::TransferListener, public sim::Event
   void send(const topology::Route& route, sim::Bytes payload, std::uint64_t tag, sim::SimTime overhead,
             double rate_cap = sim::kUnlimited, const topology::HopWeights* weights = nullptr,
             std::span<const topology::VirtualLinkId> virtual_links = {});
+  // As send() for one unfolded transfer without virtual links, whose route route_of(tag) builds
+  // again (NetworkModel::start_rebuilt: it keeps no links while it waits).
+  void send_rebuilt(const topology::Route& route, sim::Bytes payload, std::uint64_t tag, sim::SimTime overhead,
+                    double rate_cap);
   // Per-step protocol latency not already covered by the route's physical latency.
   sim::SimTime step_overhead(const topology::Route& route) const;
   nccl::HwClass hw_class(const topology::Route& route) const;

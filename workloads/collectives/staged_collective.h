@@ -14,6 +14,11 @@
 //   int recvs(int pos, int stage) const;
 // over positions 0..n-1 (the engine maps positions to GPU ranks with `order`).
 //
+// A transfer's tag is (sender position << 40) | (receiver position << 16) | stage. Unfolded, the
+// engine starts its sends with NetworkModel::start_rebuilt and builds a waiting send's route again
+// from its tag when the send starts streaming (route_of): the route is a pure function of the two
+// ranks, and a direct stage's n(n-1) waiting sends then keep no links (issue #12).
+//
 // With a RankFolding (rank_folding.h: shift-invariant schedules only, the caller's part) only the
 // positions of the first `classes` are simulated, each standing for `copies` ranks: a message to
 // position q counts for q's class (q mod classes), and every representative flow carries the
@@ -53,10 +58,11 @@ class StagedCollective final : public CollectiveAlgorithm {
         issued_(static_cast<std::size_t>(classes_), 0),
         received_(static_cast<std::size_t>(classes_) * static_cast<std::size_t>(stages_), 0) {
     CLUSTERSIM_CHECK(stages_ < (1 << 16), "stage index fits the transfer tag");
+    CLUSTERSIM_CHECK(n_ < (1 << 24), "positions fit the transfer tag");
   }
 
   void on_transfer_done(std::uint64_t tag) override {
-    const int dst = static_cast<int>(tag >> 16) % classes_;
+    const int dst = static_cast<int>((tag >> 16) & kPositionMask) % classes_;
     const int stage = static_cast<int>(tag & 0xffffU);
     ++received_[index(dst, stage)];
     advance(dst);
@@ -71,6 +77,17 @@ class StagedCollective final : public CollectiveAlgorithm {
   int simulated_ranks() const { return classes_; }
 
  private:
+  static constexpr std::uint64_t kPositionMask = (std::uint64_t{1} << 24) - 1;
+  // The route from position `from` to position `to` (what issue() sends on, unfolded).
+  topology::Route route_between(int from, int to) const {
+    const int src = order_[static_cast<std::size_t>(from)];
+    const int dst = order_[static_cast<std::size_t>(to)];
+    return ctx_.router.route(src, dst,
+                             sim::splitmix64((static_cast<std::uint64_t>(src) << 32) ^ static_cast<std::uint64_t>(dst)));
+  }
+  void route_of(std::uint64_t tag, topology::Route& route) const override {
+    route = route_between(static_cast<int>(tag >> 40), static_cast<int>((tag >> 16) & kPositionMask));
+  }
   std::size_t index(int pos, int stage) const {
     return static_cast<std::size_t>(pos) * static_cast<std::size_t>(stages_) + static_cast<std::size_t>(stage);
   }
@@ -97,18 +114,16 @@ class StagedCollective final : public CollectiveAlgorithm {
   }
   void issue(int p, int s) {
     const int count = schedule_.sends(p, s);
-    const int src = order_[static_cast<std::size_t>(p)];
     for (int i = 0; i < count; ++i) {
       const StageSend m = schedule_.send(p, s, i);
-      const int dst = order_[static_cast<std::size_t>(m.peer)];
-      const topology::Route route = ctx_.router.route(
-          src, dst, sim::splitmix64((static_cast<std::uint64_t>(src) << 32) ^ static_cast<std::uint64_t>(dst)));
+      const topology::Route route = route_between(p, m.peer);
       const bool nvlink = route.hops > 0 && ctx_.topo.link(route.links[0]).kind == topology::LinkKind::NvLink;
-      const std::uint64_t tag = (static_cast<std::uint64_t>(m.peer) << 16) | static_cast<std::uint64_t>(s);
+      const std::uint64_t tag = (static_cast<std::uint64_t>(p) << 40) | (static_cast<std::uint64_t>(m.peer) << 16) |
+                                static_cast<std::uint64_t>(s);
       const double cap = nvlink ? std::min(plan_.channel_rate_cap, plan_.p2p_nvlink_cap) : plan_.channel_rate_cap;
       const sim::SimTime drain = sim::SimTime::from_us(nvlink && plan_.protocol_latencies ? plan_.p2p_drain_us : 0.0);
       if (!folding_) {
-        send(route, sim::Bytes{m.bytes}, tag, step_overhead(route) + drain, cap);
+        send_rebuilt(route, sim::Bytes{m.bytes}, tag, step_overhead(route) + drain, cap);
         continue;
       }
       FoldedHop hop;
