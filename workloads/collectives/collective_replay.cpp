@@ -82,6 +82,17 @@ CollectiveReplay replay_collectives(const CollectiveEnvironment& env, std::span<
     p.fold_channels = allow_folding && simulated.size() == 1 && !record_link_bytes;
     running.push_back(make_collective(ctx, p, &countdown, 0));
   }
+  // Each simulated transfer ends in at least one event: a replay that cannot fit its budget is
+  // refused now, with the outcome it would reach at the budget (SimulationBudgetExceeded).
+  if (env.event_budget > 0) {
+    std::uint64_t at_least = 0;
+    for (const auto& c : running) at_least += c->simulated_transfers_at_least();
+    if (at_least > env.event_budget) {
+      throw SimulationBudgetExceeded("the replay needs at least " + budget_count_text(at_least) +
+                                     " events (its simulated transfers), more than its budget of " +
+                                     budget_count_text(env.event_budget));
+    }
+  }
   for (auto& c : running) c->start();
   CollectiveReplay r;
   simulator.set_event_limit(env.event_budget);
