@@ -12,6 +12,7 @@
 
 #include "analysis/calibrate.h"
 #include "analysis/run.h"
+#include "analysis/validation_budget.h"
 #include "scenarios/loader.h"
 #include "scenarios/show_config.h"
 #include "workloads/compute/compute_model.h"
@@ -19,8 +20,6 @@
 namespace clustersim::analysis {
 namespace {
 
-// Transfers one memoised collective simulation may take (as validate_training's budget).
-constexpr std::uint64_t kModernTransferBudget = 4000000;
 constexpr double kGiB = 1073741824.0;
 
 // Which row of a run is scored: step_time as published, else whole-job tokens/s, else tokens/s/GPU.
@@ -72,7 +71,7 @@ Prediction simulate(const scenarios::ScenarioSpec& spec, ClusterCache& clusters)
   o.ignore_memory = true;
   o.clusters = &clusters;
   const topology::GpuSpec* gpu = topology::find_gpu(spec.cluster.node.gpu);
-  clusters.get(spec.cluster, gpu != nullptr ? gpu->compute_capability : 90)->memo.set_transfer_budget(kModernTransferBudget);
+  clusters.get(spec.cluster, gpu != nullptr ? gpu->compute_capability : 90)->memo.set_event_budget(kTrainingEventBudget);
   try {
     const RunReport r = run_scenario(spec, o);
     p.step_s = r.iteration.iteration_time_s;
@@ -84,6 +83,7 @@ Prediction simulate(const scenarios::ScenarioSpec& spec, ClusterCache& clusters)
                    static_cast<unsigned long long>(r.iteration.flows));
   } catch (const workloads::SimulationBudgetExceeded& e) {
     p.skip_reason = "too expensive for the validation budget (clustersim run simulates it)";
+    if (std::getenv("CLUSTERSIM_VALIDATION_PROGRESS") != nullptr) std::fprintf(stderr, "%s: skipped: %s\n", spec.name.c_str(), e.what());
   }
   return p;
 }

@@ -29,10 +29,11 @@
 namespace clustersim::analysis {
 
 // Runs on more GPUs than this are skipped by validate. 2,304 is the largest published run: with
-// the memoised collectives (identical sub-collectives folded; kModernTransferBudget per memoised
-// simulation, beyond which a run is skipped as too expensive) the 1,152-2,304-GPU runs of the set
-// took at most 14 s wall each on a loaded 2-core machine, most under 2 s (docs/validation.md,
-// branch v-layout); FSDP and very wide data-parallel ones stop at the budget instead.
+// the memoised collectives (identical sub-collectives folded; kTrainingEventBudget simulated events
+// per memoised simulation, validation_budget.h, beyond which a run is skipped as too expensive) the
+// 1,152-2,304-GPU runs of the set took at most 14 s wall each on a loaded 2-core machine, most under
+// 2 s (docs/validation.md, branch v-layout); since branch fold384 the FSDP and wide data-parallel
+// ones are within the budget too.
 // `clustersim run` simulates any of them.
 inline constexpr int kModernMaxGpus = 2304;
 

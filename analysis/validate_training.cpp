@@ -10,14 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/run_report.h"
+#include "analysis/validation_budget.h"
 #include "scenarios/loader.h"
 #include "scenarios/show_config.h"
 
 namespace clustersim::analysis {
-
-// Transfers one memoised collective simulation may take during validation (about 2 s of
-// simulation); rings over more than ~500 ranks (SC'21's ZeRO-3 rows) exceed it.
-constexpr std::uint64_t kValidationTransferBudget = 4000000;
 
 std::string training_source_group(const TrainingRow& row) {
   const std::string& s = row.source;
@@ -60,7 +57,7 @@ TrainingValidation validate_training(const std::map<std::string, double>& consta
       o.ignore_memory = true;
       o.clusters = &clusters;
       const topology::GpuSpec* gpu = topology::find_gpu(spec->cluster.node.gpu);
-      clusters.get(spec->cluster, gpu != nullptr ? gpu->compute_capability : 80)->memo.set_transfer_budget(kValidationTransferBudget);
+      clusters.get(spec->cluster, gpu != nullptr ? gpu->compute_capability : 80)->memo.set_event_budget(kTrainingEventBudget);
       RunReport r;
       try {
         r = run_scenario(*spec, o);

@@ -3,8 +3,10 @@
 // oversubscription, fold where the pairs are provably symmetric and refuse where they are not.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <numeric>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "collective_test_util.h"
@@ -79,4 +81,75 @@ TEST_CASE("workloads::TreeCollective: 16 channels on 4 rail-optimized DGX H100 s
   simulator.run();
   CHECK(algo->done());
   CHECK(net.stats().transfers_finished * 8 == algo->transfers_issued());
+}
+
+// The replay's early refusal (collective_replay.cpp) rests on this count: it must be the transfers
+// the network model finishes, folded or not, for every tree operation, so that a budget below it
+// is certain to be reached.
+TEST_CASE("workloads::TreeCollective: simulated_transfers_at_least is the transfers the network finishes") {
+  const testing::CollectiveCluster c(topology::preset_cluster("dgx-h100", 4));
+  int checked = 0;
+  for (const workloads::CollectiveOp op :
+       {workloads::CollectiveOp::AllReduce, workloads::CollectiveOp::Broadcast, workloads::CollectiveOp::Reduce}) {
+    for (const bool fold : {false, true}) {
+      workloads::CollectiveRequest r = tree(32, 16.0 * 1048576, 16);
+      r.op = op;
+      workloads::CollectivePlan plan = workloads::plan_collective(c.env, r);
+      plan.fold_channels = fold;
+      sim::Simulator simulator;
+      topology::NetworkModel net(simulator, c.topo);
+      auto algo = workloads::make_collective(workloads::CollectiveContext{simulator, net, c.topo, c.router}, plan, nullptr, 0);
+      const std::uint64_t at_least = algo->simulated_transfers_at_least();
+      algo->start();
+      simulator.run();
+      INFO("op " << static_cast<int>(op) << " folded " << fold);
+      REQUIRE(algo->done());
+      CHECK(at_least == net.stats().transfers_finished);
+      CHECK(simulator.events_processed() >= at_least);
+      ++checked;
+    }
+  }
+  CHECK(checked == 6);
+}
+
+TEST_CASE("workloads::replay_collectives: a tree replay that cannot fit its event budget is refused before it runs") {
+  const testing::CollectiveCluster c(topology::preset_cluster("dgx-h100", 4));
+  workloads::CollectiveEnvironment env = c.env;
+  const workloads::CollectivePlan plan = workloads::plan_collective(env, tree(32, 16.0 * 1048576, 16));
+  const std::span<const workloads::CollectivePlan> one(&plan, 1);
+  const auto full = workloads::replay_collectives(env, one);
+  REQUIRE(full.transfers_finished > 10);
+  // A budget below the simulated transfers: refused with the count, not simulated up to the budget.
+  env.event_budget = full.transfers_finished - 1;
+  std::string why;
+  try {
+    (void)workloads::replay_collectives(env, one);
+  } catch (const workloads::SimulationBudgetExceeded& e) {
+    why = e.what();
+  }
+  CHECK(why.find("needs at least") != std::string::npos);
+  // The events it takes: runs to the end, with the same result.
+  env.event_budget = full.events;
+  const auto again = workloads::replay_collectives(env, one);
+  CHECK(again.end.ps == full.end.ps);
+  CHECK(again.events == full.events);
+}
+
+// Why the default tree on GB200 NVL72 racks runs unfolded (docs/benchmarks.md, 2026-12-05 session
+// 11): NCCL's 32 channels are 16 chain pairs whose chains start 72 / 16 -> 4 GPUs apart, so pair
+// 15 rotated by 4 GPUs starts at GPU 64, which no pair does; no relabelling of the rack's links
+// maps the pairs onto one another and channel_folding.h refuses, exactly as it must.
+TEST_CASE("workloads::TreeCollective: 16 chain pairs over a 72-GPU NVLink domain do not fold") {
+  const testing::CollectiveCluster c(topology::preset_cluster("gb200-nvl72", 2));
+  workloads::CollectivePlan plan = workloads::plan_collective(c.env, tree(144, 2.0 * 1073741824, 0));
+  plan.fold_channels = true;
+  sim::Simulator simulator;
+  topology::NetworkModel net(simulator, c.topo);
+  auto algo = workloads::make_collective(workloads::CollectiveContext{simulator, net, c.topo, c.router}, plan, nullptr, 0);
+  const auto* t = dynamic_cast<const workloads::TreeCollective*>(algo.get());
+  REQUIRE(t != nullptr);
+  CHECK(plan.channels == 32);
+  CHECK(t->simulated_channels() == 32);
+  // 143 edges x 2 phases x chunks per channel, on every channel.
+  CHECK(algo->simulated_transfers_at_least() == 32ull * 143 * 2 * static_cast<std::uint64_t>(plan.chunks));
 }

@@ -116,6 +116,11 @@ class CollectiveAlgorithm : public topology::TransferListener, public sim::Event
   sim::SimTime finish_time() const { return finish_time_; }
   const CollectivePlan& plan() const { return plan_; }
   virtual std::uint64_t transfers_issued() const { return transfers_; }
+  // Before start(): transfers the simulation will issue at the least (after folding: flows actually
+  // simulated, each ending in at least one event of its own). A replay with an event budget below
+  // it is refused before it runs (collective_replay.h) instead of simulated until the budget is
+  // spent. 0: the algorithm does not say.
+  virtual std::uint64_t simulated_transfers_at_least() const { return 0; }
   // Appends the routes above; false (nothing appended) when the algorithm does not list them, and
   // then it is never folded with others.
   virtual bool flow_routes(FlowRoutes&) const { return false; }

@@ -8,7 +8,6 @@ namespace clustersim::workloads {
 sim::SimTime CollectiveMemo::simulate(CollectiveOp op, CollectiveAlgo algo,
                                       const std::vector<std::vector<int>>& groups, sim::Bytes bytes, double remote_share) {
   std::vector<CollectivePlan> plans;
-  std::uint64_t estimate = 0;
   for (const auto& g : groups) {
     CollectiveRequest req;
     req.op = op;
@@ -17,17 +16,16 @@ sim::SimTime CollectiveMemo::simulate(CollectiveOp op, CollectiveAlgo algo,
     req.bytes = bytes;
     req.remote_share = remote_share;
     plans.push_back(plan_collective(env_, req));  // NCCL's tuner picks protocol (and algorithm for auto)
-    const std::uint64_t n = g.size();
-    estimate += n * 2 * (n - 1) * static_cast<std::uint64_t>(plans.back().channels) *
-                static_cast<std::uint64_t>(plans.back().chunks);
   }
-  if (budget_ > 0 && estimate > budget_) {
-    throw SimulationBudgetExceeded("a memoised " + std::string(to_string(op)) + " over " +
-                                   std::to_string(groups.front().size()) + " ranks needs about " +
-                                   budget_count_text(estimate) + " transfers, over the budget of " +
-                                   budget_count_text(budget_));
+  CollectiveReplay replay;
+  try {
+    replay = replay_collectives(env_, plans, false, true, &scratch_);
+  } catch (const SimulationBudgetExceeded&) {
+    throw SimulationBudgetExceeded("a memoised " + std::string(to_string(op)) + " of " + std::to_string(groups.size()) +
+                                   (groups.size() == 1 ? " group" : " groups") + " over " +
+                                   std::to_string(groups.front().size()) + " ranks reached the budget of " +
+                                   budget_count_text(env_.event_budget) + " simulated events before it finished");
   }
-  const CollectiveReplay replay = replay_collectives(env_, plans, false, true, &scratch_);
   ++simulations_;
   transfers_ += replay.transfers_issued;  // what the collectives stand for, folded channels included
   events_ += replay.events;

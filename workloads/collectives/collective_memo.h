@@ -24,8 +24,9 @@ namespace clustersim::workloads {
 class CollectiveMemo {
  public:
   explicit CollectiveMemo(CollectiveEnvironment env) : env_(env) {}
-  // 0 = unlimited. Estimated transfers of one memoised simulation (ranks x steps x channels x chunks).
-  void set_transfer_budget(std::uint64_t transfers) { budget_ = transfers; }
+  // 0 = unlimited. Events one memoised simulation may process (what is simulated, after symmetry
+  // folding); one that reaches it throws SimulationBudgetExceeded naming the collective.
+  void set_event_budget(std::uint64_t events) { env_.event_budget = events; }
   // Checks the invariants of the collectives simulated from now on (null: off; not owned). A
   // cached duration was checked, or not, when it was simulated.
   void set_invariants(sim::InvariantReport* report) { env_.invariants = report; }
@@ -52,7 +53,6 @@ class CollectiveMemo {
   // that a lookup compares them only against entries of the same size.
   std::map<std::tuple<int, int, double, double, std::vector<std::vector<int>>>, sim::SimTime> cache_;
   std::uint64_t simulations_ = 0, transfers_ = 0, events_ = 0;
-  std::uint64_t budget_ = 0;
 };
 
 }  // namespace clustersim::workloads

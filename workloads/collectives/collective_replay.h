@@ -29,7 +29,12 @@ struct CollectiveReplay {
 
 // Replays `plans` (at least one) together until every one has finished (checked). A single plan
 // whose link bytes are not recorded runs with symmetric channels folded (channel_folding.h) unless
-// `allow_folding` is false (tests compare the two; the simulated times are the same).
+// `allow_folding` is false (tests compare the two; the simulated times are the same). Several
+// plans (ring or tree, not under --check) are folded as units (group_folding.h): a plan whose links
+// no other plan crosses and that one relabelling of links maps onto an earlier such plan is not
+// simulated, its duration is that plan's; when one plan is left it is alone on its network and
+// folds its channels and positions as a single plan does (the tensor-parallel positions' data-
+// parallel rings on a rail-optimised fabric: one rail simulated, tests/workloads/plan_group_folding_test.cpp).
 //
 // `scratch` (optional) keeps the network model's solver between replays on one topology: its
 // per-link constraints are built once instead of once per replay (sim::FairShareSolver::reset;

@@ -41,8 +41,8 @@ struct CollectiveEnvironment {
   std::uint64_t event_budget = 0;
 };
 
-// Thrown when a simulation would exceed the caller's budget: a memoised collective's estimated
-// transfers (CollectiveMemo::set_transfer_budget) or a replay's events (event_budget above).
+// Thrown when a replay reaches the caller's budget of events (event_budget above; the memo's
+// CollectiveMemo::set_event_budget sets it and names the collective in the message).
 struct SimulationBudgetExceeded : std::runtime_error {
   using std::runtime_error::runtime_error;
 };

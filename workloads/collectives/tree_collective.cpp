@@ -222,6 +222,13 @@ void TreeCollective::build_channel(int ch) {
   }
 }
 
+std::uint64_t TreeCollective::simulated_transfers_at_least() const {
+  std::uint64_t edges = 0;
+  for (const Node& node : nodes_) edges += node.parent >= 0 ? 1 : 0;
+  const std::uint64_t phases = (up_phase_ ? 1 : 0) + (down_phase_ ? 1 : 0);
+  return edges * phases * pieces_;
+}
+
 int TreeCollective::chain_pairs() const {
   return graph_channels_ >= 2 ? graph_channels_ / 2 : 1;
 }

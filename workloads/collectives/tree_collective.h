@@ -62,6 +62,9 @@ class TreeCollective final : public CollectiveAlgorithm {
   int simulated_channels() const { return static_cast<int>(nodes_.size()) / n_; }
   // Transfers the collective stands for (a folded flow counts once per chain pair).
   std::uint64_t transfers_issued() const override { return CollectiveAlgorithm::transfers_issued() * folded_copies_; }
+  // Exactly the transfers simulated: every edge of every simulated channel carries each chunk once
+  // per phase (up for all-reduce and reduce, down for all-reduce and broadcast).
+  std::uint64_t simulated_transfers_at_least() const override;
 
  protected:
   nccl::NcclAlgo nccl_algo() const override { return nccl::NcclAlgo::Tree; }
