@@ -203,4 +203,45 @@ std::string nemotron3_nano_recompute_modules(const ModernRow& r) {
   return has(r.gpu, "H100") ? "[\"moe\", \"layernorm\"]" : "";
 }
 
+// Parameters per data-parallel gradient bucket, as the row's optimizer cut them (the scenario's
+// [sync] bucket_mb; the simulator reduces grad_reduce_bytes = 4 bytes a parameter for every
+// precision but fp16, stage_costs.h, so bucket_mb = parameters x 4 / 2^20):
+//   * Megatron-Core DDP, unless the recipe sets ddp.bucket_size: max(40,000,000, 1,000,000 x the
+//     data-parallel size with context parallelism) parameters, "if using very large dp_sizes, make
+//     buckets larger to ensure that chunks used in NCCL ring-reduce implementations are large
+//     enough to remain bandwidth-bound rather than latency-bound" (Megatron-LM megatron/training/
+//     training.py get_model and megatron/core/distributed/distributed_data_parallel.py; NeMo 2's
+//     MegatronStrategy and Megatron-Bridge pass no bucket_size: the nemotron_trainer recipe,
+//     nemo/collections/llm/recipes/nemotron.py, and the performance scripts set none). NeMo 1's
+//     mcore_distributed_optim ignores the yaml's bucket_cap_mb ("mcore bucket_size is based on num
+//     of parameters, therefore not using bucket_cap_mb", megatron_base_model.py
+//     setup_mcore_distributed_parallel: bucket_size = optim.ddp_bucket_size, default None), so
+//     dgxc-benchmarking's Grok-1 (v24.11.1, v25.02) and Nemotron-4 15B v25.02 yamls take the default too;
+//   * apex DistributedFusedAdam (NeMo 1's distributed_fused_adam): bucket_cap_mb MiB of
+//     grad_sync_dtype elements (apex/contrib/optimizers/distributed_fused_adam.py: bucket_size =
+//     1024 x 1024 x bucket_cap_mb / dtype_size). dgxc-benchmarking's NeMo 1 yamls (releases v24.11.1
+//     35a9aec and v25.02 8f5cbb3; from v25.04 its launchers run NeMo 2) set grad_sync_dtype bf16
+//     and bucket_cap_mb 75 (llama3.1_8b.yaml, llama3.1_70b.yaml), 125 (llama3.1_405b.yaml), 220
+//     (nemo_megatron/gpt3_175b_hydra.yaml), 50 (nemotron4-340b-synth.yaml) and 100
+//     (nemotron4-15b-synth.yaml at v24.11.1; mcore_distributed_optim from v25.02).
+// NeMo 24.07's performance-summary rows (NeMo 1; which optimizer its launcher configs ran was not
+// checked) keep the scenario default, as do the JAX stacks (FSDP: no bucketed reduction).
+double grad_bucket_params_of(const ModernRow& r) {
+  if (jax_stack(r)) return 0;
+  const std::string group = modern_source_group(r);
+  if (group == "NeMo docs" && has(r.source, "NeMo 24.07")) return 0;
+  if (group == "dgxc-benchmarking" && (has(r.source, "(release v24.11.1)") || has(r.source, "(release v25.02)"))) {
+    constexpr double kMiB = 1048576.0, kBf16Bytes = 2.0;  // grad_sync_dtype: bf16 in every yaml below
+    const bool nemotron15_apex = has(r.model, "Nemotron-4 15B") && has(r.source, "(release v24.11.1)");
+    if (has(r.model, "Llama3.1-8B") || has(r.model, "Llama3.1-70B")) return 75 * kMiB / kBf16Bytes;
+    if (has(r.model, "Llama3.1-405B")) return 125 * kMiB / kBf16Bytes;
+    if (r.model == "GPT-3 175B") return 220 * kMiB / kBf16Bytes;
+    if (has(r.model, "Nemotron-4 340B")) return 50 * kMiB / kBf16Bytes;
+    if (nemotron15_apex) return 100 * kMiB / kBf16Bytes;
+  }
+  constexpr double kMegatronMinBucketParams = 40e6, kMegatronBucketParamsPerDpRank = 1e6;
+  const double dp_cp = static_cast<double>(dp_of(r)) * cp_of(r);
+  return std::max(kMegatronMinBucketParams, kMegatronBucketParamsPerDpRank * dp_cp);
+}
+
 }  // namespace clustersim::analysis::modern_detail

@@ -79,6 +79,25 @@ TEST_CASE("workloads::memory model: the report names the most loaded stage and e
   CHECK(last.find_line("logits and loss (fp32)")->bytes.value == doctest::Approx(2048.0 * 51200 / 8 * 4));
 }
 
+TEST_CASE("workloads::memory model: the distributed optimizer's gradient buckets are views of its buffer, not copies") {
+  MemoryRequest q;
+  q.model = *find_model_preset("gpt3-175b");
+  q.parallel.tp = 8;
+  q.parallel.pp = 8;
+  q.parallel.dp = 16;
+  q.training.global_batch = 1536;
+  q.training.micro_batch = 1;
+  q.sync.bucket_mb = 500;  // Megatron-Core's max(40M, 1M x dp) parameters at 4 B: ~153 MiB at dp 16; larger here
+  q.capacity = Bytes{80e9};
+  const MemoryBreakdown ddp = estimate_memory(q);
+  const MemoryLine* copies = ddp.find_line("gradient buckets");
+  REQUIRE(copies != nullptr);
+  CHECK(copies->bytes.value == doctest::Approx(2 * 500 * 1048576.0));
+  q.parallel.distributed_optimizer = true;
+  const MemoryBreakdown dist = estimate_memory(q);
+  CHECK(dist.find_line("gradient buckets") == nullptr);
+}
+
 namespace {
 
 ModelSpec gpt3_175b(bool flash) {

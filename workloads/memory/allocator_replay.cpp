@@ -209,8 +209,9 @@ AllocatorReplay replay_training_iteration(const MemoryRequest& request, const Al
   Replayer rep(options);
   std::vector<AllocHandle> persistent;
   allocate_model_states(rep, request, stage, persistent);
-  // Gradient buckets (DDP keeps them for the whole iteration).
-  if (par.grad_replicas() > 1) {
+  // Gradient buckets (DDP keeps them for the whole iteration; the distributed optimizer's are views
+  // of its gradient buffer, memory_buffers.cpp).
+  if (par.grad_replicas() > 1 && !par.distributed_optimizer) {
     rep.take(request.sync.bucket_mb * 1048576.0, persistent);
     rep.take(request.sync.bucket_mb * 1048576.0, persistent);
   }

@@ -32,7 +32,11 @@ void add_buffers(MemoryLineBuilder& out, const MemoryRequest& r, int stage) {
   const TrainingSpec& tr = r.training;
   const int t = par.tp;
   const double s = m.seq_len, b = tr.micro_batch;
-  if (par.grad_replicas() > 1) {
+  // Megatron-Core's distributed optimizer (and apex DistributedFusedAdam with contiguous_grad_buffer)
+  // reduce-scatters buckets that are views of the contiguous gradient buffer the "gradients" line
+  // already holds (megatron/core/distributed/param_and_grad_buffer.py: each bucket's grad_data is a
+  // slice of the buffer): no bucket copies. DDP and ZeRO-1/2 stage gradients through two.
+  if (par.grad_replicas() > 1 && !par.distributed_optimizer) {
     out.add("gradient buckets", MemoryCategory::Buffers, 2.0 * r.sync.bucket_mb * kMiB,
             format_text("2 x bucket_mb (%g MiB)", r.sync.bucket_mb));
   }
