@@ -136,10 +136,8 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   // The optimizer's gradient buckets (modern_row_defaults.cpp): parameters x the 4 bytes a
   // parameter the simulator reduces (stage_costs.h grad_reduce_bytes), in MiB as bucket_mb is read.
   if (const double params = grad_bucket_params_of(r); params > 0)
-    t << "bucket_mb = " << scenarios::toml_float(params * kReducedGradBytes / kMiB) << "
-";
-  if (tp_comm_overlap_of(r)) t << "tp_comm_overlap = true
-";
+    t << "bucket_mb = " << scenarios::toml_float(params * kReducedGradBytes / kMiB) << "\n";
+  if (tp_comm_overlap_of(r)) t << "tp_comm_overlap = true\n";
   if (lora_rank_of(r) > 0)
     t << "\n[finetune]\nmethod = \"lora\"\nlora_rank = " << lora_rank_of(r)
       << "\nlora_targets = [\"q\", \"k\", \"v\", \"o\", \"gate\", \"up\", \"down\"]\n";

@@ -166,7 +166,9 @@ std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& no
   if (deepspeed) t << "grad_dtype = \"" << precision_for(r) << "\"\n";
   if (contains(r.metric, "300B")) t << "tokens = 300e9\n";
   t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
-  if (deepspeed) t << "bucket_mb = 1000\n";
+  // DeepSpeed of April 2021 (v0.3.13-v0.3.16): per-parameter collectives, each gather behind a
+  // torch.cuda.synchronize (workloads/training/deepspeed_zero3_2021.h).
+  if (deepspeed) t << "bucket_mb = 1000\nzero3_impl = \"deepspeed-2021\"\n";
   return t.str();
 }
 

@@ -21,6 +21,10 @@ std::string training_source_group(const TrainingRow& row) {
   if (s.find("llm-foundry") != std::string::npos) return "llm-foundry";
   if (s.find("NeMo") != std::string::npos) return "NeMo";
   if (s.find("MT-NLG") != std::string::npos || s.find("Smith et al") != std::string::npos) return "MT-NLG";
+  // SC'21 Table 2's "ZeRO-3 w/o MP" rows measure DeepSpeed ZeRO stage 3, not Megatron-LM: their own
+  // group, scored and counted like the others.
+  if (s.find("SC'21") != std::string::npos && row.model.find("ZeRO-3") != std::string::npos)
+    return "DeepSpeed ZeRO-3 (SC'21)";
   if (s.find("Megatron") != std::string::npos || s.find("SC'21") != std::string::npos) return "Megatron-LM";
   return "other";
 }
@@ -108,22 +112,24 @@ TrainingValidation validate_training(const std::map<std::string, double>& consta
 
 std::string validate_training_text(const TrainingValidation& v) {
   std::string out = "Training throughput: simulated vs published (training.csv; error = predicted / measured - 1)\n\n";
-  out += fmt::format("{:>5}  {:<12} {:<18} {:>5} {:>3} {:>3} {:>4}  {:<26} {:>10} {:>10} {:>8}  {}\n", "line", "source",
-                     "model", "gpus", "tp", "pp", "dp", "metric", "measured", "predicted", "error", "trust");
+  std::size_t width = 12;  // the source column: as wide as the longest group name
+  for (const auto& c : v.rows) width = std::max(width, c.source_group.size());
+  out += fmt::format("{:>5}  {:<{}} {:<18} {:>5} {:>3} {:>3} {:>4}  {:<26} {:>10} {:>10} {:>8}  {}\n", "line", "source",
+                     width, "model", "gpus", "tp", "pp", "dp", "metric", "measured", "predicted", "error", "trust");
   int skipped = 0;
   for (const auto& c : v.rows) {
     if (!c.simulated) {
       ++skipped;
       continue;
     }
-    out += fmt::format("{:>5}  {:<12} {:<18.18} {:>5} {:>3} {:>3} {:>4}  {:<26.26} {:>10.4g} {:>10.4g} {:>+7.1f}%  {}{}\n",
-                       c.row.line, c.source_group, c.row.model, c.row.num_gpus, c.row.tp, c.row.pp, c.row.dp,
+    out += fmt::format("{:>5}  {:<{}} {:<18.18} {:>5} {:>3} {:>3} {:>4}  {:<26.26} {:>10.4g} {:>10.4g} {:>+7.1f}%  {}{}\n",
+                       c.row.line, c.source_group, width, c.row.model, c.row.num_gpus, c.row.tp, c.row.pp, c.row.dp,
                        c.row.metric, c.row.value, c.predicted, 100 * c.error, to_string(c.row.trust),
                        c.counted ? "" : " (not in MAPE)");
   }
   out += "\nMAPE per source (rows with trust A or A/B):\n";
   for (const auto& [group, m] : v.mape) {
-    out += fmt::format("  {:<12} {:6.1f}%  over {} rows\n", group, 100 * m, v.counted.at(group));
+    out += fmt::format("  {:<{}} {:6.1f}%  over {} rows\n", group, width, 100 * m, v.counted.at(group));
   }
   if (skipped > 0) {
     out += fmt::format("\n{} rows not simulated:\n", skipped);

@@ -25,7 +25,7 @@ constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "pr
                                               "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype",
                                               "activation_offload_layers", "launch_blocking", "recompute_modules", "cuda_graphs"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap", "overlap_grad_reduce",
-                                          "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "offload_optimizer",
+                                          "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "zero3_impl", "offload_optimizer",
                                           "offload_delayed_update"};
 
 }  // namespace
@@ -168,6 +168,7 @@ bool Loader::read_sync(const toml::table* t) {
   if (auto v = s.boolean("overlap_param_gather")) spec_.sync.overlap_param_gather = *v;
   if (auto v = s.boolean("tp_comm_overlap")) spec_.sync.tp_comm_overlap = *v;
   if (auto v = s.boolean("fsdp_prefetch")) spec_.sync.fsdp_prefetch = *v;
+  if (auto v = s.choice("zero3_impl", workloads::kZero3ImplNames)) spec_.sync.zero3_impl = *v;
   if (auto v = s.choice("offload_optimizer", workloads::kOffloadDeviceNames)) spec_.sync.offload_optimizer = *v;
   if (auto v = s.boolean("offload_delayed_update")) spec_.sync.offload_delayed_update = *v;
   s.finish();

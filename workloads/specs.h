@@ -469,6 +469,17 @@ inline constexpr sim::Choice<OffloadDevice> kOffloadDeviceNames[] = {{"none", Of
 
 // Which communication runs behind computation, as the frameworks schedule it (the rules:
 // workloads/training/overlap.h; the defaults and their sources: docs/scenario.md [sync]).
+// How ZeRO-3's per-layer parameter gathers and gradient reduce-scatters are issued.
+//  - Coalesced: one collective per layer over the layer's flat parameters, the next layer's
+//    gather prefetched behind this layer's compute ([sync] fsdp_prefetch): PyTorch FSDP and
+//    current DeepSpeed (PR #1453, 2022: batched all-gathers and reduce-scatters, *_base variants).
+//  - DeepSpeed2021: DeepSpeed ZeRO stage 3 as released in 2021 (v0.3.13-v0.5.x): one
+//    torch.distributed call per parameter tensor, each all-gather behind a torch.cuda.synchronize,
+//    host work per rank of the group in every call (training/deepspeed_zero3_2021.h).
+enum class Zero3Impl : std::uint8_t { Coalesced, DeepSpeed2021 };
+inline constexpr sim::Choice<Zero3Impl> kZero3ImplNames[] = {{"coalesced", Zero3Impl::Coalesced},
+                                                             {"deepspeed-2021", Zero3Impl::DeepSpeed2021}};
+
 struct SyncSpec {
   CollectiveAlgo algorithm = CollectiveAlgo::Ring;  // the gradient all-reduce's
   double bucket_mb = 25.0;
@@ -478,6 +489,7 @@ struct SyncSpec {
                                       // parameter all-gathers; unset = distributed_optimizer
   bool tp_comm_overlap = false;       // tensor-parallel collectives behind their GEMMs (needs SP)
   bool fsdp_prefetch = true;          // ZeRO-3: the next layer's all-gather runs ahead
+  Zero3Impl zero3_impl = Zero3Impl::Coalesced;  // ZeRO-3: how its collectives are issued
   OffloadDevice offload_optimizer = OffloadDevice::None;  // ZeRO-Offload: states and step on the CPU
   // ZeRO-Offload's one-step delayed parameter update (Ren et al. 2021, section 4.3): the CPU step
   // and the parameter copy back of iteration i run during iteration i+1's forward and backward,

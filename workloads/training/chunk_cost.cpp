@@ -39,13 +39,14 @@ ChunkCost layers_cost(int layers, const LayerCompute& lc, const LayerTensorParal
   c.fwd_comm += c.fwd_cp;
   c.bwd_comm += c.bwd_cp;
   if (z3.all_gather > 0) {
-    const double f = fsdp_pass_s(layers, lc.fwd + tp.fwd_sm + tp.fwd + cp.fwd, z3.all_gather, 0.0, fsdp_prefetch);
+    const bool prefetch = fsdp_prefetch && !z3.serial;
+    const double f = fsdp_pass_s(layers, lc.fwd + tp.fwd_sm + tp.fwd + cp.fwd, z3.all_gather, 0.0, prefetch);
     const double b =
-        fsdp_pass_s(layers, lc.bwd + tp.bwd_sm + tp.bwd + cp.bwd, z3.all_gather, z3.reduce_scatter, fsdp_prefetch);
+        fsdp_pass_s(layers, lc.bwd + tp.bwd_sm + tp.bwd + cp.bwd, z3.bwd_all_gather, z3.reduce_scatter, prefetch);
     c.fwd_comm = f - c.fwd_compute;
     c.bwd_comm = b - c.bwd_compute;
     c.fwd_dp = layers * z3.all_gather;
-    c.bwd_dp = layers * (z3.all_gather + z3.reduce_scatter);
+    c.bwd_dp = layers * (z3.bwd_all_gather + z3.reduce_scatter);
   }
   return c;
 }

@@ -40,7 +40,7 @@ IterationRun::IterationRun(const IterationInputs& in)
   const auto t0 = std::chrono::steady_clock::now();
   costs_ = plan_stage_costs(StageCostInputs{in.model, in.parallel, in.training, in.compute, layout_, memo_, dp_algo_,
                                             v_, m_, in.sync.tp_comm_overlap && in.parallel.sequence_parallel,
-                                            in.sync.fsdp_prefetch});
+                                            in.sync.fsdp_prefetch, in.sync.zero3_impl});
   param_gather_overlap_ = in.parallel.shards_optimizer() && in.sync.param_gather_overlapped(in.parallel);
   result_.tp_bytes_per_gpu = costs_.tp_bytes_per_gpu;
   result_.pp_bytes_per_gpu = costs_.pp_bytes_per_gpu;

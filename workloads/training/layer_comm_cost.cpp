@@ -4,6 +4,7 @@
 // context-parallel K/V exchange overlaps with (context_parallel.h costs the exchange itself).
 #include "workloads/training/stage_cost_parts.h"
 
+#include "workloads/training/deepspeed_zero3_2021.h"
 #include "workloads/training/overlap.h"
 
 namespace clustersim::workloads {
@@ -66,6 +67,16 @@ LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params) {
                                     sim::Bytes{layer_params * activation_bytes(p)}).seconds();
   z.reduce_scatter = in.memo.concurrent(CollectiveOp::ReduceScatter, in.dp_algo, groups,
                                         sim::Bytes{layer_params * grad_reduce_bytes(p)}).seconds();
+  z.bwd_all_gather = z.all_gather;
+  if (in.zero3_impl == Zero3Impl::DeepSpeed2021) {
+    const DeepSpeedZero3Cost d = deepspeed_zero3_2021_layer(
+        deepspeed_layer_tensors(in.model, in.parallel.tp), static_cast<int>(groups.front().size()), z.all_gather,
+        z.reduce_scatter, in.training.recompute == Recompute::Full, in.compute.constants());
+    z.all_gather = d.forward_gather;
+    z.bwd_all_gather = d.backward_gather;
+    z.reduce_scatter = d.reduce_scatter;
+    z.serial = true;
+  }
   return z;
 }
 

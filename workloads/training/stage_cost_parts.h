@@ -59,8 +59,12 @@ LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act,
 
 // ZeRO-3, per layer: the all-gather of its parameters (before forward and backward) and the
 // reduce-scatter of its gradients (after backward), the tp ranks' groups concurrently.
+// With [sync] zero3_impl = "deepspeed-2021" (deepspeed_zero3_2021.h) the backward pass gathers
+// what the recomputed forward and the backward need, and nothing is prefetched (serial).
 struct LayerZero3 {
   double all_gather = 0, reduce_scatter = 0;
+  double bwd_all_gather = 0;  // the backward pass's gathers (= all_gather unless deepspeed-2021)
+  bool serial = false;        // gathers and reduce-scatters run between the layers' compute
 };
 
 LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params);

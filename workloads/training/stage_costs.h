@@ -80,6 +80,7 @@ struct StageCostInputs {
   int micro_batches = 1;      // m: per replica and iteration
   bool tp_comm_overlap = false;  // [sync] tp_comm_overlap (with sequence parallelism)
   bool fsdp_prefetch = true;     // [sync] fsdp_prefetch (ZeRO-3)
+  Zero3Impl zero3_impl = Zero3Impl::Coalesced;  // [sync] zero3_impl (ZeRO-3)
 };
 
 struct StageCosts {
