@@ -32,7 +32,7 @@ TEST_CASE("workloads::deepspeed_layer_tensors: a GELU layer gathers its 4 weight
   CHECK(t.reduced == 12);                           // + 4 biases and 2 LayerNorms' weight and bias
 }
 
-TEST_CASE("workloads::deepspeed_zero3_2021_layer: host work per rank dominates a wide group; recompute gathers again") {
+TEST_CASE("workloads::deepspeed_zero3_2021_layer: host work per rank dominates a wide group, recompute gathers again") {
   const ComputeConstants k;
   const LayerTensors t = deepspeed_layer_tensors(gpt3_175b(), 1);
   const double gather = 0.025, scatter = 0.025;  // NCCL time of the whole layer's collectives
