@@ -467,8 +467,6 @@ enum class OffloadDevice : std::uint8_t { None, Cpu };
 inline constexpr sim::Choice<OffloadDevice> kOffloadDeviceNames[] = {{"none", OffloadDevice::None},
                                                                      {"cpu", OffloadDevice::Cpu}};
 
-// Which communication runs behind computation, as the frameworks schedule it (the rules:
-// workloads/training/overlap.h; the defaults and their sources: docs/scenario.md [sync]).
 // How ZeRO-3's per-layer parameter gathers and gradient reduce-scatters are issued.
 //  - Coalesced: one collective per layer over the layer's flat parameters, the next layer's
 //    gather prefetched behind this layer's compute ([sync] fsdp_prefetch): PyTorch FSDP and
@@ -480,6 +478,8 @@ enum class Zero3Impl : std::uint8_t { Coalesced, DeepSpeed2021 };
 inline constexpr sim::Choice<Zero3Impl> kZero3ImplNames[] = {{"coalesced", Zero3Impl::Coalesced},
                                                              {"deepspeed-2021", Zero3Impl::DeepSpeed2021}};
 
+// Which communication runs behind computation, as the frameworks schedule it (the rules:
+// workloads/training/overlap.h; the defaults and their sources: docs/scenario.md [sync]).
 struct SyncSpec {
   CollectiveAlgo algorithm = CollectiveAlgo::Ring;  // the gradient all-reduce's
   double bucket_mb = 25.0;
