@@ -26,6 +26,49 @@ std::vector<ConstraintId> random_route(Rng& rng, int links) {
   return route;
 }
 double random_cap(Rng& rng) { return rng.uniform() < 0.3 ? 0.5 + rng.uniform() * 4.0 : kUnlimited; }
+// Adds the same `links` constraints (capacities 1-10) to both solvers, then drives them through the
+// same random add/remove/solve sequence of `steps` steps: after every solve the same changed list
+// and bit-identical rates; with `compare_lists` also the same variable ids, each variable's
+// constraints and each constraint's variables.
+void drive_twins(Rng& rng, FairShareSolver& a, FairShareSolver& b, int links, int steps, double remove_p,
+                 bool compare_lists) {
+  for (int c = 0; c < links; ++c) {
+    const double cap = 1.0 + rng.uniform() * 9.0;
+    a.add_constraint(cap);
+    b.add_constraint(cap);
+  }
+  std::vector<VariableId> va, vb;
+  for (int step = 0; step < steps; ++step) {
+    if (!va.empty() && rng.uniform() < remove_p) {
+      const std::size_t i = rng.below(va.size());
+      a.remove_variable(va[i]);
+      b.remove_variable(vb[i]);
+      va.erase(va.begin() + static_cast<std::ptrdiff_t>(i));
+      vb.erase(vb.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      const std::vector<ConstraintId> route = random_route(rng, links);
+      const double cap = random_cap(rng);
+      va.push_back(a.add_variable(route, cap));
+      vb.push_back(b.add_variable(route, cap));
+      if (compare_lists) REQUIRE(va.back() == vb.back());
+    }
+    if (rng.uniform() < 0.5) {
+      const std::span<const VariableId> ca = a.solve();
+      const std::vector<VariableId> changed_a(ca.begin(), ca.end());
+      const std::span<const VariableId> cb = b.solve();
+      REQUIRE(changed_a == std::vector<VariableId>(cb.begin(), cb.end()));
+      for (std::size_t i = 0; i < va.size(); ++i) {
+        REQUIRE(std::bit_cast<std::uint64_t>(a.rate(va[i])) == std::bit_cast<std::uint64_t>(b.rate(vb[i])));
+        if (compare_lists) REQUIRE(a.constraints_of(va[i]) == b.constraints_of(vb[i]));
+      }
+      for (int c = 0; compare_lists && c < links; ++c) {
+        const std::span<const VariableId> la = a.variables_of(static_cast<ConstraintId>(c));
+        const std::span<const VariableId> lb = b.variables_of(static_cast<ConstraintId>(c));
+        REQUIRE(std::vector<VariableId>(la.begin(), la.end()) == std::vector<VariableId>(lb.begin(), lb.end()));
+      }
+    }
+  }
+}
 }  // namespace
 
 TEST_CASE("sim::FairShareSolver: 16-bit membership slots widen to 32 bits with the same rates bit for bit") {
@@ -37,43 +80,7 @@ TEST_CASE("sim::FairShareSolver: 16-bit membership slots widen to 32 bits with t
     FairShareConfig wide_soon;
     wide_soon.narrow_slot_limit = 5;
     FairShareSolver narrow, wide(wide_soon);
-    const int links = 2 + static_cast<int>(rng.below(4));
-    for (int c = 0; c < links; ++c) {
-      const double cap = 1.0 + rng.uniform() * 9.0;
-      narrow.add_constraint(cap);
-      wide.add_constraint(cap);
-    }
-    std::vector<VariableId> vn, vw;
-    for (int step = 0; step < 60; ++step) {
-      if (!vn.empty() && rng.uniform() < 0.3) {
-        const std::size_t i = rng.below(vn.size());
-        narrow.remove_variable(vn[i]);
-        wide.remove_variable(vw[i]);
-        vn.erase(vn.begin() + static_cast<std::ptrdiff_t>(i));
-        vw.erase(vw.begin() + static_cast<std::ptrdiff_t>(i));
-      } else {
-        const std::vector<ConstraintId> route = random_route(rng, links);
-        const double cap = random_cap(rng);
-        vn.push_back(narrow.add_variable(route, cap));
-        vw.push_back(wide.add_variable(route, cap));
-        REQUIRE(vn.back() == vw.back());
-      }
-      if (rng.uniform() < 0.5) {
-        const std::span<const VariableId> cn = narrow.solve();
-        const std::vector<VariableId> changed_narrow(cn.begin(), cn.end());
-        const std::span<const VariableId> cw = wide.solve();
-        REQUIRE(changed_narrow == std::vector<VariableId>(cw.begin(), cw.end()));
-        for (std::size_t i = 0; i < vn.size(); ++i) {
-          REQUIRE(std::bit_cast<std::uint64_t>(narrow.rate(vn[i])) == std::bit_cast<std::uint64_t>(wide.rate(vw[i])));
-          REQUIRE(narrow.constraints_of(vn[i]) == wide.constraints_of(vw[i]));
-        }
-        for (int c = 0; c < links; ++c) {
-          const std::span<const VariableId> ln = narrow.variables_of(static_cast<ConstraintId>(c));
-          const std::span<const VariableId> lw = wide.variables_of(static_cast<ConstraintId>(c));
-          REQUIRE(std::vector<VariableId>(ln.begin(), ln.end()) == std::vector<VariableId>(lw.begin(), lw.end()));
-        }
-      }
-    }
+    drive_twins(rng, narrow, wide, 2 + static_cast<int>(rng.below(4)), 60, 0.3, true);
     CHECK_FALSE(narrow.wide_slots());
     widened += wide.wide_slots() ? 1 : 0;
   }
@@ -90,36 +97,7 @@ TEST_CASE("sim::FairShareSolver: renumbered 32-bit sequence numbers give the sam
     FairShareConfig soon;
     soon.seq_limit = 40;
     FairShareSolver plain, renumbering(soon);
-    const int links = 2 + static_cast<int>(rng.below(5));
-    for (int c = 0; c < links; ++c) {
-      const double cap = 1.0 + rng.uniform() * 9.0;
-      plain.add_constraint(cap);
-      renumbering.add_constraint(cap);
-    }
-    std::vector<VariableId> vp, vr;
-    for (int step = 0; step < 80; ++step) {
-      if (!vp.empty() && rng.uniform() < 0.4) {
-        const std::size_t i = rng.below(vp.size());
-        plain.remove_variable(vp[i]);
-        renumbering.remove_variable(vr[i]);
-        vp.erase(vp.begin() + static_cast<std::ptrdiff_t>(i));
-        vr.erase(vr.begin() + static_cast<std::ptrdiff_t>(i));
-      } else {
-        const std::vector<ConstraintId> route = random_route(rng, links);
-        const double cap = random_cap(rng);
-        vp.push_back(plain.add_variable(route, cap));
-        vr.push_back(renumbering.add_variable(route, cap));
-      }
-      if (rng.uniform() < 0.5) {
-        const std::span<const VariableId> cp = plain.solve();
-        const std::vector<VariableId> changed_plain(cp.begin(), cp.end());
-        const std::span<const VariableId> cr = renumbering.solve();
-        REQUIRE(changed_plain == std::vector<VariableId>(cr.begin(), cr.end()));
-        for (std::size_t i = 0; i < vp.size(); ++i) {
-          REQUIRE(std::bit_cast<std::uint64_t>(plain.rate(vp[i])) == std::bit_cast<std::uint64_t>(renumbering.rate(vr[i])));
-        }
-      }
-    }
+    drive_twins(rng, plain, renumbering, 2 + static_cast<int>(rng.below(5)), 80, 0.4, false);
     CHECK(plain.stats().renumberings == 0);
     renumbered += renumbering.stats().renumberings;
   }
