@@ -7,6 +7,7 @@
 
 #include "scenarios/loader.h"
 #include "scenarios/show_config.h"
+#include "tests/scenarios/scenario_test_util.h"
 
 using namespace clustersim;
 
@@ -29,19 +30,8 @@ global_batch = 16
 micro_batch = 1
 )";
 
-std::string error_of(const std::string& text) {
-  try {
-    (void)scenarios::parse_scenario(text, "s.toml");
-  } catch (const scenarios::ScenarioError& e) {
-    return e.format();
-  }
-  return "(no error)";
-}
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  text.replace(text.find(from), from.size(), to);
-  return text;
-}
+using scenarios::testing::error_of;
+using scenarios::testing::replaced;
 
 }  // namespace
 

@@ -1,7 +1,8 @@
 // Shared by the loader tests: the formatted ScenarioError of parsing `text` as file `file`, or
-// "(no error)" when it loads.
+// "(no error)" when it loads; and a scenario text with one key's text replaced.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 
 #include "scenarios/loader.h"
@@ -16,6 +17,15 @@ inline std::string error_of(const std::string& text, const std::string& file = "
     return e.format();
   }
   return "(no error)";
+}
+
+// `text` with the first occurrence of `from` replaced by `to`; `from` must occur (a test whose
+// edit silently missed would check the unedited scenario).
+inline std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  if (at == std::string::npos) throw std::logic_error("replaced: \"" + from + "\" is not in the scenario text");
+  text.replace(at, from.size(), to);
+  return text;
 }
 
 }  // namespace clustersim::scenarios::testing
