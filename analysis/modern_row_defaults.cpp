@@ -18,8 +18,9 @@ namespace clustersim::analysis::modern_detail {
 // Megatron-Bridge's "FP8-MX") is FP8 E4M3 with one shared scale per 32 elements (OCP
 // Microscaling spec v1.0); Blackwell's tensor cores apply the block scales in the MMA at the FP8
 // rate (NVIDIA Blackwell architecture technical brief), so it is modelled as fp8. FP8-CS
-// (current scaling) and plain FP8 (delayed scaling) are fp8. The quantisation kernels themselves
-// are not modelled separately.
+// (current scaling) and plain FP8 (delayed scaling) are fp8; FP8-CS rows also pay the amax pass
+// before each cast (fp8_current_scaling_of). MXFP8's block-scale quantisation is charged as an
+// fp8 cast.
 std::string precision_for(const ModernRow& r) {
   if (has(r.precision, "NVFP4")) return "nvfp4";
   if (has(r.precision, "FP4")) return "";
@@ -27,6 +28,15 @@ std::string precision_for(const ModernRow& r) {
   if (has(r.precision, "BF16")) return "bf16";
   return "";
 }
+
+// Megatron-Bridge labels its per-tensor current-scaling rows "FP8-CS" (25.11 and later tables;
+// scripts/performance/utils/precision.py: compute_dtype "fp8_cs" -> bf16_with_fp8_current_scaling_mixed,
+// Transformer Engine's Float8CurrentScaling recipe). Rows labelled plain "FP8" keep delayed
+// scaling, the recipe of the NeMo 2 / dgxc-benchmarking releases (DelayedScaling, NeMo's
+// fp8_recipe "delayed"); the 25.09 table's unlabelled H100 FP8 rows are presumably current scaling
+// too (see their notes) but do not say so, and are left as delayed. The scenario sets
+// [model_constants] fp8_amax_bytes_per_element = 2 (modern_row_scenario.cpp).
+bool fp8_current_scaling_of(const ModernRow& r) { return r.precision == "FP8-CS"; }
 
 // Fine-tuning rows ("[SFT]", "[SFT finetune]", "[LoRA]", "[LoRA finetune]"). SFT is full
 // fine-tuning on sequences packed to the row's seq_len (the recipes' packed_sequence = True,

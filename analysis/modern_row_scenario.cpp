@@ -26,6 +26,7 @@ using modern_detail::cuda_graphs_of;
 using modern_detail::deepseek_recompute_modules;
 using modern_detail::nemotron3_nano_recompute_modules;
 using modern_detail::dp_of;
+using modern_detail::fp8_current_scaling_of;
 using modern_detail::expert_tp_of;
 using modern_detail::hopper_a2a_overlap;
 using modern_detail::moe_a2a_overlap_of;
@@ -141,6 +142,9 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (lora_rank_of(r) > 0)
     t << "\n[finetune]\nmethod = \"lora\"\nlora_rank = " << lora_rank_of(r)
       << "\nlora_targets = [\"q\", \"k\", \"v\", \"o\", \"gate\", \"up\", \"down\"]\n";
+  // Transformer Engine's current scaling reads each cast's operand once more for its amax
+  // (workloads/compute/compute_constants.cpp fp8_amax_bytes_per_element: the bf16 read).
+  if (fp8_current_scaling_of(r)) t << "\n[model_constants]\nfp8_amax_bytes_per_element = 2\n";
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 39> kConstants = {{
+constexpr std::array<ConstantDef, 40> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -137,8 +137,19 @@ constexpr std::array<ConstantDef, 39> kConstants = {{
      "row-wise and column-wise (1 + 1, the transposed copy the backward GEMM needs), amax taken in "
      "the same pass (TE cast_transpose, delayed scaling). Forward casts the activation A[m,k], "
      "backward the output gradient dY[m,n]; weights are cast once per step (TE caches them across "
-     "micro-batches) and not charged. Current scaling (FP8-CS) first reads the tensor for its amax: "
-     "6"},
+     "micro-batches) and not charged. Current scaling (FP8-CS) adds fp8_amax_bytes_per_element"},
+    {"fp8_amax_bytes_per_element", 0.0, 0.0, 16.0,
+     "HBM bytes per element of a separate amax pass over each FP8 cast's bf16 operand, before the "
+     "cast (bytes), and with it two more kernels per cast (amax, scale). 0: delayed scaling (TE "
+     "DelayedScaling, the default; the scale comes from the amax history and the cast takes the new "
+     "amax in its own pass). 2: current scaling (TE Float8CurrentScaling, Megatron-Bridge FP8-CS), "
+     "the bf16 read: Transformer Engine 2.x (csrc/extensions/cast.cpp quantize, normalization.cpp "
+     "with force_unfused_kernel) runs nvte_compute_amax, an all-reduce of the amax over the "
+     "tensor-parallel group for sequence-parallel inputs (not modelled: one fp32 value), "
+     "nvte_compute_scale_from_amax, then the cast, since the scale must be known before any element "
+     "is written. A recipe property, set per scenario in [model_constants] (the modern rows "
+     "labelled FP8-CS set 2); counted from the code, not fitted. fp8 runs only (NVFP4's cast "
+     "constant holds its own amax pass)"},
     {"nvfp4_cast_bytes_per_element", 5.125, 0.0, 16.0,
      "HBM bytes per element of the Transformer Engine cast that feeds an NVFP4 GEMM (bytes): the "
      "per-tensor FP32 scale needs the tensor's amax first (a read, 2), then the bf16 read (2) "

@@ -76,20 +76,27 @@ bool ComputeModel::runs_fp8(const OpCost& op) const {
 
 // Transformer Engine's cast of the operand that changes every micro-batch: the activation A[m,k]
 // before the forward GEMM, the output gradient dY[m,n] before the two backward GEMMs (weights are
-// cast once per step). A streaming kernel at the pointwise efficiency.
+// cast once per step). A streaming kernel at the pointwise efficiency. Under FP8 current scaling
+// (fp8_amax_bytes_per_element > 0) the amax kernel's read of the same operand comes first (TE 2.x
+// csrc/extensions/cast.cpp and normalization.cpp: nvte_compute_amax, then
+// nvte_compute_scale_from_amax, then the cast; the norm feeding a current-scaled GEMM writes bf16
+// and is cast apart, force_unfused_kernel). NVFP4's cast constant holds its own amax pass.
 double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
   if (!runs_fp8(op)) return 0.0;
   const double b = std::max(op.batch, 1);
   const double elements = b * static_cast<double>(op.m) * (pass == Pass::Forward ? op.k : op.n);
-  const char* per_element =
-      precision_ == topology::Precision::Nvfp4 ? "nvfp4_cast_bytes_per_element" : "fp8_cast_bytes_per_element";
-  const sim::Bytes bytes{elements * constants_.get(per_element)};
+  const bool nvfp4 = precision_ == topology::Precision::Nvfp4;
+  double per_element = constants_.get(nvfp4 ? "nvfp4_cast_bytes_per_element" : "fp8_cast_bytes_per_element");
+  if (!nvfp4) per_element += constants_.get("fp8_amax_bytes_per_element");  // 0 under delayed scaling
+  const sim::Bytes bytes{elements * per_element};
   const double eff = constants_.get("hbm_stream_eff") * constants_.get("pointwise_mem_eff");
   return bytes / (memory_bandwidth() * eff);
 }
 
+// A cast is one kernel; under current scaling (a separate amax pass) it is three: amax, scale, cast.
 int ComputeModel::kernels(const OpCost& op, Pass pass) const {
-  const int cast = runs_fp8(op) ? 1 : 0;
+  const bool amax_pass = precision_ == topology::Precision::Fp8 && constants_.get("fp8_amax_bytes_per_element") > 0;
+  const int cast = !runs_fp8(op) ? 0 : amax_pass ? 3 : 1;
   if (pass == Pass::Backward && op.is_matmul()) return (op.frozen ? 1 : 2) + cast;  // dgrad + wgrad (flash: dq/dk/dv + preprocess)
   return 1 + cast;
 }
