@@ -72,12 +72,14 @@ TEST_CASE("workloads::layer_ops: the alltoall dispatcher sorts the received toke
 
 TEST_CASE("workloads::layer_ops: expert GEMMs are named by position when the experts are as wide as hidden") {
   const std::vector<OpCost> ops = layer_ops(gpt_oss_like(), shape_with_ep(8), true);
-  int up_gate = 0, down = 0;
+  int up_gate = 0, up = 0, down = 0;
   for (const OpCost& op : ops) {
     up_gate += op.name == "expert_up_gate" ? 1 : 0;
+    up += op.name == "expert_up" ? 1 : 0;
     down += op.name == "expert_down" ? 1 : 0;
   }
-  CHECK(up_gate == 2);  // SwiGLU's gate and up projections
+  CHECK(up_gate == 1);  // SwiGLU's gate projection, and its up projection (one linear_fc1 between them)
+  CHECK(up == 1);
   CHECK(down == 1);
 }
 
@@ -90,7 +92,10 @@ TEST_CASE("workloads::ComputeModel::launches: a grouped expert GEMM issues one G
   // Forward: one GEMM per expert, 16; backward: data and weight gradients per expert, 32.
   CHECK(cm.launches(*down, Pass::Forward) == doctest::Approx(16.0));
   CHECK(cm.launches(*down, Pass::Backward) == doctest::Approx(32.0));
-  CHECK(cm.host_time(*down, Pass::Backward).seconds() == doctest::Approx(32 * 8e-6));
+  // Host: the GEMM's own two kernels at host_launch_us (8 us), the 30 per-expert GEMMs beyond the
+  // first at grouped_gemm_expert_host_us (33 us, TE PR #3134's multi-stream path).
+  CHECK(cm.host_time(*down, Pass::Backward).seconds() == doctest::Approx(2 * 8e-6 + 30 * 33e-6));
+  CHECK(cm.host_time(*down, Pass::Forward).seconds() == doctest::Approx(1 * 8e-6 + 15 * 33e-6));
   // A fused grouped kernel: the kernels of one GEMM.
   ComputeConstants fused;
   fused.apply({{"grouped_gemm_launches_per_expert", 0.0}});
@@ -145,4 +150,28 @@ TEST_CASE("workloads::layer_ops: an MoE layer syncs its forward with the host on
   CHECK(syncs(1) == 1);  // no expert parallelism: the grouped GEMM still needs its token counts
   const std::vector<OpCost> dense = layer_ops(m, shape_with_ep(8), false);
   CHECK(std::none_of(dense.begin(), dense.end(), [](const OpCost& op) { return op.host_sync_after; }));
+}
+
+TEST_CASE("workloads::ComputeModel::host_time: a GroupedLinear's per-expert GEMMs cost grouped_gemm_expert_host_us each, fc1 once") {
+  const std::vector<OpCost> ops = layer_ops(gpt_oss_like(), shape_with_ep(8), true);
+  const OpCost* gate = find_op(ops, "expert_up_gate");
+  const OpCost* up = find_op(ops, "expert_up");
+  REQUIRE(gate != nullptr);
+  REQUIRE(up != nullptr);
+  const ComputeModel cm = h100();
+  // linear_fc1 issues its 16 GEMMs per expert once, from the gate half; the up half only its own kernel.
+  CHECK(cm.launches(*gate, Pass::Forward) == doctest::Approx(16.0));
+  CHECK(cm.launches(*up, Pass::Forward) == doctest::Approx(1.0));
+  CHECK(cm.host_time(*up, Pass::Backward).seconds() == doctest::Approx(2 * 8e-6));
+  // The per-expert cost is its own constant: at host_launch_us it is the old count x 8 us.
+  ComputeConstants same;
+  same.apply({{"grouped_gemm_expert_host_us", 8.0}});
+  CHECK(h100(same).host_time(*gate, Pass::Backward).seconds() == doctest::Approx(32 * 8e-6));
+  ComputeConstants slow;
+  slow.apply({{"grouped_gemm_expert_host_us", 100.0}});
+  CHECK(h100(slow).host_time(*gate, Pass::Forward).seconds() == doctest::Approx(8e-6 + 15 * 100e-6));
+  // A full-iteration CUDA graph pays none of it.
+  ComputeModel graphed = h100();
+  graphed.set_cuda_graphs(true);
+  CHECK(graphed.host_time(*gate, Pass::Forward).seconds() == 0.0);
 }

@@ -196,6 +196,20 @@ constexpr std::array<ConstantDef, 40> kConstants = {{
      "graphs). Counted from the code path, not measured; UNSURE which releases of the published "
      "runs use a fused grouped kernel on Blackwell. The device-side gaps are not multiplied: the "
      "streams hide them"},
+    {"grouped_gemm_expert_host_us", 33.0, 0.0, 1000.0,
+     "mixture of experts: host time of each per-expert GEMM a Transformer Engine GroupedLinear "
+     "issues beyond the first (grouped_gemm_launches_per_expert of them per GEMM and expert), in "
+     "place of host_launch_us (microseconds). Per expert the module runs Python and pybind work "
+     "besides the cuBLASLt call: TE v2.9 transformer_engine/pytorch/module/grouped_linear.py "
+     "_GroupedLinear.forward loops over num_gemms to set the input and weight quantizers' usage, "
+     "fetch each weight's cached FP8 workspace, update each input's and weight's usage and prepare "
+     "each for saving; split_quantize returns one quantized tensor object per expert; the backward "
+     "loops again (main_grad, wgrad list); TE maintainers on issue #1499 name the per-GEMM torch "
+     "ops ('2x num_gemms' allocations) as GroupedLinear's CPU overhead. Measured: TE PR #3134 "
+     "(SM100, benchmarks/linear/benchmark_grouped_linear.py) times the multi-stream cuBLASLt path "
+     "at 0.267-0.272 ms for 8 expert GEMMs of 128 tokens, N = K = 2048, 33-34 us per expert GEMM, "
+     "against 0.069 ms for one fused CUTLASS kernel. From that table, not fitted; a full-iteration "
+     "CUDA graph ([training] cuda_graphs) removes it with every other host cost"},
     {"launch_blocking_sync_us", 5.0, 0.0, 1000.0,
      "[training] launch_blocking (CUDA_LAUNCH_BLOCKING=1): host round trip after each kernel -- the "
      "launch call returns only when the kernel has finished, then the host wakes and issues the next "

@@ -8,27 +8,37 @@
 
 namespace clustersim::workloads {
 
-// Host launches of an op: its kernels, except that a grouped expert GEMM (model/transformer_ops.h:
-// the routed experts' "expert_*" GEMMs, batch = local experts) issues one GEMM per expert per
-// kernel when grouped_gemm_launches_per_expert is 1 (Transformer Engine's multi-stream path).
-double ComputeModel::launches(const OpCost& op, Pass pass) const {
-  const double kernel_count = kernels(op, pass);
-  const bool grouped = op.kind == OpKind::Gemm && op.batch > 1 && op.name.starts_with("expert_");
-  if (!grouped) return kernel_count;
+namespace {
+// The per-expert GEMMs a grouped expert GEMM (model/transformer_ops.h: the routed experts'
+// "expert_*" GEMMs, batch = local experts) issues beyond its first, per pass: one per expert and
+// GEMM when grouped_gemm_launches_per_expert is 1 (Transformer Engine's multi-stream path). A
+// gated MLP's "expert_up" is the second half of linear_fc1's GEMMs, issued with "expert_up_gate".
+double expert_gemm_launches(const OpCost& op, Pass pass, double per_expert) {
+  const bool grouped = op.kind == OpKind::Gemm && op.batch > 1 && op.name.starts_with("expert_") && op.name != "expert_up";
+  if (!grouped) return 0.0;
   const int gemms = pass == Pass::Backward ? (op.frozen ? 1 : 2) : 1;
-  return kernel_count + gemms * (op.batch - 1) * constants_.get("grouped_gemm_launches_per_expert");
+  return gemms * (op.batch - 1) * per_expert;
+}
+}  // namespace
+
+// Host launches of an op: its kernels, and a grouped expert GEMM's per-expert GEMMs.
+double ComputeModel::launches(const OpCost& op, Pass pass) const {
+  return kernels(op, pass) + expert_gemm_launches(op, pass, constants_.get("grouped_gemm_launches_per_expert"));
 }
 
 // Host time of an op: its kernel launches and its other framework ops (OpCost::fwd_host_ops, MoE
-// layers' reshapes, counts and copies) at host_launch_us each, and its torch.distributed calls at
-// torch_distributed_call_us. A full-iteration CUDA graph replays the whole step from one launch:
-// no per-op host time.
+// layers' reshapes, counts and copies) at host_launch_us each, a grouped expert GEMM's per-expert
+// GEMMs at grouped_gemm_expert_host_us each (Transformer Engine's GroupedLinear: per-expert Python
+// work and a cuBLASLt call each), and its torch.distributed calls at torch_distributed_call_us.
+// A full-iteration CUDA graph replays the whole step from one launch: no per-op host time.
 sim::SimTime ComputeModel::host_time(const OpCost& op, Pass pass) const {
   if (cuda_graphs_) return sim::SimTime::zero();
   const bool fwd = pass == Pass::Forward;
-  const double ops = launches(op, pass) + (fwd ? op.fwd_host_ops : op.bwd_host_ops);
+  const double per_expert = expert_gemm_launches(op, pass, constants_.get("grouped_gemm_launches_per_expert"));
+  const double ops = launches(op, pass) - per_expert + (fwd ? op.fwd_host_ops : op.bwd_host_ops);
   const double calls = fwd ? op.fwd_dist_calls : op.bwd_dist_calls;
   return sim::SimTime::from_seconds((ops * constants_.get("host_launch_us") +
+                                     per_expert * constants_.get("grouped_gemm_expert_host_us") +
                                      calls * constants_.get("torch_distributed_call_us")) * 1e-6);
 }
 

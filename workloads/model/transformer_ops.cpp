@@ -192,6 +192,7 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
   std::size_t last_gemm = first;
   for (std::size_t i = first; i < ops.size(); ++i)
     if (ops[i].kind == OpKind::Gemm) last_gemm = i;
+  bool fc1_named = false;
   for (std::size_t i = first; i < ops.size(); ++i) {
     OpCost& op = ops[i];
     const double scale = local_experts;
@@ -202,7 +203,15 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
     if (op.kind == OpKind::Gemm) op.batch = static_cast<int>(local_experts);
     // By position, not by width: the last GEMM projects back to hidden (GPT-OSS's experts are as
     // wide as its hidden size, so widths do not tell them apart).
-    op.name = op.kind != OpKind::Gemm ? "expert_act" : i == last_gemm ? "expert_down" : "expert_up_gate";
+    // A gated MLP's gate and up projections are one GroupedLinear (TEGroupedMLP linear_fc1, width
+    // 2 x moe_ffn_hidden): the second half, "expert_up", issues no GEMMs of its own per expert
+    // (ComputeModel::launches).
+    if (op.kind != OpKind::Gemm) op.name = "expert_act";
+    else if (i == last_gemm) op.name = "expert_down";
+    else {
+      op.name = fc1_named ? "expert_up" : "expert_up_gate";
+      fc1_named = true;
+    }
   }
   // The second linear's bias, probability-weighted per expert outside the grouped GEMM.
   if (m.expert_bias) ops.push_back(expert_bias_op(slots, h, d.p, local_experts));
