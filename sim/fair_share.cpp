@@ -382,7 +382,7 @@ std::span<const VariableId> FairShareSolver::solve() {
     changed_old_.push_back(0.0);
   }
   isolated_new_.clear();
-  for (VariableId v : comp_vars_) head_[v].flags = static_cast<std::uint8_t>((head_[v].flags & ~(kAffected | kFixed)) | kSolved);
+  // (The filling's variables were marked solved by run_filling.)
   // Resurrected variables are reported like new ones (once, unless the filling already did).
   for (VariableId v : changed_) head_[v].flags &= static_cast<std::uint8_t>(~kReport);
   for (VariableId v : resurrected_) {
@@ -646,13 +646,30 @@ void FairShareSolver::run_filling() {
       ++fixed;
     }
   }
+  // The report is written in place over comp_vars_ and old_rates_ (entry i goes to kept <= i),
+  // which then become changed_ and changed_old_: a large solve holds 12 bytes per affected
+  // variable for its scratch and its report together, not 12 for each. solve() appends to the
+  // report only after the filling, so it is empty here. Each affected variable is marked solved
+  // on the way (what solve() did after the filling; it reads only kAffected | kSolved meanwhile).
+  CLUSTERSIM_CHECK(changed_.empty(), "the filling's variables are reported first");
+  std::size_t kept = 0;
   for (std::size_t i = 0; i < comp_vars_.size(); ++i) {
     const VariableId v = comp_vars_[i];
-    if (old_rates_[i] >= 0 && rate_[v] == old_rates_[i]) continue;
-    changed_.push_back(v);
+    const double old = old_rates_[i];
+    const std::uint8_t f = head_[v].flags;
+    head_[v].flags = static_cast<std::uint8_t>((f & ~(kAffected | kFixed)) | kSolved);
+    if (old >= 0 && rate_[v] == old) continue;
+    comp_vars_[kept] = v;
     // A resurrected variable is reported as a new one (its rate before: 0).
-    changed_old_.push_back(old_rates_[i] < 0 || (head_[v].flags & kReport) != 0 ? 0.0 : old_rates_[i]);
+    old_rates_[kept] = old < 0 || (f & kReport) != 0 ? 0.0 : old;
+    ++kept;
   }
+  comp_vars_.resize(kept);
+  old_rates_.resize(kept);
+  changed_.swap(comp_vars_);
+  changed_old_.swap(old_rates_);
+  comp_vars_.clear();
+  old_rates_.clear();
 }
 
 std::vector<double> reference_max_min(const std::vector<double>& capacities,

@@ -102,6 +102,42 @@ void TransferListener::route_of(std::uint64_t, Route&) const {
   CLUSTERSIM_CHECK(false, "a listener that starts transfers with start_rebuilt gives their routes (route_of)");
 }
 
+void TransferListener::transfer_of(std::uint64_t, Route&, double&, double&) const {
+  CLUSTERSIM_CHECK(false, "a listener that starts transfers with start_regenerated gives them again (transfer_of)");
+}
+
+std::uint32_t NetworkModel::regenerated_slot(TransferListener* who) {
+  if (regenerated_last_ < regenerated_who_.size() && regenerated_who_[regenerated_last_] == who) return regenerated_last_;
+  std::uint32_t idle = kNoSlot;  // the first slot with nothing waiting
+  for (std::uint32_t k = 0; k < regenerated_who_.size(); ++k) {
+    if (regenerated_who_[k] == who) return regenerated_last_ = k;
+    if (idle == kNoSlot && regenerated_waiting_[k] == 0) idle = k;
+  }
+  if (idle == kNoSlot) {
+    if (regenerated_who_.size() >= kRegeneratedListeners) return kNoSlot;
+    idle = static_cast<std::uint32_t>(regenerated_who_.size());
+    regenerated_who_.push_back(nullptr);
+    regenerated_waiting_.push_back(0);
+  }
+  regenerated_who_[idle] = who;
+  return regenerated_last_ = idle;
+}
+
+void NetworkModel::start_regenerated(const Route& route, sim::Bytes bytes, TransferListener* who, std::uint64_t tag,
+                                     sim::SimTime extra_latency, double rate_cap) {
+  const sim::SimTime delay = route.latency + extra_latency;
+  const std::uint32_t slot = delay.ps > 0 && tag < kRegeneratedTagLimit ? regenerated_slot(who) : kNoSlot;
+  if (slot == kNoSlot) {
+    start_rebuilt(route, bytes, who, tag, extra_latency, rate_cap);
+    return;
+  }
+  ++stats_.transfers_started;
+  if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_injected(bytes.value);
+  ++waiting_;
+  ++regenerated_waiting_[slot];
+  post(kRegenerated | (static_cast<std::uint64_t>(slot) << kSlotShift) | tag, sim_.now() + delay, kActivate);
+}
+
 // Joins the open batch when the event would have taken the sequence number right after it (same
 // kind and time, nothing else scheduled since); otherwise posts a new batch event.
 std::uint32_t NetworkModel::post(std::uint64_t entry, sim::SimTime at, std::uint64_t kind) {
@@ -195,6 +231,18 @@ void NetworkModel::on_event(std::uint64_t tag) {
   firing_.swap(batches_[b].entries);
   sim_.count_coalesced(batches_[b].posted - 1);
   for (const std::uint64_t entry : firing_) {
+    if (kind == kActivate && (entry & kRegenerated) != 0) {
+      const auto slot = static_cast<std::uint32_t>((entry & ~kRegenerated) >> kSlotShift);
+      const std::uint64_t transfer_tag = entry & (kRegeneratedTagLimit - 1);
+      TransferListener* who = regenerated_who_[slot];
+      --regenerated_waiting_[slot];
+      --waiting_;
+      Route route;
+      double bytes = 0, rate_cap = 0;
+      who->transfer_of(transfer_tag, route, bytes, rate_cap);
+      activate(std::span<const LinkId>(route.links.data(), route.hops), {}, bytes, rate_cap, who, transfer_tag);
+      continue;
+    }
     if (kind == kActivate) {
       const PendingPool::Transfer t = pending_.transfer(entry);
       if (PendingPool::rebuilt(entry)) {

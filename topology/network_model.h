@@ -15,7 +15,9 @@
 // Memory per flow (direct all-to-all puts 16.7 M flows in flight at 4,096 GPUs, so this is what
 // bounds the largest runs). A transfer waiting out its latency is one record of 32 bytes (40 with a
 // rate cap) plus 4 per hop in a PendingPool (pending_pool.h; 2 more per hop only when folded), or
-// 24 (32) bytes with no links when its listener builds the route again (start_rebuilt);
+// 24 (32) bytes with no links when its listener builds the route again (start_rebuilt), or
+// nothing but its 8-byte activation batch entry when the listener gives the bytes and rate cap
+// again too (start_regenerated: the direct and halving-doubling schedules' unfolded sends);
 // nothing of it is in the solver yet. When it starts streaming it becomes a solver variable (the solver copies the
 // route into its memberships) and a 48-byte stream record (its rate is read from the solver) kept at the variable's id, so no map
 // from variables to flows is needed. Each pending activation or completion is 8 bytes in a
@@ -69,6 +71,9 @@ class TransferListener {
   // Only for transfers started with NetworkModel::start_rebuilt: the route `tag`'s transfer was
   // started on, built again (the same links, in the same order) when it starts streaming.
   virtual void route_of(std::uint64_t tag, Route& route) const;
+  // Only for transfers started with NetworkModel::start_regenerated: the route, bytes and rate cap
+  // `tag`'s transfer was started with, built again (bit for bit) when it starts streaming.
+  virtual void transfer_of(std::uint64_t tag, Route& route, double& bytes, double& rate_cap) const;
 
  protected:
   ~TransferListener() = default;
@@ -135,6 +140,15 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   // its route is asked for once more when it starts streaming. Same simulated times and order.
   void start_rebuilt(const Route& route, sim::Bytes bytes, TransferListener* who, std::uint64_t tag,
                      sim::SimTime extra_latency, double rate_cap);
+  // As start_rebuilt, from a listener that can also give the bytes and the rate cap again
+  // (TransferListener::transfer_of): while it waits out its latency the transfer keeps nothing
+  // but its 8-byte activation batch entry (listener slot and tag; no PendingPool record). Falls
+  // back to start_rebuilt when the tag is kRegeneratedTagLimit or above or kRegeneratedListeners
+  // listeners already have such transfers waiting. Same simulated times and order.
+  void start_regenerated(const Route& route, sim::Bytes bytes, TransferListener* who, std::uint64_t tag,
+                         sim::SimTime extra_latency, double rate_cap);
+  static constexpr std::uint64_t kRegeneratedTagLimit = std::uint64_t{1} << 54;
+  static constexpr std::uint32_t kRegeneratedListeners = 512;
 
   // A virtual link of `capacity` (bytes/s; see the header comment), reusing a given-back id.
   VirtualLinkId add_virtual_link(double capacity);
@@ -182,7 +196,13 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   static_assert(sizeof(Stream) == 48, "see the header comment");
   enum : std::uint64_t { kActivate = 0, kComplete = 1 };
   // A completion entry: the variable and the generation its event was posted for (stale when they
-  // differ). An activation entry is the pending record's handle (PendingPool::alloc).
+  // differ). An activation entry is the pending record's handle (PendingPool::alloc; bit 63 clear)
+  // or, for start_regenerated, kRegenerated | listener slot << kSlotShift | tag.
+  static constexpr std::uint64_t kRegenerated = std::uint64_t{1} << 63;
+  static constexpr int kSlotShift = 54;
+  static constexpr std::uint32_t kNoSlot = 0xffffffffU;
+  // The slot of `who` among the listeners with regenerated transfers waiting (kNoSlot: none free).
+  std::uint32_t regenerated_slot(TransferListener* who);
   static std::uint64_t encode(sim::VariableId v, std::uint32_t gen) {
     return (static_cast<std::uint64_t>(gen & 0x7fffffffU) << 32) | v;
   }
@@ -219,6 +239,11 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   PendingPool pending_;      // transfers waiting out their latency, with their routes
   std::size_t waiting_ = 0;  // how many
   std::vector<VirtualLinkId> free_virtual_;  // given-back virtual links
+  // Listeners of regenerated waiting transfers, by slot, and how many each has waiting (a slot
+  // whose count is 0 may be given to another listener; at most kRegeneratedListeners slots).
+  std::vector<TransferListener*> regenerated_who_;
+  std::vector<std::uint32_t> regenerated_waiting_;
+  std::uint32_t regenerated_last_ = 0;  // the slot found last (a collective starts its sends in a run)
   sim::PodVector<Stream> streams_;  // indexed by solver variable
   std::vector<sim::SimTime> stream_start_;  // per variable, when the first byte left; only with an observer
   std::vector<Batch> batches_;

@@ -2,7 +2,8 @@
 // all-to-all among the 16 GPUs of two DGX H100 (NVLink and fabric routes, capped and uncapped,
 // with and without extra latency) lands at the same times, in the same order and with the same
 // link bytes as with start(), while its waiting records keep no links (6 words each, 8 capped,
-// where start() keeps 6 (8) + 1 per hop).
+// where start() keeps 6 (8) + 1 per hop). start_regenerated (the listener gives bytes and cap
+// again too) lands the same and keeps no record at all, but for tags at or above its limit.
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -28,12 +29,26 @@ struct AllToAll final : topology::TransferListener {
   void on_transfer_done(std::uint64_t tag) override { done.emplace_back(tag, sim.now().ps); }
   void route_of(std::uint64_t tag, topology::Route& route) const override {
     ++rebuilt;
-    route = router.route(static_cast<int>(tag / kGpus), static_cast<int>(tag % kGpus), tag);
+    route = router.route(src_of(tag), dst_of(tag), pair_tag(tag));
   }
+  void transfer_of(std::uint64_t tag, topology::Route& route, double& bytes, double& cap) const override {
+    ++regenerated;
+    route = router.route(src_of(tag), dst_of(tag), pair_tag(tag));
+    bytes = bytes_of(src_of(tag), dst_of(tag)).value;
+    cap = cap_of(src_of(tag), dst_of(tag));
+  }
+  // Tags at or above kFar stand for tag - kFar (start_regenerated keeps a record for them).
+  static constexpr std::uint64_t kFar = topology::NetworkModel::kRegeneratedTagLimit;
+  static std::uint64_t pair_tag(std::uint64_t tag) { return tag >= kFar ? tag - kFar : tag; }
+  static int src_of(std::uint64_t tag) { return static_cast<int>(pair_tag(tag) / kGpus); }
+  static int dst_of(std::uint64_t tag) { return static_cast<int>(pair_tag(tag) % kGpus); }
+  static sim::Bytes bytes_of(int src, int dst) { return sim::Bytes{1e6 * (1 + (src * 7 + dst) % 5)}; }
+  static double cap_of(int src, int dst) { return (src + dst) % 3 == 0 ? 20e9 : sim::kUnlimited; }
   sim::Simulator& sim;
   const topology::Router& router;
   std::vector<std::pair<std::uint64_t, std::int64_t>> done;  // tag, landing time (ps)
   mutable int rebuilt = 0;
+  mutable int regenerated = 0;
 };
 
 struct Run {
@@ -41,10 +56,14 @@ struct Run {
   std::vector<double> link_bytes;
   std::size_t waiting_words = 0;  // the pending pool's words once every transfer waits
   int rebuilt = 0;
+  int regenerated = 0;
   std::uint64_t events = 0;
 };
 
-Run run(const topology::Topology& topo, bool rebuild) {
+enum class Mode { kStart, kRebuilt, kRegenerated };
+
+// `far`: every other transfer's tag is at or above start_regenerated's limit.
+Run run(const topology::Topology& topo, Mode mode, bool far = false) {
   const topology::Router router(topo);
   sim::Simulator sim;
   topology::NetworkModel net(sim, topo);
@@ -52,12 +71,15 @@ Run run(const topology::Topology& topo, bool rebuild) {
   for (int src = 0; src < kGpus; ++src) {
     for (int dst = 0; dst < kGpus; ++dst) {
       if (src == dst) continue;
-      const std::uint64_t tag = static_cast<std::uint64_t>(src * kGpus + dst);
-      const topology::Route route = router.route(src, dst, tag);
-      const double cap = (src + dst) % 3 == 0 ? 20e9 : sim::kUnlimited;
+      const std::uint64_t pair = static_cast<std::uint64_t>(src * kGpus + dst);
+      const std::uint64_t tag = far && pair % 2 == 1 ? pair + AllToAll::kFar : pair;
+      const topology::Route route = router.route(src, dst, pair);
+      const double cap = AllToAll::cap_of(src, dst);
       const sim::SimTime extra = sim::SimTime::from_us((src % 4) * 0.5);
-      const sim::Bytes bytes{1e6 * (1 + (src * 7 + dst) % 5)};
-      if (rebuild) {
+      const sim::Bytes bytes = AllToAll::bytes_of(src, dst);
+      if (mode == Mode::kRegenerated) {
+        net.start_regenerated(route, bytes, &listener, tag, extra, cap);
+      } else if (mode == Mode::kRebuilt) {
         net.start_rebuilt(route, bytes, &listener, tag, extra, cap);
       } else {
         net.start(route, bytes, &listener, tag, extra, cap);
@@ -68,8 +90,10 @@ Run run(const topology::Topology& topo, bool rebuild) {
   r.waiting_words = net.pending_words();
   sim.run();
   r.done = listener.done;
+  for (auto& [tag, at] : r.done) tag = AllToAll::pair_tag(tag);
   for (topology::LinkId l = 0; l < topo.link_count(); ++l) r.link_bytes.push_back(net.link_bytes(l));
   r.rebuilt = listener.rebuilt;
+  r.regenerated = listener.regenerated;
   r.events = sim.events_processed();
   return r;
 }
@@ -78,8 +102,8 @@ Run run(const topology::Topology& topo, bool rebuild) {
 
 TEST_CASE("topology::NetworkModel: start_rebuilt lands as start() does and keeps no links while waiting") {
   const topology::Topology topo = topology::build_cluster(topology::preset_cluster("dgx-h100", 2));
-  const Run kept = run(topo, false);
-  const Run rebuilt = run(topo, true);
+  const Run kept = run(topo, Mode::kStart);
+  const Run rebuilt = run(topo, Mode::kRebuilt);
   REQUIRE(kept.done.size() == static_cast<std::size_t>(kGpus * (kGpus - 1)));
   CHECK(rebuilt.done == kept.done);
   CHECK(rebuilt.events == kept.events);
@@ -104,4 +128,39 @@ TEST_CASE("topology::NetworkModel: start_rebuilt lands as start() does and keeps
   }
   CHECK(rebuilt.waiting_words == 6 * records + 2 * capped);
   CHECK(kept.waiting_words == 6 * records + 2 * capped + hops);
+}
+
+namespace {
+
+bool same_link_bytes(const Run& a, const Run& b) {
+  if (a.link_bytes.size() != b.link_bytes.size()) return false;
+  for (std::size_t l = 0; l < a.link_bytes.size(); ++l) {
+    if (std::bit_cast<std::uint64_t>(a.link_bytes[l]) != std::bit_cast<std::uint64_t>(b.link_bytes[l])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("topology::NetworkModel: start_regenerated lands as start() does and keeps no record while waiting") {
+  const topology::Topology topo = topology::build_cluster(topology::preset_cluster("dgx-h100", 2));
+  const Run kept = run(topo, Mode::kStart);
+  const Run regenerated = run(topo, Mode::kRegenerated);
+  REQUIRE(kept.done.size() == static_cast<std::size_t>(kGpus * (kGpus - 1)));
+  CHECK(regenerated.done == kept.done);
+  CHECK(regenerated.events == kept.events);
+  CHECK(same_link_bytes(regenerated, kept));
+  CHECK(regenerated.rebuilt == 0);
+  CHECK(regenerated.regenerated == kGpus * (kGpus - 1));
+  CHECK(regenerated.waiting_words == 0);  // nothing but the batch entries
+
+  // Tags at or above the limit fall back to start_rebuilt (a 6- or 8-word record each), landing the same.
+  const Run far = run(topo, Mode::kRegenerated, true);
+  CHECK(far.done == kept.done);
+  CHECK(far.events == kept.events);
+  CHECK(same_link_bytes(far, kept));
+  CHECK(far.rebuilt + far.regenerated == kGpus * (kGpus - 1));
+  CHECK(far.rebuilt > 0);
+  CHECK(far.regenerated > 0);
+  CHECK(far.waiting_words > 0);
 }

@@ -44,6 +44,14 @@ void CollectiveAlgorithm::send(const topology::Route& route, sim::Bytes payload,
   ctx_.net.start(route, payload * wire_factor(plan_.protocol), this, tag, overhead, rate_cap, weights, virtual_links);
 }
 
+double CollectiveAlgorithm::wire_bytes(sim::Bytes payload) const { return (payload * wire_factor(plan_.protocol)).value; }
+
+void CollectiveAlgorithm::send_regenerated(const topology::Route& route, sim::Bytes payload, std::uint64_t tag,
+                                           sim::SimTime overhead, double rate_cap) {
+  ++transfers_;
+  ctx_.net.start_regenerated(route, sim::Bytes{wire_bytes(payload)}, this, tag, overhead, rate_cap);
+}
+
 void CollectiveAlgorithm::send_rebuilt(const topology::Route& route, sim::Bytes payload, std::uint64_t tag,
                                        sim::SimTime overhead, double rate_cap) {
   ++transfers_;

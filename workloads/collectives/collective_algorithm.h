@@ -144,6 +144,12 @@ class CollectiveAlgorithm : public topology::TransferListener, public sim::Event
   // again (NetworkModel::start_rebuilt: it keeps no links while it waits).
   void send_rebuilt(const topology::Route& route, sim::Bytes payload, std::uint64_t tag, sim::SimTime overhead,
                     double rate_cap);
+  // As send_rebuilt, for a transfer whose payload and rate cap transfer_of(tag) gives again too
+  // (NetworkModel::start_regenerated: nothing but its batch entry while it waits).
+  void send_regenerated(const topology::Route& route, sim::Bytes payload, std::uint64_t tag, sim::SimTime overhead,
+                        double rate_cap);
+  // The bytes send() puts on the wire for `payload` (the protocol's wire overhead added).
+  double wire_bytes(sim::Bytes payload) const;
   // Per-step protocol latency not already covered by the route's physical latency.
   sim::SimTime step_overhead(const topology::Route& route) const;
   nccl::HwClass hw_class(const topology::Route& route) const;

@@ -1,6 +1,8 @@
 // Direct (all pairs at once) stages (see direct_collective.h).
 #include "workloads/collectives/direct_collective.h"
 
+#include "sim/check.h"
+
 namespace clustersim::workloads {
 
 bool DirectSchedule::everyone(int stage) const {
@@ -33,6 +35,18 @@ int DirectSchedule::recvs(int pos, int stage) const {
     case CollectiveOp::SendRecv: return 1;
     default: return 0;
   }
+}
+
+StageSend DirectSchedule::send_to(int pos, int stage, int peer) const {
+  int i = 0;  // the one send of a rooted or send/recv stage
+  if (everyone(stage)) {
+    i = ((peer - pos - 1) % n_ + n_) % n_;  // (pos + 1 + i) % n == peer
+  } else if (op_ == CollectiveOp::Broadcast) {
+    i = peer - 1;
+  }
+  const StageSend m = send(pos, stage, i);
+  CLUSTERSIM_CHECK(m.peer == peer, "send_to names a send of the stage");
+  return m;
 }
 
 StageSend DirectSchedule::send(int pos, int stage, int i) const {

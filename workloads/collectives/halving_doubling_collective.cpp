@@ -1,6 +1,8 @@
 // Recursive halving/doubling stages (see halving_doubling_collective.h).
 #include "workloads/collectives/halving_doubling_collective.h"
 
+#include "sim/check.h"
+
 namespace clustersim::workloads {
 
 HalvingDoublingSchedule::HalvingDoublingSchedule(CollectiveOp op, int n, double bytes)
@@ -79,6 +81,12 @@ int HalvingDoublingSchedule::recvs(int pos, int stage) const { return step(pos, 
 StageSend HalvingDoublingSchedule::send(int pos, int stage, int) const {
   const Step s = step(pos, stage);
   return StageSend{s.peer, s.bytes};
+}
+
+StageSend HalvingDoublingSchedule::send_to(int pos, int stage, int peer) const {
+  const StageSend m = send(pos, stage, 0);  // at most one send per stage
+  CLUSTERSIM_CHECK(m.peer == peer, "send_to names a send of the stage");
+  return m;
 }
 
 }  // namespace clustersim::workloads

@@ -25,6 +25,8 @@ class HalvingDoublingSchedule {
   int stages() const { return 2 * k_ + 2; }
   int sends(int pos, int stage) const;
   StageSend send(int pos, int stage, int i) const;
+  // The send of `pos` in `stage` whose receiver is `peer` (StagedCollective: start_regenerated).
+  StageSend send_to(int pos, int stage, int peer) const;
   int recvs(int pos, int stage) const;
   int power_of_two() const { return p_; }
 

@@ -17,7 +17,9 @@
 // A transfer's tag is (sender position << 40) | (receiver position << 16) | stage. Unfolded, the
 // engine starts its sends with NetworkModel::start_rebuilt and builds a waiting send's route again
 // from its tag when the send starts streaming (route_of): the route is a pure function of the two
-// ranks, and a direct stage's n(n-1) waiting sends then keep no links (issue #12).
+// ranks, and a direct stage's n(n-1) waiting sends then keep no links (issue #12). A schedule with
+// send_to(pos, stage, peer) (direct, halving-doubling) gives the send's bytes from the tag too, and
+// the engine starts it with start_regenerated: a waiting send keeps only its 8-byte batch entry.
 //
 // With a RankFolding (rank_folding.h: shift-invariant schedules only, the caller's part) only the
 // positions of the first `classes` are simulated, each standing for `copies` ranks: a message to
@@ -26,6 +28,7 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -88,6 +91,29 @@ class StagedCollective final : public CollectiveAlgorithm {
   void route_of(std::uint64_t tag, topology::Route& route) const override {
     route = route_between(static_cast<int>(tag >> 40), static_cast<int>((tag >> 16) & kPositionMask));
   }
+  // Schedules that name a send by its receiver (send_to(pos, stage, peer), the send(pos, stage, i)
+  // whose peer it is) let a waiting unfolded send keep nothing but its tag (start_regenerated).
+  static constexpr bool kRegenerates = requires(const Schedule& sc) {
+    { sc.send_to(0, 0, 0) } -> std::same_as<StageSend>;
+  };
+  void transfer_of(std::uint64_t tag, topology::Route& route, double& bytes, double& rate_cap) const override {
+    if constexpr (kRegenerates) {
+      const int p = static_cast<int>(tag >> 40);
+      const int peer = static_cast<int>((tag >> 16) & kPositionMask);
+      route = route_between(p, peer);
+      bytes = wire_bytes(sim::Bytes{schedule_.send_to(p, static_cast<int>(tag & 0xffffU), peer).bytes});
+      rate_cap = rate_cap_of(route);
+    } else {
+      CollectiveAlgorithm::transfer_of(tag, route, bytes, rate_cap);
+    }
+  }
+  static bool nvlink_first(const topology::Topology& topo, const topology::Route& route) {
+    return route.hops > 0 && topo.link(route.links[0]).kind == topology::LinkKind::NvLink;
+  }
+  // A send's rate cap on `route` (what issue() passes, and transfer_of gives again).
+  double rate_cap_of(const topology::Route& route) const {
+    return nvlink_first(ctx_.topo, route) ? std::min(plan_.channel_rate_cap, plan_.p2p_nvlink_cap) : plan_.channel_rate_cap;
+  }
   std::size_t index(int pos, int stage) const {
     return static_cast<std::size_t>(pos) * static_cast<std::size_t>(stages_) + static_cast<std::size_t>(stage);
   }
@@ -117,13 +143,17 @@ class StagedCollective final : public CollectiveAlgorithm {
     for (int i = 0; i < count; ++i) {
       const StageSend m = schedule_.send(p, s, i);
       const topology::Route route = route_between(p, m.peer);
-      const bool nvlink = route.hops > 0 && ctx_.topo.link(route.links[0]).kind == topology::LinkKind::NvLink;
+      const bool nvlink = nvlink_first(ctx_.topo, route);
       const std::uint64_t tag = (static_cast<std::uint64_t>(p) << 40) | (static_cast<std::uint64_t>(m.peer) << 16) |
                                 static_cast<std::uint64_t>(s);
-      const double cap = nvlink ? std::min(plan_.channel_rate_cap, plan_.p2p_nvlink_cap) : plan_.channel_rate_cap;
+      const double cap = rate_cap_of(route);
       const sim::SimTime drain = sim::SimTime::from_us(nvlink && plan_.protocol_latencies ? plan_.p2p_drain_us : 0.0);
       if (!folding_) {
-        send_rebuilt(route, sim::Bytes{m.bytes}, tag, step_overhead(route) + drain, cap);
+        if constexpr (kRegenerates) {
+          send_regenerated(route, sim::Bytes{m.bytes}, tag, step_overhead(route) + drain, cap);
+        } else {
+          send_rebuilt(route, sim::Bytes{m.bytes}, tag, step_overhead(route) + drain, cap);
+        }
         continue;
       }
       FoldedHop hop;
