@@ -307,3 +307,54 @@ TEST_CASE("workloads::expert tensor parallelism: Megatron-Core's expert grid, sh
   CHECK(wide.chunks[0].fwd_ep > same.chunks[0].fwd_ep);
   CHECK(wide.chunks[0].expert_params == doctest::Approx(same.chunks[0].expert_params / 2));
 }
+
+TEST_CASE("workloads::plan_stage_costs: an MoE layer's tensor-parallel exchange is its dispatcher's, over the expert tp group") {
+  // Megatron-Core with sequence parallelism: an MoE layer runs the attention's all-gather and
+  // reduce-scatter of the b s h activation, but none for its MLP; its token dispatcher all-gathers
+  // the token-slots it received over the expert tensor-parallel group and reduce-scatters them
+  // before the combine (token_dispatcher.py), blocking. Mixtral (top-2) on one DGX H100: tp 2, dp 4,
+  // ep 2, both layers MoE.
+  topology::ClusterSpec cluster;
+  cluster.node = *topology::find_node_preset("dgx-h100");
+  cluster.nodes = 1;
+  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
+  const topology::Topology topo = topology::build_cluster(cluster);
+  const topology::Router router(topo);
+  ModelSpec model = *find_model_preset("mixtral-8x7b");
+  model.layers = 2;
+  REQUIRE(model.moe_layers_in(0, model.layers) == 2);
+  ParallelSpec par;
+  par.tp = 2;
+  par.dp = 4;
+  par.ep = 2;
+  par.sequence_parallel = true;
+  TrainingSpec tr;
+  tr.global_batch = 4;
+  const ComputeModel compute(*gpu, cluster, tr.precision, ComputeConstants{});
+  const ParallelLayout grid{par.tp, par.dp, par.pp};
+  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
+  const auto costs = [&](bool overlap) {
+    StageCostInputs in{model, par, tr, compute, grid, memo, CollectiveAlgo::Ring, 1, 1};
+    in.tp_comm_overlap = overlap;
+    return plan_stage_costs(in);
+  };
+  const double act = 4096.0 * model.hidden * 2;  // s h x bf16
+  const double buffer = moe_dispatch_bytes(model, OpShape{1, 4096, 2, 1, true, 2, true, 2, 1.0});
+  CHECK(buffer == doctest::Approx(act * model.experts_per_token / par.tp));
+  // etp = tp (Megatron-Core's default): per layer and forward the 2 all-to-alls (1/2 of the buffer
+  // each) and the dispatcher's all-gather and reduce-scatter of tp x the buffer (1/2 of it each).
+  const StageCosts same = costs(false);
+  CHECK(same.chunks[0].fwd_ep_bytes == doctest::Approx(2 * (2 * buffer / 2 + 2 * buffer)));
+  // The sequence-parallel pair is the attention's only: an all-gather and a reduce-scatter, 1/2 of
+  // act each, per layer and pass (forward, backward) x 2 layers (a dense layer sends twice that).
+  CHECK(same.tp_bytes_per_gpu == doctest::Approx(2 * act / 2 * 2 * 2));
+  // With tp_comm_overlap the dispatcher's exchange stays blocking: it does not shrink.
+  const StageCosts overlapped = costs(true);
+  CHECK(overlapped.chunks[0].fwd_ep == doctest::Approx(same.chunks[0].fwd_ep));
+  // etp = 1 (Megatron-Bridge's MoE recipes): no exchange beside the all-to-alls, which now carry
+  // the whole layer's slots from each tp rank (ep groups over tp x dp).
+  par.etp = 1;
+  const StageCosts narrow = costs(false);
+  CHECK(narrow.chunks[0].fwd_ep_bytes < same.chunks[0].fwd_ep_bytes);
+  CHECK(narrow.tp_bytes_per_gpu == doctest::Approx(same.tp_bytes_per_gpu));
+}

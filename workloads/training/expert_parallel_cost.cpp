@@ -1,8 +1,8 @@
 // An MoE layer's expert-parallel communication (see stage_cost_parts.h): Megatron-Core's alltoall
 // token dispatcher's dispatch and combine over each pipeline stage's own expert groups (or the
 // flex dispatcher's node-deduplicated ones, DeepEP / HybridEP, where the groups leave the node), the
-// all-gather / reduce-scatter over the expert tensor-parallel group when etp differs from tp, and
-// how a chunk's MoE layers add them to its blocking communication.
+// all-gather / reduce-scatter over the expert tensor-parallel group (etp > 1; with sequence
+// parallelism etp = tp too), and how a chunk's MoE layers add them to its blocking communication.
 #include "workloads/training/stage_cost_parts.h"
 
 #include <algorithm>
@@ -15,14 +15,24 @@
 namespace clustersim::workloads {
 namespace {
 
-// Expert tensor parallelism different from tp (Megatron-Core's alltoall dispatcher with etp > 1):
-// after the all-to-all the received token-slots are all-gathered over the etp group, and
-// reduce-scattered before the combine; per pass one all-gather and one reduce-scatter of the
-// slots the GPU's experts process (x etp / tp of the dispatched buffer), all groups at once.
+// Expert tensor parallelism (Megatron-Core's alltoall dispatcher with etp > 1, etp = tp included:
+// core_v0.9.0 token_dispatcher.py gathers over the tensor-parallel group, which is what experts
+// split over before etp existed; core_v0.15.0 over pg_collection.expt_tp): after the all-to-all
+// the received token-slots are all-gathered over the etp group, and reduce-scattered before the
+// combine; per pass one all-gather and one reduce-scatter of the slots the GPU's experts process
+// (x etp of the dispatched buffer), all groups at once. With sequence parallelism (which
+// Megatron-Core requires of an MoE layer with tensor parallelism: moe_layer.py raises without it)
+// they replace the MLP's sequence-parallel pair (layer_tensor_parallel with moe_layer), which an
+// MoE layer does not run; without it etp = tp keeps the layer's all-reduces instead.
+bool expert_tensor_parallel(const ParallelSpec& p) {
+  const int etp = p.expert_tp();
+  return etp > 1 && (etp != p.tp || p.sequence_parallel);
+}
+
 double expert_tensor_parallel_s(const StageCostInputs& in, double dispatched_bytes, int stage) {
   const ParallelSpec& p = in.parallel;
   const int etp = p.expert_tp();
-  if (etp <= 1 || etp == p.tp) return 0.0;
+  if (!expert_tensor_parallel(p)) return 0.0;
   std::vector<std::vector<int>> groups;
   for (int edp = 0; edp < p.expert_dp(); ++edp) {
     for (int e = 0; e < p.ep; ++e) groups.push_back(in.layout.expert_tp_group(etp, p.ep, e, edp, stage));
@@ -64,7 +74,7 @@ LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpSha
   LayerExpertParallel e;
   const ParallelSpec& p = in.parallel;
   const int ep = p.ep, etp = p.expert_tp();
-  if (!in.model.is_moe() || (ep <= 1 && etp == p.tp)) return e;
+  if (!in.model.is_moe() || (ep <= 1 && !expert_tensor_parallel(p))) return e;
   const double bytes = moe_dispatch_bytes(in.model, shape) * shape.moe_load_factor;
   double a2a = 0;
   std::optional<double> dedup_sent;  // bytes sent per dispatch byte, flex dispatcher across nodes

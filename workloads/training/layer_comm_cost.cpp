@@ -13,12 +13,12 @@ namespace {
 // tp_comm_overlap: each pass's collectives pipelined with the GEMMs next to them; full recompute
 // repeats the forward's pairs in the backward.
 void overlap_tensor_parallel(LayerTensorParallel& t, const StageCostInputs& in, const std::vector<OpCost>& layer,
-                             double ag, double rs, double act) {
+                             double ag, double rs, double act, int sides) {
   const double share = in.compute.constants().get("tp_overlap_sm_share");
   const int tp = in.parallel.tp;
   const double step_bytes = act / tp;  // one ring step: each GPU sends one tp-th of the activation
-  const TpPassOverlap f = overlap_tp_layer(in.compute, layer, Pass::Forward, ag, rs, tp, share, step_bytes);
-  const TpPassOverlap b = overlap_tp_layer(in.compute, layer, Pass::Backward, ag, rs, tp, share, step_bytes);
+  const TpPassOverlap f = overlap_tp_layer(in.compute, layer, Pass::Forward, ag, rs, tp, share, step_bytes, sides);
+  const TpPassOverlap b = overlap_tp_layer(in.compute, layer, Pass::Backward, ag, rs, tp, share, step_bytes, sides);
   const double repeat = in.training.recompute == Recompute::Full ? 1.0 : 0.0;
   t.fwd = f.exposed_s;
   t.fwd_hidden = f.hidden_s;
@@ -30,28 +30,31 @@ void overlap_tensor_parallel(LayerTensorParallel& t, const StageCostInputs& in, 
 
 }  // namespace
 
-LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act, const std::vector<OpCost>& layer) {
+LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act, const std::vector<OpCost>& layer,
+                                          bool moe_layer) {
   LayerTensorParallel t;
   const int tp = in.parallel.tp;
   if (tp <= 1) return t;
   const bool sp = in.parallel.sequence_parallel;
   const bool full_recompute = in.training.recompute == Recompute::Full;
   const std::vector<std::vector<int>> group{in.layout.tp_group(0, 0)};
+  // An MoE layer's sequence-parallel pair is its attention's alone (see the header).
+  const int sides = sp && moe_layer ? 1 : 2;
   if (sp) {
     const double ag = in.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
     const double rs = in.memo.concurrent(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
-    t.fwd = 2 * (ag + rs);
+    t.fwd = sides * (ag + rs);
     t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
-    if (in.tp_comm_overlap) overlap_tensor_parallel(t, in, layer, ag, rs, act);
+    if (in.tp_comm_overlap) overlap_tensor_parallel(t, in, layer, ag, rs, act, sides);
   } else {
     t.fwd = 2 * in.memo.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
     t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
   }
   // Per layer and forward pass each rank sends 4 (tp-1)/tp activations: two ring all-reduces at
   // 2 (tp-1)/tp each, or two all-gathers and two reduce-scatters at (tp-1)/tp each.
-  t.fwd_bytes = 4.0 * act * (tp - 1) / tp;
+  t.fwd_bytes = 2.0 * sides * act * (tp - 1) / tp;
   t.bwd_bytes = t.fwd_bytes * (full_recompute ? 2.0 : 1.0);
-  const double per_layer_sent = (sp ? 4.0 : 2.0) * (sp ? 1.0 : 2.0) * act * (tp - 1) / tp;
+  const double per_layer_sent = (sp ? 2.0 * sides : 2.0) * (sp ? 1.0 : 2.0) * act * (tp - 1) / tp;
   const double layer_passes = (full_recompute ? 3.0 : 2.0);
   t.bytes_per_gpu = per_layer_sent * layer_passes * in.model.layers / in.parallel.pp * in.micro_batches;
   return t;

@@ -73,7 +73,7 @@ struct GemmPieces {
 }  // namespace
 
 TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>& layer, Pass pass, double ag_s,
-                               double rs_s, int tp, double sm_share, double step_bytes) {
+                               double rs_s, int tp, double sm_share, double step_bytes, int sides) {
   // [attention, MLP] x [gather, scatter]. A step moves step_bytes each way; the gather's HBM
   // traffic is collective_hbm_bytes_per_byte per byte, the reduce-scatter's one more (it reads the
   // local partial it adds).
@@ -106,7 +106,7 @@ TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>
   }
   TpPassOverlap out;
   const double comm_s[2] = {ag_s, rs_s};
-  for (int side = 0; side < 2; ++side) {
+  for (int side = 0; side < std::clamp(sides, 0, 2); ++side) {
     for (int kind = 0; kind < 2; ++kind) {
       const GemmPieces& p = pieces[side][kind];
       const TpOverlap o = overlap_tp_pipelined(p.whole_s, p.chunk_s, std::max(p.contended_s, p.chunk_s), comm_s[kind], tp);

@@ -55,7 +55,16 @@ struct LayerTensorParallel {
 // Megatron's f/g operators: two all-reduces of the b·s·h activation `act` in forward and two in
 // backward; with sequence parallelism each becomes an all-gather plus a reduce-scatter of the
 // same buffer. Full recompute repeats the forward ones.
-LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act, const std::vector<OpCost>& layer);
+// `moe_layer` (sequence parallelism): the attention's all-gather and reduce-scatter only. An MoE
+// layer takes its sequence-parallel tokens as they are: the router runs on them, and the token
+// dispatcher all-gathers the tokens it received over the expert tensor-parallel group (k x the
+// activation; none with etp = 1) and reduce-scatters them before the combine
+// (Megatron-Core MoEAlltoAllTokenDispatcher: core_v0.9.0 token_permutation /
+// token_unpermutation, gather_from_sequence_parallel_region after the all-to-all; core_v0.15.0
+// the same over pg_collection.expt_tp), torch.distributed calls on the compute stream, not
+// Transformer Engine's userbuffers: expert_parallel_cost.cpp charges them, blocking.
+LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act, const std::vector<OpCost>& layer,
+                                          bool moe_layer = false);
 
 // ZeRO-3, per layer: the all-gather of its parameters (before forward and backward) and the
 // reduce-scatter of its gradients (after backward), the tp ranks' groups concurrently.

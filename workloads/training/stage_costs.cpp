@@ -71,6 +71,9 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   const double act = static_cast<double>(tr.micro_batch) * in.parallel.local_seq_len(model.seq_len) * model.hidden *
                      shape.precision_bytes;
   const LayerTensorParallel ltp = layer_tensor_parallel(in, act, layer);
+  // An MoE layer: the attention's sequence-parallel pair only; its dispatcher's exchange over the
+  // expert tensor-parallel group is in lep (layer_expert_parallel).
+  const LayerTensorParallel ltp_moe = model.is_moe() ? layer_tensor_parallel(in, act, moe_layer, true) : ltp;
   const LayerContextParallel lcp = layer_context_parallel(context_parallel_inputs(in, layer, shape.precision_bytes));
   std::vector<LayerExpertParallel> lep;  // [pipeline stage]
   for (int stage = 0; stage < (model.is_moe() ? pp : 0); ++stage) lep.push_back(layer_expert_parallel(in, shape, stage));
@@ -81,8 +84,9 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   const double ep_sm_share = in.compute.constants().get("ep_overlap_sm_share");
   for (std::size_t st = 0; st < lep.size() && !model.is_hybrid(); ++st) {
     if (in.parallel.moe_a2a_overlap) {
-      const EpLayerSplit split = split_moe_layer(in.compute, moe_layer, lc_moe.fwd + ltp.fwd_sm, lc_moe.bwd + ltp.bwd_sm,
-                                                 ltp.fwd + lcp.fwd, ltp.bwd + lcp.bwd, lep[st].fwd, lep[st].bwd);
+      const EpLayerSplit split =
+          split_moe_layer(in.compute, moe_layer, lc_moe.fwd + ltp_moe.fwd_sm, lc_moe.bwd + ltp_moe.bwd_sm,
+                          ltp_moe.fwd + lcp.fwd, ltp_moe.bwd + lcp.bwd, lep[st].fwd, lep[st].bwd);
       pair_saving[st] = combined_layer_saving_s(split, ep_sm_share);
     }
     if (in.parallel.moe_shared_expert_overlap) {
@@ -127,7 +131,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
     first_layer += layers;
     ChunkCost c = layers_cost(layers - moe, lc, ltp, lcp, z3, dense_params, in.fsdp_prefetch);
     if (moe > 0) {
-      add_chunk(c, layers_cost(moe, lc_moe, ltp, lcp, z3, moe_params, in.fsdp_prefetch));
+      add_chunk(c, layers_cost(moe, lc_moe, ltp_moe, lcp, z3, moe_params, in.fsdp_prefetch));
       add_expert_parallel(c, moe, lep[vs % pp]);
       c.expert_params = moe * expert_params;
       costs.ep_bytes_per_gpu += (c.fwd_ep_bytes + c.bwd_ep_bytes) * in.micro_batches / pp;
@@ -150,7 +154,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   }
   if (model.mtp_layers > 0) {
     const bool moe = mtp_layer_is_moe(model);
-    ChunkCost mtp = layers_cost(model.mtp_layers, moe ? lc_moe : lc, ltp, lcp, z3, moe ? moe_params : dense_params,
+    ChunkCost mtp = layers_cost(model.mtp_layers, moe ? lc_moe : lc, moe ? ltp_moe : ltp, lcp, z3, moe ? moe_params : dense_params,
                                 in.fsdp_prefetch);
     mtp.layers = 0;  // MTP layers are not decoder layers
     if (moe) {
@@ -162,7 +166,9 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
     add_chunk(last, mtp);
   }
 
-  costs.tp_bytes_per_gpu = model.is_hybrid() ? hybrid_tp_bytes_per_gpu(hybrid, model) : ltp.bytes_per_gpu;
+  const double moe_share = model.layers > 0 ? static_cast<double>(model.moe_layers_in(0, model.layers)) / model.layers : 0.0;
+  costs.tp_bytes_per_gpu = model.is_hybrid() ? hybrid_tp_bytes_per_gpu(hybrid, model)
+                                             : (1.0 - moe_share) * ltp.bytes_per_gpu + moe_share * ltp_moe.bytes_per_gpu;
   costs.cp_bytes_per_gpu = (lcp.fwd_bytes + lcp.bwd_bytes) * model.layers / pp * in.micro_batches;
   costs.pp_send_bytes = act / tp;  // scatter/gather optimisation: each tp rank sends its 1/tp share
   costs.pp_bytes_per_gpu = pp > 1 ? 2.0 * costs.pp_send_bytes * in.micro_batches * in.chunks_per_rank : 0.0;
