@@ -33,7 +33,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 39> kConstants = {{
+constexpr std::array<ConstantDef, 41> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -117,6 +117,16 @@ constexpr std::array<ConstantDef, 39> kConstants = {{
     {"flash_bwd_flops_factor", 1.25, 1.0, 3.0,
      "FlashAttention backward FLOPs / the 2x-forward the op counts: 5 matmuls instead of 4, as it "
      "recomputes QK^T (ratio); Dao 2023 Sec. 3.2"},
+    {"flash_exps_per_pair", 1.0, 0.0, 4.0,
+     "exponentials a fused attention kernel evaluates per query-key pair and pass on the SMs' "
+     "special-function units (count): the forward's P = exp(S - rowmax), the backward recomputes P "
+     "(Dao 2023, FlashAttention-2 Alg. 1 and 2). They run beside the tensor work of the same warps, "
+     "so a head narrower than flash_eff_ref_head_dim spends relatively more time on them "
+     "(ComputeModel::softmax_exp_factor; Hopper and Blackwell). 0 turns the head-dim dependence off. "
+     "From the algorithm, not fitted"},
+    {"flash_eff_ref_head_dim", 128.0, 16.0, 512.0,
+     "head dimension at which flash_attention_eff_sm90 / _sm100 were measured (FlashAttention-3 "
+     "and -4 papers' head dim 128 benchmarks): the softmax_exp_factor is 1 there. From the papers"},
     {"attention_causal_fraction", 0.5, 0.1, 1.0,
      "fraction of the s x s attention work a causal flash kernel executes (fully masked blocks "
      "skipped), while the op counts all of it as SC'21 does (ratio); GPT training is causal"},
