@@ -47,7 +47,8 @@ std::vector<ModernRun> group_runs(const std::vector<ModernRow>& rows) {
     if (fresh) {
       ModernRun run;
       run.row = r;
-      run.group = modern_source_group(r);
+      run.regression = published_regression(r);
+      run.group = run.regression.empty() ? modern_source_group(r) : kPublishedRegressionGroup;
       run.generation = generation_of(r.gpu);
       runs.push_back(std::move(run));
     }
@@ -169,7 +170,7 @@ ModernValidation validate_modern_rows(const std::vector<ModernRow>& rows, const 
     score_run(run, o, clusters, cache);
     if (run.skip_reason.empty()) {
       by_source[run.group].push_back(run.error);
-      by_generation[std::string(to_string(run.generation))].push_back(run.error);
+      if (run.regression.empty()) by_generation[std::string(to_string(run.generation))].push_back(run.error);
     } else {
       ++v.skipped[run.skip_reason];
     }
@@ -217,7 +218,7 @@ std::map<std::string, ErrorStats> generation_table(const TrainingValidation& a10
   for (const TrainingCheck& c : a100.rows)
     if (c.simulated && c.counted) errors[std::string(to_string(generation_of(c.row.gpu)))].push_back(c.error);
   for (const ModernRun& r : modern.runs)
-    if (r.skip_reason.empty()) errors[std::string(to_string(r.generation))].push_back(r.error);
+    if (r.skip_reason.empty() && r.regression.empty()) errors[std::string(to_string(r.generation))].push_back(r.error);
   std::map<std::string, ErrorStats> out;
   for (auto& [k, e] : errors) out[k] = error_stats(std::move(e));
   return out;
@@ -251,7 +252,7 @@ CrossGenerationCheck cross_generation_check(const std::vector<std::string>& name
     o.clusters = &clusters;
     std::vector<double> e;
     for (const ModernRun& r : validate_modern(o).runs)
-      if (r.skip_reason.empty()) e.push_back(r.error);
+      if (r.skip_reason.empty() && r.regression.empty()) e.push_back(r.error);
     return e;
   };
   out.a100_to_hopper = cross_fit(used, a100, hopper, max_iterations);

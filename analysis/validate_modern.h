@@ -47,7 +47,8 @@ ErrorStats error_stats(std::vector<double> errors);
 
 struct ModernRun {
   ModernRow row;                 // the row that is scored (or the run's first row when skipped)
-  std::string group;             // modern_source_group
+  std::string group;             // modern_source_group, or kPublishedRegressionGroup
+  std::string regression;        // published_regression: the source's footnote, "" for most runs
   Generation generation = Generation::Other;
   int rows = 0;                  // rows of this run in its file (one per metric)
   int dp = 0;                    // data-parallel degree of the scenario (derived when the row leaves it out)
@@ -62,8 +63,8 @@ struct ModernValidation {
   std::vector<ModernRun> runs;
   int rows = 0;                                // rows read
   int simulations = 0;                         // distinct scenarios simulated
-  std::map<std::string, ErrorStats> by_source;
-  std::map<std::string, ErrorStats> by_generation;
+  std::map<std::string, ErrorStats> by_source;      // a run its source flags as a regression: own group
+  std::map<std::string, ErrorStats> by_generation;  // without those runs
   std::map<std::string, int> skipped;          // reason -> runs
 };
 

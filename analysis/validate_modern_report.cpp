@@ -24,7 +24,8 @@ std::string runs_table(const ModernValidation& v) {
     out += fmt::format("{:<44} {:<18.18} {:<5.5} {:<6.6} {:>5} {:>2} {:>2} {:>4} {:>2}  {:>8.3f}s {:>8.3f}s {:>+7.1f}%{}\n",
                        where, r.row.model, r.row.gpu, r.row.precision, r.row.num_gpus, std::max(r.row.tp, 1),
                        std::max(r.row.pp, 1), r.dp, std::max(r.row.virtual_stages, 1), r.measured_step_s,
-                       r.predicted_step_s, 100 * r.error, r.out_of_memory ? "  OOM" : "");
+                       r.predicted_step_s, 100 * r.error,
+                       std::string(r.out_of_memory ? "  OOM" : "") + (r.regression.empty() ? "" : "  REGRESSION"));
   }
   return out;
 }
@@ -51,6 +52,21 @@ std::string counts_text(const ModernValidation& v) {
                            r.row.num_gpus, r.row.gpu, r.required_gib, r.capacity_gib);
   }
   return out;
+}
+
+// The runs whose source flags a known software regression of their release, with its footnote:
+// scored, in their own group, out of their source's and generation's MAPE.
+std::string regressions_text(const ModernValidation& v) {
+  std::string out;
+  for (const ModernRun& r : v.runs)
+    if (!r.regression.empty() && r.skip_reason.empty())
+      out += fmt::format("  {}:{} {} {} {} on {}: {:+.1f}%\n    source: {}\n", r.row.file, r.row.line, r.row.model,
+                         r.row.precision, r.row.gpu, r.row.num_gpus, 100 * r.error, r.regression);
+  if (out.empty()) return out;
+  return fmt::format("\nKnown software regressions flagged by the source (group \"{}\"; scored, not in their source's "
+                     "or generation's MAPE):\n",
+                     kPublishedRegressionGroup) +
+         out;
 }
 
 std::string cross_fit_text(const CrossFit& f) {
@@ -108,6 +124,7 @@ nlohmann::ordered_json run_json(const ModernRun& r) {
   j["predicted_step_s"] = r.predicted_step_s;
   j["error"] = r.error;
   j["out_of_memory"] = r.out_of_memory;
+  if (!r.regression.empty()) j["known_regression"] = r.regression;
   return j;
 }
 
@@ -127,6 +144,7 @@ std::string validate_modern_text(const TrainingValidation& a100, const ModernVal
   for (const auto& [k, s] : generation_table(a100, modern)) out += stats_line(k, s);
   out += "  (Volta/Ampere: training.csv rows in its MAPE, each in its own metric; Hopper/Blackwell: modern step time)\n";
   out += counts_text(modern);
+  out += regressions_text(modern);
   out += "\nCross-generation check: compute constants fitted on one generation only, scored on the other\n";
   out += cross_fit_text(cross.a100_to_hopper);
   out += cross_fit_text(cross.hopper_to_a100);

@@ -175,7 +175,7 @@ const std::array<GpuSpec, 22> kGpus = {{
      .source = "NVIDIA HGX B300 spec table (per GPU = /8, sparse/2) as quoted by fibermall.com and "
                "glennklockwood.com; SM count: NVIDIA Blackwell Ultra blog (UNSURE); NCCL topo.h "
                "SM100_NVLINK_BW",
-     .nvlink_link_raw = kNvlink5Raw, .nvlink_link_usable = kNvlink5Usable},
+     .nvlink_link_raw = kNvlink5Raw, .nvlink_link_usable = kNvlink5Usable, .sfu_exp_per_clk = 32},
     // GB300 NVL72's Blackwell Ultra GPU: NVIDIA GB300 NVL72 spec table (nvidia.com/en-us/data-center/
     // gb300-nvl72), rack figures / 72, sparse/2: TF32 180 PF* -> 1,250, BF16 360 PF* -> 2,500, FP8
     // 720 PF* -> 5,000, FP32 6 PF -> 83.3; GPU memory "up to 21 TB | 576 TB/s" -> 288 GB HBM3e,
@@ -195,7 +195,7 @@ const std::array<GpuSpec, 22> kGpus = {{
      .boost_clock_mhz = 0, .tensor_clock_mhz = 1907, .price_usd = 0, .nvls = true,
      .source = "NVIDIA GB300 NVL72 spec table, per GPU = rack / 72 (sparse/2); 1,400 W: glennklockwood.com "
                "(UNSURE); SM count: NVIDIA Blackwell Ultra blog (UNSURE); NCCL topo.h SM100_NVLINK_BW",
-     .nvlink_link_raw = kNvlink5Raw, .nvlink_link_usable = kNvlink5Usable},
+     .nvlink_link_raw = kNvlink5Raw, .nvlink_link_usable = kNvlink5Usable, .sfu_exp_per_clk = 32},
     // --- Export variants for China (US export rules 2022-2023) -----------------------------------
     // A800: the A100 80GB SXM with NVLink cut to 8 links / 400 GB/s bidirectional (links.csv,
     // NVLink 3.0 row: "A800 export variant: 8 links / 400 GB/s"); compute and memory as A100 80GB.

@@ -54,6 +54,13 @@ struct GpuSpec {
   // model uses the usable rate; their ratio is the NVLink protocol efficiency (0.8 on A100).
   sim::BytesPerSec nvlink_link_raw{};
   sim::BytesPerSec nvlink_link_usable{};
+  // Base-2 exponentials (MUFU.EX2, the special-function units) one SM retires per clock: 16 on
+  // compute capability 5.x - 10.0 (CUDA C++ Programming Guide, "Arithmetic Instructions"
+  // throughput table: exp2f / __expf class, 16 results per clock per multiprocessor); Blackwell
+  // Ultra (B300, GB300) doubles it for attention's softmax (NVIDIA technical blog "Inside NVIDIA
+  // Blackwell Ultra", 2025: 10.7 TeraExponentials/s against Blackwell's 5). FlashAttention's
+  // softmax runs one per query-key pair (ComputeModel::softmax_exp_factor).
+  double sfu_exp_per_clk = 16;
 
   // Dense peak at a precision. tf32 falls back to fp32 on GPUs without a TF32 unit (V100), as
   // frameworks then run FP32 math. bf16 does NOT fall back: a GPU without bf16 (V100) returns 0

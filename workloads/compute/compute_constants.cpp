@@ -117,6 +117,16 @@ constexpr std::array<ConstantDef, 41> kConstants = {{
     {"flash_bwd_flops_factor", 1.25, 1.0, 3.0,
      "FlashAttention backward FLOPs / the 2x-forward the op counts: 5 matmuls instead of 4, as it "
      "recomputes QK^T (ratio); Dao 2023 Sec. 3.2"},
+    {"flash_exps_per_pair", 1.0, 0.0, 4.0,
+     "exponentials a fused attention kernel evaluates per query-key pair and pass on the SMs' "
+     "special-function units (count): the forward's P = exp(S - rowmax), the backward recomputes P "
+     "(Dao 2023, FlashAttention-2 Alg. 1 and 2). They run beside the tensor work of the same warps, "
+     "so a head narrower than flash_eff_ref_head_dim spends relatively more time on them "
+     "(ComputeModel::softmax_exp_factor; Hopper and Blackwell). 0 turns the head-dim dependence off. "
+     "From the algorithm, not fitted"},
+    {"flash_eff_ref_head_dim", 128.0, 16.0, 512.0,
+     "head dimension at which flash_attention_eff_sm90 / _sm100 were measured (FlashAttention-3 "
+     "and -4 papers' head dim 128 benchmarks): the softmax_exp_factor is 1 there. From the papers"},
     {"attention_causal_fraction", 0.5, 0.1, 1.0,
      "fraction of the s x s attention work a causal flash kernel executes (fully masked blocks "
      "skipped), while the op counts all of it as SC'21 does (ratio); GPT training is causal"},

@@ -156,6 +156,9 @@ class ComputeModel {
   double sustained_clock_mhz() const;
   // The flash-attention kernel's efficiency for this GPU's generation (see attention_efficiency).
   double attention_efficiency() const;
+  // The fused attention op's time relative to its FLOPs at attention_efficiency(): its softmax
+  // exponentials beside its tensor work, against the same at flash_eff_ref_head_dim (op_roofline.cpp).
+  double softmax_exp_factor(const OpCost& op, Pass pass) const;
   // Host time to issue an op: (launches + its other framework ops) x host_launch_us + its
   // torch.distributed calls x torch_distributed_call_us; zero under a full-iteration CUDA graph.
   sim::SimTime host_time(const OpCost& op, Pass pass) const;

@@ -23,6 +23,31 @@ double ComputeModel::attention_efficiency() const {
   return constants_.get("flash_attention_eff");
 }
 
+// FlashAttention's softmax evaluates flash_exps_per_pair exponentials per query-key pair and pass
+// on the SM's special-function units (GpuSpec::sfu_exp_per_clk per clock), while the pair's tensor
+// work is 4 d FLOPs forward (QK^T and PV over head dim d) and flash_bwd_flops_factor x 8 d backward
+// at T = dense peak / (SMs x tensor clock) FLOPs per clock per SM. The exponentials do not shrink
+// with d, so a narrow head spends relatively more of its time on them (FlashAttention-4, Zadouri
+// et al. 2026: on B200 at d 128 the exponentials already take as long as the matmuls). Taking the
+// two in series per pair, t(d) ~ tensor(d) + exp, the kernel's time over its FLOPs at the
+// efficiency measured at d_ref = flash_eff_ref_head_dim is (1 + r(d)) / (1 + r(d_ref)) with
+// r(d) = exp cycles / tensor cycles per pair. H100 forward: r(128) = 0.5, r(64) = 1, so d 64 runs
+// at 0.75 of d 128's FLOP rate: FlashAttention-3's own H100 BF16 benchmark (Shah et al. 2024,
+// Fig. 5, non-causal, seq 4k) has 476 / 638 TF/s = 0.75 (cuDNN 408 / 609 = 0.67). B200 forward:
+// r(128) = 1, r(64) = 2 -> 1.5x; B300 / GB300 (twice the exponential rate) 1.33x. Hopper and
+// Blackwell only: their efficiencies come from head-dim-128 benchmarks, while Ampere's
+// flash_attention_eff is fitted on rows of mixed head dims.
+double ComputeModel::softmax_exp_factor(const OpCost& op, Pass pass) const {
+  const int cc = gpu_.compute_capability;
+  const double exps = constants_.get("flash_exps_per_pair");
+  const double clock_mhz = gpu_.tensor_clock_mhz > 0 ? gpu_.tensor_clock_mhz : gpu_.boost_clock_mhz;
+  if (cc < 90 || cc >= 200 || exps <= 0 || op.k <= 0 || gpu_.sfu_exp_per_clk <= 0 || clock_mhz <= 0) return 1.0;
+  const double tensor_per_clk = matmul_peak(op).value / (gpu_.sms * clock_mhz * 1e6);
+  const double bwd = pass == Pass::Backward ? 2.0 * constants_.get("flash_bwd_flops_factor") : 1.0;
+  const auto ratio = [&](double d) { return exps * tensor_per_clk / (gpu_.sfu_exp_per_clk * 4.0 * d * bwd); };
+  return (1.0 + ratio(op.k)) / (1.0 + ratio(constants_.get("flash_eff_ref_head_dim")));
+}
+
 double ComputeModel::flops_seconds(const OpCost& op, Pass pass, double sm_share) const {
   const sim::Flops flops = pass == Pass::Forward ? op.fwd_flops : op.bwd_flops;
   if (flops.value <= 0) return 0.0;
@@ -40,7 +65,7 @@ double ComputeModel::flops_seconds(const OpCost& op, Pass pass, double sm_share)
   if (is_flash(op)) {
     double work = flops.value * constants_.get("attention_causal_fraction");
     if (pass == Pass::Backward) work *= constants_.get("flash_bwd_flops_factor");
-    return sim::Flops{work} / (peak * attention_efficiency());
+    return sim::Flops{work} / (peak * attention_efficiency()) * softmax_exp_factor(op, pass);
   }
   const double fp8 = low_precision_gemm_eff(op);
   const double m = op.m, n = op.n, k = op.k, b = op.batch;
