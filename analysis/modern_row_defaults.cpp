@@ -214,8 +214,7 @@ std::string nemotron3_nano_recompute_modules(const ModernRow& r) {
 }
 
 // Parameters per data-parallel gradient bucket, as the row's optimizer cut them (the scenario's
-// [sync] bucket_mb; the simulator reduces grad_reduce_bytes = 4 bytes a parameter for every
-// precision but fp16, stage_costs.h, so bucket_mb = parameters x 4 / 2^20):
+// [sync] bucket_params):
 //   * Megatron-Core DDP, unless the recipe sets ddp.bucket_size: max(40,000,000, 1,000,000 x the
 //     data-parallel size with context parallelism) parameters, "if using very large dp_sizes, make
 //     buckets larger to ensure that chunks used in NCCL ring-reduce implementations are large
@@ -236,19 +235,35 @@ std::string nemotron3_nano_recompute_modules(const ModernRow& r) {
 //     (nemotron4-15b-synth.yaml at v24.11.1; mcore_distributed_optim from v25.02).
 // NeMo 24.07's performance-summary rows (NeMo 1; which optimizer its launcher configs ran was not
 // checked) keep the scenario default, as do the JAX stacks (FSDP: no bucketed reduction).
+namespace {
+
+// apex DistributedFusedAdam's bucket in parameters where a dgxc-benchmarking NeMo 1 yaml names
+// bucket_cap_mb (see grad_bucket_params_of); 0 for every other row.
+double apex_bucket_params_of(const ModernRow& r) {
+  if (modern_source_group(r) != "dgxc-benchmarking") return 0;
+  if (!has(r.source, "(release v24.11.1)") && !has(r.source, "(release v25.02)")) return 0;
+  constexpr double kMiB = 1048576.0, kBf16Bytes = 2.0;  // grad_sync_dtype: bf16 in every yaml below
+  const bool nemotron15_apex = has(r.model, "Nemotron-4 15B") && has(r.source, "(release v24.11.1)");
+  if (has(r.model, "Llama3.1-8B") || has(r.model, "Llama3.1-70B")) return 75 * kMiB / kBf16Bytes;
+  if (has(r.model, "Llama3.1-405B")) return 125 * kMiB / kBf16Bytes;
+  if (r.model == "GPT-3 175B") return 220 * kMiB / kBf16Bytes;
+  if (has(r.model, "Nemotron-4 340B")) return 50 * kMiB / kBf16Bytes;
+  if (nemotron15_apex) return 100 * kMiB / kBf16Bytes;
+  return 0;
+}
+
+}  // namespace
+
+bool megatron_core_buckets(const ModernRow& r) {
+  if (jax_stack(r)) return false;
+  if (modern_source_group(r) == "NeMo docs" && has(r.source, "NeMo 24.07")) return false;
+  return apex_bucket_params_of(r) == 0;
+}
+
 double grad_bucket_params_of(const ModernRow& r) {
   if (jax_stack(r)) return 0;
-  const std::string group = modern_source_group(r);
-  if (group == "NeMo docs" && has(r.source, "NeMo 24.07")) return 0;
-  if (group == "dgxc-benchmarking" && (has(r.source, "(release v24.11.1)") || has(r.source, "(release v25.02)"))) {
-    constexpr double kMiB = 1048576.0, kBf16Bytes = 2.0;  // grad_sync_dtype: bf16 in every yaml below
-    const bool nemotron15_apex = has(r.model, "Nemotron-4 15B") && has(r.source, "(release v24.11.1)");
-    if (has(r.model, "Llama3.1-8B") || has(r.model, "Llama3.1-70B")) return 75 * kMiB / kBf16Bytes;
-    if (has(r.model, "Llama3.1-405B")) return 125 * kMiB / kBf16Bytes;
-    if (r.model == "GPT-3 175B") return 220 * kMiB / kBf16Bytes;
-    if (has(r.model, "Nemotron-4 340B")) return 50 * kMiB / kBf16Bytes;
-    if (nemotron15_apex) return 100 * kMiB / kBf16Bytes;
-  }
+  if (modern_source_group(r) == "NeMo docs" && has(r.source, "NeMo 24.07")) return 0;
+  if (const double apex = apex_bucket_params_of(r); apex > 0) return apex;
   constexpr double kMegatronMinBucketParams = 40e6, kMegatronBucketParamsPerDpRank = 1e6;
   const double dp_cp = static_cast<double>(dp_of(r)) * cp_of(r);
   return std::max(kMegatronMinBucketParams, kMegatronBucketParamsPerDpRank * dp_cp);

@@ -34,5 +34,10 @@ std::string nemotron3_nano_recompute_modules(const ModernRow& r);  // ["moe", "l
 // DDP's default, or apex DistributedFusedAdam's bucket_cap_mb where a NeMo 1 yaml names it);
 // 0 = no bucketed reduction known (JAX stacks: FSDP; NeMo 24.07 docs rows: the scenario default).
 double grad_bucket_params_of(const ModernRow& r);
+// Whether the row's stack cut its gradient buckets with Megatron-Core's DistributedDataParallel,
+// which buckets only the first pipeline stage's first model chunk ([sync] bucketing =
+// "megatron-core", workloads/specs.h Bucketing): every row grad_bucket_params_of gives Megatron's
+// default, not apex's bucket_cap_mb, the JAX stacks or NeMo 24.07's unchecked launchers.
+bool megatron_core_buckets(const ModernRow& r);
 
 }  // namespace clustersim::analysis::modern_detail

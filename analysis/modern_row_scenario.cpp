@@ -41,6 +41,7 @@ using modern_detail::has_experts;
 using modern_detail::hybrid_preset_of;
 using modern_detail::jax_stack;
 using modern_detail::lora_rank_of;
+using modern_detail::megatron_core_buckets;
 using modern_detail::micro_batch_of;
 using modern_detail::moe_arch_of;
 using modern_detail::MoeArch;
@@ -54,9 +55,6 @@ using modern_detail::slot_split_recipe;
 using modern_detail::tp_comm_overlap_of;
 using modern_detail::virtual_stages_of;
 using modern_detail::with_hybrid_shape;
-
-constexpr double kMiB = 1048576.0;       // [sync] bucket_mb's unit (gradient_buckets.cpp)
-constexpr double kReducedGradBytes = 4;  // stage_costs.h grad_reduce_bytes for every non-fp16 precision
 
 // GPT-3 rows leave the vocabulary empty: GPT-2 BPE (50257) padded by Megatron/NeMo to a multiple
 // of 128 x tp (make-vocab-size-divisible-by 128), as in training_rows.cpp.
@@ -134,10 +132,10 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (cuda_graphs_of(r)) t << "cuda_graphs = true\n";
   if (const int off = activation_offload_layers_of(r); off > 0) t << "activation_offload_layers = " << off << "\n";
   t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
-  // The optimizer's gradient buckets (modern_row_defaults.cpp): parameters x the 4 bytes a
-  // parameter the simulator reduces (stage_costs.h grad_reduce_bytes), in MiB as bucket_mb is read.
+  // The optimizer's gradient buckets in parameters, and which chunks it cuts (modern_row_defaults.cpp).
   if (const double params = grad_bucket_params_of(r); params > 0)
-    t << "bucket_mb = " << scenarios::toml_float(params * kReducedGradBytes / kMiB) << "\n";
+    t << "bucket_params = " << scenarios::toml_float(params) << "\n";
+  if (megatron_core_buckets(r)) t << "bucketing = \"megatron-core\"\n";
   if (tp_comm_overlap_of(r)) t << "tp_comm_overlap = true\n";
   if (lora_rank_of(r) > 0)
     t << "\n[finetune]\nmethod = \"lora\"\nlora_rank = " << lora_rank_of(r)

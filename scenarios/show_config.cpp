@@ -184,7 +184,10 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
 void show_sync(std::ostream& out, const ScenarioSpec& spec) {
   out << "[sync]\n"
       << "algorithm = " << quote_str(sim::name_of(workloads::kCollectiveAlgoNames, spec.sync.algorithm)) << "\n"
-      << "bucket_mb = " << toml_float(spec.sync.bucket_mb) << "\n"
+      << (spec.sync.bucket_params > 0 ? "bucket_params = " + toml_float(spec.sync.bucket_params)
+                                      : "bucket_mb = " + toml_float(spec.sync.bucket_mb))
+      << "\n"
+      << "bucketing = " << quote_str(sim::name_of(workloads::kBucketingNames, spec.sync.bucketing)) << "\n"
       << "overlap_grad_reduce = " << b(spec.sync.overlap) << "  # also accepted as overlap\n"
       << "overlap_param_gather = " << b(spec.sync.param_gather_overlapped(spec.parallel)) << "\n"
       << "tp_comm_overlap = " << b(spec.sync.tp_comm_overlap) << "\n"

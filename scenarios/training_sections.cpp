@@ -10,6 +10,7 @@
 
 #include "scenarios/scenario_loader.h"
 #include "scenarios/toml_reader.h"
+#include "scenarios/toml_text.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -24,7 +25,7 @@ constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype",
                                               "activation_offload_layers", "launch_blocking", "recompute_modules", "cuda_graphs"};
-constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "overlap", "overlap_grad_reduce",
+constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "bucket_params", "bucketing", "overlap", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "zero3_impl", "offload_optimizer",
                                           "offload_delayed_update"};
 
@@ -160,7 +161,11 @@ bool Loader::read_sync(const toml::table* t) {
   const std::size_t before = error_count();
   Section s(*this, t, "sync", kSyncKeys);
   if (auto v = s.choice("algorithm", workloads::kCollectiveAlgoNames)) spec_.sync.algorithm = *v;
-  if (auto v = s.number("bucket_mb", 0.0, true, "25")) spec_.sync.bucket_mb = *v;
+  const auto bucket_mb = s.number("bucket_mb", 0.0, true, "25");
+  const auto bucket_params = s.number("bucket_params", 0.0, true, "40e6");
+  if (bucket_mb) spec_.sync.bucket_mb = *bucket_mb;
+  if (bucket_params) spec_.sync.bucket_params = *bucket_params;
+  if (auto v = s.choice("bucketing", workloads::kBucketingNames)) spec_.sync.bucketing = *v;
   const auto overlap = s.boolean("overlap");
   const auto overlap_grad_reduce = s.boolean("overlap_grad_reduce");
   if (overlap) spec_.sync.overlap = *overlap;
@@ -172,8 +177,24 @@ bool Loader::read_sync(const toml::table* t) {
   if (auto v = s.choice("offload_optimizer", workloads::kOffloadDeviceNames)) spec_.sync.offload_optimizer = *v;
   if (auto v = s.boolean("offload_delayed_update")) spec_.sync.offload_delayed_update = *v;
   s.finish();
+  if (bucket_mb && bucket_params) check_bucket_size(*bucket_mb, *bucket_params);
   check_overlap(overlap, overlap_grad_reduce);
   return error_count() == before;
+}
+
+// [sync] bucket_mb and bucket_params both size the gradient bucket: one of them, unless a --set of
+// one overrides the file's other.
+void Loader::check_bucket_size(double bucket_mb, double bucket_params) {
+  const bool mb_set = override_of_.count("sync.bucket_mb") > 0;
+  if (mb_set != (override_of_.count("sync.bucket_params") > 0)) {
+    if (mb_set) spec_.sync.bucket_params = 0;  // --set bucket_mb wins over the file's bucket_params
+    return;
+  }
+  error_at_key("sync.bucket_params",
+               "bucket_params = " + format_number(bucket_params) + " and bucket_mb = " + format_number(bucket_mb) +
+                   " both size the gradient bucket in [sync]",
+               "keep one: bucket_params counts parameters (Megatron-Core's ddp.bucket_size), bucket_mb MiB of "
+               "gradients (PyTorch DDP's bucket_cap_mb)");
 }
 
 // The overlap switches against each other and the layout (workloads/training/overlap.h).

@@ -31,6 +31,10 @@ constexpr double kMaxAllocatorVisits = 1e9;
 constexpr double kMaxBucketReductions = 2e5;
 constexpr double kMiB = 1048576.0;
 constexpr double kGradBytesPerParam = 2.0;  // bf16 gradients: the fewest bytes a gradient takes
+// A [sync] bucket_params bucket in bytes as the iteration cuts it: the 4 bytes a parameter the
+// gradient reduction carries for every precision but fp16 (stage_costs.h grad_reduce_bytes,
+// BucketRule::of), so a bucket counts here as the same bucket written in bucket_mb did.
+constexpr double kReducedGradBytesPerParam = 4.0;
 
 std::string sci(double v) {
   char buf[32];
@@ -114,7 +118,7 @@ void Loader::check_work_budget() {
 // parallelism: no bucketed reduction).
 double Loader::bucket_count(double stage_params) const {
   if (spec_.parallel.grad_replicas() < 2) return 0;
-  return std::ceil(stage_params * kGradBytesPerParam / std::max(1.0, spec_.sync.bucket_mb * kMiB));
+  return std::ceil(stage_params * kGradBytesPerParam / std::max(1.0, spec_.sync.bucket_bytes(kReducedGradBytesPerParam)));
 }
 
 // A bucket size below 1 MB is the setting to change; at a usual size the model is what is large.
@@ -122,10 +126,14 @@ void Loader::bucket_budget_error(double stage_params, double buckets) {
   const double grad_bytes = stage_params * kGradBytesPerParam;
   char mb[32];
   std::snprintf(mb, sizeof mb, "%.2g", grad_bytes / kMaxBucketReductions / kMiB * 1.01);
-  const bool tiny = spec_.sync.bucket_mb < 1.0;
+  const bool in_params = spec_.sync.bucket_params > 0;
+  const double bucket_mb = spec_.sync.bucket_bytes(kReducedGradBytesPerParam) / kMiB;
+  const bool tiny = bucket_mb < 1.0;
   const std::string model_key = spec_.origins.count("model.layers") ? "model.layers" : "model.hidden";
-  error_at_key(tiny ? "sync.bucket_mb" : model_key,
-               "bucket_mb = " + format_number(spec_.sync.bucket_mb) + " splits each pipeline stage's ~" +
+  const std::string size = in_params ? "bucket_params = " + format_number(spec_.sync.bucket_params)
+                                     : "bucket_mb = " + format_number(spec_.sync.bucket_mb);
+  error_at_key(tiny ? (in_params ? "sync.bucket_params" : "sync.bucket_mb") : model_key,
+               size + " splits each pipeline stage's ~" +
                    sci(grad_bytes) + " bytes of gradients into " + sci(buckets) +
                    " buckets per iteration (one all-reduce each); the limit is " + sci(kMaxBucketReductions) +
                    " bucket reductions per run (docs/cli.md, Limits)",

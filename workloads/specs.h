@@ -478,11 +478,32 @@ enum class Zero3Impl : std::uint8_t { Coalesced, DeepSpeed2021 };
 inline constexpr sim::Choice<Zero3Impl> kZero3ImplNames[] = {{"coalesced", Zero3Impl::Coalesced},
                                                              {"deepspeed-2021", Zero3Impl::DeepSpeed2021}};
 
+// Which model chunks' gradients are cut into data-parallel buckets ([sync] bucketing;
+// workloads/training/gradient_buckets.h).
+//  - EveryChunk: every model chunk on every pipeline rank (PyTorch DDP's bucket_cap_mb, apex
+//    DistributedFusedAdam's bucket_cap_mb, DeepSpeed's reduce_bucket_size).
+//  - MegatronCore: only the first pipeline rank's first model chunk; every other chunk's gradients
+//    are one bucket, reduced when the chunk's last backward ends. Megatron-Core's
+//    DistributedDataParallel sets bucket_size = None "if we are on a pipeline stage that is not the
+//    first (since data-parallel communication on these stages is not on the critical path), or if
+//    disable_bucketing is True" (megatron/core/distributed/distributed_data_parallel.py: two ifs
+//    at core_v0.10.0..core_v0.14.0, `if disable_bucketing or pp_rank > 0` at core_v0.15.0 and
+//    HEAD), and get_model passes disable_bucketing = (model_chunk_idx > 0) (megatron/training/
+//    training.py at the same tags; Megatron-Bridge's model_provider.py passes the same).
+enum class Bucketing : std::uint8_t { EveryChunk, MegatronCore };
+inline constexpr sim::Choice<Bucketing> kBucketingNames[] = {{"every-chunk", Bucketing::EveryChunk},
+                                                             {"megatron-core", Bucketing::MegatronCore}};
+
 // Which communication runs behind computation, as the frameworks schedule it (the rules:
 // workloads/training/overlap.h; the defaults and their sources: docs/scenario.md [sync]).
 struct SyncSpec {
   CollectiveAlgo algorithm = CollectiveAlgo::Ring;  // the gradient all-reduce's
-  double bucket_mb = 25.0;
+  double bucket_mb = 25.0;            // [sync] bucket_mb: a gradient bucket in MiB (2^20 bytes)
+  // [sync] bucket_params: a gradient bucket in parameters (Megatron-Core's ddp.bucket_size, apex's
+  // bucket_cap_mb / grad_sync_dtype bytes); > 0 replaces bucket_mb, 0 = unset. The scenario
+  // loader refuses both keys together.
+  double bucket_params = 0;
+  Bucketing bucketing = Bucketing::EveryChunk;  // which chunks are cut into buckets
   bool overlap = true;                // [sync] overlap_grad_reduce (older name: overlap): buckets
                                       // reduced while the backward pass goes on
   std::optional<bool> overlap_param_gather;  // sharded optimizer: the next forward hides the
@@ -495,6 +516,11 @@ struct SyncSpec {
   // and the parameter copy back of iteration i run during iteration i+1's forward and backward,
   // which use parameters one step stale (workloads/training/optimizer_offload.h).
   bool offload_delayed_update = false;
+
+  // Bytes of one gradient bucket when each of its parameters' gradients takes `grad_bytes`.
+  double bucket_bytes(double grad_bytes) const {
+    return bucket_params > 0 ? bucket_params * grad_bytes : bucket_mb * 1048576.0;
+  }
 
   // Megatron-LM/NeMo recipes overlap the gather with the distributed optimizer; DeepSpeed's
   // ZeRO-1/2 gathers right after the step.

@@ -16,8 +16,8 @@ using clustersim::analysis::test::row_at;
 using clustersim::analysis::test::scenario_of;
 
 namespace {
-// Parameters per bucket as the simulator cuts them: bucket_mb MiB of 4-byte gradients.
-double bucket_params(const scenarios::ScenarioSpec& spec) { return spec.sync.bucket_mb * 1048576.0 / 4.0; }
+// Parameters per bucket as the row's scenario states them ([sync] bucket_params).
+double bucket_params(const scenarios::ScenarioSpec& spec) { return spec.sync.bucket_params; }
 }  // namespace
 
 TEST_CASE("analysis::scenario_for_modern_row: gradient buckets follow the optimizer the row ran") {
@@ -37,11 +37,21 @@ TEST_CASE("analysis::scenario_for_modern_row: gradient buckets follow the optimi
   CHECK(bucket_params(scenario_of(row_at("training_dgxc_benchmarking.csv", 617))) == doctest::Approx(40e6));
 }
 
+TEST_CASE("analysis::scenario_for_modern_row: Megatron-Core rows bucket only the first stage's first chunk, apex rows every chunk") {
+  // Megatron-Core DDP (NeMo 2, and NeMo 1's mcore_distributed_optim): bucket_size = None on later
+  // pipeline stages and model chunks (workloads/specs.h Bucketing).
+  CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", 785)).sync.bucketing == workloads::Bucketing::MegatronCore);
+  CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", 638)).sync.bucketing == workloads::Bucketing::MegatronCore);
+  // apex DistributedFusedAdam cuts every chunk by bucket_cap_mb.
+  CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", 245)).sync.bucketing == workloads::Bucketing::EveryChunk);
+}
+
 TEST_CASE("analysis::run_scenario: Megatron's dp-scaled buckets keep Nemotron-4 15B's gradient sync behind the backward") {
   // :776, v25.04, tp 2, dp 128 on 256 H100s (measured 2.68 s a step).
   const scenarios::ScenarioSpec spec = scenario_of(row_at("training_dgxc_benchmarking.csv", 776));
   const RunReport recipe = run_scenario(spec, RunOptions{});
   scenarios::ScenarioSpec ddp25 = spec;
+  ddp25.sync.bucket_params = 0;
   ddp25.sync.bucket_mb = 25;  // PyTorch DDP's bucket_cap_mb, the scenario default
   const RunReport small = run_scenario(ddp25, RunOptions{});
   const double with_s = recipe.iteration.iteration_time_s, small_s = small.iteration.iteration_time_s;

@@ -21,7 +21,7 @@ BucketRule rule(double bucket_bytes, bool every_micro_batch = false) {
 TEST_CASE("workloads::plan_gradient_buckets: a chunk's gradients split from its last layer, reduced after its last backward") {
   // 100 parameters x 4 bytes = 400 bytes in buckets of 240: 240 ready at 60% of the backward, 160 at its end.
   const std::vector<PipelineStep> order{{0, 0, true}, {0, 1, true}, {0, 0, false}, {0, 1, false}};
-  const GradientBuckets g = plan_gradient_buckets(order, {100.0}, rule(240));
+  const GradientBuckets g = plan_gradient_buckets(order, {100.0}, rule(240), 0);
   REQUIRE(g.reductions.size() == 2);
   CHECK(g.reductions[0].bytes == 240.0);
   CHECK(g.reductions[0].ready_fraction == doctest::Approx(0.6));
@@ -31,20 +31,20 @@ TEST_CASE("workloads::plan_gradient_buckets: a chunk's gradients split from its 
   CHECK(g.first_of_step == std::vector<int>{0, 0, 0, 0, 2});
   CHECK(g.param_buckets == std::vector<double>{240.0, 160.0});
   // ZeRO-2 reduces every micro-batch's gradients.
-  const GradientBuckets z2 = plan_gradient_buckets(order, {100.0}, rule(240, true));
+  const GradientBuckets z2 = plan_gradient_buckets(order, {100.0}, rule(240, true), 0);
   CHECK(z2.reductions.size() == 4);
   CHECK(z2.first_of_step == std::vector<int>{0, 0, 0, 2, 4});
   // Nothing to reduce: no buckets, but a range (empty) for every step.
   BucketRule none = rule(240);
   none.reduce = false;
-  const GradientBuckets n = plan_gradient_buckets(order, {100.0}, none);
+  const GradientBuckets n = plan_gradient_buckets(order, {100.0}, none, 0);
   CHECK(n.reductions.empty());
   CHECK(n.first_of_step == std::vector<int>(5, 0));
 }
 
 TEST_CASE("workloads::PipelineRank: the optimizer waits for the last step and the last reduction, then the all-gathers") {
   const std::vector<PipelineStep> order{{0, 0, true}, {0, 0, false}};
-  PipelineRank rank(order, plan_gradient_buckets(order, {100.0}, rule(240)));
+  PipelineRank rank(order, plan_gradient_buckets(order, {100.0}, rule(240), 0));
   rank.begin_iteration();
   REQUIRE(rank.idle_step() != nullptr);
   CHECK(rank.idle_step()->forward);
@@ -94,7 +94,7 @@ TEST_CASE("workloads::PipelineRank: the optimizer waits for the last step and th
 
 TEST_CASE("workloads::PipelineRank: the previous step's parameter all-gathers hold the stream, a gathering wait lengthens the step") {
   const std::vector<PipelineStep> order{{0, 0, true}, {0, 0, false}};
-  PipelineRank rank(order, plan_gradient_buckets(order, {100.0}, rule(400)));
+  PipelineRank rank(order, plan_gradient_buckets(order, {100.0}, rule(400), 0));
   rank.begin_iteration();
   rank.begin_param_gathers();
   // The forward waits 0.25 s for its first bucket inside itself: exposed data-parallel time.

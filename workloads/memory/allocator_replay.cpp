@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "workloads/memory/activation_offload.h"
+#include "workloads/memory/memory_lines.h"
 #include "workloads/model/lora.h"
 #include "workloads/model/mamba_ops.h"
 #include "workloads/model/transformer_ops.h"
@@ -212,8 +213,8 @@ AllocatorReplay replay_training_iteration(const MemoryRequest& request, const Al
   // Gradient buckets (DDP keeps them for the whole iteration; the distributed optimizer's are views
   // of its gradient buffer, memory_buffers.cpp).
   if (par.grad_replicas() > 1 && !par.distributed_optimizer) {
-    rep.take(request.sync.bucket_mb * 1048576.0, persistent);
-    rep.take(request.sync.bucket_mb * 1048576.0, persistent);
+    rep.take(gradient_bucket_bytes(request), persistent);
+    rep.take(gradient_bucket_bytes(request), persistent);
   }
 
   // Warm-up forwards, then one backward and one forward at a time, then the cool-down backwards;

@@ -37,8 +37,10 @@ void add_buffers(MemoryLineBuilder& out, const MemoryRequest& r, int stage) {
   // already holds (megatron/core/distributed/param_and_grad_buffer.py: each bucket's grad_data is a
   // slice of the buffer): no bucket copies. DDP and ZeRO-1/2 stage gradients through two.
   if (par.grad_replicas() > 1 && !par.distributed_optimizer) {
-    out.add("gradient buckets", MemoryCategory::Buffers, 2.0 * r.sync.bucket_mb * kMiB,
-            format_text("2 x bucket_mb (%g MiB)", r.sync.bucket_mb));
+    const double bucket = gradient_bucket_bytes(r);
+    out.add("gradient buckets", MemoryCategory::Buffers, 2.0 * bucket,
+            r.sync.bucket_params > 0 ? format_text("2 x bucket_params (%g) x grad_dtype bytes", r.sync.bucket_params)
+                                     : format_text("2 x bucket_mb (%g MiB)", bucket / kMiB));
   }
   const double gathered = zero3_gathered_bytes(r, stage);
   if (par.zero >= 3 && par.zero3_gather == Zero3Gather::Module) {

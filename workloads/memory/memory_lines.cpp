@@ -11,6 +11,10 @@ bool mixed_precision(topology::Precision p) {
   return p != topology::Precision::Fp32 && p != topology::Precision::Tf32;
 }
 
+double gradient_bucket_bytes(const MemoryRequest& r) {
+  return r.sync.bucket_bytes(mixed_precision(r.training.precision) ? state_dtype_bytes(r.training.grad_dtype) : 4.0);
+}
+
 std::string format_text(const char* format, double a, double b, double c, double d) {
   char buf[256];
   std::snprintf(buf, sizeof buf, format, a, b, c, d);

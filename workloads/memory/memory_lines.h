@@ -25,6 +25,8 @@ double layer_params(const ModelSpec& m, const MemoryOptions& o);
 // the K/V chunks it received once their step is done; Transformer Engine keeps only the local ones).
 ModelSpec sequence_shard(const ModelSpec& m, const ParallelSpec& par);
 int micro_batches_per_replica(const MemoryRequest& r);
+// One gradient bucket's bytes ([sync] bucket_mb, or bucket_params of training.grad_dtype gradients).
+double gradient_bucket_bytes(const MemoryRequest& r);
 // First transformer layer (0-based) held by pipeline stage `stage`.
 int first_layer_of_stage(const ModelSpec& m, const ParallelSpec& par, int stage);
 

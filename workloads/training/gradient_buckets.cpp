@@ -10,17 +10,17 @@
 namespace clustersim::workloads {
 namespace {
 
-constexpr double kMiB = 1048576.0;
-
 // Per chunk: its buckets as (bytes, fraction of its backward done when they are ready).
 using ChunkBuckets = std::vector<std::vector<std::pair<double, double>>>;
 
-ChunkBuckets split_chunks(const std::vector<double>& chunk_params, const BucketRule& rule, GradientBuckets& g) {
+ChunkBuckets split_chunks(const std::vector<double>& chunk_params, const BucketRule& rule, int pipeline_rank,
+                          GradientBuckets& g) {
   ChunkBuckets out(chunk_params.size());
   for (std::size_t c = 0; c < chunk_params.size(); ++c) {
     const double total = chunk_params[c] * rule.grad_bytes;
+    const bool cut = rule.cuts(pipeline_rank, static_cast<int>(c));
     for (double done = 0; done < total - 0.5;) {
-      const double b = std::min(rule.bucket_bytes, total - done);
+      const double b = cut ? std::min(rule.bucket_bytes, total - done) : total - done;
       done += b;
       out[c].emplace_back(b, done / total);
       g.param_buckets.push_back(b);
@@ -45,17 +45,18 @@ BucketRule BucketRule::of(const ParallelSpec& parallel, const TrainingSpec& trai
   BucketRule rule;
   rule.reduce = parallel.zero != 3 && parallel.grad_replicas() >= 2;
   rule.every_micro_batch = parallel.zero == 2;
-  rule.bucket_bytes = std::max(1.0, sync.bucket_mb * kMiB);
   rule.grad_bytes = grad_reduce_bytes(training.precision);
+  rule.bucket_bytes = std::max(1.0, sync.bucket_bytes(rule.grad_bytes));
+  rule.bucketing = sync.bucketing;
   return rule;
 }
 
 GradientBuckets plan_gradient_buckets(const std::vector<PipelineStep>& order, const std::vector<double>& chunk_params,
-                                      const BucketRule& rule) {
+                                      const BucketRule& rule, int pipeline_rank) {
   GradientBuckets g;
   g.first_of_step.assign(order.size() + 1, 0);
   if (!rule.reduce) return g;
-  const ChunkBuckets chunk_buckets = split_chunks(chunk_params, rule, g);
+  const ChunkBuckets chunk_buckets = split_chunks(chunk_params, rule, pipeline_rank, g);
   const std::vector<int> last_backward = last_backward_of_chunk(order, chunk_params.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
     g.first_of_step[i] = static_cast<int>(g.reductions.size());

@@ -2,7 +2,10 @@
 // exist.
 //
 // Each model chunk's gradients split into buckets of `bucket_bytes` from its last layer to its
-// first (DDP / Megatron bucketing: the last layers' gradients appear first in backward). A bucket
+// first (DDP / Megatron bucketing: the last layers' gradients appear first in backward). Under
+// Megatron-Core's rule ([sync] bucketing = "megatron-core", specs.h Bucketing) only the first
+// pipeline rank's first model chunk is cut; every other chunk is one bucket, ready when the
+// chunk's backward step ends. A bucket
 // is reduced after the chunk's last backward (gradient accumulation in Megatron's fp32 main_grad
 // / DDP no_sync), except under ZeRO-2, which reduce-scatters every micro-batch's gradients and
 // keeps only its shard (DeepSpeed stage 2, FSDP SHARD_GRAD_OP). A bucket becomes ready at the
@@ -39,13 +42,21 @@ struct BucketRule {
   bool every_micro_batch = false; // ZeRO-2: every backward reduces, not only a chunk's last
   double bucket_bytes = 0;
   double grad_bytes = 4;          // per parameter in the reduction (stage_costs.h grad_reduce_bytes)
+  Bucketing bucketing = Bucketing::EveryChunk;
 
+  // [sync] bucket_params become bytes at `grad_bytes` a parameter, the bytes the reduction carries,
+  // so a bucket holds the parameters the framework put in it.
   static BucketRule of(const ParallelSpec& parallel, const TrainingSpec& training, const SyncSpec& sync);
+  // Whether model chunk `chunk` of pipeline rank `pipeline_rank` is cut into buckets (else one).
+  bool cuts(int pipeline_rank, int chunk) const {
+    return bucketing == Bucketing::EveryChunk || (pipeline_rank == 0 && chunk == 0);
+  }
 };
 
-// The buckets of a rank that runs `order`, holding `chunk_params[c]` parameters in chunk c.
+// The buckets of pipeline rank `pipeline_rank`, which runs `order`, holding `chunk_params[c]`
+// parameters in chunk c.
 GradientBuckets plan_gradient_buckets(const std::vector<PipelineStep>& order, const std::vector<double>& chunk_params,
-                                      const BucketRule& rule);
+                                      const BucketRule& rule, int pipeline_rank);
 
 // Data-parallel bytes one GPU sends per iteration, given the bytes of every rank's bucketed
 // reductions together (ZeRO-3: its per-layer gathers and reduce-scatters instead).

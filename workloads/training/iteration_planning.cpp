@@ -82,7 +82,7 @@ void IterationRun::plan_ranks() {
     std::vector<PipelineStep> order = pipeline_order(in_.parallel.schedule, pp_, v_, m_, r, in_.parallel.moe_a2a_overlap);
     std::vector<double> chunk_params;
     for (int c = 0; c < v_; ++c) chunk_params.push_back(reduced_params(costs_.chunks[static_cast<std::size_t>(c * pp_ + r)]));
-    GradientBuckets buckets = plan_gradient_buckets(order, chunk_params, rule);
+    GradientBuckets buckets = plan_gradient_buckets(order, chunk_params, rule, r);
     for (const Bucket& b : buckets.reductions) reduced += b.bytes;
     ranks_.emplace_back(order, std::move(buckets));
     plan_param_gathers(r, order);
