@@ -33,7 +33,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 41> kConstants = {{
+constexpr std::array<ConstantDef, 43> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
