@@ -237,6 +237,12 @@ std::string nemotron3_nano_recompute_modules(const ModernRow& r) {
 // checked) keep the scenario default, as do the JAX stacks (FSDP: no bucketed reduction).
 namespace {
 
+// The stacks that keep the scenario's default buckets: JAX (FSDP, no bucketed reduction) and
+// NeMo 24.07's rows (which optimizer they ran was not checked).
+bool default_buckets(const ModernRow& r) {
+  return jax_stack(r) || (modern_source_group(r) == "NeMo docs" && has(r.source, "NeMo 24.07"));
+}
+
 // apex DistributedFusedAdam's bucket in parameters where a dgxc-benchmarking NeMo 1 yaml names
 // bucket_cap_mb (see grad_bucket_params_of); 0 for every other row.
 double apex_bucket_params_of(const ModernRow& r) {
@@ -254,15 +260,10 @@ double apex_bucket_params_of(const ModernRow& r) {
 
 }  // namespace
 
-bool megatron_core_buckets(const ModernRow& r) {
-  if (jax_stack(r)) return false;
-  if (modern_source_group(r) == "NeMo docs" && has(r.source, "NeMo 24.07")) return false;
-  return apex_bucket_params_of(r) == 0;
-}
+bool megatron_core_buckets(const ModernRow& r) { return !default_buckets(r) && apex_bucket_params_of(r) == 0; }
 
 double grad_bucket_params_of(const ModernRow& r) {
-  if (jax_stack(r)) return 0;
-  if (modern_source_group(r) == "NeMo docs" && has(r.source, "NeMo 24.07")) return 0;
+  if (default_buckets(r)) return 0;
   if (const double apex = apex_bucket_params_of(r); apex > 0) return apex;
   constexpr double kMegatronMinBucketParams = 40e6, kMegatronBucketParamsPerDpRank = 1e6;
   const double dp_cp = static_cast<double>(dp_of(r)) * cp_of(r);

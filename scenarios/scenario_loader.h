@@ -104,6 +104,7 @@ class Loader : public LoadContext {
   void check_moe_overlap();
   void check_hybrid();
   void check_work_budget();  // scenarios/work_budget.cpp
+  double bucket_bytes() const;
   double bucket_count(double stage_params) const;
   void bucket_budget_error(double stage_params, double buckets);
 

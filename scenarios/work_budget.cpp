@@ -14,6 +14,7 @@
 
 #include "scenarios/scenario_loader.h"
 #include "scenarios/toml_text.h"
+#include "workloads/training/stage_costs.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -31,10 +32,6 @@ constexpr double kMaxAllocatorVisits = 1e9;
 constexpr double kMaxBucketReductions = 2e5;
 constexpr double kMiB = 1048576.0;
 constexpr double kGradBytesPerParam = 2.0;  // bf16 gradients: the fewest bytes a gradient takes
-// A [sync] bucket_params bucket in bytes as the iteration cuts it: the 4 bytes a parameter the
-// gradient reduction carries for every precision but fp16 (stage_costs.h grad_reduce_bytes,
-// BucketRule::of), so a bucket counts here as the same bucket written in bucket_mb did.
-constexpr double kReducedGradBytesPerParam = 4.0;
 
 std::string sci(double v) {
   char buf[32];
@@ -116,9 +113,16 @@ void Loader::check_work_budget() {
 
 // Gradient buckets per iteration of one pipeline stage holding `stage_params` (0 without data
 // parallelism: no bucketed reduction).
+// One gradient bucket in bytes as the iteration cuts it (BucketRule::of): a bucket_params bucket at
+// the bytes a parameter the reduction carries (stage_costs.h grad_reduce_bytes), so it counts here
+// as the same bucket written in bucket_mb would.
+double Loader::bucket_bytes() const {
+  return spec_.sync.bucket_bytes(workloads::grad_reduce_bytes(spec_.training.precision));
+}
+
 double Loader::bucket_count(double stage_params) const {
   if (spec_.parallel.grad_replicas() < 2) return 0;
-  return std::ceil(stage_params * kGradBytesPerParam / std::max(1.0, spec_.sync.bucket_bytes(kReducedGradBytesPerParam)));
+  return std::ceil(stage_params * kGradBytesPerParam / std::max(1.0, bucket_bytes()));
 }
 
 // A bucket size below 1 MB is the setting to change; at a usual size the model is what is large.
@@ -127,7 +131,7 @@ void Loader::bucket_budget_error(double stage_params, double buckets) {
   char mb[32];
   std::snprintf(mb, sizeof mb, "%.2g", grad_bytes / kMaxBucketReductions / kMiB * 1.01);
   const bool in_params = spec_.sync.bucket_params > 0;
-  const double bucket_mb = spec_.sync.bucket_bytes(kReducedGradBytesPerParam) / kMiB;
+  const double bucket_mb = bucket_bytes() / kMiB;
   const bool tiny = bucket_mb < 1.0;
   const std::string model_key = spec_.origins.count("model.layers") ? "model.layers" : "model.hidden";
   const std::string size = in_params ? "bucket_params = " + format_number(spec_.sync.bucket_params)

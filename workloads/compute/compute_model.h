@@ -7,7 +7,8 @@
 //                + fp8 casts(op) + kernels(op) x kernel_launch_us
 //   pass(ops)  = max(sum device(op), sum host(op)) before a host sync; after it (empty GPU queue)
 //                each op's kernels start once the host has issued them (see ops_time)
-//   host(op)   = (launches(op) + framework ops(op)) x host_launch_us + torch.distributed calls x
+//   host(op)   = (kernels(op) + framework ops(op)) x host_launch_us + a grouped expert GEMM's
+//                per-expert GEMMs x grouped_gemm_expert_host_us + torch.distributed calls x
 //                torch_distributed_call_us
 //
 // Throughput side, each factor a physical effect with a named constant (compute_constants.cpp has the

@@ -35,7 +35,7 @@ sim::SimTime ComputeModel::host_time(const OpCost& op, Pass pass) const {
   if (cuda_graphs_) return sim::SimTime::zero();
   const bool fwd = pass == Pass::Forward;
   const double per_expert = expert_gemm_launches(op, pass, constants_.get("grouped_gemm_launches_per_expert"));
-  const double ops = launches(op, pass) - per_expert + (fwd ? op.fwd_host_ops : op.bwd_host_ops);
+  const double ops = kernels(op, pass) + (fwd ? op.fwd_host_ops : op.bwd_host_ops);
   const double calls = fwd ? op.fwd_dist_calls : op.bwd_dist_calls;
   return sim::SimTime::from_seconds((ops * constants_.get("host_launch_us") +
                                      per_expert * constants_.get("grouped_gemm_expert_host_us") +
