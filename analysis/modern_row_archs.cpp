@@ -26,7 +26,10 @@ namespace {
 // (xai-org/grok-1 model.py and run.py: 64 layers, emb 6144, 48 query heads of 128, 8 KV heads,
 // 8 experts, num_selected_experts 2, widening_factor 8 -> ffn_size 32768 per expert, every layer
 // MoE, no shared expert, gated-GELU MLP (three matrices, the "swiglu" kind's shapes), RMSNorm,
-// rotary positions, output layer = the input embedding transposed (InOutEmbed.decode): tied),
+// rotary positions; xAI's output layer is the input embedding transposed (InOutEmbed.decode), but
+// every Grok-1 row ran NeMo's configuration, which unties them: share_embeddings_and_output_weights
+// false in dgxc-benchmarking grok1/grok1_314b.yaml (v24.11.1 - v25.02, NeMo 1) and in NeMo's
+// MixtralConfig, the base of scripts/performance/llm/pretrain_grok1_314b.py at 7a8f1cc7 (v25.05)),
 // Qwen3-30B-A3B and Qwen3-235B-A22B (Qwen/Qwen3-30B-A3B, Qwen/Qwen3-235B-A22B config.json:
 // num_experts 128, num_experts_per_tok 8, moe_intermediate_size 768 / 1536, no shared expert,
 // decoder_sparse_step 1 and no mlp_only_layers: every layer MoE, head_dim 128 (Q 4096 / 8192 wide,
@@ -62,7 +65,7 @@ constexpr MoeArch kMoeArchs[] = {
     {"Mixtral-8x22B", 8, 2, 16384, 0, 0, 1, 16384, false, 0, ""},
     {"Llama4-Maverick", 128, 1, 8192, 1, 1, 2, 16384, false, 0, ""},
     {"Llama4-Scout", 16, 1, 8192, 1, 0, 1, 16384, false, 0, ""},
-    {"Grok-1", 8, 2, 32768, 0, 0, 1, 32768, true, 0, ""},
+    {"Grok-1", 8, 2, 32768, 0, 0, 1, 32768, false, 0, ""},
     {"Qwen3-30B-A3B", 128, 8, 768, 0, 0, 1, 6144, false, 128, ""},
     {"Qwen3-235B-A22B", 128, 8, 1536, 0, 0, 1, 12288, false, 128, ""},
     {"DeepSeek-V3", 256, 8, 2048, 1, 3, 1, 18432, false, 0, kDeepSeekV3Lines},

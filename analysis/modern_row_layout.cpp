@@ -36,12 +36,17 @@ std::string node_preset_for(const ModernRow& r) {
 // that divides the job's. So 256 GPUs = 64 trays run as 4 racks of 16 trays (64 GPUs each), never
 // straddling a rack with one tensor- or expert-parallel group. NeMo's performance launcher
 // (scripts/performance/executors.py, "add --segment flag to sbatch if job uses GB200 and goes beyond
-// one rack") applies the same rule, so the NeMo docs rows are placed so too. dgxc-benchmarking does
-// not say how its jobs were placed: they fill racks of 72 in order (UNSURE).
+// one rack") applies the same rule, so the NeMo docs rows are placed so too. So are
+// dgxc-benchmarking's: its GB200 rows (release v25.05, 68eaf7e) are launched by each recipe's
+// launch.sh (deepseek_v3/pretraining, grok1, llama3.1, llama4, nemotron) as NeMo's
+// `scripts.performance.llm.pretrain_*` with `--gpus_per_node 4`, from the NeMo checkout setup.sh
+// pins (NEMO_COMMIT 7a8f1cc7, nemotron b4148d21), whose scripts/performance/utils.py slurm_executor
+// holds the segment rule (added in NeMo PR #12791, 96578928a7).
 int gpus_per_node_of(const ModernRow& r) {
   if (!node_preset_for(r).ends_with("-nvl72")) return 8;
   const std::string source = modern_source_group(r);
-  if ((source != "Megatron-Bridge" && source != "NeMo docs") || r.num_gpus % 4 != 0) return 72;
+  const bool segments = source == "Megatron-Bridge" || source == "NeMo docs" || source == "dgxc-benchmarking";
+  if (!segments || r.num_gpus % 4 != 0) return 72;
   const int trays = r.num_gpus / 4;
   if (trays <= 18) return 72;
   for (int segment = 18; segment > 1; --segment)

@@ -107,3 +107,17 @@ TEST_CASE("analysis::scenario_for_modern_row: NeMo 24.07's Nemotron-8B and -22B 
   CHECK(b.model.parameters() / 1e9 == doctest::Approx(21.3).epsilon(0.02));
   CHECK(b.parallel.pp * b.parallel.virtual_stages == 40);  // the yaml's pp 4 x vp 10: a layer a chunk
 }
+
+TEST_CASE("analysis::scenario_for_modern_row: dgxc-benchmarking's Grok-1 runs NeMo's untied output layer and the printed ETP") {
+  // H100 (v25.02, NeMo 1 grok1_314b.yaml) and GB200 (v25.05, NeMo 2 MixtralConfig): both set
+  // share_embeddings_and_output_weights false, unlike xAI's InOutEmbed.
+  for (const int line : {359, 852}) {
+    CAPTURE(line);
+    const scenarios::ScenarioSpec spec = scenario_of(row_at("training_dgxc_benchmarking.csv", line));
+    CHECK_FALSE(spec.model.tied_embeddings);
+    CHECK(spec.model.experts == 8);
+  }
+  // GB200: the README's ETP=4 (v25.05's launch.sh defaulted ET to 8; v25.05.01 set it to 4 and
+  // republished the same step times).
+  CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", 852)).parallel.etp == 4);
+}
