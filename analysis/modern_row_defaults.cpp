@@ -3,6 +3,8 @@
 #include "analysis/modern_row_defaults.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 #include "analysis/modern_row_archs.h"
 #include "analysis/modern_row_layout.h"
@@ -213,19 +215,79 @@ std::string nemotron3_nano_recompute_modules(const ModernRow& r) {
   return has(r.gpu, "H100") ? "[\"moe\", \"layernorm\"]" : "";
 }
 
-// Parameters per data-parallel gradient bucket, as the row's optimizer cut them (the scenario's
-// [sync] bucket_params):
-//   * Megatron-Core DDP, unless the recipe sets ddp.bucket_size: max(40,000,000, 1,000,000 x the
-//     data-parallel size with context parallelism) parameters, "if using very large dp_sizes, make
-//     buckets larger to ensure that chunks used in NCCL ring-reduce implementations are large
-//     enough to remain bandwidth-bound rather than latency-bound" (Megatron-LM megatron/training/
-//     training.py get_model and megatron/core/distributed/distributed_data_parallel.py; NeMo 2's
-//     MegatronStrategy and Megatron-Bridge pass no bucket_size: the nemotron_trainer recipe,
-//     nemo/collections/llm/recipes/nemotron.py, and the performance scripts set none). NeMo 1's
-//     mcore_distributed_optim ignores the yaml's bucket_cap_mb ("mcore bucket_size is based on num
-//     of parameters, therefore not using bucket_cap_mb", megatron_base_model.py
-//     setup_mcore_distributed_parallel: bucket_size = optim.ddp_bucket_size, default None), so
-//     dgxc-benchmarking's Grok-1 (v24.11.1, v25.02) and Nemotron-4 15B v25.02 yamls take the default too;
+// Data-parallel gradient buckets, as the row's optimizer cut them (the scenario's [sync]
+// bucket_params), and whether their reductions ran behind the backward ([sync]
+// overlap_grad_reduce). Which rule a row gets (grad_bucket_params_of, overlap_grad_reduce_of):
+//   * NeMo 2's MegatronCommOverlapCallback and Megatron-Bridge's CommOverlapConfig: with the
+//     distributed optimizer and a data-parallel size (world / (tp x pp x cp), without context
+//     parallelism) above 1 they set ddp.bucket_size = 128 * 1024 * 1024 = 134,217,728 parameters
+//     and overlap_grad_reduce = True; at dp = 1 bucket_size = None and overlap_grad_reduce = False.
+//     NeMo nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py _get_optimizer_overlap_cfgs
+//     (line 185-186 at v2.2.0, v2.3.0, v2.4.0 and the dgxc pins d2b2155, 7a8f1cc, b4148d2; line
+//     184-185 at 25ec4e9), applied in setup() when ddp_config.use_distributed_optimizer (line
+//     277-279), dp = parallel_state.get_data_parallel_world_size() (nemo/lightning/_strategy_lib.py);
+//     Megatron-Bridge src/megatron/bridge/training/comm_overlap.py _get_optimizer_overlap_cfgs (line
+//     539-540 on v0.2.0 - v0.3.1, 576-577 on v0.4.0 / v0.4.2 / v0.6.0, 563-564 on v0.5.x, 542-543 on
+//     r0.1.0), applied by setup() to the DDP config when use_distributed_optimizer (line 602-606 on
+//     v0.3.0), dp = ConfigContainer.get_data_parallel_size = world // (tp x pp x cp) (training/
+//     config.py), called only when cfg.comm_overlap is not None (config.py line 1696-1698 on v0.3.0).
+//     A user value wins (_override_user_cfgs); no recipe or performance script of these releases sets
+//     bucket_size (the one ddp.bucket_size = 768000000 of v0.5.x / v0.6.0 is GPT-OSS 20B's, a
+//     Megatron-FSDP run, and setup() overwrites ddp.bucket_size anyway).
+//     Who has one: the NeMo 2 pre-training recipes' pretrain_performance_optimizations (llama3_8b,
+//     llama3_70b, llama31_405b, gpt3_175b, nemotron4_15b/340b, mixtral_8x7b/8x22b, llama4_e16/e128,
+//     nemotronh_56b) that NeMo's scripts/{llm/,}performance/llm/pretrain_*.py run with
+//     performance_mode=True (NeMo docs 25.02 - 25.07; dgxc v25.04 llama3.1 and nemotron at NeMo
+//     d2b2155, v25.05.x at 7a8f1cc / b4148d2, whose pretrain_deepseek_v3.py and pretrain_grok1_314b.py
+//     add the callback themselves), and the SFT branch of finetune_performance_optimizations (dgxc
+//     v25.02 llama3 fine-tuning, NeMo 25ec4e9; its LoRA branch adds none and LoRA turns the
+//     distributed optimizer off). Megatron-Bridge: the Llama 70B / 405B and DeepSeek-V3, Kimi-K2,
+//     Nemotron 3 Nano recipes create a CommOverlapConfig, the Llama 8B and Qwen3 performance configs
+//     set one (25.09: scripts/performance/run_script.py on r0.1.0; 25.11 - 26.06.01: scripts/
+//     performance/configs/*/; 26.08: src/megatron/bridge/perf_recipes/), and so do the Llama 3 70B
+//     SFT and LoRA performance configs (scripts/performance/configs/llama/llama3_llm_finetune.py
+//     llama3_70b_{sft,lora}_config_*, v0.3.0 - v0.5.1), whose set_llama3_common_peft_configs turns
+//     the distributed optimizer back on (the recipes' llama3_70b_sft_config / _peft_config set it
+//     and ddp.overlap_grad_reduce off; the rule's overlap_grad_reduce = True overwrites the latter at
+//     dp > 1), and DeepSeek-V4-Flash
+//     (perf_recipes/deepseek/gb200/deepseek_v4.py). GPT-OSS-120B's recipe leaves comm_overlap None
+//     (recipes/gpt_oss/gpt_oss.py on every tag): only gpt_oss_120b_pretrain_config_gb200 (v0.4.0 on)
+//     and the full-iteration MXFP8 presets (v0.5.x: the moe_a2a_overlap override creates one,
+//     scripts/performance/utils/overrides.py _set_moe_a2a_overlap_overrides; v0.6.0
+//     _apply_gpt_oss_120b_full_iter_fp8mx_configs) have one. Nemotron 3 Super and Ultra set none
+//     (recipes/nemotronh/nemotron_3_super.py, nemotron_3_ultra.py). Nemotron 3.5 Lightning was not
+//     checked (UNSURE) and keeps Megatron-Core's default.
+//   * overlap_grad_reduce = False: Megatron-Core then sets bucket_size = None, so each model chunk's
+//     gradients are one bucket reduced after its backward (distributed_data_parallel.py "Set
+//     bucket_size to infinity if overlap_grad_reduce is False", at core_v0.14.0 and the Megatron-LM
+//     pins of Bridge v0.2.0 - v0.6.0, 0d8e071 ... cd4afff). Rows: Megatron-Bridge's DeepSeek-V3 and
+//     Kimi-K2 on H100 (r0.1.0 run_script.py line 100-102; deepseek_v3_pretrain_config_h100 and
+//     kimi_k2_pretrain_config_h100 on v0.2.0 - v0.5.1; perf_recipes/{deepseek,kimi}/h100 on v0.6.0:
+//     cfg.comm_overlap.overlap_grad_reduce = False, a user value); dgxc v25.02's LoRA (NeMo 2's
+//     MegatronStrategy default DistributedDataParallelConfig(check_for_nan_in_grad=True), which
+//     leaves overlap_grad_reduce False); and the comm-overlap rows above at dp = 1 (their only
+//     reduction is over the context-parallel ranks). Megatron-Core then reduces every bucket in
+//     finalize_model_grads after the whole pipeline schedule; the simulator's overlap_grad_reduce =
+//     false issues a chunk's buckets when its last backward ends, which is the same without a
+//     pipeline and hides part of it with one (docs/validation.md, session 13 bucket128).
+//   * Megatron-Core DDP's own default when nothing sets bucket_size: max(40,000,000, 1,000,000 x
+//     the data-parallel size), "if using very large dp_sizes, make buckets larger to ensure that
+//     chunks used in NCCL ring-reduce implementations are large enough to remain bandwidth-bound
+//     rather than latency-bound" (distributed_data_parallel.py). The size is the data-parallel
+//     group's without context parallelism: parallel_state.get_data_parallel_world_size() (default
+//     with_context_parallel=False) at core_r0.8.0 - core_v0.14.0, process_groups_config.py
+//     'dp_group' with_context_parallel=False at the Bridge pins 0d8e071 - cd4afff. Megatron-LM's own
+//     training.py get_model counts context parallelism (mpu.get_data_parallel_world_size(
+//     with_context_parallel=True) at core_v0.13.0; resolve_ddp_bucket_size with dp_cp_group at
+//     d98e8a6), so the Megatron-LM example rows (--overlap-grad-reduce, --use-distributed-optimizer)
+//     take dp x cp. Megatron-Core keeps a given bucket_size: ParamAndGradBuffer closes a bucket once
+//     it holds bucket_size parameters and pads its end to lcm(dp, 128) elements
+//     (param_and_grad_buffer.py; 2^16 only with pad_buckets_for_high_nccl_busbw, set by no recipe).
+//     Rows: Megatron-Bridge GPT-OSS-120B (but the two above), Nemotron 3 Super / Ultra / 3.5
+//     Lightning; NeMo 1's mcore_distributed_optim, which ignores the yaml's bucket_cap_mb ("mcore
+//     bucket_size is based on num of parameters, therefore not using bucket_cap_mb",
+//     megatron_base_model.py setup_mcore_distributed_parallel: bucket_size = optim.ddp_bucket_size,
+//     default None): dgxc-benchmarking's Grok-1 (v24.11.1, v25.02) and Nemotron-4 15B v25.02;
 //   * apex DistributedFusedAdam (NeMo 1's distributed_fused_adam): bucket_cap_mb MiB of
 //     grad_sync_dtype elements (apex/contrib/optimizers/distributed_fused_adam.py: bucket_size =
 //     1024 x 1024 x bucket_cap_mb / dtype_size). dgxc-benchmarking's NeMo 1 yamls (releases v24.11.1
@@ -234,7 +296,8 @@ std::string nemotron3_nano_recompute_modules(const ModernRow& r) {
 //     (nemo_megatron/gpt3_175b_hydra.yaml), 50 (nemotron4-340b-synth.yaml) and 100
 //     (nemotron4-15b-synth.yaml at v24.11.1; mcore_distributed_optim from v25.02).
 // NeMo 24.07's performance-summary rows (NeMo 1; which optimizer its launcher configs ran was not
-// checked) keep the scenario default, as do the JAX stacks (FSDP: no bucketed reduction).
+// checked) keep the scenario default, as do the JAX stacks (FSDP: no bucketed reduction). Rows
+// with FSDP (zero 3) write a bucket too, which the simulator does not use (no bucketed reduction).
 namespace {
 
 // The stacks that keep the scenario's default buckets: JAX (FSDP, no bucketed reduction) and
@@ -258,16 +321,58 @@ double apex_bucket_params_of(const ModernRow& r) {
   return 0;
 }
 
+// A dgxc-benchmarking row's release as yymm (v25.05.04 -> 2505); 0 when the source names none.
+int dgxc_release(const ModernRow& r) {
+  if (modern_source_group(r) != "dgxc-benchmarking") return 0;
+  const std::size_t at = r.source.find("(release v");
+  int yy = 0, mm = 0;
+  if (at == std::string::npos || std::sscanf(r.source.c_str() + at + 10, "%d.%d", &yy, &mm) != 2) return 0;
+  return yy * 100 + mm;
+}
+
+// The row ran NeMo 2's MegatronCommOverlapCallback or Megatron-Bridge's CommOverlapConfig with the
+// distributed optimizer, so the data-parallel rule above set its buckets (see grad_bucket_params_of).
+bool comm_overlap_dp_rule(const ModernRow& r) {
+  if (jax_stack(r)) return false;
+  const std::string g = modern_source_group(r);
+  if (g == "NeMo docs") return !has(r.source, "NeMo 24.07");
+  if (g == "dgxc-benchmarking") {
+    const int release = dgxc_release(r);
+    return release >= 2504 || (release == 2502 && has(r.model, "[SFT"));
+  }
+  if (g != "Megatron-Bridge") return false;
+  if (has(r.model, "GPT-OSS"))
+    return (r.gpu.starts_with("GB200") && bridge_release(r) >= 260400) || full_iteration_mxfp8_recipe(r);
+  return !has(r.model, "Nemotron_3_Super") && !has(r.model, "Nemotron_3_Ultra") && !has(r.model, "Lightning");
+}
+
 }  // namespace
 
 bool megatron_core_buckets(const ModernRow& r) { return !default_buckets(r) && apex_bucket_params_of(r) == 0; }
+
+bool overlap_grad_reduce_of(const ModernRow& r) {
+  if (!megatron_core_buckets(r)) return true;  // the scenario default; apex overlaps its buckets
+  const std::string g = modern_source_group(r);
+  if (g == "Megatron-Bridge" && has(r.gpu, "H100") && (has(r.model, "DeepSeek-V3") || has(r.model, "Kimi-K2"))) return false;
+  if (g == "dgxc-benchmarking" && has(r.model, "[LoRA")) return false;
+  return !comm_overlap_dp_rule(r) || dp_of(r) > 1;
+}
 
 double grad_bucket_params_of(const ModernRow& r) {
   if (default_buckets(r)) return 0;
   if (const double apex = apex_bucket_params_of(r); apex > 0) return apex;
   constexpr double kMegatronMinBucketParams = 40e6, kMegatronBucketParamsPerDpRank = 1e6;
-  const double dp_cp = static_cast<double>(dp_of(r)) * cp_of(r);
-  return std::max(kMegatronMinBucketParams, kMegatronBucketParamsPerDpRank * dp_cp);
+  const double dp = dp_of(r), dp_cp = dp * cp_of(r);
+  const double megatron_default = std::max(kMegatronMinBucketParams, kMegatronBucketParamsPerDpRank * dp);
+  // bucket_size = None: more parameters than any model chunk holds, so each chunk is one bucket.
+  // LoRA rows keep Megatron's default instead: it exceeds their adapters' gradients (one bucket
+  // all the same), and without the distributed optimizer the memory model stages two copies of it.
+  constexpr double kOneBucketParams = 1e15;
+  if (!overlap_grad_reduce_of(r)) return has(r.model, "[LoRA") ? megatron_default : kOneBucketParams;
+  constexpr double kCommOverlapBucketParams = 128.0 * 1024 * 1024;  // 134,217,728
+  if (comm_overlap_dp_rule(r)) return kCommOverlapBucketParams;
+  if (modern_source_group(r) == "Megatron-LM") return std::max(kMegatronMinBucketParams, kMegatronBucketParamsPerDpRank * dp_cp);
+  return megatron_default;
 }
 
 }  // namespace clustersim::analysis::modern_detail

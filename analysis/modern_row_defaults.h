@@ -30,14 +30,19 @@ bool gpt_oss_recompute_modules(const ModernRow& r);  // recompute ["layernorm", 
 // DeepSeek-V3's (and Kimi-K2's) recompute_modules, written as a TOML array of strings; "" when none.
 std::string deepseek_recompute_modules(const ModernRow& r);
 std::string nemotron3_nano_recompute_modules(const ModernRow& r);  // ["moe", "layernorm"] on H100
-// Parameters per data-parallel gradient bucket of the optimizer the row's stack ran (Megatron-Core
-// DDP's default, or apex DistributedFusedAdam's bucket_cap_mb where a NeMo 1 yaml names it);
-// 0 = no bucketed reduction known (JAX stacks: FSDP; NeMo 24.07 docs rows: the scenario default).
+// Parameters per data-parallel gradient bucket of the optimizer the row's stack ran (NeMo 2's /
+// Megatron-Bridge's comm-overlap 128 Mi, Megatron-Core DDP's default, one bucket per chunk where
+// overlap_grad_reduce was off, or apex DistributedFusedAdam's bucket_cap_mb where a NeMo 1 yaml
+// names it); 0 = no bucketed reduction known (JAX stacks: FSDP; NeMo 24.07 docs rows: the scenario
+// default).
 double grad_bucket_params_of(const ModernRow& r);
+// Whether the row reduced its gradient buckets behind the backward ([sync] overlap_grad_reduce).
+bool overlap_grad_reduce_of(const ModernRow& r);
 // Whether the row's stack cut its gradient buckets with Megatron-Core's DistributedDataParallel,
 // which buckets only the first pipeline stage's first model chunk ([sync] bucketing =
-// "megatron-core", workloads/specs.h Bucketing): every row grad_bucket_params_of gives Megatron's
-// default, not apex's bucket_cap_mb, the JAX stacks or NeMo 24.07's unchecked launchers.
+// "megatron-core", workloads/specs.h Bucketing): every row of a Megatron-Core stack (NeMo 2,
+// Megatron-Bridge, NeMo 1's mcore_distributed_optim, Megatron-LM), not apex's bucket_cap_mb, the
+// JAX stacks or NeMo 24.07's unchecked launchers.
 bool megatron_core_buckets(const ModernRow& r);
 
 }  // namespace clustersim::analysis::modern_detail

@@ -36,6 +36,7 @@ using modern_detail::gpt_oss_bridge;
 using modern_detail::gpt_oss_recompute_modules;
 using modern_detail::gpus_per_node_of;
 using modern_detail::grad_bucket_params_of;
+using modern_detail::overlap_grad_reduce_of;
 using modern_detail::has;
 using modern_detail::has_experts;
 using modern_detail::hybrid_preset_of;
@@ -131,7 +132,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (nemotron4_dgxc) t << "optimizer_dtype = \"bf16\"\n";
   if (cuda_graphs_of(r)) t << "cuda_graphs = true\n";
   if (const int off = activation_offload_layers_of(r); off > 0) t << "activation_offload_layers = " << off << "\n";
-  t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
+  t << "\n[sync]\nalgorithm = \"ring\"\noverlap = " << (overlap_grad_reduce_of(r) ? "true" : "false") << "\n";
   // The optimizer's gradient buckets in parameters, and which chunks it cuts (modern_row_defaults.cpp).
   if (const double params = grad_bucket_params_of(r); params > 0)
     t << "bucket_params = " << scenarios::toml_float(params) << "\n";
