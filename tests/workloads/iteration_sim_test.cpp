@@ -145,6 +145,42 @@ TEST_CASE("workloads::simulate_iteration: overlapping gradient buckets with the 
   CHECK(b.breakdown.dp_exposed > 0.0);
 }
 
+TEST_CASE("workloads::simulate_iteration: without overlap_grad_reduce an interleaved rank reduces after its whole schedule") {
+  // Megatron-Core starts the synchronous reduction in finalize_model_grads, after the schedule
+  // (param_and_grad_buffer.py finish_grad_sync); with two chunks a rank, the later chunk's last
+  // backward ends before the rank's last backward, and its buckets must still wait for it.
+  Job j = job(4, "gpt3-13b", 8, 2, 2, 16, 1);
+  j.model.vocab = 1024;
+  j.parallel.virtual_stages = 2;
+  j.parallel.schedule = Schedule::Interleaved;
+  j.sync.overlap = false;
+  const auto r = simulate(j, false, true);
+  for (int rank = 0; rank < 2; ++rank) {
+    double last_backward = 0;
+    for (const TimelineSpan& s : r.timeline)
+      if (s.rank == rank && s.iteration == 0 && s.kind == SpanKind::Backward) last_backward = std::max(last_backward, s.end_s);
+    REQUIRE(last_backward > 0);
+    int reductions = 0;
+    for (const TimelineSpan& s : r.timeline) {
+      if (s.rank != rank || s.iteration != 0 || s.kind != SpanKind::DataParallel || s.name.find("gather") != std::string::npos) continue;
+      ++reductions;
+      CHECK(s.start_s >= last_backward);
+    }
+    CHECK(reductions >= 2);  // both chunks' gradients are reduced
+  }
+  // With overlap the later chunk's reduction runs behind the rank's remaining backwards.
+  j.sync.overlap = true;
+  const auto o = simulate(j, false, true);
+  double first_reduction = 1e30, last_backward = 0;
+  for (const TimelineSpan& s : o.timeline) {
+    if (s.rank != 0 || s.iteration != 0) continue;
+    if (s.kind == SpanKind::Backward) last_backward = std::max(last_backward, s.end_s);
+    if (s.kind == SpanKind::DataParallel) first_reduction = std::min(first_reduction, s.start_s);
+  }
+  CHECK(first_reduction < last_backward);
+  CHECK(o.iteration_time_s < r.iteration_time_s);
+}
+
 TEST_CASE("workloads::simulate_iteration: memoised data-parallel collectives equal the full flow simulation") {
   // One pipeline stage, so the memo's claim (the stage's tp concurrent DP groups alone on the
   // fabric) holds exactly; the full simulation runs every bucket's collectives as live flows.

@@ -171,11 +171,11 @@ void IterationRun::try_start(int r) {
     replay_->step_started(r, sim_.now() + sim::SimTime::from_seconds(dur), route, held_route);
   }
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kStepDone, r, index));
-  // Gradient buckets this backward produces become ready as its layers finish (with overlap),
-  // or when it ends (under CUDA_LAUNCH_BLOCKING step_done issues them before the next pass).
-  if (in_.compute.launch_blocking()) return;
+  // Gradient buckets this backward produces become ready as its layers finish (with overlap).
+  // Without overlap, or under CUDA_LAUNCH_BLOCKING, step_done issues them.
+  if (in_.compute.launch_blocking() || !in_.sync.overlap) return;
   for (int b = rk.first_bucket_of(index); b < rk.end_bucket_of(index); ++b) {
-    const double at = in_.sync.overlap ? dur * rk.bucket(b).ready_fraction : dur;
+    const double at = dur * rk.bucket(b).ready_fraction;
     sim_.schedule_in(sim::SimTime::from_seconds(at), this, tag_of(kBucketReady, r, static_cast<std::uint64_t>(b)));
   }
 }
@@ -188,6 +188,17 @@ void IterationRun::step_done(int r) {
   if (replay_) replay_->step_finished(r);
   if (in_.compute.launch_blocking()) {
     for (int b = rk.first_bucket_of(index); b < rk.end_bucket_of(index); ++b) {
+      rk.bucket_ready();
+      if (checks_) checks_->bucket_ready(r, b);
+    }
+    issue_comm(r);
+  } else if (!in_.sync.overlap && rk.steps_finished()) {
+    // Without overlap_grad_reduce the reduction starts after the rank's whole schedule, every
+    // chunk's buckets at once: Megatron-Core finalize_model_grads -> finish_grad_sync, which
+    // "if not overlap_grad_reduce: start_grad_sync()" (core_r0.15.0 param_and_grad_buffer.py:457).
+    // With one chunk a rank that is when its last backward ends, as before; with interleaving the
+    // other chunks' backwards no longer hide the earlier chunks' reductions.
+    for (int b = 0; b < static_cast<int>(rk.buckets().reductions.size()); ++b) {
       rk.bucket_ready();
       if (checks_) checks_->bucket_ready(r, b);
     }
