@@ -500,3 +500,72 @@ TEST_CASE("workloads::ComputeModel: SMs held by a collective leave a GEMM fewer 
   CHECK(held == doctest::Approx(alone * 38.0 / 32.0).epsilon(1e-6));
   CHECK(held < alone * 132.0 / 108.0);
 }
+
+TEST_CASE("workloads::ComputeModel: an eager micro-batch-1 layer is host-bound by its Transformer Engine modules, a graphed one is not") {
+  // GPT-3 1.3B, one 1024-token sequence, tp 1, bf16, on a DGX B200 (x86 host): the forward's TE
+  // modules are qkv (LayerNormLinear), the attention core (DotProductAttention), the output
+  // projection and the MLP's fc1 and fc2.
+  const ModelSpec small = *find_model_preset("gpt3-1.3b");
+  OpShape shape;
+  shape.seq_len = 1024;
+  const auto ops = layer_ops(small, shape);
+  const ComputeModel cm = model("b200", Precision::Bf16);
+  const double te_us = cm.constants().get("te_module_host_us");
+  REQUIRE(te_us > 0.0);
+  double with_te = 0, device = 0;
+  for (const OpCost& op : ops) {
+    with_te += cm.host_time(op, Pass::Forward).seconds();
+    device += cm.op_time(op, Pass::Forward).seconds();
+  }
+  ComputeConstants no_te_constants;
+  no_te_constants.set("te_module_host_us", 0.0);
+  const ComputeModel no_te(gpu("b200"), topology::ClusterSpec{}, Precision::Bf16, no_te_constants);
+  double without_te = 0;
+  for (const OpCost& op : ops) without_te += no_te.host_time(op, Pass::Forward).seconds();
+  CHECK(with_te - without_te == doctest::Approx(5 * te_us * 1e-6));
+  CHECK(cm.host_time(op_named(ops, "gelu"), Pass::Forward) == no_te.host_time(op_named(ops, "gelu"), Pass::Forward));
+  CHECK(cm.host_time(op_named(ops, "mlp_fc2"), Pass::Forward).seconds() ==
+        doctest::Approx(no_te.host_time(op_named(ops, "mlp_fc2"), Pass::Forward).seconds() + te_us * 1e-6));
+  // The backward's per-module work is not charged.
+  for (const OpCost& op : ops) CHECK(cm.host_time(op, Pass::Backward) == no_te.host_time(op, Pass::Backward));
+  // Eager: the module work makes the forward host-bound, where kernel launches alone were not.
+  CAPTURE(without_te);
+  CAPTURE(device);
+  CAPTURE(with_te);
+  REQUIRE(without_te < device);
+  REQUIRE(with_te > device);
+  CHECK(cm.ops_time(ops, Pass::Forward).seconds() == doctest::Approx(with_te));
+  CHECK(no_te.ops_time(ops, Pass::Forward).seconds() == doctest::Approx(device));
+  // A full-iteration CUDA graph replays the kernels: device time, whatever the module cost.
+  ComputeModel graphed = model("b200", Precision::Bf16);
+  graphed.set_cuda_graphs(true);
+  CHECK(graphed.ops_time(ops, Pass::Forward).seconds() == doctest::Approx(device));
+  // A large layer hides the same host work behind its kernels (GPT-3 175B, tp 8, micro-batch 1 on
+  // A100, the 2021 Megatron-LM runs): the forward is its device time.
+  const ModelSpec gpt = *find_model_preset("gpt3-175b");
+  OpShape big;
+  big.seq_len = 2048;
+  big.tp = 8;
+  const auto big_ops = layer_ops(gpt, big);
+  const ComputeModel a100 = model("a100-sxm4-80gb", Precision::Fp16);
+  double big_device = 0;
+  for (const OpCost& op : big_ops) big_device += a100.op_time(op, Pass::Forward).seconds();
+  CHECK(a100.ops_time(big_ops, Pass::Forward).seconds() == doctest::Approx(big_device));
+}
+
+TEST_CASE("workloads::ComputeModel: a Grace host takes grace_host_ratio times as long for the same host work") {
+  const ModelSpec llama = *find_model_preset("llama3-8b");
+  OpShape shape;
+  shape.seq_len = 4096;
+  const auto ops = layer_ops(llama, shape);
+  const ComputeModel x86 = model("b200", Precision::Bf16), grace = model("gb200", Precision::Bf16);
+  CHECK_FALSE(grace_hosted(gpu("b200")));
+  CHECK(grace_hosted(gpu("gb200")));
+  CHECK(grace_hosted(gpu("gb300")));
+  const double ratio = grace.constants().get("grace_host_ratio");
+  REQUIRE(ratio > 1.0);
+  for (std::string_view name : {"qkv_proj", "flash_attention", "swiglu"})
+    for (Pass pass : {Pass::Forward, Pass::Backward})
+      CHECK(grace.host_time(op_named(ops, name), pass).seconds() ==
+            doctest::Approx(ratio * x86.host_time(op_named(ops, name), pass).seconds()));
+}

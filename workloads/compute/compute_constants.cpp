@@ -33,7 +33,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 43> kConstants = {{
+constexpr std::array<ConstantDef, 45> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -220,6 +220,25 @@ constexpr std::array<ConstantDef, 43> kConstants = {{
      "at 0.267-0.272 ms for 8 expert GEMMs of 128 tokens, N = K = 2048, 33-34 us per expert GEMM, "
      "against 0.069 ms for one fused CUTLASS kernel. From that table, not fitted; a full-iteration "
      "CUDA graph ([training] cuda_graphs) removes it with every other host cost"},
+    {"te_module_host_us", 22.8, 0.0, 1000.0,
+     "host (CPU) time of one Transformer Engine module's forward call beyond its kernels' "
+     "launches, on a DGX's x86 host (microseconds): the Python and pybind work of Linear, "
+     "LayerNormLinear, GroupedLinear and DotProductAttention (TE v2.9 TransformerEngineBaseModule "
+     "subclasses: prepare_forward, quantizer and FP8-meta setup, the autograd.Function's argument "
+     "handling and tensors saved for the backward). TE issue #2053 times te.Linear's forward at "
+     "99.66 us of CPU on GB200 against 37.08 us for torch.nn.Linear (BF16, hidden 2048, 8192 "
+     "tokens; GH200 90.53 / 33.17 us): 62.6 us of module work on Grace, / grace_host_ratio 2.75 = "
+     "22.8 us on x86. Charged once per module call in the forward (ComputeModel::host_time), to "
+     "the linear layers' GEMMs (a gated MLP's fc1 once) and the fused attention core; the "
+     "backward's per-module work is not measured and not charged. Hidden wherever the device "
+     "time of a pass exceeds its host time; a full-iteration CUDA graph removes it"},
+    {"grace_host_ratio", 2.75, 1.0, 10.0,
+     "host time of the same eager framework work on a Grace CPU (GB200 and GB300 superchips) over "
+     "a DGX's x86 host (ratio): TE issue #2053 times torch.nn.Linear's forward at 37.08 us of CPU "
+     "on GB200 (GH200 33.17 us) against 13.48 us on a DGX H100 (Xeon Platinum 8480C), 2.75x. "
+     "Multiplies host_launch_us, te_module_host_us and torch_distributed_call_us on Grace-hosted "
+     "GPUs; not grouped_gemm_expert_host_us (TE PR #3134's own SM100 measurement, host not "
+     "stated)"},
     {"launch_blocking_sync_us", 5.0, 0.0, 1000.0,
      "[training] launch_blocking (CUDA_LAUNCH_BLOCKING=1): host round trip after each kernel -- the "
      "launch call returns only when the kernel has finished, then the host wakes and issues the next "

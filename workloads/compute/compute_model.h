@@ -7,9 +7,10 @@
 //                + fp8 casts(op) + kernels(op) x kernel_launch_us
 //   pass(ops)  = max(sum device(op), sum host(op)) before a host sync; after it (empty GPU queue)
 //                each op's kernels start once the host has issued them (see ops_time)
-//   host(op)   = (kernels(op) + framework ops(op)) x host_launch_us + a grouped expert GEMM's
-//                per-expert GEMMs x grouped_gemm_expert_host_us + torch.distributed calls x
-//                torch_distributed_call_us
+//   host(op)   = cpu x ((kernels(op) + framework ops(op)) x host_launch_us + forward TE module
+//                calls(op) x te_module_host_us + torch.distributed calls x torch_distributed_call_us)
+//                + a grouped expert GEMM's per-expert GEMMs x grouped_gemm_expert_host_us;
+//                cpu = grace_host_ratio on a Grace host (GB200, GB300), 1 on x86
 //
 // Throughput side, each factor a physical effect with a named constant (compute_constants.cpp has the
 // sources; `ComputeConstants::describe` prints them):
@@ -48,8 +49,10 @@
 // and weight gradient, as NVIDIA's NVFP4 recipe runs all three) at the GPU's dense FP4 rate, their
 // operands at kNvfp4BytesPerElement, the cast at nvfp4_cast_bytes_per_element; attention core,
 // output layer and pointwise kernels stay bf16.
-// Host: an eager framework issues every kernel from the CPU (host_launch_us); a pass of many
-// small kernels (small models, short sequences) is bound by the CPU, not the GPU.
+// Host: an eager framework issues every kernel from the CPU (host_launch_us) and runs each
+// Transformer Engine module's Python work in the forward (te_module_host_us); a pass of many
+// small kernels (small models, short sequences, micro-batch 1) is bound by the CPU, not the GPU.
+// A Grace host takes grace_host_ratio times as long for the same work.
 // Contention: an op with a collective beside it (op_time with a Contention) runs its tile waves on
 // the SMs the collective leaves and streams at the HBM bandwidth it leaves (the tensor-parallel
 // overlap of workloads/training/overlap.h).
@@ -101,6 +104,9 @@ class ComputeConstants {
 };
 
 enum class Pass : std::uint8_t { Forward, Backward };
+
+// Whether the GPU's host CPU is a Grace (GB200 / GB300 superchips; grace_host_ratio).
+bool grace_hosted(const topology::GpuSpec& gpu);
 
 // Element size of activations and of the OpShape that layer_ops/head_ops take for a run precision.
 int activation_bytes(topology::Precision p);
@@ -160,8 +166,10 @@ class ComputeModel {
   // The fused attention op's time relative to its FLOPs at attention_efficiency(): its softmax
   // exponentials beside its tensor work, against the same at flash_eff_ref_head_dim (op_roofline.cpp).
   double softmax_exp_factor(const OpCost& op, Pass pass) const;
-  // Host time to issue an op: (launches + its other framework ops) x host_launch_us + its
-  // torch.distributed calls x torch_distributed_call_us; zero under a full-iteration CUDA graph.
+  // Host time to issue an op: (launches + its other framework ops) x host_launch_us + its forward
+  // Transformer Engine module calls x te_module_host_us + its torch.distributed calls x
+  // torch_distributed_call_us (x grace_host_ratio on a Grace host) + a grouped expert GEMM's
+  // per-expert GEMMs x grouped_gemm_expert_host_us; zero under a full-iteration CUDA graph.
   sim::SimTime host_time(const OpCost& op, Pass pass) const;
   // Kernel launches the host issues for an op: kernels(op), plus one per further local expert of a
   // grouped expert GEMM (grouped_gemm_launches_per_expert).

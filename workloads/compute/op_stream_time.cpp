@@ -19,7 +19,23 @@ double expert_gemm_launches(const OpCost& op, Pass pass, double per_expert) {
   const int gemms = pass == Pass::Backward ? (op.frozen ? 1 : 2) : 1;
   return gemms * (op.batch - 1) * per_expert;
 }
+
+// Transformer Engine module calls an op stands for in the forward (te_module_host_us each): one
+// per linear layer (Linear, LayerNormLinear; a routed expert GEMM's GroupedLinear once per call,
+// its per-expert work apart) and the fused attention core (DotProductAttention). A gated MLP's
+// gate and up halves are one fc1 module, so "mlp_up" and "expert_up" are not calls of their own.
+// The logits GEMM (Megatron-Core's own ColumnParallelLinear) and the router are not TE modules.
+double te_module_calls(const OpCost& op, Pass pass) {
+  if (pass != Pass::Forward) return 0.0;
+  if (op.kind == OpKind::Attention) return op.name == "flash_attention" ? 1.0 : 0.0;
+  const bool linear = op.kind == OpKind::Gemm && op.fp8_eligible;
+  return linear && op.name != "mlp_up" && op.name != "expert_up" ? 1.0 : 0.0;
+}
 }  // namespace
+
+// Whether the GPU's host is a Grace CPU (the GB200 and GB300 superchips): eager host work runs
+// grace_host_ratio times as long there as on a DGX's x86 host.
+bool grace_hosted(const topology::GpuSpec& gpu) { return gpu.id.starts_with("gb") || gpu.id.starts_with("gh"); }
 
 // Host launches of an op: its kernels, and a grouped expert GEMM's per-expert GEMMs.
 double ComputeModel::launches(const OpCost& op, Pass pass) const {
@@ -27,19 +43,23 @@ double ComputeModel::launches(const OpCost& op, Pass pass) const {
 }
 
 // Host time of an op: its kernel launches and its other framework ops (OpCost::fwd_host_ops, MoE
-// layers' reshapes, counts and copies) at host_launch_us each, a grouped expert GEMM's per-expert
-// GEMMs at grouped_gemm_expert_host_us each (Transformer Engine's GroupedLinear: per-expert Python
-// work and a cuBLASLt call each), and its torch.distributed calls at torch_distributed_call_us.
-// A full-iteration CUDA graph replays the whole step from one launch: no per-op host time.
+// layers' reshapes, counts and copies) at host_launch_us each, the forward of each Transformer
+// Engine module it stands for at te_module_host_us, and its torch.distributed calls at
+// torch_distributed_call_us, all x grace_host_ratio on a Grace host; and a grouped expert GEMM's
+// per-expert GEMMs at grouped_gemm_expert_host_us each (Transformer Engine's GroupedLinear:
+// per-expert Python work and a cuBLASLt call each). A full-iteration CUDA graph replays the whole
+// step from one launch: no per-op host time.
 sim::SimTime ComputeModel::host_time(const OpCost& op, Pass pass) const {
   if (cuda_graphs_) return sim::SimTime::zero();
   const bool fwd = pass == Pass::Forward;
   const double per_expert = expert_gemm_launches(op, pass, constants_.get("grouped_gemm_launches_per_expert"));
   const double ops = kernels(op, pass) + (fwd ? op.fwd_host_ops : op.bwd_host_ops);
   const double calls = fwd ? op.fwd_dist_calls : op.bwd_dist_calls;
-  return sim::SimTime::from_seconds((ops * constants_.get("host_launch_us") +
-                                     per_expert * constants_.get("grouped_gemm_expert_host_us") +
-                                     calls * constants_.get("torch_distributed_call_us")) * 1e-6);
+  const double cpu = grace_hosted(gpu_) ? constants_.get("grace_host_ratio") : 1.0;
+  const double framework_us = ops * constants_.get("host_launch_us") +
+                              te_module_calls(op, pass) * constants_.get("te_module_host_us") +
+                              calls * constants_.get("torch_distributed_call_us");
+  return sim::SimTime::from_seconds((cpu * framework_us + per_expert * constants_.get("grouped_gemm_expert_host_us")) * 1e-6);
 }
 
 // The host issues kernels asynchronously and runs ahead while long kernels execute, so a stream of
