@@ -113,8 +113,11 @@ bool nemo_stack(const ModernRow& r) {
 // `cfg.comm_overlap.tp_comm_overlap = False if precision == "nvfp4"` (from c3e43e6a, 2025-12-03;
 // tags v0.3.0 - v0.5.1). Every NVFP4 Llama row of the tables is 26.02 or later. Nor the Hopper rows
 // with moe_a2a_overlap: their recipes leave it off (modern_row_recipes.h hopper_a2a_overlap).
+// Nor dgxc-benchmarking's DeepSeek-V3 rows (v25.05, v25.05.04): NeMo 7a8f1cc's
+// scripts/performance/llm/pretrain_deepseek_v3.py adds MegatronCommOverlapCallback(tp_comm_overlap=False).
 bool tp_comm_overlap_of(const ModernRow& r) {
   if (!nemo_stack(r) || std::max(r.tp, 1) <= 1 || hopper_a2a_overlap(r)) return false;
+  if (modern_source_group(r) == "dgxc-benchmarking" && has(r.model, "DeepSeek-V3")) return false;
   const bool llama_nvfp4 = modern_source_group(r) == "Megatron-Bridge" && has(r.model, "Llama") && precision_for(r) == "nvfp4";
   return !llama_nvfp4;
 }
