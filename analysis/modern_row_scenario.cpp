@@ -125,7 +125,11 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
     << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \""
     << (jax_stack(r) ? "full" : unfused_mla_attention_of(r) ? "selective" : "none") << "\"\niterations = 1\n";
   const bool nemotron4_dgxc = has(r.model, "Nemotron-4") && modern_source_group(r) == "dgxc-benchmarking";
-  if (nemotron4_dgxc || (nemo_stack(r) && fp8_row(r)) || gpt_oss_bridge(r)) t << "grad_dtype = \"bf16\"\n";
+  // dgxc-benchmarking's Llama 4 Maverick runs reduce gradients in bf16 at BF16 too: NeMo 7a8f1cc's
+  // pretrain_llama4_e128.py calls pretrain_recipe(performance_mode=True), whose
+  // pretrain_performance_optimizations (recipes/llama4_e128.py) sets grad_reduce_in_fp32 = False.
+  const bool llama4_dgxc = has(r.model, "Llama4-Maverick") && modern_source_group(r) == "dgxc-benchmarking";
+  if (nemotron4_dgxc || llama4_dgxc || (nemo_stack(r) && fp8_row(r)) || gpt_oss_bridge(r)) t << "grad_dtype = \"bf16\"\n";
   if (gpt_oss_recompute_modules(r)) t << "recompute_modules = [\"layernorm\", \"moe_act\"]\n";
   if (const std::string modules = deepseek_recompute_modules(r); !modules.empty())
     t << "recompute_modules = " << modules << "\n";

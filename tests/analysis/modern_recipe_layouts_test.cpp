@@ -143,3 +143,15 @@ TEST_CASE("analysis::scenario_for_modern_row: dgxc-benchmarking's DeepSeek-V3 GB
   // Megatron-Bridge's GB200 DeepSeek-V3 (row 494, 25.11, TE >= 2.5) keeps the fused kernel.
   CHECK(scenario_of(row_at("training_megatron_bridge.csv", 494)).model.flash_attention);
 }
+
+TEST_CASE("analysis::scenario_for_modern_row: dgxc-benchmarking's Llama 4 Maverick reduces gradients in bf16 at BF16 too") {
+  // NeMo 7a8f1cc recipes/llama4_e128.py pretrain_performance_optimizations: grad_reduce_in_fp32 = False.
+  for (const int line : {888, 906}) {  // BF16 on GB200 and H100
+    CAPTURE(line);
+    const ModernRow& row = row_at("training_dgxc_benchmarking.csv", line);
+    REQUIRE(row.precision == "BF16");
+    CHECK(scenario_of(row).training.grad_dtype == workloads::StateDtype::Bf16);
+  }
+  // Other dgxc-benchmarking BF16 rows keep fp32 gradients (DeepSeek-V3 GB200, row 840).
+  CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", 840)).training.grad_dtype == workloads::StateDtype::Fp32);
+}
