@@ -115,8 +115,11 @@ bool nemo_stack(const ModernRow& r) {
 // `cfg.comm_overlap.tp_comm_overlap = False if precision == "nvfp4"` (from c3e43e6a, 2025-12-03;
 // tags v0.3.0 - v0.5.1). Every NVFP4 Llama row of the tables is 26.02 or later. Nor the Hopper rows
 // with moe_a2a_overlap: their recipes leave it off (modern_row_recipes.h hopper_a2a_overlap).
+// Nor dgxc-benchmarking's DeepSeek-V3 rows (v25.05, v25.05.04): NeMo 7a8f1cc's
+// scripts/performance/llm/pretrain_deepseek_v3.py adds MegatronCommOverlapCallback(tp_comm_overlap=False).
 bool tp_comm_overlap_of(const ModernRow& r) {
   if (!nemo_stack(r) || std::max(r.tp, 1) <= 1 || hopper_a2a_overlap(r)) return false;
+  if (modern_source_group(r) == "dgxc-benchmarking" && has(r.model, "DeepSeek-V3")) return false;
   const bool llama_nvfp4 = modern_source_group(r) == "Megatron-Bridge" && has(r.model, "Llama") && precision_for(r) == "nvfp4";
   return !llama_nvfp4;
 }
@@ -179,9 +182,10 @@ bool gpt_oss_recompute_modules(const ModernRow& r) {
 //     at MXFP8, and any other GB300 row (25.11: pp 2 x vp 4, w/o MTP; no preset read has that
 //     layout) ["moe_act"].
 //   * dgxc-benchmarking v25.05 and v25.05.04 (deepseek_v3/pretraining/launch.sh, commits 68eaf7e and
-//     1f6d9f4): --recompute_modules mla_up_proj on H100; core_attn on GB200, which with flash
-//     attention frees nothing the model keeps (the kernel's saved Q, K, V, O are the checkpoint's
-//     inputs and the out-projection's input), so it is not written.
+//     1f6d9f4): --recompute_modules mla_up_proj on H100; core_attn on GB200, where the attention
+//     ran unfused, so it is the scenario's recompute = "selective" (modern_row_recipes.h
+//     unfused_mla_attention_of; with flash attention it would free nothing the model keeps: the
+//     kernel's saved Q, K, V, O are the checkpoint's inputs and the out-projection's input).
 // Kimi-K2 (the same multi-head latent attention): KIMI_K2_PRETRAIN_CONFIG_GB300_FP8_MX
 // (scripts/performance/configs/kimi/kimi_workload_base_configs.py, v0.3.1 - v0.5.0: pp 4 x vp 4,
 // EP 64, micro-batch 2) sets ["mla_up_proj"]; the table's Kimi-K2 rows are all that preset.

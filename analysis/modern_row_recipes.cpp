@@ -158,6 +158,27 @@ bool hopper_a2a_overlap(const ModernRow& r) {
   return moe_a2a_overlap_of(r) && generation_of(r.gpu) == Generation::Hopper;
 }
 
+// dgxc-benchmarking's DeepSeek-V3 GB200 rows (release v25.05, 68eaf7e; deepseek_v3/pretraining/
+// launch.sh, container nvidia/nemo:25.04.01, NeMo 7a8f1cc) ran their attention unfused. DeepSeek-V3's
+// multi-head latent attention has Q/K heads of 192 (128 + 64 rotary) and V heads of 128. In
+// Transformer Engine before v2.5, DotProductAttention's backend filter disables FlashAttention 2
+// and 3 whenever head_dim_qk != head_dim_v ("Disabling FlashAttention as it does not support MLA",
+// transformer_engine/pytorch/dot_product_attention/utils.py), and the cuDNN fused backend
+// (common/fused_attn/fused_attn.cpp nvte_get_fused_attn_backend, "special conditions for
+// blackwell") is excluded on sm100 when head_dim_qk or head_dim_v > 128. That leaves
+// UnfusedDotProductAttention (batched GEMM for the scores, softmax, batched GEMM with V). The NeMo
+// checkout pins TE bee4649c (requirements/manifest.json, 2025-03-18, v2.2~25), and v2.2, v2.3
+// and v2.4 keep both filters. TE v2.5 (2025-06-29, PR #1797, 71c76b6b) first admits d_qk 192 /
+// d_v 128 training on Blackwell, and only from cuDNN 9.11. H100 (sm90) runs the fused kernel up
+// to 256. The launcher also sets --recompute_modules core_attn on GB200 (mla_up_proj on H100), the
+// recompute that only pays with the scores in memory. pretrain_deepseek_v3.py keeps
+// recompute_granularity "selective". Later GB200 DeepSeek-V3 recipes (Megatron-Bridge 25.11 and on,
+// TE >= 2.5) run the fused kernel and drop core_attn.
+bool unfused_mla_attention_of(const ModernRow& r) {
+  return modern_source_group(r) == "dgxc-benchmarking" && has(r.model, "DeepSeek-V3") &&
+         generation_of(r.gpu) == Generation::Blackwell;
+}
+
 // dgxc-benchmarking's Llama 4 Maverick README (llama4/README.md) lists "Layers 32" for every
 // configuration in release v25.05 (68eaf7e) and "Layers 48" in v25.05.04 (1f6d9f4), with the same
 // step times, throughputs and MFUs; its own MFU note counts 48 layers (8.92e14 FLOPs per sequence),

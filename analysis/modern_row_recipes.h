@@ -37,6 +37,13 @@ bool moe_a2a_overlap_of(const ModernRow& r);
 // Whether it is such a row on Hopper, which runs without tensor-parallel communication overlap.
 bool hopper_a2a_overlap(const ModernRow& r);
 
+// Whether the row's attention ran Transformer Engine's unfused path (model.flash_attention = false:
+// the s x s scores in device memory), because no fused kernel of its stack took its head shape:
+// dgxc-benchmarking's DeepSeek-V3 GB200 rows (multi-head latent attention, 192-wide Q/K and
+// 128-wide V, on sm100 before TE 2.5). Their recipe recomputes the attention core
+// (recompute_modules ["core_attn"]), which is the scenario's recompute = "selective".
+bool unfused_mla_attention_of(const ModernRow& r);
+
 // The row as it ran, where a later release of its source corrects a printed column (the layer
 // count) or a published config gives the shape the table leaves empty (NeMo 24.07's Nemotron-3
 // 8B/22B); otherwise the row unchanged.

@@ -55,6 +55,7 @@ using modern_detail::recipe_stage_layers;
 using modern_detail::slot_split_recipe;
 using modern_detail::tp_comm_overlap_of;
 using modern_detail::virtual_stages_of;
+using modern_detail::unfused_mla_attention_of;
 using modern_detail::with_hybrid_shape;
 
 // GPT-3 rows leave the vocabulary empty: GPT-2 BPE (50257) padded by Megatron/NeMo to a multiple
@@ -93,7 +94,8 @@ void write_model(std::ostringstream& t, const ModernRow& r) {
     t << "\nffn_hidden = " << r.ffn_hidden;
   }
   t << "\nmlp = \"" << (llama ? "swiglu" : "gelu") << "\"\nnorm = \"" << (llama ? "rmsnorm" : "layernorm")
-    << "\"\ntied_embeddings = " << (untied ? "false" : "true") << "\nflash_attention = true\n";
+    << "\"\ntied_embeddings = " << (untied ? "false" : "true")
+    << "\nflash_attention = " << (unfused_mla_attention_of(r) ? "false" : "true") << "\n";
   // Llama and Nemotron train without dropout (Meta's configs have none; Nemotron-4: hidden,
   // attention and ffn dropout 0.0 in dgxc-benchmarking nemotron/nemotron4-340b-synth.yaml); nor do
   // the MoE architectures above (no dropout in their configs or in grok-1's model.py).
@@ -121,9 +123,14 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
     if (moe_a2a_overlap_of(r)) t << "moe_a2a_overlap = true\n";
   }
   t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << micro_batch_of(r)
-    << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << (jax_stack(r) ? "full" : "none") << "\"\niterations = 1\n";
+    << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \""
+    << (jax_stack(r) ? "full" : unfused_mla_attention_of(r) ? "selective" : "none") << "\"\niterations = 1\n";
   const bool nemotron4_dgxc = has(r.model, "Nemotron-4") && modern_source_group(r) == "dgxc-benchmarking";
-  if (nemotron4_dgxc || (nemo_stack(r) && fp8_row(r)) || gpt_oss_bridge(r)) t << "grad_dtype = \"bf16\"\n";
+  // dgxc-benchmarking's Llama 4 Maverick runs reduce gradients in bf16 at BF16 too: NeMo 7a8f1cc's
+  // pretrain_llama4_e128.py calls pretrain_recipe(performance_mode=True), whose
+  // pretrain_performance_optimizations (recipes/llama4_e128.py) sets grad_reduce_in_fp32 = False.
+  const bool llama4_dgxc = has(r.model, "Llama4-Maverick") && modern_source_group(r) == "dgxc-benchmarking";
+  if (nemotron4_dgxc || llama4_dgxc || (nemo_stack(r) && fp8_row(r)) || gpt_oss_bridge(r)) t << "grad_dtype = \"bf16\"\n";
   if (gpt_oss_recompute_modules(r)) t << "recompute_modules = [\"layernorm\", \"moe_act\"]\n";
   if (const std::string modules = deepseek_recompute_modules(r); !modules.empty())
     t << "recompute_modules = " << modules << "\n";

@@ -121,3 +121,37 @@ TEST_CASE("analysis::scenario_for_modern_row: dgxc-benchmarking's Grok-1 runs Ne
   // republished the same step times).
   CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", 852)).parallel.etp == 4);
 }
+
+TEST_CASE("analysis::scenario_for_modern_row: dgxc-benchmarking's DeepSeek-V3 GB200 rows run unfused attention with core_attn recompute and no tp overlap") {
+  // v25.05 GB200 (rows 840, 844, 848): TE before 2.5 has no fused or flash kernel for MLA's 192 / 128
+  // heads on sm100, so the launcher's core_attn recompute is the scenario's "selective";
+  // pretrain_deepseek_v3.py sets tp_comm_overlap=False.
+  for (const int line : {840, 844, 848}) {
+    CAPTURE(line);
+    const scenarios::ScenarioSpec spec = scenario_of(row_at("training_dgxc_benchmarking.csv", line));
+    CHECK_FALSE(spec.model.flash_attention);
+    CHECK(spec.training.recompute == workloads::Recompute::Selective);
+    CHECK(spec.training.recompute_modules == 0u);
+    CHECK_FALSE(spec.sync.tp_comm_overlap);
+  }
+  // H100 (row 836): the fused kernel takes 192-wide heads on sm90; the launcher's mla_up_proj stays.
+  const scenarios::ScenarioSpec h100 = scenario_of(row_at("training_dgxc_benchmarking.csv", 836));
+  CHECK(h100.model.flash_attention);
+  CHECK(h100.training.recompute == workloads::Recompute::None);
+  CHECK(h100.training.recompute_modules == workloads::kRecomputeMlaUpProj);
+  CHECK_FALSE(h100.sync.tp_comm_overlap);
+  // Megatron-Bridge's GB200 DeepSeek-V3 (row 494, 25.11, TE >= 2.5) keeps the fused kernel.
+  CHECK(scenario_of(row_at("training_megatron_bridge.csv", 494)).model.flash_attention);
+}
+
+TEST_CASE("analysis::scenario_for_modern_row: dgxc-benchmarking's Llama 4 Maverick reduces gradients in bf16 at BF16 too") {
+  // NeMo 7a8f1cc recipes/llama4_e128.py pretrain_performance_optimizations: grad_reduce_in_fp32 = False.
+  for (const int line : {888, 906}) {  // BF16 on GB200 and H100
+    CAPTURE(line);
+    const ModernRow& row = row_at("training_dgxc_benchmarking.csv", line);
+    REQUIRE(row.precision == "BF16");
+    CHECK(scenario_of(row).training.grad_dtype == workloads::StateDtype::Bf16);
+  }
+  // Other dgxc-benchmarking BF16 rows keep fp32 gradients (DeepSeek-V3 GB200, row 840).
+  CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", 840)).training.grad_dtype == workloads::StateDtype::Fp32);
+}
