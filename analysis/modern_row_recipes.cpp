@@ -60,7 +60,24 @@ bool full_iteration_mxfp8_recipe(const ModernRow& r) {
   if (has(r.model, "Qwen3-30B-A3B")) return rack || r.gpu == "B300";
   return rack && (has(r.model, "DeepSeek-V3") || has(r.model, "GPT-OSS-120B") || has(r.model, "Qwen3-235B-A22B"));
 }
-bool cuda_graphs_of(const ModernRow& r) { return full_iteration_mxfp8_recipe(r); }
+// dgxc-benchmarking v25.05 (68eaf7e) launches with NeMo's `--cuda_graphs`: grok1/launch.sh
+// CUDA_GRAPH=${CUDA_GRAPH:-true} on gb200 and b200 (false on h100), nemotron/launch.sh
+// `--cuda_graphs true` on gb200; NeMo 7a8f1cc7 scripts/performance/utils.py
+// set_primary_perf_configs sets model.config.enable_cuda_graph, i.e. Megatron-Core's per-layer
+// graphs (core_v0.12.0 transformer_layer.py CudaGraphManager: each TransformerLayer captured
+// whole; Grok-1 with MegatronTokenDropCallback's pad-to-capacity dispatch, which has no host sync).
+// The model has one graph mode, the full-iteration one: mapped onto it, the eager work outside the
+// layers (embedding, loss, optimizer) and one graph launch per layer and pass go uncharged, small
+// beside these layers' device time. llama4/launch.sh sets CUDA_GRAPH=true for H100 FP8 too, but
+// whether its dropless MoE layers were captured was not checked, so those rows stay eager.
+bool dgxc_per_layer_graphs(const ModernRow& r) {
+  if (modern_source_group(r) != "dgxc-benchmarking" || !has(r.source, "(release v25.05)")) return false;
+  const bool blackwell = r.gpu.starts_with("GB200") || r.gpu == "B200";
+  if (has(r.model, "Grok-1")) return blackwell;
+  return has(r.model, "Nemotron-4") && r.gpu.starts_with("GB200");
+}
+
+bool cuda_graphs_of(const ModernRow& r) { return full_iteration_mxfp8_recipe(r) || dgxc_per_layer_graphs(r); }
 
 // Megatron-Bridge's DeepSeek-V3 performance configs run Megatron-Core's flex token dispatcher on
 // every GPU (mirror lkk12014402/Megatron-Bridge at 793bb600, scripts/performance/configs/deepseek/

@@ -22,8 +22,11 @@ int bridge_release(const ModernRow& r);
 // (cuda_graph_impl "full_iteration" with the hybridep dispatcher and moe_a2a_overlap).
 bool full_iteration_mxfp8_recipe(const ModernRow& r);
 
-// Whether the row's recipe captures the whole step in one CUDA graph (training.cuda_graphs:
-// Megatron-Core's cuda_graph_impl "full_iteration"); per-module graphs are not modelled.
+// Whether the row's recipe runs CUDA graphs the model represents (training.cuda_graphs):
+// Megatron-Core's cuda_graph_impl "full_iteration", and dgxc v25.05's per-layer graphs of whole
+// TransformerLayers (dgxc_per_layer_graphs, mapped onto the same mode); Transformer Engine's
+// per-module graphs are not modelled.
+bool dgxc_per_layer_graphs(const ModernRow& r);
 bool cuda_graphs_of(const ModernRow& r);
 
 // Megatron-Core's token dispatcher of a row (parallelism.moe_dispatcher): "deepep" or "hybridep"

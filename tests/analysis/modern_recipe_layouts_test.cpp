@@ -122,6 +122,19 @@ TEST_CASE("analysis::scenario_for_modern_row: dgxc-benchmarking's Grok-1 runs Ne
   CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", 852)).parallel.etp == 4);
 }
 
+TEST_CASE("analysis::scenario_for_modern_row: dgxc-benchmarking v25.05 runs CUDA graphs where its launch.sh sets them") {
+  // grok1/launch.sh CUDA_GRAPH true on gb200 (852 BF16, 861 FP8), false on h100 (v25.05.01 row
+  // 981); nemotron/launch.sh --cuda_graphs true on gb200 (924); deepseek_v3 sets none (840).
+  for (const int line : {852, 861, 924}) {
+    CAPTURE(line);
+    CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", line)).training.cuda_graphs);
+  }
+  for (const int line : {981, 840, 359}) {
+    CAPTURE(line);
+    CHECK_FALSE(scenario_of(row_at("training_dgxc_benchmarking.csv", line)).training.cuda_graphs);
+  }
+}
+
 TEST_CASE("analysis::scenario_for_modern_row: dgxc-benchmarking's DeepSeek-V3 GB200 rows run unfused attention with core_attn recompute and no tp overlap") {
   // v25.05 GB200 (rows 840, 844, 848): TE before 2.5 has no fused or flash kernel for MLA's 192 / 128
   // heads on sm100, so the launcher's core_attn recompute is the scenario's "selective";
