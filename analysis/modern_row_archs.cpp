@@ -105,13 +105,16 @@ std::string other_moe_reason(const std::string& model) {
 // dgxc-benchmarking's Nemotron-H rows state only the layer count ("arch fields beyond layers not
 // filled"); the preset supplies the rest. Nemotron 3 interleaves Mamba-2 with MoE layers ('E' in
 // the pattern) and its rows state no architecture: Nano is the nemotron-3-nano-30b-a3b preset
-// (its Hugging Face config.json); Super, Ultra and 3.5 Lightning have no preset (no config of
-// theirs was at hand) and stay skipped.
+// (its Hugging Face config.json), Super the nemotron-3-super-120b-a12b preset (LatentMoE; its
+// sources in model/model_presets.cpp). Ultra's shape is public too (Megatron-LM examples/
+// post_training/modelopt/conf/nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16.sh) but has no preset
+// yet; 3.5 Lightning has no published config at hand. Both stay skipped.
 const char* hybrid_preset_of(const ModernRow& r) {
   if (has(r.model, "Nemotron-H 56B")) return "nemotron-h-56b";
   if (has(r.model, "Nemotron-H 47B")) return "nemotron-h-47b";
   if (has(r.model, "Nemotron-H 8B")) return "nemotron-h-8b";
   if (has(r.model, "Nemotron_3_Nano")) return "nemotron-3-nano-30b-a3b";
+  if (has(r.model, "Nemotron_3_Super")) return "nemotron-3-super-120b-a12b";
   return nullptr;
 }
 

@@ -74,8 +74,14 @@ int lora_rank_of(const ModernRow& r) {
 // use_mtp = True (nemo/collections/llm/recipes/deepseek_v3.py: mtp_num_layers = 1, read at NeMo
 // 00f65dd; dgxc's setup.sh pins NeMo 7a8f1cc, llmb-nemo-r2.3.0, whose performance script calls
 // pretrain_recipe() without use_mtp; the recipe at that commit was not at hand). Kimi-K2's recipe
-// has no MTP (kimi_k2.py: no mtp_num_layers, layouts end in "L" alone). 0 = no MTP module.
+// has no MTP (kimi_k2.py: no mtp_num_layers, layouts end in "L" alone). Nemotron 3 Super's
+// pretraining recipe, which its performance configs start from (scripts/performance/configs/
+// nemotronh/nemotron_3_llm_pretrain.py, v0.4.0 - v0.5.0: nemotron_3_super_pretrain_config()),
+// sets mtp_num_layers = 2 with mtp_use_repeated_layer (recipes/nemotronh/nemotron_3_super.py):
+// one "*E" module run twice; the weights of the second pass are counted as a second module
+// (one module's states too many, ~1.6% of the model's: not modelled). 0 = no MTP module.
 int mtp_layers_of(const ModernRow& r) {
+  if (has(r.model, "Nemotron_3_Super") && modern_source_group(r) == "Megatron-Bridge") return 2;
   return has(r.model, "DeepSeek-V3") && !has(r.model, "w/o MTP") ? 1 : 0;
 }
 
@@ -214,8 +220,19 @@ std::string deepseek_recompute_modules(const ModernRow& r) {
 // to the mirror's head 793bb600): "moe_act" lies inside "moe", and "core_attn" with flash attention
 // frees nothing the model keeps (as for DeepSeek-V3 above). Every H100 row of the tables is 26.02.01
 // or later. The Blackwell presets set no recompute_modules.
+//
+// Nemotron 3 Super's (NEMOTRON_3_SUPER_PRETRAIN_CONFIG_*, scripts/performance/configs/nemotronh/
+// nemotron_3_workload_base_configs.py, v0.4.0 = 26.04 and v0.5.0 = 26.06 alike for the tables'
+// precisions): GB300 and GB200 set none; B300 NVFP4 (= B300_BF16_V1) ["moe_act", "layernorm"],
+// B300 FP8_MX none; B200 FP8_MX (the B200 base) ["moe_act", "layernorm"], B200 NVFP4 None.
 std::string nemotron3_nano_recompute_modules(const ModernRow& r) {
-  if (!has(r.model, "Nemotron_3_Nano") || modern_source_group(r) != "Megatron-Bridge") return "";
+  if (modern_source_group(r) != "Megatron-Bridge") return "";
+  if (has(r.model, "Nemotron_3_Super")) {
+    const bool nvfp4 = precision_for(r) == "nvfp4";
+    const bool b300 = r.gpu == "B300", b200 = r.gpu == "B200";
+    return (b300 && nvfp4) || (b200 && !nvfp4) ? "[\"moe_act\", \"layernorm\"]" : "";
+  }
+  if (!has(r.model, "Nemotron_3_Nano")) return "";
   return has(r.gpu, "H100") ? "[\"moe\", \"layernorm\"]" : "";
 }
 

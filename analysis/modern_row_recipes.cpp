@@ -95,13 +95,13 @@ bool cuda_graphs_of(const ModernRow& r) { return full_iteration_mxfp8_recipe(r) 
 //   * the full-iteration MXFP8 recipes above, "hybridep" (inside the NVLink domain: no difference).
 // Kimi-K2 (GB300 only from 26.02.01: "hybridep", inside the rack), GPT-OSS (H100 / B200 / B300
 // with EP 8 inside a node) and the remaining in-node presets are left on the alltoall dispatcher;
-// so is Nemotron 3 Super on B200 (EP 64 over eight nodes, NEMOTRON_3_SUPER_PRETRAIN_CONFIG_B200_
-// {FP8_MX,NVFP4}_V1 "hybridep" on v0.4.0 / v0.4.2), whose rows are skipped (no hybrid preset).
+// Nemotron 3 Super's configs all set "hybridep" (BASE_NEMOTRON_3_SUPER_CONFIG, nemotron_3_workload_
+// base_configs.py, v0.4.0 - v0.5.0), which leaves the node only on B200 (EP 64 over eight nodes).
 const char* moe_dispatcher_of(const ModernRow& r) {
   if (modern_source_group(r) != "Megatron-Bridge") return nullptr;
   if (has(r.model, "DeepSeek-V3"))
     return has(r.gpu, "B200") && !r.gpu.starts_with("GB") && notes_int(r, "EP") == 32 ? "deepep" : "hybridep";
-  if (full_iteration_mxfp8_recipe(r)) return "hybridep";
+  if (full_iteration_mxfp8_recipe(r) || has(r.model, "Nemotron_3_Super")) return "hybridep";
   const int release = bridge_release(r);
   if (has(r.model, "Qwen3-235B-A22B") && has(r.gpu, "H100") && release == 260201) return "deepep";
   if (has(r.model, "Qwen3-30B-A3B") && has(r.gpu, "H100") && r.pp <= 1 && notes_int(r, "EP") == 16 && release >= 260201)

@@ -75,6 +75,7 @@ int vocab_for(const ModernRow& r) {
 void write_model(std::ostringstream& t, const ModernRow& r) {
   if (const char* hybrid = hybrid_preset_of(r)) {  // the preset's shape; the row's sequence length
     t << "\n[model]\npreset = \"" << hybrid << "\"\nseq_len = " << r.seq_len << "\n";
+    if (const int mtp = mtp_layers_of(r); mtp > 0) t << "mtp_layers = " << mtp << "\n";
     return;
   }
   const MoeArch* moe = moe_arch_of(r);

@@ -22,7 +22,7 @@ constexpr std::string_view kModelKeys[] = {"preset",     "layers",  "hidden", "h
                                            "ffn_hidden", "seq_len", "vocab",  "hf_config", "mlp",
                                            "norm",       "tied_embeddings", "flash_attention", "dropout",
                                            "experts", "experts_per_token", "moe_ffn_hidden", "shared_experts",
-                                           "first_dense_layers", "moe_layer_freq", "capacity_factor", "expert_bias", "router_groups", "router_group_topk",
+                                           "first_dense_layers", "moe_layer_freq", "capacity_factor", "expert_bias", "router_groups", "router_group_topk", "moe_latent_size",
                                            "hybrid_pattern", "mamba_heads", "mamba_head_dim", "mamba_expand",
                                            "mamba_groups", "mamba_state", "mamba_conv", "mamba_chunk",
                                            "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
@@ -43,7 +43,7 @@ struct ModelFields {
   std::optional<bool> tied, flash, dropout;
   // Mixture of experts (workloads::ModelSpec); 0 experts turns an MoE base dense.
   std::optional<int> experts, experts_per_token, moe_ffn, shared_experts, first_dense, moe_freq, router_groups,
-      router_group_topk;
+      router_group_topk, moe_latent;
   std::optional<double> capacity_factor;
   std::optional<bool> expert_bias;
   // Hybrid Mamba models (workloads::ModelSpec::hybrid_pattern); checked in hybrid_checks.cpp.
@@ -115,6 +115,7 @@ ModelFields read_model_fields(Section& s) {
   f.expert_bias = s.boolean("expert_bias");
   f.router_groups = s.integer("router_groups", 1, 1 << 20, "8");
   f.router_group_topk = s.integer("router_group_topk", 1, 1 << 20, "4");
+  f.moe_latent = s.integer("moe_latent_size", 0, 1 << 20, "1024");
   f.hybrid_pattern = s.string("hybrid_pattern", "M-M-M*-M-");
   f.mamba_heads = s.integer("mamba_heads", 1, 1 << 20, "128");
   f.mamba_head_dim = s.integer("mamba_head_dim", 1, 1 << 16, "64");
@@ -160,9 +161,13 @@ void check_attention_fields(LoadContext& ctx, const ModelSpec& m) {
   if (m.is_mla() && (m.qk_nope_head_dim <= 0 || m.v_head_dim <= 0))
     ctx.error_at_key("model.kv_lora_rank", "multi-head latent attention without its head sizes",
                      "give qk_nope_head_dim, qk_rope_head_dim and v_head_dim (DeepSeek-V3: 128, 64, 128)");
-  if (m.mtp_layers > 0 && m.is_hybrid())
-    ctx.error_at_key("model.mtp_layers", "multi-token prediction on a hybrid Mamba model is not modelled",
-                     "remove mtp_layers (its modules are costed as the decoder's transformer layer, which a hybrid pattern does not have)");
+  // A hybrid MoE model's MTP module is an attention and an MoE block (Nemotron 3 Super:
+  // Megatron-Bridge Nemotron3SuperProvider mtp_hybrid_override_pattern "*E"; Megatron-LM
+  // tests/functional_tests/test_cases/nemotron/nemotron3_super_release_gb200: pattern ".../*E/*E"),
+  // costed as the decoder's attention + MoE layer (model/mtp.h); a dense hybrid's is not known.
+  if (m.mtp_layers > 0 && m.is_hybrid() && !m.is_moe())
+    ctx.error_at_key("model.mtp_layers", "multi-token prediction on a hybrid Mamba model without experts is not modelled",
+                     "remove mtp_layers (a hybrid MoE model's module is an attention and an MoE block, \"*E\"; a dense hybrid's is not known)");
   if (m.sliding_window <= 0 && m.full_attention_every > 0)
     ctx.error_at_key("model.full_attention_every", "full_attention_every without a sliding window",
                      "give sliding_window (tokens, e.g. 128), or remove full_attention_every");
@@ -182,6 +187,7 @@ void apply_moe_fields(const ModelFields& f, ModelSpec& m) {
   if (f.expert_bias) m.expert_bias = *f.expert_bias;
   if (f.router_groups) m.router_groups = *f.router_groups;
   if (f.router_group_topk) m.router_group_topk = *f.router_group_topk;
+  if (f.moe_latent) m.moe_latent_size = *f.moe_latent;
   if (!m.is_moe()) return;
   if (m.experts_per_token == 0) m.experts_per_token = std::min(2, m.experts);
   if (m.moe_ffn_hidden == 0) m.moe_ffn_hidden = f.ffn ? *f.ffn : m.ffn_hidden;
@@ -243,7 +249,8 @@ std::string model_id(const ModelSpec& m, const ModelBase& base) {
                     m.moe_ffn_hidden == b.moe_ffn_hidden && m.shared_experts == b.shared_experts &&
                     m.first_dense_layers == b.first_dense_layers && m.moe_layer_freq == b.moe_layer_freq &&
                     m.capacity_factor == b.capacity_factor && m.expert_bias == b.expert_bias &&
-                    m.router_groups == b.router_groups && m.router_group_topk == b.router_group_topk && m.hybrid_pattern == b.hybrid_pattern &&
+                    m.router_groups == b.router_groups && m.router_group_topk == b.router_group_topk &&
+                    m.moe_latent_size == b.moe_latent_size && m.hybrid_pattern == b.hybrid_pattern &&
                     m.mamba_heads == b.mamba_heads && m.mamba_head_dim == b.mamba_head_dim &&
                     m.mamba_groups == b.mamba_groups && m.mamba_state == b.mamba_state &&
                     m.mamba_conv == b.mamba_conv && m.mamba_chunk == b.mamba_chunk &&

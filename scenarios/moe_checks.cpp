@@ -16,7 +16,7 @@ namespace {
 
 constexpr const char* kMoeOnlyKeys[] = {"experts_per_token", "moe_ffn_hidden",  "shared_experts",
                                         "first_dense_layers", "moe_layer_freq", "capacity_factor",
-                                        "expert_bias", "router_groups", "router_group_topk"};
+                                        "expert_bias", "router_groups", "router_group_topk", "moe_latent_size"};
 
 }  // namespace
 
@@ -86,6 +86,13 @@ void Loader::check_experts() {
                      " does not divide the GPUs of a pipeline stage, tp x cp x dp = " + std::to_string(p.tp * p.cp * p.dp),
                  "Megatron-Core's expert data-parallel size is world / (etp x ep x pp); use etp and ep whose product divides " +
                      std::to_string(p.tp * p.cp * p.dp));
+  // LatentMoE compresses the token before dispatch (Nemotron 3 Super: 4096 -> 1024); a latent as
+  // wide as hidden or wider only adds two projections.
+  if (m.moe_latent_size >= m.hidden && m.moe_latent_size > 0)
+    error_at_key("model.moe_latent_size",
+                 "moe_latent_size = " + std::to_string(m.moe_latent_size) + " is not below hidden = " + std::to_string(m.hidden),
+                 "LatentMoE projects tokens down to a narrower latent before the dispatch (Nemotron 3 Super: 1024 of 4096); "
+                 "use a value below hidden, or 0 (or no key) for a plain MoE layer");
   if (m.moe_ffn_hidden % p.expert_tp() != 0)
     error_at_key(p.etp > 0 ? "parallelism.etp" : "parallelism.tp",
                  "expert tensor parallelism " + std::to_string(p.expert_tp()) + " does not divide moe_ffn_hidden = " +

@@ -52,7 +52,7 @@ double ModelSpec::tp_replicated_attention_parameters() const {
 // A SwiGLU expert has three hidden x moe_ffn_hidden matrices, a GELU expert two (no biases:
 // Mixtral, Qwen-MoE and DeepSeek-V3 experts have none).
 double ModelSpec::expert_parameters() const {
-  const double per_expert = (mlp == MlpKind::Gelu ? 2.0 : 3.0) * hidden * static_cast<double>(moe_ffn_hidden);
+  const double per_expert = (mlp == MlpKind::Gelu ? 2.0 : 3.0) * expert_io_width() * static_cast<double>(moe_ffn_hidden);
   return experts * per_expert;
 }
 
@@ -60,7 +60,7 @@ double ModelSpec::moe_block_parameters() const {
   const double h = hidden;
   const double shared = (mlp == MlpKind::Gelu ? 2.0 : 3.0) * h * static_cast<double>(moe_ffn_hidden) * shared_experts;
   const double router = h * experts;
-  return shared + router;
+  return shared + router + latent_projection_parameters();
 }
 
 double ModelSpec::moe_layer_dense_parameters() const {

@@ -80,6 +80,14 @@ struct ModelSpec {
   // per-node deduplication reads it (workloads/training/moe_node_routing.h).
   int router_groups = 0;
   int router_group_topk = 0;
+  // LatentMoE (NVIDIA 2026, "Nemotron 3 Super", arXiv 2604.12374; Megatron-Core --moe-latent-size,
+  // HF moe_latent_size): > 0 projects each token from hidden down to this width before the token
+  // dispatch and back after the combine (MoELayer fc1_latent_proj / fc2_latent_proj, TELinear
+  // parallel_mode "duplicated": whole on every tensor-parallel rank, over that rank's tokens). The
+  // router and the shared experts read the full hidden state; the all-to-all carries latent-wide
+  // tokens (token_dispatcher.py: hidden_dim = moe_latent_size or hidden_size) and the routed
+  // experts map latent -> moe_ffn_hidden -> latent (experts.py linear_fc1 / linear_fc2). 0: none.
+  int moe_latent_size = 0;
   // The routed experts' linears carry biases (Megatron-Core add_bias_linear in an MoE layer;
   // GPT-OSS). TEGroupedMLP adds the second linear's bias outside its grouped GEMM, weighted by
   // each slot's router probability, in an eager per-expert loop (transformer_ops.h, expert_bias).
@@ -154,8 +162,13 @@ struct ModelSpec {
   // One MoE layer's parameters outside the routed experts (attention, norms, router, shared
   // experts; a hybrid's 'E' layer: its pre-norm, router and shared experts).
   double moe_layer_dense_parameters() const;
-  // The router and the shared experts of one MoE block.
+  // The router and the shared experts of one MoE block (and LatentMoE's two latent projections).
   double moe_block_parameters() const;
+  // Width of a routed expert's input and output and of a dispatched token: moe_latent_size, else hidden.
+  int expert_io_width() const { return moe_latent_size > 0 ? moe_latent_size : hidden; }
+  // LatentMoE's fc1_latent_proj and fc2_latent_proj (2 x hidden x moe_latent_size; no biases, as
+  // Nemotron 3 Super's --disable-bias-linear), which every tensor-parallel rank holds whole.
+  double latent_projection_parameters() const { return 2.0 * hidden * static_cast<double>(moe_latent_size); }
   // Parameter count (embeddings included, position embeddings excluded for rotary models).
   double parameters() const;
   // One transformer layer's parameters (projections, MLP, norms, biases for GPT-style models);

@@ -167,7 +167,7 @@ TEST_CASE("workloads::parse_hf_config: a NemotronH config.json imports the patte
   CHECK(m.parameters() == doctest::Approx(preset("nemotron-h-8b").parameters()));
   std::string moe = json;
   moe.replace(moe.find("M-M-M-M*"), 8, "M-M-M-E*");
-  CHECK_THROWS_WITH_AS(parse_hf_config(moe, "config.json"), doctest::Contains("MoE layers ('E') are not modelled"),
+  CHECK_THROWS_WITH_AS(parse_hf_config(moe, "config.json"), doctest::Contains("MoE layers ('E') without an expert count"),
                        HfConfigError);
 }
 

@@ -56,13 +56,20 @@ MoeSaved moe_layer_saved(const MemoryRequest& r) {
   // recompute_modules "moe_act": the experts' activation output (fc2 input) is recomputed.
   s.expert_tensors = s.dense_tensors - ((tr.recompute_modules & kRecomputeMoeAct) != 0 ? 1.0 : 0.0);
   const double per_token = e * m.seq_len * tr.micro_batch / t;
-  const double expert_saved = std::max(0.0, per_token * (s.expert_tensors * (k * load + m.shared_experts) * m.moe_ffn_hidden -
-                                                         s.dense_tensors * m.ffn_hidden));
+  // LatentMoE: the dispatched copies are latent-wide, and fc2_latent_proj keeps its input (the
+  // combined latent of this rank's tokens: sequence-parallel tokens, the whole latent width, as the
+  // projection is duplicated, not split, over tp).
+  const double io_share = static_cast<double>(m.expert_io_width()) / m.hidden;
+  const double latent_saved = m.moe_latent_size > 0 ? per_token * m.moe_latent_size : 0.0;
+  const double expert_saved =
+      std::max(0.0, per_token * (s.expert_tensors * (k * load + m.shared_experts) * m.moe_ffn_hidden -
+                                 s.dense_tensors * m.ffn_hidden)) +
+      latent_saved;
   // Full recompute, or recompute_modules "moe" (the whole MoE layer checkpointed, Megatron-Core
   // moe_layer.py): none of the layer's dispatched tokens or expert activations are kept.
   const bool moe_recomputed = (tr.recompute_modules & kRecomputeMoe) != 0;
-  s.bytes = tr.recompute == Recompute::Full || moe_recomputed ? 0.0 : k * load * e * sbh + expert_saved;
-  s.dispatch_buffers = 2.0 * k * load * e * sbh;
+  s.bytes = tr.recompute == Recompute::Full || moe_recomputed ? 0.0 : k * load * e * sbh * io_share + expert_saved;
+  s.dispatch_buffers = 2.0 * k * load * e * sbh * io_share;
   return s;
 }
 

@@ -51,8 +51,10 @@ void add_moe_states(MemoryLineBuilder& out, const MemoryRequest& r, int stage) {
   const double replicated = m.is_hybrid() ? m.parameters_of_layers(first, layers) - moe * m.expert_parameters()
                                           : (layers - moe) * m.dense_layer_parameters() + moe * m.moe_layer_dense_parameters();
   const bool trainable = !r.training.finetune.lora();
-  // MLA's down-projections are whole on every tensor-parallel rank (ModelSpec::tp_replicated_...).
-  const double duplicated = layers * m.tp_replicated_attention_parameters() * (1.0 - 1.0 / par.tp);
+  // MLA's down-projections are whole on every tensor-parallel rank (ModelSpec::tp_replicated_...),
+  // as are LatentMoE's latent projections (ModelSpec::latent_projection_parameters).
+  const double duplicated =
+      (layers * m.tp_replicated_attention_parameters() + moe * m.latent_projection_parameters()) * (1.0 - 1.0 / par.tp);
   out.add_states("layers", replicated / par.tp + duplicated, r, trainable);
   MemoryRequest experts = r;
   experts.parallel.dp = par.expert_dp();
@@ -68,8 +70,8 @@ void add_mtp_states(MemoryLineBuilder& out, const MemoryRequest& r) {
   const ParallelSpec& par = r.parallel;
   const bool trainable = !r.training.finetune.lora();
   const bool moe = mtp_layer_is_moe(m);
-  const double layer = moe ? m.moe_layer_dense_parameters() : m.dense_layer_parameters();
-  const double duplicated = m.tp_replicated_attention_parameters() * (1.0 - 1.0 / par.tp);
+  const double layer = mtp_layer_dense_parameters(m);
+  const double duplicated = (m.tp_replicated_attention_parameters() + m.latent_projection_parameters()) * (1.0 - 1.0 / par.tp);
   const double embedding = !m.tied_embeddings && par.pp > 1 ? static_cast<double>(m.vocab) * m.hidden / par.tp : 0.0;
   out.add_states("MTP modules", m.mtp_layers * ((layer + mtp_extra_parameters(m)) / par.tp + duplicated) + embedding, r,
                  trainable);

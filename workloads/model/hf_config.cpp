@@ -150,9 +150,9 @@ ModelSpec read_nemotron_h(const Reader& r) {
   if (!act.empty() && act != "relu2") r.fail("mlp_hidden_act", "expected \"relu2\" (squared ReLU), got \"" + act + "\"");
   m.hybrid_pattern = r.optional_string("hybrid_override_pattern");
   if (m.hybrid_pattern.empty()) r.fail("hybrid_override_pattern", "expected the layer pattern, e.g. \"M-M-M*-\"");
-  if (m.hybrid_pattern.find_first_not_of("M*-") != std::string::npos)
-    r.fail("hybrid_override_pattern", "expected only 'M' (Mamba-2), '*' (attention) and '-' (MLP) layers; "
-                                      "MoE layers ('E') are not modelled");
+  // 'E' (MoE) layers need the expert fields (Nemotron 3: n_routed_experts; check_hybrid_experts).
+  if (m.hybrid_pattern.find_first_not_of("M*-E") != std::string::npos)
+    r.fail("hybrid_override_pattern", "expected only 'M' (Mamba-2), '*' (attention), '-' (MLP) and 'E' (MoE) layers");
   if (static_cast<int>(m.hybrid_pattern.size()) != m.layers)
     r.fail("hybrid_override_pattern", "expected one character per layer (" + std::to_string(m.layers) + ")");
   m.mamba_heads = r.positive_int("mamba_num_heads");
@@ -197,7 +197,8 @@ constexpr const char* kRoutingOnlyFields[] = {
     "moe_intermediate_size", "shared_expert_intermediate_size", "decoder_sparse_step", "n_shared_experts",
     "first_k_dense_replace", "moe_layer_freq", "num_local_experts", "num_experts", "n_routed_experts", "ep_size",
     "mlp_only_layers", "num_nextn_predict_layers", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-    "qk_rope_head_dim", "v_head_dim"};
+    "qk_rope_head_dim", "v_head_dim", "moe_shared_expert_intermediate_size", "moe_latent_size",
+    "moe_shared_expert_overlap"};
 
 bool known_moe_field(const std::string& key) {
   for (const char* k : kRoutingOnlyFields) {
@@ -246,6 +247,19 @@ void read_experts(const Reader& r, ModelSpec& m) {
     if (*shared % m.moe_ffn_hidden != 0)
       r.fail("shared_expert_intermediate_size", "expected a multiple of moe_intermediate_size " + std::to_string(m.moe_ffn_hidden));
     m.shared_experts = *shared / m.moe_ffn_hidden;
+  }
+  // Nemotron 3 (model_type nemotron_h; Megatron-Bridge nemotron_h_bridge.py maps it to
+  // moe_shared_expert_intermediate_size): the shared expert's width, a multiple of the expert's.
+  if (auto shared = r.optional_positive_int("moe_shared_expert_intermediate_size")) {
+    if (*shared % m.moe_ffn_hidden != 0)
+      r.fail("moe_shared_expert_intermediate_size", "expected a multiple of moe_intermediate_size " + std::to_string(m.moe_ffn_hidden));
+    m.shared_experts = *shared / m.moe_ffn_hidden;
+  }
+  // LatentMoE (Nemotron 3 Super: 1024; null or absent: none), as nemotron_h_bridge.py reads it.
+  if (auto latent = r.optional_positive_int("moe_latent_size")) {
+    if (*latent >= m.hidden)
+      r.fail("moe_latent_size", "expected a latent narrower than hidden_size " + std::to_string(m.hidden));
+    m.moe_latent_size = *latent;
   }
   if (auto shared = r.optional_positive_int("n_shared_experts")) m.shared_experts = *shared;
   if (auto step = r.optional_positive_int("decoder_sparse_step")) {
@@ -359,6 +373,8 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& origi
                                               : read_llama(r);
   check_shape(r, m, family);
   read_experts(r, m);
+  if (m.is_hybrid() && !m.is_moe() && m.hybrid_pattern.find('E') != std::string::npos)
+    r.fail("hybrid_override_pattern", "MoE layers ('E') without an expert count; expected n_routed_experts");
   read_attention_variant(r, m);
   m.id = "hf:" + origin;
   return m;

@@ -72,6 +72,22 @@
 // expert), RMSNorm, no biases, untied embeddings, vocab 131072. Megatron-Bridge's Nemotron 3 Nano
 // pretraining recipe trains it at seq 8192. The model card gives 31.6 B parameters, 3.2 B active
 // (3.6 B with embeddings); counted here: 31.6 B and 3.58 B (nemotron_3_active_parameters test).
+//
+// Nemotron 3 Super 120B-A12B (NVIDIA 2026, "Nemotron 3 Super: Open, Efficient Mixture-of-Experts
+// Hybrid Mamba-Transformer Model for Agentic Reasoning", arXiv 2604.12374; Hugging Face
+// nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16; Megatron-LM examples/post_training/modelopt/conf/
+// nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16.sh and tests/functional_tests/test_cases/nemotron/
+// nemotron3_super_release_gb200/model_config.yaml; Megatron-Bridge Nemotron3SuperProvider):
+// hybrid_layer_pattern of 88 layers, 40 Mamba-2, 40 LatentMoE ('E') and 8 attention; hidden 4096;
+// attention 32 heads (--num-attention-heads 32) of kv_channels 128 with 2 query groups; Mamba-2
+// 128 heads of 64 (d_inner 8192 = 2 x hidden), state 128 (mamba_state_dim), conv 4, 8 groups
+// (NemotronH default; the 120.6 B total pins it: 16 groups would give 121.0 B); 512 routed
+// squared-ReLU experts of 2688, top-22, moe_latent_size 1024, one shared expert of 5376 (= 2 x
+// 2688); no biases, no position embedding, RMSNorm, untied embeddings, vocab 131072. The model card
+// and report give 120.6 B total, 12.7 B active (emergentmind's summary of the report); counted
+// here: 120.6 B and 12.8 B with embeddings (nemotron_3_super_parameters test). MTP is not part of
+// the preset: the checkpoint has one shared "*E" module (num_nextn_predict_layers 1) that the
+// pretraining recipe runs twice (mtp_num_layers 2, mtp_use_repeated_layer); rows set it.
 #include "workloads/model/model_presets.h"
 
 #include <array>
@@ -191,8 +207,14 @@ ModelSpec nemotron_3(const char* id, const char* pattern, int hidden, int heads,
   return m;
 }
 
-const std::array<ModelSpec, 22>& presets() {
-  static const std::array<ModelSpec, 22> kPresets = {
+// LatentMoE (ModelSpec::moe_latent_size): the routed experts work at `latent` width.
+ModelSpec latent_moe(ModelSpec m, int latent) {
+  m.moe_latent_size = latent;
+  return m;
+}
+
+const std::array<ModelSpec, 23>& presets() {
+  static const std::array<ModelSpec, 23> kPresets = {
       gpt3("gpt3-125m", 12, 768, 12),
       gpt3("gpt3-1.3b", 24, 2048, 16),
       gpt3("gpt3-2.7b", 32, 2560, 32),
@@ -225,6 +247,10 @@ const std::array<ModelSpec, 22>& presets() {
       //         id                         pattern                                  hidden heads kv mamba experts k ffn shared
       nemotron_3("nemotron-3-nano-30b-a3b", "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME", 2688, 32, 2, 64, 128, 6,
                  1856, 3712),
+      latent_moe(nemotron_3("nemotron-3-super-120b-a12b",
+                            "MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*EMEMEMEME", 4096,
+                            32, 2, 128, 512, 22, 2688, 5376),
+                 1024),
   };
   return kPresets;
 }

@@ -7,7 +7,9 @@
 
 namespace clustersim::workloads {
 
-bool mtp_layer_is_moe(const ModelSpec& model) { return model.is_moe() && !model.is_hybrid(); }
+// A hybrid MoE model's module is "*E" (an attention and an MoE block: Nemotron 3 Super; see
+// scenarios/model_section.cpp), the same ops as an MoE transformer layer.
+bool mtp_layer_is_moe(const ModelSpec& model) { return model.is_moe(); }
 
 // enorm, hnorm and the module's final norm are the model's norm kind (RMSNorm in DeepSeek-V3);
 // eh_proj has no bias (Hugging Face DeepseekV3 checkpoint: model.layers.61.eh_proj.weight only).
@@ -16,10 +18,15 @@ double mtp_extra_parameters(const ModelSpec& model) {
   return 2.0 * h * h + 3.0 * model.final_norm_parameters();
 }
 
+double mtp_layer_dense_parameters(const ModelSpec& model) {
+  if (!mtp_layer_is_moe(model)) return model.dense_layer_parameters();
+  if (model.is_hybrid()) return model.layer_parameters_of(LayerKind::Attention) + model.moe_layer_dense_parameters();
+  return model.moe_layer_dense_parameters();
+}
+
 double mtp_module_parameters(const ModelSpec& model) {
-  const double layer = mtp_layer_is_moe(model) ? model.moe_layer_dense_parameters() + model.expert_parameters()
-                                               : model.dense_layer_parameters();
-  return mtp_extra_parameters(model) + layer;
+  const double experts = mtp_layer_is_moe(model) ? model.expert_parameters() : 0.0;
+  return mtp_extra_parameters(model) + mtp_layer_dense_parameters(model) + experts;
 }
 
 double mtp_parameters(const ModelSpec& model) { return model.mtp_layers * mtp_module_parameters(model); }

@@ -35,6 +35,9 @@ bool mtp_layer_is_moe(const ModelSpec& model);
 // One module's parameters outside its transformer layer: enorm and hnorm (h each, RMSNorm), the
 // eh_proj 2h x h projection (no bias) and its final norm. DeepSeek-V3: 2 x 7168^2 + 3 x 7168.
 double mtp_extra_parameters(const ModelSpec& model);
+// The module's layer outside its routed experts: the decoder's (dense or MoE) layer, or a hybrid
+// MoE model's attention block (its pre-norm and projections) and MoE block ("*E").
+double mtp_layer_dense_parameters(const ModelSpec& model);
 // One module's own parameters: the above plus its transformer layer (all experts).
 double mtp_module_parameters(const ModelSpec& model);
 // All modules (mtp_layers x one module); the shared embedding and head are not counted again.

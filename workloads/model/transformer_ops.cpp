@@ -158,8 +158,16 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
   ops.push_back(pointwise("moe_router_topk", OpKind::Elementwise, d.tokens * m.experts, kSoftmaxFlopsPerElement,
                           4.0 + 4.0, 4.0 * 3.0));
   // With sequence parallelism each tp rank routes its 1/t of the tokens.
-  const double routed = d.tokens * k / (sh.sequence_parallel ? sh.tp : 1);
-  ops.push_back(pointwise("moe_permute", OpKind::Elementwise, routed * h, 0.0, 2.0 * d.p, 2.0 * d.p));
+  const double own_tokens = d.tokens / (sh.sequence_parallel ? sh.tp : 1);
+  const double routed = own_tokens * k;
+  // LatentMoE (ModelSpec::moe_latent_size): the router has read the full hidden state; then
+  // MoELayer.preprocess runs fc1_latent_proj on this rank's tokens (a duplicated TELinear: whole
+  // weight, no tensor-parallel split) before the permutation, so everything from the permute to
+  // the unpermute moves latent-wide tokens, and fc2_latent_proj follows the combine.
+  const double w = m.expert_io_width();
+  const bool latent = m.moe_latent_size > 0;
+  if (latent) ops.push_back(gemm("moe_fc1_latent_proj", OpKind::Gemm, own_tokens, w, h, 1, d.p, true));
+  ops.push_back(pointwise("moe_permute", OpKind::Elementwise, routed * w, 0.0, 2.0 * d.p, 2.0 * d.p));
   // The all-to-all's split sizes and the grouped GEMM's per-expert token counts are computed on the
   // device and needed on the host: Megatron-Core's token dispatchers copy them over and synchronize
   // once per MoE layer forward (MoEAlltoAllTokenDispatcher cuda_sync_point: "before_ep_alltoall"
@@ -186,9 +194,11 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
   // the combine (MoEAlltoAllTokenDispatcher, sort_chunks_by_idxs): one more read and write of
   // every slot's hidden vector each way, in both passes.
   const bool sorts_chunks = sh.ep > 1 && local_experts > 1;
-  if (sorts_chunks) ops.push_back(pointwise("moe_sort_chunks", OpKind::Elementwise, slots * h, 0.0, 2.0 * d.p, 2.0 * d.p));
+  if (sorts_chunks) ops.push_back(pointwise("moe_sort_chunks", OpKind::Elementwise, slots * w, 0.0, 2.0 * d.p, 2.0 * d.p));
   const std::size_t first = ops.size();
-  mlp(ops, m, ed);
+  ModelSpec expert = m;  // the routed experts map w -> moe_ffn_hidden -> w
+  expert.hidden = static_cast<int>(w);
+  mlp(ops, expert, ed);
   std::size_t last_gemm = first;
   for (std::size_t i = first; i < ops.size(); ++i)
     if (ops[i].kind == OpKind::Gemm) last_gemm = i;
@@ -214,9 +224,10 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
     }
   }
   // The second linear's bias, probability-weighted per expert outside the grouped GEMM.
-  if (m.expert_bias) ops.push_back(expert_bias_op(slots, h, d.p, local_experts));
-  if (sorts_chunks) ops.push_back(pointwise("moe_unsort_chunks", OpKind::Elementwise, slots * h, 0.0, 2.0 * d.p, 2.0 * d.p));
-  ops.push_back(pointwise("moe_unpermute", OpKind::Elementwise, routed * h, 1.0, 2.0 * d.p, 2.0 * d.p));
+  if (m.expert_bias) ops.push_back(expert_bias_op(slots, w, d.p, local_experts));
+  if (sorts_chunks) ops.push_back(pointwise("moe_unsort_chunks", OpKind::Elementwise, slots * w, 0.0, 2.0 * d.p, 2.0 * d.p));
+  ops.push_back(pointwise("moe_unpermute", OpKind::Elementwise, routed * w, 1.0, 2.0 * d.p, 2.0 * d.p));
+  if (latent) ops.push_back(gemm("moe_fc2_latent_proj", OpKind::Gemm, own_tokens, h, w, 1, d.p, true));
   add_moe_host_work(ops, router, moe_host_phases(std::max(1, sh.ep), sh.tp, static_cast<int>(etp), local_experts));
 }
 
@@ -225,7 +236,7 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
 double moe_dispatch_bytes(const ModelSpec& model, const OpShape& shape) {
   // Context parallelism: this rank routes its own s/cp tokens (as its expert GEMMs see them).
   const double tokens = static_cast<double>(shape.micro_batch) * shape.seq_len / std::max(1, shape.cp);
-  return tokens * model.experts_per_token * model.hidden * shape.precision_bytes / std::max(1, shape.tp);
+  return tokens * model.experts_per_token * model.expert_io_width() * shape.precision_bytes / std::max(1, shape.tp);
 }
 
 // Dropout after attention and MLP when the model trains with it (ModelSpec::trains_with_dropout:

@@ -108,7 +108,7 @@ inline constexpr double kDropoutMaskBytesPerElement = 1.0;  // PyTorch stores th
 // The expert-parallel all-to-all (dispatch and combine) is communication, costed by the caller.
 std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape, bool moe_layer = false);
 // Bytes one GPU's dispatch (or combine) all-to-all moves for one MoE layer: every token's hidden
-// vector to each of its k experts, sharded over tp (sequence-parallel tokens); under context
+// vector (its moe_latent_size-wide latent under LatentMoE) to each of its k experts, sharded over tp (sequence-parallel tokens); under context
 // parallelism the rank's s/cp tokens only.
 double moe_dispatch_bytes(const ModelSpec& model, const OpShape& shape);
 // Input embedding lookup (vocab-parallel), run by the first pipeline stage.
