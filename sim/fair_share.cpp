@@ -540,11 +540,60 @@ void FairShareSolver::replay_kept(ConstraintId c) {
   }
 }
 
-void FairShareSolver::push_share(ConstraintId c) {
-  heap_.push_back(HeapEntry{constraints_[c].share, c});
-  std::push_heap(heap_.begin(), heap_.end(), [](const HeapEntry& a, const HeapEntry& b) {
-    return heap_after(a.share, a.c, b.share, b.c);
-  });
+// heap_ is a binary min-heap of (share, id) with at most one entry per constraint, whose index the
+// constraint keeps (heap_pos), so a dropped share lowers the key in place. (Pushing a new entry
+// per drop, as before, picked the same constraint at every event but held a stale entry per drop:
+// 12 bytes per flow at the peak of the 1,024-GPU unfolded all-to-all, docs/benchmarks.md.) An entry's key is at most its constraint's
+// share: a share that grows is re-keyed only when its entry reaches the top (saturate_lowest).
+void FairShareSolver::heap_up(std::size_t i) {
+  const HeapEntry e = heap_[i];
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!heap_after(heap_[parent].share, heap_[parent].c, e.share, e.c)) break;
+    heap_[i] = heap_[parent];
+    constraints_[heap_[i].c].heap_pos = static_cast<std::uint32_t>(i);
+    i = parent;
+  }
+  heap_[i] = e;
+  constraints_[e.c].heap_pos = static_cast<std::uint32_t>(i);
+}
+
+void FairShareSolver::heap_down(std::size_t i) {
+  const HeapEntry e = heap_[i];
+  const std::size_t n = heap_.size();
+  for (;;) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && heap_after(heap_[child].share, heap_[child].c, heap_[child + 1].share, heap_[child + 1].c)) ++child;
+    if (!heap_after(e.share, e.c, heap_[child].share, heap_[child].c)) break;
+    heap_[i] = heap_[child];
+    constraints_[heap_[i].c].heap_pos = static_cast<std::uint32_t>(i);
+    i = child;
+  }
+  heap_[i] = e;
+  constraints_[e.c].heap_pos = static_cast<std::uint32_t>(i);
+}
+
+void FairShareSolver::heap_pop() {
+  constraints_[heap_.front().c].heap_pos = kNone;
+  const HeapEntry last = heap_.back();
+  heap_.pop_back();
+  if (heap_.empty()) return;
+  heap_[0] = last;
+  heap_down(0);
+}
+
+void FairShareSolver::queue_share(ConstraintId c) {
+  Constraint& con = constraints_[c];
+  if (con.heap_pos == kNone) {
+    con.heap_pos = static_cast<std::uint32_t>(heap_.size());
+    heap_.push_back(HeapEntry{con.share, c});
+  } else if (con.share < heap_[con.heap_pos].share) {
+    heap_[con.heap_pos].share = con.share;  // (a key below the share, after the share grew, is kept)
+  } else {
+    return;
+  }
+  heap_up(con.heap_pos);
 }
 
 // A variable alone on its constraints: the canonical run's single event (its w copies split each
@@ -573,14 +622,13 @@ void FairShareSolver::fix(VariableId v, double r) {
     const double share = con.remaining / con.unfixed;
     const bool dropped = share < con.share;
     con.share = share;
-    if (dropped) push_share(c);
+    if (dropped) queue_share(c);
   }
 }
 
 // The lowest current share among constraints with unfixed variables (kUnlimited when none); the
 // heap's top entry is then that constraint's.
 bool FairShareSolver::saturate_lowest(double& level) {
-  const auto after = [](const HeapEntry& a, const HeapEntry& b) { return heap_after(a.share, a.c, b.share, b.c); };
   while (!heap_.empty()) {
     const HeapEntry top = heap_.front();
     const Constraint& con = constraints_[top.c];
@@ -588,9 +636,12 @@ bool FairShareSolver::saturate_lowest(double& level) {
       level = top.share;
       return true;
     }
-    std::pop_heap(heap_.begin(), heap_.end(), after);
-    heap_.pop_back();
-    if (con.unfixed != 0 && top.share < con.share) push_share(top.c);  // grew since: re-queue
+    if (con.unfixed != 0) {  // grew since (an entry's key is never above its share): re-keyed
+      heap_.front().share = con.share;
+      heap_down(0);
+    } else {
+      heap_pop();
+    }
   }
   level = kUnlimited;
   return false;
@@ -598,7 +649,10 @@ bool FairShareSolver::saturate_lowest(double& level) {
 
 void FairShareSolver::run_filling() {
   const auto after = [](const HeapEntry& a, const HeapEntry& b) { return heap_after(a.share, a.c, b.share, b.c); };
-  for (ConstraintId c : comp_cons_) constraints_[c].unfixed = 0;
+  for (ConstraintId c : comp_cons_) {
+    constraints_[c].unfixed = 0;
+    constraints_[c].heap_pos = kNone;
+  }
   capped_.clear();
   for (VariableId v : comp_vars_) {
     if ((head_[v].flags & kFixed) != 0) continue;  // alone, fixed already (take_alone)
@@ -614,6 +668,7 @@ void FairShareSolver::run_filling() {
     heap_.push_back(HeapEntry{con.share, c});
   }
   std::make_heap(heap_.begin(), heap_.end(), after);
+  for (std::size_t i = 0; i < heap_.size(); ++i) constraints_[heap_[i].c].heap_pos = static_cast<std::uint32_t>(i);
   // Capped variables by cap; equal caps are fixed in one event, so their order does not matter.
   std::sort(capped_.begin(), capped_.end(), [this](VariableId a, VariableId b) { return cap(a) < cap(b); });
 
@@ -637,8 +692,7 @@ void FairShareSolver::run_filling() {
     }
     CLUSTERSIM_CHECK(saturating, "an unfixed variable has no constraint and no cap");
     const ConstraintId level_c = heap_.front().c;
-    std::pop_heap(heap_.begin(), heap_.end(), after);
-    heap_.pop_back();
+    heap_pop();
     ++seq_counter_;
     for (VariableId v : constraints_[level_c].vars) {
       if ((head_[v].flags & (kAffected | kFixed)) != kAffected) continue;

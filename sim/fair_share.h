@@ -182,7 +182,9 @@ class FairShareSolver {
   bool wide_slots() const { return wide_; }
   std::size_t live_variables() const { return live_count_; }
   // Variables currently crossing constraint c.
-  std::span<const VariableId> variables_of(ConstraintId c) const { return constraints_[c].vars; }
+  std::span<const VariableId> variables_of(ConstraintId c) const {
+    return {constraints_[c].vars.data(), constraints_[c].vars.size()};
+  }
   std::vector<ConstraintId> constraints_of(VariableId v) const;  // (a copy: for tests and checks)
   // Its cap (kUnlimited when it has none): kept after its constraints in its block, only when capped.
   double cap(VariableId v) const {
@@ -201,7 +203,7 @@ class FairShareSolver {
   std::span<const VariableId> solve();
   // The rates the variables reported by the last solve() had before it, in the same order (0 for a
   // new or a resurrected one), so that a caller need not keep a copy of each rate.
-  std::span<const double> old_rates() const { return changed_old_; }
+  std::span<const double> old_rates() const { return {changed_old_.data(), changed_old_.size()}; }
   const FairShareStats& stats() const { return stats_; }
 
  private:
@@ -213,13 +215,14 @@ class FairShareSolver {
   };
   struct Constraint {
     double capacity = 0;
-    std::vector<VariableId> vars;
+    PodVector<VariableId> vars;  // (PodVector: a long list grows without a second copy; pod_vector.h)
     std::uint64_t total_weight = 0; // Σ weights of the variables on it
     double threshold = kUnlimited;  // lowest pending change threshold (while dirty)
     double remaining = 0;           // scratch: capacity not yet given to fixed variables
     double share = 0;               // scratch: remaining / unfixed, the exact heap key
     std::uint32_t unfixed = 0;      // scratch: Σ weights of unfixed affected variables
     std::uint32_t epoch = 0;        // scratch: gathered in the current solve
+    std::uint32_t heap_pos = 0;     // scratch: its entry's index in heap_ (kNone: none), see run_filling
     bool dirty = false;
   };
   struct HeapEntry {
@@ -249,7 +252,10 @@ class FairShareSolver {
   void run_filling();
   bool saturate_lowest(double& level);
   void fix(VariableId v, double r);
-  void push_share(ConstraintId c);
+  void queue_share(ConstraintId c);  // its share dropped: its entry's key lowered, or an entry added
+  void heap_up(std::size_t i);
+  void heap_down(std::size_t i);
+  void heap_pop();
   double alone_rate(VariableId v) const;
   std::uint32_t alloc_members(std::size_t n);
   std::uint32_t alloc_var_block(std::span<const ConstraintId> cons, std::span<const std::uint16_t> weights, double cap);
@@ -325,15 +331,17 @@ class FairShareSolver {
   std::size_t live_count_ = 0;
   std::uint32_t epoch_ = 0;
   std::uint64_t seq_counter_ = 0;  // below config_.seq_limit (renumber_seqs)
-  // Scratch buffers reused by every solve.
+  // Scratch buffers reused by every solve. The affected variables and their old rates (and the
+  // report they become) are PodVectors: a large solve's gather grows them without holding the old
+  // and the new buffer at once (pod_vector.h), which was the moment of the peak.
   std::vector<ConstraintId> comp_cons_;
-  std::vector<VariableId> comp_vars_;
-  std::vector<double> old_rates_;
+  PodVector<VariableId> comp_vars_;
+  PodVector<double> old_rates_;
   std::vector<VariableId> capped_;
   std::vector<HeapEntry> heap_;
   std::vector<std::pair<std::uint32_t, VariableId>> kept_;
-  std::vector<VariableId> changed_;
-  std::vector<double> changed_old_;  // parallel to changed_: old_rates()
+  PodVector<VariableId> changed_;
+  PodVector<double> changed_old_;  // parallel to changed_: old_rates()
   std::size_t alone_fixed_ = 0;  // variables of comp_vars_ fixed by take_alone() in this solve
   FairShareStats stats_;
 };

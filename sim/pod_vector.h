@@ -60,6 +60,7 @@ class PodVector {
     if (size_ == capacity_) grow(size_ + 1);
     data_[size_++] = v;
   }
+  void pop_back() { --size_; }
   void clear() { size_ = 0; }  // keeps the capacity
   // Empties it and gives its storage back (capacity 0).
   void release() {

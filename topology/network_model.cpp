@@ -76,7 +76,7 @@ void NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListener*
       weights != nullptr ? std::span<const std::uint16_t>(weights->data(), route.hops) : std::span<const std::uint16_t>{};
   const sim::SimTime delay = route.latency + extra_latency;
   if (delay.ps <= 0) {
-    activate(links, wts, bytes.value, rate_cap, who, tag);
+    activate(links, wts, bytes.value, rate_cap, hold(who, tag));
     return;
   }
   ++waiting_;
@@ -106,27 +106,63 @@ void TransferListener::transfer_of(std::uint64_t, Route&, double&, double&) cons
   CLUSTERSIM_CHECK(false, "a listener that starts transfers with start_regenerated gives them again (transfer_of)");
 }
 
-std::uint32_t NetworkModel::regenerated_slot(TransferListener* who) {
-  if (regenerated_last_ < regenerated_who_.size() && regenerated_who_[regenerated_last_] == who) return regenerated_last_;
-  std::uint32_t idle = kNoSlot;  // the first slot with nothing waiting
-  for (std::uint32_t k = 0; k < regenerated_who_.size(); ++k) {
-    if (regenerated_who_[k] == who) return regenerated_last_ = k;
-    if (idle == kNoSlot && regenerated_waiting_[k] == 0) idle = k;
+std::uint32_t NetworkModel::listener_slot(TransferListener* who) {
+  const std::uint32_t hint = who->network_slot.slot_;
+  if (hint < slot_who_.size() && slot_who_[hint] == who) return hint;
+  // A listener new to this model (or whose slot went to another): the first slot held by no
+  // transfer, else a new one. (A listener that held a slot here keeps finding it through its hint
+  // unless another model gave it a slot since; it then takes a second one, which is still right.)
+  std::uint32_t idle = kNoSlot;
+  for (std::uint32_t k = 0; k < slot_who_.size(); ++k) {
+    if (slot_refs_[k] == 0) {
+      idle = k;
+      break;
+    }
   }
   if (idle == kNoSlot) {
-    if (regenerated_who_.size() >= kRegeneratedListeners) return kNoSlot;
-    idle = static_cast<std::uint32_t>(regenerated_who_.size());
-    regenerated_who_.push_back(nullptr);
-    regenerated_waiting_.push_back(0);
+    if (slot_who_.size() >= kRegeneratedListeners) return kNoSlot;
+    idle = static_cast<std::uint32_t>(slot_who_.size());
+    slot_who_.push_back(nullptr);
+    slot_refs_.push_back(0);
   }
-  regenerated_who_[idle] = who;
-  return regenerated_last_ = idle;
+  slot_who_[idle] = who;
+  who->network_slot.slot_ = idle;
+  return idle;
+}
+
+std::uint64_t NetworkModel::hold(TransferListener* who, std::uint64_t tag) {
+  if (tag < kRegeneratedTagLimit) {
+    const std::uint32_t slot = listener_slot(who);
+    if (slot != kNoSlot) {
+      ++slot_refs_[slot];
+      return (static_cast<std::uint64_t>(slot) << kSlotShift) | tag;
+    }
+  }
+  std::uint32_t i;
+  if (!free_side_.empty()) {
+    i = free_side_.back();
+    free_side_.pop_back();
+  } else {
+    CLUSTERSIM_CHECK(side_.size() < 0xffffffffU, "too many transfers in flight");
+    i = static_cast<std::uint32_t>(side_.size());
+    side_.emplace_back();
+  }
+  side_[i] = SideRef{who, tag};
+  return kSideRef | i;
+}
+
+void NetworkModel::release(std::uint64_t ref) {
+  if ((ref & kSideRef) != 0) {
+    free_side_.push_back(static_cast<std::uint32_t>(ref & 0xffffffffU));
+  } else {
+    --slot_refs_[ref >> kSlotShift];
+  }
 }
 
 void NetworkModel::start_regenerated(const Route& route, sim::Bytes bytes, TransferListener* who, std::uint64_t tag,
                                      sim::SimTime extra_latency, double rate_cap) {
   const sim::SimTime delay = route.latency + extra_latency;
-  const std::uint32_t slot = delay.ps > 0 && tag < kRegeneratedTagLimit ? regenerated_slot(who) : kNoSlot;
+  const std::uint32_t slot = delay.ps > 0 && tag < kRegeneratedTagLimit ? listener_slot(who) : kNoSlot;
   if (slot == kNoSlot) {
     start_rebuilt(route, bytes, who, tag, extra_latency, rate_cap);
     return;
@@ -134,7 +170,7 @@ void NetworkModel::start_regenerated(const Route& route, sim::Bytes bytes, Trans
   ++stats_.transfers_started;
   if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_injected(bytes.value);
   ++waiting_;
-  ++regenerated_waiting_[slot];
+  ++slot_refs_[slot];  // held by the transfer until it ends (its stream's ref)
   post(kRegenerated | (static_cast<std::uint64_t>(slot) << kSlotShift) | tag, sim_.now() + delay, kActivate);
 }
 
@@ -174,9 +210,12 @@ void NetworkModel::supersede(std::uint32_t b) {
 }
 
 void NetworkModel::activate(std::span<const LinkId> links, std::span<const std::uint16_t> weights, double bytes,
-                            double rate_cap, TransferListener* who, std::uint64_t tag) {
+                            double rate_cap, std::uint64_t ref) {
   if (bytes <= 0 || links.empty() || links.front() >= topo_.link_count()) {  // (only virtual links: no route)
     // Nothing to stream (zero bytes, or a GPU talking to itself): done once the latency has passed.
+    TransferListener* who = who_of(ref);
+    const std::uint64_t tag = tag_of(ref);
+    release(ref);
     if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_landed(bytes);
     account(links, weights.empty() ? nullptr : weights.data(), bytes, sim_.now(), who, tag);
     ++stats_.transfers_finished;
@@ -192,8 +231,7 @@ void NetworkModel::activate(std::span<const LinkId> links, std::span<const std::
   s.bytes = bytes;
   s.remaining = bytes;
   s.last_update = sim_.now();
-  s.who = who;
-  s.tag = tag;
+  s.ref = ref;
   s.batch = kNoBatch;  // the generation is kept: it tells this stream's entries from older ones
   if (observer_ != nullptr) stream_start_[v] = sim_.now();
   stats_.peak_concurrent_flows = std::max(stats_.peak_concurrent_flows, solver_.live_variables());
@@ -232,15 +270,12 @@ void NetworkModel::on_event(std::uint64_t tag) {
   sim_.count_coalesced(batches_[b].posted - 1);
   for (const std::uint64_t entry : firing_) {
     if (kind == kActivate && (entry & kRegenerated) != 0) {
-      const auto slot = static_cast<std::uint32_t>((entry & ~kRegenerated) >> kSlotShift);
-      const std::uint64_t transfer_tag = entry & (kRegeneratedTagLimit - 1);
-      TransferListener* who = regenerated_who_[slot];
-      --regenerated_waiting_[slot];
+      const std::uint64_t ref = entry & ~kRegenerated;  // the slot it holds and its tag (see kSideRef)
       --waiting_;
       Route route;
       double bytes = 0, rate_cap = 0;
-      who->transfer_of(transfer_tag, route, bytes, rate_cap);
-      activate(std::span<const LinkId>(route.links.data(), route.hops), {}, bytes, rate_cap, who, transfer_tag);
+      who_of(ref)->transfer_of(tag_of(ref), route, bytes, rate_cap);
+      activate(std::span<const LinkId>(route.links.data(), route.hops), {}, bytes, rate_cap, ref);
       continue;
     }
     if (kind == kActivate) {
@@ -249,9 +284,9 @@ void NetworkModel::on_event(std::uint64_t tag) {
         Route route;
         t.who->route_of(t.tag, route);
         CLUSTERSIM_CHECK(route.hops == PendingPool::route_hops(entry), "route_of gives the route the transfer was started on");
-        activate(std::span<const LinkId>(route.links.data(), route.hops), {}, t.bytes, t.rate_cap, t.who, t.tag);
+        activate(std::span<const LinkId>(route.links.data(), route.hops), {}, t.bytes, t.rate_cap, hold(t.who, t.tag));
       } else {
-        activate(pending_.links(entry), pending_.weights(entry), t.bytes, t.rate_cap, t.who, t.tag);
+        activate(pending_.links(entry), pending_.weights(entry), t.bytes, t.rate_cap, hold(t.who, t.tag));
       }
       pending_.free(entry);
       --waiting_;
@@ -280,6 +315,8 @@ void NetworkModel::on_event(std::uint64_t tag) {
 
 void NetworkModel::complete(sim::VariableId v) {
   Stream& s = streams_[v];
+  TransferListener* who = who_of(s.ref);
+  const std::uint64_t tag = tag_of(s.ref);
   if (sim::EngineInvariants* inv = sim_.invariants()) {
     const double rate = solver_.rate(v);  // the stream's rate since its last change
     const double undelivered = s.remaining - rate * (sim_.now() - s.last_update).seconds();
@@ -287,14 +324,13 @@ void NetworkModel::complete(sim::VariableId v) {
     inv->flow_delivered(s.bytes, undelivered, rate, sim_.now());
   }
   account(solver_.members(v), solver_.weights_of(v), s.bytes, observer_ != nullptr ? stream_start_[v] : sim::SimTime{},
-          s.who, s.tag);
+          who, tag);
+  release(s.ref);
   solver_.remove_variable(v);  // its memberships stay until the next solve (resurrection)
   sim_.request_flush(this);
   ++s.generation;
   s.batch = kNoBatch;
   ++stats_.transfers_finished;
-  TransferListener* who = s.who;
-  const std::uint64_t tag = s.tag;
   who->on_transfer_done(tag);  // may start new transfers (and reuse this variable)
 }
 

@@ -19,8 +19,10 @@
 // nothing but its 8-byte activation batch entry when the listener gives the bytes and rate cap
 // again too (start_regenerated: the direct and halving-doubling schedules' unfolded sends);
 // nothing of it is in the solver yet. When it starts streaming it becomes a solver variable (the solver copies the
-// route into its memberships) and a 48-byte stream record (its rate is read from the solver) kept at the variable's id, so no map
-// from variables to flows is needed. Each pending activation or completion is 8 bytes in a
+// route into its memberships) and a 40-byte stream record (its rate is read from the solver) kept at the variable's id, so no map
+// from variables to flows is needed. The record names its listener and tag in 8 bytes: the listener's slot in a
+// small table and the tag, or, for a tag of kRegeneratedTagLimit or above or a listener that found no free slot,
+// an index in a side table of (listener, tag) pairs. Each pending activation or completion is 8 bytes in a
 // *batch*; a batch whose completions have all been superseded by rate changes gives its buffer
 // back at once (its event still fires, and is still counted), so a flow whose rate changes k
 // times does not hold k stale entries. Measured per structure in docs/benchmarks.md (memory per
@@ -65,6 +67,14 @@
 
 namespace clustersim::topology {
 
+// A listener's slot in the NetworkModel that gave it one last (see NetworkModel::listener_slot): a
+// hint, used only while that model's table still gives the slot to this listener, so a lookup is
+// O(1) and never wrong. Opaque to everyone but NetworkModel.
+class ListenerSlotHint {
+  friend class NetworkModel;
+  std::uint32_t slot_ = 0xffffffffU;
+};
+
 class TransferListener {
  public:
   virtual void on_transfer_done(std::uint64_t tag) = 0;
@@ -77,6 +87,9 @@ class TransferListener {
 
  protected:
   ~TransferListener() = default;
+
+ public:
+  ListenerSlotHint network_slot;  // NetworkModel's (see ListenerSlotHint)
 };
 
 // One finished transfer: `bytes` crossed every link of `route` (links and hops only) between `start` (the first byte
@@ -144,7 +157,7 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   // (TransferListener::transfer_of): while it waits out its latency the transfer keeps nothing
   // but its 8-byte activation batch entry (listener slot and tag; no PendingPool record). Falls
   // back to start_rebuilt when the tag is kRegeneratedTagLimit or above or kRegeneratedListeners
-  // listeners already have such transfers waiting. Same simulated times and order.
+  // other listeners hold a slot (transfers waiting this way, or streaming). Same simulated times and order.
   void start_regenerated(const Route& route, sim::Bytes bytes, TransferListener* who, std::uint64_t tag,
                          sim::SimTime extra_latency, double rate_cap);
   static constexpr std::uint64_t kRegeneratedTagLimit = std::uint64_t{1} << 54;
@@ -181,19 +194,19 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   // Pools kept when emptied up to these sizes (larger ones are given back, see on_event).
   static constexpr std::size_t kKeptBatchEntries = 4096;
   static constexpr std::size_t kKeptPendingWords = 65536 * 16;
-  // A streaming transfer, at its solver variable's index (48 bytes). `generation` grows with each
+  // A streaming transfer, at its solver variable's index (40 bytes). `generation` grows with each
   // rate change and at the end, so older completion entries for this index are recognised as stale
-  // (it is kept when the index is reused); `batch` holds the live completion entry.
+  // (it is kept when the index is reused); `batch` holds the live completion entry; `ref` names
+  // the listener and the tag (hold()).
   struct Stream {
     double bytes = 0;
     double remaining = 0;  // at last_update (its rate since then is the solver's)
     sim::SimTime last_update;
-    TransferListener* who = nullptr;
-    std::uint64_t tag = 0;
+    std::uint64_t ref = 0;
     std::uint32_t generation = 0;
     std::uint32_t batch = kNoBatch;
   };
-  static_assert(sizeof(Stream) == 48, "see the header comment");
+  static_assert(sizeof(Stream) == 40, "see the header comment");
   enum : std::uint64_t { kActivate = 0, kComplete = 1 };
   // A completion entry: the variable and the generation its event was posted for (stale when they
   // differ). An activation entry is the pending record's handle (PendingPool::alloc; bit 63 clear)
@@ -201,8 +214,22 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   static constexpr std::uint64_t kRegenerated = std::uint64_t{1} << 63;
   static constexpr int kSlotShift = 54;
   static constexpr std::uint32_t kNoSlot = 0xffffffffU;
-  // The slot of `who` among the listeners with regenerated transfers waiting (kNoSlot: none free).
-  std::uint32_t regenerated_slot(TransferListener* who);
+  // A listener and a tag in 8 bytes (a stream's ref): listener slot << kSlotShift | tag, where the
+  // slot's listener is slot_who_[slot]; or kSideRef | i, where side_[i] holds both (a tag of
+  // kRegeneratedTagLimit or above, or no slot free). A regenerated activation entry without its
+  // kRegenerated bit is such a ref (kSideRef is the same bit; a slot ref never has it).
+  static constexpr std::uint64_t kSideRef = std::uint64_t{1} << 63;
+  // The slot of `who` (kNoSlot: kRegeneratedListeners other listeners hold one); a slot held by no
+  // transfer may be given to another listener.
+  std::uint32_t listener_slot(TransferListener* who);
+  std::uint64_t hold(TransferListener* who, std::uint64_t tag);  // a ref; release() gives it back
+  void release(std::uint64_t ref);
+  TransferListener* who_of(std::uint64_t ref) const {
+    return (ref & kSideRef) != 0 ? side_[ref & 0xffffffffU].who : slot_who_[ref >> kSlotShift];
+  }
+  std::uint64_t tag_of(std::uint64_t ref) const {
+    return (ref & kSideRef) != 0 ? side_[ref & 0xffffffffU].tag : ref & (kRegeneratedTagLimit - 1);
+  }
   static std::uint64_t encode(sim::VariableId v, std::uint32_t gen) {
     return (static_cast<std::uint64_t>(gen & 0x7fffffffU) << 32) | v;
   }
@@ -224,9 +251,10 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   // Adds `entry` to a batch at `at` (the open one when it may join) and returns the batch.
   std::uint32_t post(std::uint64_t entry, sim::SimTime at, std::uint64_t kind);
   void supersede(std::uint32_t batch);  // one of its completion entries is stale now
-  // Starts streaming (or, with nothing to stream, finishes at once); `links` may point into pending_.
+  // Starts streaming (or, with nothing to stream, finishes at once); `links` may point into pending_;
+  // `ref` (hold()) is the stream's from now on.
   void activate(std::span<const LinkId> links, std::span<const std::uint16_t> weights, double bytes,
-                double rate_cap, TransferListener* who, std::uint64_t tag);
+                double rate_cap, std::uint64_t ref);
   void complete(sim::VariableId v);
   // Link bytes and the observer, while the route is still readable (`links` may end with virtual
   // links, which carry no bytes of their own and are not reported).
@@ -239,11 +267,17 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   PendingPool pending_;      // transfers waiting out their latency, with their routes
   std::size_t waiting_ = 0;  // how many
   std::vector<VirtualLinkId> free_virtual_;  // given-back virtual links
-  // Listeners of regenerated waiting transfers, by slot, and how many each has waiting (a slot
-  // whose count is 0 may be given to another listener; at most kRegeneratedListeners slots).
-  std::vector<TransferListener*> regenerated_who_;
-  std::vector<std::uint32_t> regenerated_waiting_;
-  std::uint32_t regenerated_last_ = 0;  // the slot found last (a collective starts its sends in a run)
+  // Listeners by slot, and how many transfers (regenerated ones waiting, and streams) hold each
+  // slot (one held by none may be given to another listener; at most kRegeneratedListeners slots).
+  std::vector<TransferListener*> slot_who_;
+  std::vector<std::uint32_t> slot_refs_;
+  // The side table of refs (see kSideRef) and its free indices.
+  struct SideRef {
+    TransferListener* who;
+    std::uint64_t tag;
+  };
+  std::vector<SideRef> side_;
+  std::vector<std::uint32_t> free_side_;
   sim::PodVector<Stream> streams_;  // indexed by solver variable
   std::vector<sim::SimTime> stream_start_;  // per variable, when the first byte left; only with an observer
   std::vector<Batch> batches_;

@@ -8,6 +8,8 @@
 
 #include <bit>
 #include <cstdint>
+#include <memory>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -163,4 +165,73 @@ TEST_CASE("topology::NetworkModel: start_regenerated lands as start() does and k
   CHECK(far.rebuilt > 0);
   CHECK(far.regenerated > 0);
   CHECK(far.waiting_words > 0);
+}
+
+namespace {
+
+// One listener per transfer, all logging to one list: (tag, landing time, listener id).
+struct Logged final : topology::TransferListener {
+  Logged(sim::Simulator& s, std::vector<std::tuple<std::uint64_t, std::int64_t, int>>& l, int i) : sim(s), log(l), id(i) {}
+  void on_transfer_done(std::uint64_t tag) override { log.emplace_back(tag, sim.now().ps, id); }
+  sim::Simulator& sim;
+  std::vector<std::tuple<std::uint64_t, std::int64_t, int>>& log;
+  int id;
+};
+
+constexpr int kCopies = 3;  // transfers per GPU pair
+// Transfer k of a pair: every third one with a tag at or above the slot limit, some with no bytes.
+std::uint64_t copy_tag(std::uint64_t pair, int k) {
+  return pair * kCopies + static_cast<std::uint64_t>(k) + (k == 2 ? topology::NetworkModel::kRegeneratedTagLimit : 0);
+}
+
+// The 16-GPU all-to-all three times over, started with start(), by one listener or by one
+// listener per transfer (720: more than NetworkModel::kRegeneratedListeners slots).
+std::vector<std::tuple<std::uint64_t, std::int64_t, int>> run_listeners(const topology::Topology& topo, bool many) {
+  const topology::Router router(topo);
+  sim::Simulator sim;
+  topology::NetworkModel net(sim, topo);
+  std::vector<std::tuple<std::uint64_t, std::int64_t, int>> log;
+  std::vector<std::unique_ptr<Logged>> listeners;
+  int i = 0;
+  for (int src = 0; src < kGpus; ++src) {
+    for (int dst = 0; dst < kGpus; ++dst) {
+      if (src == dst) continue;
+      const auto pair = static_cast<std::uint64_t>(src * kGpus + dst);
+      for (int k = 0; k < kCopies; ++k, ++i) {
+        if (many || listeners.empty()) listeners.push_back(std::make_unique<Logged>(sim, log, many ? i : 0));
+        const sim::Bytes bytes = k == 1 && pair % 5 == 0 ? sim::Bytes{0} : AllToAll::bytes_of(src, dst);
+        net.start(router.route(src, dst, pair), bytes, listeners.back().get(), copy_tag(pair, k),
+                  sim::SimTime::from_us((src % 4) * 0.5), AllToAll::cap_of(src, dst));
+      }
+    }
+  }
+  sim.run();
+  return log;
+}
+
+}  // namespace
+
+TEST_CASE("topology::NetworkModel: a stream names its listener and tag through a slot or the side table") {
+  const topology::Topology topo = topology::build_cluster(topology::preset_cluster("dgx-h100", 2));
+  const auto one = run_listeners(topo, false);
+  const auto many = run_listeners(topo, true);
+  const std::size_t n = static_cast<std::size_t>(kGpus * (kGpus - 1) * kCopies);
+  static_assert(kGpus * (kGpus - 1) * kCopies > static_cast<int>(topology::NetworkModel::kRegeneratedListeners));
+  REQUIRE(one.size() == n);
+  REQUIRE(many.size() == n);
+  // Each transfer reached its own listener with its own tag, at the time and in the order it
+  // lands with a single listener.
+  std::vector<std::uint64_t> tag_of_listener;
+  for (int src = 0; src < kGpus; ++src) {
+    for (int dst = 0; dst < kGpus; ++dst) {
+      if (src == dst) continue;
+      for (int k = 0; k < kCopies; ++k) tag_of_listener.push_back(copy_tag(static_cast<std::uint64_t>(src * kGpus + dst), k));
+    }
+  }
+  int right = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    const auto& [tag, at, id] = many[j];
+    right += tag_of_listener[static_cast<std::size_t>(id)] == tag && std::get<0>(one[j]) == tag && std::get<1>(one[j]) == at;
+  }
+  CHECK(right == static_cast<int>(n));
 }
