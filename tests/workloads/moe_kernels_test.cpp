@@ -210,27 +210,21 @@ TEST_CASE("workloads::layer_ops: fp8 experts copy their rows into a per-expert p
   CHECK(find_op(layer_ops(m, sh, true), "expert_unpad") == nullptr);
 }
 
-TEST_CASE("workloads::layer_ops: the flex dispatcher sorts no chunks, and HybridEP permutes inside its dispatch and combine") {
+TEST_CASE("workloads::layer_ops: the flex dispatcher sorts no chunks but still permutes and unpermutes every slot") {
   const ModelSpec m = gpt_oss_like();
   OpShape sh = shape_with_ep(8);
   const std::vector<OpCost> alltoall = layer_ops(m, sh, true);
   REQUIRE(find_op(alltoall, "moe_sort_chunks") != nullptr);
   const double permute_bytes = find_op(alltoall, "moe_permute")->fwd_bytes.value;
   CHECK(permute_bytes == doctest::Approx(2.0 * 2.0 * 16384 * 2880));
-  // DeepEP: the received tokens are permuted once, straight into expert order.
-  sh.moe_dispatcher = MoeDispatcher::DeepEp;
-  const std::vector<OpCost> deepep = layer_ops(m, sh, true);
-  CHECK(find_op(deepep, "moe_sort_chunks") == nullptr);
-  CHECK(find_op(deepep, "moe_unsort_chunks") == nullptr);
-  CHECK(find_op(deepep, "moe_permute")->fwd_bytes.value == doctest::Approx(permute_bytes));
-  CHECK(find_op(deepep, "moe_unpermute")->bwd_bytes.value == doctest::Approx(permute_bytes));
-  // HybridEP: no copies of the layer's own; the permute keeps the forward's host sync.
-  sh.moe_dispatcher = MoeDispatcher::HybridEp;
-  const std::vector<OpCost> hybridep = layer_ops(m, sh, true);
-  CHECK(find_op(hybridep, "moe_sort_chunks") == nullptr);
-  REQUIRE(find_op(hybridep, "moe_permute") != nullptr);
-  CHECK(find_op(hybridep, "moe_permute")->fwd_bytes.value == 0.0);
-  CHECK(find_op(hybridep, "moe_permute")->host_sync_after);
-  CHECK(find_op(hybridep, "moe_unpermute")->bwd_bytes.value == 0.0);
-  CHECK(find_op(hybridep, "moe_unpermute")->fwd_flops.value == 0.0);
+  for (const MoeDispatcher flex : {MoeDispatcher::DeepEp, MoeDispatcher::HybridEp}) {
+    sh.moe_dispatcher = flex;
+    const std::vector<OpCost> ops = layer_ops(m, sh, true);
+    CHECK(find_op(ops, "moe_sort_chunks") == nullptr);
+    CHECK(find_op(ops, "moe_unsort_chunks") == nullptr);
+    REQUIRE(find_op(ops, "moe_permute") != nullptr);
+    CHECK(find_op(ops, "moe_permute")->fwd_bytes.value == doctest::Approx(permute_bytes));
+    CHECK(find_op(ops, "moe_permute")->host_sync_after);
+    CHECK(find_op(ops, "moe_unpermute")->bwd_bytes.value == doctest::Approx(permute_bytes));
+  }
 }

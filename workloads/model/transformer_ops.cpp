@@ -160,14 +160,11 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
                           4.0 + 4.0, 4.0 * 3.0));
   // With sequence parallelism each tp rank routes its 1/t of the tokens.
   const double routed = d.tokens * k / (sh.sequence_parallel ? sh.tp : 1);
-  // Megatron-Core's flex dispatcher (token_dispatcher.py, core_r0.16.0 / core_r0.17.0): HybridEP's
-  // dispatch_with_permute writes the received slots already in local-expert order and its combine
-  // unpermutes them (_HybridEPManager.get_permuted_hidden_states_by_experts returns the dispatched
-  // tensor as it is): the permute and unpermute copies are the dispatch's and combine's own, no
-  // kernels of the layer's. The op stays for the forward's host sync and host work.
-  const double permute_copies = sh.moe_dispatcher == MoeDispatcher::HybridEp ? 0.0 : 1.0;
-  ops.push_back(pointwise("moe_permute", OpKind::Elementwise, routed * h, 0.0, 2.0 * d.p * permute_copies,
-                          2.0 * d.p * permute_copies));
+  // Under the flex dispatcher the permute runs on the receiving rank (DeepEP: a fused permute of the
+  // received tokens; HybridEP: runtime.dispatch_with_permute's permute pass over the received
+  // buffer, its row_id_map from a "permute preprocessing" step, unfused unless a later
+  // fuse_permute_dispatch option is set): the same copy of every slot, charged here.
+  ops.push_back(pointwise("moe_permute", OpKind::Elementwise, routed * h, 0.0, 2.0 * d.p, 2.0 * d.p));
   // The all-to-all's split sizes and the grouped GEMM's per-expert token counts are computed on the
   // device and needed on the host: Megatron-Core's token dispatchers copy them over and synchronize
   // once per MoE layer forward (MoEAlltoAllTokenDispatcher cuda_sync_point: "before_ep_alltoall"
@@ -192,9 +189,9 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
   // Megatron-Core's alltoall dispatcher receives the token-slots grouped by source rank; with
   // more than one local expert it regroups them by expert before the grouped GEMM and back before
   // the combine (MoEAlltoAllTokenDispatcher, sort_chunks_by_idxs): one more read and write of
-  // every slot's hidden vector each way, in both passes. The flex dispatcher does not: DeepEP's
-  // rank permutes what it received straight into expert order (_DeepepManager
-  // get_permuted_hidden_states_by_experts, one permute), HybridEP receives it in that order.
+  // every slot's hidden vector each way, in both passes. The flex dispatcher does not: its rank
+  // permutes what it received straight into expert order (_DeepepManager /
+  // _HybridEPManager get_permuted_hidden_states_by_experts, core_r0.16.0), one permute.
   const bool sorts_chunks = sh.ep > 1 && local_experts > 1 && sh.moe_dispatcher == MoeDispatcher::AllToAll;
   if (sorts_chunks) ops.push_back(pointwise("moe_sort_chunks", OpKind::Elementwise, slots * h, 0.0, 2.0 * d.p, 2.0 * d.p));
   const bool pads = pads_expert_rows(sh);
@@ -229,8 +226,7 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
   if (m.expert_bias) ops.push_back(expert_bias_op(slots, h, d.p, local_experts));
   if (pads) ops.push_back(expert_unpad_op(slots, h, d.p));
   if (sorts_chunks) ops.push_back(pointwise("moe_unsort_chunks", OpKind::Elementwise, slots * h, 0.0, 2.0 * d.p, 2.0 * d.p));
-  ops.push_back(pointwise("moe_unpermute", OpKind::Elementwise, routed * h, permute_copies, 2.0 * d.p * permute_copies,
-                          2.0 * d.p * permute_copies));
+  ops.push_back(pointwise("moe_unpermute", OpKind::Elementwise, routed * h, 1.0, 2.0 * d.p, 2.0 * d.p));
   add_moe_host_work(ops, router, moe_host_phases(std::max(1, sh.ep), sh.tp, static_cast<int>(etp), local_experts));
 }
 

@@ -105,8 +105,7 @@ inline constexpr double kDropoutMaskBytesPerElement = 1.0;  // PyTorch stores th
 //     counts the dispatcher needs on the host);
 //   * with expert parallelism and more than one local expert, the received slots sorted by local
 //     expert and back (moe_sort_chunks / moe_unsort_chunks, memory bound), under the alltoall
-//     dispatcher only; under HybridEP the permute and unpermute copies are the dispatch's and
-//     combine's own (moe_permute / moe_unpermute move no bytes);
+//     dispatcher only (the flex dispatcher permutes the received tokens straight into expert order);
 //   * shared experts: a dense MLP of width shared_experts x moe_ffn_hidden on every token;
 //   * with quantized_experts (fp8 / fp4) and the alltoall or DeepEP dispatcher, the slots padded
 //     per expert to the quantization alignment before the grouped GEMM and unpadded after it
