@@ -178,3 +178,56 @@ TEST_CASE("workloads::ComputeModel::host_time: a GroupedLinear's per-expert GEMM
   graphed.set_cuda_graphs(true);
   CHECK(graphed.host_time(*gate, Pass::Forward).seconds() == 0.0);
 }
+
+TEST_CASE("workloads::layer_ops: fp8 experts copy their rows into a per-expert padded tensor and back, unless HybridEP dispatched them padded") {
+  const ModelSpec m = gpt_oss_like();
+  OpShape sh = shape_with_ep(8);
+  // bf16 experts: no padding.
+  CHECK(find_op(layer_ops(m, sh, true), "expert_pad") == nullptr);
+  sh.quantized_experts = true;
+  const std::vector<OpCost> ops = layer_ops(m, sh, true);
+  const OpCost* pad = find_op(ops, "expert_pad");
+  const OpCost* unpad = find_op(ops, "expert_unpad");
+  REQUIRE(pad != nullptr);
+  REQUIRE(unpad != nullptr);
+  // 4096 tokens x top-4 = 16,384 slots x 2880 wide, read and written at 2 bytes each pass; the pad
+  // also reads and writes the slots' fp32 probabilities, in a second kernel (one more host op).
+  const double rows = 2.0 * 2.0 * 16384 * 2880;
+  CHECK(pad->fwd_bytes.value == doctest::Approx(rows + 2.0 * 4.0 * 16384));
+  CHECK(pad->bwd_bytes.value == doctest::Approx(rows + 2.0 * 4.0 * 16384));
+  CHECK(unpad->fwd_bytes.value == doctest::Approx(rows));
+  CHECK(unpad->bwd_bytes.value == doctest::Approx(rows));
+  CHECK(pad->fwd_host_ops == 1.0);
+  CHECK(unpad->fwd_host_ops == 0.0);
+  // Between the chunk sort and linear_fc1, and between linear_fc2 and the unsort.
+  const auto at = [&](std::string_view n) { return find_op(ops, n) - ops.data(); };
+  CHECK(at("moe_sort_chunks") < at("expert_pad"));
+  CHECK(at("expert_pad") < at("expert_up_gate"));
+  CHECK(at("expert_down") < at("expert_unpad"));
+  CHECK(at("expert_unpad") < at("moe_unsort_chunks"));
+  // DeepEP pads in the experts as the alltoall dispatcher does; HybridEP's dispatch writes padded rows.
+  sh.moe_dispatcher = MoeDispatcher::DeepEp;
+  CHECK(find_op(layer_ops(m, sh, true), "expert_pad") != nullptr);
+  sh.moe_dispatcher = MoeDispatcher::HybridEp;
+  CHECK(find_op(layer_ops(m, sh, true), "expert_pad") == nullptr);
+  CHECK(find_op(layer_ops(m, sh, true), "expert_unpad") == nullptr);
+}
+
+TEST_CASE("workloads::layer_ops: the flex dispatcher sorts no chunks but still permutes and unpermutes every slot") {
+  const ModelSpec m = gpt_oss_like();
+  OpShape sh = shape_with_ep(8);
+  const std::vector<OpCost> alltoall = layer_ops(m, sh, true);
+  REQUIRE(find_op(alltoall, "moe_sort_chunks") != nullptr);
+  const double permute_bytes = find_op(alltoall, "moe_permute")->fwd_bytes.value;
+  CHECK(permute_bytes == doctest::Approx(2.0 * 2.0 * 16384 * 2880));
+  for (const MoeDispatcher flex : {MoeDispatcher::DeepEp, MoeDispatcher::HybridEp}) {
+    sh.moe_dispatcher = flex;
+    const std::vector<OpCost> ops = layer_ops(m, sh, true);
+    CHECK(find_op(ops, "moe_sort_chunks") == nullptr);
+    CHECK(find_op(ops, "moe_unsort_chunks") == nullptr);
+    REQUIRE(find_op(ops, "moe_permute") != nullptr);
+    CHECK(find_op(ops, "moe_permute")->fwd_bytes.value == doctest::Approx(permute_bytes));
+    CHECK(find_op(ops, "moe_permute")->host_sync_after);
+    CHECK(find_op(ops, "moe_unpermute")->bwd_bytes.value == doctest::Approx(permute_bytes));
+  }
+}

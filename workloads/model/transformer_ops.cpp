@@ -7,6 +7,7 @@
 #include "workloads/model/mtp.h"
 #include "workloads/model/attention_variants.h"
 #include "workloads/model/expert_bias.h"
+#include "workloads/model/expert_padding.h"
 #include "workloads/model/op_builders.h"
 #include "workloads/model/unfused_rope.h"
 
@@ -167,6 +168,10 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
   const double w = m.expert_io_width();
   const bool latent = m.moe_latent_size > 0;
   if (latent) ops.push_back(gemm("moe_fc1_latent_proj", OpKind::Gemm, own_tokens, w, h, 1, d.p, true));
+  // Under the flex dispatcher the permute runs on the receiving rank (DeepEP: a fused permute of the
+  // received tokens; HybridEP: runtime.dispatch_with_permute's permute pass over the received
+  // buffer, its row_id_map from a "permute preprocessing" step, unfused unless a later
+  // fuse_permute_dispatch option is set): the same copy of every slot, charged here.
   ops.push_back(pointwise("moe_permute", OpKind::Elementwise, routed * w, 0.0, 2.0 * d.p, 2.0 * d.p));
   // The all-to-all's split sizes and the grouped GEMM's per-expert token counts are computed on the
   // device and needed on the host: Megatron-Core's token dispatchers copy them over and synchronize
@@ -192,9 +197,13 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
   // Megatron-Core's alltoall dispatcher receives the token-slots grouped by source rank; with
   // more than one local expert it regroups them by expert before the grouped GEMM and back before
   // the combine (MoEAlltoAllTokenDispatcher, sort_chunks_by_idxs): one more read and write of
-  // every slot's hidden vector each way, in both passes.
-  const bool sorts_chunks = sh.ep > 1 && local_experts > 1;
+  // every slot's hidden vector each way, in both passes. The flex dispatcher does not: its rank
+  // permutes what it received straight into expert order (_DeepepManager /
+  // _HybridEPManager get_permuted_hidden_states_by_experts, core_r0.16.0), one permute.
+  const bool sorts_chunks = sh.ep > 1 && local_experts > 1 && sh.moe_dispatcher == MoeDispatcher::AllToAll;
   if (sorts_chunks) ops.push_back(pointwise("moe_sort_chunks", OpKind::Elementwise, slots * w, 0.0, 2.0 * d.p, 2.0 * d.p));
+  const bool pads = pads_expert_rows(sh);
+  if (pads) ops.push_back(expert_pad_op(slots, w, d.p));
   const std::size_t first = ops.size();
   ModelSpec expert = m;  // the routed experts map w -> moe_ffn_hidden -> w
   expert.hidden = static_cast<int>(w);
@@ -225,6 +234,7 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
   }
   // The second linear's bias, probability-weighted per expert outside the grouped GEMM.
   if (m.expert_bias) ops.push_back(expert_bias_op(slots, w, d.p, local_experts));
+  if (pads) ops.push_back(expert_unpad_op(slots, w, d.p));
   if (sorts_chunks) ops.push_back(pointwise("moe_unsort_chunks", OpKind::Elementwise, slots * w, 0.0, 2.0 * d.p, 2.0 * d.p));
   ops.push_back(pointwise("moe_unpermute", OpKind::Elementwise, routed * w, 1.0, 2.0 * d.p, 2.0 * d.p));
   if (latent) ops.push_back(gemm("moe_fc2_latent_proj", OpKind::Gemm, own_tokens, h, w, 1, d.p, true));

@@ -81,6 +81,11 @@ struct OpShape {
   // Expert tensor parallelism (ParallelSpec::etp): the routed experts' FFN width splits over etp
   // GPUs and each GPU's experts see etp / tp times the token-slots of etp = tp. 0: etp = tp.
   int etp = 0;
+  // The routed experts' GEMMs run in fp8 or fp4 (Megatron-Core config.fp8 / config.fp4): the
+  // grouped GEMM needs every expert's rows padded to its alignment (TEGroupedMLP Fp8Padding /
+  // Fp8Unpadding); with `moe_dispatcher` hybridep the dispatch already wrote them padded.
+  bool quantized_experts = false;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
 };
 
 // Elementwise FLOP counts per element (not model FLOPs; used only for the op's own cost).
@@ -99,8 +104,12 @@ inline constexpr double kDropoutMaskBytesPerElement = 1.0;  // PyTorch stores th
 //     bound); the permute carries the forward's host sync (OpCost::host_sync_after: the token
 //     counts the dispatcher needs on the host);
 //   * with expert parallelism and more than one local expert, the received slots sorted by local
-//     expert and back (moe_sort_chunks / moe_unsort_chunks, memory bound);
+//     expert and back (moe_sort_chunks / moe_unsort_chunks, memory bound), under the alltoall
+//     dispatcher only (the flex dispatcher permutes the received tokens straight into expert order);
 //   * shared experts: a dense MLP of width shared_experts x moe_ffn_hidden on every token;
+//   * with quantized_experts (fp8 / fp4) and the alltoall or DeepEP dispatcher, the slots padded
+//     per expert to the quantization alignment before the grouped GEMM and unpadded after it
+//     (expert_pad / expert_unpad, memory bound; expert_padding.h);
 //   * routed experts: a grouped GEMM over the experts/ep experts this GPU holds. Over the ep group
 //     each GPU's experts receive on average tokens x k token-slots (ep GPUs' tokens, k of the
 //     experts each, 1/ep of the experts here), times moe_load_factor on the busiest GPU. Model
