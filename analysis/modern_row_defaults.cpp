@@ -288,9 +288,8 @@ std::string nemotron3_nano_recompute_modules(const ModernRow& r) {
 //     MegatronStrategy default DistributedDataParallelConfig(check_for_nan_in_grad=True), which
 //     leaves overlap_grad_reduce False); and the comm-overlap rows above at dp = 1 (their only
 //     reduction is over the context-parallel ranks). Megatron-Core then reduces every bucket in
-//     finalize_model_grads after the whole pipeline schedule; the simulator's overlap_grad_reduce =
-//     false issues a chunk's buckets when its last backward ends, which is the same without a
-//     pipeline and hides part of it with one (docs/validation.md, session 13 bucket128).
+//     finalize_model_grads after the whole pipeline schedule, as the simulator's
+//     overlap_grad_reduce = false does (workloads/training/iteration_compute_stream.cpp step_done).
 //   * Megatron-Core DDP's own default when nothing sets bucket_size: max(40,000,000, 1,000,000 x
 //     the data-parallel size), "if using very large dp_sizes, make buckets larger to ensure that
 //     chunks used in NCCL ring-reduce implementations are large enough to remain bandwidth-bound
@@ -383,8 +382,9 @@ double grad_bucket_params_of(const ModernRow& r) {
   if (default_buckets(r)) return 0;
   if (const double apex = apex_bucket_params_of(r); apex > 0) return apex;
   constexpr double kMegatronMinBucketParams = 40e6, kMegatronBucketParamsPerDpRank = 1e6;
-  const double dp = dp_of(r), dp_cp = dp * cp_of(r);
-  const double megatron_default = std::max(kMegatronMinBucketParams, kMegatronBucketParamsPerDpRank * dp);
+  const auto megatron_rule = [&](double ranks) { return std::max(kMegatronMinBucketParams, kMegatronBucketParamsPerDpRank * ranks); };
+  const double dp = dp_of(r);
+  const double megatron_default = megatron_rule(dp);
   // bucket_size = None: more parameters than any model chunk holds, so each chunk is one bucket.
   // LoRA rows keep Megatron's default instead: it exceeds their adapters' gradients (one bucket
   // all the same), and without the distributed optimizer the memory model stages two copies of it.
@@ -392,7 +392,7 @@ double grad_bucket_params_of(const ModernRow& r) {
   if (!overlap_grad_reduce_of(r)) return has(r.model, "[LoRA") ? megatron_default : kOneBucketParams;
   constexpr double kCommOverlapBucketParams = 128.0 * 1024 * 1024;  // 134,217,728
   if (comm_overlap_dp_rule(r)) return kCommOverlapBucketParams;
-  if (modern_source_group(r) == "Megatron-LM") return std::max(kMegatronMinBucketParams, kMegatronBucketParamsPerDpRank * dp_cp);
+  if (modern_source_group(r) == "Megatron-LM") return megatron_rule(dp * cp_of(r));
   return megatron_default;
 }
 

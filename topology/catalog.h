@@ -26,6 +26,8 @@ inline constexpr sim::Choice<Precision> kPrecisionNames[] = {{"fp32", Precision:
                                                              {"fp16", Precision::Fp16}, {"bf16", Precision::Bf16},
                                                              {"fp8", Precision::Fp8}, {"nvfp4", Precision::Nvfp4}};
 std::string_view to_string(Precision p);  // sim::name_of(kPrecisionNames, p)
+// Whether the linear layers' GEMMs take quantized operands (FP8, or NVFP4's FP4 elements).
+inline constexpr bool quantized_linears(Precision p) { return p == Precision::Fp8 || p == Precision::Nvfp4; }
 
 struct GpuSpec {
   std::string id;            // catalog id, e.g. "a100-sxm4-80gb"

@@ -28,10 +28,8 @@ const ModelSpec& preset(const char* id) {
 
 // Parameters a token uses, as OpenAI's gpt-oss model card counts them: every MoE layer's routed
 // experts replaced by its top-k's share, and the input embedding (a lookup) left out.
-double active_parameters(const ModelSpec& m) {
-  const double moe = m.moe_layers_in(0, m.layers);
-  const double routed_idle = moe * m.expert_parameters() * (1.0 - static_cast<double>(m.experts_per_token) / m.experts);
-  return m.parameters() - routed_idle - static_cast<double>(m.vocab) * m.hidden;
+double active_without_input_embedding(const ModelSpec& m) {
+  return testing::active_parameters(m) - static_cast<double>(m.vocab) * m.hidden;
 }
 
 }  // namespace
@@ -45,7 +43,7 @@ TEST_CASE("workloads::MLA: DeepSeek-V3's attention, total and activated paramete
   CHECK(v3.attention_parameters() == doctest::Approx(187107328.0).epsilon(1e-12));
   CHECK(v3.tp_replicated_attention_parameters() == doctest::Approx(1536.0 * 7169 + 7168.0 * 576 + 512).epsilon(1e-12));
   CHECK(v3.parameters() == doctest::Approx(671e9).epsilon(0.01));
-  CHECK(active_parameters(v3) == doctest::Approx(37e9).epsilon(0.02));
+  CHECK(active_without_input_embedding(v3) == doctest::Approx(37e9).epsilon(0.02));
   // Kimi-K2 (arXiv:2507.20534): 1.04 T total with 64 heads and 384 experts on the same MLA.
   CHECK(preset("kimi-k2").parameters() == doctest::Approx(1.04e12).epsilon(0.02));
 }
@@ -54,10 +52,10 @@ TEST_CASE("workloads::MLA: DeepSeek-V3's attention, total and activated paramete
 TEST_CASE("workloads::sliding window: GPT-OSS's total and active parameters are the model card's") {
   const ModelSpec& big = preset("gpt-oss-120b");
   CHECK(big.parameters() == doctest::Approx(116.83e9).epsilon(0.01));
-  CHECK(active_parameters(big) == doctest::Approx(5.13e9).epsilon(0.02));
+  CHECK(active_without_input_embedding(big) == doctest::Approx(5.13e9).epsilon(0.02));
   const ModelSpec& small = preset("gpt-oss-20b");
   CHECK(small.parameters() == doctest::Approx(20.91e9).epsilon(0.01));
-  CHECK(active_parameters(small) == doctest::Approx(3.61e9).epsilon(0.02));
+  CHECK(active_without_input_embedding(small) == doctest::Approx(3.61e9).epsilon(0.02));
   // Sinks: one logit per head and layer.
   ModelSpec no_sinks = big;
   no_sinks.attention_sinks = false;

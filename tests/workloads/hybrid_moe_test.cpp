@@ -3,12 +3,14 @@
 // transformer layer, and expert parallelism dividing only the routed experts.
 #include <doctest/doctest.h>
 
+#include "tests/workloads/op_test_util.h"
 #include "workloads/model/mamba_ops.h"
 #include "workloads/model/model_presets.h"
 #include "workloads/model/transformer_ops.h"
 
 using namespace clustersim;
 using namespace clustersim::workloads;
+using clustersim::testing::active_parameters;
 
 namespace {
 
@@ -16,12 +18,6 @@ const ModelSpec& nano() {
   const ModelSpec* m = find_model_preset("nemotron-3-nano-30b-a3b");
   REQUIRE(m != nullptr);
   return *m;
-}
-
-// Parameters one token runs through: every routed expert's share beyond its top-k left out.
-double active_parameters(const ModelSpec& m) {
-  const double unused = 1.0 - static_cast<double>(m.experts_per_token) / m.experts;
-  return m.parameters() - m.moe_layers_in(0, m.layers) * m.expert_parameters() * unused;
 }
 
 }  // namespace

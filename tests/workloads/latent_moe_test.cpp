@@ -8,6 +8,7 @@
 #include <string>
 
 #include "workloads/model/hf_config.h"
+#include "tests/workloads/op_test_util.h"
 #include "workloads/model/mamba_ops.h"
 #include "workloads/model/model_presets.h"
 #include "workloads/model/mtp.h"
@@ -15,6 +16,7 @@
 
 using namespace clustersim;
 using namespace clustersim::workloads;
+using clustersim::testing::active_parameters;
 
 namespace {
 
@@ -22,12 +24,6 @@ const ModelSpec& super_preset() {
   const ModelSpec* m = find_model_preset("nemotron-3-super-120b-a12b");
   REQUIRE(m != nullptr);
   return *m;
-}
-
-// Parameters one token runs through: every routed expert's share beyond its top-k left out.
-double active_parameters(const ModelSpec& m) {
-  const double unused = 1.0 - static_cast<double>(m.experts_per_token) / m.experts;
-  return m.parameters() - m.moe_layers_in(0, m.layers) * m.expert_parameters() * unused;
 }
 
 OpShape shape_of(int tp, int ep, bool sp) {

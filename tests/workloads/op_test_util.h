@@ -1,6 +1,7 @@
 // Helpers for the workloads tests that list a layer's ops (model/transformer_ops.h) and cost them
 // on a catalog GPU (compute/compute_model.h): an op looked up by name, one micro-batch's shape
-// under expert parallelism, a GPU of the catalog, and a compute-bound square GEMM.
+// under expert parallelism, a GPU of the catalog, a compute-bound square GEMM, and an MoE model's
+// active parameters.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -57,6 +58,13 @@ inline workloads::OpCost square_gemm(double n) {
   op.bwd_bytes = op.fwd_bytes * 2.0;
   op.fp8_eligible = true;
   return op;
+}
+
+// Parameters one token runs through, as the MoE model cards count them (embeddings included):
+// every MoE layer's routed experts beyond its top-k's share left out.
+inline double active_parameters(const workloads::ModelSpec& m) {
+  const double unused = 1.0 - static_cast<double>(m.experts_per_token) / m.experts;
+  return m.parameters() - m.moe_layers_in(0, m.layers) * m.expert_parameters() * unused;
 }
 
 }  // namespace clustersim::testing

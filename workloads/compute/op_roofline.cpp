@@ -95,8 +95,7 @@ double ComputeModel::bytes_seconds(const OpCost& op, Pass pass, double hbm_taken
 }
 
 bool ComputeModel::runs_fp8(const OpCost& op) const {
-  const bool low = precision_ == topology::Precision::Fp8 || precision_ == topology::Precision::Nvfp4;
-  return low && op.fp8_eligible && op.kind == OpKind::Gemm && op.m > 0;
+  return topology::quantized_linears(precision_) && op.fp8_eligible && op.kind == OpKind::Gemm && op.m > 0;
 }
 
 // Transformer Engine's cast of the operand that changes every micro-batch: the activation A[m,k]

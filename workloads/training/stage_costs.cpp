@@ -57,7 +57,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   shape.ep = in.parallel.ep;
   shape.etp = in.parallel.expert_tp();
   shape.moe_load_factor = moe_load_factor(model, in.compute);
-  shape.quantized_experts = tr.precision == topology::Precision::Fp8 || tr.precision == topology::Precision::Nvfp4;
+  shape.quantized_experts = topology::quantized_linears(tr.precision);
   shape.moe_dispatcher = in.parallel.moe_dispatcher;
 
   // LoRA (model/lora.h): frozen weights run only their data gradients; the adapters train.
