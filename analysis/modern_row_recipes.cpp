@@ -97,11 +97,19 @@ bool cuda_graphs_of(const ModernRow& r) { return full_iteration_mxfp8_recipe(r) 
 // with EP 8 inside a node) and the remaining in-node presets are left on the alltoall dispatcher;
 // Nemotron 3 Super's configs all set "hybridep" (BASE_NEMOTRON_3_SUPER_CONFIG, nemotron_3_workload_
 // base_configs.py, v0.4.0 - v0.5.0), which leaves the node only on B200 (EP 64 over eight nodes).
+// Nemotron 3 Nano runs the flex dispatcher with "hybridep" on every GPU and release: its recipe sets
+// moe_token_dispatcher_type = "flex" (src/megatron/bridge/recipes/nemotronh/nemotron_3_nano.py,
+// v0.3.0 - v0.5.0) and BASE_NEMOTRON_3_NANO_CONFIG sets moe_flex_dispatcher_backend = "hybridep",
+// which every GPU's V1 preset inherits, H100 included (v0.3.0 nemotron_3_nano_workload_base_configs.py,
+// v0.4.0 / v0.5.0 nemotron_3_workload_base_configs.py; v0.6.0 perf_recipes/nemotronh/common.py
+// _apply_nemotron_3_nano_perf_defaults). EP 8 stays inside the node, so the all-to-all is the same;
+// what changes is what the GPU copies around it (no chunk sort, no fp8 row padding: layer_ops).
 const char* moe_dispatcher_of(const ModernRow& r) {
   if (modern_source_group(r) != "Megatron-Bridge") return nullptr;
   if (has(r.model, "DeepSeek-V3"))
     return has(r.gpu, "B200") && !r.gpu.starts_with("GB") && notes_int(r, "EP") == 32 ? "deepep" : "hybridep";
-  if (full_iteration_mxfp8_recipe(r) || has(r.model, "Nemotron_3_Super")) return "hybridep";
+  if (full_iteration_mxfp8_recipe(r) || has(r.model, "Nemotron_3_Super") || has(r.model, "Nemotron_3_Nano"))
+    return "hybridep";
   const int release = bridge_release(r);
   if (has(r.model, "Qwen3-235B-A22B") && has(r.gpu, "H100") && release == 260201) return "deepep";
   if (has(r.model, "Qwen3-30B-A3B") && has(r.gpu, "H100") && r.pp <= 1 && notes_int(r, "EP") == 16 && release >= 260201)

@@ -83,6 +83,19 @@ TEST_CASE("analysis::scenario_for_modern_row: the Qwen3 presets' overlap and dis
   }
 }
 
+TEST_CASE("analysis::scenario_for_modern_row: every Nemotron 3 Nano run dispatches through HybridEP") {
+  // The recipe's flex dispatcher with BASE_NEMOTRON_3_NANO_CONFIG's "hybridep" backend, on H100 and
+  // every Blackwell part, v0.3.0 - v0.6.0 (analysis/modern_row_recipes.cpp moe_dispatcher_of).
+  int nano = 0;
+  for (const ModernRow& r : clustersim::analysis::test::modern_set()) {
+    if (r.model != "Nemotron_3_Nano" || !is_step_metric(r)) continue;
+    CAPTURE(r.line);
+    CHECK(clustersim::analysis::test::scenario_of(r).parallel.moe_dispatcher == workloads::MoeDispatcher::HybridEp);
+    ++nano;
+  }
+  CHECK(nano == 20);  // 6 GB300, 5 GB200, 4 B300, 1 B200, 4 H100
+}
+
 TEST_CASE("analysis::scenario_for_modern_row: Llama NVFP4 recipes run without tensor-parallel communication overlap") {
   // llama3{,1}_llm_pretrain.py: tp_comm_overlap = False if precision == "nvfp4" (tags v0.3.0 - v0.5.1).
   CHECK_FALSE(spec_at(404).sync.tp_comm_overlap);  // Llama3-70B GB200 NVFP4, tp 2
