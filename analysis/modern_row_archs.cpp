@@ -106,15 +106,16 @@ std::string other_moe_reason(const std::string& model) {
 // filled"); the preset supplies the rest. Nemotron 3 interleaves Mamba-2 with MoE layers ('E' in
 // the pattern) and its rows state no architecture: Nano is the nemotron-3-nano-30b-a3b preset
 // (its Hugging Face config.json), Super the nemotron-3-super-120b-a12b preset (LatentMoE; its
-// sources in model/model_presets.cpp). Ultra's shape is public too (Megatron-LM examples/
-// post_training/modelopt/conf/nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16.sh) but has no preset
-// yet; 3.5 Lightning has no published config at hand. Both stay skipped.
+// sources in model/model_presets.cpp), Ultra the nemotron-3-ultra-550b-a55b preset (LatentMoE;
+// Megatron-LM examples/post_training/modelopt/conf/nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16.sh).
+// 3.5 Lightning has no published config at hand and stays skipped.
 const char* hybrid_preset_of(const ModernRow& r) {
   if (has(r.model, "Nemotron-H 56B")) return "nemotron-h-56b";
   if (has(r.model, "Nemotron-H 47B")) return "nemotron-h-47b";
   if (has(r.model, "Nemotron-H 8B")) return "nemotron-h-8b";
   if (has(r.model, "Nemotron_3_Nano")) return "nemotron-3-nano-30b-a3b";
   if (has(r.model, "Nemotron_3_Super")) return "nemotron-3-super-120b-a12b";
+  if (has(r.model, "Nemotron_3_Ultra")) return "nemotron-3-ultra-550b-a55b";
   return nullptr;
 }
 

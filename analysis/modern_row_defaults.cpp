@@ -79,9 +79,15 @@ int lora_rank_of(const ModernRow& r) {
 // nemotronh/nemotron_3_llm_pretrain.py, v0.4.0 - v0.5.0: nemotron_3_super_pretrain_config()),
 // sets mtp_num_layers = 2 with mtp_use_repeated_layer (recipes/nemotronh/nemotron_3_super.py):
 // one "*E" module run twice; the weights of the second pass are counted as a second module
-// (one module's states too many, ~1.6% of the model's: not modelled). 0 = no MTP module.
+// (one module's states too many, ~1.6% of the model's: not modelled). Nemotron 3 Ultra's 26.08
+// performance recipes (src/megatron/bridge/perf_recipes/nemotronh/gb300/nemotronh.py and gb200/
+// nemotronh.py, r0.6.0) start from nemotron_3_ultra_pretrain_config() (recipes/nemotronh/
+// nemotron_3_ultra.py, r0.5.0 - r0.6.0): mtp_num_layers = 2, mtp_use_repeated_layer = True, the
+// same one-module-twice form (the second module's states, ~2.0% of the model's, counted likewise).
+// 0 = no MTP module.
 int mtp_layers_of(const ModernRow& r) {
-  if (has(r.model, "Nemotron_3_Super") && modern_source_group(r) == "Megatron-Bridge") return 2;
+  const bool nemotron3_mtp = has(r.model, "Nemotron_3_Super") || has(r.model, "Nemotron_3_Ultra");
+  if (nemotron3_mtp && modern_source_group(r) == "Megatron-Bridge") return 2;
   return has(r.model, "DeepSeek-V3") && !has(r.model, "w/o MTP") ? 1 : 0;
 }
 
@@ -225,8 +231,16 @@ std::string deepseek_recompute_modules(const ModernRow& r) {
 // nemotron_3_workload_base_configs.py, v0.4.0 = 26.04 and v0.5.0 = 26.06 alike for the tables'
 // precisions): GB300 and GB200 set none; B300 NVFP4 (= B300_BF16_V1) ["moe_act", "layernorm"],
 // B300 FP8_MX none; B200 FP8_MX (the B200 base) ["moe_act", "layernorm"], B200 NVFP4 None.
+//
+// Nemotron 3 Ultra's (26.08 only; r0.6.0 src/megatron/bridge/perf_recipes/nemotronh/gb300/
+// nemotronh.py _nemotron_3_ultra_gb300_fp8mx_config and gb200/nemotronh.py nemotron_3_ultra_
+// pretrain_256gpu_gb200_fp8mx_config): recompute_granularity "selective", recompute_modules
+// ["moe_act"] on both. They also offload the expert MLP's fc1 output to the host
+// (fine_grained_activation_offloading, offload_modules ["fused_group_mlp"], tensors above
+// min_offloaded_tensor_size), which no [training] key expresses: not modelled.
 std::string nemotron3_nano_recompute_modules(const ModernRow& r) {
   if (modern_source_group(r) != "Megatron-Bridge") return "";
+  if (has(r.model, "Nemotron_3_Ultra")) return "[\"moe_act\"]";
   if (has(r.model, "Nemotron_3_Super")) {
     const bool nvfp4 = precision_for(r) == "nvfp4";
     const bool b300 = r.gpu == "B300", b200 = r.gpu == "B200";

@@ -97,11 +97,15 @@ bool cuda_graphs_of(const ModernRow& r) { return full_iteration_mxfp8_recipe(r) 
 // with EP 8 inside a node) and the remaining in-node presets are left on the alltoall dispatcher;
 // Nemotron 3 Super's configs all set "hybridep" (BASE_NEMOTRON_3_SUPER_CONFIG, nemotron_3_workload_
 // base_configs.py, v0.4.0 - v0.5.0), which leaves the node only on B200 (EP 64 over eight nodes).
+// So do Nemotron 3 Ultra's (r0.6.0 perf_recipes/nemotronh/common.py _apply_nemotron_3_ultra_perf_
+// defaults: moe_token_dispatcher_type "flex", moe_flex_dispatcher_backend "hybridep"; EP 64 inside
+// a GB300 / GB200 NVL72 rack).
 const char* moe_dispatcher_of(const ModernRow& r) {
   if (modern_source_group(r) != "Megatron-Bridge") return nullptr;
   if (has(r.model, "DeepSeek-V3"))
     return has(r.gpu, "B200") && !r.gpu.starts_with("GB") && notes_int(r, "EP") == 32 ? "deepep" : "hybridep";
-  if (full_iteration_mxfp8_recipe(r) || has(r.model, "Nemotron_3_Super")) return "hybridep";
+  if (full_iteration_mxfp8_recipe(r) || has(r.model, "Nemotron_3_Super") || has(r.model, "Nemotron_3_Ultra"))
+    return "hybridep";
   const int release = bridge_release(r);
   if (has(r.model, "Qwen3-235B-A22B") && has(r.gpu, "H100") && release == 260201) return "deepep";
   if (has(r.model, "Qwen3-30B-A3B") && has(r.gpu, "H100") && r.pp <= 1 && notes_int(r, "EP") == 16 && release >= 260201)
@@ -213,8 +217,19 @@ bool unfused_mla_attention_of(const ModernRow& r) {
 // layout, tp 2, pp 4, vp 10, is the row's. The vocabulary is Nemotron's 256,000-token SentencePiece
 // (as Nemotron-4's rows): with it the counts are 8.5 B and 21.3 B parameters, the names' 8B and 22B
 // (a 32k vocabulary would give 6.7 B and 18.5 B).
+//
+// Megatron-Bridge 26.08's Nemotron 3 Ultra cells leave the sharding column empty; both recipes
+// (r0.6.0 src/megatron/bridge/perf_recipes/nemotronh/common.py _apply_nemotron_3_ultra_fsdp_hsdp,
+// called by the GB300 and GB200 fp8mx configs) run Megatron-FSDP with data_parallel_sharding_
+// strategy "optim_grads_params" (parameters, gradients and optimizer states sharded: zero 3),
+// bf16 gradient communication and main gradients, fp32 main parameters. The sharding group is one
+// 64-GPU NVLink domain (HSDP: num_distributed_optimizer_instances = 256 / 64 = 4, outer strategy
+// "optim"); the scenario has no key for a sharding group smaller than dp, so the rows shard over
+// every data-parallel rank, as the other hybrid-sharded FSDP rows (modern_row_defaults.cpp).
 ModernRow as_run(const ModernRow& r) {
   ModernRow ran = r;
+  if (modern_source_group(r) == "Megatron-Bridge" && has(r.model, "Nemotron_3_Ultra") && r.zero_or_fsdp.empty())
+    ran.zero_or_fsdp = "Megatron-FSDP optim_grads_params (HSDP, 64-GPU sharding group; recipe)";
   if (modern_source_group(r) == "dgxc-benchmarking" && has(r.model, "Llama4-Maverick") && r.layers == 32)
     ran.layers = 48;
   struct Shape { const char* model; int layers, hidden, heads, ffn; };
