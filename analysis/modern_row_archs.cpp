@@ -106,15 +106,23 @@ std::string other_moe_reason(const std::string& model) {
 // filled"); the preset supplies the rest. Nemotron 3 interleaves Mamba-2 with MoE layers ('E' in
 // the pattern) and its rows state no architecture: Nano is the nemotron-3-nano-30b-a3b preset
 // (its Hugging Face config.json), Super the nemotron-3-super-120b-a12b preset (LatentMoE; its
-// sources in model/model_presets.cpp). Ultra's shape is public too (Megatron-LM examples/
-// post_training/modelopt/conf/nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16.sh) but has no preset
-// yet; 3.5 Lightning has no published config at hand. Both stay skipped.
+// sources in model/model_presets.cpp), Ultra the nemotron-3-ultra-550b-a55b preset (LatentMoE;
+// Megatron-LM examples/post_training/modelopt/conf/nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16.sh).
+// Nemotron 3.5 Lightning is Nano's shape with an MTP module: Megatron-Bridge r0.6.0 recipes/
+// nemotronh/h100/nemotron_3_nano.py nemotron_3_5_lightning_pretrain_config() starts from Nano's
+// HybridModelProvider (the same pattern, hidden 2688, 128 experts of 1856, top-6, shared 3712) and
+// adds mtp_num_layers 2 ("*E", repeated), as its GB200 performance recipe does (perf_recipes/
+// nemotronh/gb200/nemotronh.py _build_nemotron_3_5_lightning_gb200_mxfp8 over Nano's MXFP8 build);
+// Megatron-LM's functional test nemotron3_5_lightning_nightly_tp1_pp1_cp1_ep8_dgx_gb200 states the
+// same shape; the verification card's 32,913,266,240 parameters (examples/model_verification_cards/
+// nemotron-3.5-lightning/card.yaml) are Nano's plus one "*E" module and 24 x 128 router biases.
 const char* hybrid_preset_of(const ModernRow& r) {
   if (has(r.model, "Nemotron-H 56B")) return "nemotron-h-56b";
   if (has(r.model, "Nemotron-H 47B")) return "nemotron-h-47b";
   if (has(r.model, "Nemotron-H 8B")) return "nemotron-h-8b";
-  if (has(r.model, "Nemotron_3_Nano")) return "nemotron-3-nano-30b-a3b";
+  if (has(r.model, "Nemotron_3_Nano") || has(r.model, "Nemotron_3_5_Lightning")) return "nemotron-3-nano-30b-a3b";
   if (has(r.model, "Nemotron_3_Super")) return "nemotron-3-super-120b-a12b";
+  if (has(r.model, "Nemotron_3_Ultra")) return "nemotron-3-ultra-550b-a55b";
   return nullptr;
 }
 

@@ -79,9 +79,18 @@ int lora_rank_of(const ModernRow& r) {
 // nemotronh/nemotron_3_llm_pretrain.py, v0.4.0 - v0.5.0: nemotron_3_super_pretrain_config()),
 // sets mtp_num_layers = 2 with mtp_use_repeated_layer (recipes/nemotronh/nemotron_3_super.py):
 // one "*E" module run twice; the weights of the second pass are counted as a second module
-// (one module's states too many, ~1.6% of the model's: not modelled). 0 = no MTP module.
+// (one module's states too many, ~1.6% of the model's: not modelled). Nemotron 3 Ultra's 26.08
+// performance recipes (src/megatron/bridge/perf_recipes/nemotronh/gb300/nemotronh.py and gb200/
+// nemotronh.py, r0.6.0) start from nemotron_3_ultra_pretrain_config() (recipes/nemotronh/
+// nemotron_3_ultra.py, r0.5.0 - r0.6.0): mtp_num_layers = 2, mtp_use_repeated_layer = True, the
+// same one-module-twice form (the second module's states, ~2.0% of the model's, counted likewise).
+// Nemotron 3.5 Lightning's likewise (nemotron_3_5_lightning_pretrain_config, recipes/nemotronh/h100/
+// nemotron_3_nano.py, and the GB200 perf recipe: mtp_num_layers 2, mtp_use_repeated_layer, "*E").
+// 0 = no MTP module.
 int mtp_layers_of(const ModernRow& r) {
-  if (has(r.model, "Nemotron_3_Super") && modern_source_group(r) == "Megatron-Bridge") return 2;
+  const bool nemotron3_mtp =
+      has(r.model, "Nemotron_3_Super") || has(r.model, "Nemotron_3_Ultra") || has(r.model, "Nemotron_3_5_Lightning");
+  if (nemotron3_mtp && modern_source_group(r) == "Megatron-Bridge") return 2;
   return has(r.model, "DeepSeek-V3") && !has(r.model, "w/o MTP") ? 1 : 0;
 }
 
@@ -225,8 +234,16 @@ std::string deepseek_recompute_modules(const ModernRow& r) {
 // nemotron_3_workload_base_configs.py, v0.4.0 = 26.04 and v0.5.0 = 26.06 alike for the tables'
 // precisions): GB300 and GB200 set none; B300 NVFP4 (= B300_BF16_V1) ["moe_act", "layernorm"],
 // B300 FP8_MX none; B200 FP8_MX (the B200 base) ["moe_act", "layernorm"], B200 NVFP4 None.
+//
+// Nemotron 3 Ultra's (26.08 only; r0.6.0 src/megatron/bridge/perf_recipes/nemotronh/gb300/
+// nemotronh.py _nemotron_3_ultra_gb300_fp8mx_config and gb200/nemotronh.py nemotron_3_ultra_
+// pretrain_256gpu_gb200_fp8mx_config): recompute_granularity "selective", recompute_modules
+// ["moe_act"] on both. They also offload the expert MLP's fc1 output to the host
+// (fine_grained_activation_offloading, offload_modules ["fused_group_mlp"], tensors above
+// min_offloaded_tensor_size), which no [training] key expresses: not modelled.
 std::string nemotron3_nano_recompute_modules(const ModernRow& r) {
   if (modern_source_group(r) != "Megatron-Bridge") return "";
+  if (has(r.model, "Nemotron_3_Ultra")) return "[\"moe_act\"]";
   if (has(r.model, "Nemotron_3_Super")) {
     const bool nvfp4 = precision_for(r) == "nvfp4";
     const bool b300 = r.gpu == "B300", b200 = r.gpu == "B200";
@@ -276,8 +293,11 @@ std::string nemotron3_nano_recompute_modules(const ModernRow& r) {
 //     and the full-iteration MXFP8 presets (v0.5.x: the moe_a2a_overlap override creates one,
 //     scripts/performance/utils/overrides.py _set_moe_a2a_overlap_overrides; v0.6.0
 //     _apply_gpt_oss_120b_full_iter_fp8mx_configs) have one. Nemotron 3 Super and Ultra set none
-//     (recipes/nemotronh/nemotron_3_super.py, nemotron_3_ultra.py). Nemotron 3.5 Lightning was not
-//     checked (UNSURE) and keeps Megatron-Core's default.
+//     (recipes/nemotronh/nemotron_3_super.py, nemotron_3_ultra.py). Nemotron 3.5 Lightning's 26.08
+//     GB200 recipe is built on Nano's (perf_recipes/nemotronh/gb200/nemotronh.py
+//     _build_nemotron_3_5_lightning_gb200_mxfp8 -> _build_nemotron_3_nano_gb200_mxfp8 ->
+//     nemotron_3_nano_pretrain_8gpu_h100_bf16_config, recipes/nemotronh/h100/nemotron_3_nano.py,
+//     which creates the CommOverlapConfig), so it has one.
 //   * overlap_grad_reduce = False: Megatron-Core then sets bucket_size = None, so each model chunk's
 //     gradients are one bucket reduced after its backward (distributed_data_parallel.py "Set
 //     bucket_size to infinity if overlap_grad_reduce is False", at core_v0.14.0 and the Megatron-LM
@@ -303,9 +323,9 @@ std::string nemotron3_nano_recompute_modules(const ModernRow& r) {
 //     take dp x cp. Megatron-Core keeps a given bucket_size: ParamAndGradBuffer closes a bucket once
 //     it holds bucket_size parameters and pads its end to lcm(dp, 128) elements
 //     (param_and_grad_buffer.py; 2^16 only with pad_buckets_for_high_nccl_busbw, set by no recipe).
-//     Rows: Megatron-Bridge GPT-OSS-120B (but the two above), Nemotron 3 Super / Ultra / 3.5
-//     Lightning; NeMo 1's mcore_distributed_optim, which ignores the yaml's bucket_cap_mb ("mcore
-//     bucket_size is based on num of parameters, therefore not using bucket_cap_mb",
+//     Rows: Megatron-Bridge GPT-OSS-120B (but the two above), Nemotron 3 Super / Ultra; NeMo 1's
+//     mcore_distributed_optim, which ignores the yaml's bucket_cap_mb ("mcore bucket_size is based
+//     on num of parameters, therefore not using bucket_cap_mb",
 //     megatron_base_model.py setup_mcore_distributed_parallel: bucket_size = optim.ddp_bucket_size,
 //     default None): dgxc-benchmarking's Grok-1 (v24.11.1, v25.02) and Nemotron-4 15B v25.02;
 //   * apex DistributedFusedAdam (NeMo 1's distributed_fused_adam): bucket_cap_mb MiB of
@@ -363,7 +383,7 @@ bool comm_overlap_dp_rule(const ModernRow& r) {
   if (g != "Megatron-Bridge") return false;
   if (has(r.model, "GPT-OSS"))
     return (r.gpu.starts_with("GB200") && bridge_release(r) >= 260400) || full_iteration_mxfp8_recipe(r);
-  return !has(r.model, "Nemotron_3_Super") && !has(r.model, "Nemotron_3_Ultra") && !has(r.model, "Lightning");
+  return !has(r.model, "Nemotron_3_Super") && !has(r.model, "Nemotron_3_Ultra");
 }
 
 }  // namespace

@@ -104,11 +104,16 @@ bool cuda_graphs_of(const ModernRow& r) { return full_iteration_mxfp8_recipe(r) 
 // v0.4.0 / v0.5.0 nemotron_3_workload_base_configs.py; v0.6.0 perf_recipes/nemotronh/common.py
 // _apply_nemotron_3_nano_perf_defaults). EP 8 stays inside the node, so the all-to-all is the same;
 // what changes is what the GPU copies around it (no chunk sort, no fp8 row padding: layer_ops).
+// Nemotron 3 Ultra runs "hybridep" too (r0.6.0 perf_recipes/nemotronh/common.py _apply_nemotron_3_ultra_perf_
+// defaults: moe_token_dispatcher_type "flex", moe_flex_dispatcher_backend "hybridep"; EP 64 inside
+// a GB300 / GB200 NVL72 rack). Nemotron 3.5 Lightning's 26.08 GB200 recipe is built on Nano's
+// (perf_recipes/nemotronh/gb200/nemotronh.py _build_nemotron_3_nano_gb200_mxfp8 sets "hybridep").
 const char* moe_dispatcher_of(const ModernRow& r) {
   if (modern_source_group(r) != "Megatron-Bridge") return nullptr;
   if (has(r.model, "DeepSeek-V3"))
     return has(r.gpu, "B200") && !r.gpu.starts_with("GB") && notes_int(r, "EP") == 32 ? "deepep" : "hybridep";
-  if (full_iteration_mxfp8_recipe(r) || has(r.model, "Nemotron_3_Super") || has(r.model, "Nemotron_3_Nano"))
+  if (full_iteration_mxfp8_recipe(r) || has(r.model, "Nemotron_3_Super") || has(r.model, "Nemotron_3_Nano") ||
+      has(r.model, "Nemotron_3_Ultra") || has(r.model, "Nemotron_3_5_Lightning"))
     return "hybridep";
   const int release = bridge_release(r);
   if (has(r.model, "Qwen3-235B-A22B") && has(r.gpu, "H100") && release == 260201) return "deepep";
@@ -221,8 +226,19 @@ bool unfused_mla_attention_of(const ModernRow& r) {
 // layout, tp 2, pp 4, vp 10, is the row's. The vocabulary is Nemotron's 256,000-token SentencePiece
 // (as Nemotron-4's rows): with it the counts are 8.5 B and 21.3 B parameters, the names' 8B and 22B
 // (a 32k vocabulary would give 6.7 B and 18.5 B).
+//
+// Megatron-Bridge 26.08's Nemotron 3 Ultra cells leave the sharding column empty; both recipes
+// (r0.6.0 src/megatron/bridge/perf_recipes/nemotronh/common.py _apply_nemotron_3_ultra_fsdp_hsdp,
+// called by the GB300 and GB200 fp8mx configs) run Megatron-FSDP with data_parallel_sharding_
+// strategy "optim_grads_params" (parameters, gradients and optimizer states sharded: zero 3),
+// bf16 gradient communication and main gradients, fp32 main parameters. The sharding group is one
+// 64-GPU NVLink domain (HSDP: num_distributed_optimizer_instances = 256 / 64 = 4, outer strategy
+// "optim"); the scenario has no key for a sharding group smaller than dp, so the rows shard over
+// every data-parallel rank, as the other hybrid-sharded FSDP rows (modern_row_defaults.cpp).
 ModernRow as_run(const ModernRow& r) {
   ModernRow ran = r;
+  if (modern_source_group(r) == "Megatron-Bridge" && has(r.model, "Nemotron_3_Ultra") && r.zero_or_fsdp.empty())
+    ran.zero_or_fsdp = "Megatron-FSDP optim_grads_params (HSDP, 64-GPU sharding group; recipe)";
   if (modern_source_group(r) == "dgxc-benchmarking" && has(r.model, "Llama4-Maverick") && r.layers == 32)
     ran.layers = 48;
   struct Shape { const char* model; int layers, hidden, heads, ffn; };

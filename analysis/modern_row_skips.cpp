@@ -63,7 +63,7 @@ std::string unsupported_model(const ModernRow& r) {
   for (const char* moe : {"DeepSeek", "Grok", "Mixtral", "Qwen3", "GPT-OSS", "Kimi", "Llama4"})
     if (has(model, moe)) return other_moe_reason(model);
   if (has(model, "Nemotron_3") && hybrid_preset_of(r) == nullptr)
-    return "hybrid Mamba + MoE model without a preset (Nemotron 3 Ultra: config public, no preset yet; 3.5: no published config at hand)";
+    return "hybrid Mamba + MoE model without a preset";
   if (has(model, "Nemotron-H") && hybrid_preset_of(r) == nullptr) return "hybrid Mamba model without a preset";
   if ((has(model, "LoRA") || has(model, "SFT")) && modern_source_group(r) == "NeMo docs")
     return "fine-tuning recipe of NeMo 24.07 (LoRA rank and targets, SFT memory settings) not checked";

@@ -39,14 +39,13 @@ std::string sci(double v) {
   return buf;
 }
 
-// Parameters of one transformer layer, about: attention 4h^2 (fewer with grouped KV heads, ignored),
-// the MLP 3·h·ffn (SwiGLU; GELU's 2·h·4h is the same order), every expert's MLP for MoE layers.
+// Parameters of one layer: the model's own count of its layers (every expert of an MoE layer, as
+// no rank holds fewer before ep divides them), averaged over the layers. A per-layer guess of
+// 4h^2 + every expert's SwiGLU MLP at hidden width, as this once was, overstates a hybrid Mamba +
+// LatentMoE model ~13x (Nemotron 3 Ultra: one in 2.25 layers is an MoE layer, its 512 squared-ReLU
+// experts are 2 matrices at latent 2048, not 3 at 8192) and refused a 25 MB bucket it runs with.
 double layer_params(const workloads::ModelSpec& m) {
-  const double h = m.hidden;
-  const double ffn = m.ffn_hidden > 0 ? m.ffn_hidden : 4.0 * h;
-  const double moe_ffn = m.moe_ffn_hidden > 0 ? m.moe_ffn_hidden : ffn;
-  const double mlp = m.experts > 0 ? (m.experts + m.shared_experts) * 3.0 * h * moe_ffn : 3.0 * h * ffn;
-  return 4.0 * h * h + mlp;
+  return m.parameters_of_layers(0, m.layers) / std::max(1, m.layers);
 }
 
 int layers_per_stage(const workloads::ModelSpec& m, const workloads::ParallelSpec& p) {

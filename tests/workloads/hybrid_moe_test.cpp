@@ -6,6 +6,7 @@
 #include "tests/workloads/op_test_util.h"
 #include "workloads/model/mamba_ops.h"
 #include "workloads/model/model_presets.h"
+#include "workloads/model/mtp.h"
 #include "workloads/model/transformer_ops.h"
 
 using namespace clustersim;
@@ -71,4 +72,18 @@ TEST_CASE("workloads::layer_ops_of_kind: an 'E' layer is the MoE half of an MoE 
   CHECK(sum_ops(e).fwd_matmul_flops.value / tokens == doctest::Approx(expected).epsilon(0.01));
   CHECK(sum_ops(mlp).fwd_matmul_flops.value < sum_ops(e).fwd_matmul_flops.value);
   CHECK(tensor_parallel_share(LayerKind::Moe) == 0.5);
+}
+
+TEST_CASE("workloads::mtp: Nemotron 3.5 Lightning is Nano's shape plus one '*E' MTP module, as its verification card counts") {
+  // Megatron-Bridge r0.6.0 examples/model_verification_cards/nemotron-3.5-lightning/card.yaml: the
+  // import and export match "32,913,266,240 parameters". Nano's layers and one MTP module (eh_proj,
+  // its norms, an attention and an MoE block) count 32,913,263,168; the 3,072 left are the routers'
+  // expert-bias vectors (moe_router_enable_expert_bias: 128 per MoE layer, 23 + 1 layers), which
+  // clustersim does not count.
+  ModelSpec m = nano();
+  m.mtp_layers = 1;
+  CHECK(mtp_layer_is_moe(m));
+  const double counted = nano().parameters() + mtp_module_parameters(m);
+  CHECK(counted == doctest::Approx(32913263168.0).epsilon(1e-12));
+  CHECK(32913266240.0 - counted == doctest::Approx(24 * 128));
 }

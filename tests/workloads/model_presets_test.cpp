@@ -17,13 +17,13 @@ TEST_CASE("workloads::model presets: every required id exists and is well formed
                          "megatron-1t", "llama2-7b", "llama2-70b", "llama3-8b", "llama3-70b",
                          "llama3-405b", "mixtral-8x7b", "mixtral-8x22b", "deepseek-v3", "kimi-k2",
                          "gpt-oss-120b", "gpt-oss-20b", "nemotron-h-8b", "nemotron-h-47b", "nemotron-h-56b", "nemotron-3-nano-30b-a3b",
-                         "nemotron-3-super-120b-a12b"}) {
+                         "nemotron-3-super-120b-a12b", "nemotron-3-ultra-550b-a55b"}) {
     const ModelSpec* m = find_model_preset(id);
     REQUIRE_MESSAGE(m != nullptr, id);
     CHECK(m->hidden % m->heads == 0);
     CHECK(m->heads % m->kv_heads == 0);
   }
-  CHECK(all_model_presets().size() == 23);
+  CHECK(all_model_presets().size() == 24);
   CHECK(find_model_preset("gpt4") == nullptr);
 }
 

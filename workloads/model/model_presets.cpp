@@ -88,6 +88,24 @@
 // here: 120.6 B and 12.8 B with embeddings (nemotron_3_super_parameters test). MTP is not part of
 // the preset: the checkpoint has one shared "*E" module (num_nextn_predict_layers 1) that the
 // pretraining recipe runs twice (mtp_num_layers 2, mtp_use_repeated_layer); rows set it.
+//
+// Nemotron 3 Ultra 550B-A55B (NVIDIA 2026, "Nemotron 3 Ultra: Open, Efficient Mixture-of-Experts
+// Hybrid Mamba-Transformer Model for Agentic Reasoning", arXiv 2606.15007; Hugging Face
+// nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16; Megatron-LM examples/post_training/modelopt/conf/
+// nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16.sh, "Nemotron Ultra config for ModelOpt
+// examples" PR #5159): hybrid pattern of 108 layers (--num-layers 108), 48 Mamba-2, 48
+// LatentMoE and 12 attention; hidden 8192; attention 64 heads of kv_channels 128 with 2 query
+// groups; Mamba-2 256 heads of 64 (d_inner 16384 = 2 x hidden); 512 squared-ReLU experts of 5120
+// (--ffn-hidden-size), top-22, moe_latent_size 2048, one shared expert of 10240 (= 2 x 5120); no
+// biases, no position embedding, RMSNorm, untied embeddings. The script leaves the Mamba state,
+// groups and conv and the vocabulary unset: Megatron-Core's TransformerConfig defaults
+// (mamba_state_dim 128, mamba_num_groups 8, MambaMixer d_conv 4), which must match the Hugging Face
+// checkpoint the script loads; vocab 131072 is the Nemotron 3 tokenizer's (Nano's and Super's
+// config.json; Ultra's was not at hand: UNSURE, 1 % of the embedding's 2.1 B per 1,300 tokens).
+// The model card and report give 550 B total, 55 B active; counted here: 549.3 B and 56.1 B with
+// embeddings, 53.9 B without (nemotron_3_ultra_parameters test). MTP as Super's: one shared "*E"
+// module run twice in pretraining (Megatron-Bridge recipes/nemotronh/nemotron_3_ultra.py,
+// mtp_num_layers 2, mtp_use_repeated_layer); rows set it.
 #include "workloads/model/model_presets.h"
 
 #include <array>
@@ -213,8 +231,8 @@ ModelSpec latent_moe(ModelSpec m, int latent) {
   return m;
 }
 
-const std::array<ModelSpec, 23>& presets() {
-  static const std::array<ModelSpec, 23> kPresets = {
+const std::array<ModelSpec, 24>& presets() {
+  static const std::array<ModelSpec, 24> kPresets = {
       gpt3("gpt3-125m", 12, 768, 12),
       gpt3("gpt3-1.3b", 24, 2048, 16),
       gpt3("gpt3-2.7b", 32, 2560, 32),
@@ -251,6 +269,11 @@ const std::array<ModelSpec, 23>& presets() {
                             "MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*EMEMEMEME", 4096,
                             32, 2, 128, 512, 22, 2688, 5376),
                  1024),
+      latent_moe(nemotron_3("nemotron-3-ultra-550b-a55b",
+                            "MEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*"
+                            "EMEMEMEM*EMEMEMEME",
+                            8192, 64, 2, 256, 512, 22, 5120, 10240),
+                 2048),
   };
   return kPresets;
 }
