@@ -112,7 +112,7 @@ CrossGenerationCheck cross_generation_check(const std::vector<std::string>& name
 std::string validate_modern_text(const TrainingValidation& a100, const ModernValidation& modern,
                                  const CrossGenerationCheck& cross);
 // A JSON object: {"runs": [...], "by_source": {...}, "by_generation": {...}, "skipped": {...},
-// "cross_generation": {...}}.
+// "cross_generation": {...}, "by_family": [...]} (by_family: validation_families.h).
 std::string validate_modern_json(const TrainingValidation& a100, const ModernValidation& modern,
                                  const CrossGenerationCheck& cross);
 

@@ -1,11 +1,13 @@
 // The modern training validation as text and JSON (see validate_modern.h): the scored runs, the
-// error per source and per GPU generation, the skip counts, the memory refusals and the
-// cross-generation fit. Rendering only; the numbers come from validate_modern.cpp.
+// error per source and per GPU generation, the skip counts, the memory refusals, the
+// cross-generation fit and the error per model family and GPU (validation_families.h).
+// Rendering only; the numbers come from validate_modern.cpp.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
 #include "analysis/validate_modern.h"
+#include "analysis/validation_families.h"
 
 namespace clustersim::analysis {
 namespace {
@@ -149,6 +151,7 @@ std::string validate_modern_text(const TrainingValidation& a100, const ModernVal
   out += "\nCross-generation check: compute constants fitted on one generation only, scored on the other\n";
   out += cross_fit_text(cross.a100_to_hopper);
   out += cross_fit_text(cross.hopper_to_a100);
+  out += family_table_text(family_groups(modern.runs));
   return out;
 }
 
@@ -167,6 +170,15 @@ std::string validate_modern_json(const TrainingValidation& a100, const ModernVal
   j["simulations"] = modern.simulations;
   j["skipped"] = modern.skipped;
   j["cross_generation"] = {cross_fit_json(cross.a100_to_hopper), cross_fit_json(cross.hopper_to_a100)};
+  nlohmann::ordered_json families = nlohmann::ordered_json::array();
+  for (const FamilyGroup& g : family_groups(modern.runs)) {
+    nlohmann::ordered_json f = {{"family", g.family}, {"gpu", g.gpu}, {"precision", g.precision}};
+    f.update(stats_json(g.stats));
+    f["min_error"] = g.min_error;
+    f["max_error"] = g.max_error;
+    families.push_back(f);
+  }
+  j["by_family"] = families;
   return j.dump(2) + "\n";
 }
 
