@@ -44,7 +44,8 @@
 // kernels (norms, activations, dropout, softmax, rotary, loss) at hbm_stream_eff x
 // pointwise_mem_eff; the optimizer step streams its states (optimizer_step_time).
 // FP8: each fp8 GEMM pays Transformer Engine's cast of its changing operand (forward A, backward
-// dY) as one more memory-bound kernel, fp8_cast_bytes_per_element per element.
+// dY) as one more memory-bound kernel, fp8_cast_bytes_per_element per element; a gated MLP's gate
+// and up halves are one fc1 module, whose input is cast once and output gradient in one kernel.
 // NVFP4 (Blackwell): the same fp8-eligible GEMMs (the transformer layers' linears: forward, data
 // and weight gradient, as NVIDIA's NVFP4 recipe runs all three) at the GPU's dense FP4 rate, their
 // operands at kNvfp4BytesPerElement, the cast at nvfp4_cast_bytes_per_element; attention core,

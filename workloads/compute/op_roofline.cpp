@@ -105,8 +105,14 @@ bool ComputeModel::runs_fp8(const OpCost& op) const {
 // csrc/extensions/cast.cpp and normalization.cpp: nvte_compute_amax, then
 // nvte_compute_scale_from_amax, then the cast; the norm feeding a current-scaled GEMM writes bf16
 // and is cast apart, force_unfused_kernel). NVFP4's cast constant holds its own amax pass.
+// A gated MLP's fc1 is one module (OpCost::second_fc1_half): its input is cast once, charged to
+// the gate half, and its output gradient [m, 2 ffn] in one kernel, each half charged its own
+// elements (TE 2.x module/layernorm_linear.py: one input_quantizer call or quantized norm per
+// forward; base.py grad_output_preprocess: one quantizer call on the whole grad_output;
+// grouped_linear.py: one split_quantize over all experts' inputs, one over their grad_outputs).
 double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
   if (!runs_fp8(op)) return 0.0;
+  if (pass == Pass::Forward && op.second_fc1_half) return 0.0;
   const double b = std::max(op.batch, 1);
   const double elements = b * static_cast<double>(op.m) * (pass == Pass::Forward ? op.k : op.n);
   const bool nvfp4 = precision_ == topology::Precision::Nvfp4;
@@ -118,9 +124,10 @@ double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
 }
 
 // A cast is one kernel; under current scaling (a separate amax pass) it is three: amax, scale, cast.
+// The up half of a gated MLP's fc1 shares the gate half's (OpCost::second_fc1_half).
 int ComputeModel::kernels(const OpCost& op, Pass pass) const {
   const bool amax_pass = precision_ == topology::Precision::Fp8 && constants_.get("fp8_amax_bytes_per_element") > 0;
-  const int cast = !runs_fp8(op) ? 0 : amax_pass ? 3 : 1;
+  const int cast = !runs_fp8(op) || op.second_fc1_half ? 0 : amax_pass ? 3 : 1;
   if (pass == Pass::Backward && op.is_matmul()) return (op.frozen ? 1 : 2) + cast;  // dgrad + wgrad (flash: dq/dk/dv + preprocess)
   return 1 + cast;
 }

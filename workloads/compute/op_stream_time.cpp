@@ -12,9 +12,10 @@ namespace {
 // The per-expert GEMMs a grouped expert GEMM (model/transformer_ops.h: the routed experts'
 // "expert_*" GEMMs, batch = local experts) issues beyond its first, per pass: one per expert and
 // GEMM when grouped_gemm_launches_per_expert is 1 (Transformer Engine's multi-stream path). A
-// gated MLP's "expert_up" is the second half of linear_fc1's GEMMs, issued with "expert_up_gate".
+// gated MLP's "expert_up" is the second half of linear_fc1's GEMMs, issued with "expert_up_gate"
+// (OpCost::second_fc1_half).
 double expert_gemm_launches(const OpCost& op, Pass pass, double per_expert) {
-  const bool grouped = op.kind == OpKind::Gemm && op.batch > 1 && op.name.starts_with("expert_") && op.name != "expert_up";
+  const bool grouped = op.kind == OpKind::Gemm && op.batch > 1 && op.name.starts_with("expert_") && !op.second_fc1_half;
   if (!grouped) return 0.0;
   const int gemms = pass == Pass::Backward ? (op.frozen ? 1 : 2) : 1;
   return gemms * (op.batch - 1) * per_expert;
@@ -23,13 +24,14 @@ double expert_gemm_launches(const OpCost& op, Pass pass, double per_expert) {
 // Transformer Engine module calls an op stands for in the forward (te_module_host_us each): one
 // per linear layer (Linear, LayerNormLinear; a routed expert GEMM's GroupedLinear once per call,
 // its per-expert work apart) and the fused attention core (DotProductAttention). A gated MLP's
-// gate and up halves are one fc1 module, so "mlp_up" and "expert_up" are not calls of their own.
+// gate and up halves are one fc1 module, so "mlp_up" and "expert_up" are not calls of their own
+// (OpCost::second_fc1_half).
 // The logits GEMM (Megatron-Core's own ColumnParallelLinear) and the router are not TE modules.
 double te_module_calls(const OpCost& op, Pass pass) {
   if (pass != Pass::Forward) return 0.0;
   if (op.kind == OpKind::Attention) return op.name == "flash_attention" ? 1.0 : 0.0;
   const bool linear = op.kind == OpKind::Gemm && op.fp8_eligible;
-  return linear && op.name != "mlp_up" && op.name != "expert_up" ? 1.0 : 0.0;
+  return linear && !op.second_fc1_half ? 1.0 : 0.0;
 }
 }  // namespace
 

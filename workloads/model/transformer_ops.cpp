@@ -118,6 +118,7 @@ void mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& d) {
   }
   ops.push_back(gemm("mlp_gate", OpKind::Gemm, d.tokens, d.ffn, h, 1, d.p, true));
   ops.push_back(gemm("mlp_up", OpKind::Gemm, d.tokens, d.ffn, h, 1, d.p, true));
+  ops.back().second_fc1_half = true;  // linear_fc1 is one 2 x ffn GEMM with mlp_gate
   // silu(gate) * up: fwd reads gate and up, writes the product; bwd also reads dy, writes both grads.
   ops.push_back(pointwise("swiglu", OpKind::Elementwise, d.tokens * d.ffn, kSwiGluFlopsPerElement,
                           3.0 * d.p, 5.0 * d.p));
@@ -223,8 +224,8 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
     // By position, not by width: the last GEMM projects back to hidden (GPT-OSS's experts are as
     // wide as its hidden size, so widths do not tell them apart).
     // A gated MLP's gate and up projections are one GroupedLinear (TEGroupedMLP linear_fc1, width
-    // 2 x moe_ffn_hidden): the second half, "expert_up", issues no GEMMs of its own per expert
-    // (ComputeModel::launches).
+    // 2 x moe_ffn_hidden): the second half, "expert_up" (OpCost::second_fc1_half, set by mlp()),
+    // issues no GEMMs or casts of its own per expert (ComputeModel::launches, fp8_cast_seconds).
     if (op.kind != OpKind::Gemm) op.name = "expert_act";
     else if (i == last_gemm) op.name = "expert_down";
     else {

@@ -49,6 +49,13 @@ struct OpCost {
   bool fp8_eligible = false; // a linear layer whose GEMM can run in FP8 (Transformer Engine)
   bool frozen = false;       // a weight that does not train (LoRA, model/lora.h): the backward is the
                              // data gradient only (bwd = fwd FLOPs and bytes, one kernel)
+  // The up half of a gated MLP's fc1 ("mlp_up", "expert_up"). Megatron-Core builds a gated MLP's
+  // gate and up projections as one linear_fc1 of width 2 x ffn (mlp.py and moe/experts.py:
+  // ffn_hidden_size *= 2), one Transformer Engine module (Linear / LayerNormLinear, or
+  // GroupedLinear for the experts) and one GEMM per pass: the half carried here issues no
+  // Transformer Engine module call, no per-expert GEMMs and no FP8 / NVFP4 cast of its own (the
+  // module quantizes its input once, and its output gradient in one kernel over both halves).
+  bool second_fc1_half = false;
   bool host_sync_after = false;  // forward: the host waits for the device after issuing this op
                                  // (dropless MoE copies its token counts to the host), so it cannot
                                  // run ahead across it (ComputeModel::ops_time)
