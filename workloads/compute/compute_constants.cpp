@@ -194,8 +194,13 @@ constexpr std::array<ConstantDef, 45> kConstants = {{
     {"moe_load_imbalance", 1.0, 1.0, 64.0,
      "mixture of experts: token-slots the busiest GPU's experts receive / the mean over the "
      "expert-parallel group (ratio); its experts' GEMMs and the all-to-all it waits for scale with "
-     "it, and a capacity factor caps it. ASSUMPTION 1.0: a router trained with a load-balancing "
-     "loss (Switch, Fedus et al. 2021) or DeepSeek-V3's bias-based balancing keeps loads near the "
+     "it, and a capacity factor caps it. 1.0 is what the published MoE benchmark recipes run: "
+     "drop-and-pad at capacity factor 1.0 fills every expert to the mean (dgxc-benchmarking "
+     "v25.02 grok1_314b.yaml moe_pad_expert_input_to_capacity; NeMo 7a8f1cc7 "
+     "scripts/performance/llm pretrain_grok1_314b.py / pretrain_deepseek_v3.py "
+     "MegatronTokenDropCallback), Megatron-Bridge's performance recipes set "
+     "moe_router_force_load_balancing. ASSUMPTION for free routing (NeMo's Llama 4 performance "
+     "script sets neither): a load-balancing loss (Switch, Fedus et al. 2021) keeps loads near the "
      "mean; raise it to study a skewed router"},
     {"grouped_gemm_launches_per_expert", 1.0, 0.0, 1.0,
      "mixture of experts: host launches a grouped expert GEMM issues per local expert beyond the "
