@@ -40,6 +40,20 @@ std::string precision_for(const ModernRow& r) {
 // [model_constants] fp8_amax_bytes_per_element = 2 (modern_row_scenario.cpp).
 bool fp8_current_scaling_of(const ModernRow& r) { return r.precision == "FP8-CS"; }
 
+// dgxc-benchmarking's NeMo 1 yamls (releases v24.11.1 and v25.02; from v25.04 its launchers run
+// NeMo 2, whose GPTConfig turns the fusion on) set cross_entropy_loss_fusion: true for Llama 3.1
+// 8B / 70B / 405B and Nemotron-4 15B / 340B, and leave it out for Grok-1 (grok1/grok1_314b.yaml)
+// and GPT-3 175B (nemo_megatron/gpt3_175b_hydra.yaml); NeMo 1 then takes Megatron-Core's default
+// (megatron_base_model.py build_transformer_config / build_model_parallel_config), False in
+// core_r0.8.0 .. core_r0.11.0 (model_parallel_config.py), so the loss runs the unfused
+// _VocabParallelCrossEntropy. The scenario sets [model_constants] cross_entropy_unfused = 1
+// (modern_row_scenario.cpp; workloads/compute/compute_constants.cpp counts its passes).
+bool unfused_cross_entropy_of(const ModernRow& r) {
+  if (modern_source_group(r) != "dgxc-benchmarking") return false;
+  if (!has(r.source, "(release v24.11.1)") && !has(r.source, "(release v25.02)")) return false;
+  return r.model == "GPT-3 175B" || has(r.model, "Grok-1");
+}
+
 // Fine-tuning rows ("[SFT]", "[SFT finetune]", "[LoRA]", "[LoRA finetune]"). SFT is full
 // fine-tuning on sequences packed to the row's seq_len (the recipes' packed_sequence = True,
 // _llama3_finetune_common in Megatron-Bridge src/megatron/bridge/recipes/llama/llama3.py): every

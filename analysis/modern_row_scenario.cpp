@@ -27,6 +27,7 @@ using modern_detail::deepseek_recompute_modules;
 using modern_detail::nemotron3_nano_recompute_modules;
 using modern_detail::dp_of;
 using modern_detail::fp8_current_scaling_of;
+using modern_detail::unfused_cross_entropy_of;
 using modern_detail::expert_tp_of;
 using modern_detail::hopper_a2a_overlap;
 using modern_detail::moe_a2a_overlap_of;
@@ -151,7 +152,11 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
       << "\nlora_targets = [\"q\", \"k\", \"v\", \"o\", \"gate\", \"up\", \"down\"]\n";
   // Transformer Engine's current scaling reads each cast's operand once more for its amax
   // (workloads/compute/compute_constants.cpp fp8_amax_bytes_per_element: the bf16 read).
-  if (fp8_current_scaling_of(r)) t << "\n[model_constants]\nfp8_amax_bytes_per_element = 2\n";
+  // Megatron-Core's unfused cross-entropy where the recipe left the fusion off (modern_row_defaults.cpp).
+  const bool cs = fp8_current_scaling_of(r), unfused_ce = unfused_cross_entropy_of(r);
+  if (cs || unfused_ce) t << "\n[model_constants]\n";
+  if (cs) t << "fp8_amax_bytes_per_element = 2\n";
+  if (unfused_ce) t << "cross_entropy_unfused = 1\n";
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 45> kConstants = {{
+constexpr std::array<ConstantDef, 46> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -148,6 +148,17 @@ constexpr std::array<ConstantDef, 45> kConstants = {{
      "the same pass (TE cast_transpose, delayed scaling). Forward casts the activation A[m,k], "
      "backward the output gradient dY[m,n]; weights are cast once per step (TE caches them across "
      "micro-batches) and not charged. Current scaling (FP8-CS) adds fp8_amax_bytes_per_element"},
+    {"cross_entropy_unfused", 0.0, 0.0, 1.0,
+     "the language-model loss runs Megatron-Core's unfused vocab-parallel cross-entropy (0 or 1). "
+     "0: one fused pass over the [tokens, vocab / tp] logits, the bf16 read and an fp32 write "
+     "forward, the reverse backward (what the model charges by default). 1: "
+     "cross_entropy_loss_fusion off (core_r0.8.0 .. core_r0.11.0 model_parallel_config.py default "
+     "False; tensor_parallel/cross_entropy.py _VocabParallelCrossEntropy): forward .float() (2 + 4 "
+     "B per element), max (4), subtract in place (8), exp in place (8), sum (4), divide in place "
+     "(8) = 38 B in 6 kernels; backward multiply by the loss gradient in place (8) and the cast "
+     "back to bf16 (6) = 14 B in 2 kernels (the tp all-reduces of the max and the sum, one fp32 "
+     "value per token, not modelled). A recipe property, set per scenario in [model_constants] "
+     "(the modern rows of dgxc-benchmarking's NeMo 1 Grok-1 and GPT-3 175B yamls)"},
     {"fp8_amax_bytes_per_element", 0.0, 0.0, 16.0,
      "HBM bytes per element of a separate amax pass over each FP8 cast's bf16 operand, before the "
      "cast (bytes), and with it two more kernels per cast (amax, scale). 0: delayed scaling (TE "
@@ -194,8 +205,13 @@ constexpr std::array<ConstantDef, 45> kConstants = {{
     {"moe_load_imbalance", 1.0, 1.0, 64.0,
      "mixture of experts: token-slots the busiest GPU's experts receive / the mean over the "
      "expert-parallel group (ratio); its experts' GEMMs and the all-to-all it waits for scale with "
-     "it, and a capacity factor caps it. ASSUMPTION 1.0: a router trained with a load-balancing "
-     "loss (Switch, Fedus et al. 2021) or DeepSeek-V3's bias-based balancing keeps loads near the "
+     "it, and a capacity factor caps it. 1.0 is what the published MoE benchmark recipes run: "
+     "drop-and-pad at capacity factor 1.0 fills every expert to the mean (dgxc-benchmarking "
+     "v25.02 grok1_314b.yaml moe_pad_expert_input_to_capacity; NeMo 7a8f1cc7 "
+     "scripts/performance/llm pretrain_grok1_314b.py / pretrain_deepseek_v3.py "
+     "MegatronTokenDropCallback), Megatron-Bridge's performance recipes set "
+     "moe_router_force_load_balancing. ASSUMPTION for free routing (NeMo's Llama 4 performance "
+     "script sets neither): a load-balancing loss (Switch, Fedus et al. 2021) keeps loads near the "
      "mean; raise it to study a skewed router"},
     {"grouped_gemm_launches_per_expert", 1.0, 0.0, 1.0,
      "mixture of experts: host launches a grouped expert GEMM issues per local expert beyond the "

@@ -196,6 +196,7 @@ class ComputeModel {
   double gemm_efficiency_on(double m, double n, double k, double batch, double sms, double k_store) const;
   int kernels(const OpCost& op, Pass pass) const;
   bool runs_fp8(const OpCost& op) const;  // an fp8-eligible GEMM of an fp8 or nvfp4 run
+  bool unfused_loss(const OpCost& op) const;  // the loss op under cross_entropy_unfused = 1
   double low_precision_gemm_eff(const OpCost& op) const;  // fp8 / nvfp4 GEMM efficiency vs bf16 (1 otherwise)
   double fp8_cast_seconds(const OpCost& op, Pass pass) const;
 

@@ -77,8 +77,21 @@ double ComputeModel::flops_seconds(const OpCost& op, Pass pass, double sm_share)
   return half / (peak * (eff_of(m, k, n, b) * fp8)) + half / (peak * (eff_of(k, n, m, b) * fp8));
 }
 
+// Megatron-Core's unfused vocab-parallel cross-entropy (cross_entropy_unfused = 1): the bytes per
+// logit element and the kernels of its passes (compute_constants.cpp counts them from the source).
+constexpr double kUnfusedCrossEntropyFwdBytes = 38.0, kUnfusedCrossEntropyBwdBytes = 14.0;
+constexpr int kUnfusedCrossEntropyFwdKernels = 6, kUnfusedCrossEntropyBwdKernels = 2;
+
+bool ComputeModel::unfused_loss(const OpCost& op) const {
+  return op.kind == OpKind::Loss && constants_.get("cross_entropy_unfused") > 0;
+}
+
 double ComputeModel::bytes_seconds(const OpCost& op, Pass pass, double hbm_taken_bytes_per_s) const {
   sim::Bytes bytes = pass == Pass::Forward ? op.fwd_bytes : op.bwd_bytes;
+  if (unfused_loss(op)) {
+    const double elements = op.fwd_flops.value / kCrossEntropyFlopsPerElement;
+    bytes = sim::Bytes{elements * (pass == Pass::Forward ? kUnfusedCrossEntropyFwdBytes : kUnfusedCrossEntropyBwdBytes)};
+  }
   if (runs_fp8(op)) {
     const double m = op.m, n = op.n, k = op.k, b = std::max(op.batch, 1);
     const double in = precision_ == topology::Precision::Nvfp4 ? kNvfp4BytesPerElement : 1.0;
@@ -129,6 +142,7 @@ int ComputeModel::kernels(const OpCost& op, Pass pass) const {
   const bool amax_pass = precision_ == topology::Precision::Fp8 && constants_.get("fp8_amax_bytes_per_element") > 0;
   const int cast = !runs_fp8(op) || op.second_fc1_half ? 0 : amax_pass ? 3 : 1;
   if (pass == Pass::Backward && op.is_matmul()) return (op.frozen ? 1 : 2) + cast;  // dgrad + wgrad (flash: dq/dk/dv + preprocess)
+  if (unfused_loss(op)) return pass == Pass::Forward ? kUnfusedCrossEntropyFwdKernels : kUnfusedCrossEntropyBwdKernels;
   return 1 + cast;
 }
 
