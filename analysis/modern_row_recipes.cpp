@@ -53,7 +53,7 @@ int bridge_release(const ModernRow& r) {
 // _enable_hybridep_full_iteration_mxfp8: cuda_graph_impl "full_iteration", flex "hybridep",
 // overlap_moe_expert_parallel_comm and delay_wgrad_compute). Earlier releases ran these models'
 // Blackwell presets without a graph or with Transformer Engine's per-module graphs (cuda_graph_impl
-// "transformer_engine", scope attn / moe_router / moe_preprocess), which are not modelled.
+// "transformer_engine", scope attn / moe_router / moe_preprocess: cuda_graph_scope_of).
 bool full_iteration_mxfp8_recipe(const ModernRow& r) {
   if (bridge_release(r) < 260600 || r.precision != "MXFP8") return false;
   const bool rack = r.gpu.starts_with("GB300") || r.gpu.starts_with("GB200");
@@ -78,6 +78,89 @@ bool dgxc_per_layer_graphs(const ModernRow& r) {
 }
 
 bool cuda_graphs_of(const ModernRow& r) { return full_iteration_mxfp8_recipe(r) || dgxc_per_layer_graphs(r); }
+
+namespace {
+// One Megatron-Bridge preset family with per-layer graphs: rows of `model` on `gpu` at `precision`
+// from release `first` to `last` (bridge_release) ran cuda_graph_impl "transformer_engine" with
+// `scope`.
+struct GraphScopeRecipe {
+  std::string_view model, gpu, precision;
+  int first, last;
+  const char* scope;
+};
+constexpr const char* kAttnMoe = R"(["attn", "moe_router", "moe_preprocess"])";
+constexpr const char* kMoeOnly = R"(["moe_router", "moe_preprocess"])";
+constexpr const char* kHybridMoe = R"(["attn", "mamba", "moe_router", "moe_preprocess"])";
+constexpr const char* kMlp = R"(["mlp"])";
+// Read from each release tag's scripts/performance/configs/<family>/*_workload_base_configs.py
+// (v0.3.0 = 26.02, v0.3.1 = 26.02.01, v0.4.0 = 26.04, v0.4.2 = 26.04.01, v0.5.0 = 26.06, v0.5.1 =
+// 26.06.01), taking the preset the performance scripts pick (argument_parser.py --config_variant
+// "v2", "v1" where no V2 exists) and following replace() to the cuda_graph_impl and
+// cuda_graph_scope it ends with; on v0.6.0 (26.08) from src/megatron/bridge/perf_recipes/<family>/
+// <gpu>/*.py. Presets that leave cuda_graph_impl unset run without graphs (the recipes set none).
+constexpr GraphScopeRecipe kGraphScopeRecipes[] = {
+    // DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_FP8_MX_V2 = GB200_V2 <- GB200_V1 (cuda_graph_impl
+    // "transformer_engine", scope attn / moe_router / moe_preprocess) up to v0.4.2; full iteration
+    // from v0.5.0 (full_iteration_mxfp8_recipe). B300 / B200_FP8_MX_V2 (pp 8 presets of v0.4.2 and
+    // v0.5.0) set the same scope; the v0.3.x / v0.4.0 pp 16 presets (B300_V1, B200_V1) and every
+    // GB300 preset before the full-iteration one (GB300_V1: cuda_graph_scope [] without an impl) run
+    // eagerly.
+    {"DeepSeek-V3", "GB200", "MXFP8", 260200, 260401, kAttnMoe},
+    {"DeepSeek-V3", "B300", "MXFP8", 260401, 260600, kAttnMoe},
+    {"DeepSeek-V3", "B200", "MXFP8", 260401, 260600, kAttnMoe},
+    // GPT_OSS_120B_PRETRAIN_CONFIG_{GB300,B300}_BF16_V1 (V2 inherits): attn / moe_router /
+    // moe_preprocess on every tag; B300_FP8_MX_V2 from v0.4.0 (the 26.06 row); GB200, B200 and H100
+    // presets set no graph.
+    {"GPT-OSS-120B", "GB300", "BF16", 260200, 260600, kAttnMoe},
+    {"GPT-OSS-120B", "B300", "BF16", 260200, 260600, kAttnMoe},
+    {"GPT-OSS-120B", "B300", "MXFP8", 260400, 260601, kAttnMoe},
+    // QWEN3_30B_A3B_PRETRAIN_CONFIG_{GB300,GB200,B300}_FP8_MX_V1: moe_router / moe_preprocess up to
+    // v0.4.2 (full iteration after); B200_FP8_MX_V1: the same on v0.3.0, with attn from v0.3.1; the
+    // H100 FP8 presets set none (only H100_BF16 has a graph).
+    {"Qwen3-30B-A3B", "GB300", "MXFP8", 260200, 260401, kMoeOnly},
+    {"Qwen3-30B-A3B", "GB200", "MXFP8", 260200, 260401, kMoeOnly},
+    {"Qwen3-30B-A3B", "B300", "MXFP8", 260200, 260401, kMoeOnly},
+    {"Qwen3-30B-A3B", "B200", "MXFP8", 260200, 260200, kMoeOnly},
+    {"Qwen3-30B-A3B", "B200", "MXFP8", 260201, 260600, kAttnMoe},
+    // QWEN3_235B_A22B_PRETRAIN_CONFIG_{GB300,GB200}_FP8_MX_V2: attn / moe_router / moe_preprocess
+    // up to v0.4.2 (full iteration after); B300, B200 and H100 presets set none before v0.5.1.
+    {"Qwen3-235B-A22B", "GB300", "MXFP8", 260200, 260401, kAttnMoe},
+    {"Qwen3-235B-A22B", "GB200", "MXFP8", 260200, 260401, kAttnMoe},
+    // BASE_NEMOTRON_3_NANO_CONFIG (nemotron_3_nano_workload_base_configs.py, v0.3.1 - v0.5.1):
+    // attn / mamba / moe_router / moe_preprocess on the Blackwell presets, _NEMOTRON_3_NANO_
+    // PRETRAIN_CONFIG_H100 FP8_CS_V1 mamba alone; v0.6.0 perf_recipes/nemotronh/gb300/nemotronh.py
+    // nemotron_3_nano_pretrain_8gpu_gb300_fp8mx_config keeps the four.
+    {"Nemotron_3_Nano", "GB300", "MXFP8", 260201, 260800, kHybridMoe},
+    {"Nemotron_3_Nano", "GB200", "MXFP8", 260201, 260601, kHybridMoe},
+    {"Nemotron_3_Nano", "B300", "MXFP8", 260201, 260601, kHybridMoe},
+    {"Nemotron_3_Nano", "B200", "MXFP8", 260201, 260601, kHybridMoe},
+    {"Nemotron_3_Nano", "H100", "FP8", 260201, 260601, R"(["mamba"])"},
+    // nemotron_3_workload_base_configs.py (v0.4.0 - v0.5.1) NEMOTRON_3_SUPER_PRETRAIN_CONFIG_
+    // {GB300,GB200,B300}_{FP8_MX,NVFP4}_V1 and B200_NVFP4_V1: attn / mamba / moe_router /
+    // moe_preprocess (B200_FP8_MX_V1 none); v0.6.0 perf_recipes/nemotronh/{gb300,gb200}/
+    // nemotronh.py nemotron_3_super_pretrain_64gpu_*_{fp8mx,nvfp4}_config keep them.
+    {"Nemotron_3_Super", "GB300", "", 260400, 260800, kHybridMoe},
+    {"Nemotron_3_Super", "GB200", "", 260400, 260800, kHybridMoe},
+    {"Nemotron_3_Super", "B300", "", 260400, 260601, kHybridMoe},
+    {"Nemotron_3_Super", "B200", "NVFP4", 260400, 260601, kHybridMoe},
+    // llama3_workload_base_configs.py (v0.5.0, the 26.06 fine-tuning rows): _LLAMA3_70B_SFT_CONFIG_
+    // {GB300,GB200} and LLAMA3_70B_SFT_CONFIG_H100_FP8_CS_V1, _LLAMA3_70B_LORA_CONFIG_{GB300,GB200}:
+    // cuda_graph_impl "transformer_engine", cuda_graph_scope "mlp"; the LoRA H100 presets set none.
+    {"Llama3-70B [SFT]", "", "", 260600, 260600, kMlp},
+    {"Llama3-70B [LoRA]", "GB300", "", 260600, 260600, kMlp},
+    {"Llama3-70B [LoRA]", "GB200", "", 260600, 260600, kMlp},
+};
+}  // namespace
+
+const char* cuda_graph_scope_of(const ModernRow& r) {
+  const int release = bridge_release(r);
+  if (release == 0 || cuda_graphs_of(r)) return nullptr;
+  for (const GraphScopeRecipe& g : kGraphScopeRecipes)
+    if (has(r.model, g.model) && (g.gpu.empty() || r.gpu == g.gpu) && (g.precision.empty() || r.precision == g.precision) &&
+        release >= g.first && release <= g.last)
+      return g.scope;
+  return nullptr;
+}
 
 // Megatron-Bridge's DeepSeek-V3 performance configs run Megatron-Core's flex token dispatcher on
 // every GPU (mirror lkk12014402/Megatron-Bridge at 793bb600, scripts/performance/configs/deepseek/

@@ -24,10 +24,13 @@ bool full_iteration_mxfp8_recipe(const ModernRow& r);
 
 // Whether the row's recipe runs CUDA graphs the model represents (training.cuda_graphs):
 // Megatron-Core's cuda_graph_impl "full_iteration", and dgxc v25.05's per-layer graphs of whole
-// TransformerLayers (dgxc_per_layer_graphs, mapped onto the same mode); Transformer Engine's
-// per-module graphs are not modelled.
+// TransformerLayers (dgxc_per_layer_graphs, mapped onto the same mode). Transformer Engine's
+// per-module graphs are cuda_graph_scope_of.
 bool dgxc_per_layer_graphs(const ModernRow& r);
 bool cuda_graphs_of(const ModernRow& r);
+// The per-layer CUDA graph scope (training.cuda_graph_scope, a TOML array) of a Megatron-Bridge row
+// whose preset sets cuda_graph_impl "transformer_engine", nullptr for the others.
+const char* cuda_graph_scope_of(const ModernRow& r);
 
 // Megatron-Core's token dispatcher of a row (parallelism.moe_dispatcher): "deepep" or "hybridep"
 // where the row's recipe runs the flex dispatcher with that backend, nullptr for the alltoall

@@ -22,6 +22,7 @@ namespace {
 using modern_detail::activation_offload_layers_of;
 using modern_detail::as_run;
 using modern_detail::cp_of;
+using modern_detail::cuda_graph_scope_of;
 using modern_detail::cuda_graphs_of;
 using modern_detail::deepseek_recompute_modules;
 using modern_detail::nemotron3_nano_recompute_modules;
@@ -140,6 +141,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
     t << "recompute_modules = " << modules << "\n";
   if (nemotron4_dgxc) t << "optimizer_dtype = \"bf16\"\n";
   if (cuda_graphs_of(r)) t << "cuda_graphs = true\n";
+  if (const char* scope = cuda_graph_scope_of(r)) t << "cuda_graph_scope = " << scope << "\n";
   if (const int off = activation_offload_layers_of(r); off > 0) t << "activation_offload_layers = " << off << "\n";
   t << "\n[sync]\nalgorithm = \"ring\"\noverlap = " << (overlap_grad_reduce_of(r) ? "true" : "false") << "\n";
   // The optimizer's gradient buckets in parameters, and which chunks it cuts (modern_row_defaults.cpp).

@@ -79,6 +79,7 @@ RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& op
   r.compute.emplace(*gpu, spec.cluster, spec.training.precision, constants);
   r.compute->set_launch_blocking(spec.training.launch_blocking);
   r.compute->set_cuda_graphs(spec.training.cuda_graphs);
+  r.compute->set_cuda_graph_modules(spec.training.cuda_graph_modules, spec.parallel.moe_shared_expert_overlap);
   ClusterCache local;
   ClusterCache& clusters = options.clusters != nullptr ? *options.clusters : local;
   const double drain_steps = constants.get("p2p_drain_steps");

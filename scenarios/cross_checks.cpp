@@ -53,6 +53,7 @@ void Loader::check_model_shape() {
     error_at_key("training.recompute_modules", "recompute_modules lists \"mla_up_proj\", but the model has no multi-head latent attention",
                  "mla_up_proj recomputes MLA's up-projections (DeepSeek-V3); set kv_lora_rank and the MLA head sizes in [model], "
                  "or remove \"mla_up_proj\"");
+  check_cuda_graph_scope();
   // recompute_modules "moe" reruns the MoE layers.
   if ((spec_.training.recompute_modules & workloads::kRecomputeMoe) != 0 && !m.is_moe())
     error_at_key("training.recompute_modules", "recompute_modules lists \"moe\", but the model has no mixture-of-experts layers",
@@ -237,6 +238,30 @@ void Loader::check_precision() {
   if (tr.precision == Precision::Bf16 && !(gpu_->bf16.value > 0))
     error_at_key("training.precision", "precision = \"bf16\" is not supported by " + gpu_->id + " (no BF16 math)",
                  "use precision = \"fp16\" (mixed precision with loss scaling)");
+}
+
+// cuda_graph_scope against the model and the recompute (Megatron-Core core_r0.16
+// transformer_config.py: "moe cuda graph is only supported for MoE", "... only supported with
+// drop-padding MoE", "full recompute is only supported with full iteration CUDA graph").
+void Loader::check_cuda_graph_scope() {
+  const unsigned g = spec_.training.cuda_graph_modules;
+  if (g == 0) return;
+  const workloads::ModelSpec& m = spec_.model;
+  const std::string key = "training.cuda_graph_scope";
+  if ((g & (workloads::kGraphMoe | workloads::kGraphMoeRouter | workloads::kGraphMoePreprocess)) != 0 && !m.is_moe())
+    error_at_key(key, "cuda_graph_scope lists an MoE module, but the model has no mixture-of-experts layers",
+                 "remove \"moe\", \"moe_router\" and \"moe_preprocess\", or set experts and experts_per_token in [model]");
+  else if ((g & workloads::kGraphMoe) != 0 && m.capacity_factor <= 0)
+    error_at_key(key, "cuda_graph_scope lists \"moe\", which Megatron-Core captures only for drop-and-pad MoE",
+                 "a dropless MoE layer's shapes change every step: use \"moe_router\" (and \"moe_preprocess\"), or set "
+                 "capacity_factor in [model]");
+  if ((g & workloads::kGraphMamba) != 0 && m.layers_of_kind_in(workloads::LayerKind::Mamba, 0, m.layers) == 0)
+    error_at_key(key, "cuda_graph_scope lists \"mamba\", but the model has no Mamba layers",
+                 "remove \"mamba\", or give the model a hybrid_pattern with Mamba layers");
+  if (spec_.training.recompute == workloads::Recompute::Full)
+    error_at_key(key, "cuda_graph_scope lists per-layer modules, but recompute = \"full\"",
+                 "Megatron-Core supports full recompute only with a full-iteration graph: cuda_graph_scope = "
+                 "[\"full_iteration\"], or recompute = \"selective\"");
 }
 
 }  // namespace clustersim::scenarios

@@ -100,6 +100,7 @@ class Loader : public LoadContext {
   void check_gpu_count();
   void check_batch();
   void check_precision();
+  void check_cuda_graph_scope();  // cross_checks.cpp
   void check_experts();
   void check_moe_overlap();
   void check_hybrid();

@@ -175,6 +175,13 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
       if ((tr.recompute_modules & c.value) != 0) out << std::exchange(sep, ", ") << quote_str(std::string(c.name));
     out << "]\n";
   }
+  if (tr.cuda_graph_modules != 0) {
+    out << "cuda_graph_scope = [";
+    const char* sep = "";
+    for (const auto& c : workloads::kCudaGraphModuleNames)
+      if ((tr.cuda_graph_modules & c.value) != 0) out << std::exchange(sep, ", ") << quote_str(std::string(c.name));
+    out << "]\n";
+  }
   if (tr.activation_offload_layers > 0) out << "activation_offload_layers = " << tr.activation_offload_layers << "\n";
   if (tr.tokens > 0)
     out << "tokens = " << toml_float(tr.tokens) << "\n\n";

@@ -24,7 +24,8 @@ constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual
                                               "moe_a2a_overlap", "moe_shared_expert_overlap"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype",
-                                              "activation_offload_layers", "launch_blocking", "recompute_modules", "cuda_graphs"};
+                                              "activation_offload_layers", "launch_blocking", "recompute_modules", "cuda_graphs",
+                                              "cuda_graph_scope"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "bucket_params", "bucketing", "overlap", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "zero3_impl", "offload_optimizer",
                                           "offload_delayed_update"};
@@ -128,6 +129,57 @@ void read_recompute_modules(LoadContext& ctx, Section& s, unsigned& modules) {
     modules |= *module;
   }
 }
+
+// training.cuda_graph_scope: Megatron-Core's cuda_graph_scope list (workloads::CudaGraphModule),
+// with its own checks (core_r0.16 transformer_config.py __post_init__): "full_iteration" alone
+// (it is cuda_graphs = true), not "moe" with "moe_router", "moe_preprocess" only with
+// "moe_router". What depends on the model is checked in cross_checks.cpp.
+void read_cuda_graph_scope(LoadContext& ctx, Section& s, workloads::TrainingSpec& tr) {
+  const toml::node* n = s.find("cuda_graph_scope");
+  if (n == nullptr) return;
+  const toml::array* list = n->as_array();
+  const char* example = "[\"attn\", \"moe_router\", \"moe_preprocess\"]";
+  if (list == nullptr || list->empty()) {
+    s.wrong_type("cuda_graph_scope", *n, "a non-empty array of module names", example);
+    return;
+  }
+  const std::string key = "training.cuda_graph_scope";
+  bool full_iteration = false;
+  unsigned modules = 0;
+  for (const toml::node& e : *list) {
+    const auto* name = e.as_string();
+    if (name != nullptr && name->get() == "full_iteration") {
+      full_iteration = true;
+      continue;
+    }
+    const auto module = name ? sim::parse(workloads::kCudaGraphModuleNames, name->get()) : std::nullopt;
+    if (!module) {
+      const std::string got = name ? "'" + name->get() + "'" : "a " + type_name(e.type());
+      ctx.error_at_key(key, "cuda_graph_scope lists " + got + ", not a Megatron-Core graph scope",
+                       "use \"attn\", \"mlp\", \"moe\", \"moe_router\", \"moe_preprocess\", \"mamba\" or "
+                       "\"full_iteration\" (alone)");
+      return;
+    }
+    modules |= *module;
+  }
+  if (full_iteration && modules != 0) {
+    ctx.error_at_key(key, "cuda_graph_scope lists \"full_iteration\" with other modules",
+                     "a full-iteration graph captures the whole step; list it alone, or list only per-layer modules");
+    return;
+  }
+  if ((modules & workloads::kGraphMoe) != 0 && (modules & workloads::kGraphMoeRouter) != 0) {
+    ctx.error_at_key(key, "cuda_graph_scope lists both \"moe\" and \"moe_router\"",
+                     "Megatron-Core asserts 'cuda_graph_scope must not contain both moe and moe_router'; keep one");
+    return;
+  }
+  if ((modules & workloads::kGraphMoePreprocess) != 0 && (modules & workloads::kGraphMoeRouter) == 0) {
+    ctx.error_at_key(key, "cuda_graph_scope lists \"moe_preprocess\" without \"moe_router\"",
+                     "Megatron-Core captures the preprocess only together with the router; add \"moe_router\"");
+    return;
+  }
+  if (full_iteration) tr.cuda_graphs = true;
+  tr.cuda_graph_modules = modules;
+}
 }  // namespace
 
 bool Loader::read_training(const toml::table* t) {
@@ -153,6 +205,11 @@ bool Loader::read_training(const toml::table* t) {
   if (auto v = s.boolean("launch_blocking")) tr.launch_blocking = *v;
   if (auto v = s.boolean("cuda_graphs")) tr.cuda_graphs = *v;
   read_recompute_modules(*this, s, tr.recompute_modules);
+  const bool graphs_given = s.find("cuda_graphs") != nullptr;
+  read_cuda_graph_scope(*this, s, tr);
+  if (tr.cuda_graph_modules != 0 && graphs_given && tr.cuda_graphs)
+    error_at_key("training.cuda_graph_scope", "cuda_graph_scope lists per-layer modules, but cuda_graphs = true captures the whole iteration",
+                 "remove cuda_graphs (or set it to false) for per-layer graphs, or remove cuda_graph_scope");
   s.finish();
   return error_count() == before;
 }

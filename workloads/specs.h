@@ -391,6 +391,30 @@ inline constexpr sim::Choice<unsigned> kRecomputeModuleNames[] = {{"layernorm", 
                                                                    {"moe_act", kRecomputeMoeAct},
                                                                    {"mla_up_proj", kRecomputeMlaUpProj},
                                                                    {"moe", kRecomputeMoe}};
+// Megatron-Core cuda_graph_scope (cuda_graph_impl "transformer_engine" or "local"): the parts of
+// each transformer layer captured into a CUDA graph and replayed from it per micro-batch
+// (core_r0.16 megatron/core/transformer/enums.py CudaGraphScope; which submodules each covers:
+// transformer_layer.py _get_submodules_under_cudagraphs, moe/moe_utils.py
+// maybe_skip_or_early_return_by_cudagraph). attn: the input norm and the self-attention (its
+// projections, core attention and the residual add); mlp: a dense layer's pre-MLP norm and MLP;
+// moe: a whole MoE layer (Megatron-Core allows it for drop-and-pad MoE only); moe_router: the
+// pre-MLP norm, the router and the shared experts (unless moe_shared_expert_overlap);
+// moe_preprocess (with moe_router): MoELayer.preprocess, i.e. the latent projection and the
+// dispatcher's dispatch_preprocess (metadata and, for the alltoall dispatcher, the first permute);
+// mamba: a Mamba layer. The routed experts, the dispatch and combine and everything after the
+// host sync stay eager unless "moe" is listed. "full_iteration" is TrainingSpec::cuda_graphs.
+enum CudaGraphModule : unsigned {
+  kGraphAttn = 1,
+  kGraphMlp = 2,
+  kGraphMoe = 4,
+  kGraphMoeRouter = 8,
+  kGraphMoePreprocess = 16,
+  kGraphMamba = 32
+};
+inline constexpr sim::Choice<unsigned> kCudaGraphModuleNames[] = {
+    {"attn", kGraphAttn},           {"mlp", kGraphMlp},
+    {"moe", kGraphMoe},             {"moe_router", kGraphMoeRouter},
+    {"moe_preprocess", kGraphMoePreprocess}, {"mamba", kGraphMamba}};
 // Element type of a model state that frameworks let one choose. Fp32: 4 B; Bf16 and Fp16: 2 B.
 enum class StateDtype : std::uint8_t { Fp32, Bf16, Fp16 };
 inline double state_dtype_bytes(StateDtype d) { return d == StateDtype::Fp32 ? 4.0 : 2.0; }
@@ -450,6 +474,10 @@ struct TrainingSpec {
   // "full_iteration"): the host replays the step from one launch, so no per-op host time and no
   // MoE host sync (ComputeModel::set_cuda_graphs, docs/model.md).
   bool cuda_graphs = false;
+  // Per-layer CUDA graphs of the listed modules ([training] cuda_graph_scope; CudaGraphModule
+  // bits, 0 = none): their kernels replay from one graph launch per layer part, pass and
+  // micro-batch (ComputeModel::set_cuda_graph_modules). Exclusive with cuda_graphs.
+  unsigned cuda_graph_modules = 0;
   // Activation CPU offloading: layers per model chunk whose saved activations go to host memory
   // after their forward and come back before their backward (Megatron-Core
   // cpu_offloading_num_layers; workloads/memory/activation_offload.h). 0 = off.

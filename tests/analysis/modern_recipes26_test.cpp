@@ -30,8 +30,9 @@ TEST_CASE("analysis::scenario_for_modern_row: 26.06+ full-iteration MXFP8 recipe
     CHECK(s.parallel.moe_a2a_overlap);
     CHECK(s.parallel.moe_dispatcher == workloads::MoeDispatcher::HybridEp);
   }
-  // Transformer Engine's per-module graphs (not modelled) and no overlap: DeepSeek-V3 B300 26.06,
-  // GPT-OSS-120B B300 26.06, Nemotron 3 Nano GB300 26.06, DeepSeek-V3 GB300 26.04.01 (before 26.06).
+  // Transformer Engine's per-module graphs (cuda_graph_scope: modern_graph_scope_test) and no
+  // overlap: DeepSeek-V3 B300 26.06, GPT-OSS-120B B300 26.06, Nemotron 3 Nano GB300 26.06,
+  // DeepSeek-V3 GB300 26.04.01 (before 26.06).
   for (int line : {86, 92, 108, 176}) {
     CAPTURE(line);
     const scenarios::ScenarioSpec s = spec_at(line);

@@ -187,6 +187,20 @@ class ComputeModel {
   // sync-free); ops_time() is the sum of the device times.
   void set_cuda_graphs(bool on) { cuda_graphs_ = on; }
   bool cuda_graphs() const { return cuda_graphs_; }
+  // Per-layer CUDA graphs of the CudaGraphModule bits in `modules` ([training] cuda_graph_scope;
+  // Transformer Engine make_graphed_callables or Megatron-Core's CudaGraphManager): an op whose
+  // graph_part is captured has no host time of its own (captured()); each stretch of captured
+  // ops replays from one graph launch per pass, charged as one eager op (host_launch_us x
+  // grace_host_ratio) to the stretch's first op. Ops outside the scope keep their host time, and
+  // the MoE forward's host sync stays unless "moe" captures the whole layer. With
+  // `shared_expert_overlap` (moe_shared_expert_overlap) the shared experts run outside the
+  // router's graph.
+  void set_cuda_graph_modules(unsigned modules, bool shared_expert_overlap = false) {
+    graph_modules_ = modules;
+    shared_expert_overlap_ = shared_expert_overlap;
+  }
+  unsigned cuda_graph_modules() const { return graph_modules_; }
+  bool captured(const OpCost& op) const;  // replayed from a per-layer graph (not full-iteration)
   const topology::GpuSpec& gpu() const { return gpu_; }
 
  private:
@@ -211,6 +225,8 @@ class ComputeModel {
   double clock_ratio_;   // sustained_clock_ratio x power-limited clock ratio x power density (Blackwell)
   bool launch_blocking_ = false;
   bool cuda_graphs_ = false;
+  unsigned graph_modules_ = 0;  // CudaGraphModule bits
+  bool shared_expert_overlap_ = false;
 };
 
 }  // namespace clustersim::workloads

@@ -39,6 +39,24 @@ double te_module_calls(const OpCost& op, Pass pass) {
 // grace_host_ratio times as long there as on a DGX's x86 host.
 bool grace_hosted(const topology::GpuSpec& gpu) { return gpu.id.starts_with("gb") || gpu.id.starts_with("gh"); }
 
+// Whether an op replays from a per-layer CUDA graph: its layer part is in the scope (moe takes
+// the whole MoE layer; moe_router also the shared experts, unless they overlap the dispatch).
+bool ComputeModel::captured(const OpCost& op) const {
+  const unsigned m = graph_modules_;
+  const bool moe = (m & kGraphMoe) != 0;
+  switch (op.graph_part) {
+    case GraphPart::None: return false;
+    case GraphPart::Attention: return (m & kGraphAttn) != 0;
+    case GraphPart::Mlp: return (m & kGraphMlp) != 0;
+    case GraphPart::MoeRouter: return moe || (m & kGraphMoeRouter) != 0;
+    case GraphPart::MoePreprocess: return moe || (m & kGraphMoePreprocess) != 0;
+    case GraphPart::MoeSharedExperts: return moe || ((m & kGraphMoeRouter) != 0 && !shared_expert_overlap_);
+    case GraphPart::MoeRest: return moe;
+    case GraphPart::Mamba: return (m & kGraphMamba) != 0;
+  }
+  return false;
+}
+
 // Host launches of an op: its kernels, and a grouped expert GEMM's per-expert GEMMs.
 double ComputeModel::launches(const OpCost& op, Pass pass) const {
   return kernels(op, pass) + expert_gemm_launches(op, pass, constants_.get("grouped_gemm_launches_per_expert"));
@@ -52,7 +70,7 @@ double ComputeModel::launches(const OpCost& op, Pass pass) const {
 // per-expert Python work and a cuBLASLt call each). A full-iteration CUDA graph replays the whole
 // step from one launch: no per-op host time.
 sim::SimTime ComputeModel::host_time(const OpCost& op, Pass pass) const {
-  if (cuda_graphs_) return sim::SimTime::zero();
+  if (cuda_graphs_ || captured(op)) return sim::SimTime::zero();
   const bool fwd = pass == Pass::Forward;
   const double per_expert = expert_gemm_launches(op, pass, constants_.get("grouped_gemm_launches_per_expert"));
   const double ops = kernels(op, pass) + (fwd ? op.fwd_host_ops : op.bwd_host_ops);
@@ -75,7 +93,9 @@ sim::SimTime ComputeModel::host_time(const OpCost& op, Pass pass) const {
 // the stretch ending at max(t_dev, t_host). Before the first sync of the list the host has run
 // ahead over the previous layer, so that stretch stays max(sum device, sum host).
 // A full-iteration CUDA graph (set_cuda_graphs) has neither host time nor a host sync: the sum of
-// the device times.
+// the device times. Per-layer graphs (set_cuda_graph_modules): a captured op costs the host
+// nothing, and each stretch of captured ops one graph launch (an eager op's host_launch_us), at
+// its first op; the host sync stays unless the whole MoE layer is captured.
 // Under CUDA_LAUNCH_BLOCKING=1 the host cannot run ahead: each kernel is issued, runs, and is
 // waited for, so the host's issuing, the device time and a round trip per kernel add up.
 sim::SimTime ComputeModel::ops_time(const std::vector<OpCost>& ops, Pass pass) const {
@@ -84,8 +104,14 @@ sim::SimTime ComputeModel::ops_time(const std::vector<OpCost>& ops, Pass pass) c
   sim::SimTime all_device = sim::SimTime::zero(), all_host = sim::SimTime::zero();
   bool drained = false;  // past a host sync: the recurrence above instead of max(device, host)
   double kernel_count = 0;
+  const double cpu = grace_hosted(gpu_) ? constants_.get("grace_host_ratio") : 1.0;
+  const sim::SimTime graph_launch = sim::SimTime::from_seconds(cpu * constants_.get("host_launch_us") * 1e-6);
+  const bool syncs = !cuda_graphs_ && (graph_modules_ & kGraphMoe) == 0;
+  bool in_graph = false;  // the previous op was captured: this one replays from the same graph
   for (const OpCost& op : ops) {
-    const sim::SimTime d = op_time(op, pass), h = host_time(op, pass);
+    const bool graphed = !cuda_graphs_ && captured(op);
+    const sim::SimTime d = op_time(op, pass), h = host_time(op, pass) + (graphed && !in_graph ? graph_launch : sim::SimTime::zero());
+    in_graph = graphed;
     all_device += d;
     all_host += h;
     kernel_count += launches(op, pass);
@@ -96,7 +122,7 @@ sim::SimTime ComputeModel::ops_time(const std::vector<OpCost>& ops, Pass pass) c
       device += d;
       host += h;
     }
-    if (pass == Pass::Forward && op.host_sync_after && !cuda_graphs_) {
+    if (pass == Pass::Forward && op.host_sync_after && syncs) {
       synced += std::max(device, host) + sim::SimTime::from_seconds(sync_s);
       device = host = sim::SimTime::zero();
       drained = true;

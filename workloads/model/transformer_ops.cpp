@@ -250,6 +250,25 @@ double moe_dispatch_bytes(const ModelSpec& model, const OpShape& shape) {
   return tokens * model.experts_per_token * model.expert_io_width() * shape.precision_bytes / std::max(1, shape.tp);
 }
 
+namespace {
+// Tags each op of a layer with the part of the layer it runs in (GraphPart), in forward order:
+// the attention block up to its residual add; then the MLP block, or an MoE layer's router part
+// (pre-MLP norm, router, top-k), its preprocess (latent projection, permute), its shared experts
+// (the dense MLP ops between the permute and the routed experts) and the rest.
+void tag_graph_parts(std::vector<OpCost>& ops, bool moe) {
+  GraphPart part = GraphPart::Attention;
+  for (OpCost& op : ops) {
+    if (op.name == "post_attention_norm") part = moe ? GraphPart::MoeRouter : GraphPart::Mlp;
+    if (moe && (op.name == "moe_fc1_latent_proj" || op.name == "moe_permute")) part = GraphPart::MoePreprocess;
+    else if (part == GraphPart::MoePreprocess) part = GraphPart::MoeSharedExperts;
+    if (part == GraphPart::MoeSharedExperts && !op.name.starts_with("mlp_") && !op.name.starts_with("shared_expert") &&
+        op.name != "gelu" && op.name != "swiglu")
+      part = GraphPart::MoeRest;
+    op.graph_part = part;
+  }
+}
+}  // namespace
+
 // Dropout after attention and MLP when the model trains with it (ModelSpec::trains_with_dropout:
 // GELU/GPT models by default, as in Megatron's GPT recipe; Llama recipes train with dropout 0).
 std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape, bool moe_layer) {
@@ -275,6 +294,7 @@ std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape, bool
   else mlp(ops, model, d);
   if (has_dropout) ops.push_back(dropout("mlp_dropout", d.residual, d.p));
   ops.push_back(residual_add("mlp_residual", d));
+  tag_graph_parts(ops, moe_layer && model.is_moe());
   return ops;
 }
 

@@ -39,6 +39,12 @@ namespace clustersim::workloads {
 
 enum class OpKind : std::uint8_t { Gemm, Attention, Elementwise, Norm, Embedding, Loss };
 
+// Where in a layer an op runs, as Megatron-Core's cuda_graph_scope divides it (specs.h
+// CudaGraphModule): the attention block; a dense MLP block; an MoE layer's router part (pre-MLP
+// norm, router, top-k), its preprocess (latent projection, permute), its shared experts, and the
+// rest (routed experts, sorts, unpermute, residual); a Mamba layer.
+enum class GraphPart : std::uint8_t { None, Attention, Mlp, MoeRouter, MoePreprocess, MoeSharedExperts, MoeRest, Mamba };
+
 struct OpCost {
   std::string_view name;
   OpKind kind = OpKind::Elementwise;
@@ -66,6 +72,9 @@ struct OpCost {
   // layers set them (model/moe_host_ops.h counts them from Megatron-Core's source).
   double fwd_host_ops = 0, bwd_host_ops = 0;
   double fwd_dist_calls = 0, bwd_dist_calls = 0;
+  // The part of its layer the op runs in, for per-module CUDA graphs (CudaGraphModule,
+  // ComputeModel::set_cuda_graph_modules); None outside the layers (embedding, output layer, loss).
+  GraphPart graph_part = GraphPart::None;
 
   bool is_matmul() const { return kind == OpKind::Gemm || kind == OpKind::Attention; }
 };
