@@ -267,6 +267,36 @@ std::string nemotron3_nano_recompute_modules(const ModernRow& r) {
   return has(r.gpu, "H100") ? "[\"moe\", \"layernorm\"]" : "";
 }
 
+// Per-layer and per-module precision ([training] num_layers_at_start_in_bf16 /
+// num_layers_at_end_in_bf16, bf16_modules, fp8_modules; workloads/model/module_precision.h) of a
+// Megatron-Bridge row's recipe. Every family's performance configs take their precision from
+// get_precision_config (scripts/performance/utils/precision.py, r0.3.0 - r0.5.0;
+// src/megatron/bridge/perf_recipes/_common.py _perf_precision, r0.6.0): "fp8_cs" sets
+// first_last_layers_bf16 = False, and "fp8_mx" / "fp8_sc" / "nvfp4" return bf16_with_mxfp8_mixed /
+// bf16_with_fp8_subchannel_scaling_mixed / bf16_with_nvfp4_mixed, which leave MixedPrecisionConfig's
+// defaults (first_last_layers_bf16 False, 0 and 0 layers; training/mixed_precision.py). So the
+// Llama 3 / 3.1, DeepSeek-V3, Qwen3, Kimi, GPT-OSS and Nemotron-H rows run every layer quantized
+// (DeepSeek-V3 H100 on r0.6.0 sets the counts to 0 explicitly). Two recipes differ:
+//   * Nemotron 3 Super NVFP4 (nemotron_3_llm_pretrain.py set_nemotron_3_super_common_configs, r0.4.0 /
+//     r0.5.0; perf_recipes/nemotronh/common.py _nemotron_3_super_nvfp4_precision and each GPU's
+//     nemotronh.py, r0.6.0): nemotron_3_super_bf16_with_nvfp4_mixed, first_last_layers_bf16 = True
+//     with num_layers_at_end_in_bf16 = 14 (the start count stays Bridge's default 0), and
+//     model.quant_recipe from te_quant.cfg (identical on the three branches): linear_qkv, linear_proj,
+//     fc1/fc2_latent_proj and "mtp.*" in bf16, the Mamba mixer's out_proj in MXFP8 (in the quantized
+//     layers only: a bf16 layer has no quantization context to override, override_nonquantized_autocast
+//     = False in Megatron-Core's TEQuantizationRecipe).
+//   * GPT-OSS NVFP4 (r0.5.0 gpt_oss_llm_pretrain.py get_gpt_oss_20b_precision_config: the last 4
+//     layers in bf16): no GPT-OSS NVFP4 row in the tables.
+// keep_mtp_spec_in_bf16, which Super's recipe sets at every precision, has no reader in
+// Megatron-Bridge r0.4.0 - r0.6.0 nor Megatron-LM core_r0.17.0 (a provider field only), so the
+// MXFP8 rows keep their MTP quantized.
+std::string module_precision_toml(const ModernRow& r) {
+  if (modern_source_group(r) != "Megatron-Bridge" || !has(r.model, "Nemotron_3_Super")) return "";
+  if (precision_for(r) != "nvfp4") return "";
+  return "num_layers_at_end_in_bf16 = 14\nbf16_modules = [\"attention\", \"moe_latent_proj\", \"mtp\"]\n"
+         "fp8_modules = [\"mamba_out_proj\"]\n";
+}
+
 // Data-parallel gradient buckets, as the row's optimizer cut them (the scenario's [sync]
 // bucket_params), and whether their reductions ran behind the backward ([sync]
 // overlap_grad_reduce). Which rule a row gets (grad_bucket_params_of, overlap_grad_reduce_of):

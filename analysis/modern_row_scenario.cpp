@@ -26,6 +26,7 @@ using modern_detail::cuda_graph_scope_of;
 using modern_detail::cuda_graphs_of;
 using modern_detail::deepseek_recompute_modules;
 using modern_detail::nemotron3_nano_recompute_modules;
+using modern_detail::module_precision_toml;
 using modern_detail::dp_of;
 using modern_detail::fp8_current_scaling_of;
 using modern_detail::unfused_cross_entropy_of;
@@ -139,6 +140,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
     t << "recompute_modules = " << modules << "\n";
   if (const std::string modules = nemotron3_nano_recompute_modules(r); !modules.empty())
     t << "recompute_modules = " << modules << "\n";
+  t << module_precision_toml(r);
   if (nemotron4_dgxc) t << "optimizer_dtype = \"bf16\"\n";
   if (cuda_graphs_of(r)) t << "cuda_graphs = true\n";
   if (const char* scope = cuda_graph_scope_of(r)) t << "cuda_graph_scope = " << scope << "\n";

@@ -100,6 +100,7 @@ void Loader::read_root() {
   if (model_ok_ && parallel_ok_) check_experts();
   if (model_ok_ && parallel_ok_ && training_ok_) check_moe_overlap();
   if (model_ok_ && parallel_ok_) check_hybrid();
+  if (model_ok_ && parallel_ok_ && training_ok_) check_module_precision();
   if (model_ok_ && parallel_ok_ && training_ok_ && finetune_ok) check_finetune();
   if (error_count() == 0 && cluster_ok_ && model_ok_ && parallel_ok_ && training_ok_) check_work_budget();
 }

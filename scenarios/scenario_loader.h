@@ -14,6 +14,7 @@
 //   moe_checks.cpp                 check_experts (mixture of experts against expert parallelism)
 //   moe_overlap_checks.cpp         check_moe_overlap (moe_a2a_overlap / moe_shared_expert_overlap)
 //   hybrid_checks.cpp              check_hybrid (hybrid Mamba layer pattern, Mamba-2 shape against tp)
+//   module_precision_checks.cpp    check_module_precision (bf16 layers and modules under fp8 / nvfp4)
 //   amp_data_sections.cpp          [amp] (fp16 loss scaling), [data] (the input pipeline)
 //   jobs_section.cpp               [[job]] (several jobs sharing the cluster)
 //   finetune_section.cpp           [finetune] (LoRA), check_finetune (LoRA targets, ZeRO-Offload)
@@ -104,6 +105,7 @@ class Loader : public LoadContext {
   void check_experts();
   void check_moe_overlap();
   void check_hybrid();
+  void check_module_precision();
   void check_work_budget();  // scenarios/work_budget.cpp
   double bucket_bytes() const;
   double bucket_count(double stage_params) const;

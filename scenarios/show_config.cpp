@@ -183,6 +183,17 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
     out << "]\n";
   }
   if (tr.activation_offload_layers > 0) out << "activation_offload_layers = " << tr.activation_offload_layers << "\n";
+  if (tr.bf16_layers_at_start > 0) out << "num_layers_at_start_in_bf16 = " << tr.bf16_layers_at_start << "\n";
+  if (tr.bf16_layers_at_end > 0) out << "num_layers_at_end_in_bf16 = " << tr.bf16_layers_at_end << "\n";
+  for (const auto& [key, bits] : {std::pair<const char*, unsigned>{"bf16_modules", tr.bf16_modules},
+                                  std::pair<const char*, unsigned>{"fp8_modules", tr.fp8_modules}}) {
+    if (bits == 0) continue;
+    out << key << " = [";
+    const char* sep = "";
+    for (const auto& c : workloads::kPrecisionModuleNames)
+      if ((bits & c.value) != 0) out << std::exchange(sep, ", ") << quote_str(std::string(c.name));
+    out << "]\n";
+  }
   if (tr.tokens > 0)
     out << "tokens = " << toml_float(tr.tokens) << "\n\n";
   else

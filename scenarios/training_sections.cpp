@@ -25,7 +25,9 @@ constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype",
                                               "activation_offload_layers", "launch_blocking", "recompute_modules", "cuda_graphs",
-                                              "cuda_graph_scope"};
+                                              "cuda_graph_scope",
+                                              "num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16", "bf16_modules",
+                                              "fp8_modules"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "bucket_params", "bucketing", "overlap", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "zero3_impl", "offload_optimizer",
                                           "offload_delayed_update"};
@@ -180,6 +182,31 @@ void read_cuda_graph_scope(LoadContext& ctx, Section& s, workloads::TrainingSpec
   if (full_iteration) tr.cuda_graphs = true;
   tr.cuda_graph_modules = modules;
 }
+
+// [training] bf16_modules / fp8_modules = ["attention", "moe_latent_proj", ...]: the modules a
+// per-module precision recipe runs apart from the run's fp8 / nvfp4 (workloads::PrecisionModule).
+void read_precision_modules(LoadContext& ctx, Section& s, const char* key, unsigned& modules) {
+  const toml::node* n = s.find(key);
+  if (n == nullptr) return;
+  const toml::array* list = n->as_array();
+  const std::string dotted = std::string("training.") + key;
+  if (list == nullptr) {
+    s.wrong_type(key, *n, "an array of module names", "[\"attention\", \"moe_latent_proj\", \"mtp\"]");
+    return;
+  }
+  modules = 0;
+  for (const toml::node& e : *list) {
+    const auto* name = e.as_string();
+    const auto module = name ? sim::parse(workloads::kPrecisionModuleNames, name->get()) : std::nullopt;
+    if (!module) {
+      const std::string got = name ? "'" + name->get() + "'" : "a " + type_name(e.type());
+      ctx.error_at_key(dotted, std::string(key) + " lists " + got + ", not a modelled module",
+                       "use \"attention\", \"moe_latent_proj\", \"mtp\", \"mamba_in_proj\" or \"mamba_out_proj\"");
+      continue;
+    }
+    modules |= *module;
+  }
+}
 }  // namespace
 
 bool Loader::read_training(const toml::table* t) {
@@ -210,6 +237,10 @@ bool Loader::read_training(const toml::table* t) {
   if (tr.cuda_graph_modules != 0 && graphs_given && tr.cuda_graphs)
     error_at_key("training.cuda_graph_scope", "cuda_graph_scope lists per-layer modules, but cuda_graphs = true captures the whole iteration",
                  "remove cuda_graphs (or set it to false) for per-layer graphs, or remove cuda_graph_scope");
+  if (auto v = s.integer("num_layers_at_start_in_bf16", 0, 1 << 20, "1")) tr.bf16_layers_at_start = *v;
+  if (auto v = s.integer("num_layers_at_end_in_bf16", 0, 1 << 20, "1")) tr.bf16_layers_at_end = *v;
+  read_precision_modules(*this, s, "bf16_modules", tr.bf16_modules);
+  read_precision_modules(*this, s, "fp8_modules", tr.fp8_modules);
   s.finish();
   return error_count() == before;
 }

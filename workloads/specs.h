@@ -415,6 +415,23 @@ inline constexpr sim::Choice<unsigned> kCudaGraphModuleNames[] = {
     {"attn", kGraphAttn},           {"mlp", kGraphMlp},
     {"moe", kGraphMoe},             {"moe_router", kGraphMoeRouter},
     {"moe_preprocess", kGraphMoePreprocess}, {"mamba", kGraphMamba}};
+// Modules a per-module precision recipe keeps apart from the run's fp8 / nvfp4 linears ([training]
+// bf16_modules, fp8_modules; workloads/model/module_precision.h): Megatron-Core's TEQuantizationParams
+// matchers (megatron/core/extensions/transformer_engine.py, core_r0.17.0: a glob over module names
+// picks a recipe, "bf16" = no quantization), as Megatron-Bridge's Nemotron 3 Super NVFP4 recipe sets
+// them (scripts/performance/configs/nemotronh/te_quant.cfg, r0.4.0 - r0.6.0). "attention": the
+// attention block's projections (linear_qkv and linear_proj; MLA's down / up projections);
+// "moe_latent_proj": LatentMoE's fc1_latent_proj and fc2_latent_proj; "mtp": every linear of the
+// multi-token-prediction modules; "mamba_in_proj" / "mamba_out_proj": the Mamba mixer's projections.
+enum PrecisionModule : unsigned {
+  kPrecisionAttention = 1, kPrecisionMoeLatentProj = 2, kPrecisionMtp = 4, kPrecisionMambaInProj = 8,
+  kPrecisionMambaOutProj = 16
+};
+inline constexpr sim::Choice<unsigned> kPrecisionModuleNames[] = {{"attention", kPrecisionAttention},
+                                                                   {"moe_latent_proj", kPrecisionMoeLatentProj},
+                                                                   {"mtp", kPrecisionMtp},
+                                                                   {"mamba_in_proj", kPrecisionMambaInProj},
+                                                                   {"mamba_out_proj", kPrecisionMambaOutProj}};
 // Element type of a model state that frameworks let one choose. Fp32: 4 B; Bf16 and Fp16: 2 B.
 enum class StateDtype : std::uint8_t { Fp32, Bf16, Fp16 };
 inline double state_dtype_bytes(StateDtype d) { return d == StateDtype::Fp32 ? 4.0 : 2.0; }
@@ -483,6 +500,20 @@ struct TrainingSpec {
   // cpu_offloading_num_layers; workloads/memory/activation_offload.h). 0 = off.
   int activation_offload_layers = 0;
   FinetuneSpec finetune;       // [finetune]: full training (default) or LoRA adapters
+  // Per-layer and per-module precision under an fp8 / nvfp4 run (workloads/model/module_precision.h).
+  // Megatron-Core first_last_layers_bf16 with num_layers_at_start_in_bf16 / num_layers_at_end_in_bf16
+  // (fp8_utils.py is_first_last_bf16_layer, fp4_utils.py get_fp4_context): the first and last
+  // layers of the decoder by global index, Mamba, attention, MLP and MoE layers alike
+  // (mamba_block.py passes i + pp_layer_offset), run with no quantization; multi-token prediction
+  // is not a decoder layer (its context is taken with layer_no -1). 0 = none (the scenario gives the
+  // counts; Megatron's first_last_layers_bf16 = True alone means 1 and 1).
+  int bf16_layers_at_start = 0;
+  int bf16_layers_at_end = 0;
+  unsigned bf16_modules = 0;  // PrecisionModule bits kept in bf16 in every layer
+  unsigned fp8_modules = 0;   // PrecisionModule bits run in fp8 (MXFP8) under nvfp4, in the quantized layers
+  bool bf16_layer(int layer, int layers) const {
+    return layer < bf16_layers_at_start || layer >= layers - bf16_layers_at_end;
+  }
 
   int micro_batches_per_replica(int dp) const { return global_batch / (micro_batch * dp); }
 };

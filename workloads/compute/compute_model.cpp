@@ -59,11 +59,26 @@ sim::FlopsPerSec ComputeModel::matmul_peak(const OpCost& op) const {
   switch (precision_) {
     case Precision::Fp8:
     case Precision::Nvfp4:
-      if (op.fp8_eligible && op.kind == OpKind::Gemm) return precision_ == Precision::Fp8 ? gpu_.fp8 : gpu_.fp4;
+      if (linear_format(op) == Precision::Fp8) return gpu_.fp8;
+      if (linear_format(op) == Precision::Nvfp4) return gpu_.fp4;
       return gpu_.bf16.value > 0 ? gpu_.bf16 : gpu_.fp16;
     case Precision::Tf32: return tf32_ ? gpu_.peak(Precision::Tf32) : gpu_.fp32;
     default: return gpu_.peak(precision_);
   }
+}
+
+// An fp8-eligible linear of an fp8 / nvfp4 run runs at the run's format unless a per-module recipe
+// keeps it in bf16 or drops it from nvfp4 to fp8 (OpCost::linear_precision, model/module_precision.h);
+// every other matmul is unquantized (Bf16 here: the 16-bit rate).
+topology::Precision ComputeModel::linear_format(const OpCost& op) const {
+  using topology::Precision;
+  if (!topology::quantized_linears(precision_) || !op.fp8_eligible || op.kind != OpKind::Gemm) return Precision::Bf16;
+  switch (op.linear_precision) {
+    case LinearPrecision::Bf16: return Precision::Bf16;
+    case LinearPrecision::Fp8: return Precision::Fp8;
+    case LinearPrecision::Run: break;
+  }
+  return precision_;
 }
 
 double ComputeModel::sustained_clock_mhz() const {

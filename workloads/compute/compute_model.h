@@ -46,6 +46,9 @@
 // FP8: each fp8 GEMM pays Transformer Engine's cast of its changing operand (forward A, backward
 // dY) as one more memory-bound kernel, fp8_cast_bytes_per_element per element; a gated MLP's gate
 // and up halves are one fc1 module, whose input is cast once and output gradient in one kernel.
+// Per-layer / per-module precision (OpCost::linear_precision, model/module_precision.h): a linear
+// kept in bf16 costs what it costs in a bf16 run (16-bit rate, bf16 bytes, no cast); one dropped
+// from nvfp4 to fp8 costs what it costs in an fp8 run.
 // NVFP4 (Blackwell): the same fp8-eligible GEMMs (the transformer layers' linears: forward, data
 // and weight gradient, as NVIDIA's NVFP4 recipe runs all three) at the GPU's dense FP4 rate, their
 // operands at kNvfp4BytesPerElement, the cast at nvfp4_cast_bytes_per_element; attention core,
@@ -209,8 +212,11 @@ class ComputeModel {
   double bytes_seconds(const OpCost& op, Pass pass, double hbm_taken_bytes_per_s = 0) const;
   double gemm_efficiency_on(double m, double n, double k, double batch, double sms, double k_store) const;
   int kernels(const OpCost& op, Pass pass) const;
-  bool runs_fp8(const OpCost& op) const;  // an fp8-eligible GEMM of an fp8 or nvfp4 run
+  bool runs_fp8(const OpCost& op) const;  // a GEMM that runs quantized (fp8 or nvfp4: linear_format)
   bool unfused_loss(const OpCost& op) const;  // the loss op under cross_entropy_unfused = 1
+  // The format a GEMM runs in: Fp8 / Nvfp4 for a quantized linear, Bf16 for every other matmul of
+  // an fp8 / nvfp4 run (model/module_precision.h sets the per-module exceptions).
+  topology::Precision linear_format(const OpCost& op) const;
   double low_precision_gemm_eff(const OpCost& op) const;  // fp8 / nvfp4 GEMM efficiency vs bf16 (1 otherwise)
   double fp8_cast_seconds(const OpCost& op, Pass pass) const;
 

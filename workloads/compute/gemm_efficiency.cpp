@@ -81,10 +81,10 @@ double ComputeModel::gemm_efficiency(const OpCost& op) const {
 // is twice fp8's again (L / 4), giving (1 + x) / (1 + 4x) (0.75 at r = 0.9). No new constant: the
 // fp8 one's mechanism carried one format further.
 double ComputeModel::low_precision_gemm_eff(const OpCost& op) const {
-  if (!(op.fp8_eligible && op.kind == OpKind::Gemm)) return 1.0;
+  const topology::Precision format = linear_format(op);
   const double ratio = constants_.get("fp8_gemm_eff_ratio");
-  if (precision_ == topology::Precision::Fp8) return ratio;
-  if (precision_ != topology::Precision::Nvfp4) return 1.0;
+  if (format == topology::Precision::Fp8) return ratio;
+  if (format != topology::Precision::Nvfp4) return 1.0;
   const double x = ratio > 0.5 ? (1.0 - ratio) / (2.0 * ratio - 1.0) : 1e9;
   return (1.0 + x) / (1.0 + 4.0 * x);
 }

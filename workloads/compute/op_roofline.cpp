@@ -94,7 +94,7 @@ double ComputeModel::bytes_seconds(const OpCost& op, Pass pass, double hbm_taken
   }
   if (runs_fp8(op)) {
     const double m = op.m, n = op.n, k = op.k, b = std::max(op.batch, 1);
-    const double in = precision_ == topology::Precision::Nvfp4 ? kNvfp4BytesPerElement : 1.0;
+    const double in = linear_format(op) == topology::Precision::Nvfp4 ? kNvfp4BytesPerElement : 1.0;
     const double fwd = b * (in * (m * k + k * n) + 2.0 * m * n);  // fp8 / nvfp4 A and B, bf16 C
     bytes = sim::Bytes{pass == Pass::Forward ? fwd : 2.0 * fwd};
   }
@@ -108,7 +108,7 @@ double ComputeModel::bytes_seconds(const OpCost& op, Pass pass, double hbm_taken
 }
 
 bool ComputeModel::runs_fp8(const OpCost& op) const {
-  return topology::quantized_linears(precision_) && op.fp8_eligible && op.kind == OpKind::Gemm && op.m > 0;
+  return topology::quantized_linears(linear_format(op)) && op.m > 0;
 }
 
 // Transformer Engine's cast of the operand that changes every micro-batch: the activation A[m,k]
@@ -128,7 +128,7 @@ double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
   if (pass == Pass::Forward && op.second_fc1_half) return 0.0;
   const double b = std::max(op.batch, 1);
   const double elements = b * static_cast<double>(op.m) * (pass == Pass::Forward ? op.k : op.n);
-  const bool nvfp4 = precision_ == topology::Precision::Nvfp4;
+  const bool nvfp4 = linear_format(op) == topology::Precision::Nvfp4;
   double per_element = constants_.get(nvfp4 ? "nvfp4_cast_bytes_per_element" : "fp8_cast_bytes_per_element");
   if (!nvfp4) per_element += constants_.get("fp8_amax_bytes_per_element");  // 0 under delayed scaling
   const sim::Bytes bytes{elements * per_element};
@@ -139,7 +139,7 @@ double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
 // A cast is one kernel; under current scaling (a separate amax pass) it is three: amax, scale, cast.
 // The up half of a gated MLP's fc1 shares the gate half's (OpCost::second_fc1_half).
 int ComputeModel::kernels(const OpCost& op, Pass pass) const {
-  const bool amax_pass = precision_ == topology::Precision::Fp8 && constants_.get("fp8_amax_bytes_per_element") > 0;
+  const bool amax_pass = linear_format(op) == topology::Precision::Fp8 && constants_.get("fp8_amax_bytes_per_element") > 0;
   const int cast = !runs_fp8(op) || op.second_fc1_half ? 0 : amax_pass ? 3 : 1;
   if (pass == Pass::Backward && op.is_matmul()) return (op.frozen ? 1 : 2) + cast;  // dgrad + wgrad (flash: dq/dk/dv + preprocess)
   if (unfused_loss(op)) return pass == Pass::Forward ? kUnfusedCrossEntropyFwdKernels : kUnfusedCrossEntropyBwdKernels;

@@ -44,6 +44,10 @@ enum class OpKind : std::uint8_t { Gemm, Attention, Elementwise, Norm, Embedding
 // norm, router, top-k), its preprocess (latent projection, permute), its shared experts, and the
 // rest (routed experts, sorts, unpermute, residual); a Mamba layer.
 enum class GraphPart : std::uint8_t { None, Attention, Mlp, MoeRouter, MoePreprocess, MoeSharedExperts, MoeRest, Mamba };
+// The precision of a linear layer's GEMM where a per-module recipe sets it apart from the run's
+// (workloads/model/module_precision.h): Run = the run precision's rule (fp8_eligible linears at
+// fp8 / nvfp4), Bf16 = no quantization, Fp8 = fp8 (MXFP8) under an nvfp4 run.
+enum class LinearPrecision : std::uint8_t { Run, Bf16, Fp8 };
 
 struct OpCost {
   std::string_view name;
@@ -53,6 +57,7 @@ struct OpCost {
   int m = 0, n = 0, k = 0;   // GEMM shape (Gemm and Attention kinds); 0 otherwise
   int batch = 0;             // independent GEMMs of that shape (1 for a linear layer); 0 otherwise
   bool fp8_eligible = false; // a linear layer whose GEMM can run in FP8 (Transformer Engine)
+  LinearPrecision linear_precision = LinearPrecision::Run;  // a per-module recipe's override
   bool frozen = false;       // a weight that does not train (LoRA, model/lora.h): the backward is the
                              // data gradient only (bwd = fwd FLOPs and bytes, one kernel)
   // The up half of a gated MLP's fc1 ("mlp_up", "expert_up"). Megatron-Core builds a gated MLP's

@@ -3,6 +3,8 @@
 // of the first and last chunks, and the stalls of activation offloading's host copies.
 #include "workloads/training/stage_cost_parts.h"
 
+#include <algorithm>
+
 #include "workloads/memory/activation_offload.h"
 #include "workloads/memory/memory_model.h"
 #include "workloads/training/overlap.h"
@@ -87,6 +89,19 @@ void add_activation_offload(ChunkCost& c, const StageCostInputs& in, int layers)
                                              (c.fwd_compute + c.fwd_comm) / layers, (c.bwd_compute + c.bwd_comm) / layers);
   c.fwd_compute += offloaded * e.fwd_s;
   c.bwd_compute += offloaded * e.bwd_s;
+}
+
+std::vector<std::pair<int, int>> bf16_layer_runs(const TrainingSpec& tr, int model_layers, int first, int layers) {
+  std::vector<std::pair<int, int>> runs;
+  const auto add = [&](int lo, int hi) {  // [lo, hi) clipped to the chunk
+    lo = std::max(lo, first);
+    hi = std::min(hi, first + layers);
+    if (hi > lo) runs.emplace_back(lo, hi - lo);
+  };
+  const int end_first = std::max(model_layers - tr.bf16_layers_at_end, tr.bf16_layers_at_start);
+  add(0, tr.bf16_layers_at_start);
+  add(end_first, model_layers);
+  return runs;
 }
 
 }  // namespace clustersim::workloads

@@ -4,6 +4,7 @@
 #include "workloads/training/stage_cost_parts.h"
 
 #include "workloads/model/mamba_ops.h"
+#include "workloads/model/module_precision.h"
 
 namespace clustersim::workloads {
 namespace {
@@ -21,11 +22,12 @@ LayerTensorParallel scaled(LayerTensorParallel t, double f) {
 }  // namespace
 
 std::vector<HybridKindCost> hybrid_kind_costs(const StageCostInputs& in, const OpShape& shape, double act,
-                                              int element_bytes) {
+                                              int element_bytes, bool bf16_layer) {
   std::vector<HybridKindCost> kinds;
   for (const LayerKind kind : {LayerKind::Mamba, LayerKind::Attention, LayerKind::Mlp, LayerKind::Moe}) {
     if (in.model.layers_of_kind_in(kind, 0, in.model.layers) == 0) continue;
-    const std::vector<OpCost> ops = layer_ops_of_kind(in.model, shape, kind);
+    std::vector<OpCost> ops = layer_ops_of_kind(in.model, shape, kind);
+    apply_module_precision(ops, in.training, bf16_layer);
     HybridKindCost k;
     k.kind = kind;
     k.lc = layer_compute(in.compute, ops, in.training.recompute, in.training.recompute_modules);
@@ -42,12 +44,19 @@ std::vector<HybridKindCost> hybrid_kind_costs(const StageCostInputs& in, const O
   return kinds;
 }
 
-ChunkCost hybrid_chunk_cost(const std::vector<HybridKindCost>& kinds, const ModelSpec& model, int first, int layers,
-                            const LayerZero3& z3, bool fsdp_prefetch) {
+ChunkCost hybrid_chunk_cost(const std::vector<HybridKindCost>& kinds, const std::vector<HybridKindCost>& bf16_kinds,
+                            const StageCostInputs& in, int first, int layers, const LayerZero3& z3) {
+  const ModelSpec& model = in.model;
+  const std::vector<std::pair<int, int>> runs = bf16_layer_runs(in.training, model.layers, first, layers);
   ChunkCost c;
-  for (const HybridKindCost& k : kinds) {
-    const int n = model.layers_of_kind_in(k.kind, first, layers);
-    if (n > 0) add_chunk(c, layers_cost(n, k.lc, k.ltp, k.lcp, z3, k.params, fsdp_prefetch));
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    const HybridKindCost& k = kinds[i];
+    int bf16 = 0;
+    for (const auto& [a, n] : runs) bf16 += model.layers_of_kind_in(k.kind, a, n);
+    const int n = model.layers_of_kind_in(k.kind, first, layers) - bf16;
+    if (n > 0) add_chunk(c, layers_cost(n, k.lc, k.ltp, k.lcp, z3, k.params, in.fsdp_prefetch));
+    const HybridKindCost& b = bf16_kinds[i];
+    if (bf16 > 0) add_chunk(c, layers_cost(bf16, b.lc, b.ltp, b.lcp, z3, b.params, in.fsdp_prefetch));
   }
   return c;
 }

@@ -13,6 +13,7 @@
 //                             output head and multi-token prediction.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "workloads/training/context_parallel.h"
@@ -115,6 +116,10 @@ void add_ops(ChunkCost& c, const ComputeModel& cm, const std::vector<OpCost>& op
 // they lengthen the passes. The chunk's mean layer times stand for each layer's.
 void add_activation_offload(ChunkCost& c, const StageCostInputs& in, int layers);
 
+// The runs of bf16 layers (TrainingSpec::bf16_layer: the model's first bf16_layers_at_start and
+// last bf16_layers_at_end layers) within [first, first + layers), as (first layer, count): at most two.
+std::vector<std::pair<int, int>> bf16_layer_runs(const TrainingSpec& tr, int model_layers, int first, int layers);
+
 // --- hybrid_stage_costs.cpp ---------------------------------------------------------------------
 
 // A hybrid model's layer kinds (model/mamba_ops.h), each costed once: its compute, its share of
@@ -131,12 +136,15 @@ struct HybridKindCost {
 
 // An 'E' layer's parameters per GPU: its pre-norm, router and shared experts over tp, its routed
 // experts over ep x etp (as an MoE transformer layer's are).
+// `bf16_layer`: the kinds as a layer that runs with no quantization costs them (module_precision.h);
+// otherwise with the run's per-module precision.
 std::vector<HybridKindCost> hybrid_kind_costs(const StageCostInputs& in, const OpShape& shape, double act,
-                                              int element_bytes);
+                                              int element_bytes, bool bf16_layer = false);
 
-// The chunk of the model's layers [first, first + layers), each charged as its kind.
-ChunkCost hybrid_chunk_cost(const std::vector<HybridKindCost>& kinds, const ModelSpec& model, int first, int layers,
-                            const LayerZero3& z3, bool fsdp_prefetch);
+// The chunk of the model's layers [first, first + layers), each charged as its kind: the bf16
+// layers (bf16_layer_runs) as `bf16_kinds` (the same kinds in the same order), the others as `kinds`.
+ChunkCost hybrid_chunk_cost(const std::vector<HybridKindCost>& kinds, const std::vector<HybridKindCost>& bf16_kinds,
+                            const StageCostInputs& in, int first, int layers, const LayerZero3& z3);
 
 // Bytes one GPU sends for tensor parallelism per iteration: the kinds' shares by their counts.
 double hybrid_tp_bytes_per_gpu(const std::vector<HybridKindCost>& kinds, const ModelSpec& model);

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "workloads/model/lora.h"
+#include "workloads/model/module_precision.h"
 #include "workloads/model/mtp.h"
 #include "workloads/model/transformer_ops.h"
 #include "workloads/training/ep_overlap.h"
@@ -25,6 +26,7 @@ void add_mtp_module_extras(ChunkCost& mtp, const StageCostInputs& in, const OpSh
   const ModelSpec& model = in.model;
   const FinetuneSpec& ft = in.training.finetune;
   std::vector<OpCost> extras = mtp_extra_ops(model, shape);
+  if ((in.training.bf16_modules & kPrecisionMtp) != 0) keep_in_bf16(extras);
   if (ft.lora()) freeze_weights(extras);
   for (int d = 0; d < model.mtp_layers; ++d) add_ops(mtp, in.compute, extras);
   if (ft.lora()) return;
@@ -62,20 +64,41 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
 
   // LoRA (model/lora.h): frozen weights run only their data gradients; the adapters train.
   const FinetuneSpec& ft = tr.finetune;
-  const auto ops_of = [&](std::vector<OpCost> ops) {
+  // Per-layer / per-module precision (model/module_precision.h): a layer's linears as the run's
+  // recipe sets them, or all bf16 in the first / last layers that run with no quantization.
+  const auto ops_of = [&](std::vector<OpCost> ops, bool bf16_layer) {
     if (ft.lora()) apply_lora(ops, model, shape, ft);
+    apply_module_precision(ops, tr, bf16_layer);
     return ops;
   };
-  const std::vector<OpCost> layer = ops_of(layer_ops(model, shape));
-  const LayerCompute lc = layer_compute(in.compute, layer, tr.recompute, tr.recompute_modules);
-  const std::vector<OpCost> moe_layer = model.is_moe() ? ops_of(layer_ops(model, shape, true)) : std::vector<OpCost>{};
-  const LayerCompute lc_moe = model.is_moe() ? layer_compute(in.compute, moe_layer, tr.recompute, tr.recompute_modules) : lc;
   const double act = static_cast<double>(tr.micro_batch) * in.parallel.local_seq_len(model.seq_len) * model.hidden *
                      shape.precision_bytes;
-  const LayerTensorParallel ltp = layer_tensor_parallel(in, act, layer);
-  // An MoE layer: the attention's sequence-parallel pair only; its dispatcher's exchange over the
-  // expert tensor-parallel group is in lep (layer_expert_parallel).
-  const LayerTensorParallel ltp_moe = model.is_moe() ? layer_tensor_parallel(in, act, moe_layer, true) : ltp;
+  struct LayerCosts {
+    std::vector<OpCost> layer, moe_layer;
+    LayerCompute lc, lc_moe;
+    LayerTensorParallel ltp, ltp_moe;
+  };
+  const auto layer_costs = [&](bool bf16_layer) {
+    LayerCosts v;
+    v.layer = ops_of(layer_ops(model, shape), bf16_layer);
+    v.lc = layer_compute(in.compute, v.layer, tr.recompute, tr.recompute_modules);
+    if (model.is_moe()) v.moe_layer = ops_of(layer_ops(model, shape, true), bf16_layer);
+    v.lc_moe = model.is_moe() ? layer_compute(in.compute, v.moe_layer, tr.recompute, tr.recompute_modules) : v.lc;
+    v.ltp = layer_tensor_parallel(in, act, v.layer);
+    // An MoE layer: the attention's sequence-parallel pair only; its dispatcher's exchange over the
+    // expert tensor-parallel group is in lep (layer_expert_parallel).
+    v.ltp_moe = model.is_moe() ? layer_tensor_parallel(in, act, v.moe_layer, true) : v.ltp;
+    return v;
+  };
+  const LayerCosts quantized = layer_costs(false);
+  const bool any_bf16_layer = tr.bf16_layers_at_start > 0 || tr.bf16_layers_at_end > 0;
+  const LayerCosts bf16 = any_bf16_layer || (tr.bf16_modules & kPrecisionMtp) != 0 ? layer_costs(true) : quantized;
+  const std::vector<OpCost>& layer = quantized.layer;
+  const std::vector<OpCost>& moe_layer = quantized.moe_layer;
+  const LayerCompute& lc = quantized.lc;
+  const LayerCompute& lc_moe = quantized.lc_moe;
+  const LayerTensorParallel& ltp = quantized.ltp;
+  const LayerTensorParallel& ltp_moe = quantized.ltp_moe;
   const LayerContextParallel lcp = layer_context_parallel(context_parallel_inputs(in, layer, shape.precision_bytes));
   std::vector<LayerExpertParallel> lep;  // [pipeline stage]
   for (int stage = 0; stage < (model.is_moe() ? pp : 0); ++stage) lep.push_back(layer_expert_parallel(in, shape, stage));
@@ -110,6 +133,8 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
 
   const std::vector<HybridKindCost> hybrid =
       model.is_hybrid() ? hybrid_kind_costs(in, shape, act, shape.precision_bytes) : std::vector<HybridKindCost>{};
+  const std::vector<HybridKindCost> hybrid_bf16 =
+      model.is_hybrid() && any_bf16_layer ? hybrid_kind_costs(in, shape, act, shape.precision_bytes, true) : hybrid;
   StageCosts costs;
   // Virtual stage c * pp + r is chunk c of rank r (ParallelSpec::layers_in_chunk: an equal share
   // of that rank's layers, or one fewer on the first and last chunks when the embedding and loss
@@ -118,7 +143,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   for (int vs = 0; vs < vstages; ++vs) {
     const int layers = in.parallel.layers_in_chunk(model.layers, vs);
     if (model.is_hybrid()) {
-      ChunkCost c = hybrid_chunk_cost(hybrid, model, first_layer, layers, z3, in.fsdp_prefetch);
+      ChunkCost c = hybrid_chunk_cost(hybrid, hybrid_bf16, in, first_layer, layers, z3);
       if (const int moe = model.moe_layers_in(first_layer, layers); moe > 0) {  // 'E' layers' all-to-all
         add_expert_parallel(c, moe, lep[vs % pp]);
         c.expert_params = moe * expert_params;
@@ -130,10 +155,18 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
       continue;
     }
     const int moe = model.moe_layers_in(first_layer, layers);
+    int bf16_dense = 0, bf16_moe = 0;  // the chunk's layers that run with no quantization
+    for (const auto& [a, n] : bf16_layer_runs(tr, model.layers, first_layer, layers)) {
+      bf16_moe += model.moe_layers_in(a, n);
+      bf16_dense += n - model.moe_layers_in(a, n);
+    }
     first_layer += layers;
-    ChunkCost c = layers_cost(layers - moe, lc, ltp, lcp, z3, dense_params, in.fsdp_prefetch);
+    ChunkCost c = layers_cost(layers - moe - bf16_dense, lc, ltp, lcp, z3, dense_params, in.fsdp_prefetch);
+    if (bf16_dense > 0) add_chunk(c, layers_cost(bf16_dense, bf16.lc, bf16.ltp, lcp, z3, dense_params, in.fsdp_prefetch));
     if (moe > 0) {
-      add_chunk(c, layers_cost(moe, lc_moe, ltp_moe, lcp, z3, moe_params, in.fsdp_prefetch));
+      add_chunk(c, layers_cost(moe - bf16_moe, lc_moe, ltp_moe, lcp, z3, moe_params, in.fsdp_prefetch));
+      if (bf16_moe > 0)
+        add_chunk(c, layers_cost(bf16_moe, bf16.lc_moe, bf16.ltp_moe, lcp, z3, moe_params, in.fsdp_prefetch));
       add_expert_parallel(c, moe, lep[vs % pp]);
       c.expert_params = moe * expert_params;
       costs.ep_bytes_per_gpu += (c.fwd_ep_bytes + c.bwd_ep_bytes) * in.micro_batches / pp;
@@ -156,8 +189,10 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   }
   if (model.mtp_layers > 0) {
     const bool moe = mtp_layer_is_moe(model);
-    ChunkCost mtp = layers_cost(model.mtp_layers, moe ? lc_moe : lc, moe ? ltp_moe : ltp, lcp, z3, moe ? moe_params : dense_params,
-                                in.fsdp_prefetch);
+    // bf16_modules "mtp": the modules' linears in bf16 (Megatron-Bridge te_quant.cfg "mtp.*").
+    const LayerCosts& m = (tr.bf16_modules & kPrecisionMtp) != 0 ? bf16 : quantized;
+    ChunkCost mtp = layers_cost(model.mtp_layers, moe ? m.lc_moe : m.lc, moe ? m.ltp_moe : m.ltp, lcp, z3,
+                                moe ? moe_params : dense_params, in.fsdp_prefetch);
     mtp.layers = 0;  // MTP layers are not decoder layers
     if (moe) {
       add_expert_parallel(mtp, model.mtp_layers, lep[pp - 1]);
