@@ -246,8 +246,8 @@ void FairShareSolver::carry_out_removals() {
   pending_.clear();
 }
 
-// Takes v off its constraints (the removal proper): its entries in their lists become tombstones,
-// and its id is freed once the last of them is compacted away (at once when it crosses nothing).
+// Takes v off its constraints (the removal proper): its entries in their lists become tombstones
+// (one at a list's end is dropped at once), and its id is freed once the last of them is gone.
 void FairShareSolver::detach(VariableId v) {
   const std::uint32_t off = head_[v].off;
   const std::uint32_t n = head_[v].n;
@@ -261,9 +261,15 @@ void FairShareSolver::detach(VariableId v) {
     const ConstraintId cid = member_c_[i];
     Constraint& c = constraints_[cid];
     c.total_weight -= weight_at(v, i);
-    ++c.dead;
+    if (c.vars.back() == v) {
+      // The last one added (a pipelined chunk's, or alone on c): dropped in place, the order kept.
+      c.vars.pop_back();
+      if (--head_[v].refs == 0) push_free_id(v);
+    } else {
+      ++c.dead;
+    }
+    if (c.dead > c.live()) compact(cid);  // (may free v's id: only its head and block are read below)
     const std::size_t live = c.live();
-    if (c.dead > live) compact(cid);  // (may free v's id: only its head and block are read below)
     // Others on this constraint may now rise from v's level up; an emptied constraint has nobody
     // to tell, and a variable never solved changed nothing that was solved.
     if (live > 0 && solved) mark_dirty(cid, rate);
