@@ -81,8 +81,8 @@
 // of solve() (marking dirty at their rate, as remove_variable always did).
 //
 // Constraint lists without slots (tombstones). A variable keeps no index into its constraints'
-// lists: removing it (the removal proper, detach) leaves its entries in place as tombstones, counts
-// them on each list (`dead`) and records in the variable how many lists still hold it (`refs`); its
+// lists: removing it (the removal proper, detach) drops an entry at a list's end at once and leaves
+// the others in place as tombstones, counts them on each list (`dead`) and records in the variable how many lists still hold it (`refs`); its
 // id is reused only once every one of them has been compacted away. A list is compacted (a stable
 // filter: the live entries keep their order) when its tombstones outnumber its live entries, and
 // whenever a solve gathers it (it is read in full there anyway; a removed solved variable marks its
