@@ -37,7 +37,8 @@ void FairShareSolver::reset(std::size_t keep_constraints) {
     detach(v);
   }
   for (const ConstraintId c : dirty_) constraints_[c].dirty = false;
-  // Every constraint now has no variable, no weight and is clean, as added; its scratch fields
+  // Every constraint now has no variable (a list left with tombstones only is compacted at once),
+  // no weight and is clean, as added; its scratch fields
   // are rewritten before they are read, and its epoch is below the kept epoch counter.
   std::vector<Constraint> constraints = std::move(constraints_);
   if (constraints.size() > keep_constraints) constraints.resize(keep_constraints);
@@ -77,11 +78,6 @@ std::uint32_t FairShareSolver::alloc_members(std::size_t n) {
   const auto off = static_cast<std::uint32_t>(member_c_.size());
   CLUSTERSIM_CHECK(member_c_.size() + n < std::numeric_limits<std::uint32_t>::max(), "too many memberships");
   member_c_.resize(member_c_.size() + n);
-  if (wide_) {
-    wide_slot_.resize(member_c_.size());
-  } else {
-    member_slot_.resize(member_c_.size());
-  }
   if (!weights_.empty()) weights_.resize(member_c_.size());
   return off;
 }
@@ -104,14 +100,6 @@ void FairShareSolver::free_members(std::uint32_t off, std::size_t size) {
   if (size == 0) return;  // no storage
   member_c_[off] = free_blocks_[size];
   free_blocks_[size] = off;
-}
-
-// The first slot at or above narrow_slot_limit: every slot moves to 32 bits, values unchanged.
-void FairShareSolver::widen_slots() {
-  wide_slot_.resize(member_slot_.size());
-  std::copy(member_slot_.begin(), member_slot_.end(), wide_slot_.begin());
-  member_slot_.release();
-  wide_ = true;
 }
 
 VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, double cap,
@@ -180,14 +168,14 @@ VariableId FairShareSolver::attach(std::uint32_t off, std::size_t count, double 
   head_[v].weighted = weighted;
   head_[v].capped = cap != kUnlimited;
   head_[v].room = room;
+  head_[v].refs = 0;
   bool isolated = true;
   double threshold = cap;
   for (std::size_t k = 0; k < cons.size(); ++k) {
     Constraint& c = constraints_[cons[k]];
-    isolated = isolated && c.vars.empty();
+    isolated = isolated && c.live() == 0;
     const std::uint16_t w = wts == nullptr ? std::uint16_t{1} : wts[k];
     CLUSTERSIM_CHECK(w >= 1, "a variable's weight on a constraint is at least 1");
-    set_slot(off + static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(c.vars.size()));
     c.vars.push_back(v);
     c.total_weight += w;
     threshold = std::min(threshold, c.capacity / static_cast<double>(c.total_weight));
@@ -258,34 +246,59 @@ void FairShareSolver::carry_out_removals() {
   pending_.clear();
 }
 
-// Takes v off its constraints and frees its id (the removal proper).
+// Takes v off its constraints (the removal proper): its entries in their lists become tombstones
+// (one at a list's end is dropped at once), and its id is freed once the last of them is gone.
 void FairShareSolver::detach(VariableId v) {
   const std::uint32_t off = head_[v].off;
+  const std::uint32_t n = head_[v].n;
   const bool solved = (head_[v].flags & kSolved) != 0;
-  for (std::uint32_t i = off; i < off + head_[v].n; ++i) {
+  const double rate = rate_[v];
+  head_[v].flags &= kQueued;
+  head_[v].refs = static_cast<std::uint8_t>(n);
+  rate_[v] = 0;
+  if (n == 0) push_free_id(v);
+  for (std::uint32_t i = off; i < off + n; ++i) {
     const ConstraintId cid = member_c_[i];
     Constraint& c = constraints_[cid];
-    const std::uint32_t s = slot(i);
-    const VariableId last = c.vars.back();
-    c.vars[s] = last;
-    c.vars.pop_back();
     c.total_weight -= weight_at(v, i);
-    if (last != v) {
-      for (std::uint32_t j = head_[last].off; j < head_[last].off + head_[last].n; ++j) {
-        if (member_c_[j] == cid) {
-          set_slot(j, s);
-          break;
-        }
-      }
+    if (c.vars.back() == v) {
+      // The last one added (a pipelined chunk's, or alone on c): dropped in place, the order kept.
+      c.vars.pop_back();
+      if (--head_[v].refs == 0) push_free_id(v);
+    } else {
+      ++c.dead;
     }
+    if (c.dead > c.live()) compact(cid);  // (may free v's id: only its head and block are read below)
+    const std::size_t live = c.live();
     // Others on this constraint may now rise from v's level up; an emptied constraint has nobody
     // to tell, and a variable never solved changed nothing that was solved.
-    if (!c.vars.empty() && solved) mark_dirty(cid, rate_[v]);
+    if (live > 0 && solved) mark_dirty(cid, rate);
   }
-  free_members(off, head_[v].n + (head_[v].capped || head_[v].room ? kCapEntries : 0));
-  head_[v].flags &= kQueued;
-  rate_[v] = 0;
-  push_free_id(v);
+  free_members(off, n + (head_[v].capped || head_[v].room ? kCapEntries : 0));
+}
+
+// A stable filter: the live entries keep their order; each tombstone dropped releases its
+// variable's hold, and the last release frees the id.
+void FairShareSolver::compact(ConstraintId cid) {
+  Constraint& c = constraints_[cid];
+  std::size_t out = 0;
+  for (const VariableId u : c.vars) {
+    if (head_[u].refs == 0) {
+      c.vars[out++] = u;
+    } else if (--head_[u].refs == 0) {
+      push_free_id(u);
+    }
+  }
+  c.vars.resize(out);
+  c.dead = 0;
+}
+
+std::vector<VariableId> FairShareSolver::variables_of(ConstraintId c) const {
+  std::vector<VariableId> out;
+  for (const VariableId v : constraints_[c].vars) {
+    if (head_[v].refs == 0) out.push_back(v);
+  }
+  return out;
 }
 
 // The solved variables' sequence numbers, replaced by their ranks (1, 2, ...; equal ones stay
@@ -354,8 +367,9 @@ std::span<const VariableId> FairShareSolver::solve() {
     order_dirty();
     for (const auto& [threshold, c] : dirty_order_) {
       Constraint& con = constraints_[c];
-      if (con.vars.size() == 1 && (head_[con.vars[0]].flags & kAlone) != 0) {
-        take_alone(con.vars[0], threshold);
+      const VariableId only = only_variable(con);
+      if (only != kNone && (head_[only].flags & kAlone) != 0) {
+        take_alone(only, threshold);
         continue;
       }
       con.dirty = false;
@@ -405,12 +419,12 @@ void FairShareSolver::order_dirty() {
   dirty_order_.clear();
   for (ConstraintId c : dirty_) {
     Constraint& con = constraints_[c];
-    if (con.vars.size() == 1 && (head_[con.vars[0]].flags & kAlone) != 0) continue;  // entered already
-    if (con.vars.size() != 1 || !alone(con.vars[0])) {
+    const VariableId v = only_variable(con);
+    if (v != kNone && (head_[v].flags & kAlone) != 0) continue;  // entered already
+    if (v == kNone || !alone(v)) {
       dirty_order_.emplace_back(con.threshold, c);
       continue;
     }
-    const VariableId v = con.vars[0];
     head_[v].flags |= kAlone;
     std::pair<double, ConstraintId> first{kUnlimited, std::numeric_limits<ConstraintId>::max()};
     for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
@@ -466,7 +480,7 @@ void FairShareSolver::sort_dirty_order() {
 
 bool FairShareSolver::alone(VariableId v) const {
   for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
-    if (constraints_[member_c_[j]].vars.size() != 1) return false;
+    if (constraints_[member_c_[j]].live() != 1) return false;
   }
   return true;
 }
@@ -494,6 +508,7 @@ void FairShareSolver::gather(ConstraintId start, double threshold) {
   std::size_t i = comp_cons_.size();
   comp_cons_.push_back(start);
   for (; i < comp_cons_.size(); ++i) {
+    if (constraints_[comp_cons_[i]].dead != 0) compact(comp_cons_[i]);  // read in full anyway
     for (VariableId v : constraints_[comp_cons_[i]].vars) {
       const std::uint8_t f = head_[v].flags;
       if ((f & kAffected) != 0) continue;

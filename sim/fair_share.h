@@ -56,12 +56,9 @@
 // point operations, in the same order, as the unfolded one (same levels, same rounding).
 //
 // Memory: struct-of-arrays per variable (rate, seq, and a head of block offset, count and flags:
-// 24 bytes; a capped variable's cap follows its constraints in its block, in two more membership
-// entries, so an uncapped one keeps none) plus, per constraint crossed, its id and its slot in that constraint's list
-// (pooled blocks, 6 bytes: the slot is 16 bits while every constraint list is shorter than
-// narrow_slot_limit; the first longer list widens every slot to 32 bits, once, for the rest of the
-// solver's life or until reset(), so the values, and everything computed from them, are the same
-// either way) and one 4-byte entry in the constraint's list; weights (2 bytes per
+// 20 bytes; a capped variable's cap follows its constraints in its block, in two more membership
+// entries, so an uncapped one keeps none) plus, per constraint crossed, its id (pooled blocks, 4
+// bytes) and one 4-byte entry in the constraint's list; weights (2 bytes per
 // constraint) only for weighted variables, in a pool that unweighted systems never grow. A caller
 // may allocate a block before adding its variable (alloc_block), hand it to add_variable and read
 // it back with block() or members() (the network model keeps a waiting flow's route in its own
@@ -82,6 +79,19 @@
 // ends (a tree or ring step) thus costs no re-solve. The resurrected id is reported by the next
 // solve() as a new variable would be. Pending removals not taken back are carried out at the start
 // of solve() (marking dirty at their rate, as remove_variable always did).
+//
+// Constraint lists without slots (tombstones). A variable keeps no index into its constraints'
+// lists: removing it (the removal proper, detach) drops an entry at a list's end at once and leaves
+// the others in place as tombstones, counts them on each list (`dead`) and records in the variable how many lists still hold it (`refs`); its
+// id is reused only once every one of them has been compacted away. A list is compacted (a stable
+// filter: the live entries keep their order) when its tombstones outnumber its live entries, and
+// whenever a solve gathers it (it is read in full there anyway; a removed solved variable marks its
+// lists dirty, so the next solve compacts them). So a list holds at most as many tombstones as live
+// entries, and none while a solve reads it (gather, replay_kept, the filling). A list is in the
+// order its live variables were added. Nothing computed depends on that order: the affected set
+// is a closure, the kept variables are replayed in `seq` order (or all have one rate), and the
+// variables fixed by one event all subtract the same value (see the canonical run above); only
+// the order of solve()'s report follows it.
 //
 // Units are the caller's (clustersim uses bytes/s). Ids are dense; removed variable ids are reused.
 #pragma once
@@ -115,10 +125,6 @@ struct FairShareConfig {
   // Take back a removed variable when an identical one is added before the next solve (see
   // Resurrection above). Off only in tests that compare against the plain path.
   bool resurrect = true;
-  // Membership slots are kept in 16 bits while every slot is below this (at most 65,536); the
-  // first one at or above it widens them all to 32 bits (see Memory above). Lower only in tests,
-  // to take the escape in a small system.
-  std::uint32_t narrow_slot_limit = 65536;
   // Sequence numbers (`seq`, 32 bits) are renumbered by rank before a solve that could take one
   // at or above this (at most 2^32 - 1). Lower only in tests, to renumber in a small system.
   std::uint64_t seq_limit = 0xffffffffULL;
@@ -136,7 +142,6 @@ struct FairShareStats {
 class FairShareSolver {
  public:
   explicit FairShareSolver(FairShareConfig config = {}) : config_(config) {
-    config_.narrow_slot_limit = std::min<std::uint32_t>(config_.narrow_slot_limit, 65536);  // 16 bits
     config_.seq_limit = std::min<std::uint64_t>(config_.seq_limit, 0xffffffffULL);          // 32 bits
   }
 
@@ -178,13 +183,12 @@ class FairShareSolver {
   void remove_variable(VariableId v);
   double rate(VariableId v) const { return rate_[v]; }
   bool is_live(VariableId v) const { return v < head_.size() && (head_[v].flags & kLive) != 0; }
-  // Whether the membership slots have been widened to 32 bits (see Memory above; for tests).
-  bool wide_slots() const { return wide_; }
   std::size_t live_variables() const { return live_count_; }
-  // Variables currently crossing constraint c.
-  std::span<const VariableId> variables_of(ConstraintId c) const {
-    return {constraints_[c].vars.data(), constraints_[c].vars.size()};
-  }
+  // Variables currently crossing constraint c (live or pending removal), in the order they were
+  // added (a copy without the tombstones: for tests and checks).
+  std::vector<VariableId> variables_of(ConstraintId c) const;
+  // Entries of constraint c's list, tombstones included (for tests of the list's bound).
+  std::size_t list_entries(ConstraintId c) const { return constraints_[c].vars.size(); }
   std::vector<ConstraintId> constraints_of(VariableId v) const;  // (a copy: for tests and checks)
   // Its cap (kUnlimited when it has none): kept after its constraints in its block, only when capped.
   double cap(VariableId v) const {
@@ -223,7 +227,9 @@ class FairShareSolver {
     std::uint32_t unfixed = 0;      // scratch: Σ weights of unfixed affected variables
     std::uint32_t epoch = 0;        // scratch: gathered in the current solve
     std::uint32_t heap_pos = 0;     // scratch: its entry's index in heap_ (kNone: none), see run_filling
+    std::uint32_t dead = 0;         // tombstones in vars (at most its live entries; see above)
     bool dirty = false;
+    std::size_t live() const { return vars.size() - dead; }
   };
   struct HeapEntry {
     double share;
@@ -236,6 +242,12 @@ class FairShareSolver {
   bool alone(VariableId v) const;
   void take_alone(VariableId v, double threshold);
   void detach(VariableId v);
+  void compact(ConstraintId c);  // drops c's tombstones (frees the ids no list holds any more)
+  // The one live variable on c (kNone unless exactly one; then c has at most one tombstone).
+  VariableId only_variable(const Constraint& c) const {
+    if (c.live() != 1) return kNone;
+    return head_[c.vars[0]].refs == 0 ? c.vars[0] : c.vars[1];
+  }
   bool same_variable(VariableId v, std::span<const ConstraintId> cons, double cap,
                      const std::uint16_t* weights) const;
   bool resurrect(std::span<const ConstraintId> cons, double cap, const std::uint16_t* weights, VariableId& out);
@@ -272,33 +284,20 @@ class FairShareSolver {
     bool weighted : 1 = false;  // weights_ holds its weights (else all 1)
     bool capped : 1 = false;    // its cap follows its constraints in member_c_ (else kUnlimited)
     bool room : 1 = false;      // its block has room for a cap (alloc_block) whether or not capped
+    std::uint8_t refs = 0;      // removed: lists still holding its tombstone (its id is free at 0)
   };
   static_assert(sizeof(VarHead) == 8, "see Memory above");
   static_assert(sizeof(double) == 2 * sizeof(ConstraintId), "a cap takes two membership entries");
   static constexpr std::size_t kCapEntries = 2;
   PodVector<VarHead> head_;
-  // Memberships, pooled, struct of arrays: entries head_[v].off .. head_[v].off + head_[v].n - 1.
-  // Freed blocks are reused by variables crossing the same number of constraints.
+  // Memberships, pooled: entries head_[v].off .. head_[v].off + head_[v].n - 1 (no slot in the
+  // constraints' lists: see Constraint lists without slots above). Freed blocks are reused by
+  // variables crossing the same number of constraints.
   PodVector<ConstraintId> member_c_;
-  // Index in constraints_[c].vars: 16 bits (member_slot_) until a slot reaches
-  // narrow_slot_limit, then 32 bits (wide_slot_, and member_slot_ is given back); see Memory.
-  PodVector<std::uint16_t> member_slot_;
-  PodVector<std::uint32_t> wide_slot_;
-  bool wide_ = false;
-  std::uint32_t slot(std::uint32_t j) const { return wide_ ? wide_slot_[j] : member_slot_[j]; }
-  void set_slot(std::uint32_t j, std::uint32_t s) {
-    if (!wide_ && s < config_.narrow_slot_limit) {
-      member_slot_[j] = static_cast<std::uint16_t>(s);
-      return;
-    }
-    if (!wide_) widen_slots();
-    wide_slot_[j] = s;
-  }
-  void widen_slots();
   PodVector<std::uint16_t> weights_;        // flows the variable stands for on c; grown only once weighted
   // Free lists, intrusive (nothing per freed variable beyond its own storage): the free blocks of
   // n entries are chained through their first entry's member_c_ (n >= 1; an empty block has no
-  // storage to keep), the free ids through their seq_. Both are stacks, last freed first reused.
+  // storage to keep), the free ids through their seq_ (an id is free once no list holds it). Both are stacks, last freed first reused.
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   std::array<std::uint32_t, kMaxConstraintsPerVariable + kCapEntries + 1> free_blocks_ = make_free_heads();
   VariableId free_ids_ = kNone;

@@ -1,10 +1,10 @@
-// The solver's compact layout (fair_share.h, Memory): membership slots kept in 16 bits until a
-// constraint list reaches narrow_slot_limit and then widened to 32 bits, and 32-bit sequence
-// numbers renumbered by rank before they could overflow (seq_limit). Both are checked against a
-// solver that never widens or renumbers, over random add/remove/solve sequences: the same rates
-// bit for bit, the same changed lists and the same constraint lists.
+// The solver's compact layout (fair_share.h, Memory): 32-bit sequence numbers renumbered by rank
+// before they could overflow (seq_limit), checked against a solver that never renumbers over random
+// add/remove/solve sequences (the same rates bit for bit, the same changed lists); and constraint
+// lists without slots (tombstones), checked for their bound and their order.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <span>
@@ -62,30 +62,12 @@ void drive_twins(Rng& rng, FairShareSolver& a, FairShareSolver& b, int links, in
         if (compare_lists) REQUIRE(a.constraints_of(va[i]) == b.constraints_of(vb[i]));
       }
       for (int c = 0; compare_lists && c < links; ++c) {
-        const std::span<const VariableId> la = a.variables_of(static_cast<ConstraintId>(c));
-        const std::span<const VariableId> lb = b.variables_of(static_cast<ConstraintId>(c));
-        REQUIRE(std::vector<VariableId>(la.begin(), la.end()) == std::vector<VariableId>(lb.begin(), lb.end()));
+        REQUIRE(a.variables_of(static_cast<ConstraintId>(c)) == b.variables_of(static_cast<ConstraintId>(c)));
       }
     }
   }
 }
 }  // namespace
-
-TEST_CASE("sim::FairShareSolver: 16-bit membership slots widen to 32 bits with the same rates bit for bit") {
-  // One solver keeps 16-bit slots throughout; the other's limit of 5 is passed by a list of six
-  // variables, which widens every slot mid-run (and, with removals, moves slots across the limit).
-  Rng rng(2026);
-  int widened = 0;
-  for (int trial = 0; trial < 60; ++trial) {
-    FairShareConfig wide_soon;
-    wide_soon.narrow_slot_limit = 5;
-    FairShareSolver narrow, wide(wide_soon);
-    drive_twins(rng, narrow, wide, 2 + static_cast<int>(rng.below(4)), 60, 0.3, true);
-    CHECK_FALSE(narrow.wide_slots());
-    widened += wide.wide_slots() ? 1 : 0;
-  }
-  CHECK(widened > 30);  // most trials put six variables on one constraint
-}
 
 TEST_CASE("sim::FairShareSolver: renumbered 32-bit sequence numbers give the same rates bit for bit") {
   // seq_limit 40 renumbers before most solves (the bound counts three per variable id); the other
@@ -102,4 +84,62 @@ TEST_CASE("sim::FairShareSolver: renumbered 32-bit sequence numbers give the sam
     renumbered += renumbering.stats().renumberings;
   }
   CHECK(renumbered > 100);
+}
+
+TEST_CASE("sim::FairShareSolver: constraint lists keep their live variables in the order added, with at most as many tombstones") {
+  // Without resurrection a removal is carried out at once (a tombstone per list). A model of each
+  // list (ids in the order added, a removed one erased) must match variables_of after every step,
+  // and the entries held (tombstones included) never exceed twice the live ones. After a solve the
+  // rates equal those of a fresh solver given the live variables in the reverse order (every list
+  // in the reverse order) bit for bit.
+  Rng rng(77);
+  std::size_t max_tombstones = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    FairShareConfig plain;
+    plain.resurrect = false;
+    FairShareSolver s(plain);
+    const int links = 2 + static_cast<int>(rng.below(5));
+    std::vector<double> caps;
+    for (int c = 0; c < links; ++c) {
+      caps.push_back(1.0 + rng.uniform() * 9.0);
+      s.add_constraint(caps.back());
+    }
+    std::vector<std::vector<VariableId>> lists(static_cast<std::size_t>(links));
+    std::vector<VariableId> live;
+    std::vector<std::vector<ConstraintId>> routes;
+    for (int step = 0; step < 120; ++step) {
+      if (!live.empty() && rng.uniform() < 0.45) {
+        const std::size_t i = rng.below(live.size());
+        const VariableId v = live[i];
+        for (ConstraintId c : s.constraints_of(v)) std::erase(lists[c], v);
+        s.remove_variable(v);
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+        routes.erase(routes.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        const std::vector<ConstraintId> route = random_route(rng, links);
+        const VariableId v = s.add_variable(route);
+        for (ConstraintId c : route) lists[c].push_back(v);
+        live.push_back(v);
+        routes.push_back(route);
+      }
+      if (rng.uniform() < 0.3) {
+        s.solve();
+        FairShareSolver fresh;
+        for (double cap : caps) fresh.add_constraint(cap);
+        std::vector<VariableId> ids(live.size());
+        for (std::size_t i = live.size(); i-- > 0;) ids[i] = fresh.add_variable(routes[i]);
+        fresh.solve();
+        for (std::size_t i = 0; i < live.size(); ++i) {
+          REQUIRE(std::bit_cast<std::uint64_t>(s.rate(live[i])) == std::bit_cast<std::uint64_t>(fresh.rate(ids[i])));
+        }
+      }
+      for (int c = 0; c < links; ++c) {
+        const auto cid = static_cast<ConstraintId>(c);
+        REQUIRE(s.variables_of(cid) == lists[cid]);
+        REQUIRE(s.list_entries(cid) <= 2 * lists[cid].size());
+        max_tombstones = std::max(max_tombstones, s.list_entries(cid) - lists[cid].size());
+      }
+    }
+  }
+  CHECK(max_tombstones > 0);  // some removal did leave a tombstone
 }
