@@ -107,25 +107,28 @@ bool Loader::read_parallelism(const toml::table* t) {
   return error_count() == before;
 }
 
-// [training] recompute_modules = ["layernorm", "moe_act"]: Megatron-Core's selective recompute
-// modules (workloads::RecomputeModule). An empty array recomputes no module.
+// A [training] list of module names read into a bit set: recompute_modules (Megatron-Core's
+// selective recompute modules, workloads::RecomputeModule), bf16_modules / fp8_modules (the modules
+// a per-module precision recipe runs apart from the run's fp8 / nvfp4, workloads::PrecisionModule).
+// An empty array selects no module; an unknown name is an error naming the key and the valid names.
 namespace {
-void read_recompute_modules(LoadContext& ctx, Section& s, unsigned& modules) {
-  const toml::node* n = s.find("recompute_modules");
+template <std::size_t N>
+void read_module_list(LoadContext& ctx, Section& s, const char* key, const sim::Choice<unsigned> (&names)[N],
+                      const char* example, const char* hint, unsigned& modules) {
+  const toml::node* n = s.find(key);
   if (n == nullptr) return;
   const toml::array* list = n->as_array();
   if (list == nullptr) {
-    s.wrong_type("recompute_modules", *n, "an array of module names", "[\"layernorm\", \"moe_act\"]");
+    s.wrong_type(key, *n, "an array of module names", example);
     return;
   }
   modules = 0;
   for (const toml::node& e : *list) {
     const auto* name = e.as_string();
-    const auto module = name ? sim::parse(workloads::kRecomputeModuleNames, name->get()) : std::nullopt;
+    const auto module = name ? sim::parse(names, name->get()) : std::nullopt;
     if (!module) {
       const std::string got = name ? "'" + name->get() + "'" : "a " + type_name(e.type());
-      ctx.error_at_key("training.recompute_modules", "recompute_modules lists " + got + ", not a modelled module",
-                       "use \"layernorm\", \"moe_act\", \"moe\" or \"mla_up_proj\" (Megatron-Core recompute_modules)");
+      ctx.error_at_key(std::string("training.") + key, std::string(key) + " lists " + got + ", not a modelled module", hint);
       continue;
     }
     modules |= *module;
@@ -183,30 +186,6 @@ void read_cuda_graph_scope(LoadContext& ctx, Section& s, workloads::TrainingSpec
   tr.cuda_graph_modules = modules;
 }
 
-// [training] bf16_modules / fp8_modules = ["attention", "moe_latent_proj", ...]: the modules a
-// per-module precision recipe runs apart from the run's fp8 / nvfp4 (workloads::PrecisionModule).
-void read_precision_modules(LoadContext& ctx, Section& s, const char* key, unsigned& modules) {
-  const toml::node* n = s.find(key);
-  if (n == nullptr) return;
-  const toml::array* list = n->as_array();
-  const std::string dotted = std::string("training.") + key;
-  if (list == nullptr) {
-    s.wrong_type(key, *n, "an array of module names", "[\"attention\", \"moe_latent_proj\", \"mtp\"]");
-    return;
-  }
-  modules = 0;
-  for (const toml::node& e : *list) {
-    const auto* name = e.as_string();
-    const auto module = name ? sim::parse(workloads::kPrecisionModuleNames, name->get()) : std::nullopt;
-    if (!module) {
-      const std::string got = name ? "'" + name->get() + "'" : "a " + type_name(e.type());
-      ctx.error_at_key(dotted, std::string(key) + " lists " + got + ", not a modelled module",
-                       "use \"attention\", \"moe_latent_proj\", \"mtp\", \"mamba_in_proj\" or \"mamba_out_proj\"");
-      continue;
-    }
-    modules |= *module;
-  }
-}
 }  // namespace
 
 bool Loader::read_training(const toml::table* t) {
@@ -231,7 +210,9 @@ bool Loader::read_training(const toml::table* t) {
   if (auto v = s.integer("activation_offload_layers", 0, 1 << 20, "5")) tr.activation_offload_layers = *v;
   if (auto v = s.boolean("launch_blocking")) tr.launch_blocking = *v;
   if (auto v = s.boolean("cuda_graphs")) tr.cuda_graphs = *v;
-  read_recompute_modules(*this, s, tr.recompute_modules);
+  read_module_list(*this, s, "recompute_modules", workloads::kRecomputeModuleNames, "[\"layernorm\", \"moe_act\"]",
+                   "use \"layernorm\", \"moe_act\", \"moe\" or \"mla_up_proj\" (Megatron-Core recompute_modules)",
+                   tr.recompute_modules);
   const bool graphs_given = s.find("cuda_graphs") != nullptr;
   read_cuda_graph_scope(*this, s, tr);
   if (tr.cuda_graph_modules != 0 && graphs_given && tr.cuda_graphs)
@@ -239,8 +220,12 @@ bool Loader::read_training(const toml::table* t) {
                  "remove cuda_graphs (or set it to false) for per-layer graphs, or remove cuda_graph_scope");
   if (auto v = s.integer("num_layers_at_start_in_bf16", 0, 1 << 20, "1")) tr.bf16_layers_at_start = *v;
   if (auto v = s.integer("num_layers_at_end_in_bf16", 0, 1 << 20, "1")) tr.bf16_layers_at_end = *v;
-  read_precision_modules(*this, s, "bf16_modules", tr.bf16_modules);
-  read_precision_modules(*this, s, "fp8_modules", tr.fp8_modules);
+  const char* precision_example = "[\"attention\", \"moe_latent_proj\", \"mtp\"]";
+  const char* precision_hint = "use \"attention\", \"moe_latent_proj\", \"mtp\", \"mamba_in_proj\" or \"mamba_out_proj\"";
+  read_module_list(*this, s, "bf16_modules", workloads::kPrecisionModuleNames, precision_example, precision_hint,
+                   tr.bf16_modules);
+  read_module_list(*this, s, "fp8_modules", workloads::kPrecisionModuleNames, precision_example, precision_hint,
+                   tr.fp8_modules);
   s.finish();
   return error_count() == before;
 }

@@ -20,27 +20,6 @@ using namespace clustersim::testing;
 
 namespace {
 
-// Qwen3-30B-A3B's MoE layer (config.json): hidden 2048, 32 heads of 128, 4 KV heads, 128 experts
-// of width 768, top-8; one shared expert of the same width to have shared-expert ops.
-ModelSpec qwen3_like(int shared_experts) {
-  ModelSpec m;
-  m.layers = 2;
-  m.hidden = 2048;
-  m.heads = 32;
-  m.kv_heads = 4;
-  m.attention_head_dim = 128;
-  m.ffn_hidden = 6144;
-  m.seq_len = 4096;
-  m.vocab = 151936;
-  m.mlp = MlpKind::SwiGlu;
-  m.norm = NormKind::RmsNorm;
-  m.experts = 128;
-  m.experts_per_token = 8;
-  m.moe_ffn_hidden = 768;
-  m.shared_experts = shared_experts;
-  return m;
-}
-
 ComputeModel on(std::string_view id, unsigned modules = 0) {
   ComputeModel cm(gpu(id), topology::ClusterSpec{}, topology::Precision::Bf16, ComputeConstants{});
   cm.set_cuda_graph_modules(modules);
@@ -56,12 +35,12 @@ double host_s(const ComputeModel& cm, const std::vector<OpCost>& ops, Pass pass)
 }  // namespace
 
 TEST_CASE("workloads::layer_ops: each op is tagged with the part of its layer a CUDA graph scope names") {
-  const auto dense = layer_ops(qwen3_like(0), shape_with_ep(1), false);
+  const auto dense = layer_ops(qwen3_30b_moe_model(0), shape_with_ep(1), false);
   for (std::string_view name : {"input_norm", "qkv_proj", "flash_attention", "attention_out_proj", "attention_residual"})
     CHECK(op_named(dense, name).graph_part == GraphPart::Attention);
   for (std::string_view name : {"post_attention_norm", "mlp_gate", "swiglu", "mlp_down", "mlp_residual"})
     CHECK(op_named(dense, name).graph_part == GraphPart::Mlp);
-  const auto moe = layer_ops(qwen3_like(1), shape_with_ep(8), true);
+  const auto moe = layer_ops(qwen3_30b_moe_model(1), shape_with_ep(8), true);
   CHECK(op_named(moe, "attention_residual").graph_part == GraphPart::Attention);
   for (std::string_view name : {"post_attention_norm", "moe_router", "moe_router_topk"})
     CHECK(op_named(moe, name).graph_part == GraphPart::MoeRouter);
@@ -70,11 +49,11 @@ TEST_CASE("workloads::layer_ops: each op is tagged with the part of its layer a 
     CHECK(op_named(moe, name).graph_part == GraphPart::MoeSharedExperts);
   for (std::string_view name : {"moe_sort_chunks", "expert_up_gate", "expert_act", "expert_down", "moe_unpermute", "mlp_residual"})
     CHECK(op_named(moe, name).graph_part == GraphPart::MoeRest);
-  for (const OpCost& op : head_ops(qwen3_like(0), shape_with_ep(1))) CHECK(op.graph_part == GraphPart::None);
+  for (const OpCost& op : head_ops(qwen3_30b_moe_model(0), shape_with_ep(1))) CHECK(op.graph_part == GraphPart::None);
 }
 
 TEST_CASE("workloads::ComputeModel: a captured module loses its host time, an uncaptured one keeps it") {
-  const auto ops = layer_ops(qwen3_like(1), shape_with_ep(8), true);
+  const auto ops = layer_ops(qwen3_30b_moe_model(1), shape_with_ep(8), true);
   const ComputeModel eager = on("gb200");
   const ComputeModel graphed = on("gb200", kGraphAttn | kGraphMoeRouter | kGraphMoePreprocess);
   for (Pass pass : {Pass::Forward, Pass::Backward}) {
@@ -100,7 +79,7 @@ TEST_CASE("workloads::ComputeModel: a captured module loses its host time, an un
   CHECK(router.host_time(op_named(ops, "shared_expert_down"), Pass::Forward) == sim::SimTime::zero());
   // mlp captures a dense layer's MLP, never an MoE layer's experts.
   const ComputeModel mlp = on("gb200", kGraphMlp);
-  const auto dense = layer_ops(qwen3_like(0), shape_with_ep(1), false);
+  const auto dense = layer_ops(qwen3_30b_moe_model(0), shape_with_ep(1), false);
   CHECK(mlp.host_time(op_named(dense, "mlp_down"), Pass::Forward) == sim::SimTime::zero());
   CHECK(mlp.host_time(op_named(dense, "qkv_proj"), Pass::Forward) > sim::SimTime::zero());
   CHECK(mlp.host_time(op_named(ops, "expert_down"), Pass::Forward) > sim::SimTime::zero());
@@ -109,7 +88,7 @@ TEST_CASE("workloads::ComputeModel: a captured module loses its host time, an un
 TEST_CASE("workloads::ComputeModel: each captured stretch of a pass costs one graph launch and the MoE host sync stays") {
   // A host-bound micro-batch (one 4096-token sequence, EP 8 on a Grace host): capturing attention,
   // router and preprocess removes their host time, less one eager op's launch per captured stretch.
-  const auto ops = layer_ops(qwen3_like(0), shape_with_ep(8), true);
+  const auto ops = layer_ops(qwen3_30b_moe_model(0), shape_with_ep(8), true);
   const ComputeModel eager = on("gb200");
   const unsigned scope = kGraphAttn | kGraphMoeRouter | kGraphMoePreprocess;
   const ComputeModel graphed = on("gb200", scope);

@@ -20,26 +20,6 @@ using namespace clustersim::testing;
 
 namespace {
 
-// Qwen3-30B-A3B's MoE layer (its config.json): hidden 2048, 32 heads of 128, 128 experts of width
-// 768, top-8.
-ModelSpec qwen3_30b_like() {
-  ModelSpec m;
-  m.layers = 2;
-  m.hidden = 2048;
-  m.heads = 32;
-  m.kv_heads = 4;
-  m.attention_head_dim = 128;
-  m.ffn_hidden = 6144;
-  m.seq_len = 4096;
-  m.vocab = 151936;
-  m.mlp = MlpKind::SwiGlu;
-  m.norm = NormKind::RmsNorm;
-  m.experts = 128;
-  m.experts_per_token = 8;
-  m.moe_ffn_hidden = 768;
-  return m;
-}
-
 ComputeModel b200() {
   const topology::GpuSpec* gpu = topology::find_gpu("b200");
   REQUIRE(gpu != nullptr);
@@ -127,7 +107,7 @@ TEST_CASE("workloads::ComputeModel: a full-iteration CUDA graph pays no host tim
 }
 
 TEST_CASE("workloads::layer_ops: an MoE layer carries Megatron-Core's host ops per phase, the dispatch's after the sync") {
-  const ModelSpec m = qwen3_30b_like();
+  const ModelSpec m = qwen3_30b_moe_model();
   const std::vector<OpCost> ops = layer_ops(m, shape_with_ep(8), true);
   const MoeHostPhases p = moe_host_phases(8, 1, 1, 128.0 / 8);
   double fwd_ops = 0, bwd_ops = 0, fwd_calls = 0, bwd_calls = 0;
@@ -160,7 +140,7 @@ TEST_CASE("workloads::ComputeModel: a thin MoE layer's forward at ep 8 is longer
   // Qwen3-30B-A3B at micro-batch 1: 16 local experts of width 768, so the expert GEMMs are short
   // and the host's framework ops after the sync are not hidden.
   const ComputeModel cm = b200();
-  const std::vector<OpCost> ops = layer_ops(qwen3_30b_like(), shape_with_ep(8), true);
+  const std::vector<OpCost> ops = layer_ops(qwen3_30b_moe_model(), shape_with_ep(8), true);
   std::vector<OpCost> bare = ops;
   for (OpCost& op : bare) op.fwd_host_ops = op.bwd_host_ops = op.fwd_dist_calls = op.bwd_dist_calls = 0;
   const double with_host = cm.ops_time(ops, Pass::Forward).seconds();
@@ -176,7 +156,7 @@ TEST_CASE("workloads::ComputeModel: a thin MoE layer's forward at ep 8 is longer
 TEST_CASE("workloads::moe_dispatch_bytes: under context parallelism a rank dispatches its own s/cp tokens") {
   // Mixtral 8x22B at 64K tokens, tp 2, cp 8 (training_nemo_docs.csv:44): each rank holds 8,192 of
   // the 65,536 tokens and routes those, as its expert GEMMs see them (layer_ops' tokens / cp).
-  ModelSpec m = qwen3_30b_like();
+  ModelSpec m = qwen3_30b_moe_model();
   m.hidden = 6144;
   m.experts = 8;
   m.experts_per_token = 2;

@@ -1,7 +1,7 @@
 // Helpers for the workloads tests that list a layer's ops (model/transformer_ops.h) and cost them
 // on a catalog GPU (compute/compute_model.h): an op looked up by name, one micro-batch's shape
-// under expert parallelism, a GPU of the catalog, a compute-bound square GEMM, and an MoE model's
-// active parameters.
+// under expert parallelism, a GPU of the catalog, a compute-bound square GEMM, an MoE model's
+// active parameters, and Qwen3-30B-A3B's shape.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -65,6 +65,28 @@ inline workloads::OpCost square_gemm(double n) {
 inline double active_parameters(const workloads::ModelSpec& m) {
   const double unused = 1.0 - static_cast<double>(m.experts_per_token) / m.experts;
   return m.parameters() - m.moe_layers_in(0, m.layers) * m.expert_parameters() * unused;
+}
+
+// Qwen3-30B-A3B's shape (its config.json), two layers: hidden 2048, 32 heads of 128, 4 KV heads,
+// 128 experts of width 768, top-8, sequence 4096; `shared_experts` of the experts' width added so
+// that a test can see shared-expert ops (Qwen3 has none).
+inline workloads::ModelSpec qwen3_30b_moe_model(int shared_experts = 0) {
+  workloads::ModelSpec m;
+  m.layers = 2;
+  m.hidden = 2048;
+  m.heads = 32;
+  m.kv_heads = 4;
+  m.attention_head_dim = 128;
+  m.ffn_hidden = 6144;
+  m.seq_len = 4096;
+  m.vocab = 151936;
+  m.mlp = workloads::MlpKind::SwiGlu;
+  m.norm = workloads::NormKind::RmsNorm;
+  m.experts = 128;
+  m.experts_per_token = 8;
+  m.moe_ffn_hidden = 768;
+  m.shared_experts = shared_experts;
+  return m;
 }
 
 }  // namespace clustersim::testing
