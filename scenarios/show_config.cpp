@@ -14,6 +14,18 @@ namespace {
 
 const char* b(bool v) { return v ? "true" : "false"; }
 
+// `key = ["a", "b"]` for the names whose bits are set in `bits` (a module list such as
+// recompute_modules), in the table's order; nothing when no bit is set.
+template <std::size_t N>
+void show_module_list(std::ostream& out, const char* key, unsigned bits, const sim::Choice<unsigned> (&names)[N]) {
+  if (bits == 0) return;
+  out << key << " = [";
+  const char* sep = "";
+  for (const auto& c : names)
+    if ((bits & c.value) != 0) out << std::exchange(sep, ", ") << quote_str(std::string(c.name));
+  out << "]\n";
+}
+
 void show_cluster(std::ostream& out, const ScenarioSpec& spec) {
   const auto& c = spec.cluster;
   const auto& n = c.node;
@@ -168,32 +180,13 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
       << "iterations = " << tr.iterations << "\n"
       << "launch_blocking = " << b(tr.launch_blocking) << "\n"
       << "cuda_graphs = " << b(tr.cuda_graphs) << "\n";
-  if (tr.recompute_modules != 0) {
-    out << "recompute_modules = [";
-    const char* sep = "";
-    for (const auto& c : workloads::kRecomputeModuleNames)
-      if ((tr.recompute_modules & c.value) != 0) out << std::exchange(sep, ", ") << quote_str(std::string(c.name));
-    out << "]\n";
-  }
-  if (tr.cuda_graph_modules != 0) {
-    out << "cuda_graph_scope = [";
-    const char* sep = "";
-    for (const auto& c : workloads::kCudaGraphModuleNames)
-      if ((tr.cuda_graph_modules & c.value) != 0) out << std::exchange(sep, ", ") << quote_str(std::string(c.name));
-    out << "]\n";
-  }
+  show_module_list(out, "recompute_modules", tr.recompute_modules, workloads::kRecomputeModuleNames);
+  show_module_list(out, "cuda_graph_scope", tr.cuda_graph_modules, workloads::kCudaGraphModuleNames);
   if (tr.activation_offload_layers > 0) out << "activation_offload_layers = " << tr.activation_offload_layers << "\n";
   if (tr.bf16_layers_at_start > 0) out << "num_layers_at_start_in_bf16 = " << tr.bf16_layers_at_start << "\n";
   if (tr.bf16_layers_at_end > 0) out << "num_layers_at_end_in_bf16 = " << tr.bf16_layers_at_end << "\n";
-  for (const auto& [key, bits] : {std::pair<const char*, unsigned>{"bf16_modules", tr.bf16_modules},
-                                  std::pair<const char*, unsigned>{"fp8_modules", tr.fp8_modules}}) {
-    if (bits == 0) continue;
-    out << key << " = [";
-    const char* sep = "";
-    for (const auto& c : workloads::kPrecisionModuleNames)
-      if ((bits & c.value) != 0) out << std::exchange(sep, ", ") << quote_str(std::string(c.name));
-    out << "]\n";
-  }
+  show_module_list(out, "bf16_modules", tr.bf16_modules, workloads::kPrecisionModuleNames);
+  show_module_list(out, "fp8_modules", tr.fp8_modules, workloads::kPrecisionModuleNames);
   if (tr.tokens > 0)
     out << "tokens = " << toml_float(tr.tokens) << "\n\n";
   else

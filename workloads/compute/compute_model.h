@@ -217,6 +217,7 @@ class ComputeModel {
   // The format a GEMM runs in: Fp8 / Nvfp4 for a quantized linear, Bf16 for every other matmul of
   // an fp8 / nvfp4 run (model/module_precision.h sets the per-module exceptions).
   topology::Precision linear_format(const OpCost& op) const;
+  double host_cpu_ratio() const;  // grace_host_ratio on a Grace host, 1 on x86
   double low_precision_gemm_eff(const OpCost& op) const;  // fp8 / nvfp4 GEMM efficiency vs bf16 (1 otherwise)
   double fp8_cast_seconds(const OpCost& op, Pass pass) const;
 

@@ -39,6 +39,10 @@ double te_module_calls(const OpCost& op, Pass pass) {
 // grace_host_ratio times as long there as on a DGX's x86 host.
 bool grace_hosted(const topology::GpuSpec& gpu) { return gpu.id.starts_with("gb") || gpu.id.starts_with("gh"); }
 
+// Host work of the same framework calls on this GPU's host over a DGX's x86 host: grace_host_ratio
+// on a Grace CPU, 1 elsewhere.
+double ComputeModel::host_cpu_ratio() const { return grace_hosted(gpu_) ? constants_.get("grace_host_ratio") : 1.0; }
+
 // Whether an op replays from a per-layer CUDA graph: its layer part is in the scope (moe takes
 // the whole MoE layer; moe_router also the shared experts, unless they overlap the dispatch).
 bool ComputeModel::captured(const OpCost& op) const {
@@ -75,7 +79,7 @@ sim::SimTime ComputeModel::host_time(const OpCost& op, Pass pass) const {
   const double per_expert = expert_gemm_launches(op, pass, constants_.get("grouped_gemm_launches_per_expert"));
   const double ops = kernels(op, pass) + (fwd ? op.fwd_host_ops : op.bwd_host_ops);
   const double calls = fwd ? op.fwd_dist_calls : op.bwd_dist_calls;
-  const double cpu = grace_hosted(gpu_) ? constants_.get("grace_host_ratio") : 1.0;
+  const double cpu = host_cpu_ratio();
   const double framework_us = ops * constants_.get("host_launch_us") +
                               te_module_calls(op, pass) * constants_.get("te_module_host_us") +
                               calls * constants_.get("torch_distributed_call_us");
@@ -104,7 +108,7 @@ sim::SimTime ComputeModel::ops_time(const std::vector<OpCost>& ops, Pass pass) c
   sim::SimTime all_device = sim::SimTime::zero(), all_host = sim::SimTime::zero();
   bool drained = false;  // past a host sync: the recurrence above instead of max(device, host)
   double kernel_count = 0;
-  const double cpu = grace_hosted(gpu_) ? constants_.get("grace_host_ratio") : 1.0;
+  const double cpu = host_cpu_ratio();
   const sim::SimTime graph_launch = sim::SimTime::from_seconds(cpu * constants_.get("host_launch_us") * 1e-6);
   const bool syncs = !cuda_graphs_ && (graph_modules_ & kGraphMoe) == 0;
   bool in_graph = false;  // the previous op was captured: this one replays from the same graph

@@ -25,9 +25,4 @@ void apply_module_precision(std::vector<OpCost>& ops, const TrainingSpec& tr, bo
   }
 }
 
-void keep_in_bf16(std::vector<OpCost>& ops) {
-  for (OpCost& op : ops)
-    if (op.fp8_eligible) op.linear_precision = LinearPrecision::Bf16;
-}
-
 }  // namespace clustersim::workloads

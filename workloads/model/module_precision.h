@@ -17,12 +17,10 @@ namespace clustersim::workloads {
 // LatentMoE projections, the Mamba in / out projections by op name.
 unsigned precision_module_of(const OpCost& op);
 
-// Writes the precision of each linear in `ops`: all bf16 in a bf16 layer; else bf16 where its module
-// is in `bf16_modules`, fp8 where it is in `fp8_modules`.
+// Writes the precision of each linear in `ops`: all bf16 in a bf16 layer (or a module kept whole
+// in bf16, such as multi-token prediction under bf16_modules "mtp"); else bf16 where its module is
+// in `bf16_modules`, fp8 where it is in `fp8_modules`.
 void apply_module_precision(std::vector<OpCost>& ops, const TrainingSpec& tr, bool bf16_layer);
-
-// Every linear in `ops` kept in bf16 (multi-token prediction under bf16_modules "mtp").
-void keep_in_bf16(std::vector<OpCost>& ops);
 
 // Whether the run has any per-layer or per-module precision.
 inline bool has_module_precision(const TrainingSpec& tr) {

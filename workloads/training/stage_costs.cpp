@@ -26,7 +26,7 @@ void add_mtp_module_extras(ChunkCost& mtp, const StageCostInputs& in, const OpSh
   const ModelSpec& model = in.model;
   const FinetuneSpec& ft = in.training.finetune;
   std::vector<OpCost> extras = mtp_extra_ops(model, shape);
-  if ((in.training.bf16_modules & kPrecisionMtp) != 0) keep_in_bf16(extras);
+  if ((in.training.bf16_modules & kPrecisionMtp) != 0) apply_module_precision(extras, in.training, true);
   if (ft.lora()) freeze_weights(extras);
   for (int d = 0; d < model.mtp_layers; ++d) add_ops(mtp, in.compute, extras);
   if (ft.lora()) return;
