@@ -255,7 +255,7 @@ std::string deepseek_recompute_modules(const ModernRow& r) {
 // ["moe_act"] on both. They also offload the expert MLP's fc1 output to the host
 // (fine_grained_activation_offloading, offload_modules ["fused_group_mlp"], tensors above
 // min_offloaded_tensor_size), which no [training] key expresses: not modelled.
-std::string nemotron3_nano_recompute_modules(const ModernRow& r) {
+std::string nemotron3_recompute_modules(const ModernRow& r) {
   if (modern_source_group(r) != "Megatron-Bridge") return "";
   if (has(r.model, "Nemotron_3_Ultra")) return "[\"moe_act\"]";
   if (has(r.model, "Nemotron_3_Super")) {

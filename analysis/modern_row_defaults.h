@@ -31,7 +31,7 @@ bool gpt_oss_bridge(const ModernRow& r);             // GPT-OSS in Megatron-Brid
 bool gpt_oss_recompute_modules(const ModernRow& r);  // recompute ["layernorm", "moe_act"]
 // DeepSeek-V3's (and Kimi-K2's) recompute_modules, written as a TOML array of strings; "" when none.
 std::string deepseek_recompute_modules(const ModernRow& r);
-std::string nemotron3_nano_recompute_modules(const ModernRow& r);  // Nano: ["moe", "layernorm"] on H100; Super: by GPU; Ultra: ["moe_act"]
+std::string nemotron3_recompute_modules(const ModernRow& r);  // Nano: ["moe", "layernorm"] on H100; Super: by GPU; Ultra: ["moe_act"]
 // The [training] lines of a row's per-layer / per-module precision ("" for none): Nemotron 3 Super NVFP4.
 std::string module_precision_toml(const ModernRow& r);
 // Parameters per data-parallel gradient bucket of the optimizer the row's stack ran (NeMo 2's /

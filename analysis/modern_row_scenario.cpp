@@ -25,7 +25,7 @@ using modern_detail::cp_of;
 using modern_detail::cuda_graph_scope_of;
 using modern_detail::cuda_graphs_of;
 using modern_detail::deepseek_recompute_modules;
-using modern_detail::nemotron3_nano_recompute_modules;
+using modern_detail::nemotron3_recompute_modules;
 using modern_detail::module_precision_toml;
 using modern_detail::dp_of;
 using modern_detail::fp8_current_scaling_of;
@@ -138,7 +138,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (gpt_oss_recompute_modules(r)) t << "recompute_modules = [\"layernorm\", \"moe_act\"]\n";
   if (const std::string modules = deepseek_recompute_modules(r); !modules.empty())
     t << "recompute_modules = " << modules << "\n";
-  if (const std::string modules = nemotron3_nano_recompute_modules(r); !modules.empty())
+  if (const std::string modules = nemotron3_recompute_modules(r); !modules.empty())
     t << "recompute_modules = " << modules << "\n";
   t << module_precision_toml(r);
   if (nemotron4_dgxc) t << "optimizer_dtype = \"bf16\"\n";
