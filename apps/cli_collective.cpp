@@ -81,7 +81,7 @@ int verb_collective(int argc, char** argv) {
   CLI::App app{"Simulate one collective over a range of sizes; prints nccl-tests' columns.", "clustersim collective"};
   std::string scenario_path, inter_name = "ring";
   bool explain = false, extra_columns = false, check = false;
-  std::string op_name = "allreduce", algo_name = "ring", proto_name, format = "text";
+  std::string op_name = "allreduce", algo_name, proto_name, format = "text";
   std::string min_size = "8", max_size = "128M", nccl_version, nvls_switch;
   int gpus = 0, chunks = 0, channels = 0, gpus_per_thread = 0;
   double factor = 2;
@@ -95,7 +95,7 @@ int verb_collective(int argc, char** argv) {
   app.add_option("--op", op_name, "allreduce | allgather | reducescatter | broadcast | reduce | alltoall | sendrecv");
   app.add_option("--algo", algo_name,
                  "ring | tree | halving-doubling | hierarchical | direct | in-network | auto; several, comma-separated, "
-                 "to compare them side by side");
+                 "to compare them side by side (default: ring; direct for alltoall and sendrecv)");
   app.add_option("-b,--minbytes", min_size, "smallest size (8, 1K, 128M, 8G: powers of 1024)");
   app.add_option("-e,--maxbytes", max_size, "largest size");
   app.add_option("-f,--stepfactor", factor, "multiply the size by this factor between rows");
@@ -117,6 +117,12 @@ int verb_collective(int argc, char** argv) {
   const auto op = sim::parse(workloads::kCollectiveOpNames, op_name);
   if (!op) {
     throw CliError("--op '" + op_name + "': unknown operation; valid: " + join(sim::names_of(workloads::kCollectiveOpNames)));
+  }
+  // Without --algo: a ring, except for point-to-point traffic (alltoall, sendrecv), which NCCL runs
+  // as grouped send/recv and only `direct` (or hierarchical) can carry.
+  if (algo_name.empty()) {
+    const bool point_to_point = *op == workloads::CollectiveOp::AllToAll || *op == workloads::CollectiveOp::SendRecv;
+    algo_name = point_to_point ? "direct" : "ring";
   }
   // One algorithm, or several separated by commas to compare them side by side.
   std::vector<workloads::CollectiveAlgo> algos;

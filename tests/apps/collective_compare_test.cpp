@@ -48,3 +48,19 @@ TEST_CASE("apps::collective: when no listed algorithm can run, exit 2 with the r
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--algo 'rign'") != std::string::npos);
 }
+
+TEST_CASE("apps::collective: without --algo, alltoall and sendrecv run direct and the reductions a ring") {
+  for (const char* op : {"alltoall", "sendrecv"}) {
+    const auto dflt = run_cli(std::string("collective --node dgx-h100 --nodes 2 --op ") + op + " -b 1M -e 1M --format json");
+    REQUIRE_MESSAGE(dflt.exit_code == 0, dflt.err);
+    const auto direct = run_cli(std::string("collective --node dgx-h100 --nodes 2 --op ") + op +
+                                " --algo direct -b 1M -e 1M --format json");
+    REQUIRE(direct.exit_code == 0);
+    CHECK(nlohmann::json::parse(dflt.out)[0]["algo"] == "direct");
+    CHECK(dflt.out == direct.out);
+  }
+  const auto reduce = run_cli("collective --node dgx-h100 --nodes 2 --op allreduce -b 1M -e 1M --format json");
+  const auto ring = run_cli("collective --node dgx-h100 --nodes 2 --op allreduce --algo ring -b 1M -e 1M --format json");
+  REQUIRE(reduce.exit_code == 0);
+  CHECK(reduce.out == ring.out);
+}
