@@ -292,6 +292,23 @@ bool unfused_mla_attention_of(const ModernRow& r) {
          generation_of(r.gpu) == Generation::Blackwell;
 }
 
+// dgxc-benchmarking's DeepSeek-V3 and Llama 4 Maverick rows (releases v25.05 and v25.05.04,
+// container nvidia/nemo:25.04.01, NeMo 7a8f1cc) drop and pad their MoE tokens: NeMo's
+// scripts/performance/llm/pretrain_deepseek_v3.py (USE_TOKEN_DROP = True) and recipes/llama4_e128.py
+// (pretrain_performance_optimizations, which pretrain_llama4_e128.py calls) add
+// MegatronTokenDropCallback, whose defaults are moe_expert_capacity_factor 1.0 and
+// moe_pad_expert_input_to_capacity True (nemo/lightning/pytorch/callbacks/moe_token_drop.py).
+// Megatron-Core core_r0.12.0's MoEAlltoAllTokenDispatcher.preprocess (token_dispatcher.py) then
+// returns the per-expert counts as a host tensor built from the capacity before it sets any
+// cuda_sync_point, so the sync point stays "no_sync" and _maybe_dtoh_and_synchronize copies nothing
+// (it returns at once when drop_and_pad). Other MoE rows keep the model's dropless default here:
+// dgxc's Grok-1 pads too, but its GB200 rows replay CUDA graphs (no host sync either way) and its
+// H100 rows ran older NeMo 1 containers whose dispatcher was not read.
+double drop_and_pad_capacity_of(const ModernRow& r) {
+  if (modern_source_group(r) != "dgxc-benchmarking" || !has(r.source, "(release v25.05")) return 0.0;
+  return has(r.model, "DeepSeek-V3") || has(r.model, "Llama4-Maverick") ? 1.0 : 0.0;
+}
+
 // dgxc-benchmarking's Llama 4 Maverick README (llama4/README.md) lists "Layers 32" for every
 // configuration in release v25.05 (68eaf7e) and "Layers 48" in v25.05.04 (1f6d9f4), with the same
 // step times, throughputs and MFUs; its own MFU note counts 48 layers (8.92e14 FLOPs per sequence),

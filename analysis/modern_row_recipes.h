@@ -50,6 +50,11 @@ bool hopper_a2a_overlap(const ModernRow& r);
 // (recompute_modules ["core_attn"]), which is the scenario's recompute = "selective".
 bool unfused_mla_attention_of(const ModernRow& r);
 
+// The capacity factor of a row whose recipe drops and pads its MoE tokens (model.capacity_factor:
+// every expert computes exactly its capacity, and Megatron-Core's alltoall dispatcher needs no token
+// counts on the host); 0 (dropless, or not checked) otherwise.
+double drop_and_pad_capacity_of(const ModernRow& r);
+
 // The row as it ran, where a later release of its source corrects a printed column (the layer
 // count) or a published config gives the shape the table leaves empty (NeMo 24.07's Nemotron-3
 // 8B/22B); otherwise the row unchanged.

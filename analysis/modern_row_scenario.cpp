@@ -59,6 +59,7 @@ using modern_detail::slot_split_recipe;
 using modern_detail::tp_comm_overlap_of;
 using modern_detail::virtual_stages_of;
 using modern_detail::unfused_mla_attention_of;
+using modern_detail::drop_and_pad_capacity_of;
 using modern_detail::with_hybrid_shape;
 
 // GPT-3 rows leave the vocabulary empty: GPT-2 BPE (50257) padded by Megatron/NeMo to a multiple
@@ -94,6 +95,7 @@ void write_model(std::ostringstream& t, const ModernRow& r) {
     if (moe->head_dim > 0) t << "\nhead_dim = " << moe->head_dim;
     t << moe->attention;
     if (const int mtp = mtp_layers_of(r); mtp > 0) t << "\nmtp_layers = " << mtp;
+    if (const double cf = drop_and_pad_capacity_of(r); cf > 0) t << "\ncapacity_factor = " << scenarios::toml_float(cf);
   } else if (r.ffn_hidden > 0) {
     t << "\nffn_hidden = " << r.ffn_hidden;
   }

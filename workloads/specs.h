@@ -65,7 +65,7 @@ struct ModelSpec {
   // gives its shared expert's width as shared_experts x moe_ffn_hidden). The first
   // `first_dense_layers` layers keep the dense MLP (ffn_hidden); after them every
   // `moe_layer_freq`-th layer is MoE. capacity_factor > 0 drops tokens past capacity_factor x the
-  // mean load of an expert (GShard); 0 is dropless (Megatron-Core's default).
+  // mean load of an expert (GShard), padded to it (drop-and-pad); 0 is dropless (Megatron-Core's default).
   int experts = 0;
   int experts_per_token = 0;
   int moe_ffn_hidden = 0;

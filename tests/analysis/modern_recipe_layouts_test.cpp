@@ -168,3 +168,16 @@ TEST_CASE("analysis::scenario_for_modern_row: dgxc-benchmarking's Llama 4 Maveri
   // Other dgxc-benchmarking BF16 rows keep fp32 gradients (DeepSeek-V3 GB200, row 840).
   CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", 840)).training.grad_dtype == workloads::StateDtype::Fp32);
 }
+
+TEST_CASE("analysis::scenario_for_modern_row: dgxc-benchmarking's v25.05 DeepSeek-V3 and Llama 4 Maverick drop and pad at capacity 1") {
+  // NeMo 7a8f1cc: pretrain_deepseek_v3.py (USE_TOKEN_DROP) and llama4_e128.py
+  // (pretrain_performance_optimizations) add MegatronTokenDropCallback (capacity 1.0, padded).
+  for (const int line : {840, 848, 836, 993, 888, 906}) {
+    CAPTURE(line);
+    CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", line)).model.capacity_factor == 1.0);
+  }
+  // Megatron-Bridge's DeepSeek-V3 (row 494, force-balanced, dropless) and dgxc's Grok-1 GB200
+  // (row 852, CUDA graphs, not mapped) keep the dropless default.
+  CHECK(scenario_of(row_at("training_megatron_bridge.csv", 494)).model.capacity_factor == 0.0);
+  CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", 852)).model.capacity_factor == 0.0);
+}

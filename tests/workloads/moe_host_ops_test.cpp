@@ -153,6 +153,34 @@ TEST_CASE("workloads::ComputeModel: a thin MoE layer's forward at ep 8 is longer
   CHECK(with_host - without >= dispatch_s * 0.999);
 }
 
+TEST_CASE("workloads::layer_ops: drop-and-pad under the alltoall dispatcher has no forward host sync") {
+  // Megatron-Core core_r0.12.0 MoEAlltoAllTokenDispatcher.preprocess: with
+  // moe_pad_expert_input_to_capacity every expert's count is the capacity, built on the host, and
+  // the sync point stays "no_sync". Dropless (capacity_factor 0) and the flex dispatcher keep it.
+  const auto has_sync = [](const std::vector<OpCost>& ops) {
+    return std::any_of(ops.begin(), ops.end(), [](const OpCost& op) { return op.host_sync_after; });
+  };
+  ModelSpec padded = qwen3_30b_moe_model();
+  padded.capacity_factor = 1.0;
+  const std::vector<OpCost> pad_ops = layer_ops(padded, shape_with_ep(8), true);
+  const std::vector<OpCost> dropless_ops = layer_ops(qwen3_30b_moe_model(), shape_with_ep(8), true);
+  CHECK_FALSE(has_sync(pad_ops));
+  CHECK(has_sync(dropless_ops));
+  OpShape flex = shape_with_ep(8);
+  flex.moe_dispatcher = MoeDispatcher::DeepEp;
+  CHECK(has_sync(layer_ops(padded, flex, true)));
+  // The thin layer's host work after the sync is exposed when dropless; padded, the host runs
+  // ahead over the whole layer: max(device, host), and no round trip.
+  const ComputeModel cm = b200();
+  double device = 0, host = 0;
+  for (const OpCost& op : pad_ops) {
+    device += cm.op_time(op, Pass::Forward).seconds();
+    host += cm.host_time(op, Pass::Forward).seconds();
+  }
+  CHECK(cm.ops_time(pad_ops, Pass::Forward).seconds() == doctest::Approx(std::max(device, host)));
+  CHECK(cm.ops_time(pad_ops, Pass::Forward).seconds() < cm.ops_time(dropless_ops, Pass::Forward).seconds());
+}
+
 TEST_CASE("workloads::moe_dispatch_bytes: under context parallelism a rank dispatches its own s/cp tokens") {
   // Mixtral 8x22B at 64K tokens, tp 2, cp 8 (training_nemo_docs.csv:44): each rank holds 8,192 of
   // the 65,536 tokens and routes those, as its expert GEMMs see them (layer_ops' tokens / cp).

@@ -177,8 +177,11 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
   // The all-to-all's split sizes and the grouped GEMM's per-expert token counts are computed on the
   // device and needed on the host: Megatron-Core's token dispatchers copy them over and synchronize
   // once per MoE layer forward (MoEAlltoAllTokenDispatcher cuda_sync_point: "before_ep_alltoall"
-  // with expert parallelism, "before_finish" without, "before_permutation_1" with a capacity factor).
-  ops.back().host_sync_after = true;
+  // with expert parallelism, "before_finish" without). Drop-and-pad (capacity_factor > 0, padded
+  // to capacity) under the alltoall dispatcher knows every count from the capacity: preprocess
+  // returns them as a host tensor before it sets a sync point, which stays "no_sync" (core_r0.12.0
+  // token_dispatcher.py MoEAlltoAllTokenDispatcher.preprocess, _maybe_dtoh_and_synchronize).
+  ops.back().host_sync_after = !(m.capacity_factor > 0 && sh.moe_dispatcher == MoeDispatcher::AllToAll);
   if (m.shared_experts > 0) {
     ModelSpec shared = m;
     shared.ffn_hidden = m.shared_experts * m.moe_ffn_hidden;

@@ -123,7 +123,7 @@ inline constexpr double kDropoutMaskBytesPerElement = 1.0;  // PyTorch stores th
 //     keeps the router in higher precision), then softmax/top-k;
 //   * permute and unpermute: each token's hidden vector copied to its k slots and back (memory
 //     bound); the permute carries the forward's host sync (OpCost::host_sync_after: the token
-//     counts the dispatcher needs on the host);
+//     counts the dispatcher needs on the host; none under alltoall drop-and-pad, capacity_factor > 0);
 //   * with expert parallelism and more than one local expert, the received slots sorted by local
 //     expert and back (moe_sort_chunks / moe_unsort_chunks, memory bound), under the alltoall
 //     dispatcher only (the flex dispatcher permutes the received tokens straight into expert order);
