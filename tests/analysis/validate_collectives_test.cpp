@@ -38,6 +38,12 @@ const std::set<std::string> kKnownMisses = {
     // are slower than both NCCL's model and the log's own 1-16 GiB rate: no mechanism found.
     "dgx-a100-80gb x1, 8 GPUs | all_reduce | 1-64MiB", "dgx-a100-80gb x1, 8 GPUs | all_reduce | >=64MiB",
     // (The H200 torch.distributed rows left this list when the per-call host work was modelled.)
+    // Multi-node H100 all-to-all (xxrjun/nccl-tests-cluster, 10 and 2 nodes; docs/validation.md
+    // "NCCL's all-to-all across nodes below ~1 MB a peer"): 10 nodes lose a fixed ~0.3 ms at 32-128
+    // MiB that NCCL's p2p schedule does not explain (every peer is in one wave); the 2-node cluster
+    // reaches 40 GB/s a NIC where the preset's PCIe-bound NIC carries 48 (NIC and NCCL not stated).
+    "hgx-h100-8x x10, 80 GPUs | alltoall | 1-64MiB", "hgx-h100-8x x2, 16 GPUs | alltoall | 1-64MiB",
+    "hgx-h100-8x x2, 16 GPUs | alltoall | >=64MiB",
 };
 }  // namespace
 
@@ -52,7 +58,7 @@ TEST_CASE("analysis::validate_collectives: every row of every system maps to a p
       CHECK_FALSE(r.skip_reason.empty());
     }
   }
-  CHECK(simulated >= 190);
+  CHECK(simulated >= 210);
   CHECK(v.wall_s < 60.0);
 }
 
