@@ -33,7 +33,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 46> kConstants = {{
+constexpr std::array<ConstantDef, 47> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -138,6 +138,18 @@ constexpr std::array<ConstantDef, 46> kConstants = {{
      "kernels, so far below a large GEMM's 0.7-0.8; the paper (Fig. 10) shows SSD about as fast as "
      "FlashAttention-2 at 2K tokens, i.e. a comparable tensor-core fraction. ESTIMATE, not fitted: "
      "at Nemotron-H's shapes the scan's HBM traffic (fp32 chunk states) binds before this does"},
+    {"mamba_kernels_sm100_tbps", 4.8, 1.0, 100.0,
+     "HBM rate (TB/s) that Mamba-2's own kernels reach at most on sm100 (B200, GB200, B300, GB300): "
+     "mamba_ssm's Triton SSD kernels (op ssd_scan), causal_conv1d (mamba_conv1d) and the gated "
+     "RMSNorm (mamba_gated_norm): mamba_split_conv1d_scan_combined and RMSNormGated, as Megatron-Core's "
+     "MambaMixer runs (model/mamba_ops.h). state-spaces/mamba issue #904 (2026-04) trains one Mamba-2 "
+     "model (d_model 2048, 48 layers, batch 4, seq 4096, bf16) on H200 at 239.2 and on GB200 at "
+     "360.4 TFLOP/s (1.51x) with its cuBLAS GEMMs 2.44x faster: with the model's H200 time per op, "
+     "these three kernels took 1.16-1.32x as long on GB200 as on H200 (docs/validation.md, session "
+     "15): they stream no faster than at the H200's 4.8 TB/s (the value; the bound, not a fit: the "
+     "measurement puts them at 3.6-4.1). Why (Triton's sm100 code, per-SM latency) is not measured; "
+     "not the tensor path, their FLOP side does not bind. Compute capability 10.x only; 8 or more "
+     "turns it off"},
     {"fp8_gemm_eff_ratio", 0.90, 0.1, 1.0,
      "FP8 GEMM efficiency relative to bf16 at the same shape: per-tensor scaling and a twice "
      "faster main loop make fixed per-tile costs weigh more (ratio); estimate"},

@@ -213,6 +213,8 @@ class ComputeModel {
   double gemm_efficiency_on(double m, double n, double k, double batch, double sms, double k_store) const;
   int kernels(const OpCost& op, Pass pass) const;
   bool runs_fp8(const OpCost& op) const;  // a GEMM that runs quantized (fp8 or nvfp4: linear_format)
+  // Bytes/s a Mamba-2 kernel streams at most on sm100 (mamba_kernels_sm100_tbps); infinity otherwise.
+  double mamba_kernel_bandwidth_cap(const OpCost& op) const;
   bool unfused_loss(const OpCost& op) const;  // the loss op under cross_entropy_unfused = 1
   // The format a GEMM runs in: Fp8 / Nvfp4 for a quantized linear, Bf16 for every other matmul of
   // an fp8 / nvfp4 run (model/module_precision.h sets the per-module exceptions).

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include "sim/check.h"
 
 namespace clustersim::workloads {
@@ -102,9 +103,19 @@ double ComputeModel::bytes_seconds(const OpCost& op, Pass pass, double hbm_taken
   double eff = constants_.get("hbm_stream_eff");
   if (!op.is_matmul()) eff *= constants_.get("pointwise_mem_eff");
   // A collective streaming beside the op takes its bytes/s off the bandwidth the op streams at.
-  const double total = memory_bandwidth().value;
+  const double total = std::min(memory_bandwidth().value, mamba_kernel_bandwidth_cap(op));
   const double left = std::max(total - hbm_taken_bytes_per_s, constants_.get("min_hbm_share") * total);
   return bytes / (sim::BytesPerSec{left} * eff);
+}
+
+// Mamba-2's own kernels (mamba_ssm's Triton SSD kernels, causal_conv1d, the gated RMSNorm) stream
+// on sm100 no faster than on the H200 (mamba_kernels_sm100_tbps: state-spaces/mamba#904's H200 and
+// GB200 training rates); every other op, and these on other generations, are not capped (infinity).
+double ComputeModel::mamba_kernel_bandwidth_cap(const OpCost& op) const {
+  const int cc = gpu_.compute_capability;
+  const bool mamba_kernel = op.name == "ssd_scan" || op.name == "mamba_conv1d" || op.name == "mamba_gated_norm";
+  if (!mamba_kernel || cc < 100 || cc >= 110) return std::numeric_limits<double>::infinity();
+  return constants_.get("mamba_kernels_sm100_tbps") * 1e12 * mem_fraction_;
 }
 
 bool ComputeModel::runs_fp8(const OpCost& op) const {
