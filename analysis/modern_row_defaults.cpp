@@ -36,9 +36,18 @@ std::string precision_for(const ModernRow& r) {
 // Transformer Engine's Float8CurrentScaling recipe). Rows labelled plain "FP8" keep delayed
 // scaling, the recipe of the NeMo 2 / dgxc-benchmarking releases (DelayedScaling, NeMo's
 // fp8_recipe "delayed"); the 25.09 table's unlabelled H100 FP8 rows are presumably current scaling
-// too (see their notes) but do not say so, and are left as delayed. The scenario sets
-// [model_constants] fp8_amax_bytes_per_element = 2 (modern_row_scenario.cpp).
-bool fp8_current_scaling_of(const ModernRow& r) { return r.precision == "FP8-CS"; }
+// too (see their notes) but do not say so, and are left as delayed. From 26.02 the tables label
+// the same recipe plain "FP8": the performance scripts of Megatron-Bridge r0.3.0 - r0.5.0
+// (scripts/performance/utils/precision.py get_precision_config, argument_parser.py --compute_dtype
+// choices bf16 / fp8_cs / fp8_mx / fp8_sc / nvfp4) have no delayed-scaling dtype left, fp8_sc
+// (blockwise) is set only by DeepSeek-V3's H100 presets, and the rows' layouts are the _FP8_CS_
+// presets' (LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_CS_V2: Megatron-FSDP, mbs 2, offload 20;
+// LLAMA31_405B_PRETRAIN_CONFIG_GB300_FP8_CS_V2: tp 4 pp 8 vp 4), so a Megatron-Bridge "FP8" row
+// of 26.02 or later is current scaling too. The scenario sets [model_constants]
+// fp8_amax_bytes_per_element = 2 (modern_row_scenario.cpp).
+bool fp8_current_scaling_of(const ModernRow& r) {
+  return r.precision == "FP8-CS" || (r.precision == "FP8" && bridge_release(r) >= 260200);
+}
 
 // dgxc-benchmarking's NeMo 1 yamls (releases v24.11.1 and v25.02; from v25.04 its launchers run
 // NeMo 2, whose GPTConfig turns the fusion on) set cross_entropy_loss_fusion: true for Llama 3.1

@@ -1,7 +1,8 @@
 // FP8 current scaling (the constant fp8_amax_bytes_per_element > 0, which the modern rows labelled
 // FP8-CS set): each fp8 cast of a transformer linear's changing operand is preceded by Transformer
 // Engine's amax kernel (fp8_amax_bytes_per_element over the same elements) and two more kernel
-// launches (amax, scale); bf16 runs, NVFP4 runs and the GEMMs that stay bf16 are unchanged, and the
+// launches (amax, scale), except a LayerNormLinear's forward input, whose amax the norm takes (one
+// more launch, the scale); bf16 runs, NVFP4 runs and the GEMMs that stay bf16 are unchanged, and the
 // default (0, delayed scaling) charges nothing.
 #include <doctest/doctest.h>
 
@@ -42,10 +43,11 @@ TEST_CASE("workloads::ComputeModel: fp8 current scaling adds the amax pass and t
   CHECK(delayed.constants().get("fp8_amax_bytes_per_element") == 0.0);  // delayed scaling by default
   const double stream = delayed.memory_bandwidth().value * c.get("hbm_stream_eff") * c.get("pointwise_mem_eff");
   const double launch = 2 * c.get("kernel_launch_us") * 1e-6;  // the amax and scale kernels
-  for (std::string_view name : {"qkv_proj", "attention_out_proj", "mlp_gate", "mlp_down"}) {
+  for (std::string_view name : {"attention_out_proj", "mlp_down"}) {
     CAPTURE(name);
     const OpCost& op = op_named(layer, name);
     REQUIRE(op.fp8_eligible);
+    REQUIRE_FALSE(op.norm_fed);
     // Forward casts A[m, k], backward dY[m, n]: the amax kernel reads each element once more.
     const double fwd_amax = double(op.m) * op.k * c.get("fp8_amax_bytes_per_element") / stream;
     const double bwd_amax = double(op.m) * op.n * c.get("fp8_amax_bytes_per_element") / stream;
@@ -55,6 +57,22 @@ TEST_CASE("workloads::ComputeModel: fp8 current scaling adds the amax pass and t
           doctest::Approx(bwd_amax + launch).epsilon(1e-6));
     CHECK(current.launches(op, Pass::Forward) == delayed.launches(op, Pass::Forward) + 2);
   }
+  // linear_qkv and linear_fc1 are LayerNormLinear modules: from Transformer Engine 2.8 the norm
+  // kernel takes their input's amax (normalization.cpp FUSED_NORM_AMAX_FP8), so forward only the
+  // scale kernel is added, no bytes; their output gradient is cast as any other (amax pass).
+  for (std::string_view name : {"qkv_proj", "mlp_gate"}) {
+    CAPTURE(name);
+    const OpCost& op = op_named(layer, name);
+    REQUIRE(op.norm_fed);
+    const double bwd_amax = double(op.m) * op.n * c.get("fp8_amax_bytes_per_element") / stream;
+    CHECK(current.op_time(op, Pass::Forward).seconds() - delayed.op_time(op, Pass::Forward).seconds() ==
+          doctest::Approx(launch / 2).epsilon(1e-6));
+    CHECK(current.launches(op, Pass::Forward) == delayed.launches(op, Pass::Forward) + 1);
+    CHECK(current.op_time(op, Pass::Backward).seconds() - delayed.op_time(op, Pass::Backward).seconds() ==
+          doctest::Approx(bwd_amax + launch).epsilon(1e-6));
+  }
+  // Only a dense layer's fc1 and qkv are norm-fed: fc2, the out projection and the up half are not.
+  for (std::string_view name : {"attention_out_proj", "mlp_up", "mlp_down"}) CHECK_FALSE(op_named(layer, name).norm_fed);
   // The attention core and the (bf16) logits have no cast.
   const auto head = head_ops(llama, llama8b_shape(Precision::Fp8));
   for (const OpCost* op : {&op_named(layer, "flash_attention"), &op_named(head, "logits")})

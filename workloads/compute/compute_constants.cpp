@@ -126,7 +126,9 @@ constexpr std::array<ConstantDef, 47> kConstants = {{
      "From the algorithm, not fitted"},
     {"flash_eff_ref_head_dim", 128.0, 16.0, 512.0,
      "head dimension at which flash_attention_eff_sm90 / _sm100 were measured (FlashAttention-3 "
-     "and -4 papers' head dim 128 benchmarks): the softmax_exp_factor is 1 there. From the papers"},
+     "and -4 papers' head dim 128 benchmarks, on the H100 SXM and the B200): the softmax_exp_factor "
+     "is 1 there on a GPU with the benchmark GPU's exponential rate (B300 / GB300, twice it: 0.75 "
+     "forward). From the papers"},
     {"attention_causal_fraction", 0.5, 0.1, 1.0,
      "fraction of the s x s attention work a causal flash kernel executes (fully masked blocks "
      "skipped), while the op counts all of it as SC'21 does (ratio); GPT training is causal"},

@@ -35,9 +35,22 @@ double ComputeModel::attention_efficiency() const {
 // r(d) = exp cycles / tensor cycles per pair. H100 forward: r(128) = 0.5, r(64) = 1, so d 64 runs
 // at 0.75 of d 128's FLOP rate: FlashAttention-3's own H100 BF16 benchmark (Shah et al. 2024,
 // Fig. 5, non-causal, seq 4k) has 476 / 638 TF/s = 0.75 (cuDNN 408 / 609 = 0.67). B200 forward:
-// r(128) = 1, r(64) = 2 -> 1.5x; B300 / GB300 (twice the exponential rate) 1.33x. Hopper and
-// Blackwell only: their efficiencies come from head-dim-128 benchmarks, while Ampere's
-// flash_attention_eff is fitted on rows of mixed head dims.
+// r(128) = 1, r(64) = 2 -> 1.5x. Hopper and Blackwell only: their efficiencies come from
+// head-dim-128 benchmarks, while Ampere's flash_attention_eff is fitted on rows of mixed head dims.
+// The reference r(d_ref) is the benchmark GPU's, not this GPU's: flash_attention_eff_sm90 was
+// measured on the H100 SXM (FlashAttention-3 paper) and flash_attention_eff_sm100 on the B200
+// (FlashAttention-4 paper), both 16 exponentials / clk / SM. Blackwell Ultra (B300, GB300: 32, the
+// same 8,192 tensor FLOP/clk/SM) halves r: forward r(128) = 0.5 against the B200's 1, so its
+// head-dim-128 attention runs (1 + 0.5) / (1 + 1) = 0.75 of the time per FLOP at the B200's
+// efficiency (backward 1.2 / 1.4), and head dim 64 runs at the B200's d-128 rate.
+namespace {
+// Tensor FLOPs per clock per SM at bf16 (0 when the catalog knows no clock).
+double bf16_per_clk_per_sm(const topology::GpuSpec& g) {
+  const double clock_mhz = g.tensor_clock_mhz > 0 ? g.tensor_clock_mhz : g.boost_clock_mhz;
+  return clock_mhz > 0 && g.sms > 0 ? g.bf16.value / (g.sms * clock_mhz * 1e6) : 0.0;
+}
+}  // namespace
+
 double ComputeModel::softmax_exp_factor(const OpCost& op, Pass pass) const {
   const int cc = gpu_.compute_capability;
   const double exps = constants_.get("flash_exps_per_pair");
@@ -46,7 +59,13 @@ double ComputeModel::softmax_exp_factor(const OpCost& op, Pass pass) const {
   const double tensor_per_clk = matmul_peak(op).value / (gpu_.sms * clock_mhz * 1e6);
   const double bwd = pass == Pass::Backward ? 2.0 * constants_.get("flash_bwd_flops_factor") : 1.0;
   const auto ratio = [&](double d) { return exps * tensor_per_clk / (gpu_.sfu_exp_per_clk * 4.0 * d * bwd); };
-  return (1.0 + ratio(op.k)) / (1.0 + ratio(constants_.get("flash_eff_ref_head_dim")));
+  // The benchmark GPU's r at the reference head dim: this GPU's r scaled by the two tensor rates
+  // per SM and clock and the two exponential rates.
+  const topology::GpuSpec* ref = topology::find_gpu(cc >= 100 ? "b200" : "h100-sxm5-80gb");
+  double ref_scale = 1.0;
+  if (ref != nullptr && ref->sfu_exp_per_clk > 0 && bf16_per_clk_per_sm(gpu_) > 0)
+    ref_scale = (bf16_per_clk_per_sm(*ref) / bf16_per_clk_per_sm(gpu_)) * (gpu_.sfu_exp_per_clk / ref->sfu_exp_per_clk);
+  return (1.0 + ratio(op.k)) / (1.0 + ref_scale * ratio(constants_.get("flash_eff_ref_head_dim")));
 }
 
 double ComputeModel::flops_seconds(const OpCost& op, Pass pass, double sm_share) const {
@@ -126,9 +145,13 @@ bool ComputeModel::runs_fp8(const OpCost& op) const {
 // before the forward GEMM, the output gradient dY[m,n] before the two backward GEMMs (weights are
 // cast once per step). A streaming kernel at the pointwise efficiency. Under FP8 current scaling
 // (fp8_amax_bytes_per_element > 0) the amax kernel's read of the same operand comes first (TE 2.x
-// csrc/extensions/cast.cpp and normalization.cpp: nvte_compute_amax, then
-// nvte_compute_scale_from_amax, then the cast; the norm feeding a current-scaled GEMM writes bf16
-// and is cast apart, force_unfused_kernel). NVFP4's cast constant holds its own amax pass.
+// csrc/extensions/cast.cpp and quantizer.cpp Float8CurrentScalingQuantizer::quantize_impl:
+// nvte_compute_amax, then nvte_compute_scale_from_amax, then the cast). A LayerNormLinear's input
+// (OpCost::norm_fed) skips the amax pass forward: from Transformer Engine 2.8
+// (csrc/extensions/normalization.cpp, Impl::FUSED_NORM_AMAX_FP8) the norm kernel writes its bf16
+// output and its amax together and quantize_with_amax runs the scale and the cast alone; every
+// current-scaling row runs TE 2.9 or later (Megatron-Bridge v0.2.0, NeMo 25.11: pyproject.toml
+// transformer-engine >= 2.9.0a0). NVFP4's cast constant holds its own amax pass.
 // A gated MLP's fc1 is one module (OpCost::second_fc1_half): its input is cast once, charged to
 // the gate half, and its output gradient [m, 2 ffn] in one kernel, each half charged its own
 // elements (TE 2.x module/layernorm_linear.py: one input_quantizer call or quantized norm per
@@ -141,17 +164,20 @@ double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
   const double elements = b * static_cast<double>(op.m) * (pass == Pass::Forward ? op.k : op.n);
   const bool nvfp4 = linear_format(op) == topology::Precision::Nvfp4;
   double per_element = constants_.get(nvfp4 ? "nvfp4_cast_bytes_per_element" : "fp8_cast_bytes_per_element");
-  if (!nvfp4) per_element += constants_.get("fp8_amax_bytes_per_element");  // 0 under delayed scaling
+  if (!nvfp4 && !(pass == Pass::Forward && op.norm_fed))
+    per_element += constants_.get("fp8_amax_bytes_per_element");  // 0 under delayed scaling
   const sim::Bytes bytes{elements * per_element};
   const double eff = constants_.get("hbm_stream_eff") * constants_.get("pointwise_mem_eff");
   return bytes / (memory_bandwidth() * eff);
 }
 
-// A cast is one kernel; under current scaling (a separate amax pass) it is three: amax, scale, cast.
-// The up half of a gated MLP's fc1 shares the gate half's (OpCost::second_fc1_half).
+// A cast is one kernel; under current scaling it is three (amax, scale, cast), or two where the
+// norm in front took the amax (OpCost::norm_fed, forward). The up half of a gated MLP's fc1 shares
+// the gate half's (OpCost::second_fc1_half).
 int ComputeModel::kernels(const OpCost& op, Pass pass) const {
-  const bool amax_pass = linear_format(op) == topology::Precision::Fp8 && constants_.get("fp8_amax_bytes_per_element") > 0;
-  const int cast = !runs_fp8(op) || op.second_fc1_half ? 0 : amax_pass ? 3 : 1;
+  const bool current = linear_format(op) == topology::Precision::Fp8 && constants_.get("fp8_amax_bytes_per_element") > 0;
+  const int current_cast = pass == Pass::Forward && op.norm_fed ? 2 : 3;
+  const int cast = !runs_fp8(op) || op.second_fc1_half ? 0 : current ? current_cast : 1;
   if (pass == Pass::Backward && op.is_matmul()) return (op.frozen ? 1 : 2) + cast;  // dgrad + wgrad (flash: dq/dk/dv + preprocess)
   if (unfused_loss(op)) return pass == Pass::Forward ? kUnfusedCrossEntropyFwdKernels : kUnfusedCrossEntropyBwdKernels;
   return 1 + cast;

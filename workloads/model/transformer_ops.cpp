@@ -285,6 +285,7 @@ std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape, bool
   } else {
     const double qkv_width = (d.heads + 2.0 * d.kv_heads) * d.head_dim;
     ops.push_back(gemm("qkv_proj", OpKind::Gemm, d.tokens, qkv_width, model.hidden, 1, d.p, true));
+    ops.back().norm_fed = true;  // linear_qkv is a TELayerNormColumnParallelLinear
     // YaRN RoPE runs unfused under Megatron-Bridge (unfused_rope.h).
     if (!model.learned_positions()) ops.push_back(rotary(d, model.yarn_rope));
   }
@@ -294,7 +295,11 @@ std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape, bool
   ops.push_back(residual_add("attention_residual", d));
   ops.push_back(norm("post_attention_norm", model, d));
   if (moe_layer && model.is_moe()) moe_mlp(ops, model, shape, d);
-  else mlp(ops, model, d);
+  else {
+    const std::size_t fc1 = ops.size();
+    mlp(ops, model, d);
+    ops[fc1].norm_fed = true;  // a dense layer's linear_fc1 is a TELayerNormColumnParallelLinear
+  }
   if (has_dropout) ops.push_back(dropout("mlp_dropout", d.residual, d.p));
   ops.push_back(residual_add("mlp_residual", d));
   tag_graph_parts(ops, moe_layer && model.is_moe());

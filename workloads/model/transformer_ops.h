@@ -67,6 +67,11 @@ struct OpCost {
   // Transformer Engine module call, no per-expert GEMMs and no FP8 / NVFP4 cast of its own (the
   // module quantizes its input once, and its output gradient in one kernel over both halves).
   bool second_fc1_half = false;
+  // The input is its layer's norm output, computed inside the op's own Transformer Engine module:
+  // Megatron-Core's TE layer spec builds a dense layer's linear_qkv and linear_fc1 as
+  // TELayerNormColumnParallelLinear. Under FP8 current scaling, Transformer Engine 2.8 and later
+  // take that input's amax in the norm kernel (ComputeModel::fp8_cast_seconds).
+  bool norm_fed = false;
   bool host_sync_after = false;  // forward: the host waits for the device after issuing this op
                                  // (dropless MoE copies its token counts to the host), so it cannot
                                  // run ahead across it (ComputeModel::ops_time)
