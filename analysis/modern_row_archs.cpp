@@ -50,6 +50,11 @@ namespace {
 // Every architecture here has gated three-matrix MLPs and RMSNorm; `tied` is its config's
 // tie_word_embeddings, `head_dim` its head width when not hidden / heads (0 otherwise),
 // `attention` the [model] lines of its attention variant (and routing groups), each after a newline (workloads/model/attention_variants.h).
+// Llama 4 multiplies the dispatched tokens by their router probability before the experts
+// (`probs_on_input`: Megatron-Core moe_apply_probs_on_input, which NeMo's Llama4Config sets,
+// nemo/collections/llm/gpt/model/llama.py 7a8f1cc7 / v2.4.0; Hugging Face's Llama4TextMoe scales
+// the routed input by the router scores likewise); the other architectures weight the experts'
+// activation (Megatron-Core's default).
 // Rows of other MoE models stay skipped (other_moe_reason says why).
 constexpr const char* kDeepSeekMla =
     "\nq_lora_rank = 1536\nkv_lora_rank = 512\nqk_nope_head_dim = 128\nqk_rope_head_dim = 64\nv_head_dim = 128";
@@ -61,16 +66,16 @@ constexpr const char* kDeepSeekV3Lines =
     "\nrouter_groups = 8\nrouter_group_topk = 4";
 constexpr const char* kGptOssAttention = "\nsliding_window = 128\nfull_attention_every = 2\nattention_sinks = true\nexpert_bias = true\nyarn_rope = true";
 constexpr MoeArch kMoeArchs[] = {
-    {"Mixtral-8x7B", 8, 2, 14336, 0, 0, 1, 14336, false, 0, ""},
-    {"Mixtral-8x22B", 8, 2, 16384, 0, 0, 1, 16384, false, 0, ""},
-    {"Llama4-Maverick", 128, 1, 8192, 1, 1, 2, 16384, false, 0, ""},
-    {"Llama4-Scout", 16, 1, 8192, 1, 0, 1, 16384, false, 0, ""},
-    {"Grok-1", 8, 2, 32768, 0, 0, 1, 32768, false, 0, ""},
-    {"Qwen3-30B-A3B", 128, 8, 768, 0, 0, 1, 6144, false, 128, ""},
-    {"Qwen3-235B-A22B", 128, 8, 1536, 0, 0, 1, 12288, false, 128, ""},
-    {"DeepSeek-V3", 256, 8, 2048, 1, 3, 1, 18432, false, 0, kDeepSeekV3Lines},
-    {"Kimi-K2", 384, 8, 2048, 1, 1, 1, 18432, false, 0, kDeepSeekMla},
-    {"GPT-OSS-120B", 128, 4, 2880, 0, 0, 1, 2880, false, 64, kGptOssAttention},
+    {"Mixtral-8x7B", 8, 2, 14336, 0, 0, 1, 14336, false, 0, "", false},
+    {"Mixtral-8x22B", 8, 2, 16384, 0, 0, 1, 16384, false, 0, "", false},
+    {"Llama4-Maverick", 128, 1, 8192, 1, 1, 2, 16384, false, 0, "", true},
+    {"Llama4-Scout", 16, 1, 8192, 1, 0, 1, 16384, false, 0, "", true},
+    {"Grok-1", 8, 2, 32768, 0, 0, 1, 32768, false, 0, "", false},
+    {"Qwen3-30B-A3B", 128, 8, 768, 0, 0, 1, 6144, false, 128, "", false},
+    {"Qwen3-235B-A22B", 128, 8, 1536, 0, 0, 1, 12288, false, 128, "", false},
+    {"DeepSeek-V3", 256, 8, 2048, 1, 3, 1, 18432, false, 0, kDeepSeekV3Lines, false},
+    {"Kimi-K2", 384, 8, 2048, 1, 1, 1, 18432, false, 0, kDeepSeekMla, false},
+    {"GPT-OSS-120B", 128, 4, 2880, 0, 0, 1, 2880, false, 64, kGptOssAttention, false},
 };
 
 }  // namespace

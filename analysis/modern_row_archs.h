@@ -17,6 +17,7 @@ struct MoeArch {
   bool tied;
   int head_dim;
   const char* attention;
+  bool probs_on_input;  // [model] moe_apply_probs_on_input (see modern_row_archs.cpp)
 };
 
 // The row's MoE architecture (kMoeArchs), or nullptr.

@@ -68,12 +68,18 @@ bool full_iteration_mxfp8_recipe(const ModernRow& r) {
 // whole; Grok-1 with MegatronTokenDropCallback's pad-to-capacity dispatch, which has no host sync).
 // The model has one graph mode, the full-iteration one: mapped onto it, the eager work outside the
 // layers (embedding, loss, optimizer) and one graph launch per layer and pass go uncharged, small
-// beside these layers' device time. llama4/launch.sh sets CUDA_GRAPH=true for H100 FP8 too, but
-// whether its dropless MoE layers were captured was not checked, so those rows stay eager.
+// beside these layers' device time. llama4/launch.sh sets CUDA_GRAPH=${CUDA_GRAPH:-true} for h100
+// at fp8 (false for h100 bf16 and for gb200): Llama 4 Maverick's MoE layers are captured too, as
+// its recipe drops and pads (llama4_e128.py pretrain_performance_optimizations adds
+// MegatronTokenDropCallback: capacity factor 1.0, pad to capacity), whose preprocess builds the
+// per-expert token counts on the host from the capacity (core_r0.12.0 token_dispatcher.py
+// MoEAlltoAllTokenDispatcher.preprocess, drop_and_pad: torch.full without a device), so no
+// device-to-host sync breaks the capture.
 bool dgxc_per_layer_graphs(const ModernRow& r) {
   if (modern_source_group(r) != "dgxc-benchmarking" || !has(r.source, "(release v25.05)")) return false;
   const bool blackwell = r.gpu.starts_with("GB200") || r.gpu == "B200";
   if (has(r.model, "Grok-1")) return blackwell;
+  if (has(r.model, "Llama4-Maverick")) return r.gpu == "H100" && r.precision == "FP8";
   return has(r.model, "Nemotron-4") && r.gpu.starts_with("GB200");
 }
 
@@ -253,6 +259,19 @@ bool moe_a2a_overlap_of(const ModernRow& r) {
   if (has(r.model, "Qwen3-30B-A3B")) return has(r.gpu, "H100") && r.pp == 2 && vp == 12 && notes_int(r, "EP") == 8;
   if (has(r.model, "GPT-OSS-120B")) return r.gpu.starts_with("GB200") && r.pp == 1 && release >= 260400;
   return false;
+}
+
+// NeMo's Llama4Config (nemo/collections/llm/gpt/model/llama.py, 7a8f1cc7 = dgxc-benchmarking
+// v25.05's NeMo, and v2.3.0 / v2.4.0, the 25.04 / 25.07 containers) sets
+// moe_shared_expert_overlap = True (with moe_apply_probs_on_input = True, a model fact:
+// modern_row_archs.cpp); Llama4Experts16Config (Scout) and Llama4Experts128Config (Maverick)
+// inherit it, and neither their recipes (recipes/llama4_e16.py, llama4_e128.py) nor the performance
+// scripts (scripts/performance/llm/pretrain_llama4_e16.py, pretrain_llama4_e128.py) override it.
+// Megatron-Core core_r0.12.0 accepts it with the alltoall dispatcher. Every Llama 4 row of the
+// tables ran that NeMo (dgxc v25.05 Maverick, the NeMo 25.07 docs' Scout).
+bool moe_shared_expert_overlap_of(const ModernRow& r) {
+  const std::string g = modern_source_group(r);
+  return (g == "dgxc-benchmarking" || g == "NeMo docs") && (has(r.model, "Llama4-Maverick") || has(r.model, "Llama4-Scout"));
 }
 
 // The moe_a2a_overlap rows on Hopper run without tensor-parallel communication overlap, for two

@@ -42,6 +42,9 @@ const char* moe_dispatcher_of(const ModernRow& r);
 bool moe_a2a_overlap_of(const ModernRow& r);
 // Whether it is such a row on Hopper, which runs without tensor-parallel communication overlap.
 bool hopper_a2a_overlap(const ModernRow& r);
+// Whether the row's recipe runs the shared experts beside the token dispatch and combine
+// (parallelism.moe_shared_expert_overlap: Megatron-Core --moe-shared-expert-overlap).
+bool moe_shared_expert_overlap_of(const ModernRow& r);
 
 // Whether the row's attention ran Transformer Engine's unfused path (model.flash_attention = false:
 // the s x s scores in device memory), because no fused kernel of its stack took its head shape:

@@ -33,6 +33,7 @@ using modern_detail::unfused_cross_entropy_of;
 using modern_detail::expert_tp_of;
 using modern_detail::hopper_a2a_overlap;
 using modern_detail::moe_a2a_overlap_of;
+using modern_detail::moe_shared_expert_overlap_of;
 using modern_detail::moe_dispatcher_of;
 using modern_detail::fp8_row;
 using modern_detail::gpt_oss_bridge;
@@ -93,6 +94,7 @@ void write_model(std::ostringstream& t, const ModernRow& r) {
       << "\nmoe_ffn_hidden = " << moe->moe_ffn << "\nshared_experts = " << moe->shared
       << "\nfirst_dense_layers = " << moe->first_dense << "\nmoe_layer_freq = " << moe->freq;
     if (moe->head_dim > 0) t << "\nhead_dim = " << moe->head_dim;
+    if (moe->probs_on_input) t << "\nmoe_apply_probs_on_input = true";
     t << moe->attention;
     if (const int mtp = mtp_layers_of(r); mtp > 0) t << "\nmtp_layers = " << mtp;
     if (const double cf = drop_and_pad_capacity_of(r); cf > 0) t << "\ncapacity_factor = " << scenarios::toml_float(cf);
@@ -127,6 +129,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
     if (expert_tp_of(r) > 0) t << "etp = " << expert_tp_of(r) << "\n";
     if (const char* dispatcher = moe_dispatcher_of(r)) t << "moe_dispatcher = \"" << dispatcher << "\"\n";
     if (moe_a2a_overlap_of(r)) t << "moe_a2a_overlap = true\n";
+    if (moe_shared_expert_overlap_of(r)) t << "moe_shared_expert_overlap = true\n";
   }
   t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << micro_batch_of(r)
     << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \""

@@ -16,7 +16,8 @@ namespace {
 
 constexpr const char* kMoeOnlyKeys[] = {"experts_per_token", "moe_ffn_hidden",  "shared_experts",
                                         "first_dense_layers", "moe_layer_freq", "capacity_factor",
-                                        "expert_bias", "router_groups", "router_group_topk", "moe_latent_size"};
+                                        "expert_bias", "router_groups", "router_group_topk", "moe_latent_size",
+                                        "moe_apply_probs_on_input"};
 
 }  // namespace
 
@@ -71,6 +72,14 @@ void Loader::check_experts() {
   else if (m.router_groups > 0 && m.router_group_topk == 0)
     error_at_key("model.router_groups", "router_groups = " + std::to_string(m.router_groups) + " needs router_group_topk",
                  "set router_group_topk (groups a token may pick, DeepSeek-V3: 4), or remove router_groups");
+  // Megatron-Core's experts assert "`moe_apply_probs_on_input` only works with `moe_router_topk`=1"
+  // (megatron/core/transformer/moe/experts.py, TEGroupedMLP / GroupedMLP / SequentialMLP forward).
+  if (m.moe_apply_probs_on_input && m.experts_per_token != 1)
+    error_at_key("model.moe_apply_probs_on_input",
+                 "moe_apply_probs_on_input = true needs top-1 routing, but experts_per_token = " +
+                     std::to_string(m.experts_per_token),
+                 "Megatron-Core applies the router probability to the input only with moe_router_topk = 1 (Llama 4); "
+                 "set experts_per_token = 1, or remove moe_apply_probs_on_input");
   if (m.experts % p.ep != 0)
     error_at_key("parallelism.ep", "ep = " + std::to_string(p.ep) + " does not divide experts = " + experts,
                  "expert parallelism places experts / ep whole experts on each GPU; use ep = " +

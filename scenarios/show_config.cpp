@@ -92,6 +92,7 @@ void show_model(std::ostream& out, const ScenarioSpec& spec) {
         << "moe_layer_freq = " << m.moe_layer_freq << "\n"
         << "capacity_factor = " << m.capacity_factor << (m.capacity_factor > 0 ? "" : "  # 0: dropless") << "\n";
     if (m.expert_bias) out << "expert_bias = true\n";  // only when set
+    if (m.moe_apply_probs_on_input) out << "moe_apply_probs_on_input = true\n";  // only when set
     if (m.moe_latent_size > 0) out << "moe_latent_size = " << m.moe_latent_size << "\n";  // only when set
   }
   if (m.is_hybrid()) {  // only for a hybrid Mamba model, so other models print as before

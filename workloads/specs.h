@@ -92,6 +92,11 @@ struct ModelSpec {
   // GPT-OSS). TEGroupedMLP adds the second linear's bias outside its grouped GEMM, weighted by
   // each slot's router probability, in an eager per-expert loop (transformer_ops.h, expert_bias).
   bool expert_bias = false;
+  // The router's probabilities multiply the dispatched tokens before the routed experts' first
+  // linear instead of their activation's output (Megatron-Core moe_apply_probs_on_input, top-1
+  // routing only; Llama 4: NeMo Llama4Config, Hugging Face Llama4TextMoe). TEGroupedMLP does it as
+  // an eager [slots, hidden] multiply (transformer_ops.h, moe_probs_on_input).
+  bool moe_apply_probs_on_input = false;
   // Hybrid Mamba models (Megatron-LM MambaModel, --hybrid-override-pattern; Nemotron-H, arXiv
   // 2504.03624): one character per layer, 'M' a Mamba-2 layer, '*' a self-attention layer, '-' an
   // MLP layer, 'E' an MoE layer (Megatron-Core's MoE block: router, `experts` routed experts,

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 
 #include "analysis/modern_rows.h"
 #include "tests/analysis/modern_row_fixture.h"
@@ -180,4 +181,26 @@ TEST_CASE("analysis::scenario_for_modern_row: dgxc-benchmarking's v25.05 DeepSee
   // (row 852, CUDA graphs, not mapped) keep the dropless default.
   CHECK(scenario_of(row_at("training_megatron_bridge.csv", 494)).model.capacity_factor == 0.0);
   CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", 852)).model.capacity_factor == 0.0);
+}
+
+TEST_CASE("analysis::scenario_for_modern_row: Llama 4 rows run NeMo's Llama4Config overlap and probabilities on the input") {
+  // NeMo Llama4Config: moe_shared_expert_overlap = True, moe_apply_probs_on_input = True (7a8f1cc7,
+  // v2.4.0); dgxc v25.05 Maverick on GB200 (888) and H100 (906, 909), NeMo 25.07 docs' Scout (75).
+  for (const auto& [file, line] : {std::pair{"training_dgxc_benchmarking.csv", 888}, std::pair{"training_dgxc_benchmarking.csv", 906},
+                                   std::pair{"training_dgxc_benchmarking.csv", 909}, std::pair{"training_nemo_docs.csv", 75}}) {
+    CAPTURE(line);
+    const ModernRow& row = row_at(file, line);
+    REQUIRE(row.model.find("Llama4") != std::string::npos);
+    const scenarios::ScenarioSpec spec = scenario_of(row);
+    CHECK(spec.parallel.moe_shared_expert_overlap);
+    CHECK(spec.model.moe_apply_probs_on_input);
+  }
+  // Per-layer CUDA graphs: llama4/launch.sh turns them on for H100 FP8 only.
+  CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", 909)).training.cuda_graphs);
+  CHECK_FALSE(scenario_of(row_at("training_dgxc_benchmarking.csv", 906)).training.cuda_graphs);
+  CHECK_FALSE(scenario_of(row_at("training_dgxc_benchmarking.csv", 897)).training.cuda_graphs);
+  // Other MoE models keep Megatron-Core's defaults: DeepSeek-V3 (dgxc row 840) and Grok-1.
+  const scenarios::ScenarioSpec dsv3 = scenario_of(row_at("training_dgxc_benchmarking.csv", 840));
+  CHECK_FALSE(dsv3.parallel.moe_shared_expert_overlap);
+  CHECK_FALSE(dsv3.model.moe_apply_probs_on_input);
 }

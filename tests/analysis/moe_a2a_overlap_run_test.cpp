@@ -92,3 +92,38 @@ TEST_CASE("analysis::run_scenario: a combined 1F1B pair sends its forward's outp
   REQUIRE(on.invariants.has_value());
   CHECK_MESSAGE(on.invariants->all_hold(), on.invariants->summary());
 }
+
+namespace {
+
+// A shortened Llama 4 Maverick (top-1 of 16 experts and one shared expert on every other layer)
+// on two DGX H100 at tp 2 with sequence parallelism, EP 8 across the two nodes.
+const std::string kLlama4 =
+    "[cluster]\nnode = \"dgx-h100\"\nnodes = 2\n[model]\nlayers = 8\nhidden = 5120\nheads = 40\nkv_heads = 8\n"
+    "seq_len = 8192\nvocab = 202048\nffn_hidden = 16384\nexperts = 16\nexperts_per_token = 1\nmoe_ffn_hidden = 8192\n"
+    "shared_experts = 1\nfirst_dense_layers = 1\nmoe_layer_freq = 2\nmlp = \"swiglu\"\nnorm = \"rmsnorm\"\n"
+    "[parallelism]\ntp = 2\npp = 1\ndp = 8\nep = 8\nsequence_parallel = true\n"
+    "[training]\nglobal_batch = 32\nmicro_batch = 1\n";
+
+}  // namespace
+
+TEST_CASE("analysis::run_scenario: with tp and the shared-expert overlap the shared experts gather and scatter their own tokens") {
+  const auto off = run(kLlama4, {});
+  const auto on = run(kLlama4, {"parallelism.moe_shared_expert_overlap=true"});
+  // Each MoE layer pass adds one all-gather and one reduce-scatter of the b.s.h activation over
+  // tp 2: per GPU and pass 2 x 8192 x 5120 x 2 bytes x (2 - 1) / 2, forward and backward, on 4 MoE
+  // layers and 4 micro-batches.
+  const double pair = 2.0 * 8192.0 * 5120.0 * 2.0 / 2.0;
+  CHECK(on.iteration.tp_bytes_per_gpu - off.iteration.tp_bytes_per_gpu == doctest::Approx(pair * 2.0 * 4.0 * 4.0));
+  CHECK(on.iteration.ep_bytes_per_gpu == doctest::Approx(off.iteration.ep_bytes_per_gpu));
+  CHECK(on.iteration.breakdown.ep_comm < off.iteration.breakdown.ep_comm);
+  // At tp 1 the shared experts hold whole tokens: no exchange of their own.
+  const auto tp1_off = run(kLlama4, {"parallelism.tp=1", "parallelism.dp=16", "parallelism.sequence_parallel=false"});
+  const auto tp1_on = run(kLlama4, {"parallelism.tp=1", "parallelism.dp=16", "parallelism.sequence_parallel=false",
+                                    "parallelism.moe_shared_expert_overlap=true"});
+  CHECK(tp1_on.iteration.tp_bytes_per_gpu == doctest::Approx(tp1_off.iteration.tp_bytes_per_gpu));
+  // moe_apply_probs_on_input adds device time, no traffic.
+  const auto probs = run(kLlama4, {"model.moe_apply_probs_on_input=true"});
+  CHECK(probs.iteration.iteration_time_s > off.iteration.iteration_time_s);
+  CHECK(probs.iteration.tp_bytes_per_gpu == doctest::Approx(off.iteration.tp_bytes_per_gpu));
+  CHECK(probs.iteration.ep_bytes_per_gpu == doctest::Approx(off.iteration.ep_bytes_per_gpu));
+}

@@ -5,9 +5,14 @@
 
 #include <vector>
 
+#include "tests/workloads/op_test_util.h"
+#include "workloads/compute/compute_model.h"
+#include "workloads/model/model_presets.h"
+#include "workloads/model/transformer_ops.h"
 #include "workloads/training/ep_overlap.h"
 #include "workloads/training/pipeline_schedule.h"
 
+using namespace clustersim;
 using namespace clustersim::workloads;
 
 TEST_CASE("workloads::combined_layer_pair_s: the pair hides every all-to-all behind the other pass's compute") {
@@ -49,4 +54,32 @@ TEST_CASE("workloads::pipeline_order: the combined 1F1B order runs one more warm
   while (i[static_cast<std::size_t>(warmup)].forward) ++warmup;
   CHECK(warmup == 0 * 2 + 1 * 2 + 1 + 1);  // the warm-up, then the steady phase opens with a forward
   CHECK(i[static_cast<std::size_t>(warmup)].paired);
+}
+
+TEST_CASE("workloads::shared_expert_hidden_s: the shared experts' own exchange takes its seconds of each window first") {
+  // DeepSeek-V3's MoE layer (one shared expert) on an H100, ep 8.
+  const ModelSpec* m = find_model_preset("deepseek-v3");
+  REQUIRE(m != nullptr);
+  const std::vector<OpCost> layer = layer_ops(*m, testing::shape_with_ep(8), true);
+  const ComputeModel cm(testing::gpu("h100-sxm5-80gb"), topology::ClusterSpec{}, topology::Precision::Bf16,
+                        ComputeConstants{});
+  const double share = 0.15;
+  // All-to-alls far longer than the shared experts: fc1 and fc2 hide whole, w seconds.
+  const double w = shared_expert_hidden_s(cm, layer, Pass::Forward, 1000.0, share);
+  REQUIRE(w > 0.0);
+  // The side stream's gather and scatter (0.5 s each) hide whole too, beside the compute.
+  CHECK(shared_expert_hidden_s(cm, layer, Pass::Forward, 1000.0, share, 0.5, 0.5) == doctest::Approx(w + 1.0));
+  // Windows of d = w: without comm the compute hides d x (1 - share) at most a window; a comm of
+  // d / 2 first leaves (d / 2) x (1 - share) for the compute.
+  const double d = w;
+  const double alone = shared_expert_hidden_s(cm, layer, Pass::Forward, 2.0 * d, share);
+  CHECK(alone <= 2.0 * d * (1.0 - share) + 1e-12);
+  const double with_comm = shared_expert_hidden_s(cm, layer, Pass::Forward, 2.0 * d, share, d / 2, d / 2);
+  CHECK(with_comm > alone);
+  CHECK(with_comm <= 2.0 * d + 1e-12);
+  // Never more than the all-to-all itself, however long the comm.
+  CHECK(shared_expert_hidden_s(cm, layer, Pass::Backward, 1e-4, share, 1.0, 1.0) == doctest::Approx(1e-4));
+  // No comm given: the result is the one without it.
+  CHECK(shared_expert_hidden_s(cm, layer, Pass::Backward, 2.0 * d, share, 0.0, 0.0) ==
+        doctest::Approx(shared_expert_hidden_s(cm, layer, Pass::Backward, 2.0 * d, share)));
 }

@@ -7,6 +7,7 @@
 #include "workloads/model/mtp.h"
 #include "workloads/model/attention_variants.h"
 #include "workloads/model/expert_bias.h"
+#include "workloads/model/expert_probs.h"
 #include "workloads/model/expert_padding.h"
 #include "workloads/model/op_builders.h"
 #include "workloads/model/unfused_rope.h"
@@ -208,6 +209,8 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
   if (sorts_chunks) ops.push_back(pointwise("moe_sort_chunks", OpKind::Elementwise, slots * w, 0.0, 2.0 * d.p, 2.0 * d.p));
   const bool pads = pads_expert_rows(sh);
   if (pads) ops.push_back(expert_pad_op(slots, w, d.p));
+  // moe_apply_probs_on_input: the probabilities multiply the (padded) rows before fc1 (expert_probs.h).
+  if (m.moe_apply_probs_on_input) ops.push_back(probs_on_input_op(slots, w, d.p));
   const std::size_t first = ops.size();
   ModelSpec expert = m;  // the routed experts map w -> moe_ffn_hidden -> w
   expert.hidden = static_cast<int>(w);

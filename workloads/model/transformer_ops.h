@@ -136,6 +136,8 @@ inline constexpr double kDropoutMaskBytesPerElement = 1.0;  // PyTorch stores th
 //   * with quantized_experts (fp8 / fp4) and the alltoall or DeepEP dispatcher, the slots padded
 //     per expert to the quantization alignment before the grouped GEMM and unpadded after it
 //     (expert_pad / expert_unpad, memory bound; expert_padding.h);
+//   * with ModelSpec::moe_apply_probs_on_input (Llama 4), the slots multiplied by their router
+//     probability before the grouped GEMM (moe_probs_on_input, memory bound; expert_probs.h);
 //   * routed experts: a grouped GEMM over the experts/ep experts this GPU holds. Over the ep group
 //     each GPU's experts receive on average tokens x k token-slots (ep GPUs' tokens, k of the
 //     experts each, 1/ep of the experts here), times moe_load_factor on the busiest GPU. Model

@@ -112,18 +112,23 @@ double combined_layer_saving_s(const EpLayerSplit& s, double sm_share) {
 }
 
 double shared_expert_hidden_s(const ComputeModel& cm, const std::vector<OpCost>& layer, Pass pass, double a2a_s,
-                              double sm_share) {
+                              double sm_share, double dispatch_comm_s, double combine_comm_s) {
   const std::size_t first = permute_index(layer) + 1;
   std::size_t down = layer.size();
   for (std::size_t i = first; i < layer.size(); ++i)
     if (layer[i].name == "shared_expert_down") down = i;
   if (first >= layer.size() || down >= layer.size()) return 0.0;
   // A compute of c beside a comm of d, the compute at 1 - share while the comm runs: it ends at
-  // max(d, c + d x share) instead of c + d, a saving of min(c, d x (1 - share)).
-  const double usable = a2a_s / 2 * (1.0 - sm_share);
+  // max(d, c + d x share) instead of c + d, a saving of min(c, d x (1 - share)). The side
+  // stream's own exchange first takes its seconds of the window, hidden at full speed.
+  const double d = std::max(0.0, a2a_s / 2);
+  const auto window = [&](double comm, double compute) {
+    const double c = std::min(std::max(0.0, comm), d);
+    return c + std::min(compute, (d - c) * (1.0 - sm_share));
+  };
   const double fc1 = time_of(cm, layer, first, down, pass);
   const double fc2 = time_of(cm, layer, down, down + 1, pass);
-  return std::min(fc1, usable) + std::min(fc2, usable);
+  return window(dispatch_comm_s, fc1) + window(combine_comm_s, fc2);
 }
 
 }  // namespace clustersim::workloads

@@ -56,12 +56,19 @@ EpLayerSplit split_moe_layer(const ComputeModel& cm, const std::vector<OpCost>& 
 // Seconds one paired (forward, backward) layer saves against running the two passes alone.
 double combined_layer_saving_s(const EpLayerSplit& s, double sm_share);
 
-// moe_shared_expert_overlap: all-to-all seconds of one MoE layer pass hidden behind its shared
-// experts (fc1 + activation beside the dispatch, fc2 beside the combine), `a2a_s` the pass's
+// moe_shared_expert_overlap: seconds of one MoE layer pass hidden behind its shared experts'
+// stream (fc1 + activation beside the dispatch, fc2 beside the combine), `a2a_s` the pass's
 // expert-parallel seconds (half each); `layer` the op list (the shared experts' ops follow
-// moe_permute and end at shared_expert_down). The shared experts run at 1 - sm_share meanwhile:
-// what that costs is taken off the hidden seconds.
+// moe_permute and end at shared_expert_down). With tensor parallelism the stream also carries the
+// shared experts' own exchange, charged by the caller as blocking tensor-parallel seconds:
+// `dispatch_comm_s` beside the dispatch (the forward's all-gather of the input, the backward's
+// reduce-scatter of its gradient) and `combine_comm_s` beside the combine (the forward's
+// reduce-scatter of the output, the backward's all-gather). Per window of d = a2a_s / 2 beside a
+// side stream of comm c and compute w: the comm runs first, at its own speed (hidden: min(c, d)),
+// then the compute at 1 - sm_share for what is left of the window (hidden: min(w, (d - c) x
+// (1 - sm_share))). So the result is at most a2a_s, and without the comm it is
+// min(w, d x (1 - sm_share)) a window.
 double shared_expert_hidden_s(const ComputeModel& cm, const std::vector<OpCost>& layer, Pass pass, double a2a_s,
-                              double sm_share);
+                              double sm_share, double dispatch_comm_s = 0.0, double combine_comm_s = 0.0);
 
 }  // namespace clustersim::workloads

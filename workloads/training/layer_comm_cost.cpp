@@ -60,6 +60,33 @@ LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act,
   return t;
 }
 
+SharedExpertTensorParallel shared_expert_tensor_parallel(const StageCostInputs& in, double act) {
+  SharedExpertTensorParallel se;
+  const ParallelSpec& p = in.parallel;
+  if (!p.moe_shared_expert_overlap || in.model.shared_experts == 0 || in.model.is_hybrid() || p.tp <= 1 ||
+      !p.sequence_parallel)
+    return se;
+  const std::vector<std::vector<int>> group{in.layout.tp_group(0, 0)};
+  se.gather = in.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
+  se.scatter = in.memo.concurrent(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
+  return se;
+}
+
+void add_shared_expert_tensor_parallel(LayerTensorParallel& t, const SharedExpertTensorParallel& se,
+                                       const StageCostInputs& in, double act) {
+  if (!se.any()) return;
+  const int tp = in.parallel.tp;
+  const bool rerun = in.training.recompute == Recompute::Full || (in.training.recompute_modules & kRecomputeMoe) != 0;
+  const double repeat = rerun ? 2.0 : 1.0;
+  const double pair = se.gather + se.scatter;
+  const double pair_bytes = 2.0 * act * (tp - 1) / tp;  // what each rank sends in one gather and one scatter
+  t.fwd += pair;
+  t.bwd += pair * repeat;
+  t.fwd_bytes += pair_bytes;
+  t.bwd_bytes += pair_bytes * repeat;
+  t.bytes_per_gpu += pair_bytes * (1.0 + repeat) * in.model.layers / in.parallel.pp * in.micro_batches;
+}
+
 LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params) {
   LayerZero3 z;
   if (in.parallel.zero != 3 || in.parallel.grad_replicas() <= 1) return z;

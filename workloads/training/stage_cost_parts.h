@@ -67,6 +67,26 @@ struct LayerTensorParallel {
 LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act, const std::vector<OpCost>& layer,
                                           bool moe_layer = false);
 
+// The shared experts' own sequence-parallel exchange under moe_shared_expert_overlap (seconds of
+// one all-gather and one reduce-scatter of the b.s.h activation `act` over the tp group; zero
+// without the overlap, without shared experts, with tp = 1, without sequence parallelism, or in a
+// hybrid model, where the overlap is not modelled). Megatron-Core core_r0.12.0
+// transformer/moe/shared_experts.py: with the overlap the shared experts' linears run with
+// parallel_mode None and no userbuffers, and pre_forward_comm all-gathers the input
+// (gather_from_sequence_parallel_region) and post_forward_comm reduce-scatters the output
+// (reduce_scatter_to_sequence_parallel_region) on the shared experts' own stream, beside the token
+// dispatch and combine (token_dispatcher.py MoEAlltoAllTokenDispatcher). Their backward swaps them
+// (a reduce-scatter for the gather, an all-gather for the scatter).
+struct SharedExpertTensorParallel {
+  double gather = 0, scatter = 0;
+  bool any() const { return gather + scatter > 0; }
+};
+SharedExpertTensorParallel shared_expert_tensor_parallel(const StageCostInputs& in, double act);
+// Adds `se` to an MoE layer's tensor-parallel seconds and bytes: one pair a pass (the backward's
+// again under full recompute or recompute_modules "moe", which rerun the MoE layer's forward).
+void add_shared_expert_tensor_parallel(LayerTensorParallel& t, const SharedExpertTensorParallel& se,
+                                       const StageCostInputs& in, double act);
+
 // ZeRO-3, per layer: the all-gather of its parameters (before forward and backward) and the
 // reduce-scatter of its gradients (after backward), the tp ranks' groups concurrently.
 // With [sync] zero3_impl = "deepspeed-2021" (deepspeed_zero3_2021.h) the backward pass gathers

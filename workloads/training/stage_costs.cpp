@@ -73,6 +73,10 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   };
   const double act = static_cast<double>(tr.micro_batch) * in.parallel.local_seq_len(model.seq_len) * model.hidden *
                      shape.precision_bytes;
+  // moe_shared_expert_overlap: the shared experts' own all-gather and reduce-scatter (tp > 1 with
+  // sequence parallelism), charged with the MoE layer's tensor-parallel seconds and hidden, in
+  // part, beside the all-to-alls below (stage_cost_parts.h, ep_overlap.h).
+  const SharedExpertTensorParallel shared_tp = shared_expert_tensor_parallel(in, act);
   struct LayerCosts {
     std::vector<OpCost> layer, moe_layer;
     LayerCompute lc, lc_moe;
@@ -88,6 +92,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
     // An MoE layer: the attention's sequence-parallel pair only; its dispatcher's exchange over the
     // expert tensor-parallel group is in lep (layer_expert_parallel).
     v.ltp_moe = model.is_moe() ? layer_tensor_parallel(in, act, v.moe_layer, true) : v.ltp;
+    if (model.is_moe()) add_shared_expert_tensor_parallel(v.ltp_moe, shared_tp, in, act);
     return v;
   };
   const LayerCosts quantized = layer_costs(false);
@@ -115,8 +120,12 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
       pair_saving[st] = combined_layer_saving_s(split, ep_sm_share);
     }
     if (in.parallel.moe_shared_expert_overlap) {
-      const double fwd = shared_expert_hidden_s(in.compute, moe_layer, Pass::Forward, lep[st].fwd, ep_sm_share);
-      const double bwd = shared_expert_hidden_s(in.compute, moe_layer, Pass::Backward, lep[st].bwd, ep_sm_share);
+      // The forward gathers beside the dispatch and scatters beside the combine; the backward
+      // scatters the gather's gradient beside the dispatch's and gathers the scatter's beside the combine's.
+      const double fwd = shared_expert_hidden_s(in.compute, moe_layer, Pass::Forward, lep[st].fwd, ep_sm_share,
+                                                shared_tp.gather, shared_tp.scatter);
+      const double bwd = shared_expert_hidden_s(in.compute, moe_layer, Pass::Backward, lep[st].bwd, ep_sm_share,
+                                                shared_tp.scatter, shared_tp.gather);
       lep[st].fwd -= fwd;
       lep[st].bwd -= bwd;
     }
