@@ -110,7 +110,21 @@ VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, dou
   CLUSTERSIM_CHECK(cap > 0, "variable cap must be positive");
   VariableId v;
   if (!pending_.empty() && resurrect(cons, cap, weights.empty() ? nullptr : weights.data(), v)) return v;
-  return attach(alloc_var_block(cons, weights, cap), cons.size(), cap, !weights.empty(), false);
+  const std::uint8_t slot = cap_slot_of(cap);
+  return attach(alloc_var_block(cons, weights, slot != 0 ? kUnlimited : cap), cons.size(), cap, !weights.empty(), false,
+                slot);
+}
+
+std::uint8_t FairShareSolver::cap_slot_of(double cap) {
+  if (cap == kUnlimited) return 0;
+  const auto bits = std::bit_cast<std::uint64_t>(cap);
+  if (cap_slot_last_ != 0 && std::bit_cast<std::uint64_t>(cap_slots_[cap_slot_last_ - 1]) == bits) return cap_slot_last_;
+  for (std::uint8_t k = 0; k < cap_slot_count_; ++k) {
+    if (std::bit_cast<std::uint64_t>(cap_slots_[k]) == bits) return cap_slot_last_ = static_cast<std::uint8_t>(k + 1);
+  }
+  if (cap_slot_count_ == kCapSlots) return 0;  // kept in the block
+  cap_slots_[cap_slot_count_++] = cap;
+  return cap_slot_last_ = cap_slot_count_;
 }
 
 // A block for a new variable: its constraints (and weights), then, only when it is capped, its cap
@@ -140,11 +154,12 @@ VariableId FairShareSolver::add_variable(std::uint32_t off, std::size_t count, d
     return v;
   }
   if (cap != kUnlimited) std::memcpy(member_c_.data() + off + count, &cap, sizeof(cap));  // (the block's room)
-  return attach(off, count, cap, weighted, true);
+  return attach(off, count, cap, weighted, true, 0);
 }
 
 // A new variable on block `off` (checked by the caller, and no pending removal to take back).
-VariableId FairShareSolver::attach(std::uint32_t off, std::size_t count, double cap, bool weighted, bool room) {
+VariableId FairShareSolver::attach(std::uint32_t off, std::size_t count, double cap, bool weighted, bool room,
+                                   std::uint8_t cap_slot) {
   const std::span<const ConstraintId> cons = block(off, count);
   const std::uint16_t* wts = weighted ? weights_.data() + off : nullptr;
   VariableId v;
@@ -166,8 +181,9 @@ VariableId FairShareSolver::attach(std::uint32_t off, std::size_t count, double 
   head_[v].n = n;
   head_[v].flags = static_cast<std::uint8_t>(kLive | keep);
   head_[v].weighted = weighted;
-  head_[v].capped = cap != kUnlimited;
+  head_[v].capped = cap != kUnlimited && cap_slot == 0;
   head_[v].room = room;
+  head_[v].cap_slot = cap_slot & 31U;
   head_[v].refs = 0;
   bool isolated = true;
   double threshold = cap;
@@ -203,6 +219,21 @@ void FairShareSolver::remove_variable(VariableId v) {
   }
   head_[v].flags = static_cast<std::uint8_t>((head_[v].flags & ~(kLive | kReport)) | kPending);
   pending_.push_back(v);
+  if (pending_.size() < 2 * kResurrectWindow) return;
+  // The oldest kResurrectWindow pending removals are out of every later add's search (it looks at
+  // the last kResurrectWindow only), so they are carried out now, in order, rather than at the next
+  // solve: pending_ stays below 2·kResurrectWindow entries instead of holding a wave of completions
+  // (4 bytes per flow at the peak). An id removed again since (resurrected in between) is carried
+  // out by its newer entry. Carried out before the solve, a removal can change which variables the
+  // solve gathers (its thresholds are lower bounds either way), not the rates (fair_share.h).
+  for (std::size_t i = 0; i < kResurrectWindow; ++i) {
+    const VariableId u = pending_[i];
+    if ((head_[u].flags & kPending) == 0) continue;  // taken back, or carried out already
+    if (std::find(pending_.begin() + static_cast<std::ptrdiff_t>(i) + 1, pending_.end(), u) != pending_.end()) continue;
+    head_[u].flags &= static_cast<std::uint8_t>(~kPending);
+    detach(u);
+  }
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(kResurrectWindow));
 }
 
 bool FairShareSolver::same_variable(VariableId v, std::span<const ConstraintId> cons, double cap,
@@ -672,7 +703,7 @@ void FairShareSolver::run_filling() {
   for (VariableId v : comp_vars_) {
     if ((head_[v].flags & kFixed) != 0) continue;  // alone, fixed already (take_alone)
     for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) constraints_[member_c_[j]].unfixed += weight_at(v, j);
-    if (head_[v].capped) capped_.push_back(v);
+    if (head_[v].has_cap()) capped_.push_back(v);
   }
   heap_.clear();
   for (ConstraintId c : comp_cons_) {

@@ -56,8 +56,10 @@
 // point operations, in the same order, as the unfolded one (same levels, same rounding).
 //
 // Memory: struct-of-arrays per variable (rate, seq, and a head of block offset, count and flags:
-// 20 bytes; a capped variable's cap follows its constraints in its block, in two more membership
-// entries, so an uncapped one keeps none) plus, per constraint crossed, its id (pooled blocks, 4
+// 20 bytes; a capped variable names its cap by a 5-bit slot in its head, in a table of the
+// solver's distinct caps (at most 31; a collective's flows share one or two), and only a cap that
+// finds the table full, or one given with a block (alloc_block), follows its constraints in its
+// block, in two more membership entries) plus, per constraint crossed, its id (pooled blocks, 4
 // bytes) and one 4-byte entry in the constraint's list; weights (2 bytes per
 // constraint) only for weighted variables, in a pool that unweighted systems never grow. A caller
 // may allocate a block before adding its variable (alloc_block), hand it to add_variable and read
@@ -69,16 +71,16 @@
 //
 // Resurrection (a flow replaced by an identical one). A solved variable removed between two solves
 // is only *pending* removal until the next solve: it leaves the live set at once (is_live, live
-// count), but its memberships, rate and `seq` stay. When a variable is added with the same
-// constraints (in the same order), weights and cap (bit for bit) before that solve, the pending one
-// comes back under its own id with its rate and `seq` and nothing is marked dirty (the add searches
-// the last few removals only: that is where a connection's previous chunk is). The system is
-// then the one before the removal, which the solver's state already solved canonically, so the
-// rates are those of a from-scratch solve bit for bit (the invariant above is about the set of
-// variables alone). A pipelined connection that starts its next chunk the moment the previous one
-// ends (a tree or ring step) thus costs no re-solve. The resurrected id is reported by the next
-// solve() as a new variable would be. Pending removals not taken back are carried out at the start
-// of solve() (marking dirty at their rate, as remove_variable always did).
+// count), but its memberships, rate and `seq` stay. An add with the same constraints (same order),
+// weights and cap (bit for bit) before that solve takes the pending one back under its own id, with
+// its rate and `seq`, marking nothing dirty (it searches the last kResurrectWindow removals only:
+// where a connection's previous chunk is). The system is then the one before the removal, already
+// solved canonically, so the rates are a from-scratch solve's bit for bit (the invariant above is
+// about the set of variables alone): a tree or ring step's next chunk costs no re-solve. The
+// resurrected id is reported by the next solve() as a new one. Pending removals not taken back are
+// carried out (marking dirty at their rate) at the start of solve(), or by remove_variable once
+// kResurrectWindow later removals follow them (no add searches them then): a wave of completions
+// keeps at most 2·kResurrectWindow pending ids. Earlier removal moves affected sets, not rates.
 //
 // Constraint lists without slots (tombstones). A variable keeps no index into its constraints'
 // lists: removing it (the removal proper, detach) drops an entry at a list's end at once and leaves
@@ -192,6 +194,7 @@ class FairShareSolver {
   std::vector<ConstraintId> constraints_of(VariableId v) const;  // (a copy: for tests and checks)
   // Its cap (kUnlimited when it has none): kept after its constraints in its block, only when capped.
   double cap(VariableId v) const {
+    if (head_[v].cap_slot != 0) return cap_slots_[head_[v].cap_slot - 1];
     if (!head_[v].capped) return kUnlimited;
     double c;
     std::memcpy(&c, member_c_.data() + head_[v].off + head_[v].n, sizeof(c));
@@ -251,7 +254,7 @@ class FairShareSolver {
   bool same_variable(VariableId v, std::span<const ConstraintId> cons, double cap,
                      const std::uint16_t* weights) const;
   bool resurrect(std::span<const ConstraintId> cons, double cap, const std::uint16_t* weights, VariableId& out);
-  VariableId attach(std::uint32_t off, std::size_t count, double cap, bool weighted, bool room);
+  VariableId attach(std::uint32_t off, std::size_t count, double cap, bool weighted, bool room, std::uint8_t cap_slot);
   void free_members(std::uint32_t off, std::size_t size);  // a block of `size` entries
   // Variable v's weight at membership entry j (1 unless weighted).
   std::uint16_t weight_at(VariableId v, std::uint32_t j) const {
@@ -284,12 +287,24 @@ class FairShareSolver {
     bool weighted : 1 = false;  // weights_ holds its weights (else all 1)
     bool capped : 1 = false;    // its cap follows its constraints in member_c_ (else kUnlimited)
     bool room : 1 = false;      // its block has room for a cap (alloc_block) whether or not capped
+    std::uint8_t cap_slot : 5 = 0;  // its cap is cap_slots_[cap_slot - 1] (0: none there; see cap_slot_of)
     std::uint8_t refs = 0;      // removed: lists still holding its tombstone (its id is free at 0)
+    bool has_cap() const { return capped || cap_slot != 0; }
   };
   static_assert(sizeof(VarHead) == 8, "see Memory above");
   static_assert(sizeof(double) == 2 * sizeof(ConstraintId), "a cap takes two membership entries");
   static constexpr std::size_t kCapEntries = 2;
   PodVector<VarHead> head_;
+  // Distinct caps of variables added with add_variable(constraints, cap), by value (bit pattern):
+  // a collective's flows share one or two caps (a channel's wire rate, a p2p NVLink bound), so a
+  // capped variable names its cap by a 5-bit slot in its head instead of two membership entries.
+  // A cap that finds the table full is kept in the variable's block as before. Never shrinks
+  // (reset() empties it).
+  static constexpr std::size_t kCapSlots = 31;
+  std::array<double, kCapSlots> cap_slots_{};
+  std::uint8_t cap_slot_count_ = 0;
+  std::uint8_t cap_slot_last_ = 0;  // the slot found last (a run of adds shares one cap)
+  std::uint8_t cap_slot_of(double cap);  // 0: unlimited, or the table is full
   // Memberships, pooled: entries head_[v].off .. head_[v].off + head_[v].n - 1 (no slot in the
   // constraints' lists: see Constraint lists without slots above). Freed blocks are reused by
   // variables crossing the same number of constraints.

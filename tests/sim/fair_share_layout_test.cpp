@@ -1,7 +1,8 @@
 // The solver's compact layout (fair_share.h, Memory): 32-bit sequence numbers renumbered by rank
 // before they could overflow (seq_limit), checked against a solver that never renumbers over random
 // add/remove/solve sequences (the same rates bit for bit, the same changed lists); and constraint
-// lists without slots (tombstones), checked for their bound and their order.
+// lists without slots (tombstones), checked for their bound and their order; pending removals
+// carried out early in a wave, and caps by slot.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -142,4 +143,99 @@ TEST_CASE("sim::FairShareSolver: constraint lists keep their live variables in t
     }
   }
   CHECK(max_tombstones > 0);  // some removal did leave a tombstone
+}
+
+namespace {
+// Every live variable's rate against a fresh solver's given the live variables at once (the
+// canonical run from scratch), bit for bit.
+void check_against_reference(const FairShareSolver& s, const std::vector<double>& capacities,
+                             const std::vector<VariableId>& live) {
+  FairShareSolver fresh;
+  for (const double c : capacities) fresh.add_constraint(c);
+  std::vector<VariableId> ids;
+  for (const VariableId v : live) ids.push_back(fresh.add_variable(s.constraints_of(v), s.cap(v)));
+  fresh.solve();
+  for (std::size_t i = 0; i < live.size(); ++i) CHECK(s.rate(live[i]) == fresh.rate(ids[i]));
+}
+}  // namespace
+
+TEST_CASE("a wave of removals between solves is carried out early, exactly, and the last ones can still come back") {
+  Rng rng(20261206);
+  for (int run = 0; run < 30; ++run) {
+    FairShareSolver s;
+    const int links = 6;
+    std::vector<double> capacities;
+    for (int c = 0; c < links; ++c) capacities.push_back(s.capacity(s.add_constraint(1.0 + rng.uniform() * 9.0)));
+    std::vector<VariableId> live;
+    for (int i = 0; i < 60; ++i) live.push_back(s.add_variable(random_route(rng, links), random_cap(rng)));
+    s.solve();
+    check_against_reference(s, capacities, live);
+    // A wave: many removals (more than twice the add's search window), some followed at once by an
+    // identical add (taken back: the same id), some by a new variable, then one solve.
+    const std::uint64_t taken_before = s.stats().resurrections;
+    std::uint64_t taken = 0;
+    std::vector<VariableId> solved = live;  // a removed solved variable is pending (may come back)
+    for (int k = 0; k < 40 && !live.empty(); ++k) {
+      const std::size_t i = rng.below(live.size());
+      const VariableId v = live[i];
+      const std::vector<ConstraintId> route = s.constraints_of(v);
+      const double cap = s.cap(v);
+      s.remove_variable(v);
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+      const double u = rng.uniform();
+      const bool was_solved = std::find(solved.begin(), solved.end(), v) != solved.end();
+      if (u < 0.25) {
+        const VariableId back = s.add_variable(route, cap);
+        if (was_solved) {
+          CHECK(back == v);  // the last removal is always within the add's search
+          ++taken;
+        }
+        live.push_back(back);
+      } else if (u < 0.5) {
+        live.push_back(s.add_variable(random_route(rng, links), random_cap(rng)));
+        std::erase(solved, live.back());  // (a new variable, perhaps on a freed id)
+      }
+      CHECK(s.live_variables() == live.size());
+    }
+    CHECK(s.stats().resurrections - taken_before >= taken);  // (a random new variable may match one too)
+    s.solve();
+    check_against_reference(s, capacities, live);
+    for (int c = 0; c < links; ++c) {
+      CHECK(s.list_entries(static_cast<ConstraintId>(c)) <= 2 * s.variables_of(static_cast<ConstraintId>(c)).size());
+    }
+  }
+}
+
+TEST_CASE("caps by slot, and in the block once the slots are taken, read back bit for bit") {
+  FairShareSolver s;
+  const ConstraintId a = s.add_constraint(1000.0);
+  const ConstraintId b = s.add_constraint(30.0);
+  std::vector<double> capacities{1000.0, 30.0};
+  std::vector<VariableId> live;
+  std::vector<double> caps;
+  // 40 distinct caps (more than the 31 slots), each on two variables, and uncapped ones between.
+  for (int i = 0; i < 40; ++i) {
+    const double cap = 0.1 + 0.37 * i;
+    for (int k = 0; k < 2; ++k) {
+      live.push_back(s.add_variable(std::vector<ConstraintId>{k == 0 ? a : b}, cap));
+      caps.push_back(cap);
+    }
+    live.push_back(s.add_variable(std::vector<ConstraintId>{a, b}));
+    caps.push_back(kUnlimited);
+  }
+  s.solve();
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    CHECK(std::bit_cast<std::uint64_t>(s.cap(live[i])) == std::bit_cast<std::uint64_t>(caps[i]));
+  }
+  check_against_reference(s, capacities, live);
+  // Removed and added again, capped ones come back with their caps (the slotted and the in-block ones).
+  for (std::size_t i = 0; i < live.size(); i += 3) {
+    const std::vector<ConstraintId> route = s.constraints_of(live[i]);
+    s.remove_variable(live[i]);
+    s.solve();
+    live[i] = s.add_variable(route, caps[i]);
+    CHECK(std::bit_cast<std::uint64_t>(s.cap(live[i])) == std::bit_cast<std::uint64_t>(caps[i]));
+  }
+  s.solve();
+  check_against_reference(s, capacities, live);
 }
