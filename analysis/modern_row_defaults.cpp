@@ -57,7 +57,14 @@ bool fp8_current_scaling_of(const ModernRow& r) {
 // core_r0.8.0 .. core_r0.11.0 (model_parallel_config.py), so the loss runs the unfused
 // _VocabParallelCrossEntropy. The scenario sets [model_constants] cross_entropy_unfused = 1
 // (modern_row_scenario.cpp; workloads/compute/compute_constants.cpp counts its passes).
+// The LoRA rows turn the fusion off too: NeMo 25ec4e9 (dgxc-benchmarking v25.02 llama3
+// fine-tuning) recipes/llama3_8b.py and llama3_70b.py finetune_recipe, LoRA branch,
+// recipe.model.config.cross_entropy_loss_fusion = False ("some settings currently do not function
+// correctly with LoRA"); Megatron-Bridge v0.5.0 (26.06) recipes/llama/llama3.py
+// llama3_70b_peft_config, cfg.model.cross_entropy_loss_fusion = False, which the performance
+// configs keep (utils/overrides.py sets only cross_entropy_fusion_impl, read when the fusion is on).
 bool unfused_cross_entropy_of(const ModernRow& r) {
+  if (lora_rank_of(r) > 0) return true;
   if (modern_source_group(r) != "dgxc-benchmarking") return false;
   if (!has(r.source, "(release v24.11.1)") && !has(r.source, "(release v25.02)")) return false;
   return r.model == "GPT-3 175B" || has(r.model, "Grok-1");
@@ -74,11 +81,9 @@ bool unfused_cross_entropy_of(const ModernRow& r) {
 // recipe's rank and targets: Megatron-Bridge recipes/llama/llama3.py llama3_8b_finetune_config
 // (dim 8, alpha 16) and llama3_70b_finetune_config (dim 16, alpha 32), both "matching NeMo2
 // exactly" (recipes/utils/finetune_utils.py default_peft_config), so also the NeMo 2 recipes the
-// dgxc-benchmarking v25.02 tables ran; targets LoRA's default, every linear of the layer
-// (peft/lora.py: linear_qkv, linear_proj, linear_fc1, linear_fc2 = q, k, v, o, gate, up, down
-// here; Megatron's one adapter on the fused QKV / fc1 input shares the A matrix that separate
-// adapters would repeat: 2 x hidden x rank FLOPs per token more here, < 0.1% of a layer);
-// use_distributed_optimizer = False in both. NeMo 24.07's Llama 2 SFT and LoRA rows (NeMo docs)
+// dgxc-benchmarking v25.02 tables ran (NeMo 25ec4e9 recipes/llama3_8b.py dim 8 alpha 16,
+// llama3_70b.py dim 16 alpha 32); targets, optimizer and packing below (lora_targets_toml_of,
+// lora_distributed_optimizer_of, packed_sample_len_of). NeMo 24.07's Llama 2 SFT and LoRA rows (NeMo docs)
 // name no recipe we could check (its LoRA rank and targets; its 70B SFT layout, tp 4 pp 4 on 16
 // GPUs, does not fit 80 GB without recompute or other memory settings the table leaves out); they
 // stay skipped. 0 = not a LoRA row with a known recipe.
@@ -87,6 +92,50 @@ int lora_rank_of(const ModernRow& r) {
   if (has(r.model, "Llama3-8B")) return 8;
   if (has(r.model, "Llama3-70B")) return 16;
   return 0;
+}
+
+// The LoRA rows' targets: the fused QKV projection only, one adapter over linear_qkv. dgxc v25.02
+// runs NeMo 25ec4e9's finetune_recipe(performance_mode=True), whose
+// finetune_performance_optimizations sets recipe.peft.target_modules = ['linear_qkv'] for LoRA
+// (recipes/llama3_8b.py and llama3_70b.py); Megatron-Bridge 26.06's llama3_70b_lora_config_{gb300,
+// gb200,b300,b200,h100} set cfg.peft.target_modules = ["linear_qkv"] (v0.5.0
+// scripts/performance/configs/llama/llama3_llm_finetune.py, "Override target_modules to only apply
+// LoRA to QKV"). LoRA's own default (every linear) is what neither ran.
+std::string lora_targets_toml_of(const ModernRow& r) { return lora_rank_of(r) > 0 ? "[\"qkv\"]" : ""; }
+
+// Sequence packing of the fine-tuning rows (ModelSpec::packed_sample_len = sum l_i^2 / seq_len of a
+// pack). dgxc v25.02's SFT and LoRA runs: NeMo 25ec4e9 finetune_recipe defaults packed_sequence to
+// performance_mode (True), seq_length 4096, PackedSequenceSpecs(packed_sequence_size=4096) and
+// pad_to_max_length over SQuAD (SquadDataModule, prompt "Context: ... Question: ... Answer:");
+// GPTSFTPackedDataset.collate_fn passes cu_seqlens, so attention stays within each sample.
+// Megatron-Bridge's LoRA rows ran the same packed SQuAD: their published Model TFLOP/s per
+// tokens/s (26.06: 2086 / 7481 = 0.2788 ... 735 / 2643 = 0.2781 TFLOP per token) is what v0.5.0's
+// LoRA FLOPs formula gives from a packed SQuAD file (training/utils/flop_utils.py, branch
+// is_lora and is_squad, attention from the per-row sum of squared sample lengths), 0.2796 at the
+// statistics below, not the 0.433 of an unpacked sequence. The statistics: Megatron-Bridge commit
+// 15daea1 (PR #2416, "Refactor the TFLOPs formula to use fixed average seq len"), flop_utils.py
+// _LORA_SEQ_STATS = {4096: (842603, 4096), 2048: (488991, 2030)}: (sum of squared sample lengths
+// per pack, tokens per pack) of the packed SQuAD training file, Llama 3 tokenizer, the same template
+// as NeMo 2's (megatron/bridge/data/hf_processors/squad.py). So 842,603 / 4096 = 205.7 tokens,
+// attention at 5.0% of an unpacked 4096-token causal sequence. Megatron-Bridge's SFT rows are not
+// packed here: no published figure says which data they ran (the performance scripts default to
+// mock data, full sequences). 0 = unpacked.
+double packed_sample_len_of(const ModernRow& r) {
+  constexpr double kSquadPackSquaredLengths4096 = 842603.0;
+  if (r.seq_len != 4096) return 0;
+  const std::string g = modern_source_group(r);
+  const bool dgxc_finetune = g == "dgxc-benchmarking" && (has(r.model, "[SFT finetune]") || has(r.model, "[LoRA finetune]"));
+  const bool bridge_lora = g == "Megatron-Bridge" && lora_rank_of(r) > 0;
+  return dgxc_finetune || bridge_lora ? kSquadPackSquaredLengths4096 / r.seq_len : 0;
+}
+
+// Megatron-Bridge's LoRA performance configs run the distributed optimizer:
+// set_llama3_common_peft_configs sets cfg.ddp.use_distributed_optimizer and
+// cfg.optimizer.use_distributed_optimizer = True (v0.5.0 llama3_llm_finetune.py), over the
+// recipe's False. NeMo 2's LoRA recipe (dgxc v25.02) keeps recipe.optim.config.
+// use_distributed_optimizer = False.
+bool lora_distributed_optimizer_of(const ModernRow& r) {
+  return lora_rank_of(r) > 0 && modern_source_group(r) == "Megatron-Bridge";
 }
 
 // Multi-token prediction (DeepSeek-V3 paper, Liu et al. 2024, Sec. 2.2; workloads/model/mtp.h: one
@@ -155,9 +204,14 @@ bool nemo_stack(const ModernRow& r) {
 // with moe_a2a_overlap: their recipes leave it off (modern_row_recipes.h hopper_a2a_overlap).
 // Nor dgxc-benchmarking's DeepSeek-V3 rows (v25.05, v25.05.04): NeMo 7a8f1cc's
 // scripts/performance/llm/pretrain_deepseek_v3.py adds MegatronCommOverlapCallback(tp_comm_overlap=False).
+// Nor dgxc-benchmarking's v25.02 LoRA rows: NeMo 25ec4e9's recipes/llama3_70b.py
+// finetune_performance_optimizations adds the callback (tp_comm_overlap=True) in its SFT branch
+// only, the LoRA branch adds none, and the launcher (llama3_finetune.py) sets its fields only when
+// get_comm_overlap_callback_idx finds one; TransformerConfig's tp_comm_overlap defaults to False.
 bool tp_comm_overlap_of(const ModernRow& r) {
   if (!nemo_stack(r) || std::max(r.tp, 1) <= 1 || hopper_a2a_overlap(r)) return false;
   if (modern_source_group(r) == "dgxc-benchmarking" && has(r.model, "DeepSeek-V3")) return false;
+  if (modern_source_group(r) == "dgxc-benchmarking" && has(r.model, "[LoRA")) return false;
   const bool llama_nvfp4 = modern_source_group(r) == "Megatron-Bridge" && has(r.model, "Llama") && precision_for(r) == "nvfp4";
   return !llama_nvfp4;
 }

@@ -19,6 +19,12 @@ bool fp8_current_scaling_of(const ModernRow& r);
 bool unfused_cross_entropy_of(const ModernRow& r);
 // A LoRA fine-tuning row's adapter rank from its recipe; 0 = not a LoRA row with a known recipe.
 int lora_rank_of(const ModernRow& r);
+// Its [finetune] lora_targets as a TOML array ("" when not a LoRA row).
+std::string lora_targets_toml_of(const ModernRow& r);
+// Whether a LoRA row's stack ran the distributed optimizer (Megatron-Bridge's performance configs).
+bool lora_distributed_optimizer_of(const ModernRow& r);
+// [model] packed_sample_len of a fine-tuning row whose recipe packs its samples; 0 = unpacked.
+double packed_sample_len_of(const ModernRow& r);
 // Multi-token prediction modules the recipe trains (DeepSeek-V3); 0 = none.
 int mtp_layers_of(const ModernRow& r);
 bool jax_stack(const ModernRow& r);   // MaxText or PaxML

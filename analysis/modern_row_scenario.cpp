@@ -45,7 +45,10 @@ using modern_detail::has;
 using modern_detail::has_experts;
 using modern_detail::hybrid_preset_of;
 using modern_detail::jax_stack;
+using modern_detail::lora_distributed_optimizer_of;
 using modern_detail::lora_rank_of;
+using modern_detail::lora_targets_toml_of;
+using modern_detail::packed_sample_len_of;
 using modern_detail::megatron_core_buckets;
 using modern_detail::micro_batch_of;
 using modern_detail::moe_arch_of;
@@ -108,6 +111,7 @@ void write_model(std::ostringstream& t, const ModernRow& r) {
   // attention and ffn dropout 0.0 in dgxc-benchmarking nemotron/nemotron4-340b-synth.yaml); nor do
   // the MoE architectures above (no dropout in their configs or in grok-1's model.py).
   if (untied || moe != nullptr) t << "dropout = false\n";
+  if (const double packed = packed_sample_len_of(r); packed > 0) t << "packed_sample_len = " << scenarios::toml_float(packed) << "\n";
 }
 
 void write_layout(std::ostringstream& t, const ModernRow& r) {
@@ -123,7 +127,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
     t << "]";
   }
   t << "\nvirtual_stages = " << virtual_stages_of(r) << "\nsequence_parallel = " << (tp > 1 ? "true" : "false")
-    << "\n" << (fsdp ? "zero = 3" : lora_rank_of(r) > 0 ? "distributed_optimizer = false" : "distributed_optimizer = true") << "\n";
+    << "\n" << (fsdp ? "zero = 3" : lora_rank_of(r) > 0 && !lora_distributed_optimizer_of(r) ? "distributed_optimizer = false" : "distributed_optimizer = true") << "\n";
   if (has_experts(r)) {
     t << "ep = " << notes_int(r, "EP") << "\n";
     if (expert_tp_of(r) > 0) t << "etp = " << expert_tp_of(r) << "\n";
@@ -158,7 +162,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (tp_comm_overlap_of(r)) t << "tp_comm_overlap = true\n";
   if (lora_rank_of(r) > 0)
     t << "\n[finetune]\nmethod = \"lora\"\nlora_rank = " << lora_rank_of(r)
-      << "\nlora_targets = [\"q\", \"k\", \"v\", \"o\", \"gate\", \"up\", \"down\"]\n";
+      << "\nlora_targets = " << lora_targets_toml_of(r) << "\n";
   // Transformer Engine's current scaling reads each cast's operand once more for its amax
   // (workloads/compute/compute_constants.cpp fp8_amax_bytes_per_element: the bf16 read).
   // Megatron-Core's unfused cross-entropy where the recipe left the fusion off (modern_row_defaults.cpp).

@@ -12,7 +12,7 @@ namespace clustersim::scenarios {
 namespace {
 
 constexpr std::string_view kFinetuneKeys[] = {"method", "lora_rank", "lora_targets"};
-constexpr std::string_view kTargetNames[] = {"q", "k", "v", "o", "gate", "up", "down"};
+constexpr std::string_view kTargetNames[] = {"q", "k", "v", "o", "gate", "up", "down", "qkv"};
 
 }  // namespace
 
@@ -34,7 +34,7 @@ bool Loader::read_finetune(const toml::table* t) {
         if (!target) {
           const std::string got = name ? "'" + name->get() + "'" : "a " + type_name(e.type());
           error_at_key("finetune.lora_targets", "lora_targets lists " + got + ", not a projection name",
-                       "use names from q, k, v, o, gate, up, down (Hugging Face PEFT's q_proj ... down_proj); did you mean '" +
+                       "use names from q, k, v, o, gate, up, down (Hugging Face PEFT's q_proj ... down_proj) or qkv (Megatron's fused linear_qkv); did you mean '" +
                            (name ? did_you_mean(name->get(), kTargetNames) : std::string("q")) + "'?");
           continue;
         }
@@ -55,6 +55,9 @@ void Loader::check_finetune() {
     if ((ft.lora_targets & workloads::kLoraMlpTargets) != 0 && m.is_moe())
       error_at_key("finetune.lora_targets", "LoRA adapters on the MLP of a mixture-of-experts model are not modelled",
                    "adapt the attention projections only: lora_targets = [\"q\", \"k\", \"v\", \"o\"]");
+    if ((ft.lora_targets & workloads::kLoraQkv) != 0 && (ft.lora_targets & (workloads::kLoraQ | workloads::kLoraK | workloads::kLoraV)) != 0)
+      error_at_key("finetune.lora_targets", "lora_targets lists 'qkv' together with 'q', 'k' or 'v'",
+                   "'qkv' is one adapter over the fused query/key/value projection (Megatron's linear_qkv); list either it or the separate q, k, v");
     if ((ft.lora_targets & workloads::kLoraGate) != 0 && m.mlp == workloads::MlpKind::Gelu)
       error_at_key("finetune.lora_targets", "lora_targets lists 'gate', but a GELU MLP has no gate projection",
                    "use 'up' (fc1) and 'down' (fc2) for a GELU model, or set mlp = \"swiglu\"");

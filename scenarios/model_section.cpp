@@ -27,7 +27,7 @@ constexpr std::string_view kModelKeys[] = {"preset",     "layers",  "hidden", "h
                                            "mamba_groups", "mamba_state", "mamba_conv", "mamba_chunk",
                                            "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
                                            "v_head_dim", "sliding_window", "full_attention_every", "attention_sinks", "yarn_rope",
-                                           "mtp_layers"};
+                                           "mtp_layers", "packed_sample_len"};
 
 // What [model] starts from: a preset's shape, an imported config's, or nothing.
 struct ModelBase {
@@ -54,6 +54,7 @@ struct ModelFields {
   std::optional<int> q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head_dim, sliding_window, full_every;
   std::optional<bool> attention_sinks, yarn_rope;
   std::optional<int> mtp_layers;  // multi-token prediction modules (workloads/model/mtp.h)
+  std::optional<double> packed_sample_len;  // packed sequences (ModelSpec::packed_sample_len)
 };
 
 // preset = "..." and hf_config = "..." (not both).
@@ -136,6 +137,7 @@ ModelFields read_model_fields(Section& s) {
   f.attention_sinks = s.boolean("attention_sinks");
   f.yarn_rope = s.boolean("yarn_rope");
   f.mtp_layers = s.integer("mtp_layers", 0, 16, "1");
+  f.packed_sample_len = s.number("packed_sample_len", 0.0, false, "205.7");
   return f;
 }
 
@@ -151,6 +153,7 @@ void apply_attention_fields(const ModelFields& f, ModelSpec& m) {
   if (f.attention_sinks) m.attention_sinks = *f.attention_sinks;
   if (f.yarn_rope) m.yarn_rope = *f.yarn_rope;
   if (f.mtp_layers) m.mtp_layers = *f.mtp_layers;
+  if (f.packed_sample_len) m.packed_sample_len = *f.packed_sample_len;
 }
 
 // MLA needs its head sizes; its other keys mean nothing without kv_lora_rank.
@@ -173,6 +176,12 @@ void check_attention_fields(LoadContext& ctx, const ModelSpec& m) {
   if (m.sliding_window <= 0 && m.full_attention_every > 0)
     ctx.error_at_key("model.full_attention_every", "full_attention_every without a sliding window",
                      "give sliding_window (tokens, e.g. 128), or remove full_attention_every");
+  if (m.packed_sample_len > m.seq_len)
+    ctx.error_at_key("model.packed_sample_len", "packed_sample_len exceeds seq_len",
+                     "a pack's samples are at most seq_len tokens long: give a value up to seq_len, or 0 for unpacked sequences");
+  if (m.packed_sample_len > 0 && !m.flash_attention)
+    ctx.error_at_key("model.packed_sample_len", "packed sequences without a fused attention kernel",
+                     "packed samples attend through the fused kernel's cu_seqlens (THD layout): set flash_attention = true, or remove packed_sample_len");
 }
 
 // The mixture-of-experts fields over the base; an expert's width defaults to ffn_hidden (Mixtral:
@@ -262,7 +271,8 @@ std::string model_id(const ModelSpec& m, const ModelBase& base) {
                     m.kv_lora_rank == b.kv_lora_rank && m.qk_nope_head_dim == b.qk_nope_head_dim &&
                     m.qk_rope_head_dim == b.qk_rope_head_dim && m.v_head_dim == b.v_head_dim &&
                     m.sliding_window == b.sliding_window && m.full_attention_every == b.full_attention_every &&
-                    m.attention_sinks == b.attention_sinks && m.yarn_rope == b.yarn_rope && m.mtp_layers == b.mtp_layers;
+                    m.attention_sinks == b.attention_sinks && m.yarn_rope == b.yarn_rope && m.mtp_layers == b.mtp_layers &&
+                    m.packed_sample_len == b.packed_sample_len;
   return same ? b.id : base.imported ? b.id + " (modified)" : "custom";
 }
 

@@ -131,6 +131,14 @@ struct ModelSpec {
   // alternate sliding, full: 2; 1 would be no sliding layer, 0 = every layer slides).
   int sliding_window = 0;
   int full_attention_every = 0;
+  // Packed sequences (fine-tuning with sequence packing: NeMo 2 / Megatron-Bridge
+  // PackedSequenceSpecs, the THD layout with cu_seqlens): each seq_len sequence is a pack of
+  // samples that attend only within themselves, so a pack's attention costs sum_i l_i^2 instead
+  // of seq_len^2. packed_sample_len is that sum over seq_len (the samples' length weighted by
+  // length; for equal samples, their length). Only the fused attention kernel's work shrinks:
+  // every token still runs every linear layer, and Q, K, V and O are read and written as before.
+  // 0: one sample per sequence.
+  double packed_sample_len = 0;
   // Learned attention sinks (GPT-OSS, OpenAI's gpt-oss model card Sec. 2.1): one learned logit per
   // head added to the softmax denominator; `heads` parameters per layer, no stored activations.
   bool attention_sinks = false;
@@ -454,12 +462,15 @@ inline constexpr sim::Choice<FinetuneMethod> kFinetuneMethodNames[] = {{"full", 
                                                                        {"lora", FinetuneMethod::Lora}};
 // The projections LoRA adapts ([finetune] lora_targets), Hugging Face PEFT's names without
 // "_proj": q, k, v, o (attention), gate, up, down (MLP; a GELU MLP's fc1 is "up", fc2 "down").
+// "qkv" is Megatron's fused linear_qkv with one adapter over it (NeMo 2 / Megatron-Bridge
+// peft/lora.py target "linear_qkv": A [hidden, r], B [r, q + 2 kv]); it replaces q, k and v.
 enum LoraTarget : unsigned {
-  kLoraQ = 1, kLoraK = 2, kLoraV = 4, kLoraO = 8, kLoraGate = 16, kLoraUp = 32, kLoraDown = 64
+  kLoraQ = 1, kLoraK = 2, kLoraV = 4, kLoraO = 8, kLoraGate = 16, kLoraUp = 32, kLoraDown = 64, kLoraQkv = 128
 };
 inline constexpr sim::Choice<unsigned> kLoraTargetNames[] = {{"q", kLoraQ},       {"k", kLoraK},   {"v", kLoraV},
                                                              {"o", kLoraO},       {"gate", kLoraGate},
-                                                             {"up", kLoraUp},     {"down", kLoraDown}};
+                                                             {"up", kLoraUp},     {"down", kLoraDown},
+                                                             {"qkv", kLoraQkv}};
 inline constexpr unsigned kLoraMlpTargets = kLoraGate | kLoraUp | kLoraDown;
 
 struct FinetuneSpec {

@@ -54,17 +54,39 @@ TEST_CASE("analysis::scenario_for_modern_row: Megatron-LM's Llama 3.1 405B FP8 r
 }
 
 TEST_CASE("analysis::scenario_for_modern_row: a LoRA row freezes the base and trains the recipe's adapters") {
-  // dgxc-benchmarking Llama 3 70B LoRA (NeMo 2 recipe: dim 16 on every linear of the layer).
+  // dgxc-benchmarking Llama 3 70B LoRA (NeMo 2 recipe: dim 16, finetune_performance_optimizations
+  // adapts linear_qkv only, no distributed optimizer, cross-entropy fusion off, packed SQuAD).
   const ModernRow& row = row_at("training_dgxc_benchmarking.csv", 503);
   REQUIRE(row.model == "Llama3-70B [LoRA finetune]");
   const auto spec = scenario_of(row);
   CHECK(spec.training.finetune.lora());
   CHECK(spec.training.finetune.lora_rank == 16);
-  CHECK(spec.training.finetune.lora_targets == (workloads::kLoraQ | workloads::kLoraK | workloads::kLoraV | workloads::kLoraO | workloads::kLoraMlpTargets));
+  CHECK(spec.training.finetune.lora_targets == workloads::kLoraQkv);
   CHECK_FALSE(spec.parallel.distributed_optimizer);
+  CHECK_FALSE(spec.sync.tp_comm_overlap);  // the recipe's LoRA branch adds no comm-overlap callback
   CHECK(spec.model.seq_len == 4096);
-  // Llama 3 8B's recipe uses rank 8.
-  CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", 539)).training.finetune.lora_rank == 8);
+  CHECK(spec.model.packed_sample_len == doctest::Approx(842603.0 / 4096));
+  const auto unfused = spec.model_constants.find("cross_entropy_unfused");
+  REQUIRE(unfused != spec.model_constants.end());
+  CHECK(unfused->second == 1.0);
+  // Llama 3 8B's recipe uses rank 8 on the same target.
+  const auto small = scenario_of(row_at("training_dgxc_benchmarking.csv", 539));
+  CHECK(small.training.finetune.lora_rank == 8);
+  CHECK(small.training.finetune.lora_targets == workloads::kLoraQkv);
+}
+
+TEST_CASE("analysis::scenario_for_modern_row: Megatron-Bridge's LoRA rows run the distributed optimizer on packed SQuAD") {
+  // llama3_llm_finetune.py v0.5.0: set_llama3_common_peft_configs turns the distributed optimizer
+  // on; target_modules = ["linear_qkv"]; the published TFLOP/s fit packed SQuAD.
+  const ModernRow& row = row_at("training_megatron_bridge.csv", 138);
+  REQUIRE(row.model == "Llama3-70B [LoRA]");
+  const auto spec = scenario_of(row);
+  CHECK(spec.training.finetune.lora_targets == workloads::kLoraQkv);
+  CHECK(spec.parallel.distributed_optimizer);
+  CHECK(spec.model.packed_sample_len == doctest::Approx(205.713).epsilon(1e-4));
+  // Its H100 row (tp 2) overlaps tensor-parallel communication: CommOverlapConfig(tp_comm_overlap = tp > 1).
+  CHECK(scenario_of(row_at("training_megatron_bridge.csv", 146)).sync.tp_comm_overlap);
+  CHECK(spec.model_constants.count("cross_entropy_unfused") == 1);
 }
 
 TEST_CASE("analysis::scenario_for_modern_row: an SFT row is full training at its packed sequence length") {
@@ -74,6 +96,13 @@ TEST_CASE("analysis::scenario_for_modern_row: an SFT row is full training at its
   CHECK_FALSE(spec.training.finetune.lora());
   CHECK(spec.parallel.distributed_optimizer);
   CHECK(spec.model.seq_len == 4096);
+  // NeMo 2's finetune_recipe packs SQuAD in performance mode; the loss stays fused for SFT.
+  CHECK(spec.model.packed_sample_len == doctest::Approx(842603.0 / 4096));
+  CHECK(spec.model_constants.count("cross_entropy_unfused") == 0);
+  // Megatron-Bridge's SFT rows name no dataset: unpacked.
+  const auto bridge = scenario_of(row_at("training_megatron_bridge.csv", 128));
+  CHECK_FALSE(bridge.training.finetune.lora());
+  CHECK(bridge.model.packed_sample_len == 0.0);
 }
 
 TEST_CASE("analysis::modern_skip_reason: NeMo 24.07's fine-tuning rows name no recipe we can check, and stay skipped") {

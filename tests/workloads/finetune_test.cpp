@@ -54,7 +54,7 @@ TEST_CASE("workloads::apply_lora: frozen GEMMs run only their data gradient, att
   const std::vector<OpCost> full = layer_ops(m, sh);
   std::vector<OpCost> tuned = full;
   apply_lora(tuned, m, sh, lora(kLoraQ | kLoraV, 8));
-  REQUIRE(tuned.size() == full.size() + 4);  // A and B for q and v
+  REQUIRE(tuned.size() == full.size() + 8);  // A, B, the scale and the sum, for q and v
   for (std::size_t i = 0; i < full.size(); ++i) {
     const OpCost& op = tuned[i];
     if (op.kind == OpKind::Gemm) {
@@ -70,6 +70,18 @@ TEST_CASE("workloads::apply_lora: frozen GEMMs run only their data gradient, att
   CHECK(!a.frozen);
   CHECK(a.fwd_flops.value == doctest::Approx(2.0 * 2048 * 8 * 4096));
   CHECK(a.bwd_flops.value == doctest::Approx(2.0 * a.fwd_flops.value));
+  // Its eager elementwise kernels: the alpha / r scale reads and writes [tokens, 4096] bf16 both
+  // ways; the sum of the two outputs reads two and writes one forward, and backward adds the two
+  // input gradients (two reads and a write of [tokens, 4096]).
+  const OpCost& scale = tuned[full.size() + 2];
+  const OpCost& sum = tuned[full.size() + 3];
+  CHECK(std::string_view(scale.name) == "lora_q_scale");
+  CHECK(std::string_view(sum.name) == "lora_q_sum");
+  CHECK(scale.kind == OpKind::Elementwise);
+  CHECK(scale.fwd_bytes.value == doctest::Approx(2.0 * 2.0 * 2048 * 4096));
+  CHECK(scale.bwd_bytes.value == doctest::Approx(scale.fwd_bytes.value));
+  CHECK(sum.fwd_bytes.value == doctest::Approx(3.0 * 2.0 * 2048 * 4096));
+  CHECK(sum.bwd_bytes.value == doctest::Approx(3.0 * 2.0 * 2048 * 4096));
 
   // On a GPU: a layer's backward takes about its forward time instead of twice it, never less
   // than the frozen GEMMs' data gradients.
@@ -87,6 +99,67 @@ TEST_CASE("workloads::apply_lora: frozen GEMMs run only their data gradient, att
   const double tuned_flops = lora_flops_per_iteration(m, lora(kLoraQ | kLoraV, 8), 16).value;
   CHECK(tuned_flops < 0.75 * model);
   CHECK(tuned_flops > 0.6 * model);
+}
+
+TEST_CASE("workloads::apply_lora: qkv is one adapter over the fused projection, A shared by q, k and v") {
+  // Llama 3 8B (GQA: 32 query heads, 8 key/value heads of 128): linear_qkv maps 4096 -> 4096 + 2 x 1024.
+  const ModelSpec* preset = find_model_preset("llama3-8b");
+  REQUIRE(preset != nullptr);
+  const ModelSpec m = *preset;
+  CHECK(lora_layer_parameters(m, lora(kLoraQkv, 8), 1) == doctest::Approx(8.0 * (4096 + 6144)));
+  // Separate q, k, v adapters repeat A twice more.
+  CHECK(lora_layer_parameters(m, lora(kLoraQ | kLoraK | kLoraV, 8), 1) ==
+        doctest::Approx(8.0 * (3 * 4096 + 6144)));
+  // Column-parallel over tp 2: A whole, B's columns split.
+  CHECK(lora_layer_parameters(m, lora(kLoraQkv, 8), 2) == doctest::Approx(8.0 * (4096 + 3072)));
+  OpShape sh;
+  sh.seq_len = 4096;
+  const std::vector<OpCost> full = layer_ops(m, sh);
+  std::vector<OpCost> tuned = full;
+  apply_lora(tuned, m, sh, lora(kLoraQkv, 8));
+  REQUIRE(tuned.size() == full.size() + 4);
+  CHECK(std::string_view(tuned[full.size()].name) == "lora_qkv_a");
+  const OpCost& b = tuned[full.size() + 1];
+  CHECK(std::string_view(b.name) == "lora_qkv_b");
+  CHECK(b.n == 6144);
+  CHECK(b.k == 8);
+  std::vector<OpCost> separate = full;
+  apply_lora(separate, m, sh, lora(kLoraQ | kLoraK | kLoraV, 8));
+  CHECK(sum_ops(tuned).fwd_matmul_flops.value < sum_ops(separate).fwd_matmul_flops.value);
+}
+
+TEST_CASE("workloads::layer_ops: a packed sequence's attention does sum l^2 / s^2 of the work, its linears all of it") {
+  const ModelSpec* preset = find_model_preset("llama3-8b");
+  REQUIRE(preset != nullptr);
+  ModelSpec unpacked = *preset;
+  unpacked.seq_len = 4096;
+  ModelSpec packed = unpacked;
+  packed.packed_sample_len = 842603.0 / 4096;  // packed SQuAD (Megatron-Bridge _LORA_SEQ_STATS)
+  OpShape sh;
+  sh.seq_len = 4096;
+  const std::vector<OpCost> a = layer_ops(unpacked, sh);
+  const std::vector<OpCost> b = layer_ops(packed, sh);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(b[i].fwd_bytes.value == doctest::Approx(a[i].fwd_bytes.value));  // Q, K, V, O and every activation
+    if (std::string_view(a[i].name) == "flash_attention") {
+      CHECK(b[i].fwd_flops.value == doctest::Approx(a[i].fwd_flops.value * 842603.0 / (4096.0 * 4096.0)));
+      CHECK(b[i].bwd_flops.value == doctest::Approx(2.0 * b[i].fwd_flops.value));
+    } else {
+      CHECK(b[i].fwd_flops.value == doctest::Approx(a[i].fwd_flops.value));
+    }
+  }
+  // A sliding window applies within each sample: a window wider than the samples changes nothing.
+  ModelSpec windowed = packed;
+  windowed.sliding_window = 1024;
+  const auto attention = [&](const ModelSpec& m) {
+    for (const OpCost& op : layer_ops(m, sh))
+      if (std::string_view(op.name) == "flash_attention") return op.fwd_flops.value;
+    return 0.0;
+  };
+  CHECK(attention(windowed) == doctest::Approx(attention(packed)));
+  windowed.sliding_window = 32;
+  CHECK(attention(windowed) < 0.5 * attention(packed));
 }
 
 TEST_CASE("workloads::estimate_memory: LoRA keeps frozen weights and activations, shrinks gradients and states") {

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "workloads/model/op_builders.h"
+
 namespace clustersim::workloads {
 namespace {
 
@@ -12,6 +14,8 @@ struct Projection {
   unsigned target;
   const char* a_name;
   const char* b_name;
+  const char* scale_name;
+  const char* sum_name;
   double d_in, d_out;
   bool column_parallel;
 };
@@ -21,14 +25,16 @@ std::vector<Projection> projections(const ModelSpec& m, bool moe_layer) {
   const double q = static_cast<double>(m.heads) * m.head_dim();
   const double kv = static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) * m.head_dim();
   const double f = m.ffn_hidden;
-  std::vector<Projection> p = {{kLoraQ, "lora_q_a", "lora_q_b", h, q, true},
-                               {kLoraK, "lora_k_a", "lora_k_b", h, kv, true},
-                               {kLoraV, "lora_v_a", "lora_v_b", h, kv, true},
-                               {kLoraO, "lora_o_a", "lora_o_b", q, h, false}};
+  std::vector<Projection> p = {{kLoraQ, "lora_q_a", "lora_q_b", "lora_q_scale", "lora_q_sum", h, q, true},
+                               {kLoraK, "lora_k_a", "lora_k_b", "lora_k_scale", "lora_k_sum", h, kv, true},
+                               {kLoraV, "lora_v_a", "lora_v_b", "lora_v_scale", "lora_v_sum", h, kv, true},
+                               {kLoraQkv, "lora_qkv_a", "lora_qkv_b", "lora_qkv_scale", "lora_qkv_sum", h, q + 2.0 * kv, true},
+                               {kLoraO, "lora_o_a", "lora_o_b", "lora_o_scale", "lora_o_sum", q, h, false}};
   if (moe_layer && m.is_moe()) return p;
-  if (m.mlp == MlpKind::SwiGlu) p.push_back({kLoraGate, "lora_gate_a", "lora_gate_b", h, f, true});
-  p.push_back({kLoraUp, "lora_up_a", "lora_up_b", h, f, true});
-  p.push_back({kLoraDown, "lora_down_a", "lora_down_b", f, h, false});
+  if (m.mlp == MlpKind::SwiGlu)
+    p.push_back({kLoraGate, "lora_gate_a", "lora_gate_b", "lora_gate_scale", "lora_gate_sum", h, f, true});
+  p.push_back({kLoraUp, "lora_up_a", "lora_up_b", "lora_up_scale", "lora_up_sum", h, f, true});
+  p.push_back({kLoraDown, "lora_down_a", "lora_down_b", "lora_down_scale", "lora_down_sum", f, h, false});
   return p;
 }
 
@@ -45,6 +51,22 @@ OpCost adapter_gemm(const char* name, double m, double n, double k, double bytes
   op.k = static_cast<int>(k);
   op.batch = 1;
   return op;
+}
+
+// The adapter's two eager elementwise kernels beside its GEMMs (NeMo 2 / Megatron-Bridge
+// ParallelLinearAdapter.forward: x * (alpha / dim); LoRALinear.forward: linear_output +
+// adapter_output): forward, the scale reads and writes the adapter's output and the sum reads both
+// outputs and writes one; backward, the scale's gradient reads and writes dY's copy again, the sum
+// passes dY through unchanged, and the two gradients of the shared input (the base linear's and
+// the adapter's dX) are added: two reads and a write of the input.
+void adapter_pointwise(std::vector<OpCost>& ops, const Projection& p, double tokens, double out_tokens, double in,
+                       double out, double bytes_per_element) {
+  const double e = bytes_per_element;
+  ops.push_back(ops::pointwise(p.scale_name, OpKind::Elementwise, out_tokens * out, 1.0, 2.0 * e, 2.0 * e));
+  OpCost sum = ops::pointwise(p.sum_name, OpKind::Elementwise, out_tokens * out, 1.0, 3.0 * e, 0.0);
+  sum.bwd_flops = sim::Flops{tokens * in};
+  sum.bwd_bytes = sim::Bytes{3.0 * e * tokens * in};
+  ops.push_back(sum);
 }
 
 double layer_adapters(const ModelSpec& m, const FinetuneSpec& ft, int tp, bool moe_layer) {
@@ -91,6 +113,9 @@ void apply_lora(std::vector<OpCost>& ops, const ModelSpec& model, const OpShape&
     const double out = p.column_parallel ? p.d_out / t : p.d_out;
     ops.push_back(adapter_gemm(p.a_name, tokens, r, in, shape.precision_bytes));
     ops.push_back(adapter_gemm(p.b_name, tokens, out, r, shape.precision_bytes));
+    // A row-parallel adapter's output is scattered to the sequence-parallel region before its scale.
+    const double out_tokens = !p.column_parallel && shape.sequence_parallel ? tokens / t : tokens;
+    adapter_pointwise(ops, p, tokens, out_tokens, in, out, shape.precision_bytes);
   }
 }
 

@@ -2,14 +2,17 @@
 // changes in the operations of a layer and in what trains.
 //
 // Every pretrained weight is frozen. Each targeted projection W [d_in, d_out] (FinetuneSpec::
-// lora_targets: q, k, v, o, gate, up, down) gains a trainable pair A [d_in, r], B [r, d_out]; the
-// layer computes x W + (x A) B (the alpha / r scale is a scalar and not costed). So:
+// lora_targets: q, k, v, o, gate, up, down, or qkv for Megatron's fused linear_qkv) gains a
+// trainable pair A [d_in, r], B [r, d_out]; the layer computes x W + (alpha / r) (x A) B. So:
 //   * a frozen GEMM's backward runs only its data gradient dX = dY W^T, which the layers below need,
 //     and skips the weight gradient: backward = 1x its forward instead of 2x (OpCost::frozen);
 //   * the attention core, norms and activations are unchanged (they have no weights, or frozen
 //     norm weights whose gradients are negligible), so activation memory does not shrink;
 //   * each adapter adds two small GEMMs, x A (m = tokens, n = r, k = d_in) and (x A) B (m = tokens,
-//     n = d_out, k = r), trained in full (data and weight gradients), each one kernel launch;
+//     n = d_out, k = r), trained in full (data and weight gradients), each one kernel launch, and
+//     two elementwise kernels as NeMo 2 and Megatron-Bridge run them eagerly (ParallelLinearAdapter:
+//     the alpha / r scale; LoRALinear: the sum of the two outputs), whose backward rescales dY and
+//     adds the adapter's input gradient to the base linear's;
 //   * the trainable parameters, their gradients, optimizer states and data-parallel reduction
 //     are the adapters' only: r (d_in + d_out) per target and layer.
 // Tensor parallelism (Megatron/NeMo's parallel LoRA adapters): a column-parallel projection (q, k,

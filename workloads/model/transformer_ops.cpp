@@ -62,7 +62,10 @@ OpCost residual_add(std::string_view name, const Dims& d) {
 }
 
 // The attention core over QK width d.head_dim and V width d.v_dim; a sliding-window model's
-// fused kernel does mean_attention_work_factor of the full work (attention_variants.h).
+// fused kernel does mean_attention_work_factor of the full work (attention_variants.h), and a
+// packed sequence's (ModelSpec::packed_sample_len = sum l_i^2 / s) attends within its samples:
+// s / l packs of l tokens each, sum l_i^2 / s^2 = l / s of the pairs, each sample windowed as
+// a sequence of l tokens.
 void attention_core(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, const Dims& d) {
   const double s = sh.seq_len;
   const double q_len = s / std::max(1, sh.cp);  // local queries; keys and values: all s tokens
@@ -70,7 +73,8 @@ void attention_core(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape&
   if (sh.flash_attention) {
     OpCost op = gemm("flash_attention", OpKind::Attention, q_len, s, d.head_dim, batch, d.p, false);
     // QK^T (over head_dim) and PV (over v_dim) in one kernel, scaled to the pairs it attends.
-    const double window = mean_attention_work_factor(m, s);
+    const double sample = m.packed_sample_len > 0 ? std::min(m.packed_sample_len, s) : s;
+    const double window = mean_attention_work_factor(m, sample) * (sample / s);
     op.fwd_flops = sim::Flops{2.0 * q_len * s * batch * (d.head_dim + d.v_dim) * window};
     op.bwd_flops = op.fwd_flops * 2.0;
     // fwd reads Q, K, V and writes O plus the fp32 log-sum-exp; bwd reads Q, K, V, O, dO and
