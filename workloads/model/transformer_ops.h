@@ -107,6 +107,9 @@ struct OpShape {
   // Fp8Unpadding); with `moe_dispatcher` hybridep the dispatch already wrote them padded.
   bool quantized_experts = false;
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
+  // Transformer Engine's op fuser runs the routed experts' MLP (TrainingSpec::te_op_fuser): no
+  // eager GLU clamp or expert bias loop around the grouped GEMMs.
+  bool te_op_fuser = false;
 };
 
 // Elementwise FLOP counts per element (not model FLOPs; used only for the op's own cost).
@@ -131,6 +134,9 @@ inline constexpr double kDropoutMaskBytesPerElement = 1.0;  // PyTorch stores th
 //   * with quantized_experts (fp8 / fp4) and the alltoall or DeepEP dispatcher, the slots padded
 //     per expert to the quantization alignment before the grouped GEMM and unpadded after it
 //     (expert_pad / expert_unpad, memory bound; expert_padding.h);
+//   * with glu_clamp (GPT-OSS), the eager clamp of the experts' GLU input before their activation,
+//     with a host sync after it (expert_act_clamp, glu_clamp.h); with expert_bias, the second
+//     linear's bias after them (expert_bias, expert_bias.h); neither under te_op_fuser;
 //   * routed experts: a grouped GEMM over the experts/ep experts this GPU holds. Over the ep group
 //     each GPU's experts receive on average tokens x k token-slots (ep GPUs' tokens, k of the
 //     experts each, 1/ep of the experts here), times moe_load_factor on the busiest GPU. Model
