@@ -64,7 +64,7 @@ constexpr const char* kDeepSeekMla =
 constexpr const char* kDeepSeekV3Lines =
     "\nq_lora_rank = 1536\nkv_lora_rank = 512\nqk_nope_head_dim = 128\nqk_rope_head_dim = 64\nv_head_dim = 128"
     "\nrouter_groups = 8\nrouter_group_topk = 4";
-constexpr const char* kGptOssAttention = "\nsliding_window = 128\nfull_attention_every = 2\nattention_sinks = true\nexpert_bias = true\nyarn_rope = true";
+constexpr const char* kGptOssAttention = "\nsliding_window = 128\nfull_attention_every = 2\nattention_sinks = true\nexpert_bias = true\nyarn_rope = true\nglu_clamp = true";
 constexpr MoeArch kMoeArchs[] = {
     {"Mixtral-8x7B", 8, 2, 14336, 0, 0, 1, 14336, false, 0, "", false},
     {"Mixtral-8x22B", 8, 2, 16384, 0, 0, 1, 16384, false, 0, "", false},

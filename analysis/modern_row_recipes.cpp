@@ -60,6 +60,16 @@ bool full_iteration_mxfp8_recipe(const ModernRow& r) {
   if (has(r.model, "Qwen3-30B-A3B")) return rack || r.gpu == "B300";
   return rack && (has(r.model, "DeepSeek-V3") || has(r.model, "GPT-OSS-120B") || has(r.model, "Qwen3-235B-A22B"));
 }
+// GPT_OSS_120B_PRETRAIN_CONFIG_{GB300,GB200}_FP8_MX_V2 set cutedsl_fused_grouped_mlp = True
+// (Megatron-Bridge r0.5.0 scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py),
+// which set_workload_base_configs turns into use_transformer_engine_op_fuser = True
+// (scripts/performance/utils/overrides.py l. 238-239); r0.6.0's
+// _apply_gpt_oss_120b_full_iter_fp8mx_configs sets it directly (perf_recipes/gpt_oss/common.py
+// l. 42). r0.5.0 pins Megatron-LM 458c8d0 (core_v0.18.x), whose TEGroupedMLP then runs
+// _fused_forward. The other GPT-OSS rows ran TEGroupedMLP's eager path: 26.02's common perf
+// overrides even turn the fuser off (r0.3.0 overrides.py l. 62-63), and B300 MXFP8 26.06 is
+// B300_BF16_V2. Only GPT-OSS is written: the flag changes nothing else the model counts.
+bool te_op_fuser_of(const ModernRow& r) { return full_iteration_mxfp8_recipe(r) && has(r.model, "GPT-OSS-120B"); }
 // dgxc-benchmarking v25.05 (68eaf7e) launches with NeMo's `--cuda_graphs`: grok1/launch.sh
 // CUDA_GRAPH=${CUDA_GRAPH:-true} on gb200 and b200 (false on h100), nemotron/launch.sh
 // `--cuda_graphs true` on gb200; NeMo 7a8f1cc7 scripts/performance/utils.py

@@ -21,6 +21,9 @@ int bridge_release(const ModernRow& r);
 // Whether the row ran one of the full-iteration MXFP8 recipes of Megatron-Bridge 26.06 and later
 // (cuda_graph_impl "full_iteration" with the hybridep dispatcher and moe_a2a_overlap).
 bool full_iteration_mxfp8_recipe(const ModernRow& r);
+// Whether the row's recipe runs the routed experts through Transformer Engine's op fuser
+// (training.te_op_fuser): GPT-OSS-120B's full-iteration MXFP8 recipes.
+bool te_op_fuser_of(const ModernRow& r);
 
 // Whether the row's recipe runs CUDA graphs the model represents (training.cuda_graphs):
 // Megatron-Core's cuda_graph_impl "full_iteration", and dgxc v25.05's per-layer graphs of whole

@@ -22,7 +22,7 @@ constexpr std::string_view kModelKeys[] = {"preset",     "layers",  "hidden", "h
                                            "ffn_hidden", "seq_len", "vocab",  "hf_config", "mlp",
                                            "norm",       "tied_embeddings", "flash_attention", "dropout",
                                            "experts", "experts_per_token", "moe_ffn_hidden", "shared_experts",
-                                           "first_dense_layers", "moe_layer_freq", "capacity_factor", "expert_bias", "moe_apply_probs_on_input", "router_groups", "router_group_topk", "moe_latent_size",
+                                           "first_dense_layers", "moe_layer_freq", "capacity_factor", "expert_bias", "moe_apply_probs_on_input", "glu_clamp", "router_groups", "router_group_topk", "moe_latent_size",
                                            "hybrid_pattern", "mamba_heads", "mamba_head_dim", "mamba_expand",
                                            "mamba_groups", "mamba_state", "mamba_conv", "mamba_chunk",
                                            "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
@@ -45,7 +45,7 @@ struct ModelFields {
   std::optional<int> experts, experts_per_token, moe_ffn, shared_experts, first_dense, moe_freq, router_groups,
       router_group_topk, moe_latent;
   std::optional<double> capacity_factor;
-  std::optional<bool> expert_bias;
+  std::optional<bool> expert_bias, glu_clamp;
   std::optional<bool> moe_apply_probs_on_input;
   // Hybrid Mamba models (workloads::ModelSpec::hybrid_pattern); checked in hybrid_checks.cpp.
   std::optional<std::string> hybrid_pattern;
@@ -116,6 +116,7 @@ ModelFields read_model_fields(Section& s) {
   f.capacity_factor = s.number("capacity_factor", 0.0, false, "1.25");
   f.expert_bias = s.boolean("expert_bias");
   f.moe_apply_probs_on_input = s.boolean("moe_apply_probs_on_input");
+  f.glu_clamp = s.boolean("glu_clamp");
   f.router_groups = s.integer("router_groups", 1, 1 << 20, "8");
   f.router_group_topk = s.integer("router_group_topk", 1, 1 << 20, "4");
   f.moe_latent = s.integer("moe_latent_size", 0, 1 << 20, "1024");
@@ -197,6 +198,7 @@ void apply_moe_fields(const ModelFields& f, ModelSpec& m) {
   if (f.capacity_factor) m.capacity_factor = *f.capacity_factor;
   if (f.expert_bias) m.expert_bias = *f.expert_bias;
   if (f.moe_apply_probs_on_input) m.moe_apply_probs_on_input = *f.moe_apply_probs_on_input;
+  if (f.glu_clamp) m.glu_clamp = *f.glu_clamp;
   if (f.router_groups) m.router_groups = *f.router_groups;
   if (f.router_group_topk) m.router_group_topk = *f.router_group_topk;
   if (f.moe_latent) m.moe_latent_size = *f.moe_latent;
@@ -260,7 +262,7 @@ std::string model_id(const ModelSpec& m, const ModelBase& base) {
                     m.experts == b.experts && m.experts_per_token == b.experts_per_token &&
                     m.moe_ffn_hidden == b.moe_ffn_hidden && m.shared_experts == b.shared_experts &&
                     m.first_dense_layers == b.first_dense_layers && m.moe_layer_freq == b.moe_layer_freq &&
-                    m.capacity_factor == b.capacity_factor && m.expert_bias == b.expert_bias &&
+                    m.capacity_factor == b.capacity_factor && m.expert_bias == b.expert_bias && m.glu_clamp == b.glu_clamp &&
                     m.moe_apply_probs_on_input == b.moe_apply_probs_on_input &&
                     m.router_groups == b.router_groups && m.router_group_topk == b.router_group_topk &&
                     m.moe_latent_size == b.moe_latent_size && m.hybrid_pattern == b.hybrid_pattern &&

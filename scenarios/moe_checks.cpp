@@ -16,7 +16,7 @@ namespace {
 
 constexpr const char* kMoeOnlyKeys[] = {"experts_per_token", "moe_ffn_hidden",  "shared_experts",
                                         "first_dense_layers", "moe_layer_freq", "capacity_factor",
-                                        "expert_bias", "router_groups", "router_group_topk", "moe_latent_size",
+                                        "expert_bias", "glu_clamp", "router_groups", "router_group_topk", "moe_latent_size",
                                         "moe_apply_probs_on_input"};
 
 }  // namespace
@@ -37,6 +37,9 @@ void Loader::check_experts() {
     if (p.etp > 0 && p.etp != p.tp)
       error_at_key("parallelism.etp", "etp = " + std::to_string(p.etp) + " needs a mixture-of-experts model, but the model has no experts",
                    "remove etp (expert tensor parallelism), or set experts in [model]");
+    if (spec_.training.te_op_fuser)
+      error_at_key("training.te_op_fuser", "te_op_fuser runs the routed experts' MLP, but the model has no experts",
+                   "remove te_op_fuser (Megatron-Core's use_transformer_engine_op_fuser acts on TEGroupedMLP), or set experts in [model]");
     if (p.moe_dispatcher != workloads::MoeDispatcher::AllToAll)
       error_at_key("parallelism.moe_dispatcher",
                    "moe_dispatcher = " + quote_str(sim::name_of(workloads::kMoeDispatcherNames, p.moe_dispatcher)) +

@@ -93,6 +93,7 @@ void show_model(std::ostream& out, const ScenarioSpec& spec) {
         << "capacity_factor = " << m.capacity_factor << (m.capacity_factor > 0 ? "" : "  # 0: dropless") << "\n";
     if (m.expert_bias) out << "expert_bias = true\n";  // only when set
     if (m.moe_apply_probs_on_input) out << "moe_apply_probs_on_input = true\n";  // only when set
+    if (m.glu_clamp) out << "glu_clamp = true\n";  // only when set
     if (m.moe_latent_size > 0) out << "moe_latent_size = " << m.moe_latent_size << "\n";  // only when set
   }
   if (m.is_hybrid()) {  // only for a hybrid Mamba model, so other models print as before
@@ -184,6 +185,7 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
       << "cuda_graphs = " << b(tr.cuda_graphs) << "\n";
   show_module_list(out, "recompute_modules", tr.recompute_modules, workloads::kRecomputeModuleNames);
   show_module_list(out, "cuda_graph_scope", tr.cuda_graph_modules, workloads::kCudaGraphModuleNames);
+  if (tr.te_op_fuser) out << "te_op_fuser = true\n";  // only when set
   if (tr.activation_offload_layers > 0) out << "activation_offload_layers = " << tr.activation_offload_layers << "\n";
   if (tr.bf16_layers_at_start > 0) out << "num_layers_at_start_in_bf16 = " << tr.bf16_layers_at_start << "\n";
   if (tr.bf16_layers_at_end > 0) out << "num_layers_at_end_in_bf16 = " << tr.bf16_layers_at_end << "\n";

@@ -147,6 +147,12 @@ struct ModelSpec {
   // but "rope" (megatron/bridge/utils/fusions.py validate_rope_fusion_compatibility), so the
   // rotation runs as Megatron-Core's unfused _apply_rotary_pos_emb_bshd (transformer_ops.cpp).
   bool yarn_rope = false;
+  // The routed experts' GLU clamps its inputs before the activation (GPT-OSS: Megatron-Core
+  // activation_func_clamp_value 7.0 with quick_gelu, set by Megatron-Bridge's GPT-OSS bridge; Hugging
+  // Face swiglu_limit). Megatron-Core's TEGroupedMLP runs the clamp eagerly around its fused
+  // quick-GeGLU kernel unless Transformer Engine's op fuser runs the expert MLP
+  // (TrainingSpec::te_op_fuser): model/glu_clamp.h.
+  bool glu_clamp = false;
   // Multi-token prediction (DeepSeek-V3, arXiv:2412.19437 Sec. 2.2; Hugging Face
   // num_nextn_predict_layers; Megatron-Core --mtp-num-layers): `mtp_layers` sequential MTP modules
   // after the last layer, each an embedding lookup of the next token (shared embedding), two
@@ -511,6 +517,11 @@ struct TrainingSpec {
   // bits, 0 = none): their kernels replay from one graph launch per layer part, pass and
   // micro-batch (ComputeModel::set_cuda_graph_modules). Exclusive with cuda_graphs.
   unsigned cuda_graph_modules = 0;
+  // Transformer Engine's op fuser runs the routed experts' MLP (Megatron-Core
+  // use_transformer_engine_op_fuser, TEGroupedMLP._fused_forward, core_v0.18.0): fc1, the scaled
+  // GLU (its clamp inside) and fc2 with its bias as one te.ops.Sequential, so neither the eager
+  // clamp of model/glu_clamp.h nor the eager bias loop of model/expert_bias.h runs. MoE models only.
+  bool te_op_fuser = false;
   // Activation CPU offloading: layers per model chunk whose saved activations go to host memory
   // after their forward and come back before their backward (Megatron-Core
   // cpu_offloading_num_layers; workloads/memory/activation_offload.h). 0 = off.

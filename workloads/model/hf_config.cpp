@@ -41,6 +41,14 @@ class Reader {
     return v.get<bool>();
   }
 
+  // A positive number, or none where the field is absent or null.
+  std::optional<double> optional_positive_number(const char* field) const {
+    if (!has(field)) return std::nullopt;
+    const json& v = j_.at(field);
+    if (!v.is_number() || !(v.get<double>() > 0)) fail(field, "expected a positive number, got " + v.dump());
+    return v.get<double>();
+  }
+
   std::string optional_string(const char* field) const {
     if (!has(field)) return {};
     const json& v = j_.at(field);
@@ -328,6 +336,9 @@ void read_sliding_window(const Reader& r, ModelSpec& m) {
   m.attention_sinks = r.optional_string("model_type") == "gpt_oss";
   m.expert_bias = m.attention_sinks;  // GPT-OSS's experts carry biases (mlp1_bias, mlp2_bias)
   m.yarn_rope = m.attention_sinks;    // and its rope_scaling is yarn
+  // GPT-OSS's swiglu_limit is Megatron-Core's activation_func_clamp_value, clamped eagerly around
+  // the quick-GeGLU kernel (glu_clamp.h); other models' SwiGLU fusion takes no clamp.
+  m.glu_clamp = m.attention_sinks && r.optional_positive_number("swiglu_limit").has_value();
   if (!r.has("sliding_window") || !r.optional_bool("use_sliding_window", true)) return;
   const int window = r.positive_int("sliding_window");
   if (!r.has("layer_types")) {

@@ -209,6 +209,7 @@ ModelSpec gpt_oss(ModelSpec m) {
   m.attention_sinks = true;
   m.expert_bias = true;  // add_bias_linear: the experts' linears carry biases
   m.yarn_rope = true;    // rope_scaling: yarn
+  m.glu_clamp = true;    // activation_func_clamp_value 7.0 (swiglu_limit)
   return m;
 }
 

@@ -9,6 +9,7 @@
 #include "workloads/model/expert_bias.h"
 #include "workloads/model/expert_probs.h"
 #include "workloads/model/expert_padding.h"
+#include "workloads/model/glu_clamp.h"
 #include "workloads/model/op_builders.h"
 #include "workloads/model/unfused_rope.h"
 
@@ -138,7 +139,8 @@ void add_host_work(OpCost& op, const MoeHostWork& fwd, const MoeHostWork& bwd) {
 }
 
 // Charges an MoE layer's host work (moe_host_ops.h) to its ops, from the router at ops[router] on:
-// each phase to the op it runs beside, the dispatch's to the first op after the host sync.
+// each phase to the op it runs beside, the dispatch's to the first op after the dispatcher's host
+// sync (the permute's; GPT-OSS's GLU clamp syncs again later in the layer, glu_clamp.h).
 void add_moe_host_work(std::vector<OpCost>& ops, std::size_t router, const MoeHostPhases& p) {
   bool after_sync = false;
   for (std::size_t i = router; i < ops.size(); ++i) {
@@ -152,7 +154,7 @@ void add_moe_host_work(std::vector<OpCost>& ops, std::size_t router, const MoeHo
     if (op.name == "moe_sort_chunks" || op.name == "moe_unsort_chunks") add_host_work(op, p.sort_fwd, p.sort_bwd);
     if (op.name == "expert_act") add_host_work(op, p.experts_fwd, p.experts_bwd);
     if (op.name == "moe_unpermute") add_host_work(op, p.combine_fwd, p.combine_bwd);
-    if (op.host_sync_after) after_sync = true;
+    if (op.name == "moe_permute" && op.host_sync_after) after_sync = true;  // the dispatcher's sync
   }
 }
 
@@ -243,8 +245,15 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
       fc1_named = true;
     }
   }
-  // The second linear's bias, probability-weighted per expert outside the grouped GEMM.
-  if (m.expert_bias) ops.push_back(expert_bias_op(slots, w, d.p, local_experts));
+  // Eager around the fused activation unless Transformer Engine's op fuser runs the expert MLP
+  // (OpShape::te_op_fuser): the GLU input's clamp, before the activation (glu_clamp.h), and the
+  // second linear's bias, probability-weighted per expert outside the grouped GEMM (expert_bias.h).
+  if (m.glu_clamp && !sh.te_op_fuser) {
+    const auto act = std::find_if(ops.begin() + static_cast<std::ptrdiff_t>(first), ops.end(),
+                                  [](const OpCost& op) { return op.name == "expert_act"; });
+    ops.insert(act, glu_clamp_op(slots * ed.ffn, d.p));
+  }
+  if (m.expert_bias && !sh.te_op_fuser) ops.push_back(expert_bias_op(slots, w, d.p, local_experts));
   if (pads) ops.push_back(expert_unpad_op(slots, w, d.p));
   if (sorts_chunks) ops.push_back(pointwise("moe_unsort_chunks", OpKind::Elementwise, slots * w, 0.0, 2.0 * d.p, 2.0 * d.p));
   ops.push_back(pointwise("moe_unpermute", OpKind::Elementwise, routed * w, 1.0, 2.0 * d.p, 2.0 * d.p));

@@ -112,6 +112,9 @@ struct OpShape {
   // Fp8Unpadding); with `moe_dispatcher` hybridep the dispatch already wrote them padded.
   bool quantized_experts = false;
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
+  // Transformer Engine's op fuser runs the routed experts' MLP (TrainingSpec::te_op_fuser): no
+  // eager GLU clamp or expert bias loop around the grouped GEMMs.
+  bool te_op_fuser = false;
 };
 
 // Elementwise FLOP counts per element (not model FLOPs; used only for the op's own cost).
@@ -138,6 +141,9 @@ inline constexpr double kDropoutMaskBytesPerElement = 1.0;  // PyTorch stores th
 //     (expert_pad / expert_unpad, memory bound; expert_padding.h);
 //   * with ModelSpec::moe_apply_probs_on_input (Llama 4), the slots multiplied by their router
 //     probability before the grouped GEMM (moe_probs_on_input, memory bound; expert_probs.h);
+//   * with glu_clamp (GPT-OSS), the eager clamp of the experts' GLU input before their activation,
+//     with a host sync after it (expert_act_clamp, glu_clamp.h); with expert_bias, the second
+//     linear's bias after them (expert_bias, expert_bias.h); neither under te_op_fuser;
 //   * routed experts: a grouped GEMM over the experts/ep experts this GPU holds. Over the ep group
 //     each GPU's experts receive on average tokens x k token-slots (ep GPUs' tokens, k of the
 //     experts each, 1/ep of the experts here), times moe_load_factor on the busiest GPU. Model

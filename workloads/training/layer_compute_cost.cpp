@@ -13,7 +13,8 @@ bool is_selective_recompute_op(const OpCost& op) {
 }
 
 // [training] recompute_modules: the ops whose forward the backward runs again ("layernorm": the
-// two norms; "moe_act": the experts' activation function; "mla_up_proj": MLA's query and key/value
+// two norms; "moe_act": the experts' activation function (bias_act_func, with GPT-OSS's eager GLU
+// clamp, model/glu_clamp.h); "mla_up_proj": MLA's query and key/value
 // up-projections and the rotary embedding applied to their outputs, model/attention_variants.h;
 // the loader accepts it only for MLA models; "moe": the whole MoE layer, in layer_compute). Under
 // recompute = "full" they rerun with everything else.
@@ -22,7 +23,7 @@ bool recomputed_module_op(const OpCost& op, unsigned modules) {
   if ((modules & kRecomputeMlaUpProj) != 0 &&
       (op.name == "mla_q_up_proj" || op.name == "mla_q_proj" || op.name == "mla_kv_up_proj" || op.name == "rotary_embedding"))
     return true;
-  return (modules & kRecomputeMoeAct) != 0 && op.name == "expert_act";
+  return (modules & kRecomputeMoeAct) != 0 && (op.name == "expert_act" || op.name == "expert_act_clamp");
 }
 
 }  // namespace

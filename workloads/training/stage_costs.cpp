@@ -61,6 +61,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   shape.moe_load_factor = moe_load_factor(model, in.compute);
   shape.quantized_experts = topology::quantized_linears(tr.precision);
   shape.moe_dispatcher = in.parallel.moe_dispatcher;
+  shape.te_op_fuser = tr.te_op_fuser;
 
   // LoRA (model/lora.h): frozen weights run only their data gradients; the adapters train.
   const FinetuneSpec& ft = tr.finetune;
