@@ -96,6 +96,8 @@ RunReport run_scenario(const scenarios::ScenarioSpec& spec, const RunOptions& op
                                 &cluster->memo, hints};
   in.data = spec.data ? &*spec.data : nullptr;
   if (options.check) in.invariants = &r.invariants.emplace();
+  in.explain = options.explain;
+  in.explain_stage = options.explain_stage;
   try {
     r.iteration = workloads::simulate_iteration(in);
     if (blocking) {  // the same job without CUDA_LAUNCH_BLOCKING, for its cost

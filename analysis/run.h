@@ -28,6 +28,8 @@ struct RunOptions {
   bool timeline = false;        // record spans for --trace
   ClusterCache* clusters = nullptr;  // optional: reuse built clusters across runs
   bool check = false;           // check the invariants after every iteration (RunReport::invariants)
+  bool explain = false;         // explain the last stage to finish (IterationResult::explained)
+  int explain_stage = -1;       // with explain: this pipeline stage too (0..pp-1)
 };
 
 struct RunReport {

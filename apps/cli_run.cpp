@@ -11,6 +11,7 @@
 #include "analysis/html_report.h"
 #include "analysis/memory_report.h"
 #include "analysis/output_file.h"
+#include "analysis/run_explain.h"
 #include "analysis/run_report.h"
 #include "analysis/shared_cluster.h"
 #include "apps/cli_common.h"
@@ -62,7 +63,8 @@ int verb_run(int argc, char** argv) {
   std::string path, format = "text", trace, dmon, dmon_fields = "203,204,1011,1012,155", report_path;
   double dmon_ms = 1000;
   std::vector<std::string> sets;
-  bool show_config = false, ignore_memory = false, full = false, check = false;
+  bool show_config = false, ignore_memory = false, full = false, check = false, explain = false;
+  int explain_stage = -1;
   app.add_option("scenario", path, "scenario file (TOML)")->required();
   app.add_option("--format", format, "text | json | csv");
   app.add_option("--set", sets, "override a key: section.key=value (repeatable)");
@@ -74,6 +76,10 @@ int verb_run(int argc, char** argv) {
   app.add_flag("--show-config", show_config, "print the resolved scenario before the result (text mode)");
   app.add_flag("--ignore-memory", ignore_memory, "simulate even if the model does not fit in GPU memory");
   app.add_flag("--full", full, "no memoised collectives: simulate every data-parallel collective as flows");
+  app.add_flag("--explain", explain,
+               "after the result: the last stage's layers op by op with formulas, their communication, and how "
+               "they add up to the iteration time (json: an \"explain\" object)");
+  app.add_option("--explain-stage", explain_stage, "with --explain: explain this pipeline stage too (0..pp-1)");
   app.add_flag("--check", check, "check the simulation's invariants after every iteration; exit 4 when one fails");
   if (const auto help = parse_args(app, argc, argv)) return *help;
   if (format != "text" && format != "json" && format != "csv") {
@@ -92,6 +98,15 @@ int verb_run(int argc, char** argv) {
     if (!spec.jobs.empty() && check) {
       throw CliError("--check: a scenario with [[job]] tables is not checked yet; check each job as its own scenario");
     }
+    if (explain_stage != -1 && !explain) throw CliError("--explain-stage: give it with --explain");
+    if (explain && !spec.jobs.empty()) {
+      throw CliError("--explain: a scenario with [[job]] tables is not explained yet; explain each job as its own scenario");
+    }
+    if (explain && format == "csv") throw CliError("--explain: prints text or json, not csv");
+    if (explain_stage != -1 && (explain_stage < 0 || explain_stage >= spec.parallel.pp)) {
+      throw CliError("--explain-stage " + std::to_string(explain_stage) + ": the scenario has " +
+                     std::to_string(spec.parallel.pp) + " pipeline stage(s); choose 0.." + std::to_string(spec.parallel.pp - 1));
+    }
     if (!spec.jobs.empty()) {
       if (show_config && format == "text") std::fputs(scenarios::show_config(spec).c_str(), stdout);
       return run_jobs(spec, format, ignore_memory, full);
@@ -103,6 +118,8 @@ int verb_run(int argc, char** argv) {
     options.ignore_memory = ignore_memory;
     options.timeline = outputs.any();
     options.check = check;
+    options.explain = explain;
+    options.explain_stage = explain_stage;
     const analysis::RunReport report = analysis::run_scenario(spec, options);
     if (!report.memory.fits && !ignore_memory) {
       // The format asked for, still: a script reading JSON gets JSON that says it does not fit.
@@ -121,11 +138,12 @@ int verb_run(int argc, char** argv) {
     write_output(outputs.report, [&] { return analysis::html_report(report); });
     if (show_config && format == "text") std::fputs(scenarios::show_config(spec).c_str(), stdout);
     if (format == "json") {
-      std::fputs(analysis::run_json(report).c_str(), stdout);
+      std::fputs((explain ? analysis::run_json_with_explain(report) : analysis::run_json(report)).c_str(), stdout);
     } else if (format == "csv") {
       std::fputs(analysis::run_csv(report).c_str(), stdout);
     } else {
       std::fputs(analysis::run_text(report).c_str(), stdout);
+      if (explain) std::fputs(analysis::run_explain_text(report).c_str(), stdout);
     }
     return report_invariants(report.invariants, format == "text");
   } catch (const scenarios::ScenarioError& e) {

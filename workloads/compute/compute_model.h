@@ -109,6 +109,24 @@ class ComputeConstants {
 
 enum class Pass : std::uint8_t { Forward, Backward };
 
+// The terms of one op's device time (ComputeModel::op_time_parts), for explaining it:
+// time = max(flops_s, bytes_s) + cast_s + launch_s, with flops_s = flops / (peak x efficiency) and
+// bytes_s = bytes / (hbm x memory_efficiency). `efficiency` is the effective one (a backward GEMM's
+// two halves, flash attention's causal fraction and softmax factor folded in); `efficiency_constant`
+// and `memory_constant` name the ComputeConstants it starts from ("" for the FP32 rate).
+struct OpTimeParts {
+  double flops = 0, bytes = 0;          // FLOPs and HBM bytes the roofline uses
+  double peak = 0;                      // FLOP/s: the rate the op runs at before efficiency (sustained)
+  double efficiency = 1;                // effective, in (0, 1]
+  const char* efficiency_constant = "";
+  double hbm = 0;                       // bytes/s: HBM bandwidth before efficiency
+  double memory_efficiency = 1;
+  const char* memory_constant = "";
+  double flops_s = 0, bytes_s = 0, cast_s = 0, launch_s = 0;
+  int kernels = 0;
+  double time_s() const { return (flops_s > bytes_s ? flops_s : bytes_s) + cast_s + launch_s; }
+};
+
 // Whether the GPU's host CPU is a Grace (GB200 / GB300 superchips; grace_host_ratio).
 bool grace_hosted(const topology::GpuSpec& gpu);
 
@@ -144,6 +162,8 @@ class ComputeModel {
   // waves over floor(SMs x (1 - sm_share)), the tensor rate x (1 - sm_share)) and on the HBM
   // bandwidth it leaves (bandwidth - hbm_bytes_per_s, at least the constant min_hbm_share of it).
   sim::SimTime op_time(const OpCost& op, Pass pass, const Contention& beside) const;
+  // op_time(op, pass) in its terms (OpTimeParts), for `run --explain`.
+  OpTimeParts op_time_parts(const OpCost& op, Pass pass) const;
   // Back to back on one stream: the larger of the summed device times and the host's issuing time.
   sim::SimTime ops_time(const std::vector<OpCost>& ops, Pass pass) const;
   // Memory-bound fused (multi-tensor) optimizer over the parameters held on this GPU:

@@ -189,6 +189,31 @@ sim::SimTime ComputeModel::op_time(const OpCost& op, Pass pass) const {
   return sim::SimTime::from_seconds(roofline + fp8_cast_seconds(op, pass) + launch);
 }
 
+OpTimeParts ComputeModel::op_time_parts(const OpCost& op, Pass pass) const {
+  OpTimeParts p;
+  p.flops = (pass == Pass::Forward ? op.fwd_flops : op.bwd_flops).value;
+  p.flops_s = flops_seconds(op, pass);
+  p.bytes_s = bytes_seconds(op, pass);
+  p.cast_s = fp8_cast_seconds(op, pass);
+  p.kernels = kernels(op, pass);
+  p.launch_s = p.kernels * constants_.get("kernel_launch_us") * 1e-6;
+  const double scale = clock_ratio_ * sm_fraction_;
+  p.peak = op.is_matmul() ? (matmul_peak(op) * scale).value : gpu_.fp32.value * scale;
+  if (op.is_matmul()) {
+    p.efficiency_constant = op.name == "ssd_scan" ? "mamba_scan_eff"
+                            : !is_flash(op)       ? "gemm_eff_max"
+                            : gpu_.compute_capability >= 100 && gpu_.compute_capability < 200 ? "flash_attention_eff_sm100"
+                            : gpu_.compute_capability >= 90 && gpu_.compute_capability < 100  ? "flash_attention_eff_sm90"
+                                                                                                : "flash_attention_eff";
+  }
+  if (p.flops_s > 0 && p.peak > 0) p.efficiency = p.flops / (p.peak * p.flops_s);
+  p.hbm = memory_bandwidth().value;
+  p.memory_efficiency = constants_.get("hbm_stream_eff") * (op.is_matmul() ? 1.0 : constants_.get("pointwise_mem_eff"));
+  p.memory_constant = op.is_matmul() ? "hbm_stream_eff" : "hbm_stream_eff x pointwise_mem_eff";
+  p.bytes = p.bytes_s * p.hbm * p.memory_efficiency;  // as bytes_seconds counted them (fp8 operands, unfused loss)
+  return p;
+}
+
 sim::SimTime ComputeModel::op_time(const OpCost& op, Pass pass, const Contention& beside) const {
   CLUSTERSIM_CHECK(beside.sm_share >= 0 && beside.sm_share < 1, "a collective holds a share of the SMs in [0, 1)");
   CLUSTERSIM_CHECK(beside.hbm_bytes_per_s >= 0, "a collective's HBM traffic is not negative");

@@ -38,9 +38,7 @@ IterationRun::IterationRun(const IterationInputs& in)
   CLUSTERSIM_CHECK(m_ >= 1, "at least one micro-batch per replica");
   memo_.set_invariants(in.invariants);  // the stage costs' memoised collectives are checked too
   const auto t0 = std::chrono::steady_clock::now();
-  costs_ = plan_stage_costs(StageCostInputs{in.model, in.parallel, in.training, in.compute, layout_, memo_, dp_algo_,
-                                            v_, m_, in.sync.tp_comm_overlap && in.parallel.sequence_parallel,
-                                            in.sync.fsdp_prefetch, in.sync.zero3_impl});
+  costs_ = plan_stage_costs(stage_cost_inputs());
   param_gather_overlap_ = in.parallel.shards_optimizer() && in.sync.param_gather_overlapped(in.parallel);
   result_.tp_bytes_per_gpu = costs_.tp_bytes_per_gpu;
   result_.pp_bytes_per_gpu = costs_.pp_bytes_per_gpu;
@@ -59,6 +57,23 @@ IterationRun::IterationRun(const IterationInputs& in)
     recording_ = std::make_unique<Recording>(result_, in.topo, in.router, layout_, v_, pp_routes_.size());
   }
   plan_wall_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+StageCostInputs IterationRun::stage_cost_inputs() {
+  return StageCostInputs{in_.model, in_.parallel, in_.training, in_.compute, layout_, memo_, dp_algo_,
+                         v_, m_, in_.sync.tp_comm_overlap && in_.parallel.sequence_parallel,
+                         in_.sync.fsdp_prefetch, in_.sync.zero3_impl};
+}
+
+StageExplanation IterationRun::explain(int r) {
+  StageExplanation x = explain_stage(stage_cost_inputs(), costs_, r);
+  const GradientBuckets& g = rank(r).buckets();
+  x.buckets = static_cast<int>(g.reductions.size());
+  for (const Bucket& b : g.reductions) x.dp_bucket_bytes += b.bytes;
+  const std::string algo(to_string(dp_algo_));
+  x.dp_collective = in_.parallel.shards_optimizer() ? algo + " reduce-scatter, then all-gather of the parameters"
+                                                    : algo + " all-reduce";
+  return x;
 }
 
 // Parameters whose gradients a chunk's buckets carry over the data-parallel group. Routed experts'

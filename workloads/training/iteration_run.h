@@ -85,6 +85,10 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   // Planning (iteration_planning.cpp): stage costs, each rank's schedule, buckets and gathers,
   // routes, feeds, and under `full` the live positions and the replay.
   void plan_ranks();
+  // What plan_stage_costs takes for this run.
+  StageCostInputs stage_cost_inputs();
+  // IterationInputs::explain: rank r explained (stage_explain.h), with its data-parallel buckets.
+  StageExplanation explain(int r);
   double reduced_params(const ChunkCost& c) const;
   void plan_param_gathers(int r, const std::vector<PipelineStep>& order);
   void plan_pipeline_routes();

@@ -97,6 +97,11 @@ IterationResult IterationRun::run() {
   result_.live_positions = static_cast<int>(live_positions_.size());
   result_.live_replays = replay_ ? replay_->replays() : 0;
   result_.simulated_s = now() - run_start_;
+  if (in_.explain) {
+    result_.explained.push_back(explain(result_.critical_rank));
+    const int extra = in_.explain_stage;
+    if (extra >= 0 && extra < pp_ && extra != result_.critical_rank) result_.explained.push_back(explain(extra));
+  }
   if (recording_) result_.link_loads = recording_->recorder.take_link_loads();
   result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() + plan_wall_s_;
   return result_;

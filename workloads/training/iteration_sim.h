@@ -42,6 +42,7 @@
 #include "workloads/compute/compute_model.h"
 #include "workloads/specs.h"
 #include "workloads/training/input_pipeline.h"
+#include "workloads/training/stage_explain.h"
 
 namespace clustersim::workloads {
 
@@ -76,6 +77,10 @@ struct IterationInputs {
   // Invariant checks after every iteration (iteration_invariants.h, sim/engine_invariants.h,
   // collective_bound.h) write here; null: off. Not owned.
   sim::InvariantReport* invariants = nullptr;
+  // `run --explain`: explain the pipeline rank that finishes last and, if in 0..pp-1, this one too
+  // (IterationResult::explained; stage_explain.h).
+  bool explain = false;
+  int explain_stage = -1;
 };
 
 // What a timeline span stands for.
@@ -170,6 +175,8 @@ struct IterationResult {
   std::vector<LinkLoad> link_loads;
   std::vector<LinkTraffic> link_traffic;
   double simulated_s = 0;              // all simulated iterations, back to back
+  // IterationInputs::explain: the critical rank's explanation first, then explain_stage's (if another).
+  std::vector<StageExplanation> explained;
 };
 
 // Throws CollectiveError (an std::invalid_argument) when the chosen sync algorithm cannot run here.

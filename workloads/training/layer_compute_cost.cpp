@@ -52,8 +52,7 @@ double tensor_busy_s(const ComputeModel& cm, const std::vector<OpCost>& ops, Pas
   return busy;
 }
 
-LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& layer, Recompute recompute,
-                           unsigned modules) {
+std::vector<OpCost> recomputed_ops(const std::vector<OpCost>& layer, Recompute recompute, unsigned modules) {
   std::vector<OpCost> selective;
   // recompute_modules "moe": the MoE layer's ops from its router to its unpermute (shared experts,
   // routed experts, permutes and sorts between them) rerun in the backward, not its pre-MLP norm
@@ -67,6 +66,12 @@ LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& la
     if (rerun) selective.push_back(op);
     if (op.name == "moe_unpermute") in_moe = false;
   }
+  return selective;
+}
+
+LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& layer, Recompute recompute,
+                           unsigned modules) {
+  const std::vector<OpCost> selective = recomputed_ops(layer, recompute, modules);
   LayerCompute c;
   c.fwd_memory = memory_busy_s(cm, layer, Pass::Forward);
   c.bwd_memory = memory_busy_s(cm, layer, Pass::Backward);

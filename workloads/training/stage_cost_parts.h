@@ -21,6 +21,17 @@
 
 namespace clustersim::workloads {
 
+// --- stage_costs.cpp ----------------------------------------------------------------------------
+
+// The shape every op of the stage is built at: micro-batch, sequence (over cp), tp / ep / etp,
+// the activation element size, the MoE load factor and dispatcher.
+OpShape stage_op_shape(const StageCostInputs& in);
+
+// One transformer layer's ops as the stage costs them (MoE or dense), with LoRA and per-module
+// precision applied; `bf16_layer`: a layer that runs with no quantization.
+std::vector<OpCost> stage_layer_ops(const StageCostInputs& in, const OpShape& shape, bool moe_layer,
+                                    bool bf16_layer = false);
+
 // --- layer_compute_cost.cpp ---------------------------------------------------------------------
 
 // Seconds of an op list with device memory busy (MCUTL): each op's memory side of the roofline,
@@ -42,6 +53,10 @@ struct LayerCompute {
 // (kRecompute*) rerun add their forward to the backward.
 LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& layer, Recompute recompute,
                            unsigned modules = 0);
+
+// The ops whose forward the backward reruns short of full recompute: selective recompute's
+// attention core and the [training] recompute_modules (empty under Recompute::Full, which reruns all).
+std::vector<OpCost> recomputed_ops(const std::vector<OpCost>& layer, Recompute recompute, unsigned modules);
 
 // --- layer_comm_cost.cpp ------------------------------------------------------------------------
 

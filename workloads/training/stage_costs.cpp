@@ -43,35 +43,42 @@ double moe_load_factor(const ModelSpec& model, const ComputeModel& compute) {
   return model.capacity_factor > 0 ? std::min(imbalance, model.capacity_factor) : imbalance;
 }
 
+OpShape stage_op_shape(const StageCostInputs& in) {
+  OpShape shape;
+  shape.micro_batch = in.training.micro_batch;
+  shape.seq_len = in.model.seq_len;
+  shape.tp = in.parallel.tp;
+  shape.cp = in.parallel.cp;
+  shape.sequence_parallel = in.parallel.sequence_parallel;
+  shape.precision_bytes = activation_bytes(in.training.precision);
+  shape.flash_attention = in.model.flash_attention;
+  shape.ep = in.parallel.ep;
+  shape.etp = in.parallel.expert_tp();
+  shape.moe_load_factor = moe_load_factor(in.model, in.compute);
+  shape.quantized_experts = topology::quantized_linears(in.training.precision);
+  shape.moe_dispatcher = in.parallel.moe_dispatcher;
+  shape.te_op_fuser = in.training.te_op_fuser;
+  return shape;
+}
+
+std::vector<OpCost> stage_layer_ops(const StageCostInputs& in, const OpShape& shape, bool moe_layer, bool bf16_layer) {
+  // LoRA (model/lora.h): frozen weights run only their data gradients; the adapters train.
+  // Per-layer / per-module precision (model/module_precision.h): a layer's linears as the run's
+  // recipe sets them, or all bf16 in the first / last layers that run with no quantization.
+  std::vector<OpCost> ops = layer_ops(in.model, shape, moe_layer);
+  if (in.training.finetune.lora()) apply_lora(ops, in.model, shape, in.training.finetune);
+  apply_module_precision(ops, in.training, bf16_layer);
+  return ops;
+}
+
 StageCosts plan_stage_costs(const StageCostInputs& in) {
   const ModelSpec& model = in.model;
   const TrainingSpec& tr = in.training;
   const int tp = in.parallel.tp, pp = in.parallel.pp;
   const int vstages = pp * in.chunks_per_rank;
-  OpShape shape;
-  shape.micro_batch = tr.micro_batch;
-  shape.seq_len = model.seq_len;
-  shape.tp = tp;
-  shape.cp = in.parallel.cp;
-  shape.sequence_parallel = in.parallel.sequence_parallel;
-  shape.precision_bytes = activation_bytes(tr.precision);
-  shape.flash_attention = model.flash_attention;
-  shape.ep = in.parallel.ep;
-  shape.etp = in.parallel.expert_tp();
-  shape.moe_load_factor = moe_load_factor(model, in.compute);
-  shape.quantized_experts = topology::quantized_linears(tr.precision);
-  shape.moe_dispatcher = in.parallel.moe_dispatcher;
-  shape.te_op_fuser = tr.te_op_fuser;
+  const OpShape shape = stage_op_shape(in);
 
-  // LoRA (model/lora.h): frozen weights run only their data gradients; the adapters train.
   const FinetuneSpec& ft = tr.finetune;
-  // Per-layer / per-module precision (model/module_precision.h): a layer's linears as the run's
-  // recipe sets them, or all bf16 in the first / last layers that run with no quantization.
-  const auto ops_of = [&](std::vector<OpCost> ops, bool bf16_layer) {
-    if (ft.lora()) apply_lora(ops, model, shape, ft);
-    apply_module_precision(ops, tr, bf16_layer);
-    return ops;
-  };
   const double act = static_cast<double>(tr.micro_batch) * in.parallel.local_seq_len(model.seq_len) * model.hidden *
                      shape.precision_bytes;
   // moe_shared_expert_overlap: the shared experts' own all-gather and reduce-scatter (tp > 1 with
@@ -85,9 +92,9 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   };
   const auto layer_costs = [&](bool bf16_layer) {
     LayerCosts v;
-    v.layer = ops_of(layer_ops(model, shape), bf16_layer);
+    v.layer = stage_layer_ops(in, shape, false, bf16_layer);
     v.lc = layer_compute(in.compute, v.layer, tr.recompute, tr.recompute_modules);
-    if (model.is_moe()) v.moe_layer = ops_of(layer_ops(model, shape, true), bf16_layer);
+    if (model.is_moe()) v.moe_layer = stage_layer_ops(in, shape, true, bf16_layer);
     v.lc_moe = model.is_moe() ? layer_compute(in.compute, v.moe_layer, tr.recompute, tr.recompute_modules) : v.lc;
     v.ltp = layer_tensor_parallel(in, act, v.layer);
     // An MoE layer: the attention's sequence-parallel pair only; its dispatcher's exchange over the
