@@ -206,7 +206,8 @@ std::string formula_of(const workloads::MemoryLine& l, const workloads::MemoryRe
   // Routed experts (MoE) shard over the expert-data-parallel group, dp / ep; the rest over the
   // data- and context-parallel ranks together.
   const bool experts = l.name.rfind("routed experts", 0) == 0;
-  const double dp = std::max(1, experts ? p.expert_dp() : p.grad_replicas());
+  // Hybrid sharding (shard_group): over one of the shard_instances groups.
+  const double dp = experts ? std::max(1, p.expert_dp() / std::max(1, p.shard_instances)) : p.shard_ranks();
   double per = 0, shard = 1;
   switch (l.category) {
     case workloads::MemoryCategory::Params: per = sb.weights, shard = p.zero >= 3 ? dp : 1; break;
@@ -217,7 +218,10 @@ std::string formula_of(const workloads::MemoryLine& l, const workloads::MemoryRe
     default: return l.formula;
   }
   const double params = l.bytes.value * shard / per;
-  const char* over = experts ? " / (dp/ep) %g" : p.cp > 1 ? " / dp x cp %g" : " / dp %g";
+  const char* over = p.shard_instances > 1 ? " / shard_group %g"
+                     : experts            ? " / (dp/ep) %g"
+                     : p.cp > 1           ? " / dp x cp %g"
+                                          : " / dp %g";
   return fmt("%.4g params x %g B", params, per) + (shard > 1 ? fmt(over, shard) : std::string());
 }
 

@@ -171,7 +171,8 @@ int mtp_layers_of(const ModernRow& r) {
 //   * Megatron's distributed optimizer (use_distributed_optimizer = True in every recipe), or,
 //     for FSDP rows (MaxText, PaxML, Megatron-FSDP), full sharding = zero 3. Hybrid sharding
 //     ("FSDP=128 (+DP for remaining GPUs)") is modelled as sharding over every replica, which
-//     gathers over more ranks than the run did;
+//     gathers over more ranks than the run did (the scenario key `shard_group` expresses it; the
+//     rows are not mapped to it yet);
 //   * no activation recompute in the Megatron-based stacks (NeMo, Megatron-Bridge, Megatron-LM:
 //     the dense-model pre-training recipes leave it off); the JAX stacks recompute everything by
 //     default: MaxText's configs/base.yml has remat_policy 'full', Praxis' stacked transformer

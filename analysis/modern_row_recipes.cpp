@@ -362,8 +362,9 @@ double drop_and_pad_capacity_of(const ModernRow& r) {
 // strategy "optim_grads_params" (parameters, gradients and optimizer states sharded: zero 3),
 // bf16 gradient communication and main gradients, fp32 main parameters. The sharding group is one
 // 64-GPU NVLink domain (HSDP: num_distributed_optimizer_instances = 256 / 64 = 4, outer strategy
-// "optim"); the scenario has no key for a sharding group smaller than dp, so the rows shard over
-// every data-parallel rank, as the other hybrid-sharded FSDP rows (modern_row_defaults.cpp).
+// "optim"); the validator does not yet write `shard_group` (docs/validation.md, "Hybrid sharded
+// data parallelism"), so the rows shard over every data-parallel rank, as the other hybrid-sharded
+// FSDP rows (modern_row_defaults.cpp).
 ModernRow as_run(const ModernRow& r) {
   ModernRow ran = r;
   if (modern_source_group(r) == "Megatron-Bridge" && has(r.model, "Nemotron_3_Ultra") && r.zero_or_fsdp.empty())

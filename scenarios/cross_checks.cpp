@@ -181,6 +181,34 @@ void Loader::check_gpu_count() {
   spec_.dp_derived = true;
 }
 
+// Hybrid sharding: shard_group consecutive data-parallel ranks share the sharded states, the
+// dp / shard_group groups replicate them (ParallelSpec::shard_instances).
+void Loader::check_shard_group() {
+  auto& p = spec_.parallel;
+  if (shard_group_ == 0) return;
+  if (p.zero == 0 && !p.distributed_optimizer) {
+    error_at_key("parallelism.shard_group",
+                 "shard_group = " + std::to_string(shard_group_) + " needs sharded states, but zero = 0 and distributed_optimizer = false",
+                 "set zero = 1, 2 or 3 or distributed_optimizer = true, or remove shard_group");
+    parallel_ok_ = false;
+    return;
+  }
+  if (p.dp % shard_group_ != 0) {
+    error_at_key("parallelism.shard_group",
+                 "shard_group = " + std::to_string(shard_group_) + " does not divide dp = " + std::to_string(p.dp),
+                 "use a divisor of dp: " + divisor_list(p.dp, p.dp));
+    parallel_ok_ = false;
+    return;
+  }
+  if (shard_group_ == 1 && p.dp > 1 && p.cp == 1) {
+    error_at_key("parallelism.shard_group", "shard_group = 1 shards nothing (every rank would hold all its states)",
+                 "use a divisor of dp >= 2: " + divisor_list(p.dp, p.dp) + ", or turn the sharding off");
+    parallel_ok_ = false;
+    return;
+  }
+  p.shard_instances = p.dp / shard_group_;
+}
+
 void Loader::check_batch() {
   auto& tr = spec_.training;
   const auto& p = spec_.parallel;

@@ -94,6 +94,7 @@ void Loader::read_root() {
   if (model_ok_) check_model_shape();
   if (model_ok_ && parallel_ok_) check_layout();
   if (cluster_ok_ && parallel_ok_) check_gpu_count();
+  if (cluster_ok_ && parallel_ok_) check_shard_group();
   if (cluster_ok_ && parallel_ok_ && training_ok_) check_batch();
   if (cluster_ok_ && training_ok_) check_precision();
   if (cluster_ok_ && training_ok_) check_amp();

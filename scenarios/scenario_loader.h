@@ -100,6 +100,7 @@ class Loader : public LoadContext {
   void check_context_parallel();
   void check_gpu_count();
   void check_batch();
+  void check_shard_group();
   void check_precision();
   void check_cuda_graph_scope();  // cross_checks.cpp
   void check_experts();
@@ -117,6 +118,7 @@ class Loader : public LoadContext {
   const topology::GpuSpec* gpu_ = nullptr;
   bool cluster_ok_ = false, model_ok_ = false, parallel_ok_ = false, training_ok_ = false;
   bool layout_ok_ = true;
+  int shard_group_ = 0;  // [parallelism] shard_group, 0 = not given (checked by check_shard_group)
   bool dp_given_ = false, global_batch_given_ = false, precision_given_ = false, schedule_given_ = false;
 };
 

@@ -138,6 +138,9 @@ void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
       << "zero = " << p.zero << "\n"
       << "distributed_optimizer = " << b(p.distributed_optimizer) << "\n"
       << "zero3_gather = " << quote_str(sim::name_of(workloads::kZero3GatherNames, p.zero3_gather)) << "\n";
+  if (p.shard_instances > 1)
+    out << "shard_group = " << p.dp / p.shard_instances << "  # hybrid sharding: " << p.shard_instances
+        << " replicas of the sharded states\n";
   if (spec.model.is_moe()) {
     out << "ep = " << p.ep << "  # expert data parallel: tp x cp x dp / (etp x ep) = " << p.expert_dp() << "\n";
     if (p.etp > 0)

@@ -321,6 +321,14 @@ struct ParallelSpec {
   bool moe_a2a_overlap = false;
   bool moe_shared_expert_overlap = false;
   Zero3Gather zero3_gather = Zero3Gather::Block;  // only with zero = 3
+  // Hybrid sharded data parallelism ([parallelism] shard_group = dp / shard_instances): the
+  // sharded states (per zero / distributed_optimizer) split over a group of consecutive
+  // data-parallel ranks and are replicated across shard_instances such groups. Megatron-Core's
+  // --num-distributed-optimizer-instances (distributed_data_parallel_config
+  // num_distributed_optimizer_instances: the distributed optimizer's reduce-scatter within an
+  // instance, then an all-reduce of the shard across instances), PyTorch FSDP2's HSDP (a device
+  // mesh with a replicate dim). 1 = shard over all dp x cp ranks.
+  int shard_instances = 1;
 
   // Optimizer states split across the data-parallel replicas (ZeRO-1 and up, or Megatron's
   // distributed optimizer): each replica updates its 1/dp share and gathers the parameters back.
@@ -329,6 +337,8 @@ struct ParallelSpec {
   // over the combined data- and context-parallel group (parallel_state
   // get_data_parallel_group(with_context_parallel=True)), since CP ranks hold the same weights.
   int grad_replicas() const { return dp * cp; }
+  // The ranks sharded states divide over: all dp x cp ranks, or one of shard_instances groups.
+  int shard_ranks() const { return std::max(1, grad_replicas() / std::max(1, shard_instances)); }
   // Tokens of one sequence on one GPU.
   int local_seq_len(int seq_len) const { return seq_len / cp; }
   bool uneven_stages() const {

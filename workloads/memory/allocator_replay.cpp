@@ -62,7 +62,7 @@ void allocate_model_states(Replayer& rep, const MemoryRequest& request, int stag
   const ModelSpec& m = request.model;
   const ParallelSpec& par = request.parallel;
   const StateBytes sb = state_bytes_per_param(request.training);
-  const double dp = std::max(1, par.grad_replicas());
+  const double dp = par.shard_ranks();  // one shard group's ranks (hybrid sharding), else dp x cp
   const double weight_shard = par.zero >= 3 ? dp : 1.0;
   const double opt_shard = par.shards_optimizer() ? dp : 1.0;
   OpShape shape;

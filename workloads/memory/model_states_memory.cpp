@@ -28,7 +28,7 @@ StateBytes state_bytes_per_param(const TrainingSpec& training) {
 
 ModelStates model_state_bytes(double params, const ParallelSpec& parallel, const TrainingSpec& training) {
   const StateBytes sb = state_bytes_per_param(training);
-  const double n = std::max(1, parallel.grad_replicas());  // data- and context-parallel ranks shard together
+  const double n = parallel.shard_ranks();  // data- and context-parallel ranks (of one shard group) shard together
   ModelStates s;
   s.params = sim::Bytes{params * sb.weights / (parallel.zero >= 3 ? n : 1.0)};
   s.grads = sim::Bytes{params * sb.grads / (parallel.zero >= 2 ? n : 1.0)};

@@ -76,12 +76,18 @@ double dp_bytes_per_gpu(double reduced_bytes, const ModelSpec& model, const Para
                         const TrainingSpec& training, int micro_batches) {
   const double dp = parallel.grad_replicas();  // data- and context-parallel ranks reduce together
   const int pp = parallel.pp;
+  // Hybrid sharding: gathers and reduce-scatters over the shard group (n ranks), and the gradient
+  // shard (1/n of the buffer) all-reduced across the m = shard_instances groups.
+  const double n = parallel.shard_ranks(), m = parallel.shard_instances;
+  const double across = m > 1 ? 2.0 * (m - 1) / m / n : 0.0;
   if (parallel.zero == 3 && dp > 1) {
     const double grad_bytes = grad_reduce_bytes(training.precision);
     const double layer_params = model.layer_parameters() / parallel.tp;
-    const double per_layer = layer_params * (2.0 * activation_bytes(training.precision) + grad_bytes) * (dp - 1) / dp;
+    const double per_layer = layer_params * ((2.0 * activation_bytes(training.precision) + grad_bytes) * (n - 1) / n +
+                                             grad_bytes * across);
     return per_layer * model.layers / pp * micro_batches;
   }
+  if (m > 1) return reduced_bytes / std::max(1, pp) * (2.0 * (n - 1) / n + across);
   // Ring all-reduce sends 2(n-1)/n of the buffer; reduce-scatter + all-gather the same in total.
   return reduced_bytes / std::max(1, pp) * 2.0 * (dp - 1) / dp;
 }

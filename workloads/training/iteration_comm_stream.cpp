@@ -21,10 +21,22 @@ namespace clustersim::workloads {
 double IterationRun::dp_time(double bytes, CollectiveOp op) {
   const auto key = std::make_pair(static_cast<int>(op), bytes);
   if (auto it = dp_times_.find(key); it != dp_times_.end()) return it->second;
+  const int instances = in_.parallel.shard_instances;
   if (dp_groups_.empty()) {
-    for (int t = 0; t < in_.parallel.tp; ++t) dp_groups_.push_back(layout_.dp_cp_group(t, 0));
+    for (int t = 0; t < in_.parallel.tp; ++t) {
+      for (auto& g : layout_.shard_groups(t, 0, instances)) dp_groups_.push_back(std::move(g));
+      if (instances > 1) {
+        for (auto& g : layout_.replica_groups(t, 0, instances)) replica_groups_.push_back(std::move(g));
+      }
+    }
   }
-  const double s = memo_.concurrent(op, dp_algo_, dp_groups_, sim::Bytes{bytes}).seconds();
+  double s = memo_.concurrent(op, dp_algo_, dp_groups_, sim::Bytes{bytes}).seconds();
+  // Hybrid sharding: the reduce-scattered shard is then all-reduced across the shard groups
+  // (Megatron-Core's distributed optimizer instances; FSDP2 HSDP's replicate dim).
+  if (instances > 1 && op == CollectiveOp::ReduceScatter) {
+    s += memo_.concurrent(CollectiveOp::AllReduce, dp_algo_, replica_groups_,
+                          sim::Bytes{bytes / in_.parallel.shard_ranks()}).seconds();
+  }
   dp_times_.emplace(key, s);
   return s;
 }
@@ -32,15 +44,20 @@ double IterationRun::dp_time(double bytes, CollectiveOp op) {
 // What the representative GPU sends in a bucket's reduction (ring: 2(n-1)/n of the buffer for an
 // all-reduce, (n-1)/n for a reduce-scatter).
 double IterationRun::reduction_bytes_sent(const Bucket& b) const {
-  const double n = in_.parallel.grad_replicas();
-  return b.bytes * (in_.parallel.shards_optimizer() ? 1.0 : 2.0) * (n - 1) / n;
+  const ParallelSpec& p = in_.parallel;
+  if (p.shard_instances > 1) {  // reduce-scatter in the shard group, all-reduce of the shard across
+    const double n = p.shard_ranks(), m = p.shard_instances;
+    return b.bytes * ((n - 1) / n + 2.0 * (m - 1) / m / n);
+  }
+  const double n = p.grad_replicas();
+  return b.bytes * (p.shards_optimizer() ? 1.0 : 2.0) * (n - 1) / n;
 }
 
 void IterationRun::issue_comm(int r) {
   const Bucket* b = rank(r).start_reduction(now());
   if (b == nullptr) return;
   const CollectiveOp op = in_.parallel.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
-  if (in_.full) {
+  if (live_dp()) {
     launch_live(r, b->bytes, op);
     return;
   }
@@ -95,8 +112,8 @@ void IterationRun::comm_done(int r) {
     return;
   }
   rk.finish_reduction();
-  if (in_.full) rk.add_dp_comm(now() - rk.comm_start());
-  if (in_.full && recording_) {
+  if (live_dp()) rk.add_dp_comm(now() - rk.comm_start());
+  if (live_dp() && recording_) {
     recording_->recorder.data_parallel(r, reduction_name(), rk.comm_start(), now(),
                                        reduction_bytes_sent(rk.running_reduction()), false);
   }
@@ -110,7 +127,7 @@ void IterationRun::maybe_optimizer(int r) {
   if (!rk.ready_for_optimizer()) return;
   double params = 0;
   for (int c = 0; c < v_; ++c) params += costs_.chunks[static_cast<std::size_t>(c * pp_ + r)].params;
-  if (in_.parallel.shards_optimizer()) params /= in_.parallel.grad_replicas();
+  if (in_.parallel.shards_optimizer()) params /= in_.parallel.shard_ranks();
   const bool mixed = activation_bytes(in_.training.precision) == 2;
   double dur = in_.compute.optimizer_step_time(params, in_.training.optimizer, mixed).seconds();
   if (in_.sync.offload_optimizer == OffloadDevice::Cpu) {  // ZeRO-Offload: PCIe and CPU-Adam instead
@@ -147,7 +164,7 @@ void IterationRun::start_allgather(int r) {
   const double dur = dp_time(bytes, CollectiveOp::AllGather);
   rank(r).add_dp_comm(dur);
   if (recording_) {
-    const double n = in_.parallel.grad_replicas();
+    const double n = in_.parallel.shard_ranks();
     recording_->recorder.data_parallel(r, "all-gather", now(), now() + dur, bytes * (n - 1) / n, true);
   }
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kCommDone, r, 0));

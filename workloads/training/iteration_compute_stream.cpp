@@ -73,7 +73,7 @@ void IterationRun::start_param_gathers(int r) {
   rk.add_dp_comm(s.total_s);
   sim_.schedule_in(sim::SimTime::from_seconds(s.total_s), this, tag_of(kGathersDone, r, 0));
   if (!recording_) return;
-  const double n = in_.parallel.grad_replicas();
+  const double n = in_.parallel.shard_ranks();
   double start = now();
   for (std::size_t c = 0; c < s.ends.size(); ++c) {
     for (std::size_t b = 0; b < s.ends[c].size(); ++b) {

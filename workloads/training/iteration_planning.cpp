@@ -49,8 +49,8 @@ IterationRun::IterationRun(const IterationInputs& in)
   bwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
   plan_pipeline_routes();
   plan_input_feeds();
-  if (in.full) plan_live_positions();
-  if (in.full && in.replay_live_alone && in.invariants == nullptr && !in.record_timeline) plan_live_replay();
+  if (live_dp()) plan_live_positions();
+  if (live_dp() && in.replay_live_alone && in.invariants == nullptr && !in.record_timeline) plan_live_replay();
   if (in.invariants != nullptr) checks_.emplace(*in.invariants, ranks_, sim_);
   if (in.record_timeline) {
     net_.set_observer(this);

@@ -120,6 +120,9 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   void start_allgather(int r);
   void finish_rank(int r);
   double dp_time(double bytes, CollectiveOp op);
+  // The data-parallel reductions run as live flows (`full`); hybrid sharding's two-step reduction
+  // uses dp_time's contention-free estimate instead.
+  bool live_dp() const { return in_.full && in_.parallel.shard_instances == 1; }
   double reduction_bytes_sent(const Bucket& b) const;
   // The end of an iteration (iteration_sim.cpp).
   int finish_iteration(IterationBreakdown& sum);
@@ -146,6 +149,7 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   // bytes): a rank asks once per bucket per iteration, and building and comparing the memo's key
   // (tp x dp ranks) each time cost more than the rest of a memoised run.
   std::vector<std::vector<int>> dp_groups_;
+  std::vector<std::vector<int>> replica_groups_;  // hybrid sharding: across the shard groups
   std::map<std::pair<int, double>, double> dp_times_;
   StageCosts costs_;
   std::vector<PipelineRank> ranks_;

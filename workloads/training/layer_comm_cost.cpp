@@ -90,13 +90,26 @@ void add_shared_expert_tensor_parallel(LayerTensorParallel& t, const SharedExper
 LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params) {
   LayerZero3 z;
   if (in.parallel.zero != 3 || in.parallel.grad_replicas() <= 1) return z;
-  std::vector<std::vector<int>> groups;
-  for (int t = 0; t < in.parallel.tp; ++t) groups.push_back(in.layout.dp_cp_group(t, 0));
+  // Hybrid sharding: gathers and reduce-scatters within each shard group, then the gradient shard
+  // all-reduced across the groups (FSDP2 HSDP: reduce-scatter, then all-reduce on the replicate dim).
+  const int instances = in.parallel.shard_instances;
+  std::vector<std::vector<int>> groups, replicas;
+  for (int t = 0; t < in.parallel.tp; ++t) {
+    for (auto& g : in.layout.shard_groups(t, 0, instances)) groups.push_back(std::move(g));
+    if (instances > 1) {
+      for (auto& g : in.layout.replica_groups(t, 0, instances)) replicas.push_back(std::move(g));
+    }
+  }
   const topology::Precision p = in.training.precision;
   z.all_gather = in.memo.concurrent(CollectiveOp::AllGather, in.dp_algo, groups,
                                     sim::Bytes{layer_params * activation_bytes(p)}).seconds();
   z.reduce_scatter = in.memo.concurrent(CollectiveOp::ReduceScatter, in.dp_algo, groups,
                                         sim::Bytes{layer_params * grad_reduce_bytes(p)}).seconds();
+  if (instances > 1) {
+    z.reduce_scatter += in.memo.concurrent(CollectiveOp::AllReduce, in.dp_algo, replicas,
+                                           sim::Bytes{layer_params * grad_reduce_bytes(p) / in.parallel.shard_ranks()})
+                            .seconds();
+  }
   z.bwd_all_gather = z.all_gather;
   if (in.zero3_impl == Zero3Impl::DeepSpeed2021) {
     const DeepSpeedZero3Cost d = deepspeed_zero3_2021_layer(

@@ -29,6 +29,23 @@ std::vector<int> ParallelLayout::dp_cp_group(int tp_rank, int stage) const {
   return g;
 }
 
+std::vector<std::vector<int>> ParallelLayout::shard_groups(int tp_rank, int stage, int instances) const {
+  const std::vector<int> all = dp_cp_group(tp_rank, stage);
+  const std::size_t size = all.size() / static_cast<std::size_t>(instances);
+  std::vector<std::vector<int>> out;
+  for (std::size_t i = 0; i < all.size(); i += size) out.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(i),
+                                                                      all.begin() + static_cast<std::ptrdiff_t>(i + size));
+  return out;
+}
+
+std::vector<std::vector<int>> ParallelLayout::replica_groups(int tp_rank, int stage, int instances) const {
+  const std::vector<int> all = dp_cp_group(tp_rank, stage);
+  const std::size_t size = all.size() / static_cast<std::size_t>(instances);
+  std::vector<std::vector<int>> out(size);
+  for (std::size_t i = 0; i < all.size(); ++i) out[i % size].push_back(all[i]);
+  return out;
+}
+
 std::vector<int> ParallelLayout::ep_group(int ep, int tp_rank, int block, int stage) const {
   std::vector<int> g;
   for (int e = 0; e < ep; ++e) g.push_back(rank(tp_rank, block * ep + e, stage));

@@ -25,6 +25,12 @@ struct ParallelLayout {
   std::vector<int> cp_group(int tp_rank, int dp_rank, int stage) const;
   // The gradient-reduction group: every cp rank of every replica (dp·cp ranks).
   std::vector<int> dp_cp_group(int tp_rank, int stage) const;
+  // Hybrid sharding over `instances` groups (ParallelSpec::shard_instances): the shard groups are
+  // consecutive runs of dp_cp_group (consecutive data-parallel ranks, nearest on the topology),
+  // the replica groups take the same position of every shard group. One group each with
+  // instances = 1 (dp_cp_group, and a group of one).
+  std::vector<std::vector<int>> shard_groups(int tp_rank, int stage, int instances) const;
+  std::vector<std::vector<int>> replica_groups(int tp_rank, int stage, int instances) const;
   // Expert parallelism (Megatron-Core): the ep consecutive data-parallel ranks of block `block`
   // (0..dp/ep-1) hold all the experts between them; dp must be a multiple of ep.
   std::vector<int> ep_group(int ep, int tp_rank, int block, int stage) const;
