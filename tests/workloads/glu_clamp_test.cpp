@@ -77,7 +77,8 @@ TEST_CASE("workloads::layer_ops: GPT-OSS's GLU clamp is charged as the eager cla
   // The bytes follow the activation width: fp32 (p = 4) 32 and 52 bytes per element.
   OpShape fp32 = shape_with_ep(8);
   fp32.precision_bytes = 4;
-  const OpCost& wide = op_named(layer_ops(m, fp32, true), "expert_act_clamp");
+  const std::vector<OpCost> fp32_ops = layer_ops(m, fp32, true);
+  const OpCost& wide = op_named(fp32_ops, "expert_act_clamp");
   CHECK(wide.fwd_bytes.value == doctest::Approx(32.0 * elements));
   CHECK(wide.bwd_bytes.value == doctest::Approx(52.0 * elements));
   // Expert tensor parallelism 2 over tp 2: each GPU's experts see the same slots, half the width.
