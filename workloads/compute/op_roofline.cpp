@@ -12,16 +12,20 @@
 namespace clustersim::workloads {
 namespace {
 bool is_flash(const OpCost& op) { return op.kind == OpKind::Attention && op.name == "flash_attention"; }
+
+// The constant that holds the fused attention kernel's efficiency on a compute capability.
+const char* attention_efficiency_constant(int cc) {
+  if (cc >= 100 && cc < 200) return "flash_attention_eff_sm100";
+  if (cc >= 90 && cc < 100) return "flash_attention_eff_sm90";
+  return "flash_attention_eff";
+}
 }  // namespace
 
 // The fused attention kernel of the GPU's generation: FlashAttention-2 era kernels up to Ampere
 // and Ada, FlashAttention-3 / cuDNN on Hopper, cuDNN on Blackwell. compute_capability 942 is AMD
 // CDNA3 (no Hopper-class kernel assumed: the Ampere-era value).
 double ComputeModel::attention_efficiency() const {
-  const int cc = gpu_.compute_capability;
-  if (cc >= 100 && cc < 200) return constants_.get("flash_attention_eff_sm100");
-  if (cc >= 90 && cc < 100) return constants_.get("flash_attention_eff_sm90");
-  return constants_.get("flash_attention_eff");
+  return constants_.get(attention_efficiency_constant(gpu_.compute_capability));
 }
 
 // FlashAttention's softmax evaluates flash_exps_per_pair exponentials per query-key pair and pass
@@ -202,9 +206,7 @@ OpTimeParts ComputeModel::op_time_parts(const OpCost& op, Pass pass) const {
   if (op.is_matmul()) {
     p.efficiency_constant = op.name == "ssd_scan" ? "mamba_scan_eff"
                             : !is_flash(op)       ? "gemm_eff_max"
-                            : gpu_.compute_capability >= 100 && gpu_.compute_capability < 200 ? "flash_attention_eff_sm100"
-                            : gpu_.compute_capability >= 90 && gpu_.compute_capability < 100  ? "flash_attention_eff_sm90"
-                                                                                                : "flash_attention_eff";
+                                                  : attention_efficiency_constant(gpu_.compute_capability);
   }
   if (p.flops_s > 0 && p.peak > 0) p.efficiency = p.flops / (p.peak * p.flops_s);
   p.hbm = memory_bandwidth().value;
