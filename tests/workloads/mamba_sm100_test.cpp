@@ -113,3 +113,17 @@ TEST_CASE("workloads::ComputeModel: with the cap a Mamba layer's non-GEMM time o
       CHECK(gb200.op_time(op, pass).seconds() == doctest::Approx(h200.op_time(op, pass).seconds()).epsilon(1e-6));
   }
 }
+
+TEST_CASE("workloads::ComputeModel::op_time_parts: a capped Mamba kernel's formula shows the capped rate and the op's own bytes") {
+  const auto ops = nano_mamba_ops();
+  const ComputeModel cm = model("gb200");
+  for (std::string_view name : {"ssd_scan", "mamba_conv1d", "mamba_gated_norm"}) {
+    CAPTURE(name);
+    const OpCost& op = op_named(ops, name);
+    const OpTimeParts p = cm.op_time_parts(op, Pass::Forward);
+    CHECK(p.hbm == doctest::Approx(4.8e12));
+    CHECK(p.bytes == doctest::Approx(op.fwd_bytes.value));
+  }
+  // An uncapped op keeps the GPU's own bandwidth.
+  CHECK(cm.op_time_parts(op_named(ops, "mamba_in_proj"), Pass::Forward).hbm == doctest::Approx(8000e9));
+}

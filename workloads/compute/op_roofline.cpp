@@ -209,7 +209,7 @@ OpTimeParts ComputeModel::op_time_parts(const OpCost& op, Pass pass) const {
                                                   : attention_efficiency_constant(gpu_.compute_capability);
   }
   if (p.flops_s > 0 && p.peak > 0) p.efficiency = p.flops / (p.peak * p.flops_s);
-  p.hbm = memory_bandwidth().value;
+  p.hbm = std::min(memory_bandwidth().value, mamba_kernel_bandwidth_cap(op));  // the rate bytes_seconds streams at
   p.memory_efficiency = constants_.get("hbm_stream_eff") * (op.is_matmul() ? 1.0 : constants_.get("pointwise_mem_eff"));
   p.memory_constant = op.is_matmul() ? "hbm_stream_eff" : "hbm_stream_eff x pointwise_mem_eff";
   p.bytes = p.bytes_s * p.hbm * p.memory_efficiency;  // as bytes_seconds counted them (fp8 operands, unfused loss)
