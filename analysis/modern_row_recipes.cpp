@@ -165,6 +165,11 @@ constexpr GraphScopeRecipe kGraphScopeRecipes[] = {
     {"Llama3-70B [SFT]", "", "", 260600, 260600, kMlp},
     {"Llama3-70B [LoRA]", "GB300", "", 260600, 260600, kMlp},
     {"Llama3-70B [LoRA]", "GB200", "", 260600, 260600, kMlp},
+    // Nemotron 3.5 Lightning's one row (26.08 = v0.6.0, GB200 MXFP8): perf_recipes/nemotronh/gb200/
+    // nemotronh.py nemotron_3_5_lightning_pretrain_8gpu_gb200_fp8mx_config builds on
+    // _build_nemotron_3_nano_gb200_mxfp8, which sets cuda_graph_impl "transformer_engine" and
+    // set_cuda_graph_modules(attn, mamba, moe_router, moe_preprocess).
+    {"Nemotron_3_5_Lightning", "GB200", "MXFP8", 260800, 260800, kHybridMoe},
 };
 }  // namespace
 

@@ -37,6 +37,7 @@ TEST_CASE("analysis::scenario_for_modern_row: Megatron-Bridge rows carry their p
   CHECK(scope_at(32) == kHybridMoe);  // Nemotron 3 Super GB200 NVFP4 26.08 (perf_recipes)
   CHECK(scope_at(128) == kGraphMlp);  // Llama3-70B SFT GB300 FP8 26.06
   CHECK(scope_at(144) == kGraphMlp);  // Llama3-70B LoRA GB200 MXFP8 26.06
+  CHECK(scope_at(24) == kHybridMoe);  // Nemotron 3.5 Lightning GB200 MXFP8 26.08 (Nano's GB200 builder)
 }
 
 TEST_CASE("analysis::scenario_for_modern_row: presets without per-layer graphs, and full-iteration rows, carry no scope") {
