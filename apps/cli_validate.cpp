@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/modern_row_export.h"
 #include "analysis/validate_collectives.h"
 #include "analysis/validate_memory.h"
 #include "analysis/validate_modern.h"
@@ -73,7 +74,11 @@ int verb_validate(int argc, char** argv) {
     flags.push_back(app.add_flag(kSections[i].flag, kSections[i].help));
   }
   bool progress = false;
+  std::string scenario_of;
   app.add_option("--format", format, "text | json");
+  app.add_option("--scenario-of", scenario_of,
+                 "print the scenario TOML a modern training row is scored with (FILE:LINE as --training prints "
+                 "it, e.g. training_megatron_bridge.csv:24), to run with `clustersim run ROW.toml --explain`");
   app.add_flag("--progress", progress, "a line per finished set on stderr, with its wall time and an ETA (default when stderr is a terminal)");
   if (const auto help = parse_args(app, argc, argv)) return *help;
   if (format != "text" && format != "json") throw CliError("--format '" + format + "': expected text or json");
@@ -81,6 +86,11 @@ int verb_validate(int argc, char** argv) {
   for (std::size_t i = 0; i < flags.size(); ++i) {
     selected[i] = flags[i]->count() > 0;
     any = any || selected[i];
+  }
+  if (!scenario_of.empty()) {
+    if (any || format != "text") throw CliError("--scenario-of prints one row's scenario: give it without --collectives, --training, --memory or --format");
+    std::fputs(analysis::modern_row_scenario_file(scenario_of).c_str(), stdout);
+    return 0;
   }
   const bool json = format == "json";
   std::string out;

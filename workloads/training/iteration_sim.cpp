@@ -60,6 +60,7 @@ int IterationRun::finish_iteration(IterationBreakdown& sum) {
   b.ep_comm = std::max(0.0, b.ep_comm - rank(critical).times().ep_hidden);
   b.ep_comm = std::min(b.ep_comm, b.tp_comm);
   b.tp_comm -= b.ep_comm;
+  if (b.tp_comm < 1e-12) b.tp_comm = 0;  // under the 1 ps tick: what the subtraction left of a sum, not time
   accumulate(sum, b);
   return critical;
 }

@@ -1,0 +1,79 @@
+// The scenario file of one published modern row (modern_row_export.h).
+#include "analysis/modern_row_export.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+#include <vector>
+
+#include "analysis/modern_rows.h"
+#include "analysis/training_rows.h"
+
+namespace clustersim::analysis {
+namespace {
+
+std::string file_list() {
+  std::string s;
+  for (const char* f : kModernTrainingFiles) s += (s.empty() ? "" : ", ") + std::string(f);
+  return s;
+}
+
+// Every line of the comment header starts with "# " (the source strings hold no newline, but a
+// future one must not end the comment).
+std::string commented(std::string_view text) {
+  std::string out = "# ";
+  for (const char c : text) {
+    out += c;
+    if (c == '\n') out += "# ";
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string modern_row_scenario_file(std::string_view where) {
+  const std::size_t colon = where.rfind(':');
+  int line = 0;
+  const char* end = where.data() + where.size();
+  if (colon == std::string_view::npos || colon == 0 ||
+      std::from_chars(where.data() + colon + 1, end, line).ptr != end || line < 2) {
+    throw std::invalid_argument(fmt::format(
+        "--scenario-of '{}': expected FILE:LINE as validate --training prints a row, e.g. "
+        "training_megatron_bridge.csv:24 (LINE >= 2: line 1 is the header)",
+        where));
+  }
+  const std::string file(where.substr(0, colon));
+  if (std::find(std::begin(kModernTrainingFiles), std::end(kModernTrainingFiles), file) == std::end(kModernTrainingFiles)) {
+    throw std::invalid_argument(
+        fmt::format("--scenario-of '{}': no modern training file '{}'; expected one of {}", where, file, file_list()));
+  }
+  std::vector<ModernRow> rows = load_modern_rows(validation_data_dir() + "/modern/" + file);
+  fill_unstated_virtual_stages(rows);
+  const auto it = std::find_if(rows.begin(), rows.end(), [&](const ModernRow& r) { return r.line == line; });
+  if (it == rows.end()) {
+    throw std::invalid_argument(fmt::format("--scenario-of '{}': {} has no row at line {} (its rows are lines 2..{})",
+                                            where, file, line, rows.empty() ? 1 : rows.back().line));
+  }
+  const ModernRow& r = *it;
+  std::string why;
+  if (!scenario_for_modern_row(r, &why)) {
+    throw std::invalid_argument(
+        fmt::format("--scenario-of '{}': validate --training does not simulate this row: {}", where, why));
+  }
+  std::string out = commented(fmt::format("{}:{}: {}, {} x {}, {} (published by {})", r.file, r.line, r.model,
+                                          r.num_gpus, r.gpu, r.precision, modern_source_group(r)));
+  out += commented("source: " + r.source);
+  if (const std::optional<double> step = measured_step_time_s(r, &why)) {
+    out += commented(fmt::format("measured: {:.4g} s per step ({} = {:g} {})", *step, r.metric, r.value, r.unit));
+  } else {
+    out += commented("measured: no step time (" + why + ")");
+  }
+  out += commented(
+      "the recipe settings behind each key are sourced in analysis/modern_row_*.cpp; run it with\n"
+      "  clustersim run THIS.toml --explain");
+  return out + "\n" + modern_scenario_toml(r);
+}
+
+}  // namespace clustersim::analysis
