@@ -284,8 +284,26 @@ bool moe_a2a_overlap_of(const ModernRow& r) {
 // scripts (scripts/performance/llm/pretrain_llama4_e16.py, pretrain_llama4_e128.py) override it.
 // Megatron-Core core_r0.12.0 accepts it with the alltoall dispatcher. Every Llama 4 row of the
 // tables ran that NeMo (dgxc v25.05 Maverick, the NeMo 25.07 docs' Scout).
+// NeMo's DeepSeekConfig (gpt/model/deepseek.py at 7a8f1cc7, line 88) sets it too, with
+// moe_token_dispatcher_type "alltoall" (line 86); DeepSeekV3Config inherits both, and neither
+// recipes/deepseek_v3.py nor scripts/performance/llm/pretrain_deepseek_v3.py (which adds
+// MegatronTokenDropCallback and MegatronCommOverlapCallback(tp_comm_overlap=False)) overrides
+// them. dgxc-benchmarking's deepseek_v3/pretraining/setup.sh pins that NeMo (NEMO_COMMIT 7a8f1cc7,
+// MEGATRON_COMMIT 7094270c = core_r0.12.0) in v25.05 (68eaf7e) and v25.05.04 (1f6d9f40): every
+// dgxc DeepSeek-V3 row ran it.
+// Megatron-Bridge rows never run it (r0.3.0 - r0.6.0): the DeepSeek-V3, Kimi-K2 and Nemotron 3
+// recipes either end in apply_flex_dispatcher_backend (training/flex_dispatcher_backend.py sets
+// moe_shared_expert_overlap = False with the flex dispatcher: DeepSeek-V3's recipe with "hybridep",
+// Kimi-K2's performance configs with their presets' "hybridep"), set it False themselves
+// (recipes/nemotronh/nemotron_3_nano.py, nemotron_3_super.py, nemotron_3_ultra.py; r0.6.0
+// perf_recipes/nemotronh/common.py: "unsupported by MCore during training"), or run
+// moe_a2a_overlap, whose override turns it off (scripts/performance/utils/overrides.py
+// _set_moe_a2a_overlap_overrides; DeepSeek-V3 on H100); r0.6.0's perf_recipes set it False in
+// every MoE family's recipe (deepseek/common.py, kimi/*/kimi_k2.py, nemotronh/*, gpt_oss, qwen),
+// and set it True nowhere. GPT-OSS, Qwen3, Mixtral and Grok-1 have no shared expert.
 bool moe_shared_expert_overlap_of(const ModernRow& r) {
   const std::string g = modern_source_group(r);
+  if (g == "dgxc-benchmarking" && has(r.model, "DeepSeek-V3")) return true;
   return (g == "dgxc-benchmarking" || g == "NeMo docs") && (has(r.model, "Llama4-Maverick") || has(r.model, "Llama4-Scout"));
 }
 

@@ -199,8 +199,27 @@ TEST_CASE("analysis::scenario_for_modern_row: Llama 4 rows run NeMo's Llama4Conf
   CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", 909)).training.cuda_graphs);
   CHECK_FALSE(scenario_of(row_at("training_dgxc_benchmarking.csv", 906)).training.cuda_graphs);
   CHECK_FALSE(scenario_of(row_at("training_dgxc_benchmarking.csv", 897)).training.cuda_graphs);
-  // Other MoE models keep Megatron-Core's defaults: DeepSeek-V3 (dgxc row 840) and Grok-1.
+  // DeepSeek-V3 (dgxc row 840) keeps the probabilities on the output.
   const scenarios::ScenarioSpec dsv3 = scenario_of(row_at("training_dgxc_benchmarking.csv", 840));
-  CHECK_FALSE(dsv3.parallel.moe_shared_expert_overlap);
   CHECK_FALSE(dsv3.model.moe_apply_probs_on_input);
+}
+
+TEST_CASE("analysis::scenario_for_modern_row: the shared-expert overlap where the recipe set it, and nowhere else") {
+  // NeMo DeepSeekConfig (7a8f1cc7 gpt/model/deepseek.py: moe_shared_expert_overlap = True,
+  // alltoall dispatcher), pinned by dgxc v25.05 and v25.05.04's setup.sh: every dgxc DeepSeek-V3 row.
+  for (const int line : {836, 840, 844, 848, 993}) {
+    CAPTURE(line);
+    const ModernRow& row = row_at("training_dgxc_benchmarking.csv", line);
+    REQUIRE(row.model.find("DeepSeek-V3") != std::string::npos);
+    const scenarios::ScenarioSpec spec = scenario_of(row);
+    CHECK(spec.parallel.moe_shared_expert_overlap);
+    CHECK_FALSE(spec.parallel.moe_a2a_overlap);
+  }
+  // Megatron-Bridge: the flex dispatcher (apply_flex_dispatcher_backend), the Nemotron 3 recipes
+  // and the moe_a2a_overlap override all turn it off. DeepSeek-V3 on H100 (580, tp 2, moe_a2a_overlap),
+  // on GB200 (4), Kimi-K2 (106), Nemotron 3 Super (30, tp 2) and Ultra (36, tp 2), Nano (22).
+  for (const int line : {580, 4, 106, 30, 36, 22}) {
+    CAPTURE(line);
+    CHECK_FALSE(scenario_of(row_at("training_megatron_bridge.csv", line)).parallel.moe_shared_expert_overlap);
+  }
 }

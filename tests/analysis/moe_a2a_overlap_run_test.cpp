@@ -109,11 +109,9 @@ const std::string kLlama4 =
 TEST_CASE("analysis::run_scenario: with tp and the shared-expert overlap the shared experts gather and scatter their own tokens") {
   const auto off = run(kLlama4, {});
   const auto on = run(kLlama4, {"parallelism.moe_shared_expert_overlap=true"});
-  // Each MoE layer pass adds one all-gather and one reduce-scatter of the b.s.h activation over
-  // tp 2: per GPU and pass 2 x 8192 x 5120 x 2 bytes x (2 - 1) / 2, forward and backward, on 4 MoE
-  // layers and 4 micro-batches.
-  const double pair = 2.0 * 8192.0 * 5120.0 * 2.0 / 2.0;
-  CHECK(on.iteration.tp_bytes_per_gpu - off.iteration.tp_bytes_per_gpu == doctest::Approx(pair * 2.0 * 4.0 * 4.0));
+  // The shared experts' own all-gather and reduce-scatter run either way (on the compute stream
+  // without the overlap, on their own stream with it: shared_expert_tp_test.cpp has the bytes).
+  CHECK(on.iteration.tp_bytes_per_gpu == doctest::Approx(off.iteration.tp_bytes_per_gpu));
   CHECK(on.iteration.ep_bytes_per_gpu == doctest::Approx(off.iteration.ep_bytes_per_gpu));
   CHECK(on.iteration.breakdown.ep_comm < off.iteration.breakdown.ep_comm);
   // At tp 1 the shared experts hold whole tokens: no exchange of their own.

@@ -90,20 +90,20 @@ double combined_layer_pair_s(const EpLayerPass& f, const EpLayerPass& b, double 
 
 EpLayerSplit split_moe_layer(const ComputeModel& cm, const std::vector<OpCost>& layer, double fwd_compute_s,
                              double bwd_compute_s, double fwd_blocking_s, double bwd_blocking_s, double a2a_fwd_s,
-                             double a2a_bwd_s) {
+                             double a2a_bwd_s, double experts_fwd_blocking_s, double experts_bwd_blocking_s) {
   const std::size_t cut = std::min(permute_index(layer) + 1, layer.size());
   EpLayerSplit s;
-  const auto split = [&](EpLayerPass& p, Pass pass, double compute, double blocking, double a2a) {
+  const auto split = [&](EpLayerPass& p, Pass pass, double compute, double blocking, double a2a, double experts_blocking) {
     const double pre = time_of(cm, layer, 0, cut, pass);
     const double post = time_of(cm, layer, cut, layer.size(), pass);
     const double share = pre + post > 0 ? pre / (pre + post) : 0.0;
     p.attention = compute * share + blocking;
-    p.experts = compute * (1.0 - share);
+    p.experts = compute * (1.0 - share) + experts_blocking;
     p.dispatch = a2a / 2;
     p.combine = a2a / 2;
   };
-  split(s.fwd, Pass::Forward, fwd_compute_s, fwd_blocking_s, a2a_fwd_s);
-  split(s.bwd, Pass::Backward, bwd_compute_s, bwd_blocking_s, a2a_bwd_s);
+  split(s.fwd, Pass::Forward, fwd_compute_s, fwd_blocking_s, a2a_fwd_s, experts_fwd_blocking_s);
+  split(s.bwd, Pass::Backward, bwd_compute_s, bwd_blocking_s, a2a_bwd_s, experts_bwd_blocking_s);
   return s;
 }
 

@@ -45,13 +45,15 @@ double combined_layer_pair_s(const EpLayerPass& f, const EpLayerPass& b, double 
 // selective recompute), shared in proportion to the ops' times before and after the permute
 // (moe_permute: the end of Megatron-Core's pre-dispatch computation); `fwd_blocking_s` /
 // `bwd_blocking_s` the layer's blocking tensor- and context-parallel seconds (attention's);
-// `a2a_fwd_s` / `a2a_bwd_s` its expert-parallel seconds per pass, half dispatch, half combine.
+// `a2a_fwd_s` / `a2a_bwd_s` its expert-parallel seconds per pass, half dispatch, half combine;
+// `experts_fwd_blocking_s` / `experts_bwd_blocking_s` blocking seconds of the experts' node (the
+// shared experts' tensor-parallel pair: stage_cost_parts.h).
 struct EpLayerSplit {
   EpLayerPass fwd, bwd;
 };
 EpLayerSplit split_moe_layer(const ComputeModel& cm, const std::vector<OpCost>& layer, double fwd_compute_s,
                              double bwd_compute_s, double fwd_blocking_s, double bwd_blocking_s, double a2a_fwd_s,
-                             double a2a_bwd_s);
+                             double a2a_bwd_s, double experts_fwd_blocking_s = 0, double experts_bwd_blocking_s = 0);
 
 // Seconds one paired (forward, backward) layer saves against running the two passes alone.
 double combined_layer_saving_s(const EpLayerSplit& s, double sm_share);

@@ -31,10 +31,12 @@ std::vector<HybridKindCost> hybrid_kind_costs(const StageCostInputs& in, const O
     HybridKindCost k;
     k.kind = kind;
     k.lc = layer_compute(in.compute, ops, in.training.recompute, in.training.recompute_modules);
-    // An MoE block runs no sequence-parallel pair of its own: its dispatcher's exchange over the
-    // expert tensor-parallel group is charged with its all-to-alls (layer_tensor_parallel, moe_layer).
-    k.ltp = kind == LayerKind::Moe && in.parallel.sequence_parallel ? LayerTensorParallel{}
-                                   : scaled(layer_tensor_parallel(in, act, ops), tensor_parallel_share(kind));
+    // An MoE block's routed path runs no sequence-parallel pair of its own: its dispatcher's
+    // exchange over the expert tensor-parallel group is charged with its all-to-alls
+    // (layer_tensor_parallel, moe_layer). Its shared experts run theirs (stage_cost_parts.h).
+    k.ltp = kind == LayerKind::Moe && in.parallel.sequence_parallel
+                ? shared_expert_layer_tensor_parallel(in, shared_expert_tensor_parallel(in, act), act, ops)
+                : scaled(layer_tensor_parallel(in, act, ops), tensor_parallel_share(kind));
     k.lcp = layer_context_parallel(context_parallel_inputs(in, ops, element_bytes));
     k.params = kind == LayerKind::Moe ? in.model.moe_layer_dense_parameters() / in.parallel.tp +
                                             in.model.expert_parameters() / in.parallel.ep / in.parallel.expert_tp()

@@ -13,7 +13,7 @@ namespace {
 // tp_comm_overlap: each pass's collectives pipelined with the GEMMs next to them; full recompute
 // repeats the forward's pairs in the backward.
 void overlap_tensor_parallel(LayerTensorParallel& t, const StageCostInputs& in, const std::vector<OpCost>& layer,
-                             double ag, double rs, double act, int sides) {
+                             double ag, double rs, double act, TpSides sides) {
   const double share = in.compute.constants().get("tp_overlap_sm_share");
   const int tp = in.parallel.tp;
   const double step_bytes = act / tp;  // one ring step: each GPU sends one tp-th of the activation
@@ -38,14 +38,15 @@ LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act,
   const bool sp = in.parallel.sequence_parallel;
   const bool full_recompute = in.training.recompute == Recompute::Full;
   const std::vector<std::vector<int>> group{in.layout.tp_group(0, 0)};
-  // An MoE layer's sequence-parallel pair is its attention's alone (see the header).
+  // An MoE layer's sequence-parallel pair here is its attention's alone (see the header).
   const int sides = sp && moe_layer ? 1 : 2;
   if (sp) {
     const double ag = in.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
     const double rs = in.memo.concurrent(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
     t.fwd = sides * (ag + rs);
     t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
-    if (in.tp_comm_overlap) overlap_tensor_parallel(t, in, layer, ag, rs, act, sides);
+    if (in.tp_comm_overlap)
+      overlap_tensor_parallel(t, in, layer, ag, rs, act, sides == 1 ? TpSides::Attention : TpSides::Both);
   } else {
     t.fwd = 2 * in.memo.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
     t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
@@ -63,28 +64,59 @@ LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act,
 SharedExpertTensorParallel shared_expert_tensor_parallel(const StageCostInputs& in, double act) {
   SharedExpertTensorParallel se;
   const ParallelSpec& p = in.parallel;
-  if (!p.moe_shared_expert_overlap || in.model.shared_experts == 0 || in.model.is_hybrid() || p.tp <= 1 ||
-      !p.sequence_parallel)
-    return se;
+  if (in.model.shared_experts == 0 || p.tp <= 1 || !p.sequence_parallel) return se;
+  if (p.moe_shared_expert_overlap && in.model.is_hybrid()) return se;
   const std::vector<std::vector<int>> group{in.layout.tp_group(0, 0)};
   se.gather = in.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
   se.scatter = in.memo.concurrent(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
+  se.side_stream = p.moe_shared_expert_overlap;
   return se;
 }
 
-void add_shared_expert_tensor_parallel(LayerTensorParallel& t, const SharedExpertTensorParallel& se,
-                                       const StageCostInputs& in, double act) {
-  if (!se.any()) return;
+LayerTensorParallel shared_expert_layer_tensor_parallel(const StageCostInputs& in, const SharedExpertTensorParallel& se,
+                                                        double act, const std::vector<OpCost>& layer) {
+  LayerTensorParallel t;
+  if (!se.any()) return t;
   const int tp = in.parallel.tp;
   const bool rerun = in.training.recompute == Recompute::Full || (in.training.recompute_modules & kRecomputeMoe) != 0;
   const double repeat = rerun ? 2.0 : 1.0;
   const double pair = se.gather + se.scatter;
   const double pair_bytes = 2.0 * act * (tp - 1) / tp;  // what each rank sends in one gather and one scatter
-  t.fwd += pair;
-  t.bwd += pair * repeat;
-  t.fwd_bytes += pair_bytes;
-  t.bwd_bytes += pair_bytes * repeat;
-  t.bytes_per_gpu += pair_bytes * (1.0 + repeat) * in.model.layers / in.parallel.pp * in.micro_batches;
+  t.fwd = pair;
+  t.bwd = pair * repeat;
+  // Without the overlap the shared experts' TE linears take userbuffers like a dense MLP's.
+  if (!se.side_stream && in.tp_comm_overlap) {
+    const double share = in.compute.constants().get("tp_overlap_sm_share");
+    const double step_bytes = act / tp;
+    const TpPassOverlap f = overlap_tp_layer(in.compute, layer, Pass::Forward, se.gather, se.scatter, tp, share,
+                                             step_bytes, TpSides::Mlp);
+    const TpPassOverlap b = overlap_tp_layer(in.compute, layer, Pass::Backward, se.gather, se.scatter, tp, share,
+                                             step_bytes, TpSides::Mlp);
+    const double again = rerun ? 1.0 : 0.0;
+    t.fwd = f.exposed_s;
+    t.fwd_hidden = f.hidden_s;
+    t.fwd_sm = f.sm_cost_s;
+    t.bwd = b.exposed_s + again * f.exposed_s;
+    t.bwd_hidden = b.hidden_s + again * f.hidden_s;
+    t.bwd_sm = b.sm_cost_s + again * f.sm_cost_s;
+  }
+  t.fwd_bytes = pair_bytes;
+  t.bwd_bytes = pair_bytes * repeat;
+  // As layer_tensor_parallel's: the whole rank as if every layer were this one (the caller weights it).
+  t.bytes_per_gpu = pair_bytes * (1.0 + repeat) * in.model.layers / in.parallel.pp * in.micro_batches;
+  return t;
+}
+
+void add_layer_tensor_parallel(LayerTensorParallel& t, const LayerTensorParallel& more) {
+  t.fwd += more.fwd;
+  t.bwd += more.bwd;
+  t.fwd_bytes += more.fwd_bytes;
+  t.bwd_bytes += more.bwd_bytes;
+  t.fwd_hidden += more.fwd_hidden;
+  t.bwd_hidden += more.bwd_hidden;
+  t.fwd_sm += more.fwd_sm;
+  t.bwd_sm += more.bwd_sm;
+  t.bytes_per_gpu += more.bytes_per_gpu;
 }
 
 LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params) {

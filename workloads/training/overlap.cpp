@@ -12,11 +12,15 @@ namespace {
 
 // Megatron's column-parallel linears take the all-gathered sequence-parallel input; the
 // row-parallel ones feed the reduce-scatter (Korthikanti et al. 2022, Fig. 5; the ops of
-// transformer_ops.cpp). Megatron fuses SwiGLU's gate and up projections into one GEMM.
+// transformer_ops.cpp). Megatron fuses SwiGLU's gate and up projections into one GEMM. An MoE
+// layer's shared experts are such an MLP (SharedExpertMLP: TEColumnParallelLinear fc1,
+// TERowParallelLinear fc2), their down projection named "shared_expert_down".
 bool is_column_parallel(std::string_view name) {
   return name == "qkv_proj" || name == "mlp_fc1" || name == "mlp_gate" || name == "mlp_up";
 }
-bool is_row_parallel(std::string_view name) { return name == "attention_out_proj" || name == "mlp_fc2" || name == "mlp_down"; }
+bool is_row_parallel(std::string_view name) {
+  return name == "attention_out_proj" || name == "mlp_fc2" || name == "mlp_down" || name == "shared_expert_down";
+}
 bool is_attention_side(std::string_view name) { return name == "qkv_proj" || name == "attention_out_proj"; }
 
 }  // namespace
@@ -73,7 +77,7 @@ struct GemmPieces {
 }  // namespace
 
 TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>& layer, Pass pass, double ag_s,
-                               double rs_s, int tp, double sm_share, double step_bytes, int sides) {
+                               double rs_s, int tp, double sm_share, double step_bytes, TpSides sides) {
   // [attention, MLP] x [gather, scatter]. A step moves step_bytes each way; the gather's HBM
   // traffic is collective_hbm_bytes_per_byte per byte, the reduce-scatter's one more (it reads the
   // local partial it adds).
@@ -106,7 +110,9 @@ TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>
   }
   TpPassOverlap out;
   const double comm_s[2] = {ag_s, rs_s};
-  for (int side = 0; side < std::clamp(sides, 0, 2); ++side) {
+  const int first_side = sides == TpSides::Mlp ? 1 : 0;
+  const int end_side = sides == TpSides::Attention ? 1 : 2;
+  for (int side = first_side; side < end_side; ++side) {
     for (int kind = 0; kind < 2; ++kind) {
       const GemmPieces& p = pieces[side][kind];
       const TpOverlap o = overlap_tp_pipelined(p.whole_s, p.chunk_s, std::max(p.contended_s, p.chunk_s), comm_s[kind], tp);

@@ -51,14 +51,18 @@ TpOverlap overlap_tp_pipelined(double gemm_s, double chunk_s, double contended_c
 // in the backward (the GEMMs' data and weight gradients). `ag_s`, `rs_s`: one collective alone;
 // `step_bytes`: what one GPU sends in one of its tp - 1 steps (the HBM traffic beside the GEMM).
 // Forward GEMMs run as tp pieces of m / tp rows (TE's ring exchange and pipelined reduce-scatter
-// split along the sequence); backward GEMMs as tp equal shares (bulk overlaps). `sides` 2: the
-// attention and the MLP pairs of a transformer layer; 1: the attention pair alone (an MoE layer,
-// whose MLP-side exchange is the token dispatcher's, expert_parallel_cost.cpp).
+// split along the sequence); backward GEMMs as tp equal shares (bulk overlaps). `sides`: Both, the
+// attention and the MLP pairs of a transformer layer; Attention, the attention pair alone (an MoE
+// layer, whose routed experts' exchange is the token dispatcher's, expert_parallel_cost.cpp);
+// Mlp, the MLP-side pair alone (an MoE layer's shared experts: their gate / up and down GEMMs,
+// "shared_expert_down", are the MoE layer's only MLP-side column / row-parallel linears).
 struct TpPassOverlap {
   double exposed_s = 0, hidden_s = 0, sm_cost_s = 0;
 };
+enum class TpSides { Both, Attention, Mlp };
 TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>& layer, Pass pass, double ag_s,
-                               double rs_s, int tp, double sm_share, double step_bytes = 0, int sides = 2);
+                               double rs_s, int tp, double sm_share, double step_bytes = 0,
+                               TpSides sides = TpSides::Both);
 
 // A ZeRO-3 pass over `layers` layers of `compute_s` each, with a per-layer parameter all-gather of
 // `gather_s` (and, in backward, a gradient reduce-scatter of `scatter_s`; 0 in forward). With

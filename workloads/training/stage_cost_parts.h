@@ -71,8 +71,9 @@ struct LayerTensorParallel {
 // Megatron's f/g operators: two all-reduces of the b·s·h activation `act` in forward and two in
 // backward; with sequence parallelism each becomes an all-gather plus a reduce-scatter of the
 // same buffer. Full recompute repeats the forward ones.
-// `moe_layer` (sequence parallelism): the attention's all-gather and reduce-scatter only. An MoE
-// layer takes its sequence-parallel tokens as they are: the router runs on them, and the token
+// `moe_layer` (sequence parallelism): the attention's all-gather and reduce-scatter only (its
+// shared experts' pair is shared_expert_layer_tensor_parallel's). An MoE layer's routed path
+// takes its sequence-parallel tokens as they are: the router runs on them, and the token
 // dispatcher all-gathers the tokens it received over the expert tensor-parallel group (k x the
 // activation; none with etp = 1) and reduce-scatters them before the combine
 // (Megatron-Core MoEAlltoAllTokenDispatcher: core_v0.9.0 token_permutation /
@@ -82,25 +83,42 @@ struct LayerTensorParallel {
 LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act, const std::vector<OpCost>& layer,
                                           bool moe_layer = false);
 
-// The shared experts' own sequence-parallel exchange under moe_shared_expert_overlap (seconds of
-// one all-gather and one reduce-scatter of the b.s.h activation `act` over the tp group; zero
-// without the overlap, without shared experts, with tp = 1, without sequence parallelism, or in a
-// hybrid model, where the overlap is not modelled). Megatron-Core core_r0.12.0
-// transformer/moe/shared_experts.py: with the overlap the shared experts' linears run with
-// parallel_mode None and no userbuffers, and pre_forward_comm all-gathers the input
-// (gather_from_sequence_parallel_region) and post_forward_comm reduce-scatters the output
-// (reduce_scatter_to_sequence_parallel_region) on the shared experts' own stream, beside the token
-// dispatch and combine (token_dispatcher.py MoEAlltoAllTokenDispatcher). Their backward swaps them
-// (a reduce-scatter for the gather, an all-gather for the scatter).
+// An MoE layer's shared experts run their own sequence-parallel pair over the tp group: an
+// all-gather of the b.s.h activation `act` before fc1 and a reduce-scatter after fc2 in the
+// forward, a reduce-scatter of fc1's input gradient and an all-gather of fc2's output gradient in
+// the backward (each GPU sends 2 (tp - 1) / tp x act a pass). Megatron-Core core_r0.12.0 - main:
+// SharedExpertMLP is an MLP of TEColumnParallelLinear / TERowParallelLinear over the attention's
+// tp group (moe_module_specs.py; is_expert False, so Transformer Engine's userbuffers apply to it
+// under tp_comm_overlap as to a dense MLP's linear_fc1 / linear_fc2), and MoELayer feeds it the
+// layer's sequence-parallel input (moe_layer.py: `self.shared_experts(hidden_states)` in
+// core_r0.12.0; shared_experts_compute(hidden_states) from core_v0.15.0). Two ways it runs:
+//   * `side_stream` false (no moe_shared_expert_overlap): on the compute stream, between the
+//     router and the dispatch (core_v0.15.0 on; after the combine in core_r0.12.0), blocking
+//     like the attention's pair, or with tp_comm_overlap pipelined with the shared GEMMs
+//     (overlap_tp_layer, TpSides::Mlp);
+//   * `side_stream` true (moe_shared_expert_overlap): the linears run with parallel_mode None and
+//     no userbuffers, and pre_forward_comm all-gathers the input
+//     (gather_from_sequence_parallel_region), post_forward_comm reduce-scatters the output
+//     (reduce_scatter_to_sequence_parallel_region) on the shared experts' own stream, beside the
+//     token dispatch and combine (token_dispatcher.py MoEAlltoAllTokenDispatcher); the seconds are
+//     charged blocking and ep_overlap.h hides them in part beside the all-to-alls.
+// Zero without shared experts, with tp = 1, without sequence parallelism (Megatron-Core refuses an
+// MoE layer at tp > 1 without it in training), and for a hybrid model with the overlap (not
+// modelled there; Megatron-Bridge r0.6.0 perf_recipes/nemotronh/common.py: "unsupported by MCore
+// during training").
 struct SharedExpertTensorParallel {
-  double gather = 0, scatter = 0;
+  double gather = 0, scatter = 0;  // one all-gather, one reduce-scatter, each alone
+  bool side_stream = false;
   bool any() const { return gather + scatter > 0; }
 };
 SharedExpertTensorParallel shared_expert_tensor_parallel(const StageCostInputs& in, double act);
-// Adds `se` to an MoE layer's tensor-parallel seconds and bytes: one pair a pass (the backward's
-// again under full recompute or recompute_modules "moe", which rerun the MoE layer's forward).
-void add_shared_expert_tensor_parallel(LayerTensorParallel& t, const SharedExpertTensorParallel& se,
-                                       const StageCostInputs& in, double act);
+// The pair's seconds and bytes for one MoE layer whose ops are `layer`: one pair a pass, the
+// backward's again under full recompute or recompute_modules "moe" (both rerun the MoE layer's
+// forward, shared experts included). Empty when `se` is.
+LayerTensorParallel shared_expert_layer_tensor_parallel(const StageCostInputs& in, const SharedExpertTensorParallel& se,
+                                                        double act, const std::vector<OpCost>& layer);
+// t += more, field by field.
+void add_layer_tensor_parallel(LayerTensorParallel& t, const LayerTensorParallel& more);
 
 // ZeRO-3, per layer: the all-gather of its parameters (before forward and backward) and the
 // reduce-scatter of its gradients (after backward), the tp ranks' groups concurrently.

@@ -81,14 +81,15 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   const FinetuneSpec& ft = tr.finetune;
   const double act = static_cast<double>(tr.micro_batch) * in.parallel.local_seq_len(model.seq_len) * model.hidden *
                      shape.precision_bytes;
-  // moe_shared_expert_overlap: the shared experts' own all-gather and reduce-scatter (tp > 1 with
-  // sequence parallelism), charged with the MoE layer's tensor-parallel seconds and hidden, in
-  // part, beside the all-to-alls below (stage_cost_parts.h, ep_overlap.h).
+  // The shared experts' own all-gather and reduce-scatter (tp > 1 with sequence parallelism),
+  // charged with the MoE layer's tensor-parallel seconds: on the compute stream (with
+  // tp_comm_overlap behind the shared GEMMs), or under moe_shared_expert_overlap on their own
+  // stream, hidden in part beside the all-to-alls below (stage_cost_parts.h, ep_overlap.h).
   const SharedExpertTensorParallel shared_tp = shared_expert_tensor_parallel(in, act);
   struct LayerCosts {
     std::vector<OpCost> layer, moe_layer;
     LayerCompute lc, lc_moe;
-    LayerTensorParallel ltp, ltp_moe;
+    LayerTensorParallel ltp, ltp_moe, ltp_shared;  // ltp_moe includes ltp_shared
   };
   const auto layer_costs = [&](bool bf16_layer) {
     LayerCosts v;
@@ -100,7 +101,10 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
     // An MoE layer: the attention's sequence-parallel pair only; its dispatcher's exchange over the
     // expert tensor-parallel group is in lep (layer_expert_parallel).
     v.ltp_moe = model.is_moe() ? layer_tensor_parallel(in, act, v.moe_layer, true) : v.ltp;
-    if (model.is_moe()) add_shared_expert_tensor_parallel(v.ltp_moe, shared_tp, in, act);
+    if (model.is_moe()) {
+      v.ltp_shared = shared_expert_layer_tensor_parallel(in, shared_tp, act, v.moe_layer);
+      add_layer_tensor_parallel(v.ltp_moe, v.ltp_shared);
+    }
     return v;
   };
   const LayerCosts quantized = layer_costs(false);
@@ -112,6 +116,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   const LayerCompute& lc_moe = quantized.lc_moe;
   const LayerTensorParallel& ltp = quantized.ltp;
   const LayerTensorParallel& ltp_moe = quantized.ltp_moe;
+  const LayerTensorParallel& ltp_shared = quantized.ltp_shared;
   const LayerContextParallel lcp = layer_context_parallel(context_parallel_inputs(in, layer, shape.precision_bytes));
   std::vector<LayerExpertParallel> lep;  // [pipeline stage]
   for (int stage = 0; stage < (model.is_moe() ? pp : 0); ++stage) lep.push_back(layer_expert_parallel(in, shape, stage));
@@ -122,9 +127,12 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   const double ep_sm_share = in.compute.constants().get("ep_overlap_sm_share");
   for (std::size_t st = 0; st < lep.size() && !model.is_hybrid(); ++st) {
     if (in.parallel.moe_a2a_overlap) {
-      const EpLayerSplit split =
-          split_moe_layer(in.compute, moe_layer, lc_moe.fwd + ltp_moe.fwd_sm, lc_moe.bwd + ltp_moe.bwd_sm,
-                          ltp_moe.fwd + lcp.fwd, ltp_moe.bwd + lcp.bwd, lep[st].fwd, lep[st].bwd);
+      // The shared experts' pair runs with them, in the experts' node (core_v0.15.0
+      // fine_grained_callables.py: shared_experts_compute in the MLP callable, after the dispatch).
+      const EpLayerSplit split = split_moe_layer(
+          in.compute, moe_layer, lc_moe.fwd + ltp_moe.fwd_sm, lc_moe.bwd + ltp_moe.bwd_sm,
+          ltp_moe.fwd - ltp_shared.fwd + lcp.fwd, ltp_moe.bwd - ltp_shared.bwd + lcp.bwd, lep[st].fwd, lep[st].bwd,
+          ltp_shared.fwd, ltp_shared.bwd);
       pair_saving[st] = combined_layer_saving_s(split, ep_sm_share);
     }
     if (in.parallel.moe_shared_expert_overlap) {

@@ -125,6 +125,27 @@ ExplainedComm tensor_parallel_comm(const StageCostInputs& in, const LayerTensorP
   return c;
 }
 
+// An MoE layer's shared experts' own sequence-parallel pair (stage_cost_parts.h).
+ExplainedComm shared_expert_comm(const StageCostInputs& in, const LayerTensorParallel& t,
+                                 const SharedExpertTensorParallel& se, int stage) {
+  ExplainedComm c;
+  c.what = "shared-expert tensor-parallel";
+  c.group = group_text("tp", in.parallel.tp, in.layout.tp_group(0, stage));
+  c.algorithm = "ring all-gather before fc1 + reduce-scatter after fc2 (SharedExpertMLP's column / row-parallel linears)";
+  c.fwd_s = t.fwd;
+  c.bwd_s = t.bwd;
+  c.fwd_bytes = t.fwd_bytes;
+  c.bwd_bytes = t.bwd_bytes;
+  c.hidden_s = t.fwd_hidden + t.bwd_hidden;
+  c.overlap = se.side_stream ? "moe_shared_expert_overlap: on the shared experts' stream, beside the dispatch and "
+                               "combine (hidden there: see the expert all-to-all)"
+              : in.tp_comm_overlap
+                  ? format("compute stream; tp_comm_overlap: behind the shared GEMMs, which run %s slower",
+                           us(t.fwd_sm + t.bwd_sm).c_str())
+                  : "no (blocking, compute stream)";
+  return c;
+}
+
 ExplainedComm context_parallel_comm(const StageCostInputs& in, const LayerContextParallel& l, int stage) {
   ExplainedComm c;
   c.what = "context-parallel";
@@ -220,7 +241,11 @@ StageExplanation explain_stage(const StageCostInputs& in, const StageCosts& cost
       std::vector<OpCost> ops = layer_ops_of_kind(model, shape, h.kind);
       apply_module_precision(ops, in.training, false);
       ExplainedLayerKind k = explain_kind(in, hybrid_kind_name(h.kind), count, ops, h.lc);
-      if (in.parallel.tp > 1 && (h.ltp.fwd > 0 || h.ltp.bwd > 0)) k.comm.push_back(tensor_parallel_comm(in, h.ltp, stage, false));
+      if (in.parallel.tp > 1 && (h.ltp.fwd > 0 || h.ltp.bwd > 0)) {
+        k.comm.push_back(h.kind == LayerKind::Moe && in.parallel.sequence_parallel
+                             ? shared_expert_comm(in, h.ltp, shared_expert_tensor_parallel(in, act), stage)
+                             : tensor_parallel_comm(in, h.ltp, stage, false));
+      }
       if (h.kind == LayerKind::Moe && in.parallel.ep > 1) k.comm.push_back(expert_comm(in, lep, stage, pair_saving));
       if (in.parallel.cp > 1 && (h.lcp.fwd_bytes > 0 || h.lcp.bwd_bytes > 0)) k.comm.push_back(context_parallel_comm(in, h.lcp, stage));
       x.kinds.push_back(std::move(k));
@@ -238,12 +263,15 @@ StageExplanation explain_stage(const StageCostInputs& in, const StageCosts& cost
       ExplainedLayerKind k = explain_kind(in, is_moe ? "moe" : "dense", count, ops, lc);
       const LayerTensorParallel ltp = layer_tensor_parallel(in, act, ops, is_moe);
       if (in.parallel.tp > 1) k.comm.push_back(tensor_parallel_comm(in, ltp, stage, is_moe));
+      const SharedExpertTensorParallel se = is_moe ? shared_expert_tensor_parallel(in, act) : SharedExpertTensorParallel{};
+      if (se.any()) k.comm.push_back(shared_expert_comm(in, shared_expert_layer_tensor_parallel(in, se, act, ops), se, stage));
       if (is_moe) {
         LayerExpertParallel e = lep;
         if (in.parallel.moe_shared_expert_overlap) {
+          // As the stage costs charge it (stage_costs.cpp): the side stream's own pair first in each window.
           const double ep_sm_share = in.compute.constants().get("ep_overlap_sm_share");
-          e.fwd -= shared_expert_hidden_s(in.compute, ops, Pass::Forward, lep.fwd, ep_sm_share);
-          e.bwd -= shared_expert_hidden_s(in.compute, ops, Pass::Backward, lep.bwd, ep_sm_share);
+          e.fwd -= shared_expert_hidden_s(in.compute, ops, Pass::Forward, lep.fwd, ep_sm_share, se.gather, se.scatter);
+          e.bwd -= shared_expert_hidden_s(in.compute, ops, Pass::Backward, lep.bwd, ep_sm_share, se.scatter, se.gather);
         }
         if (e.fwd_bytes > 0 || e.fwd > 0) k.comm.push_back(expert_comm(in, e, stage, pair_saving));
       }

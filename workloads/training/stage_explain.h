@@ -37,7 +37,7 @@ struct ExplainedPass {
 
 // One parallelism's communication of one layer and micro-batch, as the stage costs charge it.
 struct ExplainedComm {
-  std::string what;        // "tensor-parallel", "expert all-to-all", "context-parallel"
+  std::string what;        // "tensor-parallel", "shared-expert tensor-parallel", "expert all-to-all", "context-parallel"
   std::string group;       // e.g. "tp 2 (ranks 0..1)"
   std::string algorithm;   // the collectives and their algorithm
   double fwd_s = 0, bwd_s = 0;          // blocking seconds per pass
