@@ -79,9 +79,9 @@ std::vector<OpCost> full_recompute_ops(const std::vector<OpCost>& layer, unsigne
 // Full recompute reruns the layer's forward in its backward. With nothing saved that is the forward
 // itself (its times reused); with [training] recompute_save the saved ops drop out of the rerun
 // (JAX's save_only_these_names: a saved residual is read, not recomputed). Every other op is
-// rerun, fc2 included: its output feeds only the residual add, whose backward reads no values, so
-// JAX's partial evaluation may leave it out of the rerun, but that is not traced to a source line
-// (docs/validation.md, session 16, branch remat).
+// rerun, fc2 included: its output feeds only the residual add, whose backward reads no values, and
+// JAX prunes it from the rerun (jax/_src/ad_checkpoint.py remat_partial_eval: pe.dce_jaxpr of the
+// staged jaxpr), but that rule is not modelled yet (docs/validation.md, session 16, branch remat).
 LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& layer, Recompute recompute,
                            unsigned modules, unsigned save) {
   const bool full = recompute == Recompute::Full;
