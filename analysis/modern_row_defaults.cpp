@@ -174,9 +174,9 @@ int mtp_layers_of(const ModernRow& r) {
 //     gathers over more ranks than the run did (the scenario key `shard_group` expresses it; the
 //     rows are not mapped to it yet);
 //   * no activation recompute in the Megatron-based stacks (NeMo, Megatron-Bridge, Megatron-LM:
-//     the dense-model pre-training recipes leave it off); the JAX stacks recompute everything by
-//     default: MaxText's configs/base.yml has remat_policy 'full', Praxis' stacked transformer
-//     checkpoint_policy SAVE_NOTHING (PaxML), so their rows are "full";
+//     the dense-model pre-training recipes leave it off); the JAX stacks run "full" recompute of
+//     each decoder layer with the tensors their remat policy saves ([training] recompute_save,
+//     jax_recompute_save below), GPT 5B PaxML with nothing saved (not traced, see there);
 //   * gradient reduce-scatter / all-reduce overlapped with the backward pass ([sync] overlap), ring;
 //   * flash attention (TransformerEngine's cuDNN / FlashAttention kernels);
 //   * micro-batch 1 when the row leaves it empty.
@@ -192,6 +192,30 @@ int mtp_layers_of(const ModernRow& r) {
 //     Megatron-Bridge's Llama NVFP4 recipes nor the moe_a2a_overlap rows on Hopper
 //     (tp_comm_overlap_of; modern_row_recipes.h hopper_a2a_overlap);
 bool jax_stack(const ModernRow& r) { return has(r.model, "MaxText") || has(r.model, "PaxML"); }
+
+// [training] recompute_save of the JAX rows: the tensors each row's remat policy keeps (JAX
+// save_only_these_names over the checkpointed decoder layer; docs/validation.md, session 15,
+// branch jaxremat, traces each). NVIDIA/dgxc-benchmarking:
+//   * Llama2-70B MaxText, v24.11.1 (35a9aec) maxtext/configure.sh:53-87: remat_policy=custom with
+//     query_proj, key_proj, value_proj, qkv_proj and out_proj = device (FP8), plus mlpwo = device
+//     (BF16): ["qkv_proj", "attention_out_proj"] (+ "mlp_down", the gated MLP's output projection);
+//   * Llama3-70B MaxText, v25.02 (8f5cbb3) maxtext/configure.sh:41: remat_policy save_qkv_proj =
+//     save_only_these_names(query_proj, value_proj, key_proj, qkv_proj): ["qkv_proj"];
+//   * GPT-3 175B PaxML, v24.11.1 paxml/paxml_mod_configs.py (Synthetic175BCkpt): checkpoint_policy
+//     SAVE_QKV_OUT_PROJ = save_only_these_names('combined_qkv_proj', 'out_proj') (google/praxis
+//     praxis/layers/checkpoint_policy.py): ["qkv_proj", "attention_out_proj"].
+// GPT 5B PaxML (Synthetic5BCkpt: SAVE_DOT_ONLY = jax.checkpoint_policies.checkpoint_dots) saves
+// every dot_general output; whether Transformer Engine's JAX GEMMs of that container are
+// dot_general primitives (saved) or custom calls (not) is not traced, so its rows keep "full" with
+// nothing saved. "" for every other row.
+std::string jax_recompute_save(const ModernRow& r) {
+  if (!jax_stack(r)) return "";
+  if (has(r.model, "Llama2-70B"))
+    return fp8_row(r) ? "[\"qkv_proj\", \"attention_out_proj\"]" : "[\"qkv_proj\", \"attention_out_proj\", \"mlp_down\"]";
+  if (has(r.model, "Llama3-70B")) return "[\"qkv_proj\"]";
+  if (has(r.model, "GPT-3 175B")) return "[\"qkv_proj\", \"attention_out_proj\"]";
+  return "";
+}
 bool nemo_stack(const ModernRow& r) {
   const std::string g = modern_source_group(r);
   return !jax_stack(r) && (g == "dgxc-benchmarking" || g == "Megatron-Bridge" || g == "NeMo docs");

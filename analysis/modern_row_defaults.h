@@ -28,6 +28,7 @@ double packed_sample_len_of(const ModernRow& r);
 // Multi-token prediction modules the recipe trains (DeepSeek-V3); 0 = none.
 int mtp_layers_of(const ModernRow& r);
 bool jax_stack(const ModernRow& r);   // MaxText or PaxML
+std::string jax_recompute_save(const ModernRow& r);  // [training] recompute_save of a JAX row, TOML; "" when none
 bool nemo_stack(const ModernRow& r);  // NeMo, Megatron-Bridge or dgxc-benchmarking (not JAX)
 bool fp8_row(const ModernRow& r);     // fp8 or nvfp4
 bool tp_comm_overlap_of(const ModernRow& r);  // [sync] tp_comm_overlap: tp > 1, NeMo-based, not Llama NVFP4

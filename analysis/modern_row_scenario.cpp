@@ -46,6 +46,7 @@ using modern_detail::has;
 using modern_detail::has_experts;
 using modern_detail::hybrid_preset_of;
 using modern_detail::jax_stack;
+using modern_detail::jax_recompute_save;
 using modern_detail::lora_distributed_optimizer_of;
 using modern_detail::lora_rank_of;
 using modern_detail::lora_targets_toml_of;
@@ -146,6 +147,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   const bool llama4_dgxc = has(r.model, "Llama4-Maverick") && modern_source_group(r) == "dgxc-benchmarking";
   if (nemotron4_dgxc || llama4_dgxc || (nemo_stack(r) && fp8_row(r)) || gpt_oss_bridge(r)) t << "grad_dtype = \"bf16\"\n";
   if (gpt_oss_recompute_modules(r)) t << "recompute_modules = [\"layernorm\", \"moe_act\"]\n";
+  if (const std::string save = jax_recompute_save(r); !save.empty()) t << "recompute_save = " << save << "\n";
   if (const std::string modules = deepseek_recompute_modules(r); !modules.empty())
     t << "recompute_modules = " << modules << "\n";
   if (const std::string modules = nemotron3_recompute_modules(r); !modules.empty())

@@ -59,6 +59,38 @@ void Loader::check_model_shape() {
     error_at_key("training.recompute_modules", "recompute_modules lists \"moe\", but the model has no mixture-of-experts layers",
                  "moe recomputes each MoE layer's forward in its backward; set experts and experts_per_token in [model], "
                  "or remove \"moe\"");
+  check_recompute_save();
+}
+
+// training.recompute_save: ops the forward keeps under full recompute (workloads::RecomputeSaveOp),
+// named as a dense transformer layer's ops (model/transformer_ops.cpp); the model must have them.
+void Loader::check_recompute_save() {
+  const unsigned save = spec_.training.recompute_save;
+  if (save == 0) return;
+  const auto& m = spec_.model;
+  const char* key = "training.recompute_save";
+  if (spec_.training.recompute != workloads::Recompute::Full) {
+    error_at_key(key, "recompute_save lists ops to keep, but recompute = \"" +
+                          std::string(sim::name_of(workloads::kRecomputeNames, spec_.training.recompute)) + "\"",
+                 "recompute_save names what full recompute keeps: set recompute = \"full\", or remove recompute_save");
+    return;
+  }
+  if (m.is_moe() || m.is_hybrid()) {
+    error_at_key(key, std::string("recompute_save is modelled for dense transformer layers, but the model has ") +
+                          (m.is_moe() ? "mixture-of-experts" : "Mamba") + " layers",
+                 "remove recompute_save (recompute = \"full\" reruns the whole layer)");
+    return;
+  }
+  const bool gelu = m.mlp == workloads::MlpKind::Gelu;
+  std::string valid = m.is_mla() ? "" : "\"qkv_proj\", ";
+  valid += gelu ? "\"attention_out_proj\", \"mlp_fc1\" or \"mlp_fc2\"" : "\"attention_out_proj\", \"mlp_gate\", \"mlp_up\" or \"mlp_down\"";
+  const unsigned absent = (m.is_mla() ? unsigned{workloads::kSaveQkvProj} : 0u) |
+                          (gelu ? unsigned{workloads::kSaveMlpGate | workloads::kSaveMlpUp | workloads::kSaveMlpDown}
+                                : unsigned{workloads::kSaveMlpFc1 | workloads::kSaveMlpFc2});
+  for (const auto& c : workloads::kRecomputeSaveNames)
+    if ((save & absent & c.value) != 0)
+      error_at_key(key, "recompute_save lists \"" + std::string(c.name) + "\", but the model's layer has no such op",
+                   "this model's layer has " + valid);
 }
 
 void Loader::check_layout() {

@@ -187,6 +187,7 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
       << "launch_blocking = " << b(tr.launch_blocking) << "\n"
       << "cuda_graphs = " << b(tr.cuda_graphs) << "\n";
   show_module_list(out, "recompute_modules", tr.recompute_modules, workloads::kRecomputeModuleNames);
+  show_module_list(out, "recompute_save", tr.recompute_save, workloads::kRecomputeSaveNames);
   show_module_list(out, "cuda_graph_scope", tr.cuda_graph_modules, workloads::kCudaGraphModuleNames);
   if (tr.te_op_fuser) out << "te_op_fuser = true\n";  // only when set
   if (tr.activation_offload_layers > 0) out << "activation_offload_layers = " << tr.activation_offload_layers << "\n";

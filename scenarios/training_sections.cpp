@@ -27,7 +27,7 @@ constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "pr
                                               "activation_offload_layers", "launch_blocking", "recompute_modules", "cuda_graphs",
                                               "cuda_graph_scope",
                                               "num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16", "bf16_modules",
-                                              "fp8_modules", "te_op_fuser"};
+                                              "fp8_modules", "te_op_fuser", "recompute_save"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "bucket_params", "bucketing", "overlap", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "zero3_impl", "offload_optimizer",
                                           "offload_delayed_update"};
@@ -115,12 +115,12 @@ bool Loader::read_parallelism(const toml::table* t) {
 namespace {
 template <std::size_t N>
 void read_module_list(LoadContext& ctx, Section& s, const char* key, const sim::Choice<unsigned> (&names)[N],
-                      const char* example, const char* hint, unsigned& modules) {
+                      const char* example, const char* hint, unsigned& modules, const char* noun = "module") {
   const toml::node* n = s.find(key);
   if (n == nullptr) return;
   const toml::array* list = n->as_array();
   if (list == nullptr) {
-    s.wrong_type(key, *n, "an array of module names", example);
+    s.wrong_type(key, *n, std::string("an array of ") + noun + " names", example);
     return;
   }
   modules = 0;
@@ -129,7 +129,7 @@ void read_module_list(LoadContext& ctx, Section& s, const char* key, const sim::
     const auto module = name ? sim::parse(names, name->get()) : std::nullopt;
     if (!module) {
       const std::string got = name ? "'" + name->get() + "'" : "a " + type_name(e.type());
-      ctx.error_at_key(std::string("training.") + key, std::string(key) + " lists " + got + ", not a modelled module", hint);
+      ctx.error_at_key(std::string("training.") + key, std::string(key) + " lists " + got + ", not a modelled " + noun, hint);
       continue;
     }
     modules |= *module;
@@ -215,6 +215,12 @@ bool Loader::read_training(const toml::table* t) {
   read_module_list(*this, s, "recompute_modules", workloads::kRecomputeModuleNames, "[\"layernorm\", \"moe_act\"]",
                    "use \"layernorm\", \"moe_act\", \"moe\" or \"mla_up_proj\" (Megatron-Core recompute_modules)",
                    tr.recompute_modules);
+  // recompute_save: the layer ops full recompute keeps (JAX save_only_these_names); their checks
+  // against recompute and the model are cross-checks (check_recompute_save).
+  read_module_list(*this, s, "recompute_save", workloads::kRecomputeSaveNames, "[\"qkv_proj\", \"attention_out_proj\"]",
+                   "use \"qkv_proj\", \"attention_out_proj\", \"mlp_fc1\", \"mlp_fc2\", \"mlp_gate\", \"mlp_up\" or "
+                   "\"mlp_down\" (the layer's op names)",
+                   tr.recompute_save, "op");
   const bool graphs_given = s.find("cuda_graphs") != nullptr;
   read_cuda_graph_scope(*this, s, tr);
   if (tr.cuda_graph_modules != 0 && graphs_given && tr.cuda_graphs)

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/enum_names.h"
@@ -420,6 +421,29 @@ inline constexpr sim::Choice<unsigned> kRecomputeModuleNames[] = {{"layernorm", 
                                                                    {"moe_act", kRecomputeMoeAct},
                                                                    {"mla_up_proj", kRecomputeMlaUpProj},
                                                                    {"moe", kRecomputeMoe}};
+// [training] recompute_save (with recompute = "full"): the layer ops whose outputs the forward keeps
+// while everything else of the layer is recomputed in the backward, i.e. JAX's
+// jax.checkpoint_policies.save_only_these_names over a checkpointed decoder layer, as MaxText's
+// remat_policy (e.g. "save_qkv_proj", or "custom" with per-tensor "device" offload settings) and
+// Praxis' checkpoint_policy (SAVE_QKV_OUT_PROJ) apply it (docs/validation.md, session 15, branch
+// jaxremat). The names are the ops of model/transformer_ops.cpp's dense layer: "qkv_proj" the
+// fused Q, K, V projection; "attention_out_proj"; a GELU MLP's "mlp_fc1" and "mlp_fc2"; a gated MLP's
+// "mlp_gate", "mlp_up" and "mlp_down". A saved op is not rerun in the backward; its output stays
+// in memory beside the layer input. A bit set; 0 = "full" recompute as Megatron runs it.
+enum RecomputeSaveOp : unsigned {
+  kSaveQkvProj = 1, kSaveAttentionOutProj = 2, kSaveMlpFc1 = 4, kSaveMlpFc2 = 8, kSaveMlpGate = 16, kSaveMlpUp = 32,
+  kSaveMlpDown = 64
+};
+inline constexpr sim::Choice<unsigned> kRecomputeSaveNames[] = {
+    {"qkv_proj", kSaveQkvProj}, {"attention_out_proj", kSaveAttentionOutProj}, {"mlp_fc1", kSaveMlpFc1},
+    {"mlp_fc2", kSaveMlpFc2},   {"mlp_gate", kSaveMlpGate},                   {"mlp_up", kSaveMlpUp},
+    {"mlp_down", kSaveMlpDown}};
+// Whether the op named `op_name` is one `save` (RecomputeSaveOp bits) keeps.
+inline bool saved_by_recompute_save(std::string_view op_name, unsigned save) {
+  for (const auto& c : kRecomputeSaveNames)
+    if ((save & c.value) != 0 && op_name == c.name) return true;
+  return false;
+}
 // Megatron-Core cuda_graph_scope (cuda_graph_impl "transformer_engine" or "local"): the parts of
 // each transformer layer captured into a CUDA graph and replayed from it per micro-batch
 // (core_r0.16 megatron/core/transformer/enums.py CudaGraphScope; which submodules each covers:
@@ -506,6 +530,7 @@ struct TrainingSpec {
   Optimizer optimizer = Optimizer::Adam;
   Recompute recompute = Recompute::None;
   unsigned recompute_modules = 0;  // RecomputeModule bits; ignored under recompute = "full"
+  unsigned recompute_save = 0;     // RecomputeSaveOp bits; only under recompute = "full"
   // Gradients kept for accumulation and reduced over data parallelism: fp32 is Megatron's
   // `main_grad` (grad_reduce_in_fp32, forced on for bf16 in Megatron-LM); 16-bit is Megatron-Core
   // / NeMo with grad_reduce_in_fp32 = False, apex DistributedFusedAdam grad_sync_dtype = bf16,

@@ -153,13 +153,14 @@ void add_activations(MemoryLineBuilder& out, const MemoryRequest& r, int stage) 
   const unsigned modules = tr.recompute == Recompute::Full ? 0u : tr.recompute_modules;
   const bool norms_recomputed = (modules & kRecomputeLayernorm) != 0;
   double per_layer = 0.0;
-  for (const SavedTensor& x : saved_layer_tensors(m, tr.micro_batch, t, sp, tr.recompute, bytes))
+  for (const SavedTensor& x : saved_layer_tensors(m, tr.micro_batch, t, sp, tr.recompute, bytes, tr.recompute_save))
     if (!recomputed_by_modules(x, modules)) per_layer += x.bytes;
   const char* kernel = m.flash_attention ? (bytes.gemm_input < e ? "flash attention, FP8 GEMM inputs" : "flash attention")
                                          : (bytes.gemm_input < e ? "materialised scores, FP8 GEMM inputs" : "materialised scores");
-  const std::string what = tr.recompute == Recompute::Full ? std::string("layer input ") + (sp ? "e*sbh/t" : "e*sbh")
-                                                           : std::string("saved tensors, ") + kernel +
-                                                                 (norms_recomputed ? ", norm outputs recomputed" : "");
+  const std::string what = tr.recompute == Recompute::Full
+                               ? std::string("layer input ") + (sp ? "e*sbh/t" : "e*sbh") +
+                                     (tr.recompute_save != 0 ? " + the recompute_save op outputs" : "")
+                               : std::string("saved tensors, ") + kernel + (norms_recomputed ? ", norm outputs recomputed" : "");
   const int offloaded = offloaded_layers_on_stage(par, m.layers, stage, tr.activation_offload_layers);
   out.add("layers: activations", MemoryCategory::Activations, per_layer * (layers - offloaded) * in_flight,
           format_text("%.6g B/layer/micro-batch (", per_layer) + what +

@@ -49,9 +49,9 @@ class Replayer {
 // The tensors one layer keeps for backward, as the memory model derives them (memory_model.h):
 // the replay allocates the same list the formula sums.
 Tensors saved_tensor_bytes(const ModelSpec& m, int micro_batch, int t, bool sp, Recompute rc, const ActivationBytes& bytes,
-                           unsigned recompute_modules = 0) {
+                           unsigned recompute_modules = 0, unsigned recompute_save = 0) {
   Tensors x;
-  for (const SavedTensor& v : saved_layer_tensors(m, micro_batch, t, sp, rc, bytes))
+  for (const SavedTensor& v : saved_layer_tensors(m, micro_batch, t, sp, rc, bytes, recompute_save))
     if (!recomputed_by_modules(v, rc == Recompute::Full ? 0u : recompute_modules)) x.push_back(v.bytes);
   return x;
 }
@@ -135,7 +135,7 @@ UnitPlan plan_unit(const MemoryRequest& request, int stage, int chunks) {
   // split (ParallelSpec::layers_in_chunk) the first or last chunk holds one layer fewer.
   u.layers = (par.layers_on_stage(m.layers, stage) + chunks - 1) / chunks;
   u.offloaded = offloaded_layers_in_chunk(u.layers, tr.activation_offload_layers);
-  u.saved = saved_tensor_bytes(m, tr.micro_batch, t, sp, tr.recompute, bytes, tr.recompute_modules);
+  u.saved = saved_tensor_bytes(m, tr.micro_batch, t, sp, tr.recompute, bytes, tr.recompute_modules, tr.recompute_save);
   if (tr.recompute == Recompute::Full) u.working = saved_tensor_bytes(m, tr.micro_batch, t, sp, Recompute::None, bytes);
   u.scores_workspace = m.flash_attention ? 0.0 : b * m.heads / t * s * s * e;
   u.logits = stage == par.pp - 1 ? s * b * m.vocab / t * 4.0 : 0.0;

@@ -3,6 +3,7 @@
 // copies, MLA and selective recompute): what each tensor is and its bytes on one GPU.
 #include "workloads/memory/memory_lines.h"
 
+#include <algorithm>
 #include <string_view>
 #include <vector>
 
@@ -39,15 +40,37 @@ void add_mla_latents_and_qkv(std::vector<SavedTensor>& x, const ModelSpec& m, do
                      {"V", e * sb * heads * m.v_head_dim}});
 }
 
+// [training] recompute_save under full recompute: the output of each op the forward keeps, as the
+// op writes it on this GPU (model/transformer_ops.cpp's shapes): the fused QKV projection's
+// column-parallel output (query heads and the kv heads, replicated when fewer than t), fc1's
+// halves e*sbf/t, and the row-parallel GEMMs' output hidden state e*sbh/r (reduce-scattered under SP).
+void add_recompute_saved_outputs(std::vector<SavedTensor>& x, const ModelSpec& m, double sb, double t, double r,
+                                 double e, unsigned save) {
+  const double kv = std::max(1.0, (m.kv_heads > 0 ? m.kv_heads : m.heads) / t);
+  const double h = m.hidden, f = m.ffn_hidden;
+  if ((save & kSaveQkvProj) != 0) x.push_back({"qkv_proj output (recompute_save)", e * sb * (m.heads / t + 2.0 * kv) * m.head_dim()});
+  if ((save & kSaveAttentionOutProj) != 0) x.push_back({"attention_out_proj output (recompute_save)", e * sb * h / r});
+  if ((save & kSaveMlpFc1) != 0) x.push_back({"mlp_fc1 output (recompute_save)", e * sb * f / t});
+  if ((save & kSaveMlpGate) != 0) x.push_back({"mlp_gate output (recompute_save)", e * sb * f / t});
+  if ((save & kSaveMlpUp) != 0) x.push_back({"mlp_up output (recompute_save)", e * sb * f / t});
+  if ((save & kSaveMlpFc2) != 0) x.push_back({"mlp_fc2 output (recompute_save)", e * sb * h / r});
+  if ((save & kSaveMlpDown) != 0) x.push_back({"mlp_down output (recompute_save)", e * sb * h / r});
+}
+
 }  // namespace
 
 std::vector<SavedTensor> saved_layer_tensors(const ModelSpec& model, int micro_batch, int tp,
-                                             bool sequence_parallel, Recompute recompute, const ActivationBytes& bytes) {
+                                             bool sequence_parallel, Recompute recompute, const ActivationBytes& bytes,
+                                             unsigned recompute_save) {
   if (model.is_hybrid()) return hybrid_saved_layer_tensors(model, micro_batch, tp, sequence_parallel, recompute, bytes);
   const double s = model.seq_len, b = micro_batch, h = model.hidden, a = model.heads, t = tp;
   const double e = bytes.element, g = bytes.gemm_input, sbh = s * b * h, sbf = s * b * model.ffn_hidden;
   const double r = sequence_parallel && tp > 1 ? t : 1.0;  // SP shards the non-GEMM regions
-  if (recompute == Recompute::Full) return {{"layer input (checkpoint)", e * sbh / r}};
+  if (recompute == Recompute::Full) {
+    std::vector<SavedTensor> x = {{"layer input (checkpoint)", e * sbh / r}};
+    add_recompute_saved_outputs(x, model, s * b, t, r, e, recompute_save);
+    return x;
+  }
   const bool flash = model.flash_attention;
   const bool dropout = has_dropout(model);
   const bool fp8 = g < e;
@@ -93,9 +116,10 @@ bool recomputed_by_modules(const SavedTensor& tensor, unsigned recompute_modules
 }
 
 sim::Bytes activation_bytes_per_layer(const ModelSpec& model, int micro_batch, int tp,
-                                      bool sequence_parallel, Recompute recompute, const ActivationBytes& bytes) {
+                                      bool sequence_parallel, Recompute recompute, const ActivationBytes& bytes,
+                                      unsigned recompute_save) {
   double sum = 0;
-  for (const SavedTensor& x : saved_layer_tensors(model, micro_batch, tp, sequence_parallel, recompute, bytes)) {
+  for (const SavedTensor& x : saved_layer_tensors(model, micro_batch, tp, sequence_parallel, recompute, bytes, recompute_save)) {
     sum += x.bytes;
   }
   return sim::Bytes{sum};

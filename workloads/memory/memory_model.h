@@ -97,7 +97,10 @@
 //   Full recompute (§4.1, Table 2): only the layer input, e*sbh/r (2sbh/t under TP+SP: Megatron
 //     checkpoints the sequence-sharded hidden state), plus, once per GPU, the working set of the
 //     one layer being recomputed: that layer's no-recompute activations with the same t / SP
-//     sharding and the same attention kernel.
+//     sharding and the same attention kernel. With [training] recompute_save (JAX's
+//     save_only_these_names) the named ops' outputs are kept too, each as the op writes it:
+//     qkv_proj e*sb*(a + 2*a_kv)*d/t; attention_out_proj and fc2 / mlp_down e*sbh/r (the hidden
+//     state after the row-parallel reduction); fc1, gate, up e*sbf/t each.
 // Scaled by layers on the stage (ParallelSpec::layers_on_stage) x micro-batches in flight (GPipe: m; 1F1B: stage i holds
 // min(pp - i, m); interleaved: x (1 + (pp-1)/(pp*v))).
 //
@@ -209,9 +212,11 @@ struct SavedTensor {
 };
 // The tensors one transformer layer keeps for one micro-batch, in forward allocation order, with
 // `model.flash_attention` choosing the attention kernel (see the derivation above).
+// `recompute_save` (workloads/specs.h RecomputeSaveOp bits) adds, under Recompute::Full, the outputs
+// of the ops recompute_save keeps.
 std::vector<SavedTensor> saved_layer_tensors(const ModelSpec& model, int micro_batch, int tp,
                                              bool sequence_parallel, Recompute recompute,
-                                             const ActivationBytes& bytes = {});
+                                             const ActivationBytes& bytes = {}, unsigned recompute_save = 0);
 // Whether [training] recompute_modules discards `tensor` in the forward (recomputed in the
 // backward): "layernorm" drops the two norms' outputs, the "QKV GEMM input" and the "MLP input"
 // (Megatron-Core recompute_modules; workloads/specs.h RecomputeModule).
@@ -220,7 +225,7 @@ bool recomputed_by_modules(const SavedTensor& tensor, unsigned recompute_modules
 // Table 2 for a GPT-style model without flash attention).
 sim::Bytes activation_bytes_per_layer(const ModelSpec& model, int micro_batch, int tp,
                                       bool sequence_parallel, Recompute recompute,
-                                      const ActivationBytes& bytes = {});
+                                      const ActivationBytes& bytes = {}, unsigned recompute_save = 0);
 
 // DeepSpeed ZeRO-3's live parameters (see above): `modules` are the submodules' parameter counts
 // in forward order; the result is the peak bytes of gathered weights (`weight_bytes` each), in

@@ -397,7 +397,8 @@ sim::Flops model_flops_per_iteration(const ModelSpec& model, int global_batch) {
   return per_sequence * global_batch;
 }
 
-sim::Flops hardware_flops_per_iteration(const ModelSpec& model, int global_batch, Recompute recompute) {
+sim::Flops hardware_flops_per_iteration(const ModelSpec& model, int global_batch, Recompute recompute,
+                                        unsigned recompute_save) {
   const sim::Flops base = model_flops_per_iteration(model, global_batch);
   if (recompute == Recompute::None) return base;
   sim::Flops extra;
@@ -405,7 +406,8 @@ sim::Flops hardware_flops_per_iteration(const ModelSpec& model, int global_batch
     const double count = model.layers_of_kind_in(kind, 0, model.layers);
     if (count == 0) continue;
     for (const OpCost& op : layer_ops_of_kind(model, whole_model_shape(model), kind)) {
-      const bool recomputed = recompute == Recompute::Full ? op.is_matmul() : op.kind == OpKind::Attention;
+      const bool recomputed = recompute == Recompute::Full ? op.is_matmul() && !saved_by_recompute_save(op.name, recompute_save)
+                                                           : op.kind == OpKind::Attention;
       if (recomputed) extra += op.fwd_flops * count;
     }
   }

@@ -170,7 +170,9 @@ OpTotals sum_ops(const std::vector<OpCost>& ops);
 // `global_batch` sequences, summed over the ops (tp = 1). Excludes recomputation.
 sim::Flops model_flops_per_iteration(const ModelSpec& model, int global_batch);
 // Hardware FLOPs: model FLOPs plus what recomputation adds (full: one more forward of every
-// transformer layer, SC'21 Eq. 3; selective: the attention core's forward again).
-sim::Flops hardware_flops_per_iteration(const ModelSpec& model, int global_batch, Recompute recompute);
+// transformer layer, SC'21 Eq. 3, less the matmuls [training] recompute_save keeps; selective:
+// the attention core's forward again).
+sim::Flops hardware_flops_per_iteration(const ModelSpec& model, int global_batch, Recompute recompute,
+                                        unsigned recompute_save = 0);
 
 }  // namespace clustersim::workloads

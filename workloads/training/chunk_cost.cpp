@@ -84,7 +84,8 @@ void add_activation_offload(ChunkCost& c, const StageCostInputs& in, int layers)
   local.seq_len = in.parallel.local_seq_len(in.model.seq_len);
   const bool sp = in.parallel.sequence_parallel && in.parallel.tp > 1;
   const sim::Bytes bytes = activation_bytes_per_layer(local, in.training.micro_batch, in.parallel.tp, sp,
-                                                      in.training.recompute, activation_bytes_for(in.training.precision));
+                                                      in.training.recompute, activation_bytes_for(in.training.precision),
+                                                      in.training.recompute_save);
   const OffloadExposure e = offload_exposure(bytes, host_link_bandwidth(in.compute.gpu()),
                                              (c.fwd_compute + c.fwd_comm) / layers, (c.bwd_compute + c.bwd_comm) / layers);
   c.fwd_compute += offloaded * e.fwd_s;

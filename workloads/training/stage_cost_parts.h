@@ -50,9 +50,13 @@ struct LayerCompute {
 };
 
 // A layer's compute; the ops that `recompute` and the [training] recompute_modules bitmask
-// (kRecompute*) rerun add their forward to the backward.
+// (kRecompute*) rerun add their forward to the backward. Under Recompute::Full, `save` (the
+// [training] recompute_save bits, kSave*) names ops the forward keeps: the rerun skips them.
 LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& layer, Recompute recompute,
-                           unsigned modules = 0);
+                           unsigned modules = 0, unsigned save = 0);
+
+// The ops full recompute reruns: the whole layer but the ops `save` (kSave* bits) keeps.
+std::vector<OpCost> full_recompute_ops(const std::vector<OpCost>& layer, unsigned save);
 
 // The ops whose forward the backward reruns short of full recompute: selective recompute's
 // attention core and the [training] recompute_modules (empty under Recompute::Full, which reruns all).
