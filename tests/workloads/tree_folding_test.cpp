@@ -135,10 +135,12 @@ TEST_CASE("workloads::replay_collectives: a tree replay that cannot fit its even
   CHECK(again.events == full.events);
 }
 
-// Why the default tree on GB200 NVL72 racks runs unfolded (docs/benchmarks.md, 2026-12-05 session
-// 11): NCCL's 32 channels are 16 chain pairs whose chains start 72 / 16 -> 4 GPUs apart, so pair
-// 15 rotated by 4 GPUs starts at GPU 64, which no pair does; no relabelling of the rack's links
-// maps the pairs onto one another and channel_folding.h refuses, exactly as it must.
+// Why the default tree on GB200 NVL72 racks does not fold its pairs (docs/benchmarks.md, 2026-12-05
+// session 11): NCCL's 32 channels are 16 chain pairs whose chains start 72 / 16 -> 4 GPUs apart, so
+// pair 15 rotated by 4 GPUs starts at GPU 64, which no pair does; no relabelling of the rack's links
+// maps the pairs onto one another and channel_folding.h refuses, exactly as it must. On this
+// fat-tree the mirror of the racks is no symmetry either (each rack's 72 NICs straddle leaves
+// differently from its mirror's, and destination-mod-k picks spines by GPU id), so all 32 run.
 TEST_CASE("workloads::TreeCollective: 16 chain pairs over a 72-GPU NVLink domain do not fold") {
   const testing::CollectiveCluster c(topology::preset_cluster("gb200-nvl72", 2));
   workloads::CollectivePlan plan = workloads::plan_collective(c.env, tree(144, 2.0 * 1073741824, 0));
@@ -152,4 +154,60 @@ TEST_CASE("workloads::TreeCollective: 16 chain pairs over a 72-GPU NVLink domain
   CHECK(t->simulated_channels() == 32);
   // 143 edges x 2 phases x chunks per channel, on every channel.
   CHECK(algo->simulated_transfers_at_least() == 32ull * 143 * 2 * static_cast<std::uint64_t>(plan.chunks));
+}
+
+// The mirror fold (tree_collective.h): for an even server count the second tree's channels are
+// the first's mirrored, and simulating the first half alone must give the unfolded time to the
+// picosecond wherever the routes allow it; an odd server count (the second tree is the first
+// shifted by one server, no involution) and a launch without the second half (4 channels of a
+// larger graph) keep every channel. Whether the fabric is mirror-symmetric is the routes' to say:
+// a rack's NICs that straddle leaves differently from its mirror's refuse (channel_folding.h).
+TEST_CASE("workloads::TreeCollective: the mirror-folded second tree gives the unfolded time to the picosecond") {
+  using topology::Fabric;
+  int mirrored = 0, refused = 0;
+  for (const int gpus : {18, 72}) {
+    for (const int racks : {2, 3, 4}) {
+      for (const Fabric fabric : {Fabric::RailOptimized, Fabric::FatTree}) {
+        topology::ClusterSpec s = topology::preset_cluster("gb200-nvl72", racks);
+        s.node.gpus = gpus;
+        s.node.nics = gpus;
+        s.node.sockets = gpus / 2;
+        s.fabric = fabric;
+        const testing::CollectiveCluster c(s);
+        for (const int channels : {0, 4}) {
+          INFO(racks << " racks of " << gpus << " GPUs, fabric " << static_cast<int>(fabric) << ", channels " << channels);
+          const workloads::CollectivePlan plan =
+              workloads::plan_collective(c.env, tree(c.topo.gpu_count(), gpus * racks * 16384.0, channels));
+          int simulated = 0;
+          {
+            workloads::CollectivePlan folding = plan;
+            folding.fold_channels = true;
+            sim::Simulator simulator;
+            topology::NetworkModel net(simulator, c.topo);
+            auto algo = workloads::make_collective(workloads::CollectiveContext{simulator, net, c.topo, c.router},
+                                                   folding, nullptr, 0);
+            const auto* t = dynamic_cast<const workloads::TreeCollective*>(algo.get());
+            REQUIRE(t != nullptr);
+            simulated = t->simulated_channels();
+          }
+          // Every channel, one chain pair (the 18-GPU domain: 18 pairs x stride 1 close the cycle), or
+          // the mirror's half; never the mirror for an odd server count or a launch without the
+          // second half.
+          const bool mirror = simulated * 2 == plan.channels;
+          CHECK((simulated == plan.channels || simulated == 2 || mirror));
+          if (racks % 2 == 1 || channels == 4) CHECK(!mirror);
+          (mirror ? mirrored : refused) += 1;
+          const std::span<const workloads::CollectivePlan> one(&plan, 1);
+          const auto folded = workloads::replay_collectives(c.env, one, false, true);
+          const auto unfolded = workloads::replay_collectives(c.env, one, false, false);
+          CHECK(folded.durations.front().ps == unfolded.durations.front().ps);
+          CHECK(folded.end.ps == unfolded.end.ps);
+          CHECK(folded.transfers_issued == unfolded.transfers_issued);
+          if (mirror) CHECK(folded.transfers_finished * 2 == unfolded.transfers_finished);
+        }
+      }
+    }
+  }
+  CHECK(mirrored == 3);  // 2 and 4 rail-optimized racks of 72 GPUs, 2 fat-tree racks of 18
+  CHECK(refused == 21);
 }

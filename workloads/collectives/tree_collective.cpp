@@ -95,7 +95,10 @@ TreeCollective::TreeCollective(CollectiveContext ctx, CollectivePlan plan, Colle
   down_routes_.resize(total * kMaxChildren);
   down_latency_.resize(total * kMaxChildren);
   for (int ch = 0; ch < plan_.channels; ++ch) build_channel(ch);
-  if (plan_.fold_channels && op == CollectiveOp::AllReduce) fold();
+  if (plan_.fold_channels && op == CollectiveOp::AllReduce) {
+    fold();
+    if (folded_copies_ == 1) fold_mirror();
+  }
   // Done means: every rank has the result (all-reduce, broadcast), or the root has it (reduce).
   needed_ = op == CollectiveOp::Reduce ? static_cast<std::size_t>(plan_.channels) : nodes_.size();
 }
@@ -159,6 +162,90 @@ void TreeCollective::fold() {
   }
   down_latency_ = std::move(down_latency);
   folded_copies_ = static_cast<std::uint64_t>(pairs);
+}
+
+// Folds the second tree onto the first where the chain pairs do not fold (see tree_collective.h):
+// channel_folding's two channels are the two halves, channel c of the first and c + C/2 of the
+// second on one chain; position (c, node i, slot s) of the first is matched with (c + C/2, μ(i),
+// the slot of μ(child)), μ the mirror of the servers (server q <-> m - 1 - q, the same place in
+// its chain). The parents must commute with μ, so the two halves run one state machine up to μ;
+// fold_channels proves the routes' part. Changes nothing otherwise (an odd server count: the
+// second tree is the first shifted by one server, which is no involution).
+void TreeCollective::fold_mirror() {
+  const int pairs = chain_pairs();
+  if (plan_.channels != 2 * pairs || pairs >= graph_channels_) return;  // the halves run the two trees
+  const std::size_t n = static_cast<std::size_t>(n_);
+  // Servers in node order: every server's chain is one block of equal size g.
+  std::vector<int> server_at(n);
+  for (std::size_t i = 0; i < n; ++i) server_at[i] = ctx_.topo.server_of_gpu(nodes_[i].rank);
+  std::size_t g = 1;
+  while (g < n && server_at[g] == server_at[0]) ++g;
+  if (n % g != 0 || n / g < 2) return;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (server_at[i] != server_at[i - i % g]) return;
+  }
+  const std::size_t m = n / g;
+  auto mu = [g, m](std::size_t i) { return (m - 1 - i / g) * g + i % g; };
+  for (int c = 0; c < pairs; ++c) {
+    const std::size_t a = static_cast<std::size_t>(c) * n, b = static_cast<std::size_t>(c + pairs) * n;
+    for (std::size_t i = 0; i < n; ++i) {
+      const Node& x = nodes_[a + i];
+      const Node& y = nodes_[b + mu(i)];
+      if ((x.parent < 0) != (y.parent < 0) || x.nchildren != y.nchildren) return;
+      if (x.parent >= 0 && static_cast<std::size_t>(y.parent) != mu(static_cast<std::size_t>(x.parent))) return;
+    }
+  }
+  const std::size_t per_channel = n + n * kMaxChildren;  // up routes, then down routes
+  const std::size_t positions = static_cast<std::size_t>(pairs) * per_channel;
+  std::vector<topology::Route> routes(2 * positions);
+  std::vector<sim::SimTime> overheads(2 * positions);
+  for (int c = 0; c < pairs; ++c) {
+    const std::size_t a = static_cast<std::size_t>(c) * n, b = static_cast<std::size_t>(c + pairs) * n;
+    const std::size_t at = static_cast<std::size_t>(c) * per_channel;
+    for (std::size_t i = 0; i < n; ++i) {
+      routes[at + i] = up_routes_[a + i];
+      overheads[at + i] = up_latency_[a + i];
+      routes[positions + at + i] = up_routes_[b + mu(i)];
+      overheads[positions + at + i] = up_latency_[b + mu(i)];
+      const Node& x = nodes_[a + i];
+      const Node& y = nodes_[b + mu(i)];
+      for (std::size_t s = 0; s < kMaxChildren; ++s) {
+        std::size_t t = s;  // the image's slot: that of μ(child), or s where there is no child
+        if (static_cast<int>(s) < x.nchildren) {
+          const int image = static_cast<int>(mu(static_cast<std::size_t>(x.children[s])));
+          t = static_cast<std::size_t>(std::find(y.children.begin(), y.children.begin() + y.nchildren, image) - y.children.begin());
+          if (static_cast<int>(t) == y.nchildren) return;
+        }
+        routes[at + n + i * kMaxChildren + s] = down_routes_[(a + i) * kMaxChildren + s];
+        overheads[at + n + i * kMaxChildren + s] = down_latency_[(a + i) * kMaxChildren + s];
+        routes[positions + at + n + i * kMaxChildren + s] = down_routes_[(b + mu(i)) * kMaxChildren + t];
+        overheads[positions + at + n + i * kMaxChildren + s] = down_latency_[(b + mu(i)) * kMaxChildren + t];
+      }
+    }
+  }
+  const auto folded = fold_channels(ctx_.topo, routes, overheads, 2, static_cast<int>(positions), plan_.shares_links);
+  if (!folded) return;
+  // Keep the first half, its routes weighted for the second.
+  nodes_.resize(static_cast<std::size_t>(pairs) * n);
+  const std::size_t kept = nodes_.size();
+  up_routes_.resize(kept);
+  up_latency_.resize(kept);
+  down_routes_.resize(kept * kMaxChildren);
+  down_latency_.resize(kept * kMaxChildren);
+  up_weights_.assign(kept, {});
+  down_weights_.assign(kept * kMaxChildren, {});
+  for (int c = 0; c < pairs; ++c) {
+    const std::size_t a = static_cast<std::size_t>(c) * n, at = static_cast<std::size_t>(c) * per_channel;
+    for (std::size_t i = 0; i < n; ++i) {
+      up_routes_[a + i] = (*folded)[at + i].route;
+      up_weights_[a + i] = (*folded)[at + i].weights;
+    }
+    for (std::size_t d = 0; d < n * kMaxChildren; ++d) {
+      down_routes_[a * kMaxChildren + d] = (*folded)[at + n + d].route;
+      down_weights_[a * kMaxChildren + d] = (*folded)[at + n + d].weights;
+    }
+  }
+  folded_copies_ = 2;
 }
 
 void TreeCollective::build_channel(int ch) {

@@ -27,6 +27,13 @@
 // is pair c with every server's GPUs and rails rotated by one. When the plan allows folding and
 // the routes prove the pairs symmetric (and their trees have the same shape), only pair 0 is
 // simulated, its flows weighted for the other pairs.
+//
+// Where the pairs do not fold (GB200 NVL72: 16 chains over 72 GPUs start 4 GPUs apart, and no
+// relabelling of a rack's links maps the set of chains onto itself, docs/benchmarks.md), the only
+// symmetry left is the mirror: for an even server count the second tree is the first with server q
+// and server m - 1 - q swapped, and channel c + C/2 runs channel c's chain, so the second half is
+// the first with every server's links mapped onto its mirror's. When the routes prove it, the
+// first half alone is simulated (C/2 channels), its flows weighted for the second.
 #pragma once
 
 #include <array>
@@ -58,9 +65,10 @@ class TreeCollective final : public CollectiveAlgorithm {
   // The parent (global GPU rank, -1 at the root) of global GPU rank `rank` in channel `ch`.
   int parent_of(int ch, int rank) const;
   bool flow_routes(FlowRoutes& out) const override;
-  // Channels simulated: 2 (one chain pair) when folded, else the plan's.
+  // Channels simulated: 2 (one chain pair) when the pairs fold, half the plan's when only the
+  // mirror folds, else the plan's.
   int simulated_channels() const { return static_cast<int>(nodes_.size()) / n_; }
-  // Transfers the collective stands for (a folded flow counts once per chain pair).
+  // Transfers the collective stands for (a folded flow counts once per copy it stands for).
   std::uint64_t transfers_issued() const override { return CollectiveAlgorithm::transfers_issued() * folded_copies_; }
   // Exactly the transfers simulated: every edge of every simulated channel carries each chunk once
   // per phase (up for all-reduce and reduce, down for all-reduce and broadcast).
@@ -95,6 +103,7 @@ class TreeCollective final : public CollectiveAlgorithm {
   void deliver(std::uint64_t tag);
   int chain_pairs() const;
   void fold();
+  void fold_mirror();
 
   int n_;
   bool up_phase_;
@@ -109,7 +118,7 @@ class TreeCollective final : public CollectiveAlgorithm {
   std::vector<sim::SimTime> down_latency_;
   std::vector<topology::HopWeights> up_weights_;    // per up route, when folded
   std::vector<topology::HopWeights> down_weights_;  // per down route, when folded
-  std::uint64_t folded_copies_ = 1;
+  std::uint64_t folded_copies_ = 1;          // chain pairs, or 2 for the mirror
   std::size_t complete_ = 0;
   std::size_t needed_ = 0;
 };
