@@ -70,6 +70,24 @@ bool full_iteration_mxfp8_recipe(const ModernRow& r) {
 // overrides even turn the fuser off (r0.3.0 overrides.py l. 62-63), and B300 MXFP8 26.06 is
 // B300_BF16_V2. Only GPT-OSS is written: the flag changes nothing else the model counts.
 bool te_op_fuser_of(const ModernRow& r) { return full_iteration_mxfp8_recipe(r) && has(r.model, "GPT-OSS-120B"); }
+// Megatron-Core builds SequentialMLP when config.moe_grouped_gemm is false, its
+// TransformerConfig default (core_v0.10.0 to core_r0.13.0 transformer_config.py). Where the runs
+// left it so: dgxc-benchmarking's Grok-1 NeMo 1 yaml sets `moe_grouped_gemm: false`
+// (grok1/grok1_314b.yaml, releases v24.11.1 35a9aec and v25.02 8f5cbb3, the table republished to
+// v25.04.02); its NeMo 2 releases (v25.05 68eaf7e, v25.05.01 60d6fd3, v25.05.04 1f6d9f4) run
+// NeMo's scripts/performance/llm/pretrain_grok1_314b.py on MixtralConfig8x7B (NeMo 7a8f1cc7 and
+// 6f2c6fd), and NeMo's performance-summary Mixtral rows (25.02, 25.04) its pretrain_mixtral_*.py
+// on the mixtral_8x7b / 8x22b recipes (NeMo v2.2.1 scripts/llm/performance, v2.3.0
+// scripts/performance): MixtralConfig (nemo/collections/llm/gpt/model/mixtral.py) does not set
+// the field, and neither do the scripts nor the recipes, where NeMo's DeepSeek and Llama 4
+// configs set it True (deepseek.py, llama.py Llama4Config). Megatron-Bridge's MoE providers set it
+// True (r0.3.0 src/megatron/bridge/models/*_provider.py).
+bool moe_grouped_gemm_of(const ModernRow& r) {
+  const bool grok_dgxc = has(r.model, "Grok-1") && modern_source_group(r) == "dgxc-benchmarking";
+  const bool mixtral_nemo = has(r.model, "Mixtral") && modern_source_group(r) == "NeMo docs";
+  return !(grok_dgxc || mixtral_nemo);
+}
+
 // dgxc-benchmarking v25.05 (68eaf7e) launches with NeMo's `--cuda_graphs`: grok1/launch.sh
 // CUDA_GRAPH=${CUDA_GRAPH:-true} on gb200 and b200 (false on h100), nemotron/launch.sh
 // `--cuda_graphs true` on gb200; NeMo 7a8f1cc7 scripts/performance/utils.py

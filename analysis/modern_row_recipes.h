@@ -25,6 +25,10 @@ bool full_iteration_mxfp8_recipe(const ModernRow& r);
 // (training.te_op_fuser): GPT-OSS-120B's full-iteration MXFP8 recipes.
 bool te_op_fuser_of(const ModernRow& r);
 
+// Whether the row's routed experts ran as one grouped GEMM per linear (training.moe_grouped_gemm,
+// true) or as Megatron-Core's SequentialMLP (false): dgxc-benchmarking's Grok-1 and NeMo's Mixtral.
+bool moe_grouped_gemm_of(const ModernRow& r);
+
 // Whether the row's recipe runs CUDA graphs the model represents (training.cuda_graphs):
 // Megatron-Core's cuda_graph_impl "full_iteration", and dgxc v25.05's per-layer graphs of whole
 // TransformerLayers (dgxc_per_layer_graphs, mapped onto the same mode). Transformer Engine's

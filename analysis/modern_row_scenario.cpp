@@ -25,6 +25,7 @@ using modern_detail::cp_of;
 using modern_detail::cuda_graph_scope_of;
 using modern_detail::cuda_graphs_of;
 using modern_detail::te_op_fuser_of;
+using modern_detail::moe_grouped_gemm_of;
 using modern_detail::deepseek_recompute_modules;
 using modern_detail::nemotron3_recompute_modules;
 using modern_detail::module_precision_toml;
@@ -156,6 +157,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (nemotron4_dgxc) t << "optimizer_dtype = \"bf16\"\n";
   if (cuda_graphs_of(r)) t << "cuda_graphs = true\n";
   if (te_op_fuser_of(r)) t << "te_op_fuser = true\n";
+  if (has_experts(r) && !moe_grouped_gemm_of(r)) t << "moe_grouped_gemm = false\n";
   if (const char* scope = cuda_graph_scope_of(r)) t << "cuda_graph_scope = " << scope << "\n";
   if (const int off = activation_offload_layers_of(r); off > 0) t << "activation_offload_layers = " << off << "\n";
   t << "\n[sync]\nalgorithm = \"ring\"\noverlap = " << (overlap_grad_reduce_of(r) ? "true" : "false") << "\n";

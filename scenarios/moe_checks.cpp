@@ -40,6 +40,9 @@ void Loader::check_experts() {
     if (spec_.training.te_op_fuser)
       error_at_key("training.te_op_fuser", "te_op_fuser runs the routed experts' MLP, but the model has no experts",
                    "remove te_op_fuser (Megatron-Core's use_transformer_engine_op_fuser acts on TEGroupedMLP), or set experts in [model]");
+    if (spec_.origins.count("training.moe_grouped_gemm"))
+      error_at_key("training.moe_grouped_gemm", "moe_grouped_gemm chooses how the routed experts run, but the model has no experts",
+                   "remove moe_grouped_gemm, or set experts in [model]");
     if (p.moe_dispatcher != workloads::MoeDispatcher::AllToAll)
       error_at_key("parallelism.moe_dispatcher",
                    "moe_dispatcher = " + quote_str(sim::name_of(workloads::kMoeDispatcherNames, p.moe_dispatcher)) +
@@ -98,6 +101,13 @@ void Loader::check_experts() {
                      " does not divide the GPUs of a pipeline stage, tp x cp x dp = " + std::to_string(p.tp * p.cp * p.dp),
                  "Megatron-Core's expert data-parallel size is world / (etp x ep x pp); use etp and ep whose product divides " +
                      std::to_string(p.tp * p.cp * p.dp));
+  // Transformer Engine's op fuser replaces TEGroupedMLP's forward (Megatron-Core
+  // TEGroupedMLP._fused_forward); SequentialMLP has no fused path.
+  if (spec_.training.te_op_fuser && !spec_.training.moe_grouped_gemm)
+    error_at_key("training.moe_grouped_gemm",
+                 "moe_grouped_gemm = false runs the experts one by one (SequentialMLP), but te_op_fuser = true fuses the grouped "
+                 "experts (TEGroupedMLP)",
+                 "remove te_op_fuser, or set moe_grouped_gemm = true");
   // LatentMoE compresses the token before dispatch (Nemotron 3 Super: 4096 -> 1024); a latent as
   // wide as hidden or wider only adds two projections.
   if (m.moe_latent_size >= m.hidden && m.moe_latent_size > 0)

@@ -190,6 +190,7 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
   show_module_list(out, "recompute_save", tr.recompute_save, workloads::kRecomputeSaveNames);
   show_module_list(out, "cuda_graph_scope", tr.cuda_graph_modules, workloads::kCudaGraphModuleNames);
   if (tr.te_op_fuser) out << "te_op_fuser = true\n";  // only when set
+  if (!tr.moe_grouped_gemm) out << "moe_grouped_gemm = false\n";  // only when set
   if (tr.activation_offload_layers > 0) out << "activation_offload_layers = " << tr.activation_offload_layers << "\n";
   if (tr.bf16_layers_at_start > 0) out << "num_layers_at_start_in_bf16 = " << tr.bf16_layers_at_start << "\n";
   if (tr.bf16_layers_at_end > 0) out << "num_layers_at_end_in_bf16 = " << tr.bf16_layers_at_end << "\n";

@@ -557,6 +557,13 @@ struct TrainingSpec {
   // GLU (its clamp inside) and fc2 with its bias as one te.ops.Sequential, so neither the eager
   // clamp of model/glu_clamp.h nor the eager bias loop of model/expert_bias.h runs. MoE models only.
   bool te_op_fuser = false;
+  // The routed experts run as one grouped GEMM per linear (Megatron-Core moe_grouped_gemm = True:
+  // TEGroupedMLP), or, when false, as Megatron-Core's SequentialMLP: a Python loop over the local
+  // experts, each its own MLP module (fc1, activation, fc2) on its slice of the tokens
+  // (model/sequential_experts.h). True is what the performance recipes set (Megatron-Bridge's MoE
+  // providers, NeMo 2's DeepSeek and Llama 4 configs); Megatron-Core's own default is false. MoE
+  // models only.
+  bool moe_grouped_gemm = true;
   // Activation CPU offloading: layers per model chunk whose saved activations go to host memory
   // after their forward and come back before their backward (Megatron-Core
   // cpu_offloading_num_layers; workloads/memory/activation_offload.h). 0 = off.

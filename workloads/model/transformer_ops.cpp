@@ -1,6 +1,7 @@
 #include "workloads/model/transformer_ops.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "workloads/model/mamba_ops.h"
 #include "workloads/model/moe_host_ops.h"
@@ -11,6 +12,7 @@
 #include "workloads/model/expert_padding.h"
 #include "workloads/model/glu_clamp.h"
 #include "workloads/model/op_builders.h"
+#include "workloads/model/sequential_experts.h"
 #include "workloads/model/unfused_rope.h"
 
 namespace clustersim::workloads {
@@ -142,7 +144,7 @@ void add_host_work(OpCost& op, const MoeHostWork& fwd, const MoeHostWork& bwd) {
 // each phase to the op it runs beside, the dispatch's to the first op after the dispatcher's host
 // sync (the permute's; GPT-OSS's GLU clamp syncs again later in the layer, glu_clamp.h).
 void add_moe_host_work(std::vector<OpCost>& ops, std::size_t router, const MoeHostPhases& p) {
-  bool after_sync = false;
+  bool after_sync = false, experts_charged = false;
   for (std::size_t i = router; i < ops.size(); ++i) {
     OpCost& op = ops[i];
     if (after_sync) {
@@ -152,7 +154,10 @@ void add_moe_host_work(std::vector<OpCost>& ops, std::size_t router, const MoeHo
     if (op.name == "moe_router") add_host_work(op, p.router_fwd, p.router_bwd);
     if (op.name == "moe_permute") add_host_work(op, p.preprocess_fwd, p.preprocess_bwd);
     if (op.name == "moe_sort_chunks" || op.name == "moe_unsort_chunks") add_host_work(op, p.sort_fwd, p.sort_bwd);
-    if (op.name == "expert_act") add_host_work(op, p.experts_fwd, p.experts_bwd);
+    if (op.name == "expert_act" && !experts_charged) {  // once: SequentialMLP has one per expert
+      add_host_work(op, p.experts_fwd, p.experts_bwd);
+      experts_charged = true;
+    }
     if (op.name == "moe_unpermute") add_host_work(op, p.combine_fwd, p.combine_bwd);
     if (op.name == "moe_permute" && op.host_sync_after) after_sync = true;  // the dispatcher's sync
   }
@@ -213,36 +218,51 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
   // _HybridEPManager get_permuted_hidden_states_by_experts, core_r0.16.0), one permute.
   const bool sorts_chunks = sh.ep > 1 && local_experts > 1 && sh.moe_dispatcher == MoeDispatcher::AllToAll;
   if (sorts_chunks) ops.push_back(pointwise("moe_sort_chunks", OpKind::Elementwise, slots * w, 0.0, 2.0 * d.p, 2.0 * d.p));
-  const bool pads = pads_expert_rows(sh);
+  const bool grouped = sh.moe_grouped_gemm;
+  const bool pads = grouped && pads_expert_rows(sh);
   if (pads) ops.push_back(expert_pad_op(slots, w, d.p));
   // moe_apply_probs_on_input: the probabilities multiply the (padded) rows before fc1 (expert_probs.h).
   if (m.moe_apply_probs_on_input) ops.push_back(probs_on_input_op(slots, w, d.p));
   const std::size_t first = ops.size();
   ModelSpec expert = m;  // the routed experts map w -> moe_ffn_hidden -> w
   expert.hidden = static_cast<int>(w);
-  mlp(ops, expert, ed);
-  std::size_t last_gemm = first;
-  for (std::size_t i = first; i < ops.size(); ++i)
-    if (ops[i].kind == OpKind::Gemm) last_gemm = i;
-  bool fc1_named = false;
-  for (std::size_t i = first; i < ops.size(); ++i) {
-    OpCost& op = ops[i];
-    const double scale = local_experts;
-    op.fwd_flops = op.fwd_flops * scale;
-    op.bwd_flops = op.bwd_flops * scale;
-    op.fwd_bytes = op.fwd_bytes * scale;
-    op.bwd_bytes = op.bwd_bytes * scale;
-    if (op.kind == OpKind::Gemm) op.batch = static_cast<int>(local_experts);
-    // By position, not by width: the last GEMM projects back to hidden (GPT-OSS's experts are as
-    // wide as its hidden size, so widths do not tell them apart).
-    // A gated MLP's gate and up projections are one GroupedLinear (TEGroupedMLP linear_fc1, width
-    // 2 x moe_ffn_hidden): the second half, "expert_up" (OpCost::second_fc1_half, set by mlp()),
-    // issues no GEMMs or casts of its own per expert (ComputeModel::launches, fp8_cast_seconds).
-    if (op.kind != OpKind::Gemm) op.name = "expert_act";
-    else if (i == last_gemm) op.name = "expert_down";
-    else {
-      op.name = fc1_named ? "expert_up" : "expert_up_gate";
-      fc1_named = true;
+  // Grouped (TEGroupedMLP): one op per linear over all local experts (batch = local experts).
+  // Sequential (SequentialMLP, sequential_experts.h): each local expert's own ops at its rows,
+  // padded to SequentialMLP's fp8 alignment where its count is not already a multiple.
+  const int experts_here = grouped ? 1 : static_cast<int>(local_experts);
+  const bool seq_pads = !grouped && sequential_pads_rows(sh.quantized_experts, m.capacity_factor > 0, ed.tokens);
+  Dims run = ed;
+  if (seq_pads) run.tokens = std::ceil(ed.tokens / kSequentialMlpFp8RowAlignment) * kSequentialMlpFp8RowAlignment;
+  for (int e = 0; e < experts_here; ++e) {
+    if (seq_pads) ops.push_back(sequential_pad_op(ed.tokens, w, d.p));
+    const std::size_t own = ops.size();
+    mlp(ops, expert, run);
+    std::size_t last_gemm = own;
+    for (std::size_t i = own; i < ops.size(); ++i)
+      if (ops[i].kind == OpKind::Gemm) last_gemm = i;
+    bool fc1_named = false;
+    for (std::size_t i = own; i < ops.size(); ++i) {
+      OpCost& op = ops[i];
+      if (grouped) {
+        const double scale = local_experts;
+        op.fwd_flops = op.fwd_flops * scale;
+        op.bwd_flops = op.bwd_flops * scale;
+        op.fwd_bytes = op.fwd_bytes * scale;
+        op.bwd_bytes = op.bwd_bytes * scale;
+        if (op.kind == OpKind::Gemm) op.batch = static_cast<int>(local_experts);
+      }
+      // By position, not by width: the last GEMM projects back to hidden (GPT-OSS's experts are as
+      // wide as its hidden size, so widths do not tell them apart).
+      // A gated MLP's gate and up projections are one GroupedLinear (TEGroupedMLP linear_fc1, width
+      // 2 x moe_ffn_hidden), or one Linear per expert: the second half, "expert_up"
+      // (OpCost::second_fc1_half, set by mlp()), issues no GEMMs or casts of its own
+      // (ComputeModel::launches, fp8_cast_seconds).
+      if (op.kind != OpKind::Gemm) op.name = "expert_act";
+      else if (i == last_gemm) op.name = "expert_down";
+      else {
+        op.name = fc1_named ? "expert_up" : "expert_up_gate";
+        fc1_named = true;
+      }
     }
   }
   // Eager around the fused activation unless Transformer Engine's op fuser runs the expert MLP
@@ -255,10 +275,16 @@ void moe_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& sh, co
   }
   if (m.expert_bias && !sh.te_op_fuser) ops.push_back(expert_bias_op(slots, w, d.p, local_experts));
   if (pads) ops.push_back(expert_unpad_op(slots, w, d.p));
+  if (!grouped && experts_here > 1) ops.push_back(sequential_concat_op(slots, w, d.p));
   if (sorts_chunks) ops.push_back(pointwise("moe_unsort_chunks", OpKind::Elementwise, slots * w, 0.0, 2.0 * d.p, 2.0 * d.p));
   ops.push_back(pointwise("moe_unpermute", OpKind::Elementwise, routed * w, 1.0, 2.0 * d.p, 2.0 * d.p));
   if (latent) ops.push_back(gemm("moe_fc2_latent_proj", OpKind::Gemm, own_tokens, h, w, 1, d.p, true));
-  add_moe_host_work(ops, router, moe_host_phases(std::max(1, sh.ep), sh.tp, static_cast<int>(etp), local_experts));
+  MoeHostPhases host = moe_host_phases(std::max(1, sh.ep), sh.tp, static_cast<int>(etp), local_experts);
+  if (!grouped) {  // SequentialMLP's own host work in place of TEGroupedMLP's
+    host.experts_fwd = sequential_experts_host_fwd(experts_here, sh.quantized_experts);
+    host.experts_bwd = {};
+  }
+  add_moe_host_work(ops, router, host);
 }
 
 }  // namespace

@@ -115,6 +115,10 @@ struct OpShape {
   // Transformer Engine's op fuser runs the routed experts' MLP (TrainingSpec::te_op_fuser): no
   // eager GLU clamp or expert bias loop around the grouped GEMMs.
   bool te_op_fuser = false;
+  // The routed experts as one grouped GEMM per linear (TEGroupedMLP), or, when false, as
+  // Megatron-Core's SequentialMLP: per local expert its own fc1, activation and fc2 ops at that
+  // expert's rows (TrainingSpec::moe_grouped_gemm; model/sequential_experts.h).
+  bool moe_grouped_gemm = true;
 };
 
 // Elementwise FLOP counts per element (not model FLOPs; used only for the op's own cost).
@@ -147,7 +151,9 @@ inline constexpr double kDropoutMaskBytesPerElement = 1.0;  // PyTorch stores th
 //   * routed experts: a grouped GEMM over the experts/ep experts this GPU holds. Over the ep group
 //     each GPU's experts receive on average tokens x k token-slots (ep GPUs' tokens, k of the
 //     experts each, 1/ep of the experts here), times moe_load_factor on the busiest GPU. Model
-//     FLOPs therefore count k experts per token, never all of them.
+//     FLOPs therefore count k experts per token, never all of them. Under moe_grouped_gemm =
+//     false (SequentialMLP) each local expert has its own fc1, activation and fc2 ops at its
+//     share of the slots, then one concatenation of their outputs (model/sequential_experts.h).
 // The expert-parallel all-to-all (dispatch and combine) is communication, costed by the caller.
 std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape, bool moe_layer = false);
 // Bytes one GPU's dispatch (or combine) all-to-all moves for one MoE layer: every token's hidden

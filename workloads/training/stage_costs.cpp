@@ -58,6 +58,7 @@ OpShape stage_op_shape(const StageCostInputs& in) {
   shape.quantized_experts = topology::quantized_linears(in.training.precision);
   shape.moe_dispatcher = in.parallel.moe_dispatcher;
   shape.te_op_fuser = in.training.te_op_fuser;
+  shape.moe_grouped_gemm = in.training.moe_grouped_gemm;
   return shape;
 }
 
