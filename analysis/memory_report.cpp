@@ -203,9 +203,9 @@ std::string memory_summary_block(const MemoryReport& r) {
 std::string formula_of(const workloads::MemoryLine& l, const workloads::MemoryRequest& q) {
   const workloads::StateBytes sb = workloads::state_bytes_per_param(q.training);
   const workloads::ParallelSpec& p = q.parallel;
-  // Routed experts (MoE) shard over the expert-data-parallel group, dp / ep; the rest over the
-  // data- and context-parallel ranks together.
-  const bool experts = l.name.rfind("routed experts", 0) == 0;
+  // Routed experts (MoE, and the MTP modules' experts) shard over the expert-data-parallel group,
+  // dp / ep; the rest over the data- and context-parallel ranks together.
+  const bool experts = l.name.find("routed experts") != std::string::npos;
   // Hybrid sharding (shard_group): over one of the shard_instances groups.
   const double dp = experts ? std::max(1, p.expert_dp() / std::max(1, p.shard_instances)) : p.shard_ranks();
   double per = 0, shard = 1;

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "analysis/memory_report.h"
 #include "analysis/modern_rows.h"
 #include "tests/analysis/modern_row_fixture.h"
 #include "workloads/specs.h"
@@ -95,4 +96,18 @@ TEST_CASE("analysis::scenario_for_modern_row: FSDP rows that sharded over every 
     CHECK(scenario_of(row).parallel.shard_instances == 1);
     CHECK_FALSE(writes_shard_group(row));
   }
+}
+
+TEST_CASE("analysis::memory_report_text: the MTP modules' routed experts show the expert-data-parallel divisor") {
+  // Nemotron 3 Ultra on 256 GB300 (dp 256, EP 64: expert dp 4): the MTP experts' bytes are divided
+  // by 4, and the formula says so (it printed / dp 256 with 64x the parameters).
+  const scenarios::ScenarioSpec spec = scenario_of(row_at("training_megatron_bridge.csv", 34));
+  REQUIRE(spec.parallel.expert_dp() == 4);
+  const std::string text = memory_report_text(memory_for_scenario(spec));
+  const std::size_t at = text.find("MTP routed experts (/ep): weights");
+  REQUIRE(at != std::string::npos);
+  const std::string line = text.substr(at, text.find('\n', at) - at);
+  CAPTURE(line);
+  CHECK(line.find("/ (dp/ep) 4") != std::string::npos);
+  CHECK(line.find("/ dp 256") == std::string::npos);
 }
