@@ -382,10 +382,15 @@ double drop_and_pad_capacity_of(const ModernRow& r) {
 // presets, and every published 405B cell from 25.11 on ran a V2 preset without Megatron-FSDP (256
 // GPUs, pp 8 / 16); the Megatron-FSDP Llama 3 70B / 8B cells shard over their whole dp ("sharding
 // group size" = dp); DeepSeek-V3's 128-GPU GB300 HSDP recipe (r0.6.0 perf_recipes/deepseek/gb300/
-// deepseek_v3.py l.310-321) has no published cell. Nemotron 3 Ultra (26.08, below) ran HSDP with
-// outer_dp_sharding_strategy "optim" and offloaded expert activations, which the model does not
-// express (docs/validation.md, "Hybrid sharding mapped to the rows that ran it"): its rows stay
-// sharded over every rank.
+// deepseek_v3.py l.310-321) has no published cell.
+//   * Nemotron 3 Ultra (26.08; r0.6.0 perf_recipes/nemotronh/common.py l.149-175
+//     _apply_nemotron_3_ultra_fsdp_hsdp: num_distributed_optimizer_instances = GPUs / 64, one group
+//     per 64-GPU NVLink domain, outer_dp_sharding_strategy "optim"): dp / 4, with the optimizer
+//     states over every rank (outer_dp_sharding_of).
+const char* outer_dp_sharding_of(const ModernRow& r) {
+  return modern_source_group(r) == "Megatron-Bridge" && has(r.model, "Nemotron_3_Ultra") ? "optim" : nullptr;
+}
+
 int shard_group_of(const ModernRow& r) {
   if (!has(r.zero_or_fsdp, "FSDP")) return 0;
   const int dp = dp_of(r);
@@ -395,6 +400,8 @@ int shard_group_of(const ModernRow& r) {
   } else if (has(r.model, "(MaxText)")) {
     const int nodes = r.num_gpus / 8;
     group = nodes >= 64 ? 16 * 8 : r.num_gpus;
+  } else if (outer_dp_sharding_of(r) != nullptr) {
+    group = dp / std::max(1, r.num_gpus / 64);
   } else if (modern_source_group(r) == "NeMo docs" && has(r.model, "Llama3.1-405B") && r.gpu.starts_with("GB200") &&
              has(r.source, "container 25.07")) {
     group = dp / std::max(1, r.num_gpus / 64);
@@ -408,9 +415,7 @@ int shard_group_of(const ModernRow& r) {
 // strategy "optim_grads_params" (parameters, gradients and optimizer states sharded: zero 3),
 // bf16 gradient communication and main gradients, fp32 main parameters. The sharding group is one
 // 64-GPU NVLink domain (HSDP: num_distributed_optimizer_instances = 256 / 64 = 4, outer strategy
-// "optim": optimizer states sharded over every rank); the validator does not write `shard_group`
-// for them (shard_group_of above: plain HSDP would put 4x the expert states on a GPU, 380 GiB of
-// 288 as modelled), so the rows shard over every data-parallel rank.
+// "optim": optimizer states sharded over every rank): shard_group_of and outer_dp_sharding_of above.
 ModernRow as_run(const ModernRow& r) {
   ModernRow ran = r;
   if (modern_source_group(r) == "Megatron-Bridge" && has(r.model, "Nemotron_3_Ultra") && r.zero_or_fsdp.empty())

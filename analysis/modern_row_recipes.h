@@ -76,5 +76,8 @@ int recipe_micro_batch(const ModernRow& r);
 // nodes) and NeMo 25.07's Llama 3.1 405B GB200 recipe (num_distributed_optimizer_instances = 2);
 // 0 where the row shards over every data-parallel rank (or is not FSDP).
 int shard_group_of(const ModernRow& r);
+// Megatron-FSDP's outer_dp_sharding_strategy of a hybrid-sharded row (parallelism.outer_dp_sharding):
+// "optim" for Nemotron 3 Ultra's 26.08 recipes, nullptr for HSDP ("no_shard") and the other rows.
+const char* outer_dp_sharding_of(const ModernRow& r);
 
 }  // namespace clustersim::analysis::modern_detail

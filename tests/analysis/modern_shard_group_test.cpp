@@ -86,10 +86,8 @@ TEST_CASE("analysis::scenario_for_modern_row: NeMo 25.07's Llama 3.1 405B FSDP r
 
 TEST_CASE("analysis::scenario_for_modern_row: FSDP rows that sharded over every rank keep no shard_group") {
   // Megatron-Bridge 25.09's 405B GB200 cell (r0.1.0 sets no instances), the Megatron-FSDP Llama 3
-  // 70B cells (sharding group size 64 = dp), Nemotron 3 Ultra (HSDP with optimizer sharding across
-  // the groups, not expressed), NeMo 25.04's Llama 3 70B FSDP row, and a DDP row.
+  // 70B cells (sharding group size 64 = dp), NeMo 25.04's Llama 3 70B FSDP row, and a DDP row.
   for (const auto& [file, line] : {std::pair{"training_megatron_bridge.csv", 540}, std::pair{"training_megatron_bridge.csv", 148},
-                                  std::pair{"training_megatron_bridge.csv", 34}, std::pair{"training_megatron_bridge.csv", 36},
                                   std::pair{"training_nemo_docs.csv", 52}, std::pair{"training_megatron_bridge.csv", 162}}) {
     const ModernRow& row = row_at(file, line);
     CAPTURE(line);
@@ -98,13 +96,33 @@ TEST_CASE("analysis::scenario_for_modern_row: FSDP rows that sharded over every 
   }
 }
 
+TEST_CASE("analysis::scenario_for_modern_row: Nemotron 3 Ultra shards in each 64-GPU domain and its optimizer over all") {
+  // Megatron-Bridge r0.6.0 _apply_nemotron_3_ultra_fsdp_hsdp: num_distributed_optimizer_instances =
+  // 256 / 64 = 4, outer_dp_sharding_strategy "optim". GB300 tp 1: groups of 64; GB200 tp 2: of 32.
+  for (const auto& [line, group] : {std::pair{34, 64}, std::pair{36, 32}}) {
+    const ModernRow& row = row_at("training_megatron_bridge.csv", line);
+    REQUIRE(row.model == "Nemotron_3_Ultra");
+    CAPTURE(line);
+    const workloads::ParallelSpec p = scenario_of(row).parallel;
+    CHECK(p.zero == 3);
+    CHECK(p.shard_instances == 4);
+    CHECK(shard_group(p) == group);
+    CHECK(p.outer_dp_sharding == workloads::OuterDpSharding::Optim);
+    CHECK(p.optimizer_shard_ranks() == p.dp);
+  }
+  // The other hybrid rows are HSDP.
+  CHECK(scenario_of(row_at("training_dgxc_benchmarking.csv", 314)).parallel.outer_dp_sharding ==
+        workloads::OuterDpSharding::NoShard);
+}
+
 TEST_CASE("analysis::memory_report_text: the MTP modules' routed experts show the expert-data-parallel divisor") {
-  // Nemotron 3 Ultra on 256 GB300 (dp 256, EP 64: expert dp 4): the MTP experts' bytes are divided
-  // by 4, and the formula says so (it printed / dp 256 with 64x the parameters).
+  // Nemotron 3 Ultra on 256 GB300 (dp 256, EP 64: expert dp 4): the MTP experts' optimizer states
+  // are divided by 4 (HFSDP: over the whole expert-data-parallel group), and the formula says so
+  // with their own parameter count (it printed / dp 256 with 64x the parameters).
   const scenarios::ScenarioSpec spec = scenario_of(row_at("training_megatron_bridge.csv", 34));
   REQUIRE(spec.parallel.expert_dp() == 4);
   const std::string text = memory_report_text(memory_for_scenario(spec));
-  const std::size_t at = text.find("MTP routed experts (/ep): weights");
+  const std::size_t at = text.find("MTP routed experts (/ep): optimizer states");
   REQUIRE(at != std::string::npos);
   const std::string line = text.substr(at, text.find('\n', at) - at);
   CAPTURE(line);
