@@ -375,6 +375,10 @@ double drop_and_pad_capacity_of(const ModernRow& r) {
 //     period's Megatron-Core reduce-scatters within the instance and all-reduces the shard across
 //     instances, core_v0.13.0 distributed/custom_fsdp/param_and_grad_buffer.py l.2072, 2091-2108):
 //     dp / 2.
+//   * Nemotron 3 Ultra (26.08; r0.6.0 perf_recipes/nemotronh/common.py l.149-175
+//     _apply_nemotron_3_ultra_fsdp_hsdp: num_distributed_optimizer_instances = GPUs / 64, one group
+//     per 64-GPU NVLink domain, outer_dp_sharding_strategy "optim"): dp / 4, with the optimizer
+//     states over every rank (outer_dp_sharding_of).
 // Not hybrid: Megatron-Bridge 25.09's Llama 3.1 405B GB200 FSDP cell (r0.1.0's
 // scripts/performance/configs/llama31/llama31_405b_llm_pretrain.yaml and run_script.py set no
 // instances); the 405B presets that set num_distributed_optimizer_instances = 2 (v0.2.0 - v0.5.1
@@ -383,10 +387,6 @@ double drop_and_pad_capacity_of(const ModernRow& r) {
 // GPUs, pp 8 / 16); the Megatron-FSDP Llama 3 70B / 8B cells shard over their whole dp ("sharding
 // group size" = dp); DeepSeek-V3's 128-GPU GB300 HSDP recipe (r0.6.0 perf_recipes/deepseek/gb300/
 // deepseek_v3.py l.310-321) has no published cell.
-//   * Nemotron 3 Ultra (26.08; r0.6.0 perf_recipes/nemotronh/common.py l.149-175
-//     _apply_nemotron_3_ultra_fsdp_hsdp: num_distributed_optimizer_instances = GPUs / 64, one group
-//     per 64-GPU NVLink domain, outer_dp_sharding_strategy "optim"): dp / 4, with the optimizer
-//     states over every rank (outer_dp_sharding_of).
 const char* outer_dp_sharding_of(const ModernRow& r) {
   return modern_source_group(r) == "Megatron-Bridge" && has(r.model, "Nemotron_3_Ultra") ? "optim" : nullptr;
 }
