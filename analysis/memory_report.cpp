@@ -203,9 +203,9 @@ std::string memory_summary_block(const MemoryReport& r) {
 std::string formula_of(const workloads::MemoryLine& l, const workloads::MemoryRequest& q) {
   const workloads::StateBytes sb = workloads::state_bytes_per_param(q.training);
   const workloads::ParallelSpec& p = q.parallel;
-  // Routed experts (MoE) shard over the expert-data-parallel group, dp / ep; the rest over the
-  // data- and context-parallel ranks together.
-  const bool experts = l.name.rfind("routed experts", 0) == 0;
+  // Routed experts (MoE, and the MTP modules' experts) shard over the expert-data-parallel group,
+  // dp / ep; the rest over the data- and context-parallel ranks together.
+  const bool experts = l.name.find("routed experts") != std::string::npos;
   // Hybrid sharding (shard_group): over one of the shard_instances groups.
   const double dp = experts ? std::max(1, p.expert_dp() / std::max(1, p.shard_instances)) : p.shard_ranks();
   double per = 0, shard = 1;
@@ -214,11 +214,15 @@ std::string formula_of(const workloads::MemoryLine& l, const workloads::MemoryRe
     case workloads::MemoryCategory::Grads: per = sb.grads, shard = p.zero >= 2 ? dp : 1; break;
     case workloads::MemoryCategory::Optimizer:
       per = sb.optimizer, shard = p.shards_optimizer() ? dp : 1;
+      if (p.outer_dp_sharding == workloads::OuterDpSharding::Optim)  // HFSDP: over every group
+        shard = experts ? std::max(1, p.expert_dp() * p.cp) : p.optimizer_shard_ranks();
       break;
     default: return l.formula;
   }
   const double params = l.bytes.value * shard / per;
-  const char* over = p.shard_instances > 1 ? " / shard_group %g"
+  const bool all_groups = p.outer_dp_sharding == workloads::OuterDpSharding::Optim && l.category == workloads::MemoryCategory::Optimizer;
+  const char* over = all_groups             ? (experts ? " / (dp/ep) %g, optim over the groups" : " / dp x cp %g, optim over the groups")
+                     : p.shard_instances > 1 ? " / shard_group %g"
                      : experts            ? " / (dp/ep) %g"
                      : p.cp > 1           ? " / dp x cp %g"
                                           : " / dp %g";

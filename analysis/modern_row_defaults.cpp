@@ -170,9 +170,8 @@ int mtp_layers_of(const ModernRow& r) {
 //   * sequence parallelism whenever tp > 1 (the recipes set sequence_parallel = tp > 1);
 //   * Megatron's distributed optimizer (use_distributed_optimizer = True in every recipe), or,
 //     for FSDP rows (MaxText, PaxML, Megatron-FSDP), full sharding = zero 3. Hybrid sharding
-//     ("FSDP=128 (+DP for remaining GPUs)") is modelled as sharding over every replica, which
-//     gathers over more ranks than the run did (the scenario key `shard_group` expresses it; the
-//     rows are not mapped to it yet);
+//     ("FSDP=128 (+DP for remaining GPUs)", PaxML's replica axis, NeMo 25.07's 405B optimizer
+//     instances) is `shard_group` (modern_row_recipes.cpp shard_group_of);
 //   * no activation recompute in the Megatron-based stacks (NeMo, Megatron-Bridge, Megatron-LM:
 //     the dense-model pre-training recipes leave it off); the JAX stacks run "full" recompute of
 //     each decoder layer with the tensors their remat policy saves ([training] recompute_save,

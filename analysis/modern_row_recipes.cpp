@@ -3,10 +3,12 @@
 // needs to lay a published run out as it ran.
 #include "analysis/modern_row_recipes.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
 #include "analysis/modern_row_archs.h"
+#include "analysis/modern_row_layout.h"
 
 namespace clustersim::analysis::modern_detail {
 
@@ -397,15 +399,64 @@ double drop_and_pad_capacity_of(const ModernRow& r) {
 // (as Nemotron-4's rows): with it the counts are 8.5 B and 21.3 B parameters, the names' 8B and 22B
 // (a 32k vocabulary would give 6.7 B and 18.5 B).
 //
+// Hybrid sharding (parallelism.shard_group), as each launcher laid its mesh out; in each the groups
+// are consecutive ranks (nodes), the scenario's layout (ParallelLayout::shard_groups):
+//   * PaxML GPT-3 175B (dgxc-benchmarking v24.11.1 = 35a9aec, paxml/configure.sh l.57-58 FSDP=16,
+//     l.69 DP = nodes / FSDP, l.114 --fdl.DCN_MESH_SHAPE=[DP, FSDP, 1]; google/paxml 4a6bf20
+//     paxml/contrib/gpu/scripts_gpu/configs.py l.271 GPT175BBase ICI_MESH_SHAPE [1, 8, 1]): the
+//     mesh axes are (replica, data, mdl) and the weights shard over "data", 8 GPUs x 16 nodes = 128
+//     GPUs; the nodes / 16 replicas each hold a copy (rows 305-314; row 302 is one group);
+//   * MaxText Llama 2 / Llama 3 70B (dgxc-benchmarking v24.11.1 and v25.02 = 8f5cbb3,
+//     maxtext/configure.sh l.35-39 ici_fsdp = GPUs a node, dcn_fsdp = nodes, dcn_data = 1; l.48-50
+//     from 64 nodes dcn_fsdp = 16, dcn_data = nodes / 16): FSDP over 128 GPUs from 512 GPUs on, the
+//     rows' own "FSDP=128 (+DP for remaining GPUs)";
+//   * NeMo 25.07's Llama 3.1 405B on GB200 (NVIDIA/NeMo v2.4.0, scripts/performance/llm/
+//     pretrain_llama31_405b.py l.130-131: with use_mcore_fsdp on gb200, num_distributed_optimizer_
+//     instances = nodes x 4 / 64, 2 on the 32 trays of the FP8 row; the custom FSDP of that
+//     period's Megatron-Core reduce-scatters within the instance and all-reduces the shard across
+//     instances, core_v0.13.0 distributed/custom_fsdp/param_and_grad_buffer.py l.2072, 2091-2108):
+//     dp / 2.
+//   * Nemotron 3 Ultra (26.08; r0.6.0 perf_recipes/nemotronh/common.py l.149-175
+//     _apply_nemotron_3_ultra_fsdp_hsdp: num_distributed_optimizer_instances = GPUs / 64, one group
+//     per 64-GPU NVLink domain, outer_dp_sharding_strategy "optim"): dp / 4, with the optimizer
+//     states over every rank (outer_dp_sharding_of).
+// Not hybrid: Megatron-Bridge 25.09's Llama 3.1 405B GB200 FSDP cell (r0.1.0's
+// scripts/performance/configs/llama31/llama31_405b_llm_pretrain.yaml and run_script.py set no
+// instances); the 405B presets that set num_distributed_optimizer_instances = 2 (v0.2.0 - v0.5.1
+// llama31_llm_pretrain.py, GB200 / GB300 / VR200 with use_megatron_fsdp) are the 128-GPU V1
+// presets, and every published 405B cell from 25.11 on ran a V2 preset without Megatron-FSDP (256
+// GPUs, pp 8 / 16); the Megatron-FSDP Llama 3 70B / 8B cells shard over their whole dp ("sharding
+// group size" = dp); DeepSeek-V3's 128-GPU GB300 HSDP recipe (r0.6.0 perf_recipes/deepseek/gb300/
+// deepseek_v3.py l.310-321) has no published cell.
+const char* outer_dp_sharding_of(const ModernRow& r) {
+  return modern_source_group(r) == "Megatron-Bridge" && has(r.model, "Nemotron_3_Ultra") ? "optim" : nullptr;
+}
+
+int shard_group_of(const ModernRow& r) {
+  if (!has(r.zero_or_fsdp, "FSDP")) return 0;
+  const int dp = dp_of(r);
+  int group = 0;
+  if (has(r.model, "GPT-3 175B (PaxML)")) {
+    group = 16 * 8;
+  } else if (has(r.model, "(MaxText)")) {
+    const int nodes = r.num_gpus / 8;
+    group = nodes >= 64 ? 16 * 8 : r.num_gpus;
+  } else if (outer_dp_sharding_of(r) != nullptr) {
+    group = dp / std::max(1, r.num_gpus / 64);
+  } else if (modern_source_group(r) == "NeMo docs" && has(r.model, "Llama3.1-405B") && r.gpu.starts_with("GB200") &&
+             has(r.source, "container 25.07")) {
+    group = dp / std::max(1, r.num_gpus / 64);
+  }
+  return group > 0 && group < dp && dp % group == 0 ? group : 0;
+}
+
 // Megatron-Bridge 26.08's Nemotron 3 Ultra cells leave the sharding column empty; both recipes
 // (r0.6.0 src/megatron/bridge/perf_recipes/nemotronh/common.py _apply_nemotron_3_ultra_fsdp_hsdp,
 // called by the GB300 and GB200 fp8mx configs) run Megatron-FSDP with data_parallel_sharding_
 // strategy "optim_grads_params" (parameters, gradients and optimizer states sharded: zero 3),
 // bf16 gradient communication and main gradients, fp32 main parameters. The sharding group is one
 // 64-GPU NVLink domain (HSDP: num_distributed_optimizer_instances = 256 / 64 = 4, outer strategy
-// "optim"); the validator does not yet write `shard_group` (docs/validation.md, "Hybrid sharded
-// data parallelism"), so the rows shard over every data-parallel rank, as the other hybrid-sharded
-// FSDP rows (modern_row_defaults.cpp).
+// "optim": optimizer states sharded over every rank): shard_group_of and outer_dp_sharding_of above.
 ModernRow as_run(const ModernRow& r) {
   ModernRow ran = r;
   if (modern_source_group(r) == "Megatron-Bridge" && has(r.model, "Nemotron_3_Ultra") && r.zero_or_fsdp.empty())

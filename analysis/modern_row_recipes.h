@@ -74,4 +74,15 @@ ModernRow as_run(const ModernRow& r);
 // batch, from the recipe the cell ran; 0 when the row is not one of them.
 int recipe_micro_batch(const ModernRow& r);
 
+// The hybrid sharding group of an FSDP row (parallelism.shard_group: the consecutive data-parallel
+// ranks one copy of the sharded states spans, the other dp / group copies replicating it), from the
+// launcher that ran it: JAX meshes with a data-parallel DCN axis (PaxML GPT-3 175B, MaxText from 64
+// nodes), NeMo 25.07's Llama 3.1 405B GB200 recipe (num_distributed_optimizer_instances = 2) and
+// Megatron-Bridge 26.08's Nemotron 3 Ultra (4 instances, one a 64-GPU NVLink domain); 0 where the
+// row shards over every data-parallel rank (or is not FSDP).
+int shard_group_of(const ModernRow& r);
+// Megatron-FSDP's outer_dp_sharding_strategy of a hybrid-sharded row (parallelism.outer_dp_sharding):
+// "optim" for Nemotron 3 Ultra's 26.08 recipes, nullptr for HSDP ("no_shard") and the other rows.
+const char* outer_dp_sharding_of(const ModernRow& r);
+
 }  // namespace clustersim::analysis::modern_detail

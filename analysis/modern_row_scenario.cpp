@@ -62,6 +62,8 @@ using modern_detail::node_preset_for;
 using modern_detail::notes_int;
 using modern_detail::precision_for;
 using modern_detail::recipe_stage_layers;
+using modern_detail::outer_dp_sharding_of;
+using modern_detail::shard_group_of;
 using modern_detail::slot_split_recipe;
 using modern_detail::tp_comm_overlap_of;
 using modern_detail::virtual_stages_of;
@@ -131,6 +133,11 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   }
   t << "\nvirtual_stages = " << virtual_stages_of(r) << "\nsequence_parallel = " << (tp > 1 ? "true" : "false")
     << "\n" << (fsdp ? "zero = 3" : lora_rank_of(r) > 0 && !lora_distributed_optimizer_of(r) ? "distributed_optimizer = false" : "distributed_optimizer = true") << "\n";
+  // Hybrid sharding where the launcher's mesh replicates the FSDP group (modern_row_recipes.cpp).
+  if (const int group = shard_group_of(r); group > 0) {
+    t << "shard_group = " << group << "\n";
+    if (const char* outer = outer_dp_sharding_of(r)) t << "outer_dp_sharding = \"" << outer << "\"\n";
+  }
   if (has_experts(r)) {
     t << "ep = " << notes_int(r, "EP") << "\n";
     if (expert_tp_of(r) > 0) t << "etp = " << expert_tp_of(r) << "\n";

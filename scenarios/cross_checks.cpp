@@ -217,6 +217,24 @@ void Loader::check_gpu_count() {
 // dp / shard_group groups replicate them (ParallelSpec::shard_instances).
 void Loader::check_shard_group() {
   auto& p = spec_.parallel;
+  // outer_dp_sharding = "optim" splits the optimizer states across the groups: it needs groups
+  // (shard_group < dp) and, as Megatron-FSDP's HFSDP, fully sharded groups (zero 3).
+  if (p.outer_dp_sharding == workloads::OuterDpSharding::Optim) {
+    if (shard_group_ == 0 || shard_group_ >= p.dp) {
+      error_at_key("parallelism.outer_dp_sharding",
+                   "outer_dp_sharding = \"optim\" shards the optimizer across hybrid-sharding groups, but there is one group",
+                   "set shard_group to a divisor of dp below dp, or remove outer_dp_sharding");
+      parallel_ok_ = false;
+      return;
+    }
+    if (p.zero != 3) {
+      error_at_key("parallelism.outer_dp_sharding",
+                   "outer_dp_sharding = \"optim\" needs zero = 3 (Megatron-FSDP allows it only with optim_grads_params)",
+                   "set zero = 3, or remove outer_dp_sharding");
+      parallel_ok_ = false;
+      return;
+    }
+  }
   if (shard_group_ == 0) return;
   if (p.zero == 0 && !p.distributed_optimizer) {
     error_at_key("parallelism.shard_group",

@@ -141,6 +141,8 @@ void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
   if (p.shard_instances > 1)
     out << "shard_group = " << p.dp / p.shard_instances << "  # hybrid sharding: " << p.shard_instances
         << " replicas of the sharded states\n";
+  if (p.outer_dp_sharding == workloads::OuterDpSharding::Optim)
+    out << "outer_dp_sharding = \"optim\"  # optimizer states over all " << p.grad_replicas() << " data-parallel ranks\n";
   if (spec.model.is_moe()) {
     out << "ep = " << p.ep << "  # expert data parallel: tp x cp x dp / (etp x ep) = " << p.expert_dp() << "\n";
     if (p.etp > 0)

@@ -21,7 +21,8 @@ constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual
                                               "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers",
                                               "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split", "stage_layers", "zero3_gather",
                                               "cp", "cp_comm_type", "ep", "etp", "moe_dispatcher",
-                                              "moe_a2a_overlap", "moe_shared_expert_overlap", "shard_group"};
+                                              "moe_a2a_overlap", "moe_shared_expert_overlap", "shard_group",
+                                              "outer_dp_sharding"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype",
                                               "activation_offload_layers", "launch_blocking", "recompute_modules", "cuda_graphs",
@@ -90,6 +91,7 @@ bool Loader::read_parallelism(const toml::table* t) {
   if (auto v = s.boolean("moe_a2a_overlap")) p.moe_a2a_overlap = *v;
   if (auto v = s.boolean("moe_shared_expert_overlap")) p.moe_shared_expert_overlap = *v;
   if (auto v = s.integer("shard_group", 1, 1 << 24, "8")) shard_group_ = *v;
+  if (auto v = s.choice("outer_dp_sharding", workloads::kOuterDpShardingNames)) p.outer_dp_sharding = *v;
   s.finish();
   if (error_count() != before) return false;
 

@@ -239,6 +239,16 @@ enum class Zero3Gather : std::uint8_t { Block, Module };
 // The names scenarios take (parallelism.zero3_gather); parse with sim::parse.
 inline constexpr sim::Choice<Zero3Gather> kZero3GatherNames[] = {{"block", Zero3Gather::Block},
                                                                  {"module", Zero3Gather::Module}};
+// What hybrid sharding does across its groups (Megatron-FSDP outer_dp_sharding_strategy).
+// NoShard: HSDP, each group holds a full copy of its shards (the gradient shard all-reduced across
+// the groups). Optim: HFSDP, the optimizer states (and the gradient shard they step on) split
+// further over the groups: the shard reduce-scattered across them, the updated parameter shard
+// all-gathered back before the next forward (Megatron-LM cd4afffa, megatron/core/distributed/fsdp/
+// src/megatron_fsdp/param_and_grad_buffer.py: hfsdp helper buffers, outer reduce-scatter, outer
+// all-gather); Megatron-FSDP allows it only with optim_grads_params (zero 3).
+enum class OuterDpSharding : std::uint8_t { NoShard, Optim };
+inline constexpr sim::Choice<OuterDpSharding> kOuterDpShardingNames[] = {{"no_shard", OuterDpSharding::NoShard},
+                                                                         {"optim", OuterDpSharding::Optim}};
 
 // How context-parallel ranks get the keys and values of the other ranks' tokens (Megatron-Core
 // --cp-comm-type). P2p: ring attention, K/V chunks passed around the CP ring, each step overlapped
@@ -330,6 +340,9 @@ struct ParallelSpec {
   // instance, then an all-reduce of the shard across instances), PyTorch FSDP2's HSDP (a device
   // mesh with a replicate dim). 1 = shard over all dp x cp ranks.
   int shard_instances = 1;
+  // [parallelism] outer_dp_sharding: with shard_instances > 1, whether the optimizer states also
+  // split across the groups (OuterDpSharding::Optim) or each group holds them whole.
+  OuterDpSharding outer_dp_sharding = OuterDpSharding::NoShard;
 
   // Optimizer states split across the data-parallel replicas (ZeRO-1 and up, or Megatron's
   // distributed optimizer): each replica updates its 1/dp share and gathers the parameters back.
@@ -340,6 +353,11 @@ struct ParallelSpec {
   int grad_replicas() const { return dp * cp; }
   // The ranks sharded states divide over: all dp x cp ranks, or one of shard_instances groups.
   int shard_ranks() const { return std::max(1, grad_replicas() / std::max(1, shard_instances)); }
+  // The ranks the optimizer states (and the gradient shard they step on) divide over: the shard
+  // group's, or all dp x cp with outer_dp_sharding = "optim".
+  int optimizer_shard_ranks() const {
+    return outer_dp_sharding == OuterDpSharding::Optim ? std::max(1, grad_replicas()) : shard_ranks();
+  }
   // Tokens of one sequence on one GPU.
   int local_seq_len(int seq_len) const { return seq_len / cp; }
   bool uneven_stages() const {

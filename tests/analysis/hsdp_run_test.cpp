@@ -137,3 +137,35 @@ TEST_CASE("analysis::run_scenario: hybrid sharding's reduction is exposed withou
   CHECK(over.iteration.breakdown.dp_exposed < hsdp.iteration.breakdown.dp_exposed);
   CHECK(over.iteration.iteration_time_s <= hsdp.iteration.iteration_time_s + over.iteration.breakdown.overlap_sm_cost + 1e-9);
 }
+
+TEST_CASE("analysis::run_scenario: outer_dp_sharding optim splits only the optimizer states across the groups") {
+  // Megatron-FSDP HFSDP: parameters and gradients sharded in the group of 4, the optimizer states
+  // over all 16 ranks (the flat run's), the optimizer step on the flat run's shard.
+  const auto fsdp = run(kFsdp, {});
+  const auto hsdp = run(kFsdp, {"parallelism.shard_group=4"});
+  const auto hfsdp = run(kFsdp, {"parallelism.shard_group=4", "parallelism.outer_dp_sharding=\"optim\""});
+  CHECK(hfsdp.memory.breakdown.params.value == hsdp.memory.breakdown.params.value);
+  CHECK(hfsdp.memory.breakdown.grads.value == hsdp.memory.breakdown.grads.value);
+  CHECK(hfsdp.memory.breakdown.optimizer.value == doctest::Approx(fsdp.memory.breakdown.optimizer.value));
+  CHECK(hfsdp.memory.breakdown.optimizer.value == doctest::Approx(hsdp.memory.breakdown.optimizer.value / 4.0));
+  CHECK(hfsdp.iteration.breakdown.optimizer == doctest::Approx(fsdp.iteration.breakdown.optimizer));
+  CHECK(hfsdp.iteration.breakdown.optimizer < hsdp.iteration.breakdown.optimizer);
+  // "no_shard" is the default.
+  check_same(run(kFsdp, {"parallelism.shard_group=4", "parallelism.outer_dp_sharding=\"no_shard\""}), hsdp);
+}
+
+TEST_CASE("scenarios::parse_scenario: outer_dp_sharding optim needs groups and zero 3") {
+  const auto spec = scenarios::parse_scenario(kFsdp, "hsdp.toml", {"parallelism.shard_group=4", "parallelism.outer_dp_sharding=\"optim\""});
+  CHECK(spec.parallel.outer_dp_sharding == workloads::OuterDpSharding::Optim);
+  CHECK(spec.parallel.optimizer_shard_ranks() == 16);
+  CHECK(spec.parallel.shard_ranks() == 4);
+  const std::string shown = scenarios::show_config(spec);
+  CHECK(shown.find("outer_dp_sharding = \"optim\"") != std::string::npos);
+  CHECK(scenarios::parse_scenario(shown, "shown.toml").parallel.optimizer_shard_ranks() == 16);
+  CHECK(error_of(kFsdp, {"parallelism.outer_dp_sharding=\"optim\""}).find("there is one group") != std::string::npos);
+  CHECK(error_of(kFsdp, {"parallelism.shard_group=16", "parallelism.outer_dp_sharding=\"optim\""}).find("there is one group") !=
+        std::string::npos);
+  CHECK(error_of(kDistOpt, {"parallelism.shard_group=8", "parallelism.outer_dp_sharding=\"optim\""}).find("needs zero = 3") !=
+        std::string::npos);
+  CHECK(error_of(kFsdp, {"parallelism.outer_dp_sharding=\"optimizer\""}).find("outer_dp_sharding") != std::string::npos);
+}

@@ -347,3 +347,26 @@ TEST_CASE("workloads::memory model: the peak holds the largest transient phase, 
   const MemoryBreakdown flash = estimate_memory(q);
   CHECK(flash.find_line("logits and loss (fp32)")->at_peak);
 }
+
+TEST_CASE("workloads::memory model: an FSDP layer of an MoE model gathers only the rank's own experts") {
+  // Mixtral 8x7B (8 experts of 3 x 4096 x 14336 params) at zero 3, dp 16: with ep 8 a rank holds
+  // one expert, so two gathered layers are 2 x (attention + router + 1 expert) x 2 B; with ep 1 all
+  // eight experts (Megatron-FSDP gathers expert parameters within the expert-data-parallel group).
+  MemoryRequest q;
+  q.model = *find_model_preset("mixtral-8x7b");
+  q.parallel.dp = 16;
+  q.parallel.zero = 3;
+  q.training.precision = clustersim::topology::Precision::Bf16;
+  const double expert = 3.0 * 4096 * 14336;
+  const double all = zero3_gathered_bytes(q, 0);
+  CHECK(all == doctest::Approx(2 * q.model.layer_parameters_per_ep_rank(1) * 2.0));
+  q.parallel.ep = 8;
+  const double own = zero3_gathered_bytes(q, 0);
+  CHECK(own == doctest::Approx(2 * q.model.layer_parameters_per_ep_rank(8) * 2.0));
+  CHECK(all - own == doctest::Approx(2 * 7 * expert * 2.0));
+  // A dense model keeps its layer.
+  MemoryRequest d = q;
+  d.model = *find_model_preset("llama3-8b");
+  d.parallel.ep = 1;
+  CHECK(zero3_gathered_bytes(d, 0) == doctest::Approx(2 * d.model.layer_parameters() * 2.0).epsilon(0.01));
+}

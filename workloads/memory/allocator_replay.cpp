@@ -64,7 +64,7 @@ void allocate_model_states(Replayer& rep, const MemoryRequest& request, int stag
   const StateBytes sb = state_bytes_per_param(request.training);
   const double dp = par.shard_ranks();  // one shard group's ranks (hybrid sharding), else dp x cp
   const double weight_shard = par.zero >= 3 ? dp : 1.0;
-  const double opt_shard = par.shards_optimizer() ? dp : 1.0;
+  const double opt_shard = par.shards_optimizer() ? par.optimizer_shard_ranks() : 1.0;
   OpShape shape;
   shape.micro_batch = request.training.micro_batch;
   shape.seq_len = m.seq_len;

@@ -32,7 +32,8 @@ ModelStates model_state_bytes(double params, const ParallelSpec& parallel, const
   ModelStates s;
   s.params = sim::Bytes{params * sb.weights / (parallel.zero >= 3 ? n : 1.0)};
   s.grads = sim::Bytes{params * sb.grads / (parallel.zero >= 2 ? n : 1.0)};
-  s.optimizer = sim::Bytes{params * sb.optimizer / (parallel.shards_optimizer() ? n : 1.0)};
+  // HFSDP (outer_dp_sharding = "optim") splits the optimizer states over every group too.
+  s.optimizer = sim::Bytes{params * sb.optimizer / (parallel.shards_optimizer() ? parallel.optimizer_shard_ranks() : 1.0)};
   return s;
 }
 

@@ -70,7 +70,15 @@ double zero3_gathered_bytes(const MemoryRequest& r, int stage) {
   if (par.zero < 3 || par.grad_replicas() <= 1) return 0.0;
   const double weight = state_bytes_per_param(r.training).weights;
   if (par.zero3_gather == Zero3Gather::Block) {
-    return r.options.zero3_prefetch_layers * layer_params(r.model, r.options) / par.tp * weight;
+    // A layer of an MoE or hybrid model gathers only the rank's own experts: Megatron-FSDP keeps
+    // expert parameters in their own groups (".experts." in the name), sharded over and gathered
+    // within the expert-data-parallel group (NVIDIA/Megatron-LM cd4afffa, megatron/core/distributed/
+    // fsdp/src/megatron_fsdp/param_and_grad_buffer.py l.1782-1794, 2585-2603), so a gathered layer
+    // holds its non-expert weights and experts / ep: the per-EP-rank layer the time model gathers
+    // (stage_costs.cpp, layer_zero3).
+    const ModelSpec& m = r.model;
+    const double layer = m.is_moe() || m.is_hybrid() ? m.layer_parameters_per_ep_rank(par.ep) : layer_params(m, r.options);
+    return r.options.zero3_prefetch_layers * layer / par.tp * weight;
   }
   // The unsharded gradient has the parameters' dtype until it reaches the reduce bucket.
   return deepspeed_live_bytes(stage_submodules(r.model, par, stage), r.options.deepspeed_max_live_parameters,

@@ -127,7 +127,7 @@ void IterationRun::maybe_optimizer(int r) {
   if (!rk.ready_for_optimizer()) return;
   double params = 0;
   for (int c = 0; c < v_; ++c) params += costs_.chunks[static_cast<std::size_t>(c * pp_ + r)].params;
-  if (in_.parallel.shards_optimizer()) params /= in_.parallel.shard_ranks();
+  if (in_.parallel.shards_optimizer()) params /= in_.parallel.optimizer_shard_ranks();
   const bool mixed = activation_bytes(in_.training.precision) == 2;
   double dur = in_.compute.optimizer_step_time(params, in_.training.optimizer, mixed).seconds();
   if (in_.sync.offload_optimizer == OffloadDevice::Cpu) {  // ZeRO-Offload: PCIe and CPU-Adam instead
