@@ -21,6 +21,23 @@ namespace {
 bool heap_after(double sa, ConstraintId ca, double sb, ConstraintId cb) {
   return sa > sb || (sa == sb && ca > cb);
 }
+
+// The hot loops' walk of a variable's constraints (head `h`): f(c, k) for each, k its position, in
+// MemberRange's order, as one plain loop over the run or two over the halves (no per-step test for
+// the second part).
+template <class Head, class Segments, class F>
+inline void walk(const Head& h, const ConstraintId* ids, const Segments& segs, F&& f) {
+  if (!h.split) {
+    for (std::uint32_t k = 0; k < h.n; ++k) f(ids[h.off + k], k);
+    return;
+  }
+  const auto& s0 = segs[ids[h.off]];
+  const auto& s1 = segs[ids[h.off + 1]];
+  const ConstraintId* a = ids + s0.off;
+  for (std::uint32_t k = 0; k < s0.n; ++k) f(a[k], k);
+  const ConstraintId* b = ids + s1.off;
+  for (std::uint32_t k = 0; k < s1.n; ++k) f(b[k], s0.n + k);
+}
 }  // namespace
 
 ConstraintId FairShareSolver::add_constraint(double capacity) {
@@ -387,10 +404,9 @@ void FairShareSolver::detach(VariableId v) {
   head_[v].refs = static_cast<std::uint8_t>(n);
   rate_[v] = 0;
   if (n == 0) push_free_id(v);
-  std::uint32_t k = 0;
-  for (const ConstraintId cid : members(v)) {
+  walk(head_[v], member_c_.data(), segs_, [&](ConstraintId cid, std::uint32_t k) {
     Constraint& c = constraints_[cid];
-    c.total_weight -= weight_k(v, k++);
+    c.total_weight -= weight_k(v, k);
     if (c.vars.back() == v) {
       // The last one added (a pipelined chunk's, or alone on c): dropped in place, the order kept.
       c.vars.pop_back();
@@ -403,7 +419,7 @@ void FairShareSolver::detach(VariableId v) {
     // Others on this constraint may now rise from v's level up; an emptied constraint has nobody
     // to tell, and a variable never solved changed nothing that was solved.
     if (live > 0 && solved) mark_dirty(cid, rate);
-  }
+  });
   if (head_[v].split) {
     release_segment(member_c_[off]);
     release_segment(member_c_[off + 1]);
@@ -652,13 +668,13 @@ void FairShareSolver::gather(ConstraintId start, double threshold) {
       head_[v].flags = static_cast<std::uint8_t>(f | kAffected);
       comp_vars_.push_back(v);
       old_rates_.push_back((f & kSolved) != 0 ? rate_[v] : -1.0);
-      for (const ConstraintId cid : members(v)) {
+      walk(head_[v], member_c_.data(), segs_, [&](ConstraintId cid, std::uint32_t) {
         Constraint& c = constraints_[cid];
         if (c.epoch != epoch_) {
           c.epoch = epoch_;
           comp_cons_.push_back(cid);
         }
-      }
+      });
     }
   }
 }
@@ -763,19 +779,18 @@ void FairShareSolver::fix(VariableId v, double r) {
   head_[v].flags |= kFixed;
   rate_[v] = r;
   seq_[v] = static_cast<std::uint32_t>(seq_counter_);
-  std::uint32_t k = 0;
-  for (const ConstraintId c : members(v)) {
+  walk(head_[v], member_c_.data(), segs_, [&](ConstraintId c, std::uint32_t k) {
     Constraint& con = constraints_[c];
-    const std::uint16_t weight = weight_k(v, k++);
+    const std::uint16_t weight = weight_k(v, k);
     // One copy at a time: the same subtractions, in the same order, as unfolded copies.
     for (std::uint16_t w = 0; w < weight; ++w) con.remaining = std::max(0.0, con.remaining - r);
     con.unfixed -= weight;
-    if (con.unfixed == 0) continue;
+    if (con.unfixed == 0) return;
     const double share = con.remaining / con.unfixed;
     const bool dropped = share < con.share;
     con.share = share;
     if (dropped) queue_share(c);
-  }
+  });
 }
 
 // The lowest current share among constraints with unfixed variables (kUnlimited when none); the
@@ -808,8 +823,8 @@ void FairShareSolver::run_filling() {
   capped_.clear();
   for (VariableId v : comp_vars_) {
     if ((head_[v].flags & kFixed) != 0) continue;  // alone, fixed already (take_alone)
-    std::uint32_t k = 0;
-    for (const ConstraintId c : members(v)) constraints_[c].unfixed += weight_k(v, k++);
+    walk(head_[v], member_c_.data(), segs_,
+         [&](ConstraintId c, std::uint32_t k) { constraints_[c].unfixed += weight_k(v, k); });
     if (head_[v].has_cap()) capped_.push_back(v);
   }
   heap_.clear();
