@@ -21,6 +21,23 @@ namespace {
 bool heap_after(double sa, ConstraintId ca, double sb, ConstraintId cb) {
   return sa > sb || (sa == sb && ca > cb);
 }
+
+// The hot loops' walk of a variable's constraints (head `h`): f(c, k) for each, k its position, in
+// MemberRange's order, as one plain loop over the run or two over the halves (no per-step test for
+// the second part).
+template <class Head, class Segments, class F>
+inline void walk(const Head& h, const ConstraintId* ids, const Segments& segs, F&& f) {
+  if (!h.split) {
+    for (std::uint32_t k = 0; k < h.n; ++k) f(ids[h.off + k], k);
+    return;
+  }
+  const auto& s0 = segs[ids[h.off]];
+  const auto& s1 = segs[ids[h.off + 1]];
+  const ConstraintId* a = ids + s0.off;
+  for (std::uint32_t k = 0; k < s0.n; ++k) f(a[k], k);
+  const ConstraintId* b = ids + s1.off;
+  for (std::uint32_t k = 0; k < s1.n; ++k) f(b[k], s0.n + k);
+}
 }  // namespace
 
 ConstraintId FairShareSolver::add_constraint(double capacity) {
@@ -111,8 +128,98 @@ VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, dou
   VariableId v;
   if (!pending_.empty() && resurrect(cons, cap, weights.empty() ? nullptr : weights.data(), v)) return v;
   const std::uint8_t slot = cap_slot_of(cap);
-  return attach(alloc_var_block(cons, weights, slot != 0 ? kUnlimited : cap), cons.size(), cap, !weights.empty(), false,
-                slot);
+  const bool split = config_.split_from != 0 && cons.size() >= config_.split_from && weights.empty() &&
+                     (cap == kUnlimited || slot != 0);
+  if (split) {
+    // Two segment ids; the halves are interned first (intern may grow member_c_, so the ids are
+    // read from a copy, whoever's storage `cons` is).
+    std::array<ConstraintId, kMaxConstraintsPerVariable> ids;
+    std::copy(cons.begin(), cons.end(), ids.begin());
+    const std::size_t h = cons.size() / 2;
+    const std::uint32_t s0 = intern(ids.data(), h);
+    const std::uint32_t s1 = intern(ids.data() + h, cons.size() - h);
+    const std::uint32_t off = alloc_members(2);
+    member_c_[off] = s0;
+    member_c_[off + 1] = s1;
+    return attach(off, std::span<const ConstraintId>(ids.data(), cons.size()), cap, false, false, slot, true);
+  }
+  const std::uint32_t off = alloc_var_block(cons, weights, slot != 0 ? kUnlimited : cap);
+  return attach(off, block(off, cons.size()), cap, !weights.empty(), false, slot, false);
+}
+
+// The index slot where a segment with these ids is or would go (linear probing from its hash).
+std::size_t FairShareSolver::segment_home(const ConstraintId* cons, std::size_t n) const {
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+  for (std::size_t k = 0; k < n; ++k) h = (h ^ cons[k]) * 0xff51afd7ed558ccdULL;
+  h ^= h >> 29;
+  return static_cast<std::size_t>(h) & (seg_index_.size() - 1);
+}
+
+void FairShareSolver::index_segment(std::uint32_t s) {
+  const std::size_t mask = seg_index_.size() - 1;
+  std::size_t i = segment_home(member_c_.data() + segs_[s].off, segs_[s].n);
+  while (seg_index_[i] != kNone) i = (i + 1) & mask;
+  seg_index_[i] = s;
+}
+
+void FairShareSolver::grow_segment_index() {
+  std::vector<std::uint32_t> old(std::max<std::size_t>(64, 2 * seg_index_.size()), kNone);
+  old.swap(seg_index_);
+  for (const std::uint32_t s : old) {
+    if (s != kNone) index_segment(s);
+  }
+}
+
+// The segment holding exactly these ids (one more reference), interned now if none does.
+std::uint32_t FairShareSolver::intern(const ConstraintId* cons, std::size_t n) {
+  if (2 * (seg_live_ + 1) > seg_index_.size()) grow_segment_index();
+  const std::size_t mask = seg_index_.size() - 1;
+  std::size_t i = segment_home(cons, n);
+  for (; seg_index_[i] != kNone; i = (i + 1) & mask) {
+    Segment& seg = segs_[seg_index_[i]];
+    if (seg.n == n && std::equal(cons, cons + n, member_c_.data() + seg.off)) {
+      ++seg.refs;
+      return seg_index_[i];
+    }
+  }
+  std::uint32_t s;
+  if (free_segs_ != kNone) {
+    s = free_segs_;
+    free_segs_ = segs_[s].off;
+  } else {
+    s = static_cast<std::uint32_t>(segs_.size());
+    segs_.push_back(Segment{});
+  }
+  const std::uint32_t off = alloc_members(n);
+  std::copy(cons, cons + n, member_c_.begin() + off);
+  segs_[s] = Segment{off, 1, static_cast<std::uint32_t>(n)};
+  seg_index_[i] = s;
+  ++seg_live_;
+  return s;
+}
+
+// One reference fewer; the last gives the segment back (its index slot emptied by backward shift,
+// so that every other segment stays reachable from its home slot).
+void FairShareSolver::release_segment(std::uint32_t s) {
+  Segment& seg = segs_[s];
+  if (--seg.refs != 0) return;
+  const std::size_t mask = seg_index_.size() - 1;
+  std::size_t hole = segment_home(member_c_.data() + seg.off, seg.n);
+  while (seg_index_[hole] != s) hole = (hole + 1) & mask;
+  for (std::size_t j = (hole + 1) & mask; seg_index_[j] != kNone; j = (j + 1) & mask) {
+    const Segment& other = segs_[seg_index_[j]];
+    const std::size_t home = segment_home(member_c_.data() + other.off, other.n);
+    // Moves back unless its home lies cyclically in (hole, j].
+    if (((j - home) & mask) >= ((j - hole) & mask)) {
+      seg_index_[hole] = seg_index_[j];
+      hole = j;
+    }
+  }
+  seg_index_[hole] = kNone;
+  free_members(seg.off, seg.n);
+  seg.off = free_segs_;
+  free_segs_ = s;
+  --seg_live_;
 }
 
 std::uint8_t FairShareSolver::cap_slot_of(double cap) {
@@ -154,13 +261,13 @@ VariableId FairShareSolver::add_variable(std::uint32_t off, std::size_t count, d
     return v;
   }
   if (cap != kUnlimited) std::memcpy(member_c_.data() + off + count, &cap, sizeof(cap));  // (the block's room)
-  return attach(off, count, cap, weighted, true, 0);
+  return attach(off, cons, cap, weighted, true, 0, false);
 }
 
 // A new variable on block `off` (checked by the caller, and no pending removal to take back).
-VariableId FairShareSolver::attach(std::uint32_t off, std::size_t count, double cap, bool weighted, bool room,
-                                   std::uint8_t cap_slot) {
-  const std::span<const ConstraintId> cons = block(off, count);
+// `cons` are its constraints (the block's own, or the caller's for a split variable).
+VariableId FairShareSolver::attach(std::uint32_t off, std::span<const ConstraintId> cons, double cap, bool weighted,
+                                   bool room, std::uint8_t cap_slot, bool split) {
   const std::uint16_t* wts = weighted ? weights_.data() + off : nullptr;
   VariableId v;
   std::uint8_t keep = 0;
@@ -174,11 +281,12 @@ VariableId FairShareSolver::attach(std::uint32_t off, std::size_t count, double 
     seq_.push_back(0);
     head_.push_back(VarHead{});
   }
-  const auto n = static_cast<std::uint8_t>(count);
+  const auto n = static_cast<std::uint8_t>(cons.size());
   rate_[v] = 0;
   seq_[v] = 0;
   head_[v].off = off;
-  head_[v].n = n;
+  head_[v].n = n & 31U;
+  head_[v].split = split;
   head_[v].flags = static_cast<std::uint8_t>(kLive | keep);
   head_[v].weighted = weighted;
   head_[v].capped = cap != kUnlimited && cap_slot == 0;
@@ -239,9 +347,17 @@ void FairShareSolver::remove_variable(VariableId v) {
 bool FairShareSolver::same_variable(VariableId v, std::span<const ConstraintId> cons, double cap,
                                     const std::uint16_t* weights) const {
   if (head_[v].n != cons.size() || std::bit_cast<std::uint64_t>(this->cap(v)) != std::bit_cast<std::uint64_t>(cap)) return false;
-  for (std::size_t k = 0; k < cons.size(); ++k) {
-    const std::uint32_t j = head_[v].off + static_cast<std::uint32_t>(k);
-    if (member_c_[j] != cons[k] || weight_at(v, j) != (weights == nullptr ? 1 : weights[k])) return false;
+  if (head_[v].weighted != (weights != nullptr)) {
+    // Weighted against unweighted: the same only if every weight is 1.
+    for (std::uint32_t k = 0; k < cons.size(); ++k) {
+      if (weight_k(v, k) != (weights == nullptr ? 1 : weights[k])) return false;
+    }
+  } else if (weights != nullptr && !std::equal(weights, weights + cons.size(), weights_.data() + head_[v].off)) {
+    return false;
+  }
+  std::size_t k = 0;
+  for (const ConstraintId c : members(v)) {
+    if (c != cons[k++]) return false;
   }
   return true;
 }
@@ -288,10 +404,9 @@ void FairShareSolver::detach(VariableId v) {
   head_[v].refs = static_cast<std::uint8_t>(n);
   rate_[v] = 0;
   if (n == 0) push_free_id(v);
-  for (std::uint32_t i = off; i < off + n; ++i) {
-    const ConstraintId cid = member_c_[i];
+  walk(head_[v], member_c_.data(), segs_, [&](ConstraintId cid, std::uint32_t k) {
     Constraint& c = constraints_[cid];
-    c.total_weight -= weight_at(v, i);
+    c.total_weight -= weight_k(v, k);
     if (c.vars.back() == v) {
       // The last one added (a pipelined chunk's, or alone on c): dropped in place, the order kept.
       c.vars.pop_back();
@@ -304,6 +419,12 @@ void FairShareSolver::detach(VariableId v) {
     // Others on this constraint may now rise from v's level up; an emptied constraint has nobody
     // to tell, and a variable never solved changed nothing that was solved.
     if (live > 0 && solved) mark_dirty(cid, rate);
+  });
+  if (head_[v].split) {
+    release_segment(member_c_[off]);
+    release_segment(member_c_[off + 1]);
+    free_members(off, 2);
+    return;
   }
   free_members(off, n + (head_[v].capped || head_[v].room ? kCapEntries : 0));
 }
@@ -352,7 +473,7 @@ void FairShareSolver::renumber_seqs() {
 
 std::vector<ConstraintId> FairShareSolver::constraints_of(VariableId v) const {
   std::vector<ConstraintId> out;
-  for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) out.push_back(member_c_[j]);
+  for (const ConstraintId c : members(v)) out.push_back(c);
   return out;
 }
 
@@ -458,10 +579,10 @@ void FairShareSolver::order_dirty() {
     }
     head_[v].flags |= kAlone;
     std::pair<double, ConstraintId> first{kUnlimited, std::numeric_limits<ConstraintId>::max()};
-    for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
-      Constraint& mine = constraints_[member_c_[j]];
+    for (const ConstraintId c2 : members(v)) {
+      Constraint& mine = constraints_[c2];
       if (!mine.dirty) continue;
-      first = std::min(first, std::pair<double, ConstraintId>{mine.threshold, member_c_[j]});
+      first = std::min(first, std::pair<double, ConstraintId>{mine.threshold, c2});
       mine.dirty = false;
       mine.threshold = kUnlimited;
     }
@@ -510,8 +631,8 @@ void FairShareSolver::sort_dirty_order() {
 }
 
 bool FairShareSolver::alone(VariableId v) const {
-  for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
-    if (constraints_[member_c_[j]].live() != 1) return false;
+  for (const ConstraintId c : members(v)) {
+    if (constraints_[c].live() != 1) return false;
   }
   return true;
 }
@@ -547,13 +668,13 @@ void FairShareSolver::gather(ConstraintId start, double threshold) {
       head_[v].flags = static_cast<std::uint8_t>(f | kAffected);
       comp_vars_.push_back(v);
       old_rates_.push_back((f & kSolved) != 0 ? rate_[v] : -1.0);
-      for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
-        Constraint& c = constraints_[member_c_[j]];
+      walk(head_[v], member_c_.data(), segs_, [&](ConstraintId cid, std::uint32_t) {
+        Constraint& c = constraints_[cid];
         if (c.epoch != epoch_) {
           c.epoch = epoch_;
-          comp_cons_.push_back(member_c_[j]);
+          comp_cons_.push_back(cid);
         }
-      }
+      });
     }
   }
 }
@@ -575,10 +696,12 @@ void FairShareSolver::replay_kept(ConstraintId c) {
   if (!one_rate) std::sort(kept_.begin(), kept_.end());
   for (const auto& [seq, v] : kept_) {
     std::uint16_t w = 1;
-    for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
-      if (member_c_[j] == c) {
-        w = weight_at(v, j);
-        break;
+    if (head_[v].weighted) {  // (never split: its block is one run)
+      for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
+        if (member_c_[j] == c) {
+          w = weights_[j];
+          break;
+        }
       }
     }
     const double r = rate_[v];
@@ -646,9 +769,8 @@ void FairShareSolver::queue_share(ConstraintId c) {
 // capacity evenly, as w separate variables would).
 double FairShareSolver::alone_rate(VariableId v) const {
   double level = kUnlimited;
-  for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
-    level = std::min(level, constraints_[member_c_[j]].capacity / weight_at(v, j));
-  }
+  std::uint32_t k = 0;
+  for (const ConstraintId c : members(v)) level = std::min(level, constraints_[c].capacity / weight_k(v, k++));
   const double c = cap(v);
   return c <= level * (1 + config_.relative_tolerance) ? c : level;
 }
@@ -657,19 +779,18 @@ void FairShareSolver::fix(VariableId v, double r) {
   head_[v].flags |= kFixed;
   rate_[v] = r;
   seq_[v] = static_cast<std::uint32_t>(seq_counter_);
-  for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) {
-    const ConstraintId c = member_c_[j];
+  walk(head_[v], member_c_.data(), segs_, [&](ConstraintId c, std::uint32_t k) {
     Constraint& con = constraints_[c];
-    const std::uint16_t weight = weight_at(v, j);
+    const std::uint16_t weight = weight_k(v, k);
     // One copy at a time: the same subtractions, in the same order, as unfolded copies.
     for (std::uint16_t w = 0; w < weight; ++w) con.remaining = std::max(0.0, con.remaining - r);
     con.unfixed -= weight;
-    if (con.unfixed == 0) continue;
+    if (con.unfixed == 0) return;
     const double share = con.remaining / con.unfixed;
     const bool dropped = share < con.share;
     con.share = share;
     if (dropped) queue_share(c);
-  }
+  });
 }
 
 // The lowest current share among constraints with unfixed variables (kUnlimited when none); the
@@ -702,7 +823,8 @@ void FairShareSolver::run_filling() {
   capped_.clear();
   for (VariableId v : comp_vars_) {
     if ((head_[v].flags & kFixed) != 0) continue;  // alone, fixed already (take_alone)
-    for (std::uint32_t j = head_[v].off; j < head_[v].off + head_[v].n; ++j) constraints_[member_c_[j]].unfixed += weight_at(v, j);
+    walk(head_[v], member_c_.data(), segs_,
+         [&](ConstraintId c, std::uint32_t k) { constraints_[c].unfixed += weight_k(v, k); });
     if (head_[v].has_cap()) capped_.push_back(v);
   }
   heap_.clear();

@@ -60,7 +60,8 @@
 // solver's distinct caps (at most 31; a collective's flows share one or two), and only a cap that
 // finds the table full, or one given with a block (alloc_block), follows its constraints in its
 // block, in two more membership entries) plus, per constraint crossed, its id (pooled blocks, 4
-// bytes) and one 4-byte entry in the constraint's list; weights (2 bytes per
+// bytes; a split variable holds two segment ids instead, see Split memberships) and one 4-byte
+// entry in the constraint's list; weights (2 bytes per
 // constraint) only for weighted variables, in a pool that unweighted systems never grow. A caller
 // may allocate a block before adding its variable (alloc_block), hand it to add_variable and read
 // it back with block() or members() (the network model keeps a waiting flow's route in its own
@@ -68,6 +69,19 @@
 // per add/remove/solve once the pools and scratch buffers have grown to their peaks, except that a
 // scratch buffer over kKeptScratch entries is given back after a solve that used under a quarter
 // of it and grown again by the next large solve (free lists are intrusive: no memory of their own).
+//
+// Split memberships (interned halves). A flow's route up to the middle of its path depends on
+// fewer things than the whole route (in a fat tree: the hops up to the spine on the source and the
+// spine, those after it on the spine and the destination), so many variables share each half while
+// no two share the whole (one flow per (source, destination) pair). An unweighted variable of at
+// least `split_from` constraints whose cap is not kept in its block is stored *split*: its block
+// holds two segment ids (8 bytes instead of 4 per constraint), the first for its constraints
+// [0, n/2), the second for [n/2, n), each an interned sequence of constraint ids in a table shared
+// by all variables (reference-counted; a segment no variable uses is given back). Every loop over
+// a variable's constraints walks them through MemberRange, which visits one run of member_c_ or
+// the two segments in order: the same constraints in the same order as unsplit, so nothing
+// computed changes (exact by construction; tests/sim/fair_share_split_test.cpp). Adding a split
+// variable hashes its two halves (no allocation once the table has grown to its peak).
 //
 // Resurrection (a flow replaced by an identical one). A solved variable removed between two solves
 // is only *pending* removal until the next solve: it leaves the live set at once (is_live, live
@@ -102,6 +116,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <span>
 #include <utility>
@@ -130,6 +145,65 @@ struct FairShareConfig {
   // Sequence numbers (`seq`, 32 bits) are renumbered by rank before a solve that could take one
   // at or above this (at most 2^32 - 1). Lower only in tests, to renumber in a small system.
   std::uint64_t seq_limit = 0xffffffffULL;
+  // Unweighted variables of at least this many constraints keep them as two interned halves (see
+  // Split memberships); 0: never split. Shorter routes gain nothing (two segment ids are 8 bytes).
+  std::uint32_t split_from = 4;
+};
+
+// A variable's constraints in order: one run of ids, or two (the halves of a split variable),
+// walked as one sequence. A view: valid until the solver's next add, remove or solve.
+class MemberRange {
+ public:
+  MemberRange(std::span<const ConstraintId> first, std::span<const ConstraintId> second)
+      : a_(first.data()), a_end_(first.data() + first.size()), b_(second.data()), b_end_(second.data() + second.size()) {
+    if (a_ == a_end_) {
+      a_ = b_;
+      a_end_ = b_end_;
+      b_ = b_end_;
+    }
+  }
+  class iterator {
+   public:
+    iterator(const ConstraintId* p, const ConstraintId* end, const ConstraintId* next, const ConstraintId* next_end)
+        : p_(p), end_(end), next_(next), next_end_(next_end) {}
+    ConstraintId operator*() const { return *p_; }
+    iterator& operator++() {
+      if (++p_ == end_ && next_ != next_end_) {
+        p_ = next_;
+        end_ = next_end_;
+        next_ = next_end_;
+      }
+      return *this;
+    }
+    bool operator!=(std::default_sentinel_t) const { return p_ != end_; }
+    bool operator==(std::default_sentinel_t) const { return p_ == end_; }
+
+   private:
+    const ConstraintId* p_;
+    const ConstraintId* end_;
+    const ConstraintId* next_;
+    const ConstraintId* next_end_;
+  };
+  iterator begin() const { return {a_, a_end_, b_, b_end_}; }
+  std::default_sentinel_t end() const { return {}; }
+  std::size_t size() const { return static_cast<std::size_t>((a_end_ - a_) + (b_end_ - b_)); }
+  bool empty() const { return a_ == a_end_; }
+  ConstraintId back() const { return b_ != b_end_ ? b_end_[-1] : a_end_[-1]; }
+  // The ids as one span: the run itself when there is one, else copied into `buf`.
+  using Buffer = std::array<ConstraintId, kMaxConstraintsPerVariable>;
+  std::span<const ConstraintId> contiguous(Buffer& buf) const {
+    if (b_ == b_end_) return {a_, static_cast<std::size_t>(a_end_ - a_)};
+    const auto na = static_cast<std::size_t>(a_end_ - a_);
+    std::copy(a_, a_end_, buf.begin());
+    std::copy(b_, b_end_, buf.begin() + static_cast<std::ptrdiff_t>(na));
+    return {buf.data(), size()};
+  }
+
+ private:
+  const ConstraintId* a_;
+  const ConstraintId* a_end_;
+  const ConstraintId* b_;
+  const ConstraintId* b_end_;
 };
 
 struct FairShareStats {
@@ -178,7 +252,16 @@ class FairShareSolver {
   VariableId add_variable(std::uint32_t off, std::size_t n, double cap, bool weighted);
   std::uint32_t block_of(VariableId v) const { return head_[v].off; }
   // Variable v's constraints and its weights (null: all 1), readable until it is removed for good.
-  std::span<const ConstraintId> members(VariableId v) const { return {member_c_.data() + head_[v].off, head_[v].n}; }
+  MemberRange members(VariableId v) const {
+    const VarHead h = head_[v];
+    if (!h.split) return {std::span<const ConstraintId>(member_c_.data() + h.off, h.n), {}};
+    const Segment& s0 = segs_[member_c_[h.off]];
+    const Segment& s1 = segs_[member_c_[h.off + 1]];
+    return {std::span<const ConstraintId>(member_c_.data() + s0.off, s0.n),
+            std::span<const ConstraintId>(member_c_.data() + s1.off, s1.n)};
+  }
+  bool is_split(VariableId v) const { return head_[v].split; }
+  std::size_t segment_count() const { return seg_live_; }  // interned halves in use (tests)
   const std::uint16_t* weights_of(VariableId v) const {
     return head_[v].weighted ? weights_.data() + head_[v].off : nullptr;
   }
@@ -254,11 +337,22 @@ class FairShareSolver {
   bool same_variable(VariableId v, std::span<const ConstraintId> cons, double cap,
                      const std::uint16_t* weights) const;
   bool resurrect(std::span<const ConstraintId> cons, double cap, const std::uint16_t* weights, VariableId& out);
-  VariableId attach(std::uint32_t off, std::size_t count, double cap, bool weighted, bool room, std::uint8_t cap_slot);
+  VariableId attach(std::uint32_t off, std::span<const ConstraintId> cons, double cap, bool weighted, bool room,
+                    std::uint8_t cap_slot, bool split);
+  // Split memberships: a segment is an interned run of constraint ids in member_c_.
+  std::uint32_t intern(const ConstraintId* cons, std::size_t n);
+  void release_segment(std::uint32_t s);
+  std::size_t segment_home(const ConstraintId* cons, std::size_t n) const;  // its hash's index slot
+  void index_segment(std::uint32_t s);
+  void grow_segment_index();
   void free_members(std::uint32_t off, std::size_t size);  // a block of `size` entries
   // Variable v's weight at membership entry j (1 unless weighted).
   std::uint16_t weight_at(VariableId v, std::uint32_t j) const {
     return (head_[v].weighted) ? weights_[j] : std::uint16_t{1};
+  }
+  // Variable v's weight on its k-th constraint (a weighted variable is never split).
+  std::uint16_t weight_k(VariableId v, std::uint32_t k) const {
+    return (head_[v].weighted) ? weights_[head_[v].off + k] : std::uint16_t{1};
   }
   void carry_out_removals();
   void renumber_seqs();
@@ -281,8 +375,9 @@ class FairShareSolver {
   PodVector<double> rate_;
   PodVector<std::uint32_t> seq_;      // the event that fixed it (0: never solved); see seq_limit
   struct VarHead {
-    std::uint32_t off = 0;  // first membership entry
-    std::uint8_t n = 0;     // constraints crossed
+    std::uint32_t off = 0;  // first membership entry (split: its two segment ids)
+    std::uint8_t n : 5 = 0;     // constraints crossed
+    bool split : 1 = false;     // its block holds two segment ids (see Split memberships)
     std::uint8_t flags = 0;
     bool weighted : 1 = false;  // weights_ holds its weights (else all 1)
     bool capped : 1 = false;    // its cap follows its constraints in member_c_ (else kUnlimited)
@@ -310,6 +405,18 @@ class FairShareSolver {
   // variables crossing the same number of constraints.
   PodVector<ConstraintId> member_c_;
   PodVector<std::uint16_t> weights_;        // flows the variable stands for on c; grown only once weighted
+  // Segments (split memberships): each an interned run of `n` ids at member_c_[off], used by `refs`
+  // variables; a free one chains the free list through `off`. seg_index_ is an open-addressing
+  // table (linear probing, at most half full) of the live segments by content.
+  struct Segment {
+    std::uint32_t off = 0;
+    std::uint32_t refs = 0;
+    std::uint32_t n = 0;
+  };
+  PodVector<Segment> segs_;
+  std::vector<std::uint32_t> seg_index_;
+  std::size_t seg_live_ = 0;
+  std::uint32_t free_segs_ = std::numeric_limits<std::uint32_t>::max();
   // Free lists, intrusive (nothing per freed variable beyond its own storage): the free blocks of
   // n entries are chained through their first entry's member_c_ (n >= 1; an empty block has no
   // storage to keep), the free ids through their seq_ (an id is free once no list holds it). Both are stacks, last freed first reused.

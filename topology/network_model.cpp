@@ -251,7 +251,10 @@ void NetworkModel::on_flush() {
     const double rate = solver_.rate(v);
     if (old_rate > 0) s.remaining -= old_rate * (now - s.last_update).seconds();
     s.last_update = now;
-    if (inv != nullptr) inv->rate_changed(solver_.members(v), solver_.weights_of(v), old_rate, rate);
+    if (inv != nullptr) {
+      sim::MemberRange::Buffer buf;
+      inv->rate_changed(solver_.members(v).contiguous(buf), solver_.weights_of(v), old_rate, rate);
+    }
     ++s.generation;
     ++stats_.rate_updates;
     if (s.batch != kNoBatch) supersede(s.batch);
@@ -317,13 +320,15 @@ void NetworkModel::complete(sim::VariableId v) {
   Stream& s = streams_[v];
   TransferListener* who = who_of(s.ref);
   const std::uint64_t tag = tag_of(s.ref);
+  sim::MemberRange::Buffer buf;  // (a split variable's two halves, copied: no allocation)
+  const std::span<const sim::ConstraintId> links = solver_.members(v).contiguous(buf);
   if (sim::EngineInvariants* inv = sim_.invariants()) {
     const double rate = solver_.rate(v);  // the stream's rate since its last change
     const double undelivered = s.remaining - rate * (sim_.now() - s.last_update).seconds();
-    inv->rate_changed(solver_.members(v), solver_.weights_of(v), rate, 0.0);
+    inv->rate_changed(links, solver_.weights_of(v), rate, 0.0);
     inv->flow_delivered(s.bytes, undelivered, rate, sim_.now());
   }
-  account(solver_.members(v), solver_.weights_of(v), s.bytes, observer_ != nullptr ? stream_start_[v] : sim::SimTime{},
+  account(links, solver_.weights_of(v), s.bytes, observer_ != nullptr ? stream_start_[v] : sim::SimTime{},
           who, tag);
   release(s.ref);
   solver_.remove_variable(v);  // its memberships stay until the next solve (resurrection)
