@@ -78,8 +78,9 @@
 // holds two segment ids (8 bytes instead of 4 per constraint), the first for its constraints
 // [0, n/2), the second for [n/2, n), each an interned sequence of constraint ids in a table shared
 // by all variables (reference-counted; a segment no variable uses is given back). Every loop over
-// a variable's constraints walks them through MemberRange, which visits one run of member_c_ or
-// the two segments in order: the same constraints in the same order as unsplit, so nothing
+// a variable's constraints visits one run of member_c_ or the two segments in order (MemberRange;
+// the solver's hot loops, fair_share.cpp walk(), as two plain loops over the same spans): the same
+// constraints in the same order as unsplit, so nothing
 // computed changes (exact by construction; tests/sim/fair_share_split_test.cpp). Adding a split
 // variable hashes its two halves (no allocation once the table has grown to its peak).
 //
