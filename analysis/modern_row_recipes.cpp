@@ -217,8 +217,12 @@ const char* cuda_graph_scope_of(const ModernRow& r) {
 //   * Qwen3-30B-A3B on H100 with pp 1, EP 16 (two nodes): QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1
 //     sets "hybridep" from v0.3.1 on (v0.3.0's pp 2 vp 12 EP 8 preset, "deepep", stays in a node);
 //   * the full-iteration MXFP8 recipes above, "hybridep" (inside the NVLink domain: no difference).
-// Kimi-K2 (GB300 only from 26.02.01: "hybridep", inside the rack), GPT-OSS (H100 / B200 / B300
-// with EP 8 inside a node) and the remaining in-node presets are left on the alltoall dispatcher;
+// Kimi-K2's GB300 rows (26.02.01 - 26.06) run "hybridep" too: KIMI_K2_PRETRAIN_CONFIG_GB300 sets
+// moe_flex_dispatcher_backend = "hybridep" (scripts/performance/configs/kimi/kimi_workload_base_
+// configs.py, r0.3.0 - r0.5.0) and kimi_llm_pretrain.py applies it with
+// apply_flex_dispatcher_backend, which sets moe_token_dispatcher_type = "flex" (EP 64 inside the
+// rack). GPT-OSS (H100 / B200 / B300 with EP 8 inside a node) and the remaining in-node presets are
+// left on the alltoall dispatcher;
 // Nemotron 3 Super's configs all set "hybridep" (BASE_NEMOTRON_3_SUPER_CONFIG, nemotron_3_workload_
 // base_configs.py, v0.4.0 - v0.5.0), which leaves the node only on B200 (EP 64 over eight nodes).
 // Nemotron 3 Nano runs the flex dispatcher with "hybridep" on every GPU and release: its recipe sets
@@ -237,7 +241,7 @@ const char* moe_dispatcher_of(const ModernRow& r) {
   if (has(r.model, "DeepSeek-V3"))
     return has(r.gpu, "B200") && !r.gpu.starts_with("GB") && notes_int(r, "EP") == 32 ? "deepep" : "hybridep";
   if (full_iteration_mxfp8_recipe(r) || has(r.model, "Nemotron_3_Super") || has(r.model, "Nemotron_3_Nano") ||
-      has(r.model, "Nemotron_3_Ultra") || has(r.model, "Nemotron_3_5_Lightning"))
+      has(r.model, "Nemotron_3_Ultra") || has(r.model, "Nemotron_3_5_Lightning") || has(r.model, "Kimi-K2"))
     return "hybridep";
   const int release = bridge_release(r);
   if (has(r.model, "Qwen3-235B-A22B") && has(r.gpu, "H100") && release == 260201) return "deepep";

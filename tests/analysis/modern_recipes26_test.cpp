@@ -59,10 +59,12 @@ TEST_CASE("analysis::scenario_for_modern_row: DeepSeek-V3 and Kimi-K2 recompute 
   CHECK(spec_at(178).training.recompute_modules == 0u);
   CHECK(spec_at(84).training.recompute_modules == workloads::kRecomputeMlaUpProj);
   CHECK(spec_at(4).training.recompute_modules == workloads::kRecomputeMlaUpProj);
-  // Kimi-K2 GB300: KIMI_K2_PRETRAIN_CONFIG_GB300_FP8_MX, ["mla_up_proj"].
+  // Kimi-K2 GB300: KIMI_K2_PRETRAIN_CONFIG_GB300_FP8_MX, ["mla_up_proj"], and the base config's
+  // "hybridep" flex dispatcher (r0.3.0 - r0.5.0 kimi_workload_base_configs.py).
   for (int line : {106, 214, 328, 400}) {
     CAPTURE(line);
     CHECK(spec_at(line).training.recompute_modules == workloads::kRecomputeMlaUpProj);
+    CHECK(spec_at(line).parallel.moe_dispatcher == workloads::MoeDispatcher::HybridEp);
   }
 }
 
