@@ -8,8 +8,12 @@
 #include "scenarios/loader.h"
 #include "scenarios/scenario_error.h"
 #include "scenarios/show_config.h"
+#include "scenario_test_util.h"
 
 using namespace clustersim;
+
+using clustersim::scenarios::testing::first_error;
+using clustersim::scenarios::testing::line_of;
 
 namespace {
 
@@ -44,23 +48,6 @@ te_op_fuser = true
 std::string without(std::string text, const std::string& cut) {
   text.erase(text.find(cut), cut.size());
   return text;
-}
-
-// The first diagnostic of a scenario the loader refuses.
-std::string first_error(const std::string& text) {
-  try {
-    scenarios::parse_scenario(text, "s.toml");
-  } catch (const scenarios::ScenarioError& e) {
-    const auto& d = e.diagnostics().front();
-    return std::to_string(d.where.line) + ": " + d.message;
-  }
-  return "";
-}
-
-// The 1-based line of `key` in the text.
-int line_of(const std::string& text, const std::string& key) {
-  const std::string before = text.substr(0, text.find(key));
-  return 1 + static_cast<int>(std::count(before.begin(), before.end(), '\n'));
 }
 
 }  // namespace

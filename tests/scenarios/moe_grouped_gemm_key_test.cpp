@@ -9,8 +9,13 @@
 #include "scenarios/loader.h"
 #include "scenarios/scenario_error.h"
 #include "scenarios/show_config.h"
+#include "scenario_test_util.h"
 
 using namespace clustersim;
+
+using clustersim::scenarios::testing::first_error;
+using clustersim::scenarios::testing::line_of;
+using clustersim::scenarios::testing::replaced;
 
 namespace {
 
@@ -30,27 +35,6 @@ global_batch = 8
 micro_batch = 1
 moe_grouped_gemm = false
 )";
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  text.replace(text.find(from), from.size(), to);
-  return text;
-}
-
-// The first diagnostic of a scenario the loader refuses, as "line: message".
-std::string first_error(const std::string& text) {
-  try {
-    scenarios::parse_scenario(text, "s.toml");
-  } catch (const scenarios::ScenarioError& e) {
-    const auto& d = e.diagnostics().front();
-    return std::to_string(d.where.line) + ": " + d.message;
-  }
-  return "";
-}
-
-int line_of(const std::string& text, const std::string& key) {
-  const std::string before = text.substr(0, text.find(key));
-  return 1 + static_cast<int>(std::count(before.begin(), before.end(), '\n'));
-}
 
 }  // namespace
 

@@ -1,7 +1,9 @@
 // Shared by the loader tests: the formatted ScenarioError of parsing `text` as file `file`, or
-// "(no error)" when it loads; and a scenario text with one key's text replaced.
+// "(no error)" when it loads; its first diagnostic as "line: message"; the line of a key; and a
+// scenario text with one key's text replaced.
 #pragma once
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -17,6 +19,23 @@ inline std::string error_of(const std::string& text, const std::string& file = "
     return e.format();
   }
   return "(no error)";
+}
+
+// The first diagnostic of a scenario the loader refuses, as "line: message" ("" when it loads).
+inline std::string first_error(const std::string& text) {
+  try {
+    (void)parse_scenario(text, "s.toml", {});
+  } catch (const ScenarioError& e) {
+    const auto& d = e.diagnostics().front();
+    return std::to_string(d.where.line) + ": " + d.message;
+  }
+  return "";
+}
+
+// The 1-based line of the first occurrence of `key` in `text`.
+inline int line_of(const std::string& text, const std::string& key) {
+  const std::string before = text.substr(0, text.find(key));
+  return 1 + static_cast<int>(std::count(before.begin(), before.end(), '\n'));
 }
 
 // `text` with the first occurrence of `from` replaced by `to`; `from` must occur (a test whose

@@ -12,14 +12,15 @@ namespace {
 
 // tp_comm_overlap: each pass's collectives pipelined with the GEMMs next to them; full recompute
 // repeats the forward's pairs in the backward.
+// `rerun`: the backward repeats the forward's pairs (a recompute that reruns these GEMMs).
 void overlap_tensor_parallel(LayerTensorParallel& t, const StageCostInputs& in, const std::vector<OpCost>& layer,
-                             double ag, double rs, double act, TpSides sides) {
+                             double ag, double rs, double act, TpSides sides, bool rerun) {
   const double share = in.compute.constants().get("tp_overlap_sm_share");
   const int tp = in.parallel.tp;
   const double step_bytes = act / tp;  // one ring step: each GPU sends one tp-th of the activation
   const TpPassOverlap f = overlap_tp_layer(in.compute, layer, Pass::Forward, ag, rs, tp, share, step_bytes, sides);
   const TpPassOverlap b = overlap_tp_layer(in.compute, layer, Pass::Backward, ag, rs, tp, share, step_bytes, sides);
-  const double repeat = in.training.recompute == Recompute::Full ? 1.0 : 0.0;
+  const double repeat = rerun ? 1.0 : 0.0;
   t.fwd = f.exposed_s;
   t.fwd_hidden = f.hidden_s;
   t.fwd_sm = f.sm_cost_s;
@@ -46,7 +47,8 @@ LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act,
     t.fwd = sides * (ag + rs);
     t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
     if (in.tp_comm_overlap)
-      overlap_tensor_parallel(t, in, layer, ag, rs, act, sides == 1 ? TpSides::Attention : TpSides::Both);
+      overlap_tensor_parallel(t, in, layer, ag, rs, act, sides == 1 ? TpSides::Attention : TpSides::Both,
+                              full_recompute);
   } else {
     t.fwd = 2 * in.memo.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
     t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
@@ -85,21 +87,8 @@ LayerTensorParallel shared_expert_layer_tensor_parallel(const StageCostInputs& i
   t.fwd = pair;
   t.bwd = pair * repeat;
   // Without the overlap the shared experts' TE linears take userbuffers like a dense MLP's.
-  if (!se.side_stream && in.tp_comm_overlap) {
-    const double share = in.compute.constants().get("tp_overlap_sm_share");
-    const double step_bytes = act / tp;
-    const TpPassOverlap f = overlap_tp_layer(in.compute, layer, Pass::Forward, se.gather, se.scatter, tp, share,
-                                             step_bytes, TpSides::Mlp);
-    const TpPassOverlap b = overlap_tp_layer(in.compute, layer, Pass::Backward, se.gather, se.scatter, tp, share,
-                                             step_bytes, TpSides::Mlp);
-    const double again = rerun ? 1.0 : 0.0;
-    t.fwd = f.exposed_s;
-    t.fwd_hidden = f.hidden_s;
-    t.fwd_sm = f.sm_cost_s;
-    t.bwd = b.exposed_s + again * f.exposed_s;
-    t.bwd_hidden = b.hidden_s + again * f.hidden_s;
-    t.bwd_sm = b.sm_cost_s + again * f.sm_cost_s;
-  }
+  if (!se.side_stream && in.tp_comm_overlap)
+    overlap_tensor_parallel(t, in, layer, se.gather, se.scatter, act, TpSides::Mlp, rerun);
   t.fwd_bytes = pair_bytes;
   t.bwd_bytes = pair_bytes * repeat;
   // As layer_tensor_parallel's: the whole rank as if every layer were this one (the caller weights it).
