@@ -49,12 +49,16 @@ std::string modern_row_scenario_file(std::string_view where) {
     throw std::invalid_argument(
         fmt::format("--scenario-of '{}': no modern training file '{}'; expected one of {}", where, file, file_list()));
   }
-  std::vector<ModernRow> rows = load_modern_rows(validation_data_dir() + "/modern/" + file);
+  // The set as validate --training reads it (its unstated virtual stages filled the same way).
+  std::vector<ModernRow> rows = load_modern_set(validation_data_dir() + "/modern");
   fill_unstated_virtual_stages(rows);
-  const auto it = std::find_if(rows.begin(), rows.end(), [&](const ModernRow& r) { return r.line == line; });
+  int last = 1;
+  for (const ModernRow& r : rows)
+    if (r.file == file) last = std::max(last, r.line);
+  const auto it = std::find_if(rows.begin(), rows.end(), [&](const ModernRow& r) { return r.file == file && r.line == line; });
   if (it == rows.end()) {
     throw std::invalid_argument(fmt::format("--scenario-of '{}': {} has no row at line {} (its rows are lines 2..{})",
-                                            where, file, line, rows.empty() ? 1 : rows.back().line));
+                                            where, file, line, last));
   }
   const ModernRow& r = *it;
   std::string why;

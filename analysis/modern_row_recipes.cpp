@@ -445,11 +445,10 @@ int shard_group_of(const ModernRow& r) {
   } else if (has(r.model, "(MaxText)")) {
     const int nodes = r.num_gpus / 8;
     group = nodes >= 64 ? 16 * 8 : r.num_gpus;
-  } else if (outer_dp_sharding_of(r) != nullptr) {
-    group = dp / std::max(1, r.num_gpus / 64);
-  } else if (modern_source_group(r) == "NeMo docs" && has(r.model, "Llama3.1-405B") && r.gpu.starts_with("GB200") &&
-             has(r.source, "container 25.07")) {
-    group = dp / std::max(1, r.num_gpus / 64);
+  } else if (outer_dp_sharding_of(r) != nullptr ||
+             (modern_source_group(r) == "NeMo docs" && has(r.model, "Llama3.1-405B") && r.gpu.starts_with("GB200") &&
+              has(r.source, "container 25.07"))) {
+    group = dp / std::max(1, r.num_gpus / 64);  // one instance per 64 GPUs (Ultra; NeMo's nodes x 4 / 64)
   }
   return group > 0 && group < dp && dp % group == 0 ? group : 0;
 }

@@ -76,35 +76,25 @@ std::vector<OpCost> full_recompute_ops(const std::vector<OpCost>& layer, unsigne
   return rerun;
 }
 
-// Full recompute reruns the layer's forward in its backward. With nothing saved that is the forward
-// itself (its times reused); with [training] recompute_save the saved ops drop out of the rerun
+// Full recompute reruns the layer's forward in its backward. With nothing saved that is the whole
+// forward; with [training] recompute_save the saved ops drop out of the rerun
 // (JAX's save_only_these_names: a saved residual is read, not recomputed). Every other op is
 // rerun, fc2 included: its output feeds only the residual add, whose backward reads no values, and
 // JAX prunes it from the rerun (jax/_src/ad_checkpoint.py remat_partial_eval: pe.dce_jaxpr of the
 // staged jaxpr), but that rule is not modelled yet (docs/validation.md, session 16, branch remat).
 LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& layer, Recompute recompute,
                            unsigned modules, unsigned save) {
-  const bool full = recompute == Recompute::Full;
-  const std::vector<OpCost> selective = recomputed_ops(layer, recompute, modules);
-  const std::vector<OpCost> rerun = full && save != 0 ? full_recompute_ops(layer, save) : std::vector<OpCost>{};
-  const bool rerun_all = full && save == 0;
+  // The forward ops the backward runs again: the layer (less what recompute_save keeps) under
+  // full recompute, else selective recompute's and recompute_modules' ops (none by default).
+  const std::vector<OpCost> again =
+      recompute == Recompute::Full ? full_recompute_ops(layer, save) : recomputed_ops(layer, recompute, modules);
   LayerCompute c;
   c.fwd_memory = memory_busy_s(cm, layer, Pass::Forward);
-  c.bwd_memory = memory_busy_s(cm, layer, Pass::Backward);
-  if (rerun_all) c.bwd_memory += c.fwd_memory;
-  if (full && !rerun_all) c.bwd_memory += memory_busy_s(cm, rerun, Pass::Forward);
-  if (!full) c.bwd_memory += memory_busy_s(cm, selective, Pass::Forward);
+  c.bwd_memory = memory_busy_s(cm, layer, Pass::Backward) + memory_busy_s(cm, again, Pass::Forward);
   c.fwd_tensor = tensor_busy_s(cm, layer, Pass::Forward);
-  c.bwd_tensor = tensor_busy_s(cm, layer, Pass::Backward);
-  if (rerun_all) c.bwd_tensor += c.fwd_tensor;
-  if (full && !rerun_all) c.bwd_tensor += tensor_busy_s(cm, rerun, Pass::Forward);
-  if (!full) c.bwd_tensor += tensor_busy_s(cm, selective, Pass::Forward);
+  c.bwd_tensor = tensor_busy_s(cm, layer, Pass::Backward) + tensor_busy_s(cm, again, Pass::Forward);
   c.fwd = cm.ops_time(layer, Pass::Forward).seconds();
-  c.bwd = cm.ops_time(layer, Pass::Backward).seconds();
-  if (rerun_all) c.bwd += c.fwd;
-  if (full && !rerun_all) c.bwd += cm.ops_time(rerun, Pass::Forward).seconds();
-  if (recompute == Recompute::Selective || (!full && !selective.empty()))
-    c.bwd += cm.ops_time(selective, Pass::Forward).seconds();
+  c.bwd = cm.ops_time(layer, Pass::Backward).seconds() + cm.ops_time(again, Pass::Forward).seconds();
   return c;
 }
 
