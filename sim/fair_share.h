@@ -80,9 +80,9 @@
 // by all variables (reference-counted; a segment no variable uses is given back). Every loop over
 // a variable's constraints visits one run of member_c_ or the two segments in order (MemberRange;
 // the solver's hot loops, fair_share.cpp walk(), as two plain loops over the same spans): the same
-// constraints in the same order as unsplit, so nothing
-// computed changes (exact by construction; tests/sim/fair_share_split_test.cpp). Adding a split
-// variable hashes its two halves (no allocation once the table has grown to its peak).
+// constraints in the same order as unsplit, so nothing computed changes (exact by construction;
+// tests/sim/fair_share_split_test.cpp). Adding a split variable hashes its two halves (no
+// allocation once the table has grown to its peak).
 //
 // Resurrection (a flow replaced by an identical one). A solved variable removed between two solves
 // is only *pending* removal until the next solve: it leaves the live set at once (is_live, live
@@ -284,7 +284,7 @@ class FairShareSolver {
     std::memcpy(&c, member_c_.data() + head_[v].off + head_[v].n, sizeof(c));
     return c;
   }
-  std::uint16_t weight(VariableId v, int k) const { return weight_at(v, head_[v].off + static_cast<std::uint32_t>(k)); }
+  std::uint16_t weight(VariableId v, int k) const { return weight_k(v, static_cast<std::uint32_t>(k)); }
 
   bool needs_solve() const {
     return !dirty_.empty() || !isolated_new_.empty() || !pending_.empty() || !resurrected_.empty();
@@ -347,10 +347,6 @@ class FairShareSolver {
   void index_segment(std::uint32_t s);
   void grow_segment_index();
   void free_members(std::uint32_t off, std::size_t size);  // a block of `size` entries
-  // Variable v's weight at membership entry j (1 unless weighted).
-  std::uint16_t weight_at(VariableId v, std::uint32_t j) const {
-    return (head_[v].weighted) ? weights_[j] : std::uint16_t{1};
-  }
   // Variable v's weight on its k-th constraint (a weighted variable is never split).
   std::uint16_t weight_k(VariableId v, std::uint32_t k) const {
     return (head_[v].weighted) ? weights_[head_[v].off + k] : std::uint16_t{1};
