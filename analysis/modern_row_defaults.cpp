@@ -49,6 +49,14 @@ bool fp8_current_scaling_of(const ModernRow& r) {
   return r.precision == "FP8-CS" || (r.precision == "FP8" && bridge_release(r) >= 260200);
 }
 
+// MXFP8 rows (Megatron-Bridge's "FP8-MX" too) gather their fp8 tensors with one E8M0 scale per
+// 32 elements beside the data, and both copies of an output gradient (workloads/training/
+// tp_gather_format.h); every such row runs Transformer Engine 2.2 or later (dgxc v25.05 GB200:
+// TE 2.2; Megatron-Bridge 25.09 and later), whose _all_gather_mxfp8 gathers both usages (commit
+// 8a20d666e, first tag v2.2). The scenario sets [model_constants]
+// fp8_block_scale_bytes_per_element = 0.03125 (modern_row_scenario.cpp).
+bool mxfp8_of(const ModernRow& r) { return r.precision == "MXFP8" || r.precision == "FP8-MX"; }
+
 // dgxc-benchmarking's NeMo 1 yamls (releases v24.11.1 and v25.02; from v25.04 its launchers run
 // NeMo 2, whose GPTConfig turns the fusion on) set cross_entropy_loss_fusion: true for Llama 3.1
 // 8B / 70B / 405B and Nemotron-4 15B / 340B, and leave it out for Grok-1 (grok1/grok1_314b.yaml)

@@ -15,6 +15,8 @@ namespace clustersim::analysis::modern_detail {
 std::string precision_for(const ModernRow& r);
 // An fp8 row run with Transformer Engine's per-tensor current scaling (labelled FP8-CS).
 bool fp8_current_scaling_of(const ModernRow& r);
+// An fp8 row run with MXFP8 block scaling (labelled MXFP8 or FP8-MX).
+bool mxfp8_of(const ModernRow& r);
 // A row whose recipe runs Megatron-Core's unfused vocab-parallel cross-entropy.
 bool unfused_cross_entropy_of(const ModernRow& r);
 // A LoRA fine-tuning row's adapter rank from its recipe; 0 = not a LoRA row with a known recipe.

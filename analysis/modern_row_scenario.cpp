@@ -31,6 +31,7 @@ using modern_detail::nemotron3_recompute_modules;
 using modern_detail::module_precision_toml;
 using modern_detail::dp_of;
 using modern_detail::fp8_current_scaling_of;
+using modern_detail::mxfp8_of;
 using modern_detail::unfused_cross_entropy_of;
 using modern_detail::expert_tp_of;
 using modern_detail::hopper_a2a_overlap;
@@ -179,9 +180,11 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   // Transformer Engine's current scaling reads each cast's operand once more for its amax
   // (workloads/compute/compute_constants.cpp fp8_amax_bytes_per_element: the bf16 read).
   // Megatron-Core's unfused cross-entropy where the recipe left the fusion off (modern_row_defaults.cpp).
-  const bool cs = fp8_current_scaling_of(r), unfused_ce = unfused_cross_entropy_of(r);
-  if (cs || unfused_ce) t << "\n[model_constants]\n";
+  // MXFP8's block scales ride with its tensor-parallel gathers (modern_row_defaults.cpp mxfp8_of).
+  const bool cs = fp8_current_scaling_of(r), unfused_ce = unfused_cross_entropy_of(r), mx = mxfp8_of(r);
+  if (cs || unfused_ce || mx) t << "\n[model_constants]\n";
   if (cs) t << "fp8_amax_bytes_per_element = 2\n";
+  if (mx) t << "fp8_block_scale_bytes_per_element = 0.03125\n";
   if (unfused_ce) t << "cross_entropy_unfused = 1\n";
 }
 

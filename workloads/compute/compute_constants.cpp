@@ -33,7 +33,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 47> kConstants = {{
+constexpr std::array<ConstantDef, 48> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -185,6 +185,15 @@ constexpr std::array<ConstantDef, 47> kConstants = {{
      "is written. A recipe property, set per scenario in [model_constants] (the modern rows "
      "labelled FP8-CS set 2); counted from the code, not fitted. fp8 runs only (NVFP4's cast "
      "constant holds its own amax pass)"},
+    {"fp8_block_scale_bytes_per_element", 0.0, 0.0, 1.0,
+     "scale bytes per element an fp8 tensor carries beside its 1-byte data when a sequence-parallel "
+     "all-gather moves it (bytes): 0 for per-tensor scaling (delayed or current: one fp32 scale, "
+     "taken as identical across ranks, TE distributed.py _all_gather_fp8); 1/32 = 0.03125 for MXFP8 "
+     "(one E8M0 scale per 32 elements, OCP Microscaling v1.0; TE _all_gather_mxfp8 gathers the "
+     "scale-inverses beside the data). Above 0 it also marks the block-scaled recipe whose backward "
+     "gathers both the row-wise and the column-wise copy of the output gradient "
+     "(workloads/training/tp_gather_format.h). A recipe property, set per scenario in "
+     "[model_constants] (the modern rows labelled MXFP8 / FP8-MX set 0.03125); fp8 runs only"},
     {"nvfp4_cast_bytes_per_element", 5.125, 0.0, 16.0,
      "HBM bytes per element of the Transformer Engine cast that feeds an NVFP4 GEMM (bytes): the "
      "per-tensor FP32 scale needs the tensor's amax first (a read, 2), then the bf16 read (2) "

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "sim/check.h"
+#include "workloads/model/module_precision.h"
 
 namespace clustersim::workloads {
 
@@ -71,14 +72,7 @@ sim::FlopsPerSec ComputeModel::matmul_peak(const OpCost& op) const {
 // keeps it in bf16 or drops it from nvfp4 to fp8 (OpCost::linear_precision, model/module_precision.h);
 // every other matmul is unquantized (Bf16 here: the 16-bit rate).
 topology::Precision ComputeModel::linear_format(const OpCost& op) const {
-  using topology::Precision;
-  if (!topology::quantized_linears(precision_) || !op.fp8_eligible || op.kind != OpKind::Gemm) return Precision::Bf16;
-  switch (op.linear_precision) {
-    case LinearPrecision::Bf16: return Precision::Bf16;
-    case LinearPrecision::Fp8: return Precision::Fp8;
-    case LinearPrecision::Run: break;
-  }
-  return precision_;
+  return workloads::linear_format(op, precision_);
 }
 
 double ComputeModel::sustained_clock_mhz() const {

@@ -16,6 +16,17 @@ unsigned precision_module_of(const OpCost& op) {
   return 0;
 }
 
+topology::Precision linear_format(const OpCost& op, topology::Precision run) {
+  using topology::Precision;
+  if (!topology::quantized_linears(run) || !op.fp8_eligible || op.kind != OpKind::Gemm) return Precision::Bf16;
+  switch (op.linear_precision) {
+    case LinearPrecision::Bf16: return Precision::Bf16;
+    case LinearPrecision::Fp8: return Precision::Fp8;
+    case LinearPrecision::Run: break;
+  }
+  return run;
+}
+
 void apply_module_precision(std::vector<OpCost>& ops, const TrainingSpec& tr, bool bf16_layer) {
   for (OpCost& op : ops) {
     if (!op.fp8_eligible) continue;

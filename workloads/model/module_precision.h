@@ -22,6 +22,11 @@ unsigned precision_module_of(const OpCost& op);
 // in `bf16_modules`, fp8 where it is in `fp8_modules`.
 void apply_module_precision(std::vector<OpCost>& ops, const TrainingSpec& tr, bool bf16_layer);
 
+// The format a linear's GEMM runs in under a run of precision `run`: the run's (fp8 / nvfp4) for
+// an fp8-eligible linear, its per-module override (apply_module_precision) where one is set, bf16
+// for every other matmul and for runs that quantize nothing (ComputeModel::linear_format).
+topology::Precision linear_format(const OpCost& op, topology::Precision run);
+
 // Whether the run has any per-layer or per-module precision.
 inline bool has_module_precision(const TrainingSpec& tr) {
   return tr.bf16_layers_at_start > 0 || tr.bf16_layers_at_end > 0 || tr.bf16_modules != 0 || tr.fp8_modules != 0;

@@ -6,20 +6,67 @@
 
 #include "workloads/training/deepspeed_zero3_2021.h"
 #include "workloads/training/overlap.h"
+#include "workloads/training/tp_gather_format.h"
 
 namespace clustersim::workloads {
 namespace {
 
-// tp_comm_overlap: each pass's collectives pipelined with the GEMMs next to them; full recompute
-// repeats the forward's pairs in the backward.
+// One layer's sequence-parallel collectives per pass: each side's all-gather at the bytes per
+// element of the GEMM it feeds (tp_gather_format.h), the reduce-scatters at the activation's.
+struct TpLayerComm {
+  TpPassComm fwd, bwd;
+  TpGatherBytes gather;  // bytes per element, [attention, MLP]
+};
+
+TpLayerComm tp_layer_comm(const StageCostInputs& in, double act, const std::vector<OpCost>& layer) {
+  const int tp = in.parallel.tp;
+  const std::vector<std::vector<int>> group{in.layout.tp_group(0, 0)};
+  const double element = activation_bytes(in.training.precision);
+  TpLayerComm c;
+  c.gather = tp_gather_bytes(layer, in.training.precision, element,
+                             in.compute.constants().get("fp8_block_scale_bytes_per_element"));
+  const auto seconds = [&](CollectiveOp op, double bytes) {
+    return in.memo.concurrent(op, CollectiveAlgo::Ring, group, sim::Bytes{bytes}).seconds();
+  };
+  for (TpPassComm* pass : {&c.fwd, &c.bwd}) {
+    pass->scatter_s = seconds(CollectiveOp::ReduceScatter, act);
+    pass->scatter_step_bytes = act / tp;  // one ring step: each GPU sends one tp-th
+  }
+  for (int side = 0; side < 2; ++side) {
+    const double fwd = act * c.gather.fwd[side] / element, bwd = act * c.gather.bwd[side] / element;
+    c.fwd.gather_s[side] = seconds(CollectiveOp::AllGather, fwd);
+    c.bwd.gather_s[side] = seconds(CollectiveOp::AllGather, bwd);
+    c.fwd.gather_step_bytes[side] = fwd / tp;
+    c.bwd.gather_step_bytes[side] = bwd / tp;
+  }
+  return c;
+}
+
+// The sides a pass runs, [first, end) of [attention, MLP].
+int first_side(TpSides sides) { return sides == TpSides::Mlp ? 1 : 0; }
+int end_side(TpSides sides) { return sides == TpSides::Attention ? 1 : 2; }
+
+// A pass's blocking seconds and the bytes one GPU sends in it over `sides`.
+double pass_seconds(const TpPassComm& p, TpSides sides) {
+  double s = 0;
+  for (int side = first_side(sides); side < end_side(sides); ++side) s += p.gather_s[side] + p.scatter_s;
+  return s;
+}
+double pass_bytes(const TpPassComm& p, TpSides sides, int tp) {
+  double b = 0;
+  for (int side = first_side(sides); side < end_side(sides); ++side)
+    b += (p.gather_step_bytes[side] + p.scatter_step_bytes) * (tp - 1);
+  return b;
+}
+
+// tp_comm_overlap: each pass's collectives pipelined with the GEMMs next to them.
 // `rerun`: the backward repeats the forward's pairs (a recompute that reruns these GEMMs).
 void overlap_tensor_parallel(LayerTensorParallel& t, const StageCostInputs& in, const std::vector<OpCost>& layer,
-                             double ag, double rs, double act, TpSides sides, bool rerun) {
+                             const TpLayerComm& c, TpSides sides, bool rerun) {
   const double share = in.compute.constants().get("tp_overlap_sm_share");
   const int tp = in.parallel.tp;
-  const double step_bytes = act / tp;  // one ring step: each GPU sends one tp-th of the activation
-  const TpPassOverlap f = overlap_tp_layer(in.compute, layer, Pass::Forward, ag, rs, tp, share, step_bytes, sides);
-  const TpPassOverlap b = overlap_tp_layer(in.compute, layer, Pass::Backward, ag, rs, tp, share, step_bytes, sides);
+  const TpPassOverlap f = overlap_tp_layer(in.compute, layer, Pass::Forward, c.fwd, tp, share, sides);
+  const TpPassOverlap b = overlap_tp_layer(in.compute, layer, Pass::Backward, c.bwd, tp, share, sides);
   const double repeat = rerun ? 1.0 : 0.0;
   t.fwd = f.exposed_s;
   t.fwd_hidden = f.hidden_s;
@@ -27,6 +74,16 @@ void overlap_tensor_parallel(LayerTensorParallel& t, const StageCostInputs& in, 
   t.bwd = b.exposed_s + repeat * f.exposed_s;
   t.bwd_hidden = b.hidden_s + repeat * f.hidden_s;
   t.bwd_sm = b.sm_cost_s + repeat * f.sm_cost_s;
+}
+
+// The gathers' bytes per element over `sides`, for run --explain.
+void record_gather_bytes(LayerTensorParallel& t, const TpGatherBytes& g, TpSides sides) {
+  const int n = end_side(sides) - first_side(sides);
+  t.gather_fwd_bytes_per_element = t.gather_bwd_bytes_per_element = 0;
+  for (int side = first_side(sides); side < end_side(sides); ++side) {
+    t.gather_fwd_bytes_per_element += g.fwd[side] / n;
+    t.gather_bwd_bytes_per_element += g.bwd[side] / n;
+  }
 }
 
 }  // namespace
@@ -38,28 +95,26 @@ LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act,
   if (tp <= 1) return t;
   const bool sp = in.parallel.sequence_parallel;
   const bool full_recompute = in.training.recompute == Recompute::Full;
-  const std::vector<std::vector<int>> group{in.layout.tp_group(0, 0)};
-  // An MoE layer's sequence-parallel pair here is its attention's alone (see the header).
-  const int sides = sp && moe_layer ? 1 : 2;
   if (sp) {
-    const double ag = in.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
-    const double rs = in.memo.concurrent(CollectiveOp::ReduceScatter, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
-    t.fwd = sides * (ag + rs);
-    t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
-    if (in.tp_comm_overlap)
-      overlap_tensor_parallel(t, in, layer, ag, rs, act, sides == 1 ? TpSides::Attention : TpSides::Both,
-                              full_recompute);
+    // An MoE layer's sequence-parallel pair here is its attention's alone (see the header).
+    const TpSides sides = moe_layer ? TpSides::Attention : TpSides::Both;
+    const TpLayerComm c = tp_layer_comm(in, act, layer);
+    t.fwd = pass_seconds(c.fwd, sides);
+    t.bwd = pass_seconds(c.bwd, sides) + (full_recompute ? t.fwd : 0.0);
+    if (in.tp_comm_overlap) overlap_tensor_parallel(t, in, layer, c, sides, full_recompute);
+    // Per layer and pass each rank sends (tp-1)/tp of each gathered and each scattered buffer.
+    t.fwd_bytes = pass_bytes(c.fwd, sides, tp);
+    t.bwd_bytes = pass_bytes(c.bwd, sides, tp) + (full_recompute ? t.fwd_bytes : 0.0);
+    record_gather_bytes(t, c.gather, sides);
   } else {
+    const std::vector<std::vector<int>> group{in.layout.tp_group(0, 0)};
     t.fwd = 2 * in.memo.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
     t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
+    // Two ring all-reduces at 2 (tp-1)/tp of the activation each, per pass.
+    t.fwd_bytes = 4.0 * act * (tp - 1) / tp;
+    t.bwd_bytes = t.fwd_bytes * (full_recompute ? 2.0 : 1.0);
   }
-  // Per layer and forward pass each rank sends 4 (tp-1)/tp activations: two ring all-reduces at
-  // 2 (tp-1)/tp each, or two all-gathers and two reduce-scatters at (tp-1)/tp each.
-  t.fwd_bytes = 2.0 * sides * act * (tp - 1) / tp;
-  t.bwd_bytes = t.fwd_bytes * (full_recompute ? 2.0 : 1.0);
-  const double per_layer_sent = (sp ? 2.0 * sides : 2.0) * (sp ? 1.0 : 2.0) * act * (tp - 1) / tp;
-  const double layer_passes = (full_recompute ? 3.0 : 2.0);
-  t.bytes_per_gpu = per_layer_sent * layer_passes * in.model.layers / in.parallel.pp * in.micro_batches;
+  t.bytes_per_gpu = (t.fwd_bytes + t.bwd_bytes) * in.model.layers / in.parallel.pp * in.micro_batches;
   return t;
 }
 
@@ -82,17 +137,29 @@ LayerTensorParallel shared_expert_layer_tensor_parallel(const StageCostInputs& i
   const int tp = in.parallel.tp;
   const bool rerun = in.training.recompute == Recompute::Full || (in.training.recompute_modules & kRecomputeMoe) != 0;
   const double repeat = rerun ? 2.0 : 1.0;
-  const double pair = se.gather + se.scatter;
-  const double pair_bytes = 2.0 * act * (tp - 1) / tp;  // what each rank sends in one gather and one scatter
-  t.fwd = pair;
-  t.bwd = pair * repeat;
-  // Without the overlap the shared experts' TE linears take userbuffers like a dense MLP's.
-  if (!se.side_stream && in.tp_comm_overlap)
-    overlap_tensor_parallel(t, in, layer, se.gather, se.scatter, act, TpSides::Mlp, rerun);
-  t.fwd_bytes = pair_bytes;
-  t.bwd_bytes = pair_bytes * repeat;
+  if (se.side_stream) {
+    // Under moe_shared_expert_overlap the shared experts' linears gather nothing themselves
+    // (parallel_mode None): torch.distributed gathers the bf16 input on their stream.
+    const double pair = se.gather + se.scatter;
+    const double pair_bytes = 2.0 * act * (tp - 1) / tp;  // what each rank sends in one gather and one scatter
+    t.fwd = pair;
+    t.bwd = pair * repeat;
+    t.fwd_bytes = pair_bytes;
+    t.bwd_bytes = pair_bytes * repeat;
+    t.gather_fwd_bytes_per_element = t.gather_bwd_bytes_per_element = activation_bytes(in.training.precision);
+  } else {
+    // Their TE linears gather like a dense MLP's, in the format of the GEMM each gather feeds, and
+    // take userbuffers like a dense MLP's under tp_comm_overlap.
+    const TpLayerComm c = tp_layer_comm(in, act, layer);
+    t.fwd = pass_seconds(c.fwd, TpSides::Mlp);
+    t.bwd = pass_seconds(c.bwd, TpSides::Mlp) + (rerun ? t.fwd : 0.0);
+    if (in.tp_comm_overlap) overlap_tensor_parallel(t, in, layer, c, TpSides::Mlp, rerun);
+    t.fwd_bytes = pass_bytes(c.fwd, TpSides::Mlp, tp);
+    t.bwd_bytes = pass_bytes(c.bwd, TpSides::Mlp, tp) + (rerun ? t.fwd_bytes : 0.0);
+    record_gather_bytes(t, c.gather, TpSides::Mlp);
+  }
   // As layer_tensor_parallel's: the whole rank as if every layer were this one (the caller weights it).
-  t.bytes_per_gpu = pair_bytes * (1.0 + repeat) * in.model.layers / in.parallel.pp * in.micro_batches;
+  t.bytes_per_gpu = (t.fwd_bytes + t.bwd_bytes) * in.model.layers / in.parallel.pp * in.micro_batches;
   return t;
 }
 

@@ -78,15 +78,32 @@ struct GemmPieces {
 
 TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>& layer, Pass pass, double ag_s,
                                double rs_s, int tp, double sm_share, double step_bytes, TpSides sides) {
-  // [attention, MLP] x [gather, scatter]. A step moves step_bytes each way; the gather's HBM
+  TpPassComm comm;
+  comm.gather_s[0] = comm.gather_s[1] = ag_s;
+  comm.gather_step_bytes[0] = comm.gather_step_bytes[1] = step_bytes;
+  comm.scatter_s = rs_s;
+  comm.scatter_step_bytes = step_bytes;
+  return overlap_tp_layer(cm, layer, pass, comm, tp, sm_share, sides);
+}
+
+TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>& layer, Pass pass,
+                               const TpPassComm& comm, int tp, double sm_share, TpSides sides) {
+  // [attention, MLP] x [gather, scatter]. A step moves its step bytes each way; the gather's HBM
   // traffic is collective_hbm_bytes_per_byte per byte, the reduce-scatter's one more (it reads the
   // local partial it adds).
   const double per_byte = cm.constants().get("collective_hbm_bytes_per_byte");
-  const double step_s[2] = {ag_s / std::max(tp - 1, 1), rs_s / std::max(tp - 1, 1)};
-  Contention beside[2];
-  for (int kind = 0; kind < 2; ++kind) {
-    beside[kind].sm_share = sm_share;
-    if (step_s[kind] > 0) beside[kind].hbm_bytes_per_s = step_bytes * (per_byte + kind) / step_s[kind];
+  const double steps = std::max(tp - 1, 1);
+  Contention beside[2][2];
+  double comm_s[2][2];
+  for (int side = 0; side < 2; ++side) {
+    comm_s[side][0] = comm.gather_s[side];
+    comm_s[side][1] = comm.scatter_s;
+    const double bytes[2] = {comm.gather_step_bytes[side], comm.scatter_step_bytes};
+    for (int kind = 0; kind < 2; ++kind) {
+      beside[side][kind].sm_share = sm_share;
+      const double step_s = comm_s[side][kind] / steps;
+      if (step_s > 0) beside[side][kind].hbm_bytes_per_s = bytes[kind] * (per_byte + kind) / step_s;
+    }
   }
   GemmPieces pieces[2][2];
   for (const OpCost& op : layer) {
@@ -102,20 +119,20 @@ TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>
     if (pass == Pass::Forward) {
       const OpCost chunk = gemm_chunk(op, tp);
       p.chunk_s += cm.op_time(chunk, pass).seconds();
-      p.contended_s += cm.op_time(chunk, pass, beside[kind]).seconds();
+      p.contended_s += cm.op_time(chunk, pass, beside[side][kind]).seconds();
     } else {
       p.chunk_s += whole / tp;
-      p.contended_s += cm.op_time(op, pass, beside[kind]).seconds() / tp;
+      p.contended_s += cm.op_time(op, pass, beside[side][kind]).seconds() / tp;
     }
   }
   TpPassOverlap out;
-  const double comm_s[2] = {ag_s, rs_s};
   const int first_side = sides == TpSides::Mlp ? 1 : 0;
   const int end_side = sides == TpSides::Attention ? 1 : 2;
   for (int side = first_side; side < end_side; ++side) {
     for (int kind = 0; kind < 2; ++kind) {
       const GemmPieces& p = pieces[side][kind];
-      const TpOverlap o = overlap_tp_pipelined(p.whole_s, p.chunk_s, std::max(p.contended_s, p.chunk_s), comm_s[kind], tp);
+      const TpOverlap o =
+          overlap_tp_pipelined(p.whole_s, p.chunk_s, std::max(p.contended_s, p.chunk_s), comm_s[side][kind], tp);
       out.exposed_s += o.exposed_s;
       out.hidden_s += o.hidden_s;
       out.sm_cost_s += o.sm_cost_s;

@@ -63,6 +63,15 @@ enum class TpSides { Both, Attention, Mlp };
 TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>& layer, Pass pass, double ag_s,
                                double rs_s, int tp, double sm_share, double step_bytes = 0,
                                TpSides sides = TpSides::Both);
+// The same with each side's gather of its own size (tp_gather_format.h: the bytes per element
+// follow the GEMM the gather feeds): [attention, MLP] gather seconds and step bytes; the
+// reduce-scatter's are the same on both sides.
+struct TpPassComm {
+  double gather_s[2] = {0, 0}, gather_step_bytes[2] = {0, 0};
+  double scatter_s = 0, scatter_step_bytes = 0;
+};
+TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>& layer, Pass pass,
+                               const TpPassComm& comm, int tp, double sm_share, TpSides sides = TpSides::Both);
 
 // A ZeRO-3 pass over `layers` layers of `compute_s` each, with a per-layer parameter all-gather of
 // `gather_s` (and, in backward, a gradient reduce-scatter of `scatter_s`; 0 in forward). With

@@ -70,6 +70,10 @@ struct LayerTensorParallel {
   double fwd = 0, bwd = 0, fwd_bytes = 0, bwd_bytes = 0;
   double fwd_hidden = 0, bwd_hidden = 0, fwd_sm = 0, bwd_sm = 0;
   double bytes_per_gpu = 0;  // per iteration, whole rank
+  // Sequence parallelism: bytes per element the all-gathers carry, forward (the input of the
+  // column-parallel GEMM) and backward (the row-parallel GEMM's output gradient), averaged over
+  // the layer's sides (tp_gather_format.h); the reduce-scatters carry the activation element.
+  double gather_fwd_bytes_per_element = 0, gather_bwd_bytes_per_element = 0;
 };
 
 // Megatron's f/g operators: two all-reduces of the b·s·h activation `act` in forward and two in

@@ -108,13 +108,21 @@ std::string group_text(const char* label, int size, const std::vector<int>& rank
   return s + ")";
 }
 
+// The bytes per element the sequence-parallel gathers and scatters carry (tp_gather_format.h).
+std::string gather_bytes_text(const StageCostInputs& in, const LayerTensorParallel& t) {
+  return format("; all-gather %.4g B/element forward (the column-parallel GEMM's input), %.4g backward (the "
+                "row-parallel GEMM's output gradient), reduce-scatter %d",
+                t.gather_fwd_bytes_per_element, t.gather_bwd_bytes_per_element, activation_bytes(in.training.precision));
+}
+
 ExplainedComm tensor_parallel_comm(const StageCostInputs& in, const LayerTensorParallel& t, int stage, bool moe) {
   ExplainedComm c;
   c.what = "tensor-parallel";
   c.group = group_text("tp", in.parallel.tp, in.layout.tp_group(0, stage));
   const bool sp = in.parallel.sequence_parallel;
   c.algorithm = std::string(sp ? "ring all-gather + reduce-scatter" : "ring all-reduce") +
-                (moe && sp ? " (attention's pair; the dispatcher's expert-tp exchange is in the all-to-all)" : " x 2 per pass");
+                (moe && sp ? " (attention's pair; the dispatcher's expert-tp exchange is in the all-to-all)" : " x 2 per pass") +
+                (sp ? gather_bytes_text(in, t) : "");
   c.fwd_s = t.fwd;
   c.bwd_s = t.bwd;
   c.fwd_bytes = t.fwd_bytes;
@@ -131,7 +139,8 @@ ExplainedComm shared_expert_comm(const StageCostInputs& in, const LayerTensorPar
   ExplainedComm c;
   c.what = "shared-expert tensor-parallel";
   c.group = group_text("tp", in.parallel.tp, in.layout.tp_group(0, stage));
-  c.algorithm = "ring all-gather before fc1 + reduce-scatter after fc2 (SharedExpertMLP's column / row-parallel linears)";
+  c.algorithm = "ring all-gather before fc1 + reduce-scatter after fc2 (SharedExpertMLP's column / row-parallel linears)" +
+                gather_bytes_text(in, t);
   c.fwd_s = t.fwd;
   c.bwd_s = t.bwd;
   c.fwd_bytes = t.fwd_bytes;

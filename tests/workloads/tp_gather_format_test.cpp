@@ -1,0 +1,123 @@
+// Sequence-parallel all-gathers carry the format of the GEMM they feed (training/tp_gather_format.h):
+// Transformer Engine quantizes a column-parallel linear's input, and a row-parallel linear's output
+// gradient, before gathering it over the tensor-parallel group; reduce-scatters stay bf16.
+#include <doctest/doctest.h>
+
+#include "topology/builders.h"
+#include "topology/catalog.h"
+#include "topology/routing.h"
+#include "workloads/collectives/collective_memo.h"
+#include "workloads/compute/compute_model.h"
+#include "workloads/model/model_presets.h"
+#include "workloads/model/module_precision.h"
+#include "workloads/model/transformer_ops.h"
+#include "workloads/training/stage_costs.h"
+#include "workloads/training/tp_gather_format.h"
+
+using namespace clustersim;
+using namespace clustersim::workloads;
+using topology::Precision;
+
+TEST_CASE("workloads::tp_gather_bytes_per_element: per-tensor fp8 1 B, MXFP8 adds its scales and gathers both copies backward") {
+  const double mx = kMxfp8ScaleBytesPerElement;
+  CHECK(mx == 1.0 / 32.0);
+  for (Pass pass : {Pass::Forward, Pass::Backward}) {
+    CHECK(tp_gather_bytes_per_element(Precision::Bf16, pass, 2.0, 0.0) == 2.0);
+    CHECK(tp_gather_bytes_per_element(Precision::Bf16, pass, 2.0, mx) == 2.0);  // a bf16 GEMM's gather
+    CHECK(tp_gather_bytes_per_element(Precision::Fp32, pass, 4.0, 0.0) == 4.0);
+    CHECK(tp_gather_bytes_per_element(Precision::Fp8, pass, 2.0, 0.0) == 1.0);  // row-wise only, transposed after
+  }
+  // MXFP8: 1 B + 1/32 B of E8M0 scale; the output gradient's row- and column-wise copies backward.
+  CHECK(tp_gather_bytes_per_element(Precision::Fp8, Pass::Forward, 2.0, mx) == doctest::Approx(1.03125));
+  CHECK(tp_gather_bytes_per_element(Precision::Fp8, Pass::Backward, 2.0, mx) == doctest::Approx(2.0625));
+  // NVFP4: 0.5 B of E2M1 + 1/16 B of E4M3 scale, twice backward.
+  CHECK(tp_gather_bytes_per_element(Precision::Nvfp4, Pass::Forward, 2.0, 0.0) == doctest::Approx(0.5625));
+  CHECK(tp_gather_bytes_per_element(Precision::Nvfp4, Pass::Backward, 2.0, 0.0) == doctest::Approx(1.125));
+}
+
+TEST_CASE("workloads::tp_gather_bytes: each side follows its own GEMM, a bf16 module keeps 2 B") {
+  const ModelSpec llama = *find_model_preset("llama3-8b");
+  OpShape sh;
+  sh.micro_batch = 1;
+  sh.seq_len = 4096;
+  sh.tp = 2;
+  sh.sequence_parallel = true;
+  std::vector<OpCost> layer = layer_ops(llama, sh);
+  const TpGatherBytes fp8 = tp_gather_bytes(layer, Precision::Fp8, 2.0, 0.0);
+  for (int side = 0; side < 2; ++side) {
+    CHECK(fp8.fwd[side] == 1.0);
+    CHECK(fp8.bwd[side] == 1.0);
+  }
+  const TpGatherBytes bf16 = tp_gather_bytes(layer, Precision::Bf16, 2.0, 0.0);
+  CHECK(bf16.fwd[0] == 2.0);
+  CHECK(bf16.bwd[1] == 2.0);
+  // bf16_modules = ["attention"]: the QKV input and out_proj's gradient gather in bf16, the MLP's in fp8.
+  TrainingSpec tr;
+  tr.precision = Precision::Fp8;
+  tr.bf16_modules = kPrecisionAttention;
+  apply_module_precision(layer, tr, false);
+  const TpGatherBytes mixed = tp_gather_bytes(layer, Precision::Fp8, 2.0, 0.0);
+  CHECK(mixed.fwd[0] == 2.0);
+  CHECK(mixed.bwd[0] == 2.0);
+  CHECK(mixed.fwd[1] == 1.0);
+  CHECK(mixed.bwd[1] == 1.0);
+  // A whole bf16 layer (num_layers_at_end_in_bf16) gathers in bf16 on both sides.
+  std::vector<OpCost> last = layer_ops(llama, sh);
+  apply_module_precision(last, tr, true);
+  const TpGatherBytes end = tp_gather_bytes(last, Precision::Fp8, 2.0, 0.0);
+  CHECK(end.fwd[1] == 2.0);
+  CHECK(end.bwd[1] == 2.0);
+  // An nvfp4 run's fp8 modules are MXFP8: their gathers carry the block scales.
+  const TpGatherBytes fp4 = tp_gather_bytes(layer_ops(llama, sh), Precision::Nvfp4, 2.0, 0.0);
+  CHECK(fp4.fwd[1] == doctest::Approx(kNvfp4BytesPerElement));
+}
+
+TEST_CASE("workloads::plan_stage_costs: an fp8 run's tp all-gathers move half the bytes, its reduce-scatters the same") {
+  // Llama 3 8B, 2 layers, tp 2 with sequence parallelism on one DGX H100. Per layer and pass a
+  // bf16 run sends 2 gathers + 2 scatters of u = act (tp-1)/tp: 8 u over both passes. fp8 (per
+  // tensor): the gathers at 1 B, 2 (0.5 + 1) u per pass = 6 u. MXFP8: forward 2 (1.03125 / 2 + 1) u,
+  // backward 2 (2.0625 / 2 + 1) u.
+  topology::ClusterSpec cluster;
+  cluster.node = *topology::find_node_preset("dgx-h100");
+  cluster.nodes = 1;
+  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
+  const topology::Topology topo = topology::build_cluster(cluster);
+  const topology::Router router(topo);
+  ModelSpec model = *find_model_preset("llama3-8b");
+  model.layers = 2;
+  ParallelSpec par;
+  par.tp = 2;
+  par.dp = 4;
+  par.sequence_parallel = true;
+  const ParallelLayout grid{par.tp, par.dp, par.pp};
+  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
+  const auto costs = [&](Precision p, double block_scale, bool overlap) {
+    TrainingSpec tr;
+    tr.global_batch = 4;
+    tr.precision = p;
+    ComputeConstants c;
+    c.set("fp8_block_scale_bytes_per_element", block_scale);
+    const ComputeModel compute(*gpu, cluster, p, c);
+    StageCostInputs in{model, par, tr, compute, grid, memo, CollectiveAlgo::Ring, 1, 1};
+    in.tp_comm_overlap = overlap;
+    return plan_stage_costs(in);
+  };
+  const StageCosts bf16 = costs(Precision::Bf16, 0.0, false);
+  const StageCosts fp8 = costs(Precision::Fp8, 0.0, false);
+  const StageCosts mx = costs(Precision::Fp8, kMxfp8ScaleBytesPerElement, false);
+  const double u = bf16.tp_bytes_per_gpu / 8.0;
+  CHECK(fp8.tp_bytes_per_gpu == doctest::Approx(6.0 * u));
+  CHECK(mx.tp_bytes_per_gpu == doctest::Approx((2 * (1.03125 / 2 + 1) + 2 * (2.0625 / 2 + 1)) * u));
+  // The blocking seconds: the gathers shrink, the scatters do not; MXFP8's backward gathers more.
+  const ChunkCost& b = bf16.chunks[0];
+  const ChunkCost& f = fp8.chunks[0];
+  CHECK(f.fwd_tp < b.fwd_tp);
+  CHECK(f.fwd_tp > b.fwd_tp / 2);  // the reduce-scatters stay
+  CHECK(f.bwd_tp == doctest::Approx(f.fwd_tp));
+  CHECK(mx.chunks[0].bwd_tp > b.bwd_tp);
+  // With tp_comm_overlap the userbuffers gathers are the quantized ones too: less to hide.
+  const StageCosts bf16_ub = costs(Precision::Bf16, 0.0, true);
+  const StageCosts fp8_ub = costs(Precision::Fp8, 0.0, true);
+  CHECK(fp8_ub.chunks[0].fwd_tp + fp8_ub.chunks[0].fwd_tp_hidden <
+        bf16_ub.chunks[0].fwd_tp + bf16_ub.chunks[0].fwd_tp_hidden);
+}

@@ -1,0 +1,59 @@
+// The bytes per element of a sequence-parallel all-gather (see tp_gather_format.h).
+#include "workloads/training/tp_gather_format.h"
+
+#include <optional>
+#include <string_view>
+
+#include "workloads/model/module_precision.h"
+
+namespace clustersim::workloads {
+
+double tp_gather_bytes_per_element(topology::Precision format, Pass pass, double element_bytes,
+                                   double block_scale_bytes) {
+  const double copies = pass == Pass::Backward ? 2.0 : 1.0;  // row-wise, and column-wise for wgrad
+  switch (format) {
+    case topology::Precision::Fp8: return block_scale_bytes > 0 ? copies * (1.0 + block_scale_bytes) : 1.0;
+    case topology::Precision::Nvfp4: return copies * kNvfp4BytesPerElement;
+    default: return element_bytes;
+  }
+}
+
+namespace {
+
+bool feeds_forward_gather(std::string_view n, int side) {
+  return side == 0 ? n == "qkv_proj" : n == "mlp_fc1" || n == "mlp_gate" || n == "mamba_in_proj";
+}
+bool feeds_backward_gather(std::string_view n, int side) {
+  return side == 0 ? n == "attention_out_proj"
+                   : n == "mlp_fc2" || n == "mlp_down" || n == "shared_expert_down" || n == "mamba_out_proj";
+}
+
+}  // namespace
+
+TpGatherBytes tp_gather_bytes(const std::vector<OpCost>& layer, topology::Precision run, double element_bytes,
+                              double block_scale_bytes) {
+  std::optional<topology::Precision> fwd[2], bwd[2];
+  bool mla = false;
+  for (const OpCost& op : layer) {
+    mla = mla || op.name.starts_with("mla_");
+    for (int side = 0; side < 2; ++side) {
+      if (!fwd[side] && feeds_forward_gather(op.name, side)) fwd[side] = linear_format(op, run);
+      if (!bwd[side] && feeds_backward_gather(op.name, side)) bwd[side] = linear_format(op, run);
+    }
+  }
+  if (mla) fwd[0] = topology::Precision::Bf16;
+  // Under an nvfp4 run the linears a per-module recipe drops to fp8 run MXFP8 (specs.h fp8_modules).
+  if (run == topology::Precision::Nvfp4) block_scale_bytes = kMxfp8ScaleBytesPerElement;
+  TpGatherBytes g;
+  for (int side = 0; side < 2; ++side) {
+    const std::optional<topology::Precision> f = fwd[side] ? fwd[side] : fwd[1 - side];
+    const std::optional<topology::Precision> b = bwd[side] ? bwd[side] : bwd[1 - side];
+    g.fwd[side] = tp_gather_bytes_per_element(f.value_or(topology::Precision::Bf16), Pass::Forward, element_bytes,
+                                              block_scale_bytes);
+    g.bwd[side] = tp_gather_bytes_per_element(b.value_or(topology::Precision::Bf16), Pass::Backward, element_bytes,
+                                              block_scale_bytes);
+  }
+  return g;
+}
+
+}  // namespace clustersim::workloads
