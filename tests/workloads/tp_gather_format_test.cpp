@@ -30,6 +30,8 @@ TEST_CASE("workloads::tp_gather_bytes_per_element: per-tensor fp8 1 B, MXFP8 add
   // MXFP8: 1 B + 1/32 B of E8M0 scale; the output gradient's row- and column-wise copies backward.
   CHECK(tp_gather_bytes_per_element(Precision::Fp8, Pass::Forward, 2.0, mx) == doctest::Approx(1.03125));
   CHECK(tp_gather_bytes_per_element(Precision::Fp8, Pass::Backward, 2.0, mx) == doctest::Approx(2.0625));
+  // A frozen weight (LoRA's base linear) has no weight gradient: the row-wise copy alone.
+  CHECK(tp_gather_bytes_per_element(Precision::Fp8, Pass::Backward, 2.0, mx, false) == doctest::Approx(1.03125));
   // NVFP4: 0.5 B of E2M1 + 1/16 B of E4M3 scale, twice backward.
   CHECK(tp_gather_bytes_per_element(Precision::Nvfp4, Pass::Forward, 2.0, 0.0) == doctest::Approx(0.5625));
   CHECK(tp_gather_bytes_per_element(Precision::Nvfp4, Pass::Backward, 2.0, 0.0) == doctest::Approx(1.125));
@@ -67,9 +69,20 @@ TEST_CASE("workloads::tp_gather_bytes: each side follows its own GEMM, a bf16 mo
   const TpGatherBytes end = tp_gather_bytes(last, Precision::Fp8, 2.0, 0.0);
   CHECK(end.fwd[1] == 2.0);
   CHECK(end.bwd[1] == 2.0);
-  // An nvfp4 run's fp8 modules are MXFP8: their gathers carry the block scales.
-  const TpGatherBytes fp4 = tp_gather_bytes(layer_ops(llama, sh), Precision::Nvfp4, 2.0, 0.0);
+  // An nvfp4 run gathers E2M1 with its scales; both copies backward, one where the weight is frozen.
+  std::vector<OpCost> fp4_layer = layer_ops(llama, sh);
+  const TpGatherBytes fp4 = tp_gather_bytes(fp4_layer, Precision::Nvfp4, 2.0, 0.0);
   CHECK(fp4.fwd[1] == doctest::Approx(kNvfp4BytesPerElement));
+  CHECK(fp4.bwd[1] == doctest::Approx(2 * kNvfp4BytesPerElement));
+  for (OpCost& op : fp4_layer) op.frozen = op.fp8_eligible;
+  CHECK(tp_gather_bytes(fp4_layer, Precision::Nvfp4, 2.0, 0.0).bwd[1] == doctest::Approx(kNvfp4BytesPerElement));
+  // ... and its fp8 modules run MXFP8, whose gathers carry the block scales.
+  TrainingSpec fp4_tr;
+  fp4_tr.precision = Precision::Nvfp4;
+  fp4_tr.fp8_modules = kPrecisionAttention;
+  std::vector<OpCost> mixed_fp4 = layer_ops(llama, sh);
+  apply_module_precision(mixed_fp4, fp4_tr, false);
+  CHECK(tp_gather_bytes(mixed_fp4, Precision::Nvfp4, 2.0, 0.0).fwd[0] == doctest::Approx(1.03125));
 }
 
 TEST_CASE("workloads::plan_stage_costs: an fp8 run's tp all-gathers move half the bytes, its reduce-scatters the same") {

@@ -78,7 +78,8 @@ struct LayerTensorParallel {
 
 // Megatron's f/g operators: two all-reduces of the b·s·h activation `act` in forward and two in
 // backward; with sequence parallelism each becomes an all-gather plus a reduce-scatter of the
-// same buffer. Full recompute repeats the forward ones.
+// same buffer, the all-gather in the format of the GEMM it feeds (tp_gather_format.h: 1 B under
+// per-tensor fp8), the reduce-scatter in the activation's. Full recompute repeats the forward ones.
 // `moe_layer` (sequence parallelism): the attention's all-gather and reduce-scatter only (its
 // shared experts' pair is shared_expert_layer_tensor_parallel's). An MoE layer's routed path
 // takes its sequence-parallel tokens as they are: the router runs on them, and the token

@@ -9,8 +9,9 @@
 namespace clustersim::workloads {
 
 double tp_gather_bytes_per_element(topology::Precision format, Pass pass, double element_bytes,
-                                   double block_scale_bytes) {
-  const double copies = pass == Pass::Backward ? 2.0 : 1.0;  // row-wise, and column-wise for wgrad
+                                   double block_scale_bytes, bool weight_gradient) {
+  // Row-wise, and backward the column-wise copy the weight-gradient GEMM reads.
+  const double copies = pass == Pass::Backward && weight_gradient ? 2.0 : 1.0;
   switch (format) {
     case topology::Precision::Fp8: return block_scale_bytes > 0 ? copies * (1.0 + block_scale_bytes) : 1.0;
     case topology::Precision::Nvfp4: return copies * kNvfp4BytesPerElement;
@@ -33,12 +34,16 @@ bool feeds_backward_gather(std::string_view n, int side) {
 TpGatherBytes tp_gather_bytes(const std::vector<OpCost>& layer, topology::Precision run, double element_bytes,
                               double block_scale_bytes) {
   std::optional<topology::Precision> fwd[2], bwd[2];
+  bool trains[2] = {true, true};  // the backward gather's GEMM has a weight gradient
   bool mla = false;
   for (const OpCost& op : layer) {
     mla = mla || op.name.starts_with("mla_");
     for (int side = 0; side < 2; ++side) {
       if (!fwd[side] && feeds_forward_gather(op.name, side)) fwd[side] = linear_format(op, run);
-      if (!bwd[side] && feeds_backward_gather(op.name, side)) bwd[side] = linear_format(op, run);
+      if (!bwd[side] && feeds_backward_gather(op.name, side)) {
+        bwd[side] = linear_format(op, run);
+        trains[side] = !op.frozen;
+      }
     }
   }
   if (mla) fwd[0] = topology::Precision::Bf16;
@@ -47,11 +52,12 @@ TpGatherBytes tp_gather_bytes(const std::vector<OpCost>& layer, topology::Precis
   TpGatherBytes g;
   for (int side = 0; side < 2; ++side) {
     const std::optional<topology::Precision> f = fwd[side] ? fwd[side] : fwd[1 - side];
-    const std::optional<topology::Precision> b = bwd[side] ? bwd[side] : bwd[1 - side];
+    const int b_side = bwd[side] ? side : 1 - side;
+    const std::optional<topology::Precision> b = bwd[b_side];
     g.fwd[side] = tp_gather_bytes_per_element(f.value_or(topology::Precision::Bf16), Pass::Forward, element_bytes,
                                               block_scale_bytes);
     g.bwd[side] = tp_gather_bytes_per_element(b.value_or(topology::Precision::Bf16), Pass::Backward, element_bytes,
-                                              block_scale_bytes);
+                                              block_scale_bytes, trains[b_side]);
   }
   return g;
 }

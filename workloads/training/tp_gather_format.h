@@ -38,8 +38,11 @@ inline constexpr double kMxfp8ScaleBytesPerElement = 1.0 / 32.0;
 // an unquantized gather carries; `block_scale_bytes`: MXFP8's scale bytes per element (0 for
 // per-tensor fp8; `[model_constants] fp8_block_scale_bytes_per_element`, kMxfp8ScaleBytesPerElement
 // for MXFP8).
+// `weight_gradient` false: the row-parallel GEMM's weight is frozen (LoRA's base linears), so the
+// backward gather carries the row-wise copy alone (TE 2.x linear.py: without a bias and without
+// requires_wgrad the grad-output quantizer drops its column-wise usage).
 double tp_gather_bytes_per_element(topology::Precision format, Pass pass, double element_bytes,
-                                   double block_scale_bytes);
+                                   double block_scale_bytes, bool weight_gradient = true);
 
 // A layer's two sequence-parallel gathers per pass, [attention, MLP] side: the forward's feeds
 // the side's column-parallel linear (QKV; MLP fc1 / gate, Mamba in_proj), the backward's the
