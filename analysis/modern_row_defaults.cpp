@@ -347,9 +347,7 @@ std::string deepseek_recompute_modules(const ModernRow& r) {
 // Nemotron 3 Ultra's (26.08 only; r0.6.0 src/megatron/bridge/perf_recipes/nemotronh/gb300/
 // nemotronh.py _nemotron_3_ultra_gb300_fp8mx_config and gb200/nemotronh.py nemotron_3_ultra_
 // pretrain_256gpu_gb200_fp8mx_config): recompute_granularity "selective", recompute_modules
-// ["moe_act"] on both. They also offload the expert MLP's fc1 output to the host
-// (fine_grained_activation_offloading, offload_modules ["fused_group_mlp"], tensors above
-// min_offloaded_tensor_size), which no [training] key expresses: not modelled.
+// ["moe_act"] on both. They also offload the expert MLP to the host (nemotron3_offload_modules).
 std::string nemotron3_recompute_modules(const ModernRow& r) {
   if (modern_source_group(r) != "Megatron-Bridge") return "";
   if (has(r.model, "Nemotron_3_Ultra")) return "[\"moe_act\"]";
@@ -360,6 +358,19 @@ std::string nemotron3_recompute_modules(const ModernRow& r) {
   }
   if (!has(r.model, "Nemotron_3_Nano")) return "";
   return has(r.gpu, "H100") ? "[\"moe\", \"layernorm\"]" : "";
+}
+
+// Fine-grained activation offloading ([training] offload_modules, offload_min_tensor_size) of
+// Nemotron 3 Ultra's 26.08 recipes (r0.6.0 src/megatron/bridge/perf_recipes/nemotronh/gb300/
+// nemotronh.py l. 256-269, _nemotron_3_ultra_gb300_fp8mx_config; gb200/nemotronh.py l. 253-271,
+// nemotron_3_ultra_pretrain_256gpu_gb200_fp8mx_config): offload_modules ["fused_group_mlp"] with
+// min_offloaded_tensor_size 500e6 elements on GB300 and 350e6 on GB200 ("approximates offloading the
+// moe_act (pre-activation input)"); GB200 also sets fine_grained_offloading_max_inflight_offloads 1.
+// The other recipes that offload have no row in the tables: DeepSeek-V3's 64 / 128-GPU GB300 FSDP
+// and partial-graph dev configs, DeepSeek-V4 GB300 (no published architecture), Nemotron 3.5 Lightning 16 H100 BF16 (expert_fc1).
+OffloadRecipe nemotron3_offload(const ModernRow& r) {
+  if (modern_source_group(r) != "Megatron-Bridge" || !has(r.model, "Nemotron_3_Ultra")) return {};
+  return {"[\"fused_group_mlp\"]", r.gpu.starts_with("GB200") ? 350e6 : 500e6};
 }
 
 // Per-layer and per-module precision ([training] num_layers_at_start_in_bf16 /

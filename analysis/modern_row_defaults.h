@@ -40,6 +40,13 @@ bool gpt_oss_bridge(const ModernRow& r);             // GPT-OSS in Megatron-Brid
 bool gpt_oss_recompute_modules(const ModernRow& r);  // recompute ["layernorm", "moe_act"]
 // DeepSeek-V3's (and Kimi-K2's) recompute_modules, written as a TOML array of strings; "" when none.
 std::string deepseek_recompute_modules(const ModernRow& r);
+// Fine-grained activation offloading of a row's recipe: offload_modules as a TOML array ("" when
+// none) and min_offloaded_tensor_size in elements.
+struct OffloadRecipe {
+  std::string modules;
+  double min_tensor_elements = 1024.0 * 1024.0;
+};
+OffloadRecipe nemotron3_offload(const ModernRow& r);  // Ultra 26.08: ["fused_group_mlp"]
 std::string nemotron3_recompute_modules(const ModernRow& r);  // Nano: ["moe", "layernorm"] on H100; Super: by GPU; Ultra: ["moe_act"]
 // The [training] lines of a row's per-layer / per-module precision ("" for none): Nemotron 3 Super NVFP4.
 std::string module_precision_toml(const ModernRow& r);

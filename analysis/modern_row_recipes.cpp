@@ -70,8 +70,14 @@ bool full_iteration_mxfp8_recipe(const ModernRow& r) {
 // l. 42). r0.5.0 pins Megatron-LM 458c8d0 (core_v0.18.x), whose TEGroupedMLP then runs
 // _fused_forward. The other GPT-OSS rows ran TEGroupedMLP's eager path: 26.02's common perf
 // overrides even turn the fuser off (r0.3.0 overrides.py l. 62-63), and B300 MXFP8 26.06 is
-// B300_BF16_V2. Only GPT-OSS is written: the flag changes nothing else the model counts.
-bool te_op_fuser_of(const ModernRow& r) { return full_iteration_mxfp8_recipe(r) && has(r.model, "GPT-OSS-120B"); }
+// B300_BF16_V2. Nemotron 3 Ultra's 26.08 recipes set it too (r0.6.0 perf_recipes/nemotronh/
+// common.py l. 115-116, _apply_nemotron_3_ultra_perf_defaults: "CuteDSL fused grouped MLP + TE op
+// fuser"); their expert MLP has neither a clamp nor a bias, so it matters there only as
+// fused_group_mlp offloading's precondition.
+bool te_op_fuser_of(const ModernRow& r) {
+  if (modern_source_group(r) == "Megatron-Bridge" && has(r.model, "Nemotron_3_Ultra")) return true;
+  return full_iteration_mxfp8_recipe(r) && has(r.model, "GPT-OSS-120B");
+}
 // Megatron-Core builds SequentialMLP when config.moe_grouped_gemm is false, its
 // TransformerConfig default (core_v0.10.0 to core_r0.13.0 transformer_config.py). Where the runs
 // left it so: dgxc-benchmarking's Grok-1 NeMo 1 yaml sets `moe_grouped_gemm: false`

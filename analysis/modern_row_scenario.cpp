@@ -28,6 +28,8 @@ using modern_detail::te_op_fuser_of;
 using modern_detail::moe_grouped_gemm_of;
 using modern_detail::deepseek_recompute_modules;
 using modern_detail::nemotron3_recompute_modules;
+using modern_detail::nemotron3_offload;
+using modern_detail::OffloadRecipe;
 using modern_detail::module_precision_toml;
 using modern_detail::dp_of;
 using modern_detail::fp8_current_scaling_of;
@@ -165,6 +167,9 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (nemotron4_dgxc) t << "optimizer_dtype = \"bf16\"\n";
   if (cuda_graphs_of(r)) t << "cuda_graphs = true\n";
   if (te_op_fuser_of(r)) t << "te_op_fuser = true\n";
+  if (const OffloadRecipe off = nemotron3_offload(r); !off.modules.empty())
+    t << "offload_modules = " << off.modules << "\noffload_min_tensor_size = " << scenarios::toml_float(off.min_tensor_elements)
+      << "\n";
   if (has_experts(r) && !moe_grouped_gemm_of(r)) t << "moe_grouped_gemm = false\n";
   if (const char* scope = cuda_graph_scope_of(r)) t << "cuda_graph_scope = " << scope << "\n";
   if (const int off = activation_offload_layers_of(r); off > 0) t << "activation_offload_layers = " << off << "\n";

@@ -72,6 +72,10 @@ void assembly_text(std::string& out, const RunReport& r, const StageExplanation&
   for (const auto& c : x.chunks) {
     out += fmt::format("  chunk {} ({} layers): forward {} compute + {} blocking comm, backward {} + {}\n", c.virtual_stage,
                        c.layers, ms(c.fwd_compute_s), ms(c.fwd_comm_s), ms(c.bwd_compute_s), ms(c.bwd_comm_s));
+    if (c.offload_groups > 0)
+      out += fmt::format("    offload_modules: {} groups per micro-batch, {} per copy each way over the host link; exposed "
+                         "(in the compute above) forward {}, backward {}\n",
+                         c.offload_groups, ms(c.offload_copy_s), ms(c.offload_fwd_exposed_s), ms(c.offload_bwd_exposed_s));
     tf += c.fwd_compute_s + c.fwd_comm_s;
     tb += c.bwd_compute_s + c.bwd_comm_s;
   }

@@ -60,6 +60,43 @@ void Loader::check_model_shape() {
                  "moe recomputes each MoE layer's forward in its backward; set experts and experts_per_token in [model], "
                  "or remove \"moe\"");
   check_recompute_save();
+  check_offload_modules();
+}
+
+// training.offload_modules: Megatron-Core's own refusals (transformer_config.py __post_init__,
+// under fine_grained_activation_offloading) and the model having the modules named.
+void Loader::check_offload_modules() {
+  const auto& tr = spec_.training;
+  const unsigned off = tr.offload_modules;
+  if (off == 0) return;
+  const auto& m = spec_.model;
+  const char* key = "training.offload_modules";
+  if ((off & workloads::kOffloadAttnProj) != 0 && (off & workloads::kOffloadCoreAttn) == 0)
+    error_at_key(key, "offload_modules lists \"attn_proj\" without \"core_attn\"",
+                 "attn_proj's input is core_attn's output, which core_attn's backward still needs on the GPU "
+                 "(Megatron-Core refuses it); add \"core_attn\" or remove \"attn_proj\"");
+  if ((off & workloads::kOffloadFusedGroupMlp) != 0 && (off & (workloads::kOffloadExpertFc1 | workloads::kOffloadMoeAct)) != 0)
+    error_at_key(key, "offload_modules lists \"fused_group_mlp\" with \"expert_fc1\" or \"moe_act\"",
+                 "fused_group_mlp offloads the whole fused expert MLP already; keep one of them");
+  if ((off & workloads::kOffloadFusedGroupMlp) != 0 && !tr.te_op_fuser)
+    error_at_key(key, "offload_modules lists \"fused_group_mlp\", but te_op_fuser is off",
+                 "the fused grouped MLP exists only under Transformer Engine's op fuser; set [training] te_op_fuser = true, "
+                 "or offload \"expert_fc1\" / \"moe_act\"");
+  if ((off & workloads::kOffloadMoeModules) != 0 && !m.is_moe())
+    error_at_key(key, "offload_modules lists an expert module, but the model has no mixture-of-experts layers",
+                 "expert_fc1, moe_act and fused_group_mlp offload the routed experts' tensors; set experts and "
+                 "experts_per_token in [model], or offload \"core_attn\", \"attn_proj\", \"qkv_linear\", \"attn_norm\" or \"mlp_norm\"");
+  if ((off & ~workloads::kOffloadMoeModules) != 0 && m.is_hybrid())
+    error_at_key(key, "offload_modules lists an attention or norm module of a hybrid model, which is not modelled",
+                 "a hybrid model's layers keep their own tensors (mamba_memory.h); offload \"expert_fc1\", \"moe_act\" "
+                 "or \"fused_group_mlp\"");
+  if ((off & workloads::kOffloadMoeModules) != 0 && tr.recompute != workloads::Recompute::Full &&
+      (tr.recompute_modules & workloads::kRecomputeMoe) != 0)
+    error_at_key(key, "offload_modules lists an expert module while recompute_modules reruns the whole MoE layer",
+                 "\"moe\" recompute keeps none of the experts' tensors (Megatron-Core refuses both); remove one of them");
+  if (tr.activation_offload_layers > 0)
+    error_at_key(key, "offload_modules is set together with activation_offload_layers",
+                 "fine-grained offloading and layer offloading (cpu_offloading) exclude each other in Megatron-Core; keep one");
 }
 
 // training.recompute_save: ops the forward keeps under full recompute (workloads::RecomputeSaveOp),

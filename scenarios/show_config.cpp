@@ -194,6 +194,9 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
   if (tr.te_op_fuser) out << "te_op_fuser = true\n";  // only when set
   if (!tr.moe_grouped_gemm) out << "moe_grouped_gemm = false\n";  // only when set
   if (tr.activation_offload_layers > 0) out << "activation_offload_layers = " << tr.activation_offload_layers << "\n";
+  show_module_list(out, "offload_modules", tr.offload_modules, workloads::kOffloadModuleNames);
+  if (tr.offload_modules != 0 && tr.offload_min_tensor_elements != 1024.0 * 1024.0)
+    out << "offload_min_tensor_size = " << toml_float(tr.offload_min_tensor_elements) << "\n";
   if (tr.bf16_layers_at_start > 0) out << "num_layers_at_start_in_bf16 = " << tr.bf16_layers_at_start << "\n";
   if (tr.bf16_layers_at_end > 0) out << "num_layers_at_end_in_bf16 = " << tr.bf16_layers_at_end << "\n";
   show_module_list(out, "bf16_modules", tr.bf16_modules, workloads::kPrecisionModuleNames);

@@ -29,7 +29,7 @@ constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "pr
                                               "cuda_graph_scope",
                                               "num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16", "bf16_modules",
                                               "fp8_modules", "te_op_fuser", "recompute_save",
-                                              "moe_grouped_gemm"};
+                                              "moe_grouped_gemm", "offload_modules", "offload_min_tensor_size"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "bucket_params", "bucketing", "overlap", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "zero3_impl", "offload_optimizer",
                                           "offload_delayed_update"};
@@ -219,6 +219,13 @@ bool Loader::read_training(const toml::table* t) {
   read_module_list(*this, s, "recompute_modules", workloads::kRecomputeModuleNames, "[\"layernorm\", \"moe_act\"]",
                    "use \"layernorm\", \"moe_act\", \"moe\" or \"mla_up_proj\" (Megatron-Core recompute_modules)",
                    tr.recompute_modules);
+  // offload_modules: Megatron-Core's fine-grained activation offloading (workloads::OffloadModule);
+  // its pairings with each other, recompute and the model are cross-checks (check_offload_modules).
+  read_module_list(*this, s, "offload_modules", workloads::kOffloadModuleNames, "[\"core_attn\", \"attn_proj\"]",
+                   "use \"attn_norm\", \"qkv_linear\", \"core_attn\", \"attn_proj\", \"mlp_norm\", \"expert_fc1\", "
+                   "\"moe_act\" or \"fused_group_mlp\" (Megatron-Core offload_modules)",
+                   tr.offload_modules);
+  if (auto v = s.number("offload_min_tensor_size", 0.0, true, "1048576")) tr.offload_min_tensor_elements = *v;
   // recompute_save: the layer ops full recompute keeps (JAX save_only_these_names); their checks
   // against recompute and the model are cross-checks (check_recompute_save).
   read_module_list(*this, s, "recompute_save", workloads::kRecomputeSaveNames, "[\"qkv_proj\", \"attention_out_proj\"]",

@@ -439,6 +439,29 @@ inline constexpr sim::Choice<unsigned> kRecomputeModuleNames[] = {{"layernorm", 
                                                                    {"moe_act", kRecomputeMoeAct},
                                                                    {"mla_up_proj", kRecomputeMlaUpProj},
                                                                    {"moe", kRecomputeMoe}};
+// Megatron-Core's fine-grained activation offloading (fine_grained_activation_offloading with
+// offload_modules, TransformerConfig, megatron/core/pipeline_parallel/
+// fine_grained_activation_offload.py): each named module's region registers the tensors autograd
+// saves inside it as one group, copies them device-to-host on a side stream after the region's
+// forward and back host-to-device before its backward (workloads/memory/activation_offload.h).
+// Names and rules from transformer_config.py's allowed_modules (gdp_qkv, Gated DeltaNet only, is
+// not modelled): "attn_norm", "qkv_linear", "core_attn", "attn_proj", "mlp_norm", "expert_fc1",
+// "moe_act", "fused_group_mlp". A bit set.
+enum OffloadModule : unsigned {
+  kOffloadAttnNorm = 1,
+  kOffloadQkvLinear = 2,
+  kOffloadCoreAttn = 4,
+  kOffloadAttnProj = 8,
+  kOffloadMlpNorm = 16,
+  kOffloadExpertFc1 = 32,
+  kOffloadMoeAct = 64,
+  kOffloadFusedGroupMlp = 128,
+};
+inline constexpr sim::Choice<unsigned> kOffloadModuleNames[] = {
+    {"attn_norm", kOffloadAttnNorm},   {"qkv_linear", kOffloadQkvLinear}, {"core_attn", kOffloadCoreAttn},
+    {"attn_proj", kOffloadAttnProj},   {"mlp_norm", kOffloadMlpNorm},     {"expert_fc1", kOffloadExpertFc1},
+    {"moe_act", kOffloadMoeAct},       {"fused_group_mlp", kOffloadFusedGroupMlp}};
+inline constexpr unsigned kOffloadMoeModules = kOffloadExpertFc1 | kOffloadMoeAct | kOffloadFusedGroupMlp;
 // [training] recompute_save (with recompute = "full"): the layer ops whose outputs the forward keeps
 // while everything else of the layer is recomputed in the backward, i.e. JAX's
 // jax.checkpoint_policies.save_only_these_names over a checkpointed decoder layer, as MaxText's
@@ -586,6 +609,10 @@ struct TrainingSpec {
   // after their forward and come back before their backward (Megatron-Core
   // cpu_offloading_num_layers; workloads/memory/activation_offload.h). 0 = off.
   int activation_offload_layers = 0;
+  // Fine-grained activation offloading: OffloadModule bits (0 = off), and the smallest saved tensor,
+  // in elements, that is offloaded (Megatron-Core min_offloaded_tensor_size, default 1024 * 1024).
+  unsigned offload_modules = 0;
+  double offload_min_tensor_elements = 1024.0 * 1024.0;
   FinetuneSpec finetune;       // [finetune]: full training (default) or LoRA adapters
   // Per-layer and per-module precision under an fp8 / nvfp4 run (workloads/model/module_precision.h).
   // Megatron-Core first_last_layers_bf16 with num_layers_at_start_in_bf16 / num_layers_at_end_in_bf16

@@ -38,6 +38,16 @@ TEST_CASE("analysis::scenario_for_modern_row: Nemotron 3 Ultra's cells take the 
   const scenarios::ScenarioSpec gb200 = scenario_of(row_at("training_megatron_bridge.csv", 36));
   CHECK(gb200.parallel.tp == 2);
   CHECK(gb200.parallel.sequence_parallel);
+  // Both offload the fused expert MLP's tensors above their recipe's min_offloaded_tensor_size
+  // (fine_grained_activation_offloading), which needs the TE op fuser the recipes also set.
+  CHECK(gb300.training.offload_modules == workloads::kOffloadFusedGroupMlp);
+  CHECK(gb300.training.offload_min_tensor_elements == 500e6);
+  CHECK(gb200.training.offload_min_tensor_elements == 350e6);
+  CHECK(gb300.training.te_op_fuser);
+  // Nemotron 3 Super's 26.08 cell (the same family's recipes) offloads nothing.
+  const ModernRow& super = row_at("training_megatron_bridge.csv", 26);
+  REQUIRE(super.model == "Nemotron_3_Super");
+  CHECK(scenario_of(super).training.offload_modules == 0);
   CHECK(gb200.parallel.dp == 128);
 }
 

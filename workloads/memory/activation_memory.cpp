@@ -73,6 +73,16 @@ MoeSaved moe_layer_saved(const MemoryRequest& r) {
   return s;
 }
 
+// Fine-grained activation offloading of `groups` groups of `bytes` each (activation_offload.h):
+// all but kOffloadGroupsKeptPerName of them leave the device for pinned host memory.
+double offloaded_groups(double groups) { return std::max(0.0, groups - kOffloadGroupsKeptPerName); }
+
+void add_offloaded_host(MemoryLineBuilder& out, const char* label, double bytes, double groups) {
+  if (bytes <= 0 || groups <= 0) return;
+  out.add(label, MemoryCategory::Host, bytes * groups,
+          format_text("%.6g B/group x %g groups (offload_modules), in pinned host memory", bytes, groups));
+}
+
 void add_moe_activations(MemoryLineBuilder& out, const MemoryRequest& r, int stage, double in_flight) {
   const ModelSpec& m = r.model;
   const ParallelSpec& par = r.parallel;
@@ -81,10 +91,21 @@ void add_moe_activations(MemoryLineBuilder& out, const MemoryRequest& r, int sta
   if (moe == 0) return;
   const MoeSaved s = moe_layer_saved(r);
   const double saved = s.bytes, expert_tensors = s.expert_tensors, dense_tensors = s.dense_tensors;
-  out.add("MoE layers: dispatched tokens and expert activations", MemoryCategory::Activations, saved * moe * in_flight,
+  // offload_modules: the expert groups come out of this line first; what a group holds beyond it
+  // (the MLP tensors a dense layer would save, counted per layer) comes out of add_activations' line.
+  const bool sp = par.sequence_parallel && par.tp > 1;
+  const double group = std::min(
+      saved, fine_grained_offload_bytes(sequence_shard(m, par), r.training, par.tp, sp, r.moe_load_factor).moe);
+  const double offloaded = offloaded_groups(moe * in_flight);
+  out.add("MoE layers: dispatched tokens and expert activations", MemoryCategory::Activations,
+          saved * moe * in_flight - group * offloaded,
           format_text("(k x load x e*s*b*h/t + (%g x (k x load + shared) x moe_ffn - %g x ffn) MLP tensors) x %g MoE layers x %g "
               "micro-batches in flight",
-              expert_tensors, dense_tensors, moe, in_flight));
+              expert_tensors, dense_tensors, moe, in_flight) +
+              (group > 0 ? format_text(", less %.6g B offloaded expert tensors x %g groups (offload_modules; %g kept)", group,
+                                       offloaded, moe * in_flight - offloaded)
+                         : std::string()));
+  add_offloaded_host(out, "MoE layers: offloaded expert tensors (host)", group, offloaded);
   out.add("MoE dispatch buffers", MemoryCategory::Buffers, s.dispatch_buffers,
           "dispatch + combine: 2 x k x load x e*s*b*h/t, one micro-batch", kLayerForward | kLayerBackward);
 }
@@ -162,10 +183,25 @@ void add_activations(MemoryLineBuilder& out, const MemoryRequest& r, int stage) 
                                      (tr.recompute_save != 0 ? " + the recompute_save op outputs" : "")
                                : std::string("saved tensors, ") + kernel + (norms_recomputed ? ", norm outputs recomputed" : "");
   const int offloaded = offloaded_layers_on_stage(par, m.layers, stage, tr.activation_offload_layers);
-  out.add("layers: activations", MemoryCategory::Activations, per_layer * (layers - offloaded) * in_flight,
+  const OffloadGroupBytes og = fine_grained_offload_bytes(m, tr, t, sp, r.moe_load_factor);
+  const double group = og.attention;
+  const double groups = offloaded_groups(layers * in_flight);
+  // Expert groups larger than the MoE line's tensors (add_moe_activations) hold per-layer ones too.
+  const int moe_here = m.is_moe() ? m.moe_layers_in(first_layer_of_stage(m, par, stage), layers) : 0;
+  const double spill = moe_here > 0 ? std::max(0.0, og.moe - moe_layer_saved(r).bytes) : 0.0;
+  const double spilled = spill * offloaded_groups(moe_here * in_flight);
+  out.add("layers: activations", MemoryCategory::Activations,
+          per_layer * (layers - offloaded) * in_flight - group * groups - spilled,
           format_text("%.6g B/layer/micro-batch (", per_layer) + what +
               format_text(") x %g layers x %g micro-batches in flight", layers - offloaded, in_flight) +
-              (offloaded > 0 ? format_text(" (%g layers offloaded to the host)", offloaded) : std::string()));
+              (offloaded > 0 ? format_text(" (%g layers offloaded to the host)", offloaded) : std::string()) +
+              (group > 0 ? format_text(", less %.6g B offloaded tensors x %g groups (offload_modules; %g kept)", group, groups,
+                                       layers * in_flight - groups)
+                         : std::string()) +
+              (spilled > 0 ? format_text(", less %.6g B of the expert groups' MLP tensors (offload_modules)", spilled)
+                           : std::string()));
+  add_offloaded_host(out, "layers: offloaded tensors (host)", group, groups);
+  add_offloaded_host(out, "layers: offloaded expert MLP tensors (host)", spill, offloaded_groups(moe_here * in_flight));
   if (offloaded > 0) {
     out.add("layers: offloaded activations in transit", MemoryCategory::Activations, per_layer,
             "one offloaded layer's saved tensors while they copy to or from the host (double buffer)");

@@ -16,6 +16,7 @@
 
 #include "sim/units.h"
 #include "topology/catalog.h"
+#include "workloads/specs.h"
 
 namespace clustersim::workloads {
 
@@ -30,5 +31,42 @@ struct OffloadExposure {
   double fwd_s = 0, bwd_s = 0;
 };
 OffloadExposure offload_exposure(sim::Bytes layer_bytes, sim::BytesPerSec link, double layer_fwd_s, double layer_bwd_s);
+
+// Fine-grained activation offloading ([training] offload_modules, Megatron-Core
+// fine_grained_activation_offload.py). Each named module's region is one offload group per layer
+// and micro-batch: the tensors autograd saves inside it with at least min_offloaded_tensor_size
+// elements (tensor_need_offloading_checker) are copied to pinned host buffers on a d2h stream
+// after the region's forward (on_group_commit_forward, the stream waiting for the compute first),
+// and reloaded on an h2d stream when the backward finishes the group after it in forward order
+// (on_group_start_backward -> bulk_reload), the compute waiting for that reload just before the
+// group's own backward (on_group_commit_backward -> wait_reload_event). The tensors of each name:
+//   attn_norm   the attention norm's input          qkv_linear  the QKV GEMM's input
+//   core_attn   Q, K, V and the softmax statistics  attn_proj   the out-projection's input(s)
+//   mlp_norm    the MLP norm's input
+//   expert_fc1  the dispatched tokens (fc1 input)   moe_act     fc1's output (activation input)
+//   fused_group_mlp  fc1 input, fc1 output and, unless recompute_modules "moe_act", fc2's input
+// (the routed experts only; shared experts are a module of their own). Tensors a recompute option
+// already drops are not there to offload.
+struct OffloadGroupBytes {
+  double attention = 0;  // bytes one layer's attention-side groups offload, one micro-batch
+  double moe = 0;        // bytes one MoE layer's expert groups offload, one micro-batch
+  bool any() const { return attention > 0 || moe > 0; }
+};
+// `model` is what one context-parallel rank sees (sequence_shard); `moe_load` the busiest GPU's
+// token-slots over the mean (stage_costs.h moe_load_factor).
+OffloadGroupBytes fine_grained_offload_bytes(const ModelSpec& model, const TrainingSpec& tr, int tp, bool sequence_parallel,
+                                             double moe_load);
+
+// Groups of one name whose tensors stay on the GPU out of `held` (layers x micro-batches in
+// flight): the offload margin (post_warmup_callback marks the last group of each name in backward
+// order not offloadable) and the group whose device-to-host copy is still in flight.
+inline constexpr double kOffloadGroupsKeptPerName = 2.0;
+
+// Exposed seconds of a chunk's fine-grained offload copies, one micro-batch: `groups` layers each
+// copy `bytes` per direction; a group's copy overlaps the compute until the same name's next group
+// (forward: the chunk's forward / groups; backward: its backward / groups), and only its excess shows:
+//   exposed = groups x (max(0, copy - fwd / groups) + max(0, copy - bwd / groups)),  copy = bytes / link.
+OffloadExposure fine_grained_exposure(double bytes, int groups, sim::BytesPerSec link, double chunk_fwd_s,
+                                      double chunk_bwd_s);
 
 }  // namespace clustersim::workloads

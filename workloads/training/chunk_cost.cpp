@@ -92,6 +92,27 @@ void add_activation_offload(ChunkCost& c, const StageCostInputs& in, int layers)
   c.bwd_compute += offloaded * e.bwd_s;
 }
 
+void add_fine_grained_offload(ChunkCost& c, const StageCostInputs& in, int layers, int moe) {
+  if (in.training.offload_modules == 0 || layers <= 0) return;
+  ModelSpec local = in.model;
+  local.seq_len = in.parallel.local_seq_len(in.model.seq_len);
+  const bool sp = in.parallel.sequence_parallel && in.parallel.tp > 1;
+  const OffloadGroupBytes g =
+      fine_grained_offload_bytes(local, in.training, in.parallel.tp, sp, moe_load_factor(in.model, in.compute));
+  const sim::BytesPerSec link = host_link_bandwidth(in.compute.gpu());
+  // Attention-side groups in every layer and expert groups in the MoE layers: each kind's copies
+  // overlap the stretch of the chunk between two groups of its name.
+  const double fwd = c.fwd_compute + c.fwd_comm, bwd = c.bwd_compute + c.bwd_comm;
+  const OffloadExposure a = fine_grained_exposure(g.attention, layers, link, fwd, bwd);
+  const OffloadExposure e = fine_grained_exposure(g.moe, moe, link, fwd, bwd);
+  c.offload_groups = (g.attention > 0 ? layers : 0) + (g.moe > 0 ? moe : 0);
+  c.offload_copy_s = std::max(g.attention, g.moe) / link.value;
+  c.offload_fwd_exposed = a.fwd_s + e.fwd_s;
+  c.offload_bwd_exposed = a.bwd_s + e.bwd_s;
+  c.fwd_compute += c.offload_fwd_exposed;
+  c.bwd_compute += c.offload_bwd_exposed;
+}
+
 std::vector<std::pair<int, int>> bf16_layer_runs(const TrainingSpec& tr, int model_layers, int first, int layers) {
   std::vector<std::pair<int, int>> runs;
   const auto add = [&](int lo, int hi) {  // [lo, hi) clipped to the chunk

@@ -177,6 +177,9 @@ void add_ops(ChunkCost& c, const ComputeModel& cm, const std::vector<OpCost>& op
 // that outlast the layer they overlap stall the compute stream (it waits on the copy's event), so
 // they lengthen the passes. The chunk's mean layer times stand for each layer's.
 void add_activation_offload(ChunkCost& c, const StageCostInputs& in, int layers);
+// Fine-grained offloading (offload_modules; activation_offload.h fine_grained_exposure): the
+// chunk's `layers` (of which `moe` MoE layers) copy their groups; the exposed part joins the compute.
+void add_fine_grained_offload(ChunkCost& c, const StageCostInputs& in, int layers, int moe);
 
 // The runs of bf16 layers (TrainingSpec::bf16_layer: the model's first bf16_layers_at_start and
 // last bf16_layers_at_end layers) within [first, first + layers), as (first layer, count): at most two.

@@ -170,13 +170,15 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
     const int layers = in.parallel.layers_in_chunk(model.layers, vs);
     if (model.is_hybrid()) {
       ChunkCost c = hybrid_chunk_cost(hybrid, hybrid_bf16, in, first_layer, layers, z3);
-      if (const int moe = model.moe_layers_in(first_layer, layers); moe > 0) {  // 'E' layers' all-to-all
+      const int moe_here = model.moe_layers_in(first_layer, layers);
+      if (const int moe = moe_here; moe > 0) {  // 'E' layers' all-to-all
         add_expert_parallel(c, moe, lep[vs % pp]);
         c.expert_params = moe * expert_params;
         costs.ep_bytes_per_gpu += (c.fwd_ep_bytes + c.bwd_ep_bytes) * in.micro_batches / pp;
       }
       first_layer += layers;
       add_activation_offload(c, in, layers);
+      add_fine_grained_offload(c, in, layers, moe_here);
       costs.chunks.push_back(c);
       continue;
     }
@@ -200,6 +202,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
       c.ep_pair_saving = pair_saving[static_cast<std::size_t>(vs % pp)];
     }
     add_activation_offload(c, in, layers);
+    add_fine_grained_offload(c, in, layers, moe);
     costs.chunks.push_back(c);
   }
   ChunkCost& first = costs.chunks.front();

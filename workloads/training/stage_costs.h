@@ -62,6 +62,11 @@ struct ChunkCost {
   // together (0 without the overlap).
   int moe_layers = 0;
   double ep_pair_saving = 0;
+  // Fine-grained activation offloading (offload_modules, memory/activation_offload.h): the chunk's
+  // offload groups per micro-batch, one group's copy seconds each way, and the seconds of those
+  // copies exposed in the pass (part of the compute above).
+  int offload_groups = 0;
+  double offload_copy_s = 0, offload_fwd_exposed = 0, offload_bwd_exposed = 0;
   double params = 0;                        // parameters per tensor-parallel rank
   double expert_params = 0;                 // of which routed experts (reduced over dp / ep)
   int layers = 0;

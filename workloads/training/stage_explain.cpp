@@ -319,7 +319,8 @@ StageExplanation explain_stage(const StageCostInputs& in, const StageCosts& cost
     const int vs = c * pp + stage;
     const ChunkCost& cc = costs.chunks[static_cast<std::size_t>(vs)];
     x.chunks.push_back(ExplainedChunk{vs, cc.layers, cc.fwd_compute, cc.bwd_compute, cc.fwd_comm, cc.bwd_comm, cc.fwd_ep,
-                                      cc.bwd_ep, cc.ep_pair_saving});
+                                      cc.bwd_ep, cc.ep_pair_saving, cc.offload_groups, cc.offload_copy_s,
+                                      cc.offload_fwd_exposed, cc.offload_bwd_exposed});
     x.planned_compute_s += cc.fwd_compute + cc.bwd_compute;
     x.planned_comm_s += cc.fwd_comm + cc.bwd_comm;
   }

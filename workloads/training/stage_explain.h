@@ -59,6 +59,9 @@ struct ExplainedChunk {
   int virtual_stage = 0, layers = 0;
   double fwd_compute_s = 0, bwd_compute_s = 0, fwd_comm_s = 0, bwd_comm_s = 0;
   double fwd_ep_s = 0, bwd_ep_s = 0, ep_pair_saving_s = 0;  // part of comm; moe_a2a_overlap saving per pair
+  // offload_modules: groups per micro-batch, one group's copy each way, exposed seconds (in compute).
+  int offload_groups = 0;
+  double offload_copy_s = 0, offload_fwd_exposed_s = 0, offload_bwd_exposed_s = 0;
 };
 
 struct StageExplanation {
