@@ -52,7 +52,7 @@ TEST_CASE("analysis::scenario_for_modern_row: the MaxText and PaxML rows keep wh
       ++jax;
     }
   }
-  CHECK(jax == 27);  // 22 MaxText runs and the 5 PaxML GPT-3 175B runs
+  CHECK(jax == 81);  // 22 MaxText runs and 5 PaxML GPT-3 175B runs, three metric lines each
 }
 
 TEST_CASE("analysis::run_scenario: GPT-3 175B PaxML fits with its saved QKV and out-projection outputs and steps faster") {
