@@ -183,7 +183,12 @@ int mtp_layers_of(const ModernRow& r) {
 //   * no activation recompute in the Megatron-based stacks (NeMo, Megatron-Bridge, Megatron-LM:
 //     the dense-model pre-training recipes leave it off); the JAX stacks run "full" recompute of
 //     each decoder layer with the tensors their remat policy saves ([training] recompute_save,
-//     jax_recompute_save below), GPT 5B PaxML with nothing saved (not traced, see there);
+//     jax_recompute_save below), GPT 5B PaxML with nothing saved (not traced, see there); every
+//     JAX row's rerun pruned by dead-code elimination ([training] recompute_dce: jax/_src/
+//     ad_checkpoint.py remat_partial_eval stages the rerun and prunes it with pe.dce_jaxpr,
+//     keeping what the backward reads; the layer's MLP output projection, dropout and last
+//     residual add drop out), with or without saves; the Megatron stacks' torch.utils.checkpoint
+//     reruns the whole layer;
 //   * gradient reduce-scatter / all-reduce overlapped with the backward pass ([sync] overlap), ring;
 //   * flash attention (TransformerEngine's cuDNN / FlashAttention kernels);
 //   * micro-batch 1 when the row leaves it empty.

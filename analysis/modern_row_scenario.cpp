@@ -159,6 +159,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   if (nemotron4_dgxc || llama4_dgxc || (nemo_stack(r) && fp8_row(r)) || gpt_oss_bridge(r)) t << "grad_dtype = \"bf16\"\n";
   if (gpt_oss_recompute_modules(r)) t << "recompute_modules = [\"layernorm\", \"moe_act\"]\n";
   if (const std::string save = jax_recompute_save(r); !save.empty()) t << "recompute_save = " << save << "\n";
+  if (jax_stack(r)) t << "recompute_dce = true\n";  // JAX prunes the rerun (modern_row_defaults.cpp)
   if (const std::string modules = deepseek_recompute_modules(r); !modules.empty())
     t << "recompute_modules = " << modules << "\n";
   if (const std::string modules = nemotron3_recompute_modules(r); !modules.empty())

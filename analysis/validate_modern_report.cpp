@@ -137,7 +137,7 @@ std::string validate_modern_text(const TrainingValidation& a100, const ModernVal
   std::string out =
       "Modern training set: simulated vs published step time (modern/training_*.csv; error = predicted / measured - 1)\n"
       "Unstated settings follow the NeMo / Megatron-Bridge recipes (analysis/modern_rows.cpp): sequence parallelism "
-      "when tp > 1,\ndistributed optimizer (zero 3 for FSDP rows), no recompute (full, keeping the remat\npolicy's saved tensors, for MaxText/PaxML), ring gradient sync "
+      "when tp > 1,\ndistributed optimizer (zero 3 for FSDP rows), no recompute (full, keeping the remat\npolicy's saved tensors and pruning the rerun, for MaxText/PaxML), ring gradient sync "
       "in the optimizer's buckets (NeMo 2 / Megatron-Bridge\ncomm overlap: 128 Mi parameters at dp > 1; else Megatron-Core: "
       "max(40M, 1M x dp);\napex: the yaml's bucket_cap_mb), overlapped unless the recipe turned overlap_grad_reduce off,\nflash attention; MXFP8 runs as fp8; an unstated VP comes from the same recipe's other releases.\nThroughput rows are converted: step = global_batch x seq_len / tokens_per_s.\n\n";
   out += runs_table(modern);

@@ -102,6 +102,13 @@ void Loader::check_offload_modules() {
 // training.recompute_save: ops the forward keeps under full recompute (workloads::RecomputeSaveOp),
 // named as a dense transformer layer's ops (model/transformer_ops.cpp); the model must have them.
 void Loader::check_recompute_save() {
+  // recompute_dce prunes full recompute's rerun (workloads::rerun_dead_from); other policies
+  // rerun no layer tail.
+  if (spec_.training.recompute_dce && spec_.training.recompute != workloads::Recompute::Full)
+    error_at_key("training.recompute_dce",
+                 "recompute_dce = true prunes the rerun of full recompute, but recompute = \"" +
+                     std::string(sim::name_of(workloads::kRecomputeNames, spec_.training.recompute)) + "\"",
+                 "set recompute = \"full\", or remove recompute_dce");
   const unsigned save = spec_.training.recompute_save;
   if (save == 0) return;
   const auto& m = spec_.model;

@@ -190,6 +190,7 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
       << "cuda_graphs = " << b(tr.cuda_graphs) << "\n";
   show_module_list(out, "recompute_modules", tr.recompute_modules, workloads::kRecomputeModuleNames);
   show_module_list(out, "recompute_save", tr.recompute_save, workloads::kRecomputeSaveNames);
+  if (tr.recompute_dce) out << "recompute_dce = true\n";  // only when set
   show_module_list(out, "cuda_graph_scope", tr.cuda_graph_modules, workloads::kCudaGraphModuleNames);
   if (tr.te_op_fuser) out << "te_op_fuser = true\n";  // only when set
   if (!tr.moe_grouped_gemm) out << "moe_grouped_gemm = false\n";  // only when set

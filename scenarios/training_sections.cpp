@@ -29,7 +29,8 @@ constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "pr
                                               "cuda_graph_scope",
                                               "num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16", "bf16_modules",
                                               "fp8_modules", "te_op_fuser", "recompute_save",
-                                              "moe_grouped_gemm", "offload_modules", "offload_min_tensor_size"};
+                                              "moe_grouped_gemm", "offload_modules", "offload_min_tensor_size",
+                                              "recompute_dce"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "bucket_params", "bucketing", "overlap", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "zero3_impl", "offload_optimizer",
                                           "offload_delayed_update"};
@@ -216,6 +217,7 @@ bool Loader::read_training(const toml::table* t) {
   if (auto v = s.boolean("cuda_graphs")) tr.cuda_graphs = *v;
   if (auto v = s.boolean("te_op_fuser")) tr.te_op_fuser = *v;
   if (auto v = s.boolean("moe_grouped_gemm")) tr.moe_grouped_gemm = *v;
+  if (auto v = s.boolean("recompute_dce")) tr.recompute_dce = *v;  // checked against recompute in cross-checks
   read_module_list(*this, s, "recompute_modules", workloads::kRecomputeModuleNames, "[\"layernorm\", \"moe_act\"]",
                    "use \"layernorm\", \"moe_act\", \"moe\" or \"mla_up_proj\" (Megatron-Core recompute_modules)",
                    tr.recompute_modules);

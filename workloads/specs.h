@@ -572,6 +572,12 @@ struct TrainingSpec {
   Recompute recompute = Recompute::None;
   unsigned recompute_modules = 0;  // RecomputeModule bits; ignored under recompute = "full"
   unsigned recompute_save = 0;     // RecomputeSaveOp bits; only under recompute = "full"
+  // [training] recompute_dce (only under recompute = "full"): the backward's rerun leaves out the
+  // ops at the end of the layer whose outputs its backward never reads (JAX's remat partial
+  // evaluation prunes the staged rerun with dead-code elimination; transformer_ops.h
+  // rerun_dead_from states the rule). false: the whole layer reruns, as torch.utils.checkpoint
+  // (Megatron's "full") does.
+  bool recompute_dce = false;
   // Gradients kept for accumulation and reduced over data parallelism: fp32 is Megatron's
   // `main_grad` (grad_reduce_in_fp32, forced on for bf16 in Megatron-LM); 16-bit is Megatron-Core
   // / NeMo with grad_reduce_in_fp32 = False, apex DistributedFusedAdam grad_sync_dtype = bf16,

@@ -36,13 +36,23 @@ TEST_CASE("analysis::scenario_for_modern_row: the MaxText and PaxML rows keep wh
     const scenarios::ScenarioSpec s = scenario_of(r);
     CHECK(s.training.recompute == Recompute::Full);
     CHECK(s.training.recompute_save == e.save);
+    CHECK(s.training.recompute_dce);  // JAX prunes every row's rerun, with or without saves
   }
-  // No other row names any.
-  for (const ModernRow& r : modern_set())
+  // No other row names any, and none prunes its rerun (torch.utils.checkpoint reruns it whole).
+  int jax = 0;
+  for (const ModernRow& r : modern_set()) {
+    std::string why;
+    const auto s = scenario_for_modern_row(r, &why);
+    if (!s) continue;
     if (r.model.find("MaxText") == std::string::npos && r.model.find("PaxML") == std::string::npos) {
-      std::string why;
-      if (const auto s = scenario_for_modern_row(r, &why)) CHECK(s->training.recompute_save == 0);
+      CHECK(s->training.recompute_save == 0);
+      CHECK_FALSE(s->training.recompute_dce);
+    } else {
+      CHECK(s->training.recompute_dce);
+      ++jax;
     }
+  }
+  CHECK(jax == 81);  // 22 MaxText runs and 5 PaxML GPT-3 175B runs, three metric lines each
 }
 
 TEST_CASE("analysis::run_scenario: GPT-3 175B PaxML fits with its saved QKV and out-projection outputs and steps faster") {
@@ -53,4 +63,18 @@ TEST_CASE("analysis::run_scenario: GPT-3 175B PaxML fits with its saved QKV and 
   CHECK(with.memory.fits);
   CHECK(with.memory.required > without.memory.required);
   CHECK(with.iteration.iteration_time_s < without.iteration.iteration_time_s);
+}
+
+TEST_CASE("analysis::run_scenario: pruning GPT-3 175B PaxML's rerun drops fc2's forward from its step and hardware FLOPs") {
+  scenarios::ScenarioSpec spec = scenario_of(row_at("training_dgxc_benchmarking.csv", 302));
+  REQUIRE(spec.training.recompute_dce);
+  const RunReport dce = run_scenario(spec, RunOptions{});
+  spec.training.recompute_dce = false;
+  const RunReport whole = run_scenario(spec, RunOptions{});
+  CHECK(dce.memory.fits);
+  CHECK(dce.memory.required == whole.memory.required);
+  CHECK(dce.iteration.iteration_time_s < whole.iteration.iteration_time_s);
+  // fc2: 2 x tokens x 4h x h a layer; 96 layers, 256 sequences of 2048 tokens (h 12288).
+  const double fc2 = 2.0 * 2048 * 4 * 12288.0 * 12288.0 * 96 * 256;
+  CHECK(whole.iteration.hardware_flops - dce.iteration.hardware_flops == doctest::Approx(fc2).epsilon(1e-6));
 }

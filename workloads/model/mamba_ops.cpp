@@ -144,6 +144,7 @@ std::vector<OpCost> mamba_layer_ops(const ModelSpec& m, const OpShape& sh) {
       streaming("mamba_gated_norm", OpKind::Norm, gated, kGatedNormFlopsPerElement, 2.0 * p * gated, 3.0 * p * gated));
   ops.push_back(matmul("mamba_out_proj", tokens, h, inner, p, true));
   ops.push_back(streaming("mamba_residual", OpKind::Elementwise, residual, 1.0, 3.0 * p * residual, 3.0 * p * residual));
+  ops.back().bwd_reads_input = false;  // a residual add: dx = dy
   for (OpCost& op : ops) op.graph_part = GraphPart::Mamba;
   return ops;
 }

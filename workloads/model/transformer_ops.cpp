@@ -57,11 +57,15 @@ OpCost norm(std::string_view name, const ModelSpec& m, const Dims& d) {
 OpCost dropout(std::string_view name, double elements, double p) {
   // fwd: read x, write y and the uint8 mask; bwd: read dy and the mask, write dx.
   const double per = 2.0 * p + kDropoutMaskBytesPerElement;
-  return pointwise(name, OpKind::Elementwise, elements, 1.0, per, per);
+  OpCost op = pointwise(name, OpKind::Elementwise, elements, 1.0, per, per);
+  op.bwd_reads_input = false;  // dx = dy x mask / keep
+  return op;
 }
 
 OpCost residual_add(std::string_view name, const Dims& d) {
-  return pointwise(name, OpKind::Elementwise, d.residual, 1.0, 3.0 * d.p, 3.0 * d.p);
+  OpCost op = pointwise(name, OpKind::Elementwise, d.residual, 1.0, 3.0 * d.p, 3.0 * d.p);
+  op.bwd_reads_input = false;  // dx = dy for both inputs
+  return op;
 }
 
 // The attention core over QK width d.head_dim and V width d.v_dim; a sliding-window model's
@@ -423,17 +427,29 @@ sim::Flops model_flops_per_iteration(const ModelSpec& model, int global_batch) {
   return per_sequence * global_batch;
 }
 
+std::size_t rerun_dead_from(const std::vector<OpCost>& layer) {
+  std::size_t from = layer.size();
+  // The last op is dead (its output leaves the layer); each earlier one while its successor is
+  // dead and reads no values of it.
+  while (from > 0 && (from == layer.size() || !layer[from].bwd_reads_input)) --from;
+  return from;
+}
+
 sim::Flops hardware_flops_per_iteration(const ModelSpec& model, int global_batch, Recompute recompute,
-                                        unsigned recompute_save) {
+                                        unsigned recompute_save, bool recompute_dce) {
   const sim::Flops base = model_flops_per_iteration(model, global_batch);
   if (recompute == Recompute::None) return base;
   sim::Flops extra;
   for (const LayerKind kind : kLayerKinds) {
     const double count = model.layers_of_kind_in(kind, 0, model.layers);
     if (count == 0) continue;
-    for (const OpCost& op : layer_ops_of_kind(model, whole_model_shape(model), kind)) {
-      const bool recomputed = recompute == Recompute::Full ? op.is_matmul() && !saved_by_recompute_save(op.name, recompute_save)
-                                                           : op.kind == OpKind::Attention;
+    const std::vector<OpCost> ops = layer_ops_of_kind(model, whole_model_shape(model), kind);
+    const std::size_t dead_from = recompute_dce ? rerun_dead_from(ops) : ops.size();
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const OpCost& op = ops[i];
+      const bool recomputed = recompute == Recompute::Full
+                                  ? op.is_matmul() && !saved_by_recompute_save(op.name, recompute_save) && i < dead_from
+                                  : op.kind == OpKind::Attention;
       if (recomputed) extra += op.fwd_flops * count;
     }
   }

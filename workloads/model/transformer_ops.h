@@ -72,6 +72,10 @@ struct OpCost {
   // TELayerNormColumnParallelLinear. Under FP8 current scaling, Transformer Engine 2.8 and later
   // take that input's amax in the norm kernel (ComputeModel::fp8_cast_seconds).
   bool norm_fed = false;
+  // The backward reads values of the op's input (a GEMM's weight gradient, a norm's or an
+  // activation's derivative, the attention core). false for a residual add (dx = dy) and dropout
+  // (dx = dy x mask: the mask, not the input); rerun_dead_from walks it.
+  bool bwd_reads_input = true;
   bool host_sync_after = false;  // forward: the host waits for the device after issuing this op
                                  // (dropless MoE copies its token counts to the host), so it cannot
                                  // run ahead across it (ComputeModel::ops_time)
@@ -176,9 +180,22 @@ OpTotals sum_ops(const std::vector<OpCost>& ops);
 // `global_batch` sequences, summed over the ops (tp = 1). Excludes recomputation.
 sim::Flops model_flops_per_iteration(const ModelSpec& model, int global_batch);
 // Hardware FLOPs: model FLOPs plus what recomputation adds (full: one more forward of every
-// transformer layer, SC'21 Eq. 3, less the matmuls [training] recompute_save keeps; selective:
-// the attention core's forward again).
+// transformer layer, SC'21 Eq. 3, less the matmuls [training] recompute_save keeps and, with
+// recompute_dce, those rerun_dead_from drops; selective: the attention core's forward again).
 sim::Flops hardware_flops_per_iteration(const ModelSpec& model, int global_batch, Recompute recompute,
-                                        unsigned recompute_save = 0);
+                                        unsigned recompute_save = 0, bool recompute_dce = false);
+
+// [training] recompute_dce: the index of the first op of the dead tail of a layer's forward
+// rerun (layer.size() when none), the ops a rerun pruned by dead-code elimination leaves out
+// (JAX: ad_checkpoint.py remat_partial_eval, pe.dce_jaxpr of the staged rerun). The rule, over
+// the layer's ops in forward order, where each op consumes the previous op's output: the last
+// op's output leaves the layer (the next layer keeps it as its own input), so the rerun never
+// needs it; an earlier op is dead when the op after it is dead and that op's backward reads no
+// values of its input (OpCost::bwd_reads_input false: a residual add, dropout). A residual add's
+// output also feeds the next residual add, which reads no values either, so the chain is the
+// whole dependence the backward has. A dense layer's tail: the MLP's output projection (mlp_fc2 /
+// mlp_down), the MLP dropout and the last residual add; the GELU / SwiGLU before it stays, as the
+// output projection's weight gradient reads it.
+std::size_t rerun_dead_from(const std::vector<OpCost>& layer);
 
 }  // namespace clustersim::workloads

@@ -31,7 +31,7 @@ std::vector<HybridKindCost> hybrid_kind_costs(const StageCostInputs& in, const O
     HybridKindCost k;
     k.kind = kind;
     k.lc = layer_compute(in.compute, ops, in.training.recompute, in.training.recompute_modules,
-                         in.training.recompute_save);
+                         in.training.recompute_save, in.training.recompute_dce);
     // An MoE block's routed path runs no sequence-parallel pair of its own: its dispatcher's
     // exchange over the expert tensor-parallel group is charged with its all-to-alls
     // (layer_tensor_parallel, moe_layer). Its shared experts run theirs (stage_cost_parts.h).

@@ -86,7 +86,7 @@ IterationResult IterationRun::run() {
   result_.model_flops = model_flops_per_iteration(in_.model, in_.training.global_batch).value;
   result_.hardware_flops =
       hardware_flops_per_iteration(in_.model, in_.training.global_batch, in_.training.recompute,
-                                   in_.training.recompute_save).value;
+                                   in_.training.recompute_save, in_.training.recompute_dce).value;
   if (in_.training.finetune.lora()) {  // what a LoRA step performs: no weight gradients of frozen weights
     const double recomputed = result_.hardware_flops - result_.model_flops;
     result_.model_flops = lora_flops_per_iteration(in_.model, in_.training.finetune, in_.training.global_batch).value;

@@ -69,25 +69,27 @@ std::vector<OpCost> recomputed_ops(const std::vector<OpCost>& layer, Recompute r
   return selective;
 }
 
-std::vector<OpCost> full_recompute_ops(const std::vector<OpCost>& layer, unsigned save) {
+std::vector<OpCost> full_recompute_ops(const std::vector<OpCost>& layer, unsigned save, bool dce) {
+  const std::size_t dead_from = dce ? rerun_dead_from(layer) : layer.size();
   std::vector<OpCost> rerun;
-  for (const OpCost& op : layer)
-    if (!saved_by_recompute_save(op.name, save)) rerun.push_back(op);
+  for (std::size_t i = 0; i < dead_from; ++i)
+    if (!saved_by_recompute_save(layer[i].name, save)) rerun.push_back(layer[i]);
   return rerun;
 }
 
 // Full recompute reruns the layer's forward in its backward. With nothing saved that is the whole
-// forward; with [training] recompute_save the saved ops drop out of the rerun
-// (JAX's save_only_these_names: a saved residual is read, not recomputed). Every other op is
-// rerun, fc2 included: its output feeds only the residual add, whose backward reads no values, and
-// JAX prunes it from the rerun (jax/_src/ad_checkpoint.py remat_partial_eval: pe.dce_jaxpr of the
-// staged jaxpr), but that rule is not modelled yet (docs/validation.md, session 16, branch remat).
+// forward; with [training] recompute_save the saved ops drop out of the rerun (JAX's
+// save_only_these_names: a saved residual is read, not recomputed); with recompute_dce the dead
+// tail of the layer does too (JAX's remat_partial_eval prunes the staged rerun with
+// pe.dce_jaxpr, jax/_src/ad_checkpoint.py; rerun_dead_from, model/transformer_ops.h), fc2 / mlp_down
+// with it. Megatron's torch.utils.checkpoint reruns the whole function: no dce.
 LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& layer, Recompute recompute,
-                           unsigned modules, unsigned save) {
-  // The forward ops the backward runs again: the layer (less what recompute_save keeps) under
-  // full recompute, else selective recompute's and recompute_modules' ops (none by default).
+                           unsigned modules, unsigned save, bool dce) {
+  // The forward ops the backward runs again: the layer (less what recompute_save keeps and, with
+  // recompute_dce, its dead tail) under full recompute, else selective recompute's and
+  // recompute_modules' ops (none by default).
   const std::vector<OpCost> again =
-      recompute == Recompute::Full ? full_recompute_ops(layer, save) : recomputed_ops(layer, recompute, modules);
+      recompute == Recompute::Full ? full_recompute_ops(layer, save, dce) : recomputed_ops(layer, recompute, modules);
   LayerCompute c;
   c.fwd_memory = memory_busy_s(cm, layer, Pass::Forward);
   c.bwd_memory = memory_busy_s(cm, layer, Pass::Backward) + memory_busy_s(cm, again, Pass::Forward);

@@ -51,12 +51,14 @@ struct LayerCompute {
 
 // A layer's compute; the ops that `recompute` and the [training] recompute_modules bitmask
 // (kRecompute*) rerun add their forward to the backward. Under Recompute::Full, `save` (the
-// [training] recompute_save bits, kSave*) names ops the forward keeps: the rerun skips them.
+// [training] recompute_save bits, kSave*) names ops the forward keeps: the rerun skips them, and
+// with `dce` ([training] recompute_dce) the layer's dead tail (rerun_dead_from) as well.
 LayerCompute layer_compute(const ComputeModel& cm, const std::vector<OpCost>& layer, Recompute recompute,
-                           unsigned modules = 0, unsigned save = 0);
+                           unsigned modules = 0, unsigned save = 0, bool dce = false);
 
-// The ops full recompute reruns: the whole layer but the ops `save` (kSave* bits) keeps.
-std::vector<OpCost> full_recompute_ops(const std::vector<OpCost>& layer, unsigned save);
+// The ops full recompute reruns: the whole layer but the ops `save` (kSave* bits) keeps and, with
+// `dce`, its dead tail.
+std::vector<OpCost> full_recompute_ops(const std::vector<OpCost>& layer, unsigned save, bool dce = false);
 
 // The ops whose forward the backward reruns short of full recompute: selective recompute's
 // attention core and the [training] recompute_modules (empty under Recompute::Full, which reruns all).

@@ -95,9 +95,9 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   const auto layer_costs = [&](bool bf16_layer) {
     LayerCosts v;
     v.layer = stage_layer_ops(in, shape, false, bf16_layer);
-    v.lc = layer_compute(in.compute, v.layer, tr.recompute, tr.recompute_modules, tr.recompute_save);
+    v.lc = layer_compute(in.compute, v.layer, tr.recompute, tr.recompute_modules, tr.recompute_save, tr.recompute_dce);
     if (model.is_moe()) v.moe_layer = stage_layer_ops(in, shape, true, bf16_layer);
-    v.lc_moe = model.is_moe() ? layer_compute(in.compute, v.moe_layer, tr.recompute, tr.recompute_modules, tr.recompute_save) : v.lc;
+    v.lc_moe = model.is_moe() ? layer_compute(in.compute, v.moe_layer, tr.recompute, tr.recompute_modules, tr.recompute_save, tr.recompute_dce) : v.lc;
     v.ltp = layer_tensor_parallel(in, act, v.layer);
     // An MoE layer: the attention's sequence-parallel pair only; its dispatcher's exchange over the
     // expert tensor-parallel group is in lep (layer_expert_parallel).

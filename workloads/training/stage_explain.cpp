@@ -197,7 +197,7 @@ ExplainedLayerKind explain_kind(const StageCostInputs& in, const std::string& ki
   k.kind = kind;
   k.count = count;
   const Recompute rc = in.training.recompute;
-  const std::vector<OpCost> rerun = rc == Recompute::Full ? full_recompute_ops(ops, in.training.recompute_save)
+  const std::vector<OpCost> rerun = rc == Recompute::Full ? full_recompute_ops(ops, in.training.recompute_save, in.training.recompute_dce)
                                                          : recomputed_ops(ops, rc, in.training.recompute_modules);
   add_ops(k.ops, cm, ops, Pass::Forward, "forward");
   add_ops(k.ops, cm, ops, Pass::Backward, "backward");
@@ -270,7 +270,7 @@ StageExplanation explain_stage(const StageCostInputs& in, const StageCosts& cost
       if (count == 0) return;
       const std::vector<OpCost> ops = stage_layer_ops(in, shape, is_moe);
       const LayerCompute lc = layer_compute(in.compute, ops, in.training.recompute, in.training.recompute_modules,
-                                            in.training.recompute_save);
+                                            in.training.recompute_save, in.training.recompute_dce);
       ExplainedLayerKind k = explain_kind(in, is_moe ? "moe" : "dense", count, ops, lc);
       const LayerTensorParallel ltp = layer_tensor_parallel(in, act, ops, is_moe);
       if (in.parallel.tp > 1) k.comm.push_back(tensor_parallel_comm(in, ltp, stage, is_moe));
