@@ -104,8 +104,8 @@ double IterationRun::expert_traffic_weight() const {
 double IterationRun::expert_reduction_weight(double bucket_bytes) {
   const ParallelSpec& p = in_.parallel;
   const int edp = p.expert_dp(), etp = p.expert_tp();
-  if (p.ep <= 1 || edp <= 1 || p.dp <= 1) return edp <= 1 ? 0.0 : 1.0;
-  if (p.shard_instances > 1 || bucket_bytes <= 0) return expert_traffic_weight();
+  if (edp <= 1) return 0.0;
+  if (p.ep <= 1 || p.dp <= 1 || p.shard_instances > 1 || bucket_bytes <= 0) return expert_traffic_weight();
   const CollectiveOp op = p.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
   std::vector<std::vector<int>> groups;
   const int stride = etp * p.ep;
