@@ -69,7 +69,7 @@ StageExplanation IterationRun::explain(int r) {
   StageExplanation x = explain_stage(stage_cost_inputs(), costs_, r);
   const GradientBuckets& g = rank(r).buckets();
   x.buckets = static_cast<int>(g.reductions.size());
-  for (const Bucket& b : g.reductions) x.dp_bucket_bytes += b.bytes;
+  for (const Bucket& b : g.reductions) x.dp_bucket_bytes += b.bytes * sent_scale_[static_cast<std::size_t>(r)];
   const std::string algo(to_string(dp_algo_));
   x.dp_collective = in_.parallel.shards_optimizer() ? algo + " reduce-scatter, then all-gather of the parameters"
                                                     : algo + " all-reduce";
@@ -77,28 +77,71 @@ StageExplanation IterationRun::explain(int r) {
 }
 
 // Parameters whose gradients a chunk's buckets carry over the data-parallel group. Routed experts'
-// gradients are reduced over the dp / ep ranks holding the same experts, not over dp: a ring
-// reduction sends 2 (n-1)/n of its buffer, so on the dp group they weigh ((e-1)/e) / ((dp-1)/dp)
-// with e = dp / ep (none when e = 1). A bandwidth equivalence: the reduction still runs on the dp
-// group's links, whose busiest hop the expert group shares.
-double IterationRun::reduced_params(const ChunkCost& c) const {
-  const double dp = in_.parallel.dp, edp = in_.parallel.expert_dp();
-  if (c.expert_params <= 0 || dp <= 1) return c.params;
-  const double weight = ((edp - 1) / edp) / ((dp - 1) / dp);
+// gradients are reduced over the dp / ep ranks holding the same experts, not over dp (Megatron-Core
+// DistributedDataParallel's expert_parallel_buffers on the expert-data-parallel group, core_v0.15.0
+// distributed_data_parallel.py l. 316-323; that group is every etp x ep-th rank of the stage,
+// parallel_state.py l. 755-763 with order tp-cp-ep-dp-pp, so one GPU a node when etp x ep fills a
+// node). The buckets still run on the data-parallel group, the expert part weighed by `weight`
+// (expert_reduction_weight) so that its reduction takes the expert group's time.
+double IterationRun::reduced_params(const ChunkCost& c, double weight) const {
+  if (c.expert_params <= 0 || in_.parallel.dp <= 1) return c.params;
   return c.params - c.expert_params * (1.0 - weight);
+}
+
+// The ring's per-GPU traffic on the expert-data-parallel group over that on the data-parallel
+// group: ((e-1)/e) / ((dp-1)/dp), e = dp / ep (none when e = 1). The bytes each GPU sends.
+double IterationRun::expert_traffic_weight() const {
+  const double dp = in_.parallel.dp, edp = in_.parallel.expert_dp();
+  return dp <= 1 ? 1.0 : ((edp - 1) / edp) / ((dp - 1) / dp);
+}
+
+// The time weight: the expert-data-parallel groups' collective of a bucket's bytes (all of them
+// at once, stage 0) over the data-parallel groups' (dp_time), so that a bucket's expert share takes
+// as long on the data-parallel group as on its own. A dp ring crossing nodes sends one hop in
+// tp x cp x (GPUs a node / (tp x cp)) over the network, an expert group one GPU a node sends every
+// hop there: same bytes, the NIC's bandwidth rather than NVLink's. Where both groups sit alike it
+// is the traffic weight. Hybrid sharding (shard_instances > 1) keeps the traffic weight.
+double IterationRun::expert_reduction_weight(double bucket_bytes) {
+  const ParallelSpec& p = in_.parallel;
+  const int edp = p.expert_dp(), etp = p.expert_tp();
+  if (edp <= 1) return 0.0;
+  if (p.ep <= 1 || p.dp <= 1 || p.shard_instances > 1 || bucket_bytes <= 0) return expert_traffic_weight();
+  const CollectiveOp op = p.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
+  std::vector<std::vector<int>> groups;
+  const int stride = etp * p.ep;
+  for (int first = 0; first < stride; ++first) {
+    std::vector<int> g;
+    for (int d = 0; d < edp; ++d) g.push_back(first + stride * d);
+    groups.push_back(std::move(g));
+  }
+  const double dense = dp_time(bucket_bytes, op);
+  const double expert = memo_.concurrent(op, dp_algo_, groups, sim::Bytes{bucket_bytes}).seconds();
+  return dense > 0 ? expert / dense : expert_traffic_weight();
 }
 
 // Each rank's schedule order and gradient buckets.
 void IterationRun::plan_ranks() {
   const BucketRule rule = BucketRule::of(in_.parallel, in_.training, in_.sync);
+  double expert_bytes = 0;  // the largest chunk's expert gradients: the reference size when a bucket is larger
+  for (const ChunkCost& c : costs_.chunks) expert_bytes = std::max(expert_bytes, c.expert_params * rule.grad_bytes);
+  const double time_weight = rule.reduce ? expert_reduction_weight(std::min(rule.bucket_bytes, expert_bytes)) : 0.0;
+  const double traffic_weight = expert_traffic_weight();
   double reduced = 0;
   ranks_.reserve(static_cast<std::size_t>(pp_));
   for (int r = 0; r < pp_; ++r) {
     std::vector<PipelineStep> order = pipeline_order(in_.parallel.schedule, pp_, v_, m_, r, in_.parallel.moe_a2a_overlap);
     std::vector<double> chunk_params;
-    for (int c = 0; c < v_; ++c) chunk_params.push_back(reduced_params(costs_.chunks[static_cast<std::size_t>(c * pp_ + r)]));
+    double timed = 0, sent = 0;  // the rank's parameters as the buckets carry them, and as sent
+    for (int c = 0; c < v_; ++c) {
+      const ChunkCost& cost = costs_.chunks[static_cast<std::size_t>(c * pp_ + r)];
+      chunk_params.push_back(reduced_params(cost, time_weight));
+      timed += chunk_params.back();
+      sent += reduced_params(cost, traffic_weight);
+    }
     GradientBuckets buckets = plan_gradient_buckets(order, chunk_params, rule, r);
-    for (const Bucket& b : buckets.reductions) reduced += b.bytes;
+    const double to_sent = timed > 0 ? sent / timed : 1.0;
+    for (const Bucket& b : buckets.reductions) reduced += b.bytes * to_sent;
+    sent_scale_.push_back(to_sent);
     ranks_.emplace_back(order, std::move(buckets));
     plan_param_gathers(r, order);
   }

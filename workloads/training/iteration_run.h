@@ -89,7 +89,9 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   StageCostInputs stage_cost_inputs();
   // IterationInputs::explain: rank r explained (stage_explain.h), with its data-parallel buckets.
   StageExplanation explain(int r);
-  double reduced_params(const ChunkCost& c) const;
+  double reduced_params(const ChunkCost& c, double expert_weight) const;
+  double expert_traffic_weight() const;
+  double expert_reduction_weight(double bucket_bytes);
   void plan_param_gathers(int r, const std::vector<PipelineStep>& order);
   void plan_pipeline_routes();
   void plan_input_feeds();
@@ -151,6 +153,8 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   std::vector<std::vector<int>> dp_groups_;
   std::vector<std::vector<int>> replica_groups_;  // hybrid sharding: across the shard groups
   std::map<std::pair<int, double>, double> dp_times_;
+  // Per rank: the bytes its GPUs send over its buckets' bytes (the expert share weighed by time).
+  std::vector<double> sent_scale_;
   StageCosts costs_;
   std::vector<PipelineRank> ranks_;
   // overlap_param_gather: per rank, its gathers at the iteration start and, per chunk, the index
