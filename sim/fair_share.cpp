@@ -25,18 +25,17 @@ bool heap_after(double sa, ConstraintId ca, double sb, ConstraintId cb) {
 // The hot loops' walk of a variable's constraints (head `h`): f(c, k) for each, k its position, in
 // MemberRange's order, as one plain loop over the run or two over the halves (no per-step test for
 // the second part).
-template <class Head, class Segments, class F>
-inline void walk(const Head& h, const ConstraintId* ids, const Segments& segs, F&& f) {
+template <class Head, class F>
+inline void walk(const Head& h, const ConstraintId* ids, F&& f) {
   if (!h.split) {
     for (std::uint32_t k = 0; k < h.n; ++k) f(ids[h.off + k], k);
     return;
   }
-  const auto& s0 = segs[ids[h.off]];
-  const auto& s1 = segs[ids[h.off + 1]];
-  const ConstraintId* a = ids + s0.off;
-  for (std::uint32_t k = 0; k < s0.n; ++k) f(a[k], k);
-  const ConstraintId* b = ids + s1.off;
-  for (std::uint32_t k = 0; k < s1.n; ++k) f(b[k], s0.n + k);
+  const std::uint32_t na = h.n / 2U;
+  const ConstraintId* a = ids + ids[h.off];
+  for (std::uint32_t k = 0; k < na; ++k) f(a[k], k);
+  const ConstraintId* b = ids + ids[h.off + 1];
+  for (std::uint32_t k = na; k < h.n; ++k) f(b[k - na], k);
 }
 }  // namespace
 
@@ -131,7 +130,7 @@ VariableId FairShareSolver::add_variable(std::span<const ConstraintId> cons, dou
   const bool split = config_.split_from != 0 && cons.size() >= config_.split_from && weights.empty() &&
                      (cap == kUnlimited || slot != 0);
   if (split) {
-    // Two segment ids; the halves are interned first (intern may grow member_c_, so the ids are
+    // Two segment offsets; the halves are interned first (intern may grow member_c_, so the ids are
     // read from a copy, whoever's storage `cons` is).
     std::array<ConstraintId, kMaxConstraintsPerVariable> ids;
     std::copy(cons.begin(), cons.end(), ids.begin());
@@ -155,60 +154,54 @@ std::size_t FairShareSolver::segment_home(const ConstraintId* cons, std::size_t 
   return static_cast<std::size_t>(h) & (seg_index_.size() - 1);
 }
 
-void FairShareSolver::index_segment(std::uint32_t s) {
+void FairShareSolver::index_segment(std::uint32_t off) {
   const std::size_t mask = seg_index_.size() - 1;
-  std::size_t i = segment_home(member_c_.data() + segs_[s].off, segs_[s].n);
+  std::size_t i = segment_home(member_c_.data() + off, member_c_[off - 1]);
   while (seg_index_[i] != kNone) i = (i + 1) & mask;
-  seg_index_[i] = s;
+  seg_index_[i] = off;
 }
 
 void FairShareSolver::grow_segment_index() {
   std::vector<std::uint32_t> old(std::max<std::size_t>(64, 2 * seg_index_.size()), kNone);
   old.swap(seg_index_);
-  for (const std::uint32_t s : old) {
-    if (s != kNone) index_segment(s);
+  for (const std::uint32_t off : old) {
+    if (off != kNone) index_segment(off);
   }
 }
 
-// The segment holding exactly these ids (one more reference), interned now if none does.
+// The segment holding exactly these ids (one more reference), interned now if none does; its offset.
 std::uint32_t FairShareSolver::intern(const ConstraintId* cons, std::size_t n) {
   if (2 * (seg_live_ + 1) > seg_index_.size()) grow_segment_index();
   const std::size_t mask = seg_index_.size() - 1;
   std::size_t i = segment_home(cons, n);
   for (; seg_index_[i] != kNone; i = (i + 1) & mask) {
-    Segment& seg = segs_[seg_index_[i]];
-    if (seg.n == n && std::equal(cons, cons + n, member_c_.data() + seg.off)) {
-      ++seg.refs;
-      return seg_index_[i];
+    const std::uint32_t off = seg_index_[i];
+    if (member_c_[off - 1] == n && std::equal(cons, cons + n, member_c_.data() + off)) {
+      CLUSTERSIM_CHECK(member_c_[off - 2] != std::numeric_limits<std::uint32_t>::max(), "too many uses of one segment");
+      ++member_c_[off - 2];
+      return off;
     }
   }
-  std::uint32_t s;
-  if (free_segs_ != kNone) {
-    s = free_segs_;
-    free_segs_ = segs_[s].off;
-  } else {
-    s = static_cast<std::uint32_t>(segs_.size());
-    segs_.push_back(Segment{});
-  }
-  const std::uint32_t off = alloc_members(n);
+  const std::uint32_t off = alloc_members(kSegmentHeader + n) + kSegmentHeader;
+  member_c_[off - 2] = 1;
+  member_c_[off - 1] = static_cast<ConstraintId>(n);
   std::copy(cons, cons + n, member_c_.begin() + off);
-  segs_[s] = Segment{off, 1, static_cast<std::uint32_t>(n)};
-  seg_index_[i] = s;
+  seg_index_[i] = off;
   ++seg_live_;
-  return s;
+  return off;
 }
 
 // One reference fewer; the last gives the segment back (its index slot emptied by backward shift,
 // so that every other segment stays reachable from its home slot).
-void FairShareSolver::release_segment(std::uint32_t s) {
-  Segment& seg = segs_[s];
-  if (--seg.refs != 0) return;
+void FairShareSolver::release_segment(std::uint32_t off) {
+  if (--member_c_[off - 2] != 0) return;
+  const std::uint32_t n = member_c_[off - 1];
   const std::size_t mask = seg_index_.size() - 1;
-  std::size_t hole = segment_home(member_c_.data() + seg.off, seg.n);
-  while (seg_index_[hole] != s) hole = (hole + 1) & mask;
+  std::size_t hole = segment_home(member_c_.data() + off, n);
+  while (seg_index_[hole] != off) hole = (hole + 1) & mask;
   for (std::size_t j = (hole + 1) & mask; seg_index_[j] != kNone; j = (j + 1) & mask) {
-    const Segment& other = segs_[seg_index_[j]];
-    const std::size_t home = segment_home(member_c_.data() + other.off, other.n);
+    const std::uint32_t other = seg_index_[j];
+    const std::size_t home = segment_home(member_c_.data() + other, member_c_[other - 1]);
     // Moves back unless its home lies cyclically in (hole, j].
     if (((j - home) & mask) >= ((j - hole) & mask)) {
       seg_index_[hole] = seg_index_[j];
@@ -216,9 +209,7 @@ void FairShareSolver::release_segment(std::uint32_t s) {
     }
   }
   seg_index_[hole] = kNone;
-  free_members(seg.off, seg.n);
-  seg.off = free_segs_;
-  free_segs_ = s;
+  free_members(off - kSegmentHeader, kSegmentHeader + n);
   --seg_live_;
 }
 
@@ -404,7 +395,7 @@ void FairShareSolver::detach(VariableId v) {
   head_[v].refs = static_cast<std::uint8_t>(n);
   rate_[v] = 0;
   if (n == 0) push_free_id(v);
-  walk(head_[v], member_c_.data(), segs_, [&](ConstraintId cid, std::uint32_t k) {
+  walk(head_[v], member_c_.data(), [&](ConstraintId cid, std::uint32_t k) {
     Constraint& c = constraints_[cid];
     c.total_weight -= weight_k(v, k);
     if (c.vars.back() == v) {
@@ -668,7 +659,7 @@ void FairShareSolver::gather(ConstraintId start, double threshold) {
       head_[v].flags = static_cast<std::uint8_t>(f | kAffected);
       comp_vars_.push_back(v);
       old_rates_.push_back((f & kSolved) != 0 ? rate_[v] : -1.0);
-      walk(head_[v], member_c_.data(), segs_, [&](ConstraintId cid, std::uint32_t) {
+      walk(head_[v], member_c_.data(), [&](ConstraintId cid, std::uint32_t) {
         Constraint& c = constraints_[cid];
         if (c.epoch != epoch_) {
           c.epoch = epoch_;
@@ -779,7 +770,7 @@ void FairShareSolver::fix(VariableId v, double r) {
   head_[v].flags |= kFixed;
   rate_[v] = r;
   seq_[v] = static_cast<std::uint32_t>(seq_counter_);
-  walk(head_[v], member_c_.data(), segs_, [&](ConstraintId c, std::uint32_t k) {
+  walk(head_[v], member_c_.data(), [&](ConstraintId c, std::uint32_t k) {
     Constraint& con = constraints_[c];
     const std::uint16_t weight = weight_k(v, k);
     // One copy at a time: the same subtractions, in the same order, as unfolded copies.
@@ -823,7 +814,7 @@ void FairShareSolver::run_filling() {
   capped_.clear();
   for (VariableId v : comp_vars_) {
     if ((head_[v].flags & kFixed) != 0) continue;  // alone, fixed already (take_alone)
-    walk(head_[v], member_c_.data(), segs_,
+    walk(head_[v], member_c_.data(),
          [&](ConstraintId c, std::uint32_t k) { constraints_[c].unfixed += weight_k(v, k); });
     if (head_[v].has_cap()) capped_.push_back(v);
   }

@@ -60,7 +60,7 @@
 // solver's distinct caps (at most 31; a collective's flows share one or two), and only a cap that
 // finds the table full, or one given with a block (alloc_block), follows its constraints in its
 // block, in two more membership entries) plus, per constraint crossed, its id (pooled blocks, 4
-// bytes; a split variable holds two segment ids instead, see Split memberships) and one 4-byte
+// bytes; a split variable holds two segment offsets instead, see Split memberships) and one 4-byte
 // entry in the constraint's list; weights (2 bytes per
 // constraint) only for weighted variables, in a pool that unweighted systems never grow. A caller
 // may allocate a block before adding its variable (alloc_block), hand it to add_variable and read
@@ -75,9 +75,11 @@
 // spine, those after it on the spine and the destination), so many variables share each half while
 // no two share the whole (one flow per (source, destination) pair). An unweighted variable of at
 // least `split_from` constraints whose cap is not kept in its block is stored *split*: its block
-// holds two segment ids (8 bytes instead of 4 per constraint), the first for its constraints
-// [0, n/2), the second for [n/2, n), each an interned sequence of constraint ids in a table shared
-// by all variables (reference-counted; a segment no variable uses is given back). Every loop over
+// holds the offsets in member_c_ of two segments (8 bytes instead of 4 per constraint), the first
+// its constraints [0, n/2), the second [n/2, n), each an interned run of constraint ids shared by
+// all variables (the halves' lengths follow from n; a segment's reference count and length are the
+// two entries before its run, so a walk reads the block and the two runs, nothing else; a segment
+// no variable uses is given back with its block). Every loop over
 // a variable's constraints visits one run of member_c_ or the two segments in order (MemberRange;
 // the solver's hot loops, fair_share.cpp walk(), as two plain loops over the same spans): the same
 // constraints in the same order as unsplit, so nothing computed changes (exact by construction;
@@ -147,7 +149,7 @@ struct FairShareConfig {
   // at or above this (at most 2^32 - 1). Lower only in tests, to renumber in a small system.
   std::uint64_t seq_limit = 0xffffffffULL;
   // Unweighted variables of at least this many constraints keep them as two interned halves (see
-  // Split memberships); 0: never split. Shorter routes gain nothing (two segment ids are 8 bytes).
+  // Split memberships); 0: never split. Shorter routes gain nothing (two segment offsets are 8 bytes).
   std::uint32_t split_from = 4;
 };
 
@@ -256,10 +258,8 @@ class FairShareSolver {
   MemberRange members(VariableId v) const {
     const VarHead h = head_[v];
     if (!h.split) return {std::span<const ConstraintId>(member_c_.data() + h.off, h.n), {}};
-    const Segment& s0 = segs_[member_c_[h.off]];
-    const Segment& s1 = segs_[member_c_[h.off + 1]];
-    return {std::span<const ConstraintId>(member_c_.data() + s0.off, s0.n),
-            std::span<const ConstraintId>(member_c_.data() + s1.off, s1.n)};
+    return {std::span<const ConstraintId>(member_c_.data() + member_c_[h.off], h.n / 2U),
+            std::span<const ConstraintId>(member_c_.data() + member_c_[h.off + 1], h.n - h.n / 2U)};
   }
   bool is_split(VariableId v) const { return head_[v].split; }
   std::size_t segment_count() const { return seg_live_; }  // interned halves in use (tests)
@@ -340,11 +340,12 @@ class FairShareSolver {
   bool resurrect(std::span<const ConstraintId> cons, double cap, const std::uint16_t* weights, VariableId& out);
   VariableId attach(std::uint32_t off, std::span<const ConstraintId> cons, double cap, bool weighted, bool room,
                     std::uint8_t cap_slot, bool split);
-  // Split memberships: a segment is an interned run of constraint ids in member_c_.
+  // Split memberships: a segment is an interned run of constraint ids in member_c_, named by the
+  // offset of its first id (its reference count at off - 2, its length at off - 1).
   std::uint32_t intern(const ConstraintId* cons, std::size_t n);
-  void release_segment(std::uint32_t s);
+  void release_segment(std::uint32_t off);
   std::size_t segment_home(const ConstraintId* cons, std::size_t n) const;  // its hash's index slot
-  void index_segment(std::uint32_t s);
+  void index_segment(std::uint32_t off);
   void grow_segment_index();
   void free_members(std::uint32_t off, std::size_t size);  // a block of `size` entries
   // Variable v's weight on its k-th constraint (a weighted variable is never split).
@@ -372,9 +373,9 @@ class FairShareSolver {
   PodVector<double> rate_;
   PodVector<std::uint32_t> seq_;      // the event that fixed it (0: never solved); see seq_limit
   struct VarHead {
-    std::uint32_t off = 0;  // first membership entry (split: its two segment ids)
+    std::uint32_t off = 0;  // first membership entry (split: its two segments' offsets)
     std::uint8_t n : 5 = 0;     // constraints crossed
-    bool split : 1 = false;     // its block holds two segment ids (see Split memberships)
+    bool split : 1 = false;     // its block holds two segment offsets (see Split memberships)
     std::uint8_t flags = 0;
     bool weighted : 1 = false;  // weights_ holds its weights (else all 1)
     bool capped : 1 = false;    // its cap follows its constraints in member_c_ (else kUnlimited)
@@ -402,18 +403,13 @@ class FairShareSolver {
   // variables crossing the same number of constraints.
   PodVector<ConstraintId> member_c_;
   PodVector<std::uint16_t> weights_;        // flows the variable stands for on c; grown only once weighted
-  // Segments (split memberships): each an interned run of `n` ids at member_c_[off], used by `refs`
-  // variables; a free one chains the free list through `off`. seg_index_ is an open-addressing
-  // table (linear probing, at most half full) of the live segments by content.
-  struct Segment {
-    std::uint32_t off = 0;
-    std::uint32_t refs = 0;
-    std::uint32_t n = 0;
-  };
-  PodVector<Segment> segs_;
+  // Segments (split memberships): each a block of kSegmentHeader + n entries of member_c_, the
+  // variables using it (refs) and n, then its n ids; named by the offset of its ids. seg_index_ is
+  // an open-addressing table (linear probing, at most half full) of the live segments' offsets by
+  // content. A segment's block is freed like any other (free_members).
+  static constexpr std::uint32_t kSegmentHeader = 2;
   std::vector<std::uint32_t> seg_index_;
   std::size_t seg_live_ = 0;
-  std::uint32_t free_segs_ = std::numeric_limits<std::uint32_t>::max();
   // Free lists, intrusive (nothing per freed variable beyond its own storage): the free blocks of
   // n entries are chained through their first entry's member_c_ (n >= 1; an empty block has no
   // storage to keep), the free ids through their seq_ (an id is free once no list holds it). Both are stacks, last freed first reused.

@@ -47,6 +47,17 @@ void NetworkModel::release_virtual_link(VirtualLinkId v) {
   free_virtual_.push_back(v);
 }
 
+void NetworkModel::count_link_bytes() {
+  CLUSTERSIM_CHECK(stats_.transfers_started == stats_.transfers_finished,
+                   "link bytes are counted from before the first transfer (they need every transfer's bytes)");
+  counts_link_bytes_ = true;
+}
+
+double NetworkModel::link_bytes(LinkId l) const {
+  CLUSTERSIM_CHECK(counts_link_bytes_, "link_bytes needs count_link_bytes() before the transfers");
+  return link_bytes_[l];
+}
+
 void NetworkModel::set_observer(FlowObserver* observer) {
   CLUSTERSIM_CHECK(observer == nullptr || stats_.transfers_started == stats_.transfers_finished,
                    "an observer is set while no transfer is in flight (it needs their stream starts)");
@@ -228,7 +239,10 @@ void NetworkModel::activate(std::span<const LinkId> links, std::span<const std::
     if (observer_ != nullptr) stream_start_.resize(v + 1);
   }
   Stream& s = streams_[v];
-  s.bytes = bytes;
+  if (keeps_bytes()) {
+    if (stream_bytes_.size() <= v) stream_bytes_.resize(streams_.size());
+    stream_bytes_[v] = bytes;
+  }
   s.remaining = bytes;
   s.last_update = sim_.now();
   s.ref = ref;
@@ -322,13 +336,18 @@ void NetworkModel::complete(sim::VariableId v) {
   const std::uint64_t tag = tag_of(s.ref);
   sim::MemberRange::Buffer buf;  // (a split variable's two halves, copied: no allocation)
   const std::span<const sim::ConstraintId> links = solver_.members(v).contiguous(buf);
+  double bytes = 0;  // (read only when kept)
+  if (keeps_bytes()) {
+    CLUSTERSIM_CHECK(v < stream_bytes_.size(), "a transfer's bytes are kept from its start (count_link_bytes, observer or invariants set while none is in flight)");
+    bytes = stream_bytes_[v];
+  }
   if (sim::EngineInvariants* inv = sim_.invariants()) {
     const double rate = solver_.rate(v);  // the stream's rate since its last change
     const double undelivered = s.remaining - rate * (sim_.now() - s.last_update).seconds();
     inv->rate_changed(links, solver_.weights_of(v), rate, 0.0);
-    inv->flow_delivered(s.bytes, undelivered, rate, sim_.now());
+    inv->flow_delivered(bytes, undelivered, rate, sim_.now());
   }
-  account(links, solver_.weights_of(v), s.bytes, observer_ != nullptr ? stream_start_[v] : sim::SimTime{},
+  account(links, solver_.weights_of(v), bytes, observer_ != nullptr ? stream_start_[v] : sim::SimTime{},
           who, tag);
   release(s.ref);
   solver_.remove_variable(v);  // its memberships stay until the next solve (resurrection)
@@ -342,9 +361,11 @@ void NetworkModel::complete(sim::VariableId v) {
 void NetworkModel::account(std::span<const LinkId> links, const std::uint16_t* weights, double bytes,
                            sim::SimTime start, const TransferListener* who, std::uint64_t tag) {
   while (!links.empty() && links.back() >= topo_.link_count()) links = links.first(links.size() - 1);  // virtual
-  for (std::size_t k = 0; k < links.size(); ++k) {
-    const double copies = weights != nullptr ? weights[k] : 1.0;
-    link_bytes_[links[k]] += bytes * copies;
+  if (counts_link_bytes_) {
+    for (std::size_t k = 0; k < links.size(); ++k) {
+      const double copies = weights != nullptr ? weights[k] : 1.0;
+      link_bytes_[links[k]] += bytes * copies;
+    }
   }
   if (observer_ != nullptr) {
     Route route;

@@ -19,8 +19,10 @@
 // nothing but its 8-byte activation batch entry when the listener gives the bytes and rate cap
 // again too (start_regenerated: the direct and halving-doubling schedules' unfolded sends);
 // nothing of it is in the solver yet. When it starts streaming it becomes a solver variable (the solver copies the
-// route into its memberships) and a 40-byte stream record (its rate is read from the solver) kept at the variable's id, so no map
-// from variables to flows is needed. The record names its listener and tag in 8 bytes: the listener's slot in a
+// route into its memberships) and a 32-byte stream record (its rate is read from the solver) kept at the variable's id, so no map
+// from variables to flows is needed; its byte count (8 bytes more, in a side array) is kept only
+// when something reads it at the end: link byte counts (count_link_bytes), an observer or
+// invariant checks. The record names its listener and tag in 8 bytes: the listener's slot in a
 // small table and the tag, or, for a tag of kRegeneratedTagLimit or above or a listener that found no free slot,
 // an index in a side table of (listener, tag) pairs. Each pending activation or completion is 8 bytes in a
 // *batch*; a batch whose completions have all been superseded by rate changes gives its buffer
@@ -35,6 +37,9 @@
 // and in the order the separate events would have run, and simulated times, event order and
 // events_processed() (Simulator::count_coalesced) are unchanged. All flows of a direct all-to-all
 // stage that start or finish together (one rate level) thus cost one queue entry, not millions.
+//
+// Link byte counts (link_bytes) are kept only when asked for (count_link_bytes) before the first
+// transfer.
 //
 // An optional FlowObserver (null by default) sees every finished transfer with its route (links and
 // hops; latency and bottleneck are not kept), bytes and streaming interval, for link-traffic
@@ -171,8 +176,11 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
 
   const NetworkStats& stats() const { return stats_; }
   const sim::FairShareStats& solver_stats() const { return solver_.stats(); }
-  // Bytes that have crossed each link so far (finished transfers), for utilisation reports.
-  double link_bytes(LinkId l) const { return link_bytes_[l]; }
+  // Bytes that have crossed each link so far (finished transfers), for utilisation reports; only
+  // after count_link_bytes(), called while no transfer is in flight (so every transfer's bytes
+  // are kept until it ends: 8 bytes more per streaming transfer).
+  void count_link_bytes();
+  double link_bytes(LinkId l) const;
   std::size_t active_flows() const { return solver_.live_variables(); }
   // Flow event entries held in batches (live and stale), for memory tests.
   std::size_t held_entries() const {
@@ -194,19 +202,19 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   // Pools kept when emptied up to these sizes (larger ones are given back, see on_event).
   static constexpr std::size_t kKeptBatchEntries = 4096;
   static constexpr std::size_t kKeptPendingWords = 65536 * 16;
-  // A streaming transfer, at its solver variable's index (40 bytes). `generation` grows with each
+  // A streaming transfer, at its solver variable's index (32 bytes; its bytes, when kept, are in
+  // stream_bytes_: see keeps_bytes). `generation` grows with each
   // rate change and at the end, so older completion entries for this index are recognised as stale
   // (it is kept when the index is reused); `batch` holds the live completion entry; `ref` names
   // the listener and the tag (hold()).
   struct Stream {
-    double bytes = 0;
     double remaining = 0;  // at last_update (its rate since then is the solver's)
     sim::SimTime last_update;
     std::uint64_t ref = 0;
     std::uint32_t generation = 0;
     std::uint32_t batch = kNoBatch;
   };
-  static_assert(sizeof(Stream) == 40, "see the header comment");
+  static_assert(sizeof(Stream) == 32, "see the header comment");
   enum : std::uint64_t { kActivate = 0, kComplete = 1 };
   // A completion entry: the variable and the generation its event was posted for (stale when they
   // differ). An activation entry is the pending record's handle (PendingPool::alloc; bit 63 clear)
@@ -280,6 +288,10 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   std::vector<std::uint32_t> free_side_;
   sim::PodVector<Stream> streams_;  // indexed by solver variable
   std::vector<sim::SimTime> stream_start_;  // per variable, when the first byte left; only with an observer
+  std::vector<double> stream_bytes_;        // per variable, its bytes; only while keeps_bytes()
+  // A finished transfer's bytes are read (link byte counts, an observer, invariant checks).
+  bool keeps_bytes() const { return counts_link_bytes_ || observer_ != nullptr || sim_.invariants() != nullptr; }
+  bool counts_link_bytes_ = false;
   std::vector<Batch> batches_;
   std::vector<std::uint32_t> free_batches_;
   sim::PodVector<std::uint64_t> firing_;  // the batch being run (swapped out of batches_)

@@ -6,8 +6,10 @@
 // the rates a fresh solver's, bit for bit.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -184,4 +186,80 @@ TEST_CASE("split memberships: random shared halves give the rates of a solver th
   CHECK(split_seen > 1000);
   CHECK(shared_seen > 100);
   CHECK(resurrected > 50);
+}
+
+// Many distinct halves (thousands of segments: the index grows several times, long probe runs, and
+// segments given back in random order move others back by backward shift; freed segment blocks are
+// reused for new segments and variables): after every solve each live variable reads back its own
+// route, the segments in use are exactly the distinct halves of the live split variables, and the
+// rates equal, bit for bit, those of a solver that never splits.
+TEST_CASE("split memberships: thousands of segments interned and given back in random order keep every route and rate") {
+  Rng rng(1217);
+  FairShareConfig never;
+  never.split_from = 0;
+  FairShareSolver split, plain(never);
+  constexpr int kConstraints = 400;
+  for (int c = 0; c < kConstraints; ++c) {
+    const double cap = 1.0 + rng.uniform() * 9.0;
+    split.add_constraint(cap);
+    plain.add_constraint(cap);
+  }
+  // Routes of 4-16 distinct constraints drawn from a small alphabet per position, so that halves
+  // repeat (shared segments) but most routes are distinct.
+  auto route = [&] {
+    const std::size_t n = 4 + rng.below(13);
+    std::vector<ConstraintId> r;
+    while (r.size() < n) {
+      const auto c = static_cast<ConstraintId>((r.size() * 25 + rng.below(3 + r.size() % 5)) % kConstraints);
+      if (std::find(r.begin(), r.end(), c) == r.end()) r.push_back(c);
+    }
+    return r;
+  };
+  std::vector<VariableId> vs, vp;
+  std::vector<std::vector<ConstraintId>> routes;
+  std::size_t most_segments = 0, checks = 0;
+  for (int round = 0; round < 30; ++round) {
+    const std::size_t adds = 300 + rng.below(500);
+    for (std::size_t i = 0; i < adds; ++i) {
+      routes.push_back(route());
+      vs.push_back(split.add_variable(routes.back()));
+      vp.push_back(plain.add_variable(routes.back()));
+      REQUIRE(vs.back() == vp.back());
+      REQUIRE(split.is_split(vs.back()));
+    }
+    const std::size_t removes = rng.below(vs.size() + 1);
+    for (std::size_t i = 0; i < removes; ++i) {
+      const std::size_t k = rng.below(vs.size());
+      split.remove_variable(vs[k]);
+      plain.remove_variable(vp[k]);
+      vs.erase(vs.begin() + static_cast<std::ptrdiff_t>(k));
+      vp.erase(vp.begin() + static_cast<std::ptrdiff_t>(k));
+      routes.erase(routes.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    const std::span<const VariableId> cs = split.solve();
+    const std::vector<VariableId> changed(cs.begin(), cs.end());
+    const std::span<const VariableId> cp = plain.solve();
+    REQUIRE(changed == std::vector<VariableId>(cp.begin(), cp.end()));
+    std::set<std::vector<ConstraintId>> halves;
+    MemberRange::Buffer buf;
+    for (std::size_t i = 0; i < vs.size(); ++i) {
+      const std::vector<ConstraintId>& r = routes[i];
+      const std::size_t h = r.size() / 2;
+      halves.emplace(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(h));
+      halves.emplace(r.begin() + static_cast<std::ptrdiff_t>(h), r.end());
+      const std::span<const ConstraintId> got = split.members(vs[i]).contiguous(buf);
+      REQUIRE(std::vector<ConstraintId>(got.begin(), got.end()) == r);
+      REQUIRE(split.members(vs[i]).size() == r.size());
+      REQUIRE(same_bits(split.rate(vs[i]), plain.rate(vp[i])));
+      ++checks;
+    }
+    REQUIRE(split.segment_count() == halves.size());
+    REQUIRE(halves.size() < 2 * vs.size() + 1);
+    most_segments = std::max(most_segments, halves.size());
+  }
+  CHECK(most_segments > 2000);
+  CHECK(checks > 10000);
+  for (const VariableId v : vs) split.remove_variable(v);
+  split.solve();
+  CHECK(split.segment_count() == 0);
 }

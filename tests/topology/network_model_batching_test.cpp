@@ -195,6 +195,7 @@ Outcome<Net> play(const topology::Topology& topo, const topology::Router& router
                   std::uint64_t* batched = nullptr, std::uint64_t* resurrected = nullptr, int same = 0) {
   sim::Simulator sim;
   Net net(sim, topo);
+  if constexpr (std::is_same_v<Net, topology::NetworkModel>) net.count_link_bytes();
   Driver<Net> d(sim, net, router, ranks, seed, 3 * ranks, same);
   for (int s = 0; s < ranks; ++s)
     for (int t = 0; t < ranks; ++t)

@@ -40,6 +40,7 @@ TEST_CASE("topology::NetworkModel: two transfers into one GPU share its incoming
   const topology::Router router(topo);
   sim::Simulator sim;
   topology::NetworkModel net(sim, topo);
+  net.count_link_bytes();
   Landing l;
   l.sim = &sim;
   const auto a = router.route(1, 0), b = router.route(2, 0);

@@ -24,6 +24,7 @@ TEST_CASE("topology::NetworkModel: flows on one virtual link share its capacity,
   const topology::Router router(topo);
   sim::Simulator sim;
   topology::NetworkModel net(sim, topo);
+  net.count_link_bytes();
   Landing l;
   l.sim = &sim;
   const topology::VirtualLinkId v = net.add_virtual_link(10e9);

@@ -61,6 +61,7 @@ CollectiveReplay replay_collectives(const CollectiveEnvironment& env, std::span<
   if (scratch != nullptr) scratch->topo = nullptr;  // given back only by a replay that completes
   topology::NetworkModel net = kept ? topology::NetworkModel(simulator, env.topo, std::move(scratch->solver))
                                     : topology::NetworkModel(simulator, env.topo);
+  if (record_link_bytes) net.count_link_bytes();
   const CollectiveContext ctx{simulator, net, env.topo, env.router};
   // Several plans started together (one per rank group): those that are private relabellings of an
   // earlier one are not simulated (group_folding.h); its times stand for theirs. Not under --check,
