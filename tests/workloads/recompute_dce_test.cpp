@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/workloads/dense_layer_fixture.h"
 #include "topology/catalog.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/model/transformer_ops.h"
@@ -17,38 +18,9 @@ using namespace clustersim::workloads;
 
 namespace {
 
-// A dense 8-layer model, s 4096, device-bound (ComputeModel::ops_time is the sum of the op times).
-ModelSpec dense(MlpKind mlp) {
-  ModelSpec m;
-  m.layers = 8;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = mlp == MlpKind::Gelu ? 32 : 8;
-  m.ffn_hidden = mlp == MlpKind::Gelu ? 16384 : 14336;
-  m.seq_len = 4096;
-  m.vocab = 32000;
-  m.mlp = mlp;
-  m.norm = mlp == MlpKind::Gelu ? NormKind::LayerNorm : NormKind::RmsNorm;
-  m.flash_attention = true;
-  return m;
-}
-
-struct H100 {
-  topology::ClusterSpec cluster = [] {
-    topology::ClusterSpec c;
-    c.node = *topology::find_node_preset("dgx-h100");
-    c.nodes = 1;
-    return c;
-  }();
-  ComputeModel cm{*topology::find_gpu(cluster.node.gpu), cluster, topology::Precision::Bf16, ComputeConstants{}};
-};
-
-std::vector<OpCost> ops_of(const ModelSpec& m) {
-  OpShape shape;
-  shape.micro_batch = 1;
-  shape.seq_len = m.seq_len;
-  return layer_ops(m, shape, false);
-}
+using testing::dense;
+using testing::H100;
+using testing::ops_of;
 
 std::vector<std::string> names_from(const std::vector<OpCost>& ops, std::size_t from) {
   std::vector<std::string> v;
