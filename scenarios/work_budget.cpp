@@ -113,10 +113,10 @@ void Loader::check_work_budget() {
 // Gradient buckets per iteration of one pipeline stage holding `stage_params` (0 without data
 // parallelism: no bucketed reduction).
 // One gradient bucket in bytes as the iteration cuts it (BucketRule::of): a bucket_params bucket at
-// the bytes a parameter the reduction carries (stage_costs.h grad_reduce_bytes), so it counts here
+// the bytes a parameter the reduction carries (stage_costs.h bucket_grad_bytes), so it counts here
 // as the same bucket written in bucket_mb would.
 double Loader::bucket_bytes() const {
-  return spec_.sync.bucket_bytes(workloads::grad_reduce_bytes(spec_.training.precision));
+  return spec_.sync.bucket_bytes(workloads::bucket_grad_bytes(spec_.training));
 }
 
 double Loader::bucket_count(double stage_params) const {

@@ -60,9 +60,12 @@ TEST_CASE("analysis::run_scenario: Megatron's dp-scaled buckets keep Nemotron-4 
   // :776, v25.04, tp 2, dp 128 on 256 H100s (measured 2.68 s a step).
   const scenarios::ScenarioSpec spec = scenario_of(row_at("training_dgxc_benchmarking.csv", 776));
   const RunReport recipe = run_scenario(spec, RunOptions{});
+  // The row reduces 16-bit gradients (grad_dtype "bf16": 2 B a parameter), where PyTorch DDP's
+  // 25 MiB (bucket_cap_mb, the scenario default) would hold 13.1M parameters; the ~1,200 buckets
+  // below are 25 MiB of fp32 gradients, 6,553,600 parameters each.
+  REQUIRE(spec.training.grad_dtype == workloads::StateDtype::Bf16);
   scenarios::ScenarioSpec ddp25 = spec;
-  ddp25.sync.bucket_params = 0;
-  ddp25.sync.bucket_mb = 25;  // PyTorch DDP's bucket_cap_mb, the scenario default
+  ddp25.sync.bucket_params = 25 * 1048576.0 / 4;
   const RunReport small = run_scenario(ddp25, RunOptions{});
   const double with_s = recipe.iteration.iteration_time_s, small_s = small.iteration.iteration_time_s;
   INFO("recipe buckets ", with_s, " s, 25 MiB buckets ", small_s, " s");

@@ -41,6 +41,12 @@ TEST_CASE("scenarios::parse_scenario: sync.bucket_params is read, shown and beco
   CHECK(rule.bucketing == workloads::Bucketing::MegatronCore);
   const ScenarioSpec fp16 = parse_scenario(scenario("bucket_params = 40e6\n", "precision = \"fp16\"\n"), "s.toml");
   CHECK(workloads::BucketRule::of(fp16.parallel, fp16.training, fp16.sync).bucket_bytes == doctest::Approx(40e6 * 2));
+  // grad_dtype = "bf16" (Megatron grad_reduce_in_fp32 = False): the reduction carries 2 bytes a
+  // parameter, so the same 40e6-parameter bucket is 80 MB.
+  const ScenarioSpec bf16 = parse_scenario(scenario("bucket_params = 40e6\n", "grad_dtype = \"bf16\"\n"), "s.toml");
+  const workloads::BucketRule half = workloads::BucketRule::of(bf16.parallel, bf16.training, bf16.sync);
+  CHECK(half.grad_bytes == 2);
+  CHECK(half.bucket_bytes == doctest::Approx(40e6 * 2));
   CHECK(testing::error_of(scenario("bucketing = \"every\"\n")).find("s.toml:11:") == 0);
 }
 

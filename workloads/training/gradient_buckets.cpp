@@ -45,7 +45,7 @@ BucketRule BucketRule::of(const ParallelSpec& parallel, const TrainingSpec& trai
   BucketRule rule;
   rule.reduce = parallel.zero != 3 && parallel.grad_replicas() >= 2;
   rule.every_micro_batch = parallel.zero == 2;
-  rule.grad_bytes = grad_reduce_bytes(training.precision);
+  rule.grad_bytes = bucket_grad_bytes(training);
   rule.bucket_bytes = std::max(1.0, sync.bucket_bytes(rule.grad_bytes));
   rule.bucketing = sync.bucketing;
   return rule;
@@ -81,7 +81,7 @@ double dp_bytes_per_gpu(double reduced_bytes, const ModelSpec& model, const Para
   const double n = parallel.shard_ranks(), m = parallel.shard_instances;
   const double across = m > 1 ? 2.0 * (m - 1) / m / n : 0.0;
   if (parallel.zero == 3 && dp > 1) {
-    const double grad_bytes = grad_reduce_bytes(training.precision);
+    const double grad_bytes = bucket_grad_bytes(training);
     const double layer_params = model.layer_parameters() / parallel.tp;
     const double per_layer = layer_params * ((2.0 * activation_bytes(training.precision) + grad_bytes) * (n - 1) / n +
                                              grad_bytes * across);

@@ -41,7 +41,7 @@ struct BucketRule {
   bool reduce = true;             // false: no bucketed reductions (dp < 2, or ZeRO-3)
   bool every_micro_batch = false; // ZeRO-2: every backward reduces, not only a chunk's last
   double bucket_bytes = 0;
-  double grad_bytes = 4;          // per parameter in the reduction (stage_costs.h grad_reduce_bytes)
+  double grad_bytes = 4;          // per parameter in the reduction (stage_costs.h bucket_grad_bytes)
   Bucketing bucketing = Bucketing::EveryChunk;
 
   // [sync] bucket_params become bytes at `grad_bytes` a parameter, the bytes the reduction carries,

@@ -130,7 +130,7 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   int finish_iteration(IterationBreakdown& sum);
   const char* reduction_name() const { return in_.parallel.shards_optimizer() ? "reduce-scatter" : "all-reduce"; }
   double param_bytes(double grad_bytes) const {
-    return grad_bytes / grad_reduce_bytes(in_.training.precision) * activation_bytes(in_.training.precision);
+    return grad_bytes / bucket_grad_bytes(in_.training) * activation_bytes(in_.training.precision);
   }
 
   PipelineRank& rank(int r) { return ranks_[static_cast<std::size_t>(r)]; }

@@ -191,11 +191,13 @@ LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params) {
   const topology::Precision p = in.training.precision;
   z.all_gather = in.memo.concurrent(CollectiveOp::AllGather, in.dp_algo, groups,
                                     sim::Bytes{layer_params * activation_bytes(p)}).seconds();
+  // Gradients at bucket_grad_bytes: Megatron-FSDP's main_grad buffer is `torch.float32 if
+  // grad_reduce_in_fp32 else grad_dtype` (core_v0.15.0 megatron_fsdp/param_and_grad_buffer.py l. 1867).
   z.reduce_scatter = in.memo.concurrent(CollectiveOp::ReduceScatter, in.dp_algo, groups,
-                                        sim::Bytes{layer_params * grad_reduce_bytes(p)}).seconds();
+                                        sim::Bytes{layer_params * bucket_grad_bytes(in.training)}).seconds();
   if (instances > 1) {
     z.reduce_scatter += in.memo.concurrent(CollectiveOp::AllReduce, in.dp_algo, replicas,
-                                           sim::Bytes{layer_params * grad_reduce_bytes(p) / in.parallel.shard_ranks()})
+                                           sim::Bytes{layer_params * bucket_grad_bytes(in.training) / in.parallel.shard_ranks()})
                             .seconds();
   }
   z.bwd_all_gather = z.all_gather;

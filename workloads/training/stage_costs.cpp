@@ -38,6 +38,12 @@ void add_mtp_module_extras(ChunkCost& mtp, const StageCostInputs& in, const OpSh
 
 int grad_reduce_bytes(topology::Precision p) { return p == topology::Precision::Fp16 ? 2 : 4; }
 
+double bucket_grad_bytes(const TrainingSpec& training) {
+  const double reduce = grad_reduce_bytes(training.precision);
+  if (activation_bytes(training.precision) != 2) return reduce;  // fp32 training keeps 4 B
+  return std::min(reduce, state_dtype_bytes(training.grad_dtype));
+}
+
 double moe_load_factor(const ModelSpec& model, const ComputeModel& compute) {
   const double imbalance = compute.constants().get("moe_load_imbalance");
   return model.capacity_factor > 0 ? std::min(imbalance, model.capacity_factor) : imbalance;

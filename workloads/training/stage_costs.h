@@ -33,6 +33,13 @@ namespace clustersim::workloads {
 // gradients in fp32 for bf16 training (--accumulate-allreduce-grads-in-fp32 is implied by --bf16),
 // in the parameter dtype for fp16 (the SC'21 runs); fp32 training reduces fp32.
 int grad_reduce_bytes(topology::Precision p);
+// What the bucketed reduction carries for this run: with mixed precision and 16-bit gradients
+// (training.grad_dtype "bf16"/"fp16": Megatron-Core / Megatron-Bridge `ddp.grad_reduce_in_fp32 =
+// False`, apex `grad_sync_dtype`) the gradient buffer, and so its reduce-scatter or all-reduce, is
+// 16-bit (Megatron-Core DistributedDataParallel: grad_dtype = torch.float if grad_reduce_in_fp32
+// else param.dtype, core_v0.15.0 distributed_data_parallel.py l. 168; the bucket reduces its
+// grad_data in place, param_and_grad_buffer.py); otherwise grad_reduce_bytes.
+double bucket_grad_bytes(const TrainingSpec& training);
 
 // Per model chunk (virtual stage): how long its passes take and what it holds.
 struct ChunkCost {
