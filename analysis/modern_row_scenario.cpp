@@ -41,7 +41,6 @@ using modern_detail::moe_a2a_overlap_of;
 using modern_detail::moe_shared_expert_overlap_of;
 using modern_detail::moe_dispatcher_of;
 using modern_detail::fp8_row;
-using modern_detail::gpt_oss_bridge;
 using modern_detail::gpt_oss_recompute_modules;
 using modern_detail::gpus_per_node_of;
 using modern_detail::grad_bucket_params_of;
@@ -156,7 +155,13 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
   // pretrain_llama4_e128.py calls pretrain_recipe(performance_mode=True), whose
   // pretrain_performance_optimizations (recipes/llama4_e128.py) sets grad_reduce_in_fp32 = False.
   const bool llama4_dgxc = has(r.model, "Llama4-Maverick") && modern_source_group(r) == "dgxc-benchmarking";
-  if (nemotron4_dgxc || llama4_dgxc || (nemo_stack(r) && fp8_row(r)) || gpt_oss_bridge(r)) t << "grad_dtype = \"bf16\"\n";
+  // Every Megatron-Bridge performance config reduces gradients in bf16 at every precision:
+  // r0.1.0's yamls (`grad_reduce_in_fp32: false`), r0.2.0 - r0.5.0's set_<family>_common_configs
+  // (e.g. r0.3.0 scripts/performance/configs/llama/llama3_llm_pretrain.py l.43-44, qwen3 l.41-42,
+  // deepseek l.42-43, gpt_oss l.30-31, kimi l.50-51, nemotronh l.30-31), r0.6.0
+  // src/megatron/bridge/perf_recipes/_common.py l.71-72.
+  const bool bridge_perf = modern_source_group(r) == "Megatron-Bridge";
+  if (nemotron4_dgxc || llama4_dgxc || (nemo_stack(r) && fp8_row(r)) || bridge_perf) t << "grad_dtype = \"bf16\"\n";
   if (gpt_oss_recompute_modules(r)) t << "recompute_modules = [\"layernorm\", \"moe_act\"]\n";
   if (const std::string save = jax_recompute_save(r); !save.empty()) t << "recompute_save = " << save << "\n";
   if (jax_stack(r)) t << "recompute_dce = true\n";  // JAX prunes the rerun (modern_row_defaults.cpp)
