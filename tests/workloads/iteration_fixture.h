@@ -1,8 +1,9 @@
-// A built cluster and a simulated training iteration, for the workloads tests that plan stage costs
-// or simulate iterations from the topology and workloads APIs directly: a cluster of catalog nodes,
-// its GPU, topology and router, the compute model at a precision (default constants unless given), the
-// collective environment plan_stage_costs' memo reads (no graph hints), and one iteration of a job with the six
-// invariants (docs/model.md) checked. Everything refers to the BuiltCluster: keep it alive.
+// A built cluster and a simulated training iteration, for the workloads tests that plan stage
+// costs or simulate iterations from the topology and workloads APIs directly: a cluster of catalog
+// nodes, its GPU, topology and router, the compute model at a precision (default constants unless
+// given), the collective environment plan_stage_costs' memo reads (no graph hints), and one
+// iteration of a job with the six invariants (docs/model.md) checked. The topology, router and GPU
+// belong to the BuiltCluster: keep it alive while anything built over it is used.
 #pragma once
 
 #include <doctest/doctest.h>
