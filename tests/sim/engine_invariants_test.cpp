@@ -4,22 +4,16 @@
 
 #include <array>
 
+#include "invariant_entry.h"
 #include "sim/engine_invariants.h"
 #include "sim/fair_share.h"
 #include "sim/simulator.h"
 
 using namespace clustersim;
 using namespace clustersim::sim;
+using clustersim::testing::entry;
 
 namespace {
-
-const InvariantReport::Entry& entry(const InvariantReport& r, const char* name) {
-  for (const auto& e : r.entries()) {
-    if (e.name == name) return e;
-  }
-  FAIL("no invariant named " << name);
-  return r.entries().front();
-}
 
 struct Recorder final : EventHandler {
   void on_event(std::uint64_t) override { ++seen; }

@@ -3,10 +3,7 @@
 // over dp x cp, and an iteration whose ring-attention traffic and exposure add up.
 #include <doctest/doctest.h>
 
-#include "topology/builders.h"
-#include "topology/catalog.h"
-#include "topology/routing.h"
-#include "workloads/compute/compute_model.h"
+#include "iteration_fixture.h"
 #include "workloads/memory/memory_model.h"
 #include "workloads/model/model_presets.h"
 #include "workloads/training/context_parallel.h"
@@ -25,6 +22,19 @@ ModelSpec llama3_8b(int seq_len) {
   ModelSpec m = *preset;
   m.seq_len = seq_len;
   return m;
+}
+
+// Llama 3 8B, 4 layers at 32K tokens, cp 8 on one DGX H100, two micro-batches of one sequence.
+testing::Job cp_job(CpComm comm) {
+  testing::Job j;
+  j.cluster = testing::nodes_of("dgx-h100");
+  j.model = llama3_8b(32768);
+  j.model.layers = 4;
+  j.parallel.cp = 8;
+  j.parallel.cp_comm = comm;
+  j.training.global_batch = 2;
+  j.training.micro_batch = 1;
+  return j;
 }
 
 double line_bytes(const MemoryBreakdown& b, const char* name) {
@@ -105,23 +115,7 @@ TEST_CASE("workloads::gradient buckets: dp = 1 with cp > 1 still reduces, over d
 }
 
 TEST_CASE("workloads::simulate_iteration: ring attention sends (cp-1) K/V chunks per layer, hidden or exposed") {
-  topology::ClusterSpec cluster;
-  cluster.node = *topology::find_node_preset("dgx-h100");
-  cluster.nodes = 1;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
-  const ComputeModel compute(*gpu, cluster, topology::Precision::Bf16, ComputeConstants{});
-  ModelSpec model = llama3_8b(32768);
-  model.layers = 4;
-  ParallelSpec par;
-  par.cp = 8;
-  TrainingSpec tr;
-  tr.global_batch = 2;
-  tr.micro_batch = 1;
-  const IterationInputs in{topo, router, *gpu, compute, model, par, tr, SyncSpec{}, false, true};
-  const IterationResult r = simulate_iteration(in);
+  const IterationResult r = testing::simulate_job(cp_job(CpComm::P2p), {.timeline = true});
   // Per layer and micro-batch: 7 chunks forward, 7 x 2 (K/V and dK/dV) backward, of
   // 2 x 4096 tokens x 8 kv heads x 128 x 2 B = 16 MiB.
   const double chunk = 2.0 * 4096 * 8 * 128 * 2;
@@ -137,26 +131,11 @@ TEST_CASE("workloads::simulate_iteration: ring attention sends (cp-1) K/V chunks
 }
 
 TEST_CASE("workloads::simulate_iteration: DeepSpeed-Ulysses moves Q, K, V and the output by all-to-all, all exposed") {
-  topology::ClusterSpec cluster;
-  cluster.node = *topology::find_node_preset("dgx-h100");
-  cluster.nodes = 1;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
-  const ComputeModel compute(*gpu, cluster, topology::Precision::Bf16, ComputeConstants{});
-  ModelSpec model = llama3_8b(32768);
-  model.layers = 4;
-  ParallelSpec par;
-  par.cp = 8;
-  par.cp_comm = CpComm::A2a;
-  TrainingSpec tr;
-  tr.global_batch = 2;
-  tr.micro_batch = 1;
+  const testing::Job j = cp_job(CpComm::A2a);
   // Buffers per layer: Q, K, V of 4096 tokens at 32 + 8 + 8 heads of 128, and the output (32 heads).
-  CHECK(cp_ulysses_qkv_bytes(model, par, 1, 2) == doctest::Approx(4096.0 * 48 * 128 * 2));
-  CHECK(cp_ulysses_output_bytes(model, par, 1, 2) == doctest::Approx(4096.0 * 32 * 128 * 2));
-  const IterationResult a2a = simulate_iteration(IterationInputs{topo, router, *gpu, compute, model, par, tr, SyncSpec{}, false, true});
+  CHECK(cp_ulysses_qkv_bytes(j.model, j.parallel, 1, 2) == doctest::Approx(4096.0 * 48 * 128 * 2));
+  CHECK(cp_ulysses_output_bytes(j.model, j.parallel, 1, 2) == doctest::Approx(4096.0 * 32 * 128 * 2));
+  const IterationResult a2a = testing::simulate_job(j, {.timeline = true});
   // Each all-to-all sends 7/8 of its buffer; two per pass (QKV and output, dO and dQKV), two passes,
   // 4 layers, 2 micro-batches.
   const double per_pass = 4096.0 * (48 + 32) * 128 * 2 * 7 / 8;
@@ -165,8 +144,7 @@ TEST_CASE("workloads::simulate_iteration: DeepSpeed-Ulysses moves Q, K, V and th
   CHECK(a2a.breakdown.cp_overlapped == 0.0);  // blocking: nothing hides it
   // Ulysses' per-GPU volume stays 7/8 of the rank's Q, K, V and output while ring attention sends
   // cp - 1 K/V chunks: here the ring's 7 x 16 heads outweigh the all-to-all's 7/8 x 80 heads.
-  par.cp_comm = CpComm::P2p;
-  const IterationResult ring = simulate_iteration(IterationInputs{topo, router, *gpu, compute, model, par, tr, SyncSpec{}, false, true});
+  const IterationResult ring = testing::simulate_job(cp_job(CpComm::P2p), {.timeline = true});
   CHECK(a2a.cp_bytes_per_gpu < ring.cp_bytes_per_gpu);
   bool span = false;
   for (const TimelineSpan& s : a2a.timeline) span = span || s.kind == SpanKind::ContextParallel;

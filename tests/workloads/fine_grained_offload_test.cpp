@@ -3,9 +3,7 @@
 // the host copies cost in time.
 #include <doctest/doctest.h>
 
-#include "topology/builders.h"
-#include "topology/catalog.h"
-#include "topology/routing.h"
+#include "iteration_fixture.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/memory/activation_offload.h"
 #include "workloads/memory/memory_model.h"
@@ -93,16 +91,9 @@ TEST_CASE("workloads::fine-grained offload: a copy shows only where it outlasts 
 }
 
 TEST_CASE("workloads::plan_stage_costs: offload_modules adds the exposed copy time to the chunk's compute") {
-  const topology::NodeSpec* node = topology::find_node_preset("dgx-h100");
-  REQUIRE(node != nullptr);
-  topology::ClusterSpec cluster;
-  cluster.node = *node;
-  cluster.nodes = 1;
-  cluster.gpus = 8;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
+  topology::ClusterSpec spec = testing::nodes_of("dgx-h100");
+  spec.gpus = 8;
+  const testing::BuiltCluster cluster(spec);
   ModelSpec model = *find_model_preset("mixtral-8x7b");
   model.layers = 4;
   TrainingSpec tr;
@@ -115,16 +106,16 @@ TEST_CASE("workloads::plan_stage_costs: offload_modules adds the exposed copy ti
   const auto plan = [&](unsigned offload) {
     TrainingSpec t = tr;
     t.offload_modules = offload;
-    const ComputeModel compute(*gpu, cluster, t.precision, ComputeConstants{});
-    CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
+    const ComputeModel compute = cluster.compute(t.precision);
+    CollectiveMemo memo(cluster.collectives());
     return plan_stage_costs(StageCostInputs{model, par, t, compute, layout, memo, CollectiveAlgo::Ring, 1, 1}).chunks.at(0);
   };
   const ChunkCost none = plan(0), off = plan(kOffloadExpertFc1 | kOffloadMoeAct);
   CHECK(none.offload_groups == 0);
   CHECK(off.offload_groups == 4);
   // H100 reaches the host over PCIe Gen5 x16.
-  const ComputeModel compute(*gpu, cluster, tr.precision, ComputeConstants{});
-  const double link = host_link_bandwidth(*gpu).value;
+  const ComputeModel compute = cluster.compute(tr.precision);
+  const double link = host_link_bandwidth(cluster.gpu).value;
   CHECK(off.offload_copy_s > 0);
   CHECK(off.offload_copy_s * link == doctest::Approx(2.0 * 4 * 4096 * 2 * (4096 + 2 * 14336) *
                                                      moe_load_factor(model, compute)));

@@ -5,11 +5,7 @@
 // buckets; fp32 gradients keep 4 bytes a parameter, fp32 training too.
 #include <doctest/doctest.h>
 
-#include "topology/builders.h"
-#include "topology/catalog.h"
-#include "topology/routing.h"
-#include "workloads/compute/compute_model.h"
-#include "workloads/model/model_presets.h"
+#include "iteration_fixture.h"
 #include "workloads/training/gradient_buckets.h"
 #include "workloads/training/iteration_sim.h"
 #include "workloads/training/stage_costs.h"
@@ -28,35 +24,18 @@ struct DpRun {
 // gpt3-1.3b at dp 8 on one DGX A100, buckets of 40e6 parameters (Megatron-Core's default size);
 // zero = 3: per-layer gathers and gradient reduce-scatters instead of buckets.
 DpRun run(topology::Precision precision, StateDtype grad_dtype, int zero = 0) {
-  const topology::NodeSpec* node = topology::find_node_preset("dgx-a100-80gb");
-  const ModelSpec* preset = find_model_preset("gpt3-1.3b");
-  REQUIRE(node != nullptr);
-  REQUIRE(preset != nullptr);
-  topology::ClusterSpec cluster;
-  cluster.node = *node;
-  cluster.nodes = 1;
-  ModelSpec model = *preset;
-  model.seq_len = 256;
-  ParallelSpec parallel;
-  parallel.dp = 8;
-  parallel.zero = zero;
-  TrainingSpec training;
-  training.global_batch = 8;
-  training.micro_batch = 1;
-  training.precision = precision;
-  training.grad_dtype = grad_dtype;
-  SyncSpec sync;
-  sync.bucket_params = 40e6;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
-  const ComputeModel compute(*gpu, cluster, training.precision, ComputeConstants{});
-  IterationInputs in{topo, router, *gpu, compute, model, parallel, training, sync, false, true};
-  sim::InvariantReport invariants;
-  in.invariants = &invariants;
-  const IterationResult r = simulate_iteration(in);
-  CHECK_MESSAGE(invariants.all_hold(), invariants.summary());
+  testing::Job j;
+  j.cluster = testing::nodes_of("dgx-a100-80gb");
+  j.model = testing::model_preset("gpt3-1.3b");
+  j.model.seq_len = 256;
+  j.parallel.dp = 8;
+  j.parallel.zero = zero;
+  j.training.global_batch = 8;
+  j.training.micro_batch = 1;
+  j.training.precision = precision;
+  j.training.grad_dtype = grad_dtype;
+  j.sync.bucket_params = 40e6;
+  const IterationResult r = testing::simulate_job(j, {.timeline = true});
   DpRun out;
   out.bytes = r.dp_bytes_per_gpu;
   for (const TimelineSpan& s : r.timeline) {

@@ -10,31 +10,23 @@
 #include <vector>
 
 #include "collective_test_util.h"
+#include "iteration_fixture.h"
 #include "sim/engine_invariants.h"
+#include "tests/sim/invariant_entry.h"
 #include "topology/builders.h"
 #include "topology/catalog.h"
 #include "workloads/collectives/collective_bound.h"
 #include "workloads/collectives/collective_memo.h"
-#include "workloads/compute/compute_model.h"
-#include "workloads/model/model_presets.h"
 #include "workloads/training/iteration_invariants.h"
 #include "workloads/training/iteration_sim.h"
 #include "workloads/training/pipeline_schedule.h"
 
 using namespace clustersim;
+using clustersim::testing::entry;
 using clustersim::testing::first_ranks;
 using namespace clustersim::workloads;
 
 namespace {
-
-const sim::InvariantReport::Entry& entry(const sim::InvariantReport& r, const char* name) {
-  for (const auto& e : r.entries()) {
-    if (e.name == name) return e;
-  }
-  FAIL("no invariant named " << name);
-  return r.entries().front();
-}
-
 
 CollectivePlan plan_of(const testing::CollectiveCluster& c, CollectiveOp op, CollectiveAlgo algo, int n, double S) {
   CollectiveRequest req;
@@ -45,26 +37,19 @@ CollectivePlan plan_of(const testing::CollectiveCluster& c, CollectiveOp op, Col
   return plan_collective(c.env, req);
 }
 
-// gpt3-125m on `nodes` DGX A100: tp 2, pp 2, dp over the rest, a few micro-batches.
+// gpt3-125m on `nodes` DGX A100 (fat-tree): tp 2, pp 2, dp over the rest, a few micro-batches.
 IterationResult checked_iteration(int nodes, bool full, sim::InvariantReport& report, int iterations = 1) {
-  topology::ClusterSpec cluster = topology::preset_cluster("dgx-a100-80gb", nodes);
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  ParallelSpec parallel;
-  parallel.tp = 2;
-  parallel.pp = 2;
-  parallel.dp = nodes * 8 / 4;
-  TrainingSpec training;
-  training.global_batch = 8 * parallel.dp;
-  training.micro_batch = 2;
-  training.precision = topology::Precision::Bf16;
-  training.iterations = iterations;
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
-  const ComputeModel compute(*gpu, cluster, training.precision, ComputeConstants{});
-  IterationInputs in{topo, router, *gpu, compute, *find_model_preset("gpt3-125m"), parallel, training, SyncSpec{}, full, false};
-  in.invariants = &report;
-  return simulate_iteration(in);
+  testing::Job j;
+  j.cluster = topology::preset_cluster("dgx-a100-80gb", nodes);
+  j.model = testing::model_preset("gpt3-125m");
+  j.parallel.tp = 2;
+  j.parallel.pp = 2;
+  j.parallel.dp = nodes * 8 / 4;
+  j.training.global_batch = 8 * j.parallel.dp;
+  j.training.micro_batch = 2;
+  j.training.precision = topology::Precision::Bf16;
+  j.training.iterations = iterations;
+  return testing::simulate_job(j, {.full = full, .report = &report});
 }
 
 }  // namespace

@@ -6,36 +6,21 @@
 #include <algorithm>
 #include <string>
 
-#include "topology/builders.h"
-#include "topology/catalog.h"
-#include "topology/routing.h"
+#include "iteration_fixture.h"
 #include "workloads/compute/compute_model.h"
-#include "workloads/model/model_presets.h"
 #include "workloads/training/iteration_sim.h"
 
 using namespace clustersim;
 using namespace clustersim::workloads;
+using testing::Job;
 
 namespace {
 
-// What a scenario would say: a cluster of preset nodes, a preset model and the job's layout.
-struct Job {
-  topology::ClusterSpec cluster;
-  ModelSpec model;
-  ParallelSpec parallel;
-  TrainingSpec training;
-  SyncSpec sync;
-};
-
+// A cluster of DGX A100 nodes, a preset model and the job's layout.
 Job job(int nodes, const char* model, int tp, int pp, int dp, int global_batch, int micro_batch) {
   Job j;
-  const topology::NodeSpec* node = topology::find_node_preset("dgx-a100-80gb");
-  const ModelSpec* preset = find_model_preset(model);
-  REQUIRE(node != nullptr);
-  REQUIRE(preset != nullptr);
-  j.cluster.node = *node;
-  j.cluster.nodes = nodes;
-  j.model = *preset;
+  j.cluster = testing::nodes_of("dgx-a100-80gb", nodes);
+  j.model = testing::model_preset(model);
   j.parallel.tp = tp;
   j.parallel.pp = pp;
   j.parallel.dp = dp;
@@ -56,23 +41,13 @@ Job pipeline(int pp, int v, Schedule schedule, int batch, bool overlap = true) {
   return j;
 }
 
+// Every iteration these tests simulate also checks the six invariants (docs/model.md).
 IterationResult simulate(const Job& j, bool full = false, bool timeline = false) {
-  const topology::GpuSpec* gpu = topology::find_gpu(j.cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(j.cluster);
-  const topology::Router router(topo);
-  const ComputeModel compute(*gpu, j.cluster, j.training.precision, ComputeConstants{});
-  IterationInputs in{topo, router, *gpu, compute, j.model, j.parallel, j.training, j.sync, full, timeline};
-  // Every iteration these tests simulate also checks the six invariants (docs/model.md).
-  sim::InvariantReport invariants;
-  in.invariants = &invariants;
-  IterationResult r = simulate_iteration(in);
-  CHECK_MESSAGE(invariants.all_hold(), invariants.summary());
-  return r;
+  return testing::simulate_job(j, {.full = full, .timeline = timeline});
 }
 
 double datasheet_peak(const Job& j) {
-  return ComputeModel(*topology::find_gpu(j.cluster.node.gpu), j.cluster, j.training.precision, ComputeConstants{})
+  return ComputeModel(testing::gpu_of(j.cluster), j.cluster, j.training.precision, ComputeConstants{})
       .datasheet_peak()
       .value;
 }
@@ -230,14 +205,9 @@ TEST_CASE("workloads::simulate_iteration: run --full folds identical-link ring c
   j.cluster.node = *topology::find_node_preset("dgx-h100");
   j.model.seq_len = 512;
   j.sync.bucket_mb = 50;
-  const topology::GpuSpec* gpu = topology::find_gpu(j.cluster.node.gpu);
-  const topology::Topology topo = topology::build_cluster(j.cluster);
-  const topology::Router router(topo);
-  const ComputeModel compute(*gpu, j.cluster, j.training.precision, ComputeConstants{});
-  IterationInputs in{topo, router, *gpu, compute, j.model, j.parallel, j.training, j.sync, true, false};
-  const IterationResult folded = simulate_iteration(in);
-  in.fold_live_channels = false;
-  const IterationResult unfolded = simulate_iteration(in);
+  const IterationResult folded = testing::simulate_job(j, {.full = true, .check_invariants = false});
+  const IterationResult unfolded =
+      testing::simulate_job(j, {.full = true, .fold_live_channels = false, .check_invariants = false});
   CHECK(folded.iteration_time_s == unfolded.iteration_time_s);
   CHECK(folded.breakdown.dp_exposed == unfolded.breakdown.dp_exposed);
   CHECK(folded.flows < unfolded.flows);

@@ -7,12 +7,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "topology/builders.h"
-#include "topology/catalog.h"
+#include "iteration_fixture.h"
 #include "topology/routing.h"
 #include "workloads/collectives/collective_runner.h"
-#include "workloads/compute/compute_model.h"
-#include "workloads/model/model_presets.h"
 #include "workloads/training/iteration_sim.h"
 #include "workloads/training/live_position_folding.h"
 #include "workloads/training/parallel_layout.h"
@@ -22,45 +19,16 @@ using namespace clustersim::workloads;
 
 namespace {
 
-// gpt3-1.3b at a short sequence on DGX H100 (rail-optimised fabric): tp 8 fills a node, so every
-// data-parallel group is one GPU per node, one rail.
-struct Job {
-  topology::ClusterSpec cluster;
-  ModelSpec model;
-  ParallelSpec parallel;
-  TrainingSpec training;
-  SyncSpec sync;
-};
+using testing::Job;
 
-Job job(int pp, int dp, int micro_batches) {
-  Job j;
-  j.cluster.node = *topology::find_node_preset("dgx-h100");
-  j.cluster.nodes = pp * dp;
-  j.model = *find_model_preset("gpt3-1.3b");
-  j.model.seq_len = 512;
-  j.parallel.tp = 8;
-  j.parallel.pp = pp;
-  j.parallel.dp = dp;
-  j.training.global_batch = dp * micro_batches;
-  j.training.micro_batch = 1;
-  j.training.precision = topology::Precision::Bf16;
-  j.sync.bucket_mb = 25;
-  return j;
-}
-
+// Folded and unfolded --full runs of testing::rail_job. Without invariant checks: they switch
+// live replay off.
 struct Runs {
   IterationResult folded, unfolded;
 };
 
 IterationResult run(const Job& j, bool full, bool fold_positions) {
-  const topology::GpuSpec* gpu = topology::find_gpu(j.cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(j.cluster);
-  const topology::Router router(topo);
-  const ComputeModel compute(*gpu, j.cluster, j.training.precision, ComputeConstants{});
-  IterationInputs in{topo, router, *gpu, compute, j.model, j.parallel, j.training, j.sync, full, false};
-  in.fold_live_positions = fold_positions;
-  return simulate_iteration(in);
+  return testing::simulate_job(j, {.full = full, .fold_live_positions = fold_positions, .check_invariants = false});
 }
 
 Runs both(const Job& j) { return {run(j, true, true), run(j, true, false)}; }
@@ -69,7 +37,7 @@ Runs both(const Job& j) { return {run(j, true, true), run(j, true, false)}; }
 
 TEST_CASE("workloads::live_position_folding: with one stage every rail folds onto rail 0, exactly") {
   // No pipeline sends: the 8 rails' rings are relabellings of each other on private links.
-  const Job j = job(1, 4, 2);
+  const Job j = testing::rail_job(1, 4, 2);
   const Runs r = both(j);
   CHECK(r.folded.iteration_time_s == r.unfolded.iteration_time_s);
   CHECK(r.folded.breakdown.dp_exposed == r.unfolded.breakdown.dp_exposed);
@@ -83,7 +51,7 @@ TEST_CASE("workloads::live_position_folding: with one stage every rail folds ont
 TEST_CASE("workloads::live_position_folding: pipeline sends keep rail 0 apart, rails 1-7 fold, exactly") {
   // Two stages: the representative's activations leave through NIC 0 and cross rail 0's leaf and
   // spine cables, so rail 0 is not private; rails 1..7 fold onto rail 1. Two rails of eight run.
-  const Job j = job(2, 2, 4);
+  const Job j = testing::rail_job(2, 2, 4);
   const Runs r = both(j);
   CHECK(r.folded.iteration_time_s == r.unfolded.iteration_time_s);
   CHECK(r.folded.breakdown.dp_exposed == r.unfolded.breakdown.dp_exposed);
@@ -98,12 +66,13 @@ TEST_CASE("workloads::live_position_folding: a flow on one rail splits it from t
   // Four DGX H100, tp 8 x dp 4: positions 0..7 are rails 0..7. With nothing else on the network
   // all fold onto position 0; a route from GPU 2 of node 0 to GPU 2 of node 1 crosses rail 2's
   // NIC and leaf cables, so position 2 must run for itself.
-  const Job j = job(1, 4, 1);
-  const topology::Topology topo = topology::build_cluster(j.cluster);
-  const topology::Router router(topo);
+  const Job j = testing::rail_job(1, 4, 1);
+  const testing::BuiltCluster c(j.cluster);
+  const topology::Topology& topo = c.topo;
+  const topology::Router& router = c.router;
   sim::Simulator sim;
   topology::NetworkModel net(sim, topo);
-  const CollectiveEnvironment env{topo, router, 90, {}};
+  const CollectiveEnvironment env = c.collectives();
   const ParallelLayout layout{8, 4, 1, 1};
   std::vector<std::vector<CollectivePlan>> plans(8);
   for (int t = 0; t < 8; ++t) {
@@ -130,7 +99,7 @@ TEST_CASE("workloads::live_position_folding: run --full stays within 0.5% of the
   // pipeline sends, which share rail 0's cables with them, so --full is slightly slower. Measured
   // (2026-12-03): 0.285% at dp 2, 0.218% at dp 4, 0.058% at dp 8.
   for (const int dp : {2, 4, 8}) {
-    const Job j = job(2, dp, 4);
+    const Job j = testing::rail_job(2, dp, 4);
     const IterationResult memo = run(j, false, true);
     const IterationResult full = run(j, true, true);
     const double rel = std::abs(full.iteration_time_s - memo.iteration_time_s) / memo.iteration_time_s;

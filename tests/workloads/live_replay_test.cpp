@@ -3,12 +3,9 @@
 // a collective's links while it runs must make it run as flows.
 #include <doctest/doctest.h>
 
-#include "topology/builders.h"
-#include "topology/catalog.h"
+#include "iteration_fixture.h"
 #include "topology/routing.h"
 #include "workloads/collectives/collective_runner.h"
-#include "workloads/compute/compute_model.h"
-#include "workloads/model/model_presets.h"
 #include "workloads/training/iteration_sim.h"
 #include "workloads/training/live_replay.h"
 #include "workloads/training/parallel_layout.h"
@@ -18,42 +15,23 @@ using namespace clustersim::workloads;
 
 namespace {
 
-// gpt3-1.3b at a short sequence on DGX H100 (rail-optimised): tp 8 fills a node, so each
-// data-parallel group is one GPU per node on one rail; pp stages sit on consecutive nodes.
-struct Job {
-  topology::ClusterSpec cluster;
-  ModelSpec model;
-  ParallelSpec parallel;
-  TrainingSpec training;
-  SyncSpec sync;
-};
+using testing::Job;
 
-Job job(int pp, int dp, int micro_batches, int bucket_mb = 25) {
-  Job j;
-  j.cluster.node = *topology::find_node_preset("dgx-h100");
-  j.cluster.nodes = pp * dp;
-  j.model = *find_model_preset("gpt3-1.3b");
-  j.model.seq_len = 512;
-  j.parallel.tp = 8;
-  j.parallel.pp = pp;
-  j.parallel.dp = dp;
-  j.training.global_batch = dp * micro_batches;
-  j.training.micro_batch = 1;
-  j.training.precision = topology::Precision::Bf16;
-  j.sync.bucket_mb = bucket_mb;
-  return j;
+// testing::rail_job replayed or fully simulated, --full. Without invariant checks: they switch
+// live replay off.
+IterationResult run(const Job& j, bool replay, bool fold_positions = true) {
+  return testing::simulate_job(
+      j, {.full = true, .fold_live_positions = fold_positions, .replay_live_alone = replay, .check_invariants = false});
 }
 
-IterationResult run(const Job& j, bool replay, bool fold_positions = true) {
-  const topology::GpuSpec* gpu = topology::find_gpu(j.cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(j.cluster);
-  const topology::Router router(topo);
-  const ComputeModel compute(*gpu, j.cluster, j.training.precision, ComputeConstants{});
-  IterationInputs in{topo, router, *gpu, compute, j.model, j.parallel, j.training, j.sync, true, false};
-  in.fold_live_positions = fold_positions;
-  in.replay_live_alone = replay;
-  return simulate_iteration(in);
+// A ring all-reduce of 8 MB over `ranks`.
+CollectivePlan ring_of(const CollectiveEnvironment& env, std::vector<int> ranks) {
+  CollectiveRequest req;
+  req.op = CollectiveOp::AllReduce;
+  req.algo = CollectiveAlgo::Ring;
+  req.ranks = std::move(ranks);
+  req.bytes = sim::Bytes{8e6};
+  return plan_collective(env, req);
 }
 
 void check_same(const IterationResult& a, const IterationResult& b) {
@@ -68,7 +46,7 @@ void check_same(const IterationResult& a, const IterationResult& b) {
 
 TEST_CASE("workloads::live_replay: one stage: every collective replays, the iteration is unchanged to the picosecond") {
   // No pipeline sends: each rail's rings are alone on their links for the whole iteration.
-  const Job j = job(1, 4, 4);
+  const Job j = testing::rail_job(1, 4, 4);
   const IterationResult replayed = run(j, true), flows = run(j, false);
   check_same(replayed, flows);
   CHECK(replayed.breakdown.dp_exposed > 0.0);
@@ -83,7 +61,7 @@ TEST_CASE("workloads::live_replay: pipeline stages, replayed and fully simulated
   for (const auto& [pp, dp, mb] : {std::tuple{2, 2, 4}, std::tuple{2, 4, 4}, std::tuple{4, 2, 8}, std::tuple{2, 8, 4}}) {
     CAPTURE(pp);
     CAPTURE(dp);
-    const Job j = job(pp, dp, mb);
+    const Job j = testing::rail_job(pp, dp, mb);
     const IterationResult replayed = run(j, true), flows = run(j, false);
     check_same(replayed, flows);
     CHECK(replayed.live_replays > 0);
@@ -92,7 +70,7 @@ TEST_CASE("workloads::live_replay: pipeline stages, replayed and fully simulated
 }
 
 TEST_CASE("workloads::live_replay: without position folding every rail replays on its own, exactly") {
-  const Job j = job(2, 2, 4);
+  const Job j = testing::rail_job(2, 2, 4);
   const IterationResult replayed = run(j, true, false), flows = run(j, false, false);
   check_same(replayed, flows);
   CHECK(replayed.live_positions == 8);
@@ -103,19 +81,12 @@ TEST_CASE("workloads::live_replay: a send that may cross a collective's links wh
   // Two DGX H100, one data-parallel ring of rail 0 (GPU 0 of each node) for "rank" 0 and a send
   // from GPU 0 of node 0 to GPU 0 of node 1, started by rank 0's step ends: it crosses the ring's
   // NIC and leaf cables. A rail-1 ring (rank 1) crosses nothing else.
-  topology::ClusterSpec cluster;
-  cluster.node = *topology::find_node_preset("dgx-h100");
-  cluster.nodes = 2;
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
-  const CollectiveEnvironment env{topo, router, 90, {}};
+  const testing::BuiltCluster c(testing::nodes_of("dgx-h100", 2));
+  const topology::Topology& topo = c.topo;
+  const topology::Router& router = c.router;
+  const CollectiveEnvironment env = c.collectives();
   auto plan_of = [&](std::vector<int> ranks) {
-    CollectiveRequest req;
-    req.op = CollectiveOp::AllReduce;
-    req.algo = CollectiveAlgo::Ring;
-    req.ranks = std::move(ranks);
-    req.bytes = sim::Bytes{8e6};
-    CollectivePlan plan = plan_collective(env, req);
+    CollectivePlan plan = ring_of(env, std::move(ranks));
     plan.fold_channels = true;
     plan.shares_links = true;
     return plan;
@@ -164,20 +135,11 @@ TEST_CASE("workloads::live_replay: collectives of two ranks sharing a link never
   // Rank 0's and rank 1's rings both on rail 0 (GPU 0 and GPU 8 of the same two nodes' rail):
   // {0, 8} and {8, 0} cross the same NICs, so neither is alone; an input copy on rail 1's ring
   // blocks it too.
-  topology::ClusterSpec cluster;
-  cluster.node = *topology::find_node_preset("dgx-h100");
-  cluster.nodes = 2;
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
-  const CollectiveEnvironment env{topo, router, 90, {}};
-  auto plan_of = [&](std::vector<int> ranks) {
-    CollectiveRequest req;
-    req.op = CollectiveOp::AllReduce;
-    req.algo = CollectiveAlgo::Ring;
-    req.ranks = std::move(ranks);
-    req.bytes = sim::Bytes{8e6};
-    return plan_collective(env, req);
-  };
+  const testing::BuiltCluster c(testing::nodes_of("dgx-h100", 2));
+  const topology::Topology& topo = c.topo;
+  const topology::Router& router = c.router;
+  const CollectiveEnvironment env = c.collectives();
+  auto plan_of = [&](std::vector<int> ranks) { return ring_of(env, std::move(ranks)); };
   const sim::SimTime s = sim::SimTime::from_us(1e6);
   {
     const std::vector<std::vector<std::vector<CollectivePlan>>> plans{{{plan_of({0, 8})}}, {{plan_of({8, 0})}}};

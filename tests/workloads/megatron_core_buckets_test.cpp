@@ -7,11 +7,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "topology/builders.h"
-#include "topology/catalog.h"
-#include "topology/routing.h"
-#include "workloads/compute/compute_model.h"
-#include "workloads/model/model_presets.h"
+#include "iteration_fixture.h"
 #include "workloads/training/gradient_buckets.h"
 #include "workloads/training/iteration_sim.h"
 #include "workloads/training/pipeline_schedule.h"
@@ -32,37 +28,20 @@ BucketRule rule(Bucketing bucketing) {
 // Each rank's data-parallel reductions (timeline spans) of gpt3-1.3b at tp 1, pp 4, dp 2 on one
 // DGX A100, with `v` chunks a rank, buckets of 200 MiB (a stage's ~1.3 GB of fp32 gradients in ~7).
 std::vector<int> reductions_per_rank(Bucketing bucketing, int v) {
-  const topology::NodeSpec* node = topology::find_node_preset("dgx-a100-80gb");
-  const ModelSpec* preset = find_model_preset("gpt3-1.3b");
-  REQUIRE(node != nullptr);
-  REQUIRE(preset != nullptr);
-  topology::ClusterSpec cluster;
-  cluster.node = *node;
-  cluster.nodes = 1;
-  ModelSpec model = *preset;
-  model.vocab = 1024;  // equal stages
-  model.seq_len = 256;
-  ParallelSpec parallel;
-  parallel.pp = 4;
-  parallel.dp = 2;
-  parallel.virtual_stages = v;
-  parallel.schedule = v > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
-  TrainingSpec training;
-  training.global_batch = 8;
-  training.micro_batch = 1;
-  SyncSpec sync;
-  sync.bucket_mb = 200;
-  sync.bucketing = bucketing;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
-  const ComputeModel compute(*gpu, cluster, training.precision, ComputeConstants{});
-  IterationInputs in{topo, router, *gpu, compute, model, parallel, training, sync, false, true};
-  sim::InvariantReport invariants;
-  in.invariants = &invariants;
-  const IterationResult r = simulate_iteration(in);
-  CHECK_MESSAGE(invariants.all_hold(), invariants.summary());
+  testing::Job j;
+  j.cluster = testing::nodes_of("dgx-a100-80gb");
+  j.model = testing::model_preset("gpt3-1.3b");
+  j.model.vocab = 1024;  // equal stages
+  j.model.seq_len = 256;
+  j.parallel.pp = 4;
+  j.parallel.dp = 2;
+  j.parallel.virtual_stages = v;
+  j.parallel.schedule = v > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
+  j.training.global_batch = 8;
+  j.training.micro_batch = 1;
+  j.sync.bucket_mb = 200;
+  j.sync.bucketing = bucketing;
+  const IterationResult r = testing::simulate_job(j, {.timeline = true});
   std::vector<int> per_rank(4, 0);
   for (const TimelineSpan& s : r.timeline) {
     if (s.kind == SpanKind::DataParallel) ++per_rank[static_cast<std::size_t>(s.rank)];

@@ -8,10 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "iteration_fixture.h"
 #include "tests/workloads/op_test_util.h"
-#include "topology/builders.h"
 #include "topology/catalog.h"
-#include "topology/routing.h"
 #include "workloads/collectives/collective_memo.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/model/mamba_ops.h"
@@ -31,20 +30,12 @@ ComputeModel model_on(std::string_view gpu_id, Precision p) { return ComputeMode
 
 // Forward + backward seconds of the first chunk of `model` on one node of `node_id` at `tr`.
 StageCosts stage_costs_of(const ModelSpec& model, std::string_view node_id, const TrainingSpec& tr) {
-  const topology::NodeSpec* node = topology::find_node_preset(node_id);
-  REQUIRE(node != nullptr);
-  topology::ClusterSpec cluster;
-  cluster.node = *node;
-  cluster.nodes = 1;
-  const topology::GpuSpec* g = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(g != nullptr);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
+  const testing::BuiltCluster cluster(testing::nodes_of(node_id));
   ParallelSpec par;
   par.dp = 8;
-  const ComputeModel compute(*g, cluster, tr.precision, ComputeConstants{});
+  const ComputeModel compute = cluster.compute(tr.precision);
   const ParallelLayout layout{par.tp, par.dp, par.pp};
-  CollectiveMemo memo(CollectiveEnvironment{topo, router, g->compute_capability, {}});
+  CollectiveMemo memo(cluster.collectives());
   return plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 1});
 }
 

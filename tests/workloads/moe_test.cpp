@@ -4,8 +4,7 @@
 
 #include <string>
 
-#include "topology/catalog.h"
-#include "topology/builders.h"
+#include "iteration_fixture.h"
 #include "topology/routing.h"
 #include "workloads/collectives/collective_memo.h"
 #include "workloads/compute/compute_model.h"
@@ -151,24 +150,16 @@ TEST_CASE("workloads::estimate_memory: with context parallelism an MoE layer kee
 TEST_CASE("workloads::plan_stage_costs: an MoE layer's dispatch and combine are all-to-alls over the ep group") {
   // mixtral-8x7b on one DGX H100, ep 8: per MoE layer and micro-batch each GPU sends 7/8 of its
   // k x s x h x 2 B dispatch buffer twice (dispatch, combine) in the forward and twice in the backward.
-  const topology::NodeSpec* node = topology::find_node_preset("dgx-h100");
-  REQUIRE(node != nullptr);
-  topology::ClusterSpec cluster;
-  cluster.node = *node;
-  cluster.nodes = 1;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
+  const testing::BuiltCluster cluster(testing::nodes_of("dgx-h100"));
   ModelSpec model = *find_model_preset("mixtral-8x7b");
   ParallelSpec par;
   par.dp = 8;
   par.ep = 8;
   TrainingSpec tr;
   tr.global_batch = 8;
-  const ComputeModel compute(*gpu, cluster, tr.precision, ComputeConstants{});
+  const ComputeModel compute = cluster.compute(tr.precision);
   const ParallelLayout layout{par.tp, par.dp, par.pp};
-  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
+  CollectiveMemo memo(cluster.collectives());
   const StageCosts c = plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 1});
   REQUIRE(c.chunks.size() == 1);
   const double buffer = 4096.0 * 2 * 4096 * 2;  // s k h x bf16
@@ -279,12 +270,7 @@ TEST_CASE("workloads::expert tensor parallelism: Megatron-Core's expert grid, sh
 
   // Communication: with etp != tp the expert layers all-gather and reduce-scatter their slots over
   // the etp group, beside the ep all-to-alls. Mixtral on one DGX H100: tp 2, dp 4, ep 2, etp 4.
-  topology::ClusterSpec cluster;
-  cluster.node = *topology::find_node_preset("dgx-h100");
-  cluster.nodes = 1;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
+  const testing::BuiltCluster cluster(testing::nodes_of("dgx-h100"));
   ModelSpec model = *find_model_preset("mixtral-8x7b");
   model.layers = 2;
   ParallelSpec par;
@@ -293,9 +279,9 @@ TEST_CASE("workloads::expert tensor parallelism: Megatron-Core's expert grid, sh
   par.ep = 2;
   TrainingSpec tr;
   tr.global_batch = 4;
-  const ComputeModel compute(*gpu, cluster, tr.precision, ComputeConstants{});
+  const ComputeModel compute = cluster.compute(tr.precision);
   const ParallelLayout grid{par.tp, par.dp, par.pp};
-  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
+  CollectiveMemo memo(cluster.collectives());
   const StageCosts same = plan_stage_costs(StageCostInputs{model, par, tr, compute, grid, memo, CollectiveAlgo::Ring, 1, 1});
   par.etp = 4;
   const StageCosts wide = plan_stage_costs(StageCostInputs{model, par, tr, compute, grid, memo, CollectiveAlgo::Ring, 1, 1});
@@ -314,12 +300,7 @@ TEST_CASE("workloads::plan_stage_costs: an MoE layer's tensor-parallel exchange 
   // the token-slots it received over the expert tensor-parallel group and reduce-scatters them
   // before the combine (token_dispatcher.py), blocking. Mixtral (top-2) on one DGX H100: tp 2, dp 4,
   // ep 2, both layers MoE.
-  topology::ClusterSpec cluster;
-  cluster.node = *topology::find_node_preset("dgx-h100");
-  cluster.nodes = 1;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
+  const testing::BuiltCluster cluster(testing::nodes_of("dgx-h100"));
   ModelSpec model = *find_model_preset("mixtral-8x7b");
   model.layers = 2;
   REQUIRE(model.moe_layers_in(0, model.layers) == 2);
@@ -330,9 +311,9 @@ TEST_CASE("workloads::plan_stage_costs: an MoE layer's tensor-parallel exchange 
   par.sequence_parallel = true;
   TrainingSpec tr;
   tr.global_batch = 4;
-  const ComputeModel compute(*gpu, cluster, tr.precision, ComputeConstants{});
+  const ComputeModel compute = cluster.compute(tr.precision);
   const ParallelLayout grid{par.tp, par.dp, par.pp};
-  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
+  CollectiveMemo memo(cluster.collectives());
   const auto costs = [&](bool overlap) {
     StageCostInputs in{model, par, tr, compute, grid, memo, CollectiveAlgo::Ring, 1, 1};
     in.tp_comm_overlap = overlap;

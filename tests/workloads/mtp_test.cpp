@@ -5,9 +5,8 @@
 
 #include <string>
 
-#include "topology/builders.h"
+#include "iteration_fixture.h"
 #include "topology/catalog.h"
-#include "topology/routing.h"
 #include "workloads/collectives/collective_memo.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/memory/memory_model.h"
@@ -176,22 +175,14 @@ TEST_CASE("workloads::estimate_memory: recompute_modules mla_up_proj drops MLA's
 }
 
 TEST_CASE("workloads::plan_stage_costs: mla_up_proj reruns the up-projections and MTP lands on the last chunk") {
-  const topology::NodeSpec* node = topology::find_node_preset("dgx-h100");
-  REQUIRE(node != nullptr);
-  topology::ClusterSpec cluster;
-  cluster.node = *node;
-  cluster.nodes = 1;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
+  const testing::BuiltCluster cluster(testing::nodes_of("dgx-h100"));
   ParallelSpec par;
   par.pp = 2;
   par.dp = 4;
   par.ep = 4;
-  const ComputeModel compute(*gpu, cluster, topology::Precision::Bf16, ComputeConstants{});
+  const ComputeModel compute = cluster.compute(topology::Precision::Bf16);
   const ParallelLayout layout{par.tp, par.dp, par.pp};
-  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
+  CollectiveMemo memo(cluster.collectives());
   const auto costs = [&](int mtp, unsigned modules) {
     TrainingSpec tr;
     tr.global_batch = 8;

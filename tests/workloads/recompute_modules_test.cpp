@@ -4,9 +4,7 @@
 
 #include <algorithm>
 
-#include "topology/builders.h"
-#include "topology/catalog.h"
-#include "topology/routing.h"
+#include "iteration_fixture.h"
 #include "workloads/collectives/collective_memo.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/memory/memory_model.h"
@@ -42,25 +40,16 @@ ModelSpec moe_model() {
 // One DGX H100 node with dp 8 = ep 8, the memo and compute model over it: chunk(recompute, modules)
 // plans moe_model()'s stage costs with those recompute settings.
 struct OneNodeEp8 {
-  const topology::NodeSpec* node = topology::find_node_preset("dgx-h100");
-  topology::ClusterSpec cluster = [this] {
-    topology::ClusterSpec c;
-    c.node = *node;
-    c.nodes = 1;
-    return c;
-  }();
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  topology::Topology topo = topology::build_cluster(cluster);
-  topology::Router router{topo};
+  testing::BuiltCluster cluster{testing::nodes_of("dgx-h100")};
   ParallelSpec par = [] {
     ParallelSpec p;
     p.dp = 8;
     p.ep = 8;
     return p;
   }();
-  ComputeModel compute{*gpu, cluster, topology::Precision::Bf16, ComputeConstants{}};
+  ComputeModel compute = cluster.compute(topology::Precision::Bf16);
   ParallelLayout layout{par.tp, par.dp, par.pp};
-  CollectiveMemo memo{CollectiveEnvironment{topo, router, gpu->compute_capability, {}}};
+  CollectiveMemo memo{cluster.collectives()};
 
   ChunkCost chunk(Recompute recompute, unsigned modules) {
     TrainingSpec tr;

@@ -3,9 +3,7 @@
 // sit inside one node (the stage costs once charged every stage with stage 0's groups).
 #include <doctest/doctest.h>
 
-#include "topology/builders.h"
-#include "topology/catalog.h"
-#include "topology/routing.h"
+#include "iteration_fixture.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/model/model_presets.h"
 #include "workloads/training/stage_costs.h"
@@ -16,25 +14,18 @@ using namespace clustersim::workloads;
 TEST_CASE("workloads::plan_stage_costs: a stage whose expert groups straddle nodes is charged the inter-node all-to-all") {
   // Two 6-GPU H100 nodes (NVSwitch inside, NDR 400 between), 8 ranks: pp 2 x dp 4, ep 4.
   // Stage 0 is ranks 0-3 (node 0); stage 1 is ranks 4-7, two on each node.
-  const topology::NodeSpec* node = topology::find_node_preset("dgx-h100");
-  REQUIRE(node != nullptr);
-  topology::ClusterSpec cluster;
-  cluster.node = *node;
-  cluster.node.gpus = 6;
-  cluster.node.nics = 6;
-  cluster.node.sockets = 3;
-  cluster.nodes = 2;
-  cluster.gpus = 8;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
+  topology::ClusterSpec spec = testing::nodes_of("dgx-h100", 2);
+  spec.node.gpus = 6;
+  spec.node.nics = 6;
+  spec.node.sockets = 3;
+  spec.gpus = 8;
+  const testing::BuiltCluster cluster(spec);
   const ModelSpec model = *find_model_preset("mixtral-8x7b");  // every layer MoE, 16 per stage
   TrainingSpec tr;
   tr.global_batch = 8;
   tr.micro_batch = 1;
-  const ComputeModel compute(*gpu, cluster, tr.precision, ComputeConstants{});
-  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
+  const ComputeModel compute = cluster.compute(tr.precision);
+  CollectiveMemo memo(cluster.collectives());
   ParallelSpec par;
   par.pp = 2;
   par.dp = 4;

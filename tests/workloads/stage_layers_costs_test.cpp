@@ -2,9 +2,7 @@
 // carry: the stage costs follow the listed counts, not the even split.
 #include <doctest/doctest.h>
 
-#include "topology/builders.h"
-#include "topology/catalog.h"
-#include "topology/routing.h"
+#include "iteration_fixture.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/model/model_presets.h"
 #include "workloads/training/stage_costs.h"
@@ -14,21 +12,13 @@ using namespace clustersim::workloads;
 
 TEST_CASE("workloads::plan_stage_costs: stage_layers moves layers between ranks' passes") {
   // gpt3-13b (40 layers) on 4 DGX A100 nodes, tp 8, pp 4: even 10 x 4 against 9 + 12 + 10 + 9.
-  const topology::NodeSpec* node = topology::find_node_preset("dgx-a100-80gb");
-  REQUIRE(node != nullptr);
-  topology::ClusterSpec cluster;
-  cluster.node = *node;
-  cluster.nodes = 4;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
+  const testing::BuiltCluster cluster(testing::nodes_of("dgx-a100-80gb", 4));
   const ModelSpec model = *find_model_preset("gpt3-13b");
   TrainingSpec tr;
   tr.global_batch = 16;
   tr.micro_batch = 1;
-  const ComputeModel compute(*gpu, cluster, tr.precision, ComputeConstants{});
-  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
+  const ComputeModel compute = cluster.compute(tr.precision);
+  CollectiveMemo memo(cluster.collectives());
   auto costs = [&](const std::vector<int>& stage_layers) {
     ParallelSpec par;
     par.pp = 4;

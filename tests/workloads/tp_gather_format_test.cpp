@@ -3,9 +3,8 @@
 // gradient, before gathering it over the tensor-parallel group; reduce-scatters stay bf16.
 #include <doctest/doctest.h>
 
-#include "topology/builders.h"
+#include "iteration_fixture.h"
 #include "topology/catalog.h"
-#include "topology/routing.h"
 #include "workloads/collectives/collective_memo.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/model/model_presets.h"
@@ -90,12 +89,7 @@ TEST_CASE("workloads::plan_stage_costs: an fp8 run's tp all-gathers move half th
   // bf16 run sends 2 gathers + 2 scatters of u = act (tp-1)/tp: 8 u over both passes. fp8 (per
   // tensor): the gathers at 1 B, 2 (0.5 + 1) u per pass = 6 u. MXFP8: forward 2 (1.03125 / 2 + 1) u,
   // backward 2 (2.0625 / 2 + 1) u.
-  topology::ClusterSpec cluster;
-  cluster.node = *topology::find_node_preset("dgx-h100");
-  cluster.nodes = 1;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
+  const testing::BuiltCluster cluster(testing::nodes_of("dgx-h100"));
   ModelSpec model = *find_model_preset("llama3-8b");
   model.layers = 2;
   ParallelSpec par;
@@ -103,14 +97,14 @@ TEST_CASE("workloads::plan_stage_costs: an fp8 run's tp all-gathers move half th
   par.dp = 4;
   par.sequence_parallel = true;
   const ParallelLayout grid{par.tp, par.dp, par.pp};
-  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
+  CollectiveMemo memo(cluster.collectives());
   const auto costs = [&](Precision p, double block_scale, bool overlap) {
     TrainingSpec tr;
     tr.global_batch = 4;
     tr.precision = p;
     ComputeConstants c;
     c.set("fp8_block_scale_bytes_per_element", block_scale);
-    const ComputeModel compute(*gpu, cluster, p, c);
+    const ComputeModel compute = cluster.compute(p, c);
     StageCostInputs in{model, par, tr, compute, grid, memo, CollectiveAlgo::Ring, 1, 1};
     in.tp_comm_overlap = overlap;
     return plan_stage_costs(in);

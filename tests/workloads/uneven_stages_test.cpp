@@ -6,9 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "topology/builders.h"
-#include "topology/catalog.h"
-#include "topology/routing.h"
+#include "iteration_fixture.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/memory/fit.h"
 #include "workloads/memory/memory_model.h"
@@ -104,24 +102,16 @@ TEST_CASE("workloads::ParallelSpec::layers_on_stage: every valid split adds up t
 
 TEST_CASE("workloads::plan_stage_costs: the first and last ranks' passes carry fewer layers plus the embedding and head") {
   // gpt3-13b (40 layers) on 4 DGX A100 nodes, tp 8, pp 4: 9 + 11 + 11 + 9.
-  const topology::NodeSpec* node = topology::find_node_preset("dgx-a100-80gb");
-  REQUIRE(node != nullptr);
-  topology::ClusterSpec cluster;
-  cluster.node = *node;
-  cluster.nodes = 4;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
-  const ModelSpec model = *find_model_preset("gpt3-13b");
+  const testing::BuiltCluster cluster(testing::nodes_of("dgx-a100-80gb", 4));
+  const ModelSpec model = testing::model_preset("gpt3-13b");
   ParallelSpec par = split(4, 9, 9);
   par.tp = 8;
   TrainingSpec tr;
   tr.global_batch = 16;
   tr.micro_batch = 1;
-  const ComputeModel compute(*gpu, cluster, tr.precision, ComputeConstants{});
+  const ComputeModel compute = cluster.compute(tr.precision);
   const ParallelLayout layout{par.tp, par.dp, par.pp};
-  CollectiveMemo memo(CollectiveEnvironment{topo, router, gpu->compute_capability, {}});
+  CollectiveMemo memo(cluster.collectives());
   const StageCosts c =
       plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 16});
   REQUIRE(c.chunks.size() == 4);
@@ -148,23 +138,15 @@ TEST_CASE("workloads::simulate_iteration: lighter end stages shorten an iteratio
   // FLOPs, so the last stage is the slowest; moving one layer from each end stage to the middle
   // (9 + 11 + 11 + 9 instead of 10 x 4) shortens it, and the slowest stage sets 1F1B's pace.
   auto run = [](int first, int last) {
-    const topology::NodeSpec* node = topology::find_node_preset("dgx-a100-80gb");
-    topology::ClusterSpec cluster;
-    cluster.node = *node;
-    cluster.nodes = 4;
-    const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-    const topology::Topology topo = topology::build_cluster(cluster);
-    const topology::Router router(topo);
-    ModelSpec model = *find_model_preset("gpt3-13b");
-    model.vocab = 256000;
-    ParallelSpec par = split(4, first, last);
-    par.tp = 8;
-    TrainingSpec tr;
-    tr.global_batch = 32;
-    tr.micro_batch = 1;
-    SyncSpec sync;
-    const ComputeModel compute(*gpu, cluster, tr.precision, ComputeConstants{});
-    return simulate_iteration(IterationInputs{topo, router, *gpu, compute, model, par, tr, sync, false, false});
+    testing::Job j;
+    j.cluster = testing::nodes_of("dgx-a100-80gb", 4);
+    j.model = testing::model_preset("gpt3-13b");
+    j.model.vocab = 256000;
+    j.parallel = split(4, first, last);
+    j.parallel.tp = 8;
+    j.training.global_batch = 32;
+    j.training.micro_batch = 1;
+    return testing::simulate_job(j);
   };
   const IterationResult even = run(0, 0);
   const IterationResult uneven = run(9, 9);
