@@ -105,6 +105,31 @@ TEST_CASE("workloads::MLA: tensor parallelism splits the heads and duplicates th
         doctest::Approx(op_named(a, "mla_kv_down_proj").fwd_flops.value / 2));
 }
 
+// Megatron-Core's fused MLA RoPE (fusions/fused_mla_yarn_rope_apply.py, core_r0.16.0): the
+// queries' rope parts rotated in place, and kv_up's output split into new key [H x (nope + rope)]
+// and value [H x v] tensors with the shared rope key, per pass; two kernels. DeepSeek-V3 at
+// s = 4,096, tp 1, bf16: 134 MB + 604 MB a pass (deepseek-ai/profile-data train.json measures
+// 0.32 ms forward on an H800 for this step). At tp 2 half the heads.
+TEST_CASE("workloads::MLA: the rotary op copies kv_up's output into key and value, not only the rope parts") {
+  const ModelSpec& m = preset("deepseek-v3");
+  OpShape one, two;
+  one.seq_len = two.seq_len = 4096;
+  two.tp = 2;
+  const OpCost& a = op_named(layer_ops(m, one, false), "rotary_embedding");
+  const double t = 4096, H = 128, p = 2, rope = 64, nope = 128, v = 128;
+  const double q = 2 * t * H * rope * p;
+  const double kv = t * (H * (nope + v) + rope) * p + t * H * (nope + rope + v) * p;
+  CHECK(a.fwd_bytes.value == doctest::Approx(q + kv));
+  CHECK(a.bwd_bytes.value == doctest::Approx(q + kv));
+  // More than the rope parts alone (the op's bytes before session 18): 5.5x here.
+  CHECK(a.fwd_bytes.value > 5.0 * (t * (H + 1) * rope * 2 * p));
+  CHECK(a.fwd_host_ops == doctest::Approx(1.0));
+  CHECK(a.bwd_host_ops == doctest::Approx(1.0));
+  const OpCost& b = op_named(layer_ops(m, two, false), "rotary_embedding");
+  const double kv2 = t * (H / 2 * (nope + v) + rope) * p + t * H / 2 * (nope + rope + v) * p;
+  CHECK(b.fwd_bytes.value == doctest::Approx(q / 2 + kv2));
+}
+
 // What MLA stores with flash attention: per local head Q and K over nope + rope = 192 and V and O
 // over 128, and the two latents twice (norm input, up-projection input).
 TEST_CASE("workloads::MLA: saved activations follow MLA's head sizes and latents") {

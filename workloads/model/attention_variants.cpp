@@ -64,10 +64,24 @@ void mla_projection_ops(std::vector<OpCost>& out, const ModelSpec& m, const OpSh
 OpCost mla_rotary(const ModelSpec& m, const OpShape& sh) {
   const double tokens = static_cast<double>(sh.micro_batch) * sh.seq_len / std::max(1, sh.cp);
   const double heads = static_cast<double>(m.heads) / sh.tp;
-  const double elements = tokens * (heads + 1.0) * m.qk_rope_head_dim;
+  const double rope = m.qk_rope_head_dim, nope = m.qk_nope_head_dim, v = m.v_head_dim;
   constexpr double kRotaryFlopsPerElement = 3.0;  // x*cos + rotate_half(x)*sin, as the standard kernel
   const double p = sh.precision_bytes;
-  return ops::pointwise("rotary_embedding", OpKind::Elementwise, elements, kRotaryFlopsPerElement, 2.0 * p, 2.0 * p);
+  OpCost op = ops::pointwise("rotary_embedding", OpKind::Elementwise, tokens * (heads + 1.0) * rope,
+                             kRotaryFlopsPerElement, 2.0 * p, 2.0 * p);
+  // Megatron-Core's fused MLA RoPE (fusions/fused_mla_yarn_rope_apply.py, core_r0.16.0):
+  // ApplyMLARotaryEmbQ rotates the queries' rope parts in place (read + write H x rope a token);
+  // ApplyMLARotaryEmbKV reads kv_up's output [H x (nope + v)] and the shared rope key and writes
+  // key [H x (nope + rope)] and value [H x v] as new tensors (`o_key` / `o_value`, l.633-634),
+  // its backward reads dk, dv and writes d_kv and d_k_pe (l.701-702). The unfused path
+  // (multi_latent_attention.py l.822-834: torch.cat and .contiguous()) copies at least as much.
+  const double q_bytes = 2.0 * tokens * heads * rope * p;
+  const double kv_bytes = tokens * (heads * (nope + v) + rope) * p + tokens * heads * (nope + rope + v) * p;
+  op.fwd_bytes = sim::Bytes{q_bytes + kv_bytes};
+  op.bwd_bytes = sim::Bytes{q_bytes + kv_bytes};
+  op.fwd_host_ops = 1.0;  // the kv kernel beyond the op's own (the query's)
+  op.bwd_host_ops = 1.0;
+  return op;
 }
 
 }  // namespace clustersim::workloads

@@ -58,7 +58,8 @@ double v_head_dim(const ModelSpec& m);
 // MLA's projections before the attention core (down-projections, latent norms, up-projections)
 // on one GPU of a tensor-parallel group (see the header comment), appended to `ops`.
 void mla_projection_ops(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape& shape);
-// MLA's fused rotary kernel: the rope parts of the local heads' queries and the shared rope key.
+// MLA's fused rotary kernels: the rope parts of the local heads' queries in place, and the key /
+// value split of kv_up's output with the shared rope key (a copy of the kv rows; see the .cpp).
 OpCost mla_rotary(const ModelSpec& m, const OpShape& shape);
 
 }  // namespace clustersim::workloads
