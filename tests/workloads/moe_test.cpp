@@ -327,8 +327,9 @@ TEST_CASE("workloads::plan_stage_costs: an MoE layer's tensor-parallel exchange 
   const StageCosts same = costs(false);
   CHECK(same.chunks[0].fwd_ep_bytes == doctest::Approx(2 * (2 * buffer / 2 + 2 * buffer)));
   // The sequence-parallel pair is the attention's only: an all-gather and a reduce-scatter, 1/2 of
-  // act each, per layer and pass (forward, backward) x 2 layers (a dense layer sends twice that).
-  CHECK(same.tp_bytes_per_gpu == doctest::Approx(2 * act / 2 * 2 * 2));
+  // act each, per layer and pass (forward, backward) x 2 layers (a dense layer sends twice that),
+  // and backward the QKV input's re-gather for the weight gradient: 5 halves of act per layer.
+  CHECK(same.tp_bytes_per_gpu == doctest::Approx((2 + 3) * act / 2 * 2));
   // With tp_comm_overlap the dispatcher's exchange stays blocking: it does not shrink.
   const StageCosts overlapped = costs(true);
   CHECK(overlapped.chunks[0].fwd_ep == doctest::Approx(same.chunks[0].fwd_ep));

@@ -160,3 +160,59 @@ TEST_CASE("workloads::overlap_tp_layer: forward GEMMs split along the sequence p
   const TpPassOverlap without = overlap_tp_layer(cm, layer, Pass::Forward, 1e-4, 1e-4, 4, 0.1, 0.0);
   CHECK(with_hbm.sm_cost_s >= without.sm_cost_s);
 }
+
+TEST_CASE("workloads::tp_regather_exposed_s: the input re-gather hides behind the dgrad GEMM, half the backward") {
+  const topology::GpuSpec* gpu = topology::find_gpu("h100-sxm5-80gb");
+  REQUIRE(gpu != nullptr);
+  const ComputeModel cm(*gpu, topology::ClusterSpec{}, topology::Precision::Bf16, ComputeConstants{});
+  const ModelSpec* llama = find_model_preset("llama2-70b");
+  REQUIRE(llama != nullptr);
+  OpShape shape;
+  shape.seq_len = 4096;
+  shape.tp = 4;
+  shape.sequence_parallel = true;
+  const std::vector<OpCost> layer = layer_ops(*llama, shape);
+  double dgrad[2] = {0, 0};
+  for (const OpCost& op : layer) {
+    if (op.name == "qkv_proj") dgrad[0] += cm.op_time(op, Pass::Backward).seconds() / 2;
+    if (op.name == "mlp_fc1" || op.name == "mlp_gate" || op.name == "mlp_up")
+      dgrad[1] += cm.op_time(op, Pass::Backward).seconds() / 2;
+  }
+  REQUIRE(dgrad[0] > 0.0);
+  REQUIRE(dgrad[1] > 0.0);
+  TpPassComm bwd;
+  bwd.regather_s[0] = bwd.regather_s[1] = 1e-7;
+  CHECK(tp_regather_exposed_s(cm, layer, bwd, TpSides::Both) == 0.0);
+  bwd.regather_s[0] = bwd.regather_s[1] = 1.0;
+  CHECK(tp_regather_exposed_s(cm, layer, bwd, TpSides::Both) == doctest::Approx(2.0 - dgrad[0] - dgrad[1]));
+  CHECK(tp_regather_exposed_s(cm, layer, bwd, TpSides::Attention) == doctest::Approx(1.0 - dgrad[0]));
+  CHECK(tp_regather_exposed_s(cm, layer, bwd, TpSides::Mlp) == doctest::Approx(1.0 - dgrad[1]));
+}
+
+TEST_CASE("workloads::overlap_tp_layer: backward, the re-gather and the reduce-scatter share the column-parallel GEMMs") {
+  // Backward userbuffers: the output gradient's gather beside the row-parallel GEMMs (ag_dgrad), the
+  // input re-gather and the dgrad reduce-scatter beside the column-parallel ones (bulk dgrad / wgrad).
+  const topology::GpuSpec* gpu = topology::find_gpu("h100-sxm5-80gb");
+  REQUIRE(gpu != nullptr);
+  const ComputeModel cm(*gpu, topology::ClusterSpec{}, topology::Precision::Bf16, ComputeConstants{});
+  const ModelSpec* llama = find_model_preset("llama2-70b");
+  REQUIRE(llama != nullptr);
+  OpShape shape;
+  shape.seq_len = 4096;
+  shape.tp = 4;
+  shape.sequence_parallel = true;
+  const std::vector<OpCost> layer = layer_ops(*llama, shape);
+  TpPassComm none, with;
+  none.gather_s[0] = none.gather_s[1] = with.gather_s[0] = with.gather_s[1] = 1.0;
+  none.scatter_s = with.scatter_s = 1.0;
+  with.regather_s[0] = with.regather_s[1] = 1.0;
+  const TpPassOverlap a = overlap_tp_layer(cm, layer, Pass::Backward, none, 4, 0.1);
+  const TpPassOverlap b = overlap_tp_layer(cm, layer, Pass::Backward, with, 4, 0.1);
+  CHECK(a.exposed_s + a.hidden_s == doctest::Approx(4.0));
+  CHECK(b.exposed_s + b.hidden_s == doctest::Approx(6.0));
+  CHECK(b.exposed_s > a.exposed_s + 1.9);  // a second huge collective beside the same GEMMs stays exposed
+  // The forward ignores re-gathers.
+  const TpPassOverlap fa = overlap_tp_layer(cm, layer, Pass::Forward, none, 4, 0.1);
+  const TpPassOverlap fb = overlap_tp_layer(cm, layer, Pass::Forward, with, 4, 0.1);
+  CHECK(fb.exposed_s == doctest::Approx(fa.exposed_s));
+}

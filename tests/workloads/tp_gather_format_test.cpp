@@ -84,11 +84,43 @@ TEST_CASE("workloads::tp_gather_bytes: each side follows its own GEMM, a bf16 mo
   CHECK(tp_gather_bytes(mixed_fp4, Precision::Nvfp4, 2.0, 0.0).fwd[0] == doctest::Approx(1.03125));
 }
 
+TEST_CASE("workloads::tp_gather_bytes: the backward re-gathers each column-parallel input at its forward bytes") {
+  // TE re-gathers ln_out for the wgrad GEMM with the input quantizer, column-wise usage alone
+  // (per-tensor fp8: the row-wise data, transposed after).
+  const ModelSpec llama = *find_model_preset("llama3-8b");
+  OpShape sh;
+  sh.micro_batch = 1;
+  sh.seq_len = 4096;
+  sh.tp = 2;
+  sh.sequence_parallel = true;
+  const std::vector<OpCost> layer = layer_ops(llama, sh);
+  for (int side = 0; side < 2; ++side) {
+    CHECK(tp_gather_bytes(layer, Precision::Bf16, 2.0, 0.0).regather[side] == 2.0);
+    CHECK(tp_gather_bytes(layer, Precision::Fp8, 2.0, 0.0).regather[side] == 1.0);
+    CHECK(tp_gather_bytes(layer, Precision::Fp8, 2.0, kMxfp8ScaleBytesPerElement).regather[side] ==
+          doctest::Approx(1.03125));  // the column-wise copy and its scales, not both copies
+    CHECK(tp_gather_bytes(layer, Precision::Nvfp4, 2.0, 0.0).regather[side] == doctest::Approx(kNvfp4BytesPerElement));
+  }
+  // A frozen column-parallel weight (LoRA's base QKV / fc1) has no wgrad GEMM: nothing re-gathered.
+  std::vector<OpCost> frozen = layer_ops(llama, sh);
+  for (OpCost& op : frozen) op.frozen = op.fp8_eligible;
+  const TpGatherBytes f = tp_gather_bytes(frozen, Precision::Fp8, 2.0, 0.0);
+  CHECK(f.regather[0] == 0.0);
+  CHECK(f.regather[1] == 0.0);
+  CHECK(f.fwd[0] == 1.0);  // the forward still gathers
+  // Multi-latent attention's up-projections take the gathered latents: no attention-side re-gather.
+  const ModelSpec dsv3 = *find_model_preset("deepseek-v3");
+  const TpGatherBytes mla = tp_gather_bytes(layer_ops(dsv3, sh), Precision::Fp8, 2.0, 0.0);
+  CHECK(mla.regather[0] == 0.0);
+  CHECK(mla.fwd[0] == 2.0);
+}
+
 TEST_CASE("workloads::plan_stage_costs: an fp8 run's tp all-gathers move half the bytes, its reduce-scatters the same") {
-  // Llama 3 8B, 2 layers, tp 2 with sequence parallelism on one DGX H100. Per layer and pass a
-  // bf16 run sends 2 gathers + 2 scatters of u = act (tp-1)/tp: 8 u over both passes. fp8 (per
-  // tensor): the gathers at 1 B, 2 (0.5 + 1) u per pass = 6 u. MXFP8: forward 2 (1.03125 / 2 + 1) u,
-  // backward 2 (2.0625 / 2 + 1) u.
+  // Llama 3 8B, 2 layers, tp 2 with sequence parallelism on one DGX H100. Per layer a bf16 run
+  // sends, of u = act (tp-1)/tp, forward 2 gathers + 2 scatters, backward 2 output-gradient gathers,
+  // 2 input re-gathers and 2 scatters: 10 u over both passes. fp8 (per tensor): the gathers at 1 B,
+  // forward 2 (0.5 + 1) u, backward 2 (0.5 + 0.5 + 1) u = 7 u. MXFP8: forward 2 (1.03125 / 2 + 1) u,
+  // backward 2 (2.0625 / 2 + 1.03125 / 2 + 1) u.
   const testing::BuiltCluster cluster(testing::nodes_of("dgx-h100"));
   ModelSpec model = *find_model_preset("llama3-8b");
   model.layers = 2;
@@ -112,15 +144,16 @@ TEST_CASE("workloads::plan_stage_costs: an fp8 run's tp all-gathers move half th
   const StageCosts bf16 = costs(Precision::Bf16, 0.0, false);
   const StageCosts fp8 = costs(Precision::Fp8, 0.0, false);
   const StageCosts mx = costs(Precision::Fp8, kMxfp8ScaleBytesPerElement, false);
-  const double u = bf16.tp_bytes_per_gpu / 8.0;
-  CHECK(fp8.tp_bytes_per_gpu == doctest::Approx(6.0 * u));
-  CHECK(mx.tp_bytes_per_gpu == doctest::Approx((2 * (1.03125 / 2 + 1) + 2 * (2.0625 / 2 + 1)) * u));
+  const double u = bf16.tp_bytes_per_gpu / 10.0;
+  CHECK(fp8.tp_bytes_per_gpu == doctest::Approx(7.0 * u));
+  CHECK(mx.tp_bytes_per_gpu == doctest::Approx((2 * (1.03125 / 2 + 1) + 2 * (2.0625 / 2 + 1.03125 / 2 + 1)) * u));
   // The blocking seconds: the gathers shrink, the scatters do not; MXFP8's backward gathers more.
   const ChunkCost& b = bf16.chunks[0];
   const ChunkCost& f = fp8.chunks[0];
   CHECK(f.fwd_tp < b.fwd_tp);
   CHECK(f.fwd_tp > b.fwd_tp / 2);  // the reduce-scatters stay
-  CHECK(f.bwd_tp == doctest::Approx(f.fwd_tp));
+  CHECK(f.bwd_tp == doctest::Approx(f.fwd_tp));  // the re-gathers hide behind the dgrad GEMMs
+  CHECK(f.bwd_tp_hidden > 0.0);
   CHECK(mx.chunks[0].bwd_tp > b.bwd_tp);
   // With tp_comm_overlap the userbuffers gathers are the quantized ones too: less to hide.
   const StageCosts bf16_ub = costs(Precision::Bf16, 0.0, true);

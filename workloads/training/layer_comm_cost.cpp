@@ -38,6 +38,9 @@ TpLayerComm tp_layer_comm(const StageCostInputs& in, double act, const std::vect
     c.bwd.gather_s[side] = seconds(CollectiveOp::AllGather, bwd);
     c.fwd.gather_step_bytes[side] = fwd / tp;
     c.bwd.gather_step_bytes[side] = bwd / tp;
+    const double regather = act * c.gather.regather[side] / element;
+    c.bwd.regather_s[side] = regather > 0 ? seconds(CollectiveOp::AllGather, regather) : 0.0;
+    c.bwd.regather_step_bytes[side] = regather / tp;
   }
   return c;
 }
@@ -46,16 +49,25 @@ TpLayerComm tp_layer_comm(const StageCostInputs& in, double act, const std::vect
 int first_side(TpSides sides) { return sides == TpSides::Mlp ? 1 : 0; }
 int end_side(TpSides sides) { return sides == TpSides::Attention ? 1 : 2; }
 
-// A pass's blocking seconds and the bytes one GPU sends in it over `sides`.
-double pass_seconds(const TpPassComm& p, TpSides sides) {
-  double s = 0;
+// A pass's blocking seconds and the bytes one GPU sends in it over `sides`. The backward's
+// re-gathers run beside their dgrad GEMMs (tp_regather_exposed_s): only what those do not cover.
+double pass_seconds(const StageCostInputs& in, const std::vector<OpCost>& layer, const TpPassComm& p,
+                    TpSides sides) {
+  double s = tp_regather_exposed_s(in.compute, layer, p, sides);
   for (int side = first_side(sides); side < end_side(sides); ++side) s += p.gather_s[side] + p.scatter_s;
   return s;
+}
+// The backward's re-gather seconds its dgrad GEMMs cover (the breakdown's overlapped share).
+double regather_hidden_s(const StageCostInputs& in, const std::vector<OpCost>& layer, const TpPassComm& bwd,
+                         TpSides sides) {
+  double all = 0;
+  for (int side = first_side(sides); side < end_side(sides); ++side) all += bwd.regather_s[side];
+  return all - tp_regather_exposed_s(in.compute, layer, bwd, sides);
 }
 double pass_bytes(const TpPassComm& p, TpSides sides, int tp) {
   double b = 0;
   for (int side = first_side(sides); side < end_side(sides); ++side)
-    b += (p.gather_step_bytes[side] + p.scatter_step_bytes) * (tp - 1);
+    b += (p.gather_step_bytes[side] + p.regather_step_bytes[side] + p.scatter_step_bytes) * (tp - 1);
   return b;
 }
 
@@ -79,10 +91,11 @@ void overlap_tensor_parallel(LayerTensorParallel& t, const StageCostInputs& in, 
 // The gathers' bytes per element over `sides`, for run --explain.
 void record_gather_bytes(LayerTensorParallel& t, const TpGatherBytes& g, TpSides sides) {
   const int n = end_side(sides) - first_side(sides);
-  t.gather_fwd_bytes_per_element = t.gather_bwd_bytes_per_element = 0;
+  t.gather_fwd_bytes_per_element = t.gather_bwd_bytes_per_element = t.regather_bytes_per_element = 0;
   for (int side = first_side(sides); side < end_side(sides); ++side) {
     t.gather_fwd_bytes_per_element += g.fwd[side] / n;
     t.gather_bwd_bytes_per_element += g.bwd[side] / n;
+    t.regather_bytes_per_element += g.regather[side] / n;
   }
 }
 
@@ -99,8 +112,9 @@ LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act,
     // An MoE layer's sequence-parallel pair here is its attention's alone (see the header).
     const TpSides sides = moe_layer ? TpSides::Attention : TpSides::Both;
     const TpLayerComm c = tp_layer_comm(in, act, layer);
-    t.fwd = pass_seconds(c.fwd, sides);
-    t.bwd = pass_seconds(c.bwd, sides) + (full_recompute ? t.fwd : 0.0);
+    t.fwd = pass_seconds(in, layer, c.fwd, sides);
+    t.bwd = pass_seconds(in, layer, c.bwd, sides) + (full_recompute ? t.fwd : 0.0);
+    t.bwd_hidden = regather_hidden_s(in, layer, c.bwd, sides);
     if (in.tp_comm_overlap) overlap_tensor_parallel(t, in, layer, c, sides, full_recompute);
     // Per layer and pass each rank sends (tp-1)/tp of each gathered and each scattered buffer.
     t.fwd_bytes = pass_bytes(c.fwd, sides, tp);
@@ -151,8 +165,9 @@ LayerTensorParallel shared_expert_layer_tensor_parallel(const StageCostInputs& i
     // Their TE linears gather like a dense MLP's, in the format of the GEMM each gather feeds, and
     // take userbuffers like a dense MLP's under tp_comm_overlap.
     const TpLayerComm c = tp_layer_comm(in, act, layer);
-    t.fwd = pass_seconds(c.fwd, TpSides::Mlp);
-    t.bwd = pass_seconds(c.bwd, TpSides::Mlp) + (rerun ? t.fwd : 0.0);
+    t.fwd = pass_seconds(in, layer, c.fwd, TpSides::Mlp);
+    t.bwd = pass_seconds(in, layer, c.bwd, TpSides::Mlp) + (rerun ? t.fwd : 0.0);
+    t.bwd_hidden = regather_hidden_s(in, layer, c.bwd, TpSides::Mlp);
     if (in.tp_comm_overlap) overlap_tensor_parallel(t, in, layer, c, TpSides::Mlp, rerun);
     t.fwd_bytes = pass_bytes(c.fwd, TpSides::Mlp, tp);
     t.bwd_bytes = pass_bytes(c.bwd, TpSides::Mlp, tp) + (rerun ? t.fwd_bytes : 0.0);

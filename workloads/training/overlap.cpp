@@ -22,6 +22,9 @@ bool is_row_parallel(std::string_view name) {
   return name == "attention_out_proj" || name == "mlp_fc2" || name == "mlp_down" || name == "shared_expert_down";
 }
 bool is_attention_side(std::string_view name) { return name == "qkv_proj" || name == "attention_out_proj"; }
+// The linears whose sequence-parallel input the backward re-gathers (tp_gather_format.cpp's
+// forward-gather linears, Mamba's in_proj a TE LayerNormColumnParallelLinear).
+bool regathers_input(std::string_view name) { return is_column_parallel(name) || name == "mamba_in_proj"; }
 
 }  // namespace
 
@@ -95,14 +98,24 @@ TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>
   const double steps = std::max(tp - 1, 1);
   Contention beside[2][2];
   double comm_s[2][2];
+  // [kind]: the HBM bytes per step beside the column- (0) and the row-parallel (1) GEMMs.
   for (int side = 0; side < 2; ++side) {
-    comm_s[side][0] = comm.gather_s[side];
-    comm_s[side][1] = comm.scatter_s;
-    const double bytes[2] = {comm.gather_step_bytes[side], comm.scatter_step_bytes};
+    double hbm[2];
+    if (pass == Pass::Forward) {
+      comm_s[side][0] = comm.gather_s[side];
+      comm_s[side][1] = comm.scatter_s;
+      hbm[0] = comm.gather_step_bytes[side] * per_byte;
+      hbm[1] = comm.scatter_step_bytes * (per_byte + 1);
+    } else {
+      comm_s[side][0] = comm.regather_s[side] + comm.scatter_s;
+      comm_s[side][1] = comm.gather_s[side];
+      hbm[0] = comm.regather_step_bytes[side] * per_byte + comm.scatter_step_bytes * (per_byte + 1);
+      hbm[1] = comm.gather_step_bytes[side] * per_byte;
+    }
     for (int kind = 0; kind < 2; ++kind) {
       beside[side][kind].sm_share = sm_share;
       const double step_s = comm_s[side][kind] / steps;
-      if (step_s > 0) beside[side][kind].hbm_bytes_per_s = bytes[kind] * (per_byte + kind) / step_s;
+      if (step_s > 0) beside[side][kind].hbm_bytes_per_s = hbm[kind] / step_s;
     }
   }
   GemmPieces pieces[2][2];
@@ -139,6 +152,22 @@ TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>
     }
   }
   return out;
+}
+
+double tp_regather_exposed_s(const ComputeModel& cm, const std::vector<OpCost>& layer, const TpPassComm& bwd,
+                             TpSides sides) {
+  double dgrad_s[2] = {0, 0};
+  for (const OpCost& op : layer) {
+    if (regathers_input(op.name)) dgrad_s[is_attention_side(op.name) ? 0 : 1] += cm.op_time(op, Pass::Backward).seconds() / 2;
+  }
+  double exposed = 0;
+  for (int side = sides == TpSides::Mlp ? 1 : 0; side < (sides == TpSides::Attention ? 1 : 2); ++side) {
+    // A side without a linear of its own (one layer kind of a hybrid model, costed as a whole pair
+    // and scaled) takes the other side's, as its gathers do (tp_gather_format.h).
+    const double dgrad = dgrad_s[side] > 0 ? dgrad_s[side] : dgrad_s[1 - side];
+    exposed += std::max(bwd.regather_s[side] - dgrad, 0.0);
+  }
+  return exposed;
 }
 
 double fsdp_pass_s(int layers, double compute_s, double gather_s, double scatter_s, bool prefetch) {

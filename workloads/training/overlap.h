@@ -45,10 +45,14 @@ TpOverlap overlap_tp_collective(double gemm_s, double comm_s, int steps, double 
 // ends at the later of the two. sm_cost_s is all the GEMM's extra time (contention and splitting).
 TpOverlap overlap_tp_pipelined(double gemm_s, double chunk_s, double contended_chunk_s, double comm_s, int steps);
 
-// One pass of one transformer layer with its tensor-parallel collectives overlapped: Megatron's
-// sequence-parallel all-gathers feed the column-parallel GEMMs (QKV, MLP up/gate) and its
-// reduce-scatters follow the row-parallel ones (attention output, MLP down), in the forward and
-// in the backward (the GEMMs' data and weight gradients). `ag_s`, `rs_s`: one collective alone;
+// One pass of one transformer layer with its tensor-parallel collectives overlapped. Forward:
+// Megatron's sequence-parallel all-gathers feed the column-parallel GEMMs (QKV, MLP up/gate) and
+// its reduce-scatters follow the row-parallel ones (attention output, MLP down). Backward (TE v2.9
+// linear.py / layernorm_linear.py; Megatron-Core's defaults tp_comm_overlap_ag, tp_comm_bulk_dgrad,
+// tp_comm_bulk_wgrad True, tp_comm_overlap_rs_dgrad False, core_v0.15.0 model_parallel_config.py
+// l. 166-186): the output gradient's all-gather runs beside the row-parallel GEMMs' backward
+// (ub_overlap_ag_dgrad), the input's re-gather (ub_bulk_dgrad) and the data gradient's
+// reduce-scatter (ub_bulk_wgrad) beside the column-parallel GEMMs'. `ag_s`, `rs_s`: one collective alone;
 // `step_bytes`: what one GPU sends in one of its tp - 1 steps (the HBM traffic beside the GEMM).
 // Forward GEMMs run as tp pieces of m / tp rows (TE's ring exchange and pipelined reduce-scatter
 // split along the sequence); backward GEMMs as tp equal shares (bulk overlaps). `sides`: Both, the
@@ -65,13 +69,23 @@ TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>
                                TpSides sides = TpSides::Both);
 // The same with each side's gather of its own size (tp_gather_format.h: the bytes per element
 // follow the GEMM the gather feeds): [attention, MLP] gather seconds and step bytes; the
-// reduce-scatter's are the same on both sides.
+// reduce-scatter's are the same on both sides. `regather_*`: the backward's re-gather of the
+// column-parallel input (tp_gather_format.h), 0 in the forward.
 struct TpPassComm {
   double gather_s[2] = {0, 0}, gather_step_bytes[2] = {0, 0};
+  double regather_s[2] = {0, 0}, regather_step_bytes[2] = {0, 0};
   double scatter_s = 0, scatter_step_bytes = 0;
 };
 TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>& layer, Pass pass,
                                const TpPassComm& comm, int tp, double sm_share, TpSides sides = TpSides::Both);
+
+// Without tp_comm_overlap the backward's re-gather runs asynchronously beside its column-parallel
+// linear's data-gradient GEMM (TE v2.9 layernorm_linear.py l. 669-672 async_op=True, waited before
+// the wgrad GEMM, l. 805-807): the seconds of it the dgrad GEMM (half the linear's backward: dgrad
+// and wgrad have the same FLOPs) does not cover, summed over `sides`; a side without such a linear
+// takes the other side's.
+double tp_regather_exposed_s(const ComputeModel& cm, const std::vector<OpCost>& layer, const TpPassComm& bwd,
+                             TpSides sides);
 
 // A ZeRO-3 pass over `layers` layers of `compute_s` each, with a per-layer parameter all-gather of
 // `gather_s` (and, in backward, a gradient reduce-scatter of `scatter_s`; 0 in forward). With

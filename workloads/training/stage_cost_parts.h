@@ -76,6 +76,7 @@ struct LayerTensorParallel {
   // column-parallel GEMM) and backward (the row-parallel GEMM's output gradient), averaged over
   // the layer's sides (tp_gather_format.h); the reduce-scatters carry the activation element.
   double gather_fwd_bytes_per_element = 0, gather_bwd_bytes_per_element = 0;
+  double regather_bytes_per_element = 0;  // the backward's column-parallel input re-gather (0: none)
 };
 
 // Megatron's f/g operators: two all-reduces of the b·s·h activation `act` in forward and two in

@@ -110,9 +110,15 @@ std::string group_text(const char* label, int size, const std::vector<int>& rank
 
 // The bytes per element the sequence-parallel gathers and scatters carry (tp_gather_format.h).
 std::string gather_bytes_text(const StageCostInputs& in, const LayerTensorParallel& t) {
+  const std::string regather =
+      t.regather_bytes_per_element > 0
+          ? format(" and %.4g (the column-parallel input again, for the weight gradient, beside the dgrad GEMM)",
+                   t.regather_bytes_per_element)
+          : std::string();
   return format("; all-gather %.4g B/element forward (the column-parallel GEMM's input), %.4g backward (the "
-                "row-parallel GEMM's output gradient), reduce-scatter %d",
-                t.gather_fwd_bytes_per_element, t.gather_bwd_bytes_per_element, activation_bytes(in.training.precision));
+                "row-parallel GEMM's output gradient)%s, reduce-scatter %d",
+                t.gather_fwd_bytes_per_element, t.gather_bwd_bytes_per_element, regather.c_str(),
+                activation_bytes(in.training.precision));
 }
 
 ExplainedComm tensor_parallel_comm(const StageCostInputs& in, const LayerTensorParallel& t, int stage, bool moe) {
@@ -129,7 +135,8 @@ ExplainedComm tensor_parallel_comm(const StageCostInputs& in, const LayerTensorP
   c.bwd_bytes = t.bwd_bytes;
   c.hidden_s = t.fwd_hidden + t.bwd_hidden;
   c.overlap = in.tp_comm_overlap ? format("tp_comm_overlap: behind the GEMMs, which run %s slower", us(t.fwd_sm + t.bwd_sm).c_str())
-                                 : "no (blocking)";
+             : sp && t.regather_bytes_per_element > 0 ? "no (blocking; the backward's input re-gather runs beside the dgrad GEMM)"
+                                                      : "no (blocking)";
   return c;
 }
 

@@ -35,29 +35,39 @@ TpGatherBytes tp_gather_bytes(const std::vector<OpCost>& layer, topology::Precis
                               double block_scale_bytes) {
   std::optional<topology::Precision> fwd[2], bwd[2];
   bool trains[2] = {true, true};  // the backward gather's GEMM has a weight gradient
+  bool regathers[2] = {true, true};  // the forward gather's GEMM has a weight gradient
   bool mla = false;
   for (const OpCost& op : layer) {
     mla = mla || op.name.starts_with("mla_");
     for (int side = 0; side < 2; ++side) {
-      if (!fwd[side] && feeds_forward_gather(op.name, side)) fwd[side] = linear_format(op, run);
+      if (!fwd[side] && feeds_forward_gather(op.name, side)) {
+        fwd[side] = linear_format(op, run);
+        regathers[side] = !op.frozen;
+      }
       if (!bwd[side] && feeds_backward_gather(op.name, side)) {
         bwd[side] = linear_format(op, run);
         trains[side] = !op.frozen;
       }
     }
   }
-  if (mla) fwd[0] = topology::Precision::Bf16;
+  if (mla) {
+    fwd[0] = topology::Precision::Bf16;
+    regathers[0] = false;
+  }
   // Under an nvfp4 run the linears a per-module recipe drops to fp8 run MXFP8 (specs.h fp8_modules).
   if (run == topology::Precision::Nvfp4) block_scale_bytes = kMxfp8ScaleBytesPerElement;
   TpGatherBytes g;
   for (int side = 0; side < 2; ++side) {
-    const std::optional<topology::Precision> f = fwd[side] ? fwd[side] : fwd[1 - side];
+    const int f_side = fwd[side] ? side : 1 - side;
+    const std::optional<topology::Precision> f = fwd[f_side];
     const int b_side = bwd[side] ? side : 1 - side;
     const std::optional<topology::Precision> b = bwd[b_side];
     g.fwd[side] = tp_gather_bytes_per_element(f.value_or(topology::Precision::Bf16), Pass::Forward, element_bytes,
                                               block_scale_bytes);
     g.bwd[side] = tp_gather_bytes_per_element(b.value_or(topology::Precision::Bf16), Pass::Backward, element_bytes,
                                               block_scale_bytes, trains[b_side]);
+    // The column-wise copy alone: the forward's bytes (see the header).
+    g.regather[side] = regathers[f_side] ? g.fwd[side] : 0.0;
   }
   return g;
 }

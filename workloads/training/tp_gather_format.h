@@ -20,6 +20,13 @@
 //   NVFP4                       forward 0.5 + 1/16 (row-wise E2M1 + E4M3 scales); backward twice
 //                               that (row-wise and column-wise, _all_gather_nvfp4, TE >= 2.8)
 // Reduce-scatters carry GEMM outputs and their gradients, bf16 in every recipe.
+// The backward gathers the column-parallel linear's input a second time for its weight gradient:
+// the forward frees the gathered copy and keeps the local shard (TE v2.9 layernorm_linear.py
+// l. 365-367 clear ln_out_total, l. 650-676 gather_along_first_dim(ln_out, async_op=True,
+// quantizer=input_quantizer) beside the dgrad GEMM; linear.py l. 639-661; TE v1.13
+// layernorm_linear.py l. 463; Megatron-Core core_v0.15.0 tensor_parallel/layers.py l. 505-527).
+// Its quantizer asks for the column-wise copy alone (per-tensor fp8: the row-wise data, transposed
+// after), so it carries the forward gather's bytes per element in every recipe.
 #pragma once
 
 #include <array>
@@ -49,9 +56,13 @@ double tp_gather_bytes_per_element(topology::Precision format, Pass pass, double
 // row-parallel one's data gradient (attention out_proj; MLP fc2 / down, Mamba out_proj). A side
 // without such a linear of its own (one layer kind of a hybrid model, costed as a whole pair)
 // takes the other side's. Multi-latent attention gathers its latents with Megatron-Core's own
-// gather_from_sequence_parallel_region, outside Transformer Engine: unquantized forward.
+// gather_from_sequence_parallel_region, outside Transformer Engine: unquantized forward, and its
+// up-projections take the gathered latents, so nothing is re-gathered backward.
+// `regather`: the backward's second gather of the column-parallel input (for the weight
+// gradient); 0 where that linear's weight is frozen (ln_out_needs_gather needs
+// weight.requires_grad) or, for attention, under multi-latent attention.
 struct TpGatherBytes {
-  std::array<double, 2> fwd{2.0, 2.0}, bwd{2.0, 2.0};  // bytes per element, [attention, MLP]
+  std::array<double, 2> fwd{2.0, 2.0}, bwd{2.0, 2.0}, regather{2.0, 2.0};  // bytes per element, [attention, MLP]
 };
 TpGatherBytes tp_gather_bytes(const std::vector<OpCost>& layer, topology::Precision run, double element_bytes,
                               double block_scale_bytes);
