@@ -106,6 +106,10 @@ void assembly_text(std::string& out, const RunReport& r, const StageExplanation&
   }
   out += fmt::format("  data-parallel sync: {} over dp {}, {} bucket(s), {} per iteration\n", x.dp_collective, x.dp,
                      x.buckets, human_bytes(x.dp_bucket_bytes));
+  if (x.expert_buckets > 0) {
+    out += fmt::format("  expert-data-parallel sync (routed experts): over edp {}, {} bucket(s), {} per iteration\n",
+                       x.expert_dp, x.expert_buckets, human_bytes(x.expert_bucket_bytes));
+  }
   if (!critical) {
     out += "  (the simulated split of the iteration below is the last stage to finish, not this one)\n";
     return;
@@ -178,6 +182,9 @@ nlohmann::ordered_json stage_json(const RunReport& r, const StageExplanation& x,
   j["planned_compute_s"] = x.planned_compute_s;
   j["planned_comm_s"] = x.planned_comm_s;
   j["data_parallel"] = {{"collective", x.dp_collective}, {"dp", x.dp}, {"buckets", x.buckets}, {"bytes", x.dp_bucket_bytes}};
+  if (x.expert_buckets > 0) {
+    j["expert_data_parallel"] = {{"edp", x.expert_dp}, {"buckets", x.expert_buckets}, {"bytes", x.expert_bucket_bytes}};
+  }
   if (critical) {
     const auto& b = r.iteration.breakdown;
     j["iteration_s"] = {{"compute", b.compute},         {"tp_exposed", b.tp_comm},       {"ep_exposed", b.ep_comm},

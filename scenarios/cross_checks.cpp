@@ -300,7 +300,18 @@ void Loader::check_shard_group() {
     parallel_ok_ = false;
     return;
   }
-  p.shard_instances = p.dp / shard_group_;
+  // The expert buckets' group splits the same way (Megatron-Core asserts expert_data_parallel_size %
+  // num_distributed_optimizer_instances == 0, parallel_state.py l. 1194-1196).
+  const int instances = p.dp / shard_group_;
+  if (p.ep > 1 && p.zero != 3 && p.expert_dp() % instances != 0) {
+    error_at_key("parallelism.shard_group",
+                 "shard_group = " + std::to_string(shard_group_) + " makes " + std::to_string(instances) +
+                     " groups, which do not divide the expert-data-parallel group of " + std::to_string(p.expert_dp()) + " ranks",
+                 "use a shard_group with dp / shard_group dividing tp x cp x dp / (etp x ep)");
+    parallel_ok_ = false;
+    return;
+  }
+  p.shard_instances = instances;
 }
 
 void Loader::check_batch() {

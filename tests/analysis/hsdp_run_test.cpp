@@ -169,3 +169,23 @@ TEST_CASE("scenarios::parse_scenario: outer_dp_sharding optim needs groups and z
         std::string::npos);
   CHECK(error_of(kFsdp, {"parallelism.outer_dp_sharding=\"optimizer\""}).find("outer_dp_sharding") != std::string::npos);
 }
+
+TEST_CASE("analysis::run_scenario: hybrid sharding splits the expert-data-parallel group like the data-parallel one") {
+  // Mixtral 8x7B (4 layers) at dp 16: ep 4 leaves expert groups of 4, split into 2 shard groups of
+  // 2 with shard_group = 8; ep 8 leaves groups of 2, one rank each; 4 instances do not divide 2.
+  const std::string moe =
+      "[cluster]\nnode = \"dgx-h100\"\nnodes = 2\n[model]\npreset = \"mixtral-8x7b\"\nlayers = 4\nseq_len = 256\n"
+      "[parallelism]\ntp = 1\npp = 1\ndp = 16\ndistributed_optimizer = true\n"
+      "[training]\nglobal_batch = 16\nmicro_batch = 1\n";
+  const analysis::RunReport flat = run(moe, {"parallelism.ep=4"});
+  const analysis::RunReport hsdp = run(moe, {"parallelism.ep=4", "parallelism.shard_group=8"});
+  // Per byte of a bucket: 2(n-1)/n in the shard group of n and 2(m-1)/m/n across the m groups, the
+  // same total as 2(N-1)/N on the whole group of N = n m, per group (dense N = 16, expert N = 4).
+  CHECK(hsdp.iteration.dp_bytes_per_gpu == doctest::Approx(flat.iteration.dp_bytes_per_gpu).epsilon(1e-12));
+  CHECK(hsdp.iteration.iteration_time_s != flat.iteration.iteration_time_s);
+  CHECK(hsdp.iteration.iteration_time_s > 0);
+  const analysis::RunReport one = run(moe, {"parallelism.ep=8", "parallelism.shard_group=8"});
+  CHECK(one.iteration.iteration_time_s > 0);
+  CHECK(error_of(moe, {"parallelism.ep=8", "parallelism.shard_group=4"})
+            .find("do not divide the expert-data-parallel group of 2 ranks") != std::string::npos);
+}

@@ -15,27 +15,27 @@
 #include "topology/catalog.h"
 #include "workloads/collectives/collective_runner.h"
 #include "workloads/training/optimizer_offload.h"
+#include "workloads/training/reduction_groups.h"
 
 namespace clustersim::workloads {
 
-double IterationRun::dp_time(double bytes, CollectiveOp op) {
-  const auto key = std::make_pair(static_cast<int>(op), bytes);
+double IterationRun::dp_time(double bytes, CollectiveOp op, GradGroup group) {
+  const auto key = std::make_tuple(static_cast<int>(group), static_cast<int>(op), bytes);
   if (auto it = dp_times_.find(key); it != dp_times_.end()) return it->second;
   const int instances = in_.parallel.shard_instances;
-  if (dp_groups_.empty()) {
-    for (int t = 0; t < in_.parallel.tp; ++t) {
-      for (auto& g : layout_.shard_groups(t, 0, instances)) dp_groups_.push_back(std::move(g));
-      if (instances > 1) {
-        for (auto& g : layout_.replica_groups(t, 0, instances)) replica_groups_.push_back(std::move(g));
-      }
-    }
+  auto& shards = dp_groups_[static_cast<std::size_t>(group)];
+  auto& replicas = replica_groups_[static_cast<std::size_t>(group)];
+  if (shards.empty()) {
+    const std::vector<std::vector<int>> whole = reduction_groups(layout_, in_.parallel, group, 0);
+    shards = shard_groups_of(whole, instances);
+    if (instances > 1) replicas = replica_groups_of(whole, instances);
   }
-  double s = memo_.concurrent(op, dp_algo_, dp_groups_, sim::Bytes{bytes}).seconds();
+  double s = memo_.concurrent(op, dp_algo_, shards, sim::Bytes{bytes}).seconds();
   // Hybrid sharding: the reduce-scattered shard is then all-reduced across the shard groups
   // (Megatron-Core's distributed optimizer instances; FSDP2 HSDP's replicate dim).
   if (instances > 1 && op == CollectiveOp::ReduceScatter) {
-    s += memo_.concurrent(CollectiveOp::AllReduce, dp_algo_, replica_groups_,
-                          sim::Bytes{bytes / in_.parallel.shard_ranks()}).seconds();
+    s += memo_.concurrent(CollectiveOp::AllReduce, dp_algo_, replicas,
+                          sim::Bytes{bytes / reduction_shard_ranks(in_.parallel, group)}).seconds();
   }
   dp_times_.emplace(key, s);
   return s;
@@ -46,10 +46,10 @@ double IterationRun::dp_time(double bytes, CollectiveOp op) {
 double IterationRun::reduction_bytes_sent(const Bucket& b) const {
   const ParallelSpec& p = in_.parallel;
   if (p.shard_instances > 1) {  // reduce-scatter in the shard group, all-reduce of the shard across
-    const double n = p.shard_ranks(), m = p.shard_instances;
+    const double n = reduction_shard_ranks(p, b.group), m = p.shard_instances;
     return b.bytes * ((n - 1) / n + 2.0 * (m - 1) / m / n);
   }
-  const double n = p.grad_replicas();
+  const double n = reduction_group_size(p, b.group);
   return b.bytes * (p.shards_optimizer() ? 1.0 : 2.0) * (n - 1) / n;
 }
 
@@ -58,21 +58,33 @@ void IterationRun::issue_comm(int r) {
   if (b == nullptr) return;
   const CollectiveOp op = in_.parallel.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
   if (live_dp()) {
-    launch_live(r, b->bytes, op);
+    launch_live(r, *b, op);
     return;
   }
-  const double dur = dp_time(b->bytes, op);
+  const double dur = dp_time(b->bytes, op, b->group);
   rank(r).add_dp_comm(dur);
   if (recording_) {
-    recording_->recorder.data_parallel(r, reduction_name(), now(), now() + dur, reduction_bytes_sent(*b), true);
+    recording_->recorder.data_parallel(r, reduction_name(), now(), now() + dur, reduction_bytes_sent(*b), true, b->group);
   }
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kCommDone, r, 0));
 }
 
 // `full`: the tp ranks' data-parallel collectives of the bucket as live flows on the network; those
 // of positions folded onto another (live_position_folding.h) end when its do.
-// Those provably alone on their links until they end are replayed (live_replay.h).
-void IterationRun::launch_live(int r, double bytes, CollectiveOp op) {
+// Those provably alone on their links until they end are replayed (live_replay.h). An expert
+// bucket's collectives run on every expert-data-parallel group of the rank's stage.
+void IterationRun::launch_live(int r, const Bucket& b, CollectiveOp op) {
+  const CollectiveContext ctx{sim_, net_, in_.topo, in_.router};
+  if (b.group == GradGroup::Expert) {
+    const int groups = in_.parallel.expert_tp() * in_.parallel.ep;
+    rank(r).set_live(groups);
+    for (int g = 0; g < groups; ++g) {
+      live_.push_back(make_collective(ctx, live_plan(g, r, b.bytes, op, b.group), this, static_cast<std::uint64_t>(r)));
+      live_.back()->start();
+    }
+    return;
+  }
+  const double bytes = b.bytes;
   rank(r).set_live(static_cast<int>(live_positions_.size()));
   for (std::size_t k = 0; k < live_positions_.size(); ++k) {
     const CollectivePlan& plan = live_plan(live_positions_[k], r, bytes, op);
@@ -82,8 +94,7 @@ void IterationRun::launch_live(int r, double bytes, CollectiveOp op) {
         continue;
       }
     }
-    live_.push_back(make_collective(CollectiveContext{sim_, net_, in_.topo, in_.router}, plan, this,
-                                    static_cast<std::uint64_t>(r)));
+    live_.push_back(make_collective(ctx, plan, this, static_cast<std::uint64_t>(r)));
     live_.back()->start();
   }
 }
@@ -115,7 +126,7 @@ void IterationRun::comm_done(int r) {
   if (live_dp()) rk.add_dp_comm(now() - rk.comm_start());
   if (live_dp() && recording_) {
     recording_->recorder.data_parallel(r, reduction_name(), rk.comm_start(), now(),
-                                       reduction_bytes_sent(rk.running_reduction()), false);
+                                       reduction_bytes_sent(rk.running_reduction()), false, rk.running_reduction().group);
   }
   issue_comm(r);
   maybe_optimizer(r);
@@ -125,9 +136,20 @@ void IterationRun::comm_done(int r) {
 void IterationRun::maybe_optimizer(int r) {
   PipelineRank& rk = rank(r);
   if (!rk.ready_for_optimizer()) return;
-  double params = 0;
-  for (int c = 0; c < v_; ++c) params += costs_.chunks[static_cast<std::size_t>(c * pp_ + r)].params;
-  if (in_.parallel.shards_optimizer()) params /= in_.parallel.optimizer_shard_ranks();
+  // A sharded optimizer splits each buffer's states over its group: the dense parameters' over the
+  // data-parallel ranks, the routed experts' (ep > 1) over the expert-data-parallel ranks
+  // (Megatron-Core's distributed optimizer on the expert buffers' intra expert-dp group).
+  double dense = 0, expert = 0;
+  for (int c = 0; c < v_; ++c) {
+    const ChunkCost& cost = costs_.chunks[static_cast<std::size_t>(c * pp_ + r)];
+    const double apart = in_.parallel.ep > 1 ? cost.expert_params : 0.0;
+    dense += cost.params - apart;
+    expert += apart;
+  }
+  double params = dense + expert;
+  if (in_.parallel.shards_optimizer()) {
+    params = dense / in_.parallel.optimizer_shard_ranks() + expert / optimizer_shard_ranks(in_.parallel, GradGroup::Expert);
+  }
   const bool mixed = activation_bytes(in_.training.precision) == 2;
   double dur = in_.compute.optimizer_step_time(params, in_.training.optimizer, mixed).seconds();
   if (in_.sync.offload_optimizer == OffloadDevice::Cpu) {  // ZeRO-Offload: PCIe and CPU-Adam instead
@@ -161,11 +183,12 @@ void IterationRun::optimizer_done(int r) {
 // Sharded optimizers gather the updated parameters back, bucket by bucket, in 16-bit (or fp32).
 void IterationRun::start_allgather(int r) {
   const double bytes = param_bytes(rank(r).start_allgather());
-  const double dur = dp_time(bytes, CollectiveOp::AllGather);
+  const GradGroup group = rank(r).allgather_group();
+  const double dur = dp_time(bytes, CollectiveOp::AllGather, group);
   rank(r).add_dp_comm(dur);
   if (recording_) {
-    const double n = in_.parallel.shard_ranks();
-    recording_->recorder.data_parallel(r, "all-gather", now(), now() + dur, bytes * (n - 1) / n, true);
+    const double n = reduction_shard_ranks(in_.parallel, group);
+    recording_->recorder.data_parallel(r, "all-gather", now(), now() + dur, bytes * (n - 1) / n, true, group);
   }
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kCommDone, r, 0));
 }

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "workloads/training/reduction_groups.h"
+
 namespace clustersim::workloads {
 
 // Finished flows: pipeline sends become spans on stream 1; live collective flows (`full`) only
@@ -73,12 +75,13 @@ void IterationRun::start_param_gathers(int r) {
   rk.add_dp_comm(s.total_s);
   sim_.schedule_in(sim::SimTime::from_seconds(s.total_s), this, tag_of(kGathersDone, r, 0));
   if (!recording_) return;
-  const double n = in_.parallel.shard_ranks();
   double start = now();
   for (std::size_t c = 0; c < s.ends.size(); ++c) {
     for (std::size_t b = 0; b < s.ends[c].size(); ++b) {
       const double end = iteration_start_ + s.ends[c][b];
-      recording_->recorder.data_parallel(r, "all-gather", start, end, s.buckets[c][b].bytes * (n - 1) / n, true);
+      const GatherBucket& g = s.buckets[c][b];
+      const double n = reduction_shard_ranks(in_.parallel, g.group);
+      recording_->recorder.data_parallel(r, "all-gather", start, end, g.bytes * (n - 1) / n, true, g.group);
       start = end;
     }
   }

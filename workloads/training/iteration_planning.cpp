@@ -20,6 +20,7 @@
 #include "topology/catalog.h"
 #include "workloads/collectives/collective_runner.h"
 #include "workloads/training/live_position_folding.h"
+#include "workloads/training/reduction_groups.h"
 
 namespace clustersim::workloads {
 
@@ -50,11 +51,19 @@ IterationRun::IterationRun(const IterationInputs& in)
   plan_pipeline_routes();
   plan_input_feeds();
   if (live_dp()) plan_live_positions();
-  if (live_dp() && in.replay_live_alone && in.invariants == nullptr && !in.record_timeline) plan_live_replay();
+  // The replay's checks know the dense buckets' collectives only (live_replay.h).
+  if (live_dp() && in.replay_live_alone && in.invariants == nullptr && !in.record_timeline && !expert_buckets_) {
+    plan_live_replay();
+  }
   if (in.invariants != nullptr) checks_.emplace(*in.invariants, ranks_, sim_);
   if (in.record_timeline) {
     net_.set_observer(this);
     recording_ = std::make_unique<Recording>(result_, in.topo, in.router, layout_, v_, pp_routes_.size());
+    if (expert_buckets_) {
+      std::vector<std::vector<std::vector<int>>> per_stage;
+      for (int r = 0; r < pp_; ++r) per_stage.push_back(reduction_groups(layout_, in.parallel, GradGroup::Expert, r));
+      recording_->recorder.set_expert_groups(std::move(per_stage));
+    }
   }
   plan_wall_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -67,85 +76,44 @@ StageCostInputs IterationRun::stage_cost_inputs() {
 
 StageExplanation IterationRun::explain(int r) {
   StageExplanation x = explain_stage(stage_cost_inputs(), costs_, r);
-  const GradientBuckets& g = rank(r).buckets();
-  x.buckets = static_cast<int>(g.reductions.size());
-  for (const Bucket& b : g.reductions) x.dp_bucket_bytes += b.bytes * sent_scale_[static_cast<std::size_t>(r)];
+  x.expert_dp = in_.parallel.expert_dp();
+  for (const Bucket& b : rank(r).buckets().reductions) {
+    const bool expert = b.group == GradGroup::Expert;
+    ++(expert ? x.expert_buckets : x.buckets);
+    (expert ? x.expert_bucket_bytes : x.dp_bucket_bytes) += b.bytes;
+  }
   const std::string algo(to_string(dp_algo_));
   x.dp_collective = in_.parallel.shards_optimizer() ? algo + " reduce-scatter, then all-gather of the parameters"
                                                     : algo + " all-reduce";
   return x;
 }
 
-// Parameters whose gradients a chunk's buckets carry over the data-parallel group. Routed experts'
-// gradients are reduced over the dp / ep ranks holding the same experts, not over dp (Megatron-Core
-// DistributedDataParallel's expert_parallel_buffers on the expert-data-parallel group, core_v0.15.0
-// distributed_data_parallel.py l. 316-323; that group is every etp x ep-th rank of the stage,
-// parallel_state.py l. 755-763 with order tp-cp-ep-dp-pp, so one GPU a node when etp x ep fills a
-// node). The buckets still run on the data-parallel group, the expert part weighed by `weight`
-// (expert_reduction_weight) so that its reduction takes the expert group's time.
-double IterationRun::reduced_params(const ChunkCost& c, double weight) const {
-  if (c.expert_params <= 0 || in_.parallel.dp <= 1) return c.params;
-  return c.params - c.expert_params * (1.0 - weight);
-}
-
-// The ring's per-GPU traffic on the expert-data-parallel group over that on the data-parallel
-// group: ((e-1)/e) / ((dp-1)/dp), e = dp / ep (none when e = 1). The bytes each GPU sends.
-double IterationRun::expert_traffic_weight() const {
-  const double dp = in_.parallel.dp, edp = in_.parallel.expert_dp();
-  return dp <= 1 ? 1.0 : ((edp - 1) / edp) / ((dp - 1) / dp);
-}
-
-// The time weight: the expert-data-parallel groups' collective of a bucket's bytes (all of them
-// at once, stage 0) over the data-parallel groups' (dp_time), so that a bucket's expert share takes
-// as long on the data-parallel group as on its own. A dp ring crossing nodes sends one hop in
-// tp x cp x (GPUs a node / (tp x cp)) over the network, an expert group one GPU a node sends every
-// hop there: same bytes, the NIC's bandwidth rather than NVLink's. Where both groups sit alike it
-// is the traffic weight. Hybrid sharding (shard_instances > 1) keeps the traffic weight.
-double IterationRun::expert_reduction_weight(double bucket_bytes) {
-  const ParallelSpec& p = in_.parallel;
-  const int edp = p.expert_dp(), etp = p.expert_tp();
-  if (edp <= 1) return 0.0;
-  if (p.ep <= 1 || p.dp <= 1 || p.shard_instances > 1 || bucket_bytes <= 0) return expert_traffic_weight();
-  const CollectiveOp op = p.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
-  std::vector<std::vector<int>> groups;
-  const int stride = etp * p.ep;
-  for (int first = 0; first < stride; ++first) {
-    std::vector<int> g;
-    for (int d = 0; d < edp; ++d) g.push_back(first + stride * d);
-    groups.push_back(std::move(g));
-  }
-  const double dense = dp_time(bucket_bytes, op);
-  const double expert = memo_.concurrent(op, dp_algo_, groups, sim::Bytes{bucket_bytes}).seconds();
-  return dense > 0 ? expert / dense : expert_traffic_weight();
-}
-
-// Each rank's schedule order and gradient buckets.
+// Each rank's schedule order and gradient buckets: per chunk its dense parameters and, with
+// expert parallelism, its routed experts' in buckets of their own (gradient_buckets.h). The
+// experts' gradients leave the dense buckets whenever ep > 1, also where their group has one rank
+// and nothing is reduced.
 void IterationRun::plan_ranks() {
   const BucketRule rule = BucketRule::of(in_.parallel, in_.training, in_.sync);
-  double expert_bytes = 0;  // the largest chunk's expert gradients: the reference size when a bucket is larger
-  for (const ChunkCost& c : costs_.chunks) expert_bytes = std::max(expert_bytes, c.expert_params * rule.grad_bytes);
-  const double time_weight = rule.reduce ? expert_reduction_weight(std::min(rule.bucket_bytes, expert_bytes)) : 0.0;
-  const double traffic_weight = expert_traffic_weight();
-  double reduced = 0;
+  const bool experts_apart = in_.parallel.ep > 1;
+  double dense_bytes = 0, expert_bytes = 0;  // every rank's buckets together
   ranks_.reserve(static_cast<std::size_t>(pp_));
   for (int r = 0; r < pp_; ++r) {
     std::vector<PipelineStep> order = pipeline_order(in_.parallel.schedule, pp_, v_, m_, r, in_.parallel.moe_a2a_overlap);
-    std::vector<double> chunk_params;
-    double timed = 0, sent = 0;  // the rank's parameters as the buckets carry them, and as sent
+    std::vector<double> dense, expert;
     for (int c = 0; c < v_; ++c) {
       const ChunkCost& cost = costs_.chunks[static_cast<std::size_t>(c * pp_ + r)];
-      chunk_params.push_back(reduced_params(cost, time_weight));
-      timed += chunk_params.back();
-      sent += reduced_params(cost, traffic_weight);
+      const double apart = experts_apart ? cost.expert_params : 0.0;
+      dense.push_back(cost.params - apart);
+      expert.push_back(apart);
     }
-    GradientBuckets buckets = plan_gradient_buckets(order, chunk_params, rule, r);
-    const double to_sent = timed > 0 ? sent / timed : 1.0;
-    for (const Bucket& b : buckets.reductions) reduced += b.bytes * to_sent;
-    sent_scale_.push_back(to_sent);
+    GradientBuckets buckets = plan_gradient_buckets(order, dense, rule, r, expert);
+    for (const Bucket& b : buckets.reductions) (b.group == GradGroup::Expert ? expert_bytes : dense_bytes) += b.bytes;
     ranks_.emplace_back(order, std::move(buckets));
     plan_param_gathers(r, order);
   }
-  result_.dp_bytes_per_gpu = dp_bytes_per_gpu(reduced, in_.model, in_.parallel, in_.training, m_);
+  expert_buckets_ = expert_bytes > 0;
+  result_.dp_bytes_per_gpu = dp_bytes_per_gpu(dense_bytes, in_.model, in_.parallel, in_.training, m_) +
+                             expert_dp_bytes_per_gpu(expert_bytes, in_.parallel);
 }
 
 // overlap_param_gather: the rank's all-gathers, chunk by chunk in forward order (a chunk's
@@ -158,7 +126,8 @@ void IterationRun::plan_param_gathers(int r, const std::vector<PipelineStep>& or
   std::vector<std::vector<GatherBucket>> chunks(static_cast<std::size_t>(v_));
   for (std::size_t i = g.param_buckets.size(); i-- > 0;) {
     const double bytes = param_bytes(g.param_buckets[i]);
-    chunks[static_cast<std::size_t>(g.param_bucket_chunk[i])].push_back({bytes, dp_time(bytes, CollectiveOp::AllGather)});
+    const double s = dp_time(bytes, CollectiveOp::AllGather, g.param_bucket_group[i]);
+    chunks[static_cast<std::size_t>(g.param_bucket_chunk[i])].push_back({bytes, s, g.param_bucket_group[i]});
   }
   gathers_.back() = schedule_param_gathers(chunks);
   for (std::size_t i = order.size(); i-- > 0;) {
@@ -196,14 +165,15 @@ void IterationRun::plan_input_feeds() {
 
 // Planned once per (position, rank, bytes, op): NCCL's graph search is the dearest part of a plan,
 // and a rank launches thousands of reductions of a few sizes.
-const CollectivePlan& IterationRun::live_plan(int t, int r, double bytes, CollectiveOp op) {
-  const auto key = std::make_tuple(t, r, static_cast<int>(op), bytes);
+const CollectivePlan& IterationRun::live_plan(int g, int r, double bytes, CollectiveOp op, GradGroup group) {
+  const auto key = std::make_tuple(static_cast<int>(group), g, r, static_cast<int>(op), bytes);
   if (const auto it = live_plans_.find(key); it != live_plans_.end()) return it->second;
   const CollectiveEnvironment env{in_.topo, in_.router, in_.gpu.compute_capability, in_.hints};
   CollectiveRequest req;
   req.op = op;
   req.algo = dp_algo_;
-  req.ranks = layout_.dp_cp_group(t, r);
+  req.ranks = group == GradGroup::Dense ? layout_.dp_cp_group(g, r)
+                                        : reduction_groups(layout_, in_.parallel, group, r)[static_cast<std::size_t>(g)];
   req.bytes = sim::Bytes{bytes};
   CollectivePlan plan = plan_collective(env, req);
   // A timeline needs every flow's own traffic; folding is exact beside outside flows only when
@@ -214,11 +184,12 @@ const CollectivePlan& IterationRun::live_plan(int t, int r, double bytes, Collec
 }
 
 // Which positions' collectives run as flows: all, unless their rails provably mirror each other
-// (checked on every collective a rank can launch: one per distinct bucket size).
+// (checked on every collective a rank can launch: one per distinct bucket size). The expert
+// buckets' collectives cross other links and are not among those checked: with them, all.
 void IterationRun::plan_live_positions() {
   const int tp = in_.parallel.tp;
   for (int t = 0; t < tp; ++t) live_positions_.push_back(t);
-  if (!in_.fold_live_positions || in_.record_timeline || tp < 2) return;
+  if (!in_.fold_live_positions || in_.record_timeline || tp < 2 || expert_buckets_) return;
   const CollectiveOp op = in_.parallel.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
   std::vector<std::vector<CollectivePlan>> plans(static_cast<std::size_t>(tp));
   for (int r = 0; r < pp_; ++r) {
@@ -239,7 +210,9 @@ void IterationRun::plan_live_positions() {
 // The distinct bucket sizes rank r reduces, ascending.
 std::vector<double> IterationRun::reduction_sizes(int r) const {
   std::vector<double> sizes;
-  for (const Bucket& b : ranks_[static_cast<std::size_t>(r)].buckets().reductions) sizes.push_back(b.bytes);
+  for (const Bucket& b : ranks_[static_cast<std::size_t>(r)].buckets().reductions) {
+    if (b.group == GradGroup::Dense) sizes.push_back(b.bytes);
+  }
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   return sizes;

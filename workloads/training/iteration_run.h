@@ -12,6 +12,7 @@
 //   iteration_sim.cpp             event dispatch, the end of an iteration and the result.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -89,14 +90,13 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   StageCostInputs stage_cost_inputs();
   // IterationInputs::explain: rank r explained (stage_explain.h), with its data-parallel buckets.
   StageExplanation explain(int r);
-  double reduced_params(const ChunkCost& c, double expert_weight) const;
-  double expert_traffic_weight() const;
-  double expert_reduction_weight(double bucket_bytes);
   void plan_param_gathers(int r, const std::vector<PipelineStep>& order);
   void plan_pipeline_routes();
   void plan_input_feeds();
-  const CollectivePlan& live_plan(int t, int r, double bytes, CollectiveOp op);
+  // The live collective of group `g` (reduction_groups' index) of `group` at stage r.
+  const CollectivePlan& live_plan(int g, int r, double bytes, CollectiveOp op, GradGroup group = GradGroup::Dense);
   void plan_live_positions();
+  // The distinct sizes of rank r's dense buckets, ascending.
   std::vector<double> reduction_sizes(int r) const;
   void plan_live_replay();
   // Compute stream and pipeline sends (iteration_compute_stream.cpp).
@@ -114,14 +114,15 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   std::size_t pp_route_of(std::uint64_t index) const;
   // Communication stream and optimizer (iteration_comm_stream.cpp).
   void issue_comm(int r);
-  void launch_live(int r, double bytes, CollectiveOp op);
+  void launch_live(int r, const Bucket& b, CollectiveOp op);
   void release_finished_live();
   void comm_done(int r);
   void maybe_optimizer(int r);
   void optimizer_done(int r);
   void start_allgather(int r);
   void finish_rank(int r);
-  double dp_time(double bytes, CollectiveOp op);
+  // A bucket's collective on every group of `group` at stage 0 at once (memoised).
+  double dp_time(double bytes, CollectiveOp op, GradGroup group = GradGroup::Dense);
   // The data-parallel reductions run as live flows (`full`); hybrid sharding's two-step reduction
   // uses dp_time's contention-free estimate instead.
   bool live_dp() const { return in_.full && in_.parallel.shard_instances == 1; }
@@ -147,14 +148,13 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   CollectiveMemo& memo_;
   MemoCounts memo_at_start_;
   CollectiveAlgo dp_algo_;
-  // dp_time's groups (the tp positions' data-parallel groups, stage 0) and its answers per (op,
+  // dp_time's groups per GradGroup (reduction_groups.h, stage 0) and its answers per (group, op,
   // bytes): a rank asks once per bucket per iteration, and building and comparing the memo's key
   // (tp x dp ranks) each time cost more than the rest of a memoised run.
-  std::vector<std::vector<int>> dp_groups_;
-  std::vector<std::vector<int>> replica_groups_;  // hybrid sharding: across the shard groups
-  std::map<std::pair<int, double>, double> dp_times_;
-  // Per rank: the bytes its GPUs send over its buckets' bytes (the expert share weighed by time).
-  std::vector<double> sent_scale_;
+  std::array<std::vector<std::vector<int>>, 2> dp_groups_;
+  std::array<std::vector<std::vector<int>>, 2> replica_groups_;  // hybrid sharding: across the shard groups
+  std::map<std::tuple<int, int, double>, double> dp_times_;
+  bool expert_buckets_ = false;  // some rank reduces expert buckets (reduction_groups.h)
   StageCosts costs_;
   std::vector<PipelineRank> ranks_;
   // overlap_param_gather: per rank, its gathers at the iteration start and, per chunk, the index
@@ -167,7 +167,7 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   std::vector<std::unique_ptr<CollectiveAlgorithm>> live_;
   std::size_t live_kept_ = 0;        // live_'s size after the last release of finished collectives
   std::vector<int> live_positions_;  // tp positions whose live collectives are simulated (`full`)
-  std::map<std::tuple<int, int, int, double>, CollectivePlan> live_plans_;  // live_plan's answers
+  std::map<std::tuple<int, int, int, int, double>, CollectivePlan> live_plans_;  // live_plan's answers
   std::optional<LiveReplay> replay_;  // `full`: collectives provably alone end after their duration alone
   double iteration_start_ = 0, run_start_ = 0;
   int ranks_done_ = 0;

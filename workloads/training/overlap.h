@@ -22,6 +22,7 @@
 
 #include "workloads/compute/compute_model.h"
 #include "workloads/model/transformer_ops.h"
+#include "workloads/training/gradient_buckets.h"
 
 namespace clustersim::workloads {
 
@@ -99,6 +100,7 @@ double fsdp_pass_s(int layers, double compute_s, double gather_s, double scatter
 // its first layer). One bucket: its bytes and how long its all-gather takes.
 struct GatherBucket {
   double bytes = 0, seconds = 0;
+  GradGroup group = GradGroup::Dense;  // the group it is gathered over
 };
 struct ParamGatherSchedule {
   std::vector<std::vector<GatherBucket>> buckets;  // [chunk][bucket], forward order: the input

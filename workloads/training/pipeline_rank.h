@@ -108,6 +108,10 @@ class PipelineRank {
   void begin_allgathers() { comm_.allgathers_left = static_cast<int>(buckets_.param_buckets.size()); }
   // Starts the next all-gather; returns the bytes of the gradient bucket it stands for.
   double start_allgather();
+  // The group of the running all-gather's bucket.
+  GradGroup allgather_group() const {
+    return buckets_.param_bucket_group[buckets_.param_buckets.size() - static_cast<std::size_t>(comm_.allgathers_left)];
+  }
   // Ends the running all-gather; true when another one follows.
   bool finish_allgather();
   void finish(double now) { times_.done = now; }

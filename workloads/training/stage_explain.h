@@ -78,6 +78,9 @@ struct StageExplanation {
   // Data-parallel sync of the stage's gradients (filled by the iteration run).
   int dp = 1, buckets = 0;
   double dp_bucket_bytes = 0;  // summed over the buckets, per iteration
+  // The routed experts' buckets on the expert-data-parallel group (ep > 1; gradient_buckets.h).
+  int expert_dp = 1, expert_buckets = 0;
+  double expert_bucket_bytes = 0;
   std::string dp_collective;   // e.g. "ring all-reduce"
 };
 

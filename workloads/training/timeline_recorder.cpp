@@ -30,6 +30,7 @@ TimelineRecorder::TimelineRecorder(const topology::Topology& topo, const topolog
       dp_load_(static_cast<std::size_t>(layout.pp), -1),
       tp_load_(static_cast<std::size_t>(layout.pp), -1),
       pp_load_(pipeline_routes, -1),
+      expert_load_(static_cast<std::size_t>(layout.pp), -1),
       cp_load_(static_cast<std::size_t>(layout.pp), -1) {}
 
 void TimelineRecorder::begin_iteration(int iteration, double run_start_s) {
@@ -129,9 +130,19 @@ void TimelineRecorder::optimizer(int rank, double start_s, double end_s) {
 }
 
 void TimelineRecorder::data_parallel(int rank, const char* name, double start_s, double end_s, double bytes,
-                                     bool memoised) {
+                                     bool memoised, GradGroup grad_group) {
   TimelineSpan s = span(rank, 2, name, start_s, end_s, SpanKind::DataParallel);
   s.bytes = bytes;
+  if (grad_group == GradGroup::Expert) {
+    const std::vector<std::vector<int>>& groups = expert_groups_.at(static_cast<std::size_t>(rank));
+    int& id = expert_load_[static_cast<std::size_t>(rank)];
+    if (memoised && id < 0) id = ring_load(groups);
+    s.load = memoised ? id : -1;
+    if (groups[0].size() > 1) s.link_class = group_link_class(groups[0]);
+    const double start = s.start_s;
+    write(std::move(s), bytes, start);
+    return;
+  }
   s.load = memoised ? dp_load(rank) : -1;
   const std::vector<int> group = layout_.dp_cp_group(0, rank);
   if (group.size() > 1) s.link_class = group_link_class(group);

@@ -12,12 +12,14 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/trace_sink.h"
 #include "topology/network_model.h"
 #include "topology/routing.h"
 #include "topology/topology.h"
+#include "workloads/training/gradient_buckets.h"
 #include "workloads/training/iteration_sim.h"
 #include "workloads/training/parallel_layout.h"
 #include "workloads/training/pipeline_schedule.h"
@@ -44,7 +46,11 @@ class TimelineRecorder {
   void optimizer(int rank, double start_s, double end_s);
   // A data-parallel collective on the communication stream; `bytes` sent by the representative.
   // A memoised one loads its groups' ring routes; a live one's flows report their own traffic.
-  void data_parallel(int rank, const char* name, double start_s, double end_s, double bytes, bool memoised);
+  // An expert bucket's (GradGroup::Expert) runs on the groups given by set_expert_groups.
+  void data_parallel(int rank, const char* name, double start_s, double end_s, double bytes, bool memoised,
+                     GradGroup group = GradGroup::Dense);
+  // [stage]: the expert-data-parallel groups of each pipeline stage (reduction_groups.h).
+  void set_expert_groups(std::vector<std::vector<std::vector<int>>> per_stage) { expert_groups_ = std::move(per_stage); }
   // A pipeline send, finished, from `from_rank`; `route_index` names its route among the
   // pipeline's routes.
   void pipeline_send(int from_rank, int to_rank, int micro_batch, bool forward, std::size_t route_index,
@@ -79,6 +85,8 @@ class TimelineRecorder {
   int iteration_ = 0;
   std::vector<LinkLoad> link_loads_;
   std::vector<int> dp_load_, tp_load_, pp_load_;  // [rank], [rank], [route]: index or -1
+  std::vector<std::vector<std::vector<int>>> expert_groups_;
+  std::vector<int> expert_load_;  // [rank]: index or -1
   std::vector<int> cp_load_;                       // [rank]: index or -1
   std::map<std::vector<topology::LinkId>, int> flow_load_;
 };
