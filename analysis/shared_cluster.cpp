@@ -12,6 +12,7 @@
 #include "workloads/collectives/collective_replay.h"
 #include "workloads/collectives/collective_runner.h"
 #include "workloads/training/parallel_layout.h"
+#include "workloads/training/reduction_groups.h"
 
 namespace clustersim::analysis {
 namespace {
@@ -50,27 +51,36 @@ scenarios::ScenarioSpec load_job(const scenarios::ScenarioSpec& spec, const scen
   }
 }
 
-// The job's gradient all-reduces on the shared cluster: one per (tp rank, stage) over dp x cp ranks,
-// mapped from the job's local ranks onto its GPUs (local rank r is the job's r-th GPU: node r / k,
-// its (r % k)-th GPU, for k GPUs per node, as in the job's own scenario).
-std::vector<workloads::CollectivePlan> dp_plans(const workloads::CollectiveEnvironment& env, const JobRun& job) {
+// The job's gradient all-reduces on the shared cluster, as ring all-reduces of the size that moves
+// each group's bytes per GPU (2 (n-1)/n x size on n ranks), mapped from the job's local ranks onto
+// its GPUs (local rank r is the job's r-th GPU: node r / k, its (r % k)-th GPU, for k GPUs per node,
+// as in the job's own scenario): per pipeline stage, one over each data-parallel group (dp x cp
+// ranks, a tensor-parallel position each) for the dense gradients, and with expert buckets (ep > 1)
+// one over each expert-data-parallel group for the experts' (reduction_groups.h).
+void add_group_plans(const workloads::CollectiveEnvironment& env, const JobRun& job, workloads::GradGroup group,
+                     double bytes_per_gpu, std::vector<workloads::CollectivePlan>& plans) {
   const auto& p = job.alone.spec.parallel;
+  const int n = workloads::reduction_group_size(p, group);
+  if (n < 2 || bytes_per_gpu <= 0) return;
+  const double size = bytes_per_gpu * n / (2.0 * (n - 1));
   const workloads::ParallelLayout layout{p.tp, p.dp, p.pp, p.cp};
-  const int n = p.dp * p.cp;
-  if (n < 2 || job.alone.iteration.dp_bytes_per_gpu <= 0) return {};
-  const double size = job.alone.iteration.dp_bytes_per_gpu * n / (2.0 * (n - 1));
-  std::vector<workloads::CollectivePlan> plans;
   for (int stage = 0; stage < p.pp; ++stage) {
-    for (int t = 0; t < p.tp; ++t) {
+    for (const std::vector<int>& ranks : workloads::reduction_groups(layout, p, group, stage)) {
       workloads::CollectiveRequest req;
       req.op = workloads::CollectiveOp::AllReduce;
       req.algo = workloads::CollectiveAlgo::Ring;
       req.bytes = sim::Bytes{size};
-      for (int local : layout.dp_cp_group(t, stage))
-        req.ranks.push_back(job.gpus[static_cast<std::size_t>(local)]);
+      for (int local : ranks) req.ranks.push_back(job.gpus[static_cast<std::size_t>(local)]);
       plans.push_back(workloads::plan_collective(env, req));
     }
   }
+}
+
+std::vector<workloads::CollectivePlan> dp_plans(const workloads::CollectiveEnvironment& env, const JobRun& job) {
+  const workloads::IterationResult& it = job.alone.iteration;
+  std::vector<workloads::CollectivePlan> plans;
+  add_group_plans(env, job, workloads::GradGroup::Dense, it.dp_bytes_per_gpu - it.expert_dp_bytes_per_gpu, plans);
+  add_group_plans(env, job, workloads::GradGroup::Expert, it.expert_dp_bytes_per_gpu, plans);
   return plans;
 }
 

@@ -5,8 +5,9 @@
 // training with the job's `set` overrides) alone on as many nodes as it was given: that is its
 // iteration time alone. Then the jobs' data-parallel gradient reductions -- for each job, one ring
 // all-reduce per (tensor-parallel rank, pipeline stage) over its dp x cp ranks, of the size that
-// moves the job's own data-parallel bytes per GPU (2 (n-1)/n x size per GPU on n ranks), on the
-// GPUs of the job's nodes -- are replayed as flows on the shared cluster's fabric: once per job
+// moves the job's own data-parallel bytes per GPU (2 (n-1)/n x size per GPU on n ranks), and with
+// expert buckets (ep > 1) one per expert-data-parallel group and stage for the experts' share, on
+// the GPUs of the job's nodes -- are replayed as flows on the shared cluster's fabric: once per job
 // alone and once all jobs together, in one simulation, so that flows of different jobs that cross
 // the same links (a leaf's uplinks to the spines) share them max-min fairly.
 //

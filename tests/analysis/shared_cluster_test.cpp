@@ -130,3 +130,27 @@ TEST_CASE("analysis::run_shared_cluster: MIG jobs run on their slice and lose no
                                    "whole-gpu-job.toml"));
   CHECK(r.jobs[0].alone.iteration.iteration_time_s > 1.5 * whole.jobs[0].alone.iteration.iteration_time_s);
 }
+
+TEST_CASE("analysis::run_shared_cluster: an MoE job's expert gradients are replayed on its expert-data-parallel groups") {
+  // Mixtral 8x7B cut to 4 layers, tp 1, ep 8 on two nodes of different leaves: the dense gradients
+  // are reduced over all 16 GPUs, the experts' over 8 groups of 2 (GPU i of each node). The job alone
+  // replays both kinds; another job on the same two leaves slows it.
+  std::ifstream in(kLibrary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("preset = \"llama2-7b\""), 20, "preset = \"mixtral-8x7b\"\nlayers = 4");
+  text.replace(text.find("tp = 8"), 6, "tp = 1\nep = 8");
+  text.replace(text.find("global_batch = 16"), 17, "global_batch = 64");  // dp 64 over the whole cluster
+  const auto path = std::filesystem::temp_directory_path() / "clustersim-shared-moe.toml";
+  std::ofstream(path) << text;
+  const auto r = run(path.string());
+  REQUIRE(r.jobs.size() == 2);
+  for (const auto& j : r.jobs) {
+    INFO(j.name);
+    REQUIRE(j.ran);
+    const auto& it = j.alone.iteration;
+    CHECK(it.expert_dp_bytes_per_gpu > 0);
+    CHECK(it.expert_dp_bytes_per_gpu < it.dp_bytes_per_gpu);
+    CHECK(j.dp_sync_alone_s > 0);
+    CHECK(j.dp_sync_shared_s > j.dp_sync_alone_s);
+  }
+}

@@ -130,6 +130,8 @@ TEST_CASE("workloads::simulate_iteration: expert gradients are reduced in their 
   // Bytes a GPU sends: ring all-reduce, 2(n-1)/n of each bucket on its own group.
   const double sent = x.dp_bucket_bytes * 2 * 15 / 16 + x.expert_bucket_bytes * 2 * 3 / 4;
   CHECK(r.result.dp_bytes_per_gpu == doctest::Approx(sent).epsilon(1e-9));
+  // The expert groups' share is reported apart (shared_cluster.cpp replays it on those groups).
+  CHECK(r.result.expert_dp_bytes_per_gpu == doctest::Approx(x.expert_bucket_bytes * 2 * 3 / 4).epsilon(1e-9));
   double spans = 0;
   int spans_n = 0;
   for (const TimelineSpan& s : r.result.timeline) {

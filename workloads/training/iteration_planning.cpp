@@ -112,8 +112,9 @@ void IterationRun::plan_ranks() {
     plan_param_gathers(r, order);
   }
   expert_buckets_ = expert_bytes > 0;
-  result_.dp_bytes_per_gpu = dp_bytes_per_gpu(dense_bytes, in_.model, in_.parallel, in_.training, m_) +
-                             expert_dp_bytes_per_gpu(expert_bytes, in_.parallel);
+  result_.expert_dp_bytes_per_gpu = expert_dp_bytes_per_gpu(expert_bytes, in_.parallel);
+  result_.dp_bytes_per_gpu =
+      dp_bytes_per_gpu(dense_bytes, in_.model, in_.parallel, in_.training, m_) + result_.expert_dp_bytes_per_gpu;
 }
 
 // overlap_param_gather: the rank's all-gathers, chunk by chunk in forward order (a chunk's

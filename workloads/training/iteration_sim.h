@@ -157,6 +157,8 @@ struct IterationResult {
   double model_flops = 0;           // per iteration, whole job (no recompute)
   double hardware_flops = 0;        // per iteration, whole job (with recompute)
   double dp_bytes_per_gpu = 0, tp_bytes_per_gpu = 0, pp_bytes_per_gpu = 0;  // sent, per iteration
+  double expert_dp_bytes_per_gpu = 0;  // the part of dp_bytes_per_gpu sent on the expert-data-parallel
+                                       // groups (ep > 1: expert buckets, reduction_groups.h)
   double cp_bytes_per_gpu = 0;  // context-parallel K/V (and dK/dV) sent, per iteration
   double ep_bytes_per_gpu = 0;      // expert all-to-all bytes sent, per iteration (MoE)
   // ZeRO-Offload (optimizer_offload.h): the slowest rank's optimizer step's PCIe seconds (gradients
