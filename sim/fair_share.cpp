@@ -486,13 +486,31 @@ void FairShareSolver::trim_scratch() {
   trim(dirty_order_, dirty_order_.size(), kKeptScratch);
 }
 
+void FairShareSolver::release_report() {
+  changed_.clear();
+  changed_old_.clear();
+  changed_had_.clear();
+  if (changed_.capacity() > kKeptScratch) changed_.release();
+  if (changed_old_.capacity() > kKeptScratch) changed_old_.release();
+  if (changed_had_.capacity() > kKeptScratch / 64) changed_had_.release();
+}
+
+std::vector<double> FairShareSolver::old_rates_copy() const {
+  std::vector<double> out;
+  OldRates r = old_rates();
+  for (std::size_t i = 0; i < changed_.size(); ++i) out.push_back(r.next());
+  return out;
+}
+
 std::span<const VariableId> FairShareSolver::solve() {
   // The previous solve's report has been read: give it back only when that solve used under a
   // quarter of it (back-to-back large solves would otherwise regrow it every time).
   trim(changed_, changed_.size(), kKeptScratch);
   trim(changed_old_, changed_old_.size(), kKeptScratch);
+  trim(changed_had_, changed_had_.size(), kKeptScratch / 64);
   changed_.clear();
   changed_old_.clear();
+  changed_had_.clear();
   carry_out_removals();
   if (dirty_.empty() && isolated_new_.empty() && resurrected_.empty()) return changed_;
   // One solve takes at most one sequence number per variable fixed alone or new and alone, and
@@ -535,8 +553,7 @@ std::span<const VariableId> FairShareSolver::solve() {
     head_[v].flags |= kSolved;
     ++stats_.components;
     ++stats_.variables_visited;
-    changed_.push_back(v);
-    changed_old_.push_back(0.0);
+    changed_.push_back(v);  // (new: no old rate)
   }
   isolated_new_.clear();
   // (The filling's variables were marked solved by run_filling.)
@@ -545,8 +562,7 @@ std::span<const VariableId> FairShareSolver::solve() {
   for (VariableId v : resurrected_) {
     if ((head_[v].flags & (kReport | kLive)) != (kReport | kLive)) continue;
     head_[v].flags &= static_cast<std::uint8_t>(~kReport);
-    changed_.push_back(v);
-    changed_old_.push_back(0.0);
+    changed_.push_back(v);  // (reported as new: no old rate)
   }
   resurrected_.clear();
   stats_.rate_changes += changed_.size();
@@ -637,7 +653,7 @@ void FairShareSolver::take_alone(VariableId v, double threshold) {
   if ((f & kSolved) != 0 && rate_[v] < threshold * (1 - config_.threshold_margin)) return;  // kept
   head_[v].flags = static_cast<std::uint8_t>(f | kAffected | kFixed);
   comp_vars_.push_back(v);
-  old_rates_.push_back((f & kSolved) != 0 ? rate_[v] : -1.0);
+  if ((f & kSolved) != 0) old_rates_.push_back(rate_[v]);
   rate_[v] = alone_rate(v);
   seq_[v] = static_cast<std::uint32_t>(++seq_counter_);
   ++alone_fixed_;
@@ -658,7 +674,7 @@ void FairShareSolver::gather(ConstraintId start, double threshold) {
       if ((f & kSolved) != 0 && rate_[v] < keep_below) continue;  // kept
       head_[v].flags = static_cast<std::uint8_t>(f | kAffected);
       comp_vars_.push_back(v);
-      old_rates_.push_back((f & kSolved) != 0 ? rate_[v] : -1.0);
+      if ((f & kSolved) != 0) old_rates_.push_back(rate_[v]);
       walk(head_[v], member_c_.data(), [&](ConstraintId cid, std::uint32_t) {
         Constraint& c = constraints_[cid];
         if (c.epoch != epoch_) {
@@ -859,26 +875,35 @@ void FairShareSolver::run_filling() {
       ++fixed;
     }
   }
-  // The report is written in place over comp_vars_ and old_rates_ (entry i goes to kept <= i),
-  // which then become changed_ and changed_old_: a large solve holds 12 bytes per affected
-  // variable for its scratch and its report together, not 12 for each. solve() appends to the
-  // report only after the filling, so it is empty here. Each affected variable is marked solved
-  // on the way (what solve() did after the filling; it reads only kAffected | kSolved meanwhile).
-  CLUSTERSIM_CHECK(changed_.empty(), "the filling's variables are reported first");
-  std::size_t kept = 0;
+  // The report is written in place over comp_vars_ and old_rates_ (entry i goes to kept <= i, an
+  // old rate to one at or before where it was read), which then become changed_ and changed_old_:
+  // a large solve holds 4 bytes per affected variable, 8 more per one solved before, for its
+  // scratch and its report together, plus a bit per reported one. A variable was solved before iff
+  // it has kSolved still (the filling only adds kAffected and kFixed), which is when the gather
+  // pushed its old rate. solve() appends to the report only after the filling, so it is empty
+  // here. Each affected variable is marked solved on the way (what solve() did after the filling;
+  // it reads only kAffected | kSolved meanwhile).
+  CLUSTERSIM_CHECK(changed_.empty() && changed_had_.empty(), "the filling's variables are reported first");
+  std::size_t kept = 0, read = 0, kept_old = 0;
   for (std::size_t i = 0; i < comp_vars_.size(); ++i) {
     const VariableId v = comp_vars_[i];
-    const double old = old_rates_[i];
     const std::uint8_t f = head_[v].flags;
+    const bool had = (f & kSolved) != 0;
+    const double old = had ? old_rates_[read++] : 0.0;
     head_[v].flags = static_cast<std::uint8_t>((f & ~(kAffected | kFixed)) | kSolved);
-    if (old >= 0 && rate_[v] == old) continue;
+    if (had && rate_[v] == old) continue;
     comp_vars_[kept] = v;
+    if (kept % 64 == 0) changed_had_.push_back(0);
     // A resurrected variable is reported as a new one (its rate before: 0).
-    old_rates_[kept] = old < 0 || (f & kReport) != 0 ? 0.0 : old;
+    if (had && (f & kReport) == 0) {
+      old_rates_[kept_old++] = old;
+      changed_had_.back() |= std::uint64_t{1} << (kept % 64);
+    }
     ++kept;
   }
+  CLUSTERSIM_CHECK(read == old_rates_.size(), "one old rate per affected variable solved before");
   comp_vars_.resize(kept);
-  old_rates_.resize(kept);
+  old_rates_.resize(kept_old);
   changed_.swap(comp_vars_);
   changed_old_.swap(old_rates_);
   comp_vars_.clear();

@@ -69,6 +69,9 @@
 // per add/remove/solve once the pools and scratch buffers have grown to their peaks, except that a
 // scratch buffer over kKeptScratch entries is given back after a solve that used under a quarter
 // of it and grown again by the next large solve (free lists are intrusive: no memory of their own).
+// The report (solve()'s ids, 4 bytes each, and old_rates(): 8 bytes only per variable that had a
+// rate, plus one bit each) is given back as soon as the caller says it has read it
+// (release_report), rather than staying resident until the next solve.
 //
 // Split memberships (interned halves). A flow's route up to the middle of its path depends on
 // fewer things than the whole route (in a fat tree: the hops up to the spine on the source and the
@@ -293,8 +296,32 @@ class FairShareSolver {
   // call); newly added variables are always included.
   std::span<const VariableId> solve();
   // The rates the variables reported by the last solve() had before it, in the same order (0 for a
-  // new or a resurrected one), so that a caller need not keep a copy of each rate.
-  std::span<const double> old_rates() const { return {changed_old_.data(), changed_old_.size()}; }
+  // new or a resurrected one), so that a caller need not keep a copy of each rate. Only the nonzero
+  // ones are stored (a wave of new flows, the largest report, has none), with one bit per reported
+  // variable saying which: read them in report order with next().
+  class OldRates {
+   public:
+    OldRates(const double* rates, const std::uint64_t* bits, std::size_t words)
+        : p_(rates), bits_(bits), words_(words) {}
+    double next() {
+      const std::size_t w = i_ / 64;
+      const bool had = w < words_ && ((bits_[w] >> (i_ % 64)) & 1U) != 0;
+      ++i_;
+      return had ? *p_++ : 0.0;
+    }
+
+   private:
+    const double* p_;
+    const std::uint64_t* bits_;
+    std::size_t words_;
+    std::size_t i_ = 0;
+  };
+  OldRates old_rates() const { return {changed_old_.data(), changed_had_.data(), changed_had_.size()}; }
+  std::vector<double> old_rates_copy() const;  // all of them, in report order (for tests)
+  // The caller has read the last solve's report (solve()'s span and old_rates() end here): a large
+  // one is given back now instead of at the next solve, so that it does not stay resident while
+  // the flows it reported stream (12 bytes per reported variable; docs/benchmarks.md, flowmem12).
+  void release_report();
   const FairShareStats& stats() const { return stats_; }
 
  private:
@@ -447,7 +474,8 @@ class FairShareSolver {
   std::uint64_t seq_counter_ = 0;  // below config_.seq_limit (renumber_seqs)
   // Scratch buffers reused by every solve. The affected variables and their old rates (and the
   // report they become) are PodVectors: a large solve's gather grows them without holding the old
-  // and the new buffer at once (pod_vector.h), which was the moment of the peak.
+  // and the new buffer at once (pod_vector.h), which was the moment of the peak. old_rates_ holds
+  // only the affected variables that were solved before (kSolved), in comp_vars_'s order.
   std::vector<ConstraintId> comp_cons_;
   PodVector<VariableId> comp_vars_;
   PodVector<double> old_rates_;
@@ -455,7 +483,10 @@ class FairShareSolver {
   std::vector<HeapEntry> heap_;
   std::vector<std::pair<std::uint32_t, VariableId>> kept_;
   PodVector<VariableId> changed_;
-  PodVector<double> changed_old_;  // parallel to changed_: old_rates()
+  // old_rates(): the nonzero old rates of changed_, in order, and bit i of changed_had_ set when
+  // changed_[i] has one (words past its end: none).
+  PodVector<double> changed_old_;
+  PodVector<std::uint64_t> changed_had_;
   std::size_t alone_fixed_ = 0;  // variables of comp_vars_ fixed by take_alone() in this solve
   FairShareStats stats_;
 };

@@ -193,6 +193,7 @@ std::uint32_t NetworkModel::post(std::uint64_t entry, sim::SimTime at, std::uint
     if (!free_batches_.empty()) {
       b = free_batches_.back();
       free_batches_.pop_back();
+      free_batch_entries_ -= batches_[b].entries.capacity();
     } else {
       b = static_cast<std::uint32_t>(batches_.size());
       batches_.emplace_back();
@@ -257,11 +258,11 @@ void NetworkModel::on_flush() {
   const sim::SimTime now = sim_.now();
   sim::EngineInvariants* inv = sim_.invariants();
   const std::span<const sim::VariableId> changed = solver_.solve();
-  const std::span<const double> old_rates = solver_.old_rates();
+  sim::FairShareSolver::OldRates old_rates = solver_.old_rates();
   for (std::size_t i = 0; i < changed.size(); ++i) {
     const sim::VariableId v = changed[i];
     Stream& s = streams_[v];
-    const double old_rate = old_rates[i];  // the rate this stream had until now (0: new)
+    const double old_rate = old_rates.next();  // the rate this stream had until now (0: new)
     const double rate = solver_.rate(v);
     if (old_rate > 0) s.remaining -= old_rate * (now - s.last_update).seconds();
     s.last_update = now;
@@ -275,6 +276,7 @@ void NetworkModel::on_flush() {
     const double left = std::max(0.0, s.remaining);
     s.batch = post(encode(v, s.generation), now + sim::SimTime::from_seconds(left / rate), kComplete);
   }
+  solver_.release_report();
   if (inv != nullptr) inv->check_capacities(solver_, now);
 }
 
@@ -322,6 +324,10 @@ void NetworkModel::on_event(std::uint64_t tag) {
     firing_.clear();
   }
   batches_[b].entries.swap(firing_);
+  // The freed batch keeps the fired buffer (emptied) only while the free batches' buffers stay
+  // within their budget; which batch ids are reused, and in what order, does not change.
+  if (free_batch_entries_ + batches_[b].entries.capacity() > kKeptFreeBatchEntries) batches_[b].entries.release();
+  free_batch_entries_ += batches_[b].entries.capacity();
   free_batches_.push_back(b);
   if (pending_.words() > kKeptPendingWords && waiting_ == 0) {
     // No transfer is waiting out its latency: give a large pending pool back (the next stage's

@@ -27,7 +27,8 @@
 // an index in a side table of (listener, tag) pairs. Each pending activation or completion is 8 bytes in a
 // *batch*; a batch whose completions have all been superseded by rate changes gives its buffer
 // back at once (its event still fires, and is still counted), so a flow whose rate changes k
-// times does not hold k stale entries. Measured per structure in docs/benchmarks.md (memory per
+// times does not hold k stale entries; the free batches keep emptied buffers of at most
+// kKeptFreeBatchEntries entries in all, and the solver's report is given back after each flush. Measured per structure in docs/benchmarks.md (memory per
 // concurrent flow).
 //
 // Batches coalesce events: a run of flow events for one time that would have taken consecutive
@@ -201,6 +202,11 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   static constexpr std::uint32_t kNoBatch = 0xffffffffU;
   // Pools kept when emptied up to these sizes (larger ones are given back, see on_event).
   static constexpr std::size_t kKeptBatchEntries = 4096;
+  // The free batches together keep buffers of at most this many entries; a fired batch past it
+  // gives its buffer back. (Each kept its own up to kKeptBatchEntries: a direct all-to-all's stage
+  // posts its starts in thousands of batches, whose emptied buffers then stayed resident while the
+  // stage streamed, ~8 bytes per flow; docs/benchmarks.md, flowmem12.)
+  static constexpr std::size_t kKeptFreeBatchEntries = 65536;
   static constexpr std::size_t kKeptPendingWords = 65536 * 16;
   // A streaming transfer, at its solver variable's index (32 bytes; its bytes, when kept, are in
   // stream_bytes_: see keeps_bytes). `generation` grows with each
@@ -294,6 +300,7 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   bool counts_link_bytes_ = false;
   std::vector<Batch> batches_;
   std::vector<std::uint32_t> free_batches_;
+  std::size_t free_batch_entries_ = 0;  // Σ capacity of the free batches' buffers (kKeptFreeBatchEntries)
   sim::PodVector<std::uint64_t> firing_;  // the batch being run (swapped out of batches_)
   OpenBatch open_;
   std::vector<double> link_bytes_;

@@ -4,7 +4,9 @@
 // resurrection, weights kept only for weighted variables; the old rates reported beside the changed ones.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -180,10 +182,12 @@ TEST_CASE("sim::FairShareSolver: old_rates() gives each reported variable's rate
       }
       if (rng.uniform() < 0.5) {
         const std::span<const VariableId> changed = s.solve();
-        const std::span<const double> old = s.old_rates();
+        const std::vector<double> old = s.old_rates_copy();
+        FairShareSolver::OldRates reader = s.old_rates();
         REQUIRE(old.size() == changed.size());
         for (std::size_t i = 0; i < changed.size(); ++i) {
           REQUIRE(std::bit_cast<std::uint64_t>(old[i]) == std::bit_cast<std::uint64_t>(seen[changed[i]]));
+          REQUIRE(std::bit_cast<std::uint64_t>(reader.next()) == std::bit_cast<std::uint64_t>(seen[changed[i]]));
           seen[changed[i]] = s.rate(changed[i]);
         }
         for (const VariableId v : live) {
@@ -193,4 +197,79 @@ TEST_CASE("sim::FairShareSolver: old_rates() gives each reported variable's rate
     }
   }
   CHECK(resurrected > 0);
+}
+
+// The report keeps only the nonzero old rates (a bit per reported variable says which): waves of
+// new variables (none stored) larger than the kept scratch, waves of removals that change many
+// rates, and release_report() between solves, which gives a large report back. Every old rate
+// reads back bit for bit as the caller saw it, and the rates equal a fresh solver's bit for bit
+// (and, for the small systems, the reference's).
+TEST_CASE("sim::FairShareSolver: sparse old rates over large waves read back exactly") {
+  Rng rng(20261206);
+  for (int trial = 0; trial < 12; ++trial) {
+    INFO("trial = " << trial);
+    FairShareSolver s;
+    const int links = 3 + static_cast<int>(rng.below(5));
+    std::vector<double> capacities;
+    for (int c = 0; c < links; ++c) capacities.push_back(s.capacity(s.add_constraint(1.0 + rng.uniform() * 9.0)));
+    std::vector<VariableId> live;
+    std::vector<double> seen;
+    std::vector<std::vector<ConstraintId>> routes;
+    std::vector<double> caps;
+    const bool large = trial < 2;  // past kKeptScratch (65,536) new variables in one solve
+    for (int wave = 0; wave < 6; ++wave) {
+      const int adds = large && wave < 2 ? 70000 : static_cast<int>(rng.below(large ? 3000 : 150));
+      for (int k = 0; k < adds; ++k) {
+        const std::vector<ConstraintId> route = random_route(rng, links);
+        const double cap = random_cap(rng);
+        const VariableId v = s.add_variable(route, cap);
+        if (seen.size() <= v) { seen.resize(v + 1); routes.resize(v + 1); caps.resize(v + 1); }
+        routes[v] = route;
+        caps[v] = cap;
+        seen[v] = 0.0;
+        live.push_back(v);
+      }
+      const std::size_t removals = live.empty() ? 0 : rng.below(live.size() / 2 + 1);
+      for (std::size_t k = 0; k < removals; ++k) {
+        const std::size_t i = rng.below(live.size());
+        s.remove_variable(live[i]);
+        live[i] = live.back();
+        live.pop_back();
+      }
+      const std::span<const VariableId> changed = s.solve();
+      FairShareSolver::OldRates old = s.old_rates();
+      std::size_t had = 0;
+      for (const VariableId v : changed) {
+        const double o = old.next();
+        REQUIRE(std::bit_cast<std::uint64_t>(o) == std::bit_cast<std::uint64_t>(seen[v]));
+        had += o != 0.0;
+        seen[v] = s.rate(v);
+      }
+      if (wave == 0) CHECK(had == 0);  // all new
+      if (large && wave == 1) CHECK(had > 0);
+      if (rng.uniform() < 0.5) s.release_report();
+      FairShareSolver fresh;
+      for (int c = 0; c < links; ++c) fresh.add_constraint(capacities[static_cast<std::size_t>(c)]);
+      std::vector<VariableId> fresh_ids;
+      for (const VariableId v : live) fresh_ids.push_back(fresh.add_variable(routes[v], caps[v]));
+      fresh.solve();
+      for (std::size_t i = 0; i < live.size(); ++i) {
+        REQUIRE(std::bit_cast<std::uint64_t>(seen[live[i]]) == std::bit_cast<std::uint64_t>(s.rate(live[i])));
+        REQUIRE(std::bit_cast<std::uint64_t>(s.rate(live[i])) == std::bit_cast<std::uint64_t>(fresh.rate(fresh_ids[i])));
+      }
+      if (live.size() <= 60) {
+        std::vector<ReferenceVariable> ref;
+        for (const VariableId v : live) {
+          ReferenceVariable rv;
+          rv.constraints.assign(routes[v].begin(), routes[v].end());
+          rv.cap = caps[v];
+          ref.push_back(rv);
+        }
+        const std::vector<double> want = reference_max_min(capacities, ref);
+        for (std::size_t i = 0; i < live.size(); ++i) {
+          CHECK(std::abs(s.rate(live[i]) - want[i]) <= 1e-9 * std::max(1.0, want[i]));
+        }
+      }
+    }
+  }
 }
