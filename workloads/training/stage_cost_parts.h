@@ -97,6 +97,9 @@ struct LayerTensorParallel {
 // Transformer Engine's userbuffers: expert_parallel_cost.cpp charges them, blocking.
 LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act, const std::vector<OpCost>& layer,
                                           TpSides sides = TpSides::Both);
+// An MoE layer's sides: its attention's pair under sequence parallelism, both all-reduce pairs
+// without it (as a transformer layer's).
+inline TpSides moe_tp_sides(const ParallelSpec& p) { return p.sequence_parallel ? TpSides::Attention : TpSides::Both; }
 
 // An MoE layer's shared experts run their own sequence-parallel pair over the tp group: an
 // all-gather of the b.s.h activation `act` before fc1 and a reduce-scatter after fc2 in the

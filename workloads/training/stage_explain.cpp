@@ -286,7 +286,7 @@ StageExplanation explain_stage(const StageCostInputs& in, const StageCosts& cost
       const LayerCompute lc = layer_compute(in.compute, ops, in.training.recompute, in.training.recompute_modules,
                                             in.training.recompute_save, in.training.recompute_dce);
       ExplainedLayerKind k = explain_kind(in, is_moe ? "moe" : "dense", count, ops, lc);
-      const LayerTensorParallel ltp = layer_tensor_parallel(in, act, ops, is_moe ? TpSides::Attention : TpSides::Both);
+      const LayerTensorParallel ltp = layer_tensor_parallel(in, act, ops, is_moe ? moe_tp_sides(in.parallel) : TpSides::Both);
       if (in.parallel.tp > 1) k.comm.push_back(tensor_parallel_comm(in, ltp, stage, is_moe));
       const SharedExpertTensorParallel se = is_moe ? shared_expert_tensor_parallel(in, act) : SharedExpertTensorParallel{};
       if (se.any()) k.comm.push_back(shared_expert_comm(in, shared_expert_layer_tensor_parallel(in, se, act, ops), se, stage));
