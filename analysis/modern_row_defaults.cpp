@@ -201,8 +201,8 @@ int mtp_layers_of(const ModernRow& r) {
 //   * tensor-parallel communication overlapped with the GEMMs whenever tp > 1 in the NeMo-based
 //     stacks (their performance recipes add MegatronCommOverlapCallback(tp_comm_overlap=True) for
 //     Hopper and Blackwell); not in Megatron-LM's example scripts or the JAX stacks, nor in
-//     Megatron-Bridge's Llama NVFP4 recipes nor the moe_a2a_overlap rows on Hopper
-//     (tp_comm_overlap_of; modern_row_recipes.h hopper_a2a_overlap);
+//     Megatron-Bridge's Llama NVFP4 recipes nor its Nemotron 3 Super / Ultra recipes nor the
+//     moe_a2a_overlap rows on Hopper (tp_comm_overlap_of; modern_row_recipes.h hopper_a2a_overlap);
 bool jax_stack(const ModernRow& r) { return has(r.model, "MaxText") || has(r.model, "PaxML"); }
 
 // [training] recompute_save of the JAX rows: the tensors each row's remat policy keeps (JAX
@@ -245,10 +245,22 @@ bool nemo_stack(const ModernRow& r) {
 // finetune_performance_optimizations adds the callback (tp_comm_overlap=True) in its SFT branch
 // only, the LoRA branch adds none, and the launcher (llama3_finetune.py) sets its fields only when
 // get_comm_overlap_callback_idx finds one; TransformerConfig's tp_comm_overlap defaults to False.
+// Nor Megatron-Bridge's Nemotron 3 Super and Ultra rows (26.04 - 26.08): their recipes start from
+// _pretrain_common(), whose ConfigContainer has comm_overlap=None (r0.4.0 - r0.6.0
+// recipes/common.py l. 127-128; r0.4.0 / r0.5.0 recipes/nemotronh/nemotron_3_super.py l. 38, r0.6.0
+// recipes/nemotronh/h100/nemotron_3_super.py l. 41, nemotron_3_ultra.py l. 37), and no performance
+// config adds one (r0.4.0 / r0.5.0 scripts/performance/configs/nemotronh/nemotron_3_llm_pretrain.py,
+// whose base configs set no moe_a2a_overlap; r0.6.0 perf_recipes/nemotronh/*/nemotronh.py set
+// `cfg.comm_overlap.tp_comm_overlap = True` only in the Nano configs, whose recipe builds a
+// CommOverlapConfig). Nemotron-H 56B's recipes do turn it on (NeMo recipes/nemotronh_56b.py
+// MegatronCommOverlapCallback(tp_comm_overlap=True) in its trainer and performance_optimizations;
+// Bridge r0.5.0 recipes/nemotronh/nemotronh.py l. 143, 275, 411, 548 CommOverlapConfig(tp_comm_overlap=True)).
 bool tp_comm_overlap_of(const ModernRow& r) {
   if (!nemo_stack(r) || std::max(r.tp, 1) <= 1 || hopper_a2a_overlap(r)) return false;
   if (modern_source_group(r) == "dgxc-benchmarking" && has(r.model, "DeepSeek-V3")) return false;
   if (modern_source_group(r) == "dgxc-benchmarking" && has(r.model, "[LoRA")) return false;
+  if (modern_source_group(r) == "Megatron-Bridge" && (has(r.model, "Nemotron_3_Super") || has(r.model, "Nemotron_3_Ultra")))
+    return false;
   const bool llama_nvfp4 = modern_source_group(r) == "Megatron-Bridge" && has(r.model, "Llama") && precision_for(r) == "nvfp4";
   return !llama_nvfp4;
 }

@@ -107,8 +107,6 @@ TEST_CASE("workloads::layer_ops_of_kind: attention and MLP layers are the two ha
   CHECK(attention + mlp == doctest::Approx(whole));
   CHECK(mlp == doctest::Approx(2.0 * 2.0 * 4096 * 4096 * 21504.0));  // fc1 and fc2
   for (const OpCost& op : layer_ops_of_kind(m, sh, LayerKind::Attention)) CHECK(op.name != "rotary_embedding");
-  CHECK(tensor_parallel_share(LayerKind::Mamba) == 0.5);
-  CHECK(tensor_parallel_share(LayerKind::Transformer) == 1.0);
 }
 
 TEST_CASE("workloads::model_flops_per_iteration: a hybrid sums its kinds, 56B is about 6 x params x tokens") {

@@ -7,6 +7,7 @@
 
 #include "topology/catalog.h"
 #include "workloads/compute/compute_model.h"
+#include "workloads/model/mamba_ops.h"
 #include "workloads/model/model_presets.h"
 #include "workloads/training/overlap.h"
 
@@ -215,4 +216,69 @@ TEST_CASE("workloads::overlap_tp_layer: backward, the re-gather and the reduce-s
   const TpPassOverlap fa = overlap_tp_layer(cm, layer, Pass::Forward, none, 4, 0.1);
   const TpPassOverlap fb = overlap_tp_layer(cm, layer, Pass::Forward, with, 4, 0.1);
   CHECK(fb.exposed_s == doctest::Approx(fa.exposed_s));
+}
+
+TEST_CASE("workloads::tp_dgrad_scatter_exposed_s: the dgrad reduce-scatter hides behind the wgrad GEMM, none if frozen") {
+  const topology::GpuSpec* gpu = topology::find_gpu("h100-sxm5-80gb");
+  REQUIRE(gpu != nullptr);
+  const ComputeModel cm(*gpu, topology::ClusterSpec{}, topology::Precision::Bf16, ComputeConstants{});
+  const ModelSpec* llama = find_model_preset("llama2-70b");
+  REQUIRE(llama != nullptr);
+  OpShape shape;
+  shape.seq_len = 4096;
+  shape.tp = 4;
+  shape.sequence_parallel = true;
+  std::vector<OpCost> layer = layer_ops(*llama, shape);
+  double wgrad[2] = {0, 0};
+  for (const OpCost& op : layer) {
+    if (op.name == "qkv_proj") wgrad[0] += cm.op_time(op, Pass::Backward).seconds() / 2;
+    if (op.name == "mlp_fc1" || op.name == "mlp_gate" || op.name == "mlp_up")
+      wgrad[1] += cm.op_time(op, Pass::Backward).seconds() / 2;
+  }
+  REQUIRE(wgrad[0] > 0.0);
+  REQUIRE(wgrad[1] > wgrad[0]);
+  TpPassComm bwd;
+  bwd.scatter_s = 1e-7;
+  CHECK(tp_dgrad_scatter_exposed_s(cm, layer, bwd, TpSides::Both) == 0.0);
+  // Between the two sides' wgrad GEMMs: the attention side's sticks out, the MLP side's hides.
+  bwd.scatter_s = (wgrad[0] + wgrad[1]) / 2;
+  CHECK(tp_dgrad_scatter_exposed_s(cm, layer, bwd, TpSides::Both) == doctest::Approx(bwd.scatter_s - wgrad[0]));
+  CHECK(tp_dgrad_scatter_exposed_s(cm, layer, bwd, TpSides::Mlp) == 0.0);
+  bwd.scatter_s = 1.0;
+  CHECK(tp_dgrad_scatter_exposed_s(cm, layer, bwd, TpSides::Both) == doctest::Approx(2.0 - wgrad[0] - wgrad[1]));
+  CHECK(tp_dgrad_scatter_exposed_s(cm, layer, bwd, TpSides::Attention) == doctest::Approx(1.0 - wgrad[0]));
+  // A frozen weight (LoRA's base linears) runs no wgrad GEMM: nothing to hide behind.
+  for (OpCost& op : layer) op.frozen = op.is_matmul();
+  bwd.scatter_s = 1e-7;
+  CHECK(tp_dgrad_scatter_exposed_s(cm, layer, bwd, TpSides::Both) == doctest::Approx(2e-7));
+}
+
+TEST_CASE("workloads::overlap_tp_layer: a Mamba layer's in_proj and out_proj carry its collectives on the MLP side") {
+  const topology::GpuSpec* gpu = topology::find_gpu("h100-sxm5-80gb");
+  REQUIRE(gpu != nullptr);
+  const ComputeModel cm(*gpu, topology::ClusterSpec{}, topology::Precision::Bf16, ComputeConstants{});
+  const ModelSpec* nemotron = find_model_preset("nemotron-h-56b");
+  REQUIRE(nemotron != nullptr);
+  OpShape shape;
+  shape.seq_len = 8192;
+  shape.tp = 8;
+  shape.sequence_parallel = true;
+  const std::vector<OpCost> mamba = layer_ops_of_kind(*nemotron, shape, LayerKind::Mamba);
+  TpPassComm comm;
+  comm.gather_s[0] = comm.gather_s[1] = comm.scatter_s = 1e-5;
+  comm.regather_s[0] = comm.regather_s[1] = 1e-5;
+  for (const Pass pass : {Pass::Forward, Pass::Backward}) {
+    // Short collectives hide behind the projections' GEMMs, as userbuffers run them.
+    const TpPassOverlap o = overlap_tp_layer(cm, mamba, pass, comm, 8, 0.1, TpSides::Mlp);
+    CHECK(o.exposed_s == doctest::Approx(0.0));
+    CHECK(o.hidden_s == doctest::Approx(pass == Pass::Forward ? 2e-5 : 3e-5));
+    CHECK(o.sm_cost_s > 0.0);
+    // The attention side of a Mamba layer has no GEMMs: everything there stays exposed.
+    const TpPassOverlap a = overlap_tp_layer(cm, mamba, pass, comm, 8, 0.1, TpSides::Attention);
+    CHECK(a.hidden_s == 0.0);
+    CHECK(a.exposed_s == doctest::Approx(pass == Pass::Forward ? 2e-5 : 3e-5));
+  }
+  // Without the overlap the in_proj's dgrad and wgrad GEMMs cover its re-gather and its reduce-scatter.
+  CHECK(tp_regather_exposed_s(cm, mamba, comm, TpSides::Mlp) == 0.0);
+  CHECK(tp_dgrad_scatter_exposed_s(cm, mamba, comm, TpSides::Mlp) == 0.0);
 }

@@ -169,8 +169,4 @@ std::vector<OpCost> layer_ops_of_kind(const ModelSpec& model, const OpShape& sha
   return half;
 }
 
-double tensor_parallel_share(LayerKind kind) {
-  return kind == LayerKind::Transformer || kind == LayerKind::MoeTransformer ? 1.0 : 0.5;
-}
-
 }  // namespace clustersim::workloads

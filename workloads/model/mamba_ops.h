@@ -68,8 +68,5 @@ std::vector<OpCost> mamba_layer_ops(const ModelSpec& model, const OpShape& shape
 // expert-parallel all-to-all is the stage costs'); Mamba is mamba_layer_ops. With
 // PositionKind::None the attention layer has no rotary kernel.
 std::vector<OpCost> layer_ops_of_kind(const ModelSpec& model, const OpShape& shape, LayerKind kind);
-// Tensor-parallel exchanges per layer of `kind` relative to a transformer layer's two (attention
-// and MLP): 1 for a transformer layer, 0.5 for a single-block layer of a hybrid model.
-double tensor_parallel_share(LayerKind kind);
 
 }  // namespace clustersim::workloads

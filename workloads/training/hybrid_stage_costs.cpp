@@ -7,19 +7,16 @@
 #include "workloads/model/module_precision.h"
 
 namespace clustersim::workloads {
-namespace {
 
-LayerTensorParallel scaled(LayerTensorParallel t, double f) {
-  for (double LayerTensorParallel::*x : {&LayerTensorParallel::fwd, &LayerTensorParallel::bwd,
-                                         &LayerTensorParallel::fwd_bytes, &LayerTensorParallel::bwd_bytes,
-                                         &LayerTensorParallel::fwd_hidden, &LayerTensorParallel::bwd_hidden,
-                                         &LayerTensorParallel::fwd_sm, &LayerTensorParallel::bwd_sm,
-                                         &LayerTensorParallel::bytes_per_gpu})
-    t.*x *= f;
-  return t;
+TpSides tp_sides_of(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::Attention: return TpSides::Attention;
+    case LayerKind::Mamba:
+    case LayerKind::Mlp:
+    case LayerKind::Moe: return TpSides::Mlp;
+    default: return TpSides::Both;
+  }
 }
-
-}  // namespace
 
 std::vector<HybridKindCost> hybrid_kind_costs(const StageCostInputs& in, const OpShape& shape, double act,
                                               int element_bytes, bool bf16_layer) {
@@ -37,7 +34,7 @@ std::vector<HybridKindCost> hybrid_kind_costs(const StageCostInputs& in, const O
     // (layer_tensor_parallel, moe_layer). Its shared experts run theirs (stage_cost_parts.h).
     k.ltp = kind == LayerKind::Moe && in.parallel.sequence_parallel
                 ? shared_expert_layer_tensor_parallel(in, shared_expert_tensor_parallel(in, act), act, ops)
-                : scaled(layer_tensor_parallel(in, act, ops), tensor_parallel_share(kind));
+                : layer_tensor_parallel(in, act, ops, tp_sides_of(kind));
     k.lcp = layer_context_parallel(context_parallel_inputs(in, ops, element_bytes));
     k.params = kind == LayerKind::Moe ? in.model.moe_layer_dense_parameters() / in.parallel.tp +
                                             in.model.expert_parameters() / in.parallel.ep / in.parallel.expert_tp()

@@ -49,20 +49,24 @@ TpLayerComm tp_layer_comm(const StageCostInputs& in, double act, const std::vect
 int first_side(TpSides sides) { return sides == TpSides::Mlp ? 1 : 0; }
 int end_side(TpSides sides) { return sides == TpSides::Attention ? 1 : 2; }
 
-// A pass's blocking seconds and the bytes one GPU sends in it over `sides`. The backward's
-// re-gathers run beside their dgrad GEMMs (tp_regather_exposed_s): only what those do not cover.
-double pass_seconds(const StageCostInputs& in, const std::vector<OpCost>& layer, const TpPassComm& p,
+// A pass's blocking seconds over `sides`. The backward's re-gathers run beside their dgrad GEMMs
+// (tp_regather_exposed_s) and its dgrad reduce-scatters beside their wgrad GEMMs
+// (tp_dgrad_scatter_exposed_s): only what those do not cover.
+double pass_seconds(const StageCostInputs& in, const std::vector<OpCost>& layer, const TpPassComm& p, Pass pass,
                     TpSides sides) {
-  double s = tp_regather_exposed_s(in.compute, layer, p, sides);
-  for (int side = first_side(sides); side < end_side(sides); ++side) s += p.gather_s[side] + p.scatter_s;
-  return s;
+  double s = 0;
+  for (int side = first_side(sides); side < end_side(sides); ++side) s += p.gather_s[side];
+  if (pass == Pass::Forward) return s + (end_side(sides) - first_side(sides)) * p.scatter_s;
+  return s + tp_regather_exposed_s(in.compute, layer, p, sides) + tp_dgrad_scatter_exposed_s(in.compute, layer, p, sides);
 }
-// The backward's re-gather seconds its dgrad GEMMs cover (the breakdown's overlapped share).
-double regather_hidden_s(const StageCostInputs& in, const std::vector<OpCost>& layer, const TpPassComm& bwd,
+// The backward's re-gather and dgrad reduce-scatter seconds its GEMMs cover (the breakdown's
+// overlapped share).
+double backward_hidden_s(const StageCostInputs& in, const std::vector<OpCost>& layer, const TpPassComm& bwd,
                          TpSides sides) {
   double all = 0;
-  for (int side = first_side(sides); side < end_side(sides); ++side) all += bwd.regather_s[side];
-  return all - tp_regather_exposed_s(in.compute, layer, bwd, sides);
+  for (int side = first_side(sides); side < end_side(sides); ++side) all += bwd.regather_s[side] + bwd.scatter_s;
+  return all - tp_regather_exposed_s(in.compute, layer, bwd, sides) -
+         tp_dgrad_scatter_exposed_s(in.compute, layer, bwd, sides);
 }
 double pass_bytes(const TpPassComm& p, TpSides sides, int tp) {
   double b = 0;
@@ -102,19 +106,17 @@ void record_gather_bytes(LayerTensorParallel& t, const TpGatherBytes& g, TpSides
 }  // namespace
 
 LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act, const std::vector<OpCost>& layer,
-                                          bool moe_layer) {
+                                          TpSides sides) {
   LayerTensorParallel t;
   const int tp = in.parallel.tp;
   if (tp <= 1) return t;
   const bool sp = in.parallel.sequence_parallel;
   const bool full_recompute = in.training.recompute == Recompute::Full;
   if (sp) {
-    // An MoE layer's sequence-parallel pair here is its attention's alone (see the header).
-    const TpSides sides = moe_layer ? TpSides::Attention : TpSides::Both;
     const TpLayerComm c = tp_layer_comm(in, act, layer);
-    t.fwd = pass_seconds(in, layer, c.fwd, sides);
-    t.bwd = pass_seconds(in, layer, c.bwd, sides) + (full_recompute ? t.fwd : 0.0);
-    t.bwd_hidden = regather_hidden_s(in, layer, c.bwd, sides);
+    t.fwd = pass_seconds(in, layer, c.fwd, Pass::Forward, sides);
+    t.bwd = pass_seconds(in, layer, c.bwd, Pass::Backward, sides) + (full_recompute ? t.fwd : 0.0);
+    t.bwd_hidden = backward_hidden_s(in, layer, c.bwd, sides);
     if (in.tp_comm_overlap) overlap_tensor_parallel(t, in, layer, c, sides, full_recompute);
     // Per layer and pass each rank sends (tp-1)/tp of each gathered and each scattered buffer.
     t.fwd_bytes = pass_bytes(c.fwd, sides, tp);
@@ -122,10 +124,11 @@ LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act,
     record_gather_bytes(t, c.gather, sides);
   } else {
     const std::vector<std::vector<int>> group{in.layout.tp_group(0, 0)};
-    t.fwd = 2 * in.memo.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
+    const int pairs = end_side(sides) - first_side(sides);  // one all-reduce a side and pass
+    t.fwd = pairs * in.memo.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
     t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
-    // Two ring all-reduces at 2 (tp-1)/tp of the activation each, per pass.
-    t.fwd_bytes = 4.0 * act * (tp - 1) / tp;
+    // A ring all-reduce at 2 (tp-1)/tp of the activation per side and pass.
+    t.fwd_bytes = pairs * 2.0 * act * (tp - 1) / tp;
     t.bwd_bytes = t.fwd_bytes * (full_recompute ? 2.0 : 1.0);
   }
   t.bytes_per_gpu = (t.fwd_bytes + t.bwd_bytes) * in.model.layers / in.parallel.pp * in.micro_batches;
@@ -165,9 +168,9 @@ LayerTensorParallel shared_expert_layer_tensor_parallel(const StageCostInputs& i
     // Their TE linears gather like a dense MLP's, in the format of the GEMM each gather feeds, and
     // take userbuffers like a dense MLP's under tp_comm_overlap.
     const TpLayerComm c = tp_layer_comm(in, act, layer);
-    t.fwd = pass_seconds(in, layer, c.fwd, TpSides::Mlp);
-    t.bwd = pass_seconds(in, layer, c.bwd, TpSides::Mlp) + (rerun ? t.fwd : 0.0);
-    t.bwd_hidden = regather_hidden_s(in, layer, c.bwd, TpSides::Mlp);
+    t.fwd = pass_seconds(in, layer, c.fwd, Pass::Forward, TpSides::Mlp);
+    t.bwd = pass_seconds(in, layer, c.bwd, Pass::Backward, TpSides::Mlp) + (rerun ? t.fwd : 0.0);
+    t.bwd_hidden = backward_hidden_s(in, layer, c.bwd, TpSides::Mlp);
     if (in.tp_comm_overlap) overlap_tensor_parallel(t, in, layer, c, TpSides::Mlp, rerun);
     t.fwd_bytes = pass_bytes(c.fwd, TpSides::Mlp, tp);
     t.bwd_bytes = pass_bytes(c.bwd, TpSides::Mlp, tp) + (rerun ? t.fwd_bytes : 0.0);

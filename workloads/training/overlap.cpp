@@ -14,17 +14,19 @@ namespace {
 // row-parallel ones feed the reduce-scatter (Korthikanti et al. 2022, Fig. 5; the ops of
 // transformer_ops.cpp). Megatron fuses SwiGLU's gate and up projections into one GEMM. An MoE
 // layer's shared experts are such an MLP (SharedExpertMLP: TEColumnParallelLinear fc1,
-// TERowParallelLinear fc2), their down projection named "shared_expert_down".
+// TERowParallelLinear fc2), their down projection named "shared_expert_down". A Mamba mixer's
+// in_proj (TE LayerNormColumnParallelLinear) and out_proj (TERowParallelLinear) are built with
+// the MLP's userbuffers (Megatron-Core core_r0.13.0 - core_v0.15.0 ssm/mamba_mixer.py l. 256
+// tp_comm_buffer_name="fc1", l. 359 "fc2"; core_r0.12.0 l. 187, 276), so they sit on the MLP side
+// here as in tp_gather_format.cpp.
 bool is_column_parallel(std::string_view name) {
-  return name == "qkv_proj" || name == "mlp_fc1" || name == "mlp_gate" || name == "mlp_up";
+  return name == "qkv_proj" || name == "mlp_fc1" || name == "mlp_gate" || name == "mlp_up" || name == "mamba_in_proj";
 }
 bool is_row_parallel(std::string_view name) {
-  return name == "attention_out_proj" || name == "mlp_fc2" || name == "mlp_down" || name == "shared_expert_down";
+  return name == "attention_out_proj" || name == "mlp_fc2" || name == "mlp_down" || name == "shared_expert_down" ||
+         name == "mamba_out_proj";
 }
 bool is_attention_side(std::string_view name) { return name == "qkv_proj" || name == "attention_out_proj"; }
-// The linears whose sequence-parallel input the backward re-gathers (tp_gather_format.cpp's
-// forward-gather linears, Mamba's in_proj a TE LayerNormColumnParallelLinear).
-bool regathers_input(std::string_view name) { return is_column_parallel(name) || name == "mamba_in_proj"; }
 
 }  // namespace
 
@@ -154,19 +156,51 @@ TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>
   return out;
 }
 
+namespace {
+
+// The backward GEMMs of each side's column-parallel linears: [attention, MLP] data-gradient and
+// weight-gradient seconds (dgrad and wgrad have the same FLOPs; a frozen weight runs its dgrad
+// alone). A side without such a linear (none left since each hybrid layer kind runs its own sides,
+// stage_cost_parts.h tp_sides_of) takes the other side's, as its gathers do (tp_gather_format.h).
+struct ColumnBackward {
+  double dgrad_s[2] = {0, 0}, wgrad_s[2] = {0, 0};
+};
+ColumnBackward column_backward(const ComputeModel& cm, const std::vector<OpCost>& layer) {
+  ColumnBackward c;
+  bool has[2] = {false, false};
+  for (const OpCost& op : layer) {
+    if (!is_column_parallel(op.name)) continue;
+    const int side = is_attention_side(op.name) ? 0 : 1;
+    const double whole = cm.op_time(op, Pass::Backward).seconds();
+    has[side] = true;
+    c.dgrad_s[side] += op.frozen ? whole : whole / 2;
+    c.wgrad_s[side] += op.frozen ? 0.0 : whole / 2;
+  }
+  for (int side = 0; side < 2; ++side) {
+    if (has[side] || !has[1 - side]) continue;
+    c.dgrad_s[side] = c.dgrad_s[1 - side];
+    c.wgrad_s[side] = c.wgrad_s[1 - side];
+  }
+  return c;
+}
+
+}  // namespace
+
 double tp_regather_exposed_s(const ComputeModel& cm, const std::vector<OpCost>& layer, const TpPassComm& bwd,
                              TpSides sides) {
-  double dgrad_s[2] = {0, 0};
-  for (const OpCost& op : layer) {
-    if (regathers_input(op.name)) dgrad_s[is_attention_side(op.name) ? 0 : 1] += cm.op_time(op, Pass::Backward).seconds() / 2;
-  }
+  const ColumnBackward c = column_backward(cm, layer);
   double exposed = 0;
-  for (int side = sides == TpSides::Mlp ? 1 : 0; side < (sides == TpSides::Attention ? 1 : 2); ++side) {
-    // A side without a linear of its own (one layer kind of a hybrid model, costed as a whole pair
-    // and scaled) takes the other side's, as its gathers do (tp_gather_format.h).
-    const double dgrad = dgrad_s[side] > 0 ? dgrad_s[side] : dgrad_s[1 - side];
-    exposed += std::max(bwd.regather_s[side] - dgrad, 0.0);
-  }
+  for (int side = sides == TpSides::Mlp ? 1 : 0; side < (sides == TpSides::Attention ? 1 : 2); ++side)
+    exposed += std::max(bwd.regather_s[side] - c.dgrad_s[side], 0.0);
+  return exposed;
+}
+
+double tp_dgrad_scatter_exposed_s(const ComputeModel& cm, const std::vector<OpCost>& layer, const TpPassComm& bwd,
+                                  TpSides sides) {
+  const ColumnBackward c = column_backward(cm, layer);
+  double exposed = 0;
+  for (int side = sides == TpSides::Mlp ? 1 : 0; side < (sides == TpSides::Attention ? 1 : 2); ++side)
+    exposed += std::max(bwd.scatter_s - c.wgrad_s[side], 0.0);
   return exposed;
 }
 

@@ -58,9 +58,10 @@ TpOverlap overlap_tp_pipelined(double gemm_s, double chunk_s, double contended_c
 // Forward GEMMs run as tp pieces of m / tp rows (TE's ring exchange and pipelined reduce-scatter
 // split along the sequence); backward GEMMs as tp equal shares (bulk overlaps). `sides`: Both, the
 // attention and the MLP pairs of a transformer layer; Attention, the attention pair alone (an MoE
-// layer, whose routed experts' exchange is the token dispatcher's, expert_parallel_cost.cpp);
-// Mlp, the MLP-side pair alone (an MoE layer's shared experts: their gate / up and down GEMMs,
-// "shared_expert_down", are the MoE layer's only MLP-side column / row-parallel linears).
+// layer, whose routed experts' exchange is the token dispatcher's, expert_parallel_cost.cpp; a
+// hybrid model's attention layer); Mlp, the MLP-side pair alone (an MoE layer's shared experts:
+// their gate / up and down GEMMs, "shared_expert_down", are the MoE layer's only MLP-side column /
+// row-parallel linears; a hybrid model's MLP or Mamba layer, mamba_in_proj / mamba_out_proj).
 struct TpPassOverlap {
   double exposed_s = 0, hidden_s = 0, sm_cost_s = 0;
 };
@@ -87,6 +88,17 @@ TpPassOverlap overlap_tp_layer(const ComputeModel& cm, const std::vector<OpCost>
 // takes the other side's.
 double tp_regather_exposed_s(const ComputeModel& cm, const std::vector<OpCost>& layer, const TpPassComm& bwd,
                              TpSides sides);
+
+// Without tp_comm_overlap the backward's reduce-scatter of a column-parallel linear's data
+// gradient (`bwd.scatter_s`) is launched asynchronously after the dgrad GEMM and waited for after
+// the wgrad GEMM: TE v2.4 - v2.9 layernorm_linear.py / linear.py (v2.9 layernorm_linear.py l.
+// 742-750 `reduce_scatter_along_first_dim(dgrad, tp_group, async_op=True)`, l. 941-943
+// `dgrad_work.wait()` after the wgrad GEMM; linear.py l. 739, 932-933), and Megatron-Core's own
+// linears (core_v0.15.0 tensor_parallel/layers.py l. 546-548 `dist_reduce_scatter_func(...,
+// async_op=True)` before the wgrad GEMM, `handle.wait()` l. 610). The seconds of it the wgrad GEMM
+// (half the linear's backward; none for a frozen weight) does not cover, summed over `sides`.
+double tp_dgrad_scatter_exposed_s(const ComputeModel& cm, const std::vector<OpCost>& layer, const TpPassComm& bwd,
+                                  TpSides sides);
 
 // A ZeRO-3 pass over `layers` layers of `compute_s` each, with a per-layer parameter all-gather of
 // `gather_s` (and, in backward, a gradient reduce-scatter of `scatter_s`; 0 in forward). With

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "workloads/training/context_parallel.h"
+#include "workloads/training/overlap.h"
 #include "workloads/training/stage_costs.h"
 
 namespace clustersim::workloads {
@@ -83,8 +84,10 @@ struct LayerTensorParallel {
 // backward; with sequence parallelism each becomes an all-gather plus a reduce-scatter of the
 // same buffer, the all-gather in the format of the GEMM it feeds (tp_gather_format.h: 1 B under
 // per-tensor fp8), the reduce-scatter in the activation's. Full recompute repeats the forward ones.
-// `moe_layer` (sequence parallelism): the attention's all-gather and reduce-scatter only (its
-// shared experts' pair is shared_expert_layer_tensor_parallel's). An MoE layer's routed path
+// `sides`: the pairs the layer runs (overlap.h TpSides): Both for a transformer layer; Attention
+// for an MoE layer (sequence parallelism: the attention's all-gather and reduce-scatter only; its
+// shared experts' pair is shared_expert_layer_tensor_parallel's); a hybrid layer kind its own
+// (tp_sides_of). Without sequence parallelism one all-reduce a side and pass. An MoE layer's routed path
 // takes its sequence-parallel tokens as they are: the router runs on them, and the token
 // dispatcher all-gathers the tokens it received over the expert tensor-parallel group (k x the
 // activation; none with etp = 1) and reduce-scatters them before the combine
@@ -93,7 +96,10 @@ struct LayerTensorParallel {
 // the same over pg_collection.expt_tp), torch.distributed calls on the compute stream, not
 // Transformer Engine's userbuffers: expert_parallel_cost.cpp charges them, blocking.
 LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act, const std::vector<OpCost>& layer,
-                                          bool moe_layer = false);
+                                          TpSides sides = TpSides::Both);
+// An MoE layer's sides: its attention's pair under sequence parallelism, both all-reduce pairs
+// without it (as a transformer layer's).
+inline TpSides moe_tp_sides(const ParallelSpec& p) { return p.sequence_parallel ? TpSides::Attention : TpSides::Both; }
 
 // An MoE layer's shared experts run their own sequence-parallel pair over the tp group: an
 // all-gather of the b.s.h activation `act` before fc1 and a reduce-scatter after fc2 in the
@@ -190,9 +196,9 @@ std::vector<std::pair<int, int>> bf16_layer_runs(const TrainingSpec& tr, int mod
 
 // --- hybrid_stage_costs.cpp ---------------------------------------------------------------------
 
-// A hybrid model's layer kinds (model/mamba_ops.h), each costed once: its compute, its share of
-// the tensor-parallel exchanges (one per single-block layer, half a transformer layer's two) and
-// its parameters per GPU. A chunk is charged its own layers by kind, so a pipeline stage with
+// A hybrid model's layer kinds (model/mamba_ops.h), each costed once: its compute, its own
+// tensor-parallel pair (tp_sides_of: one per single-block layer, where a transformer layer runs
+// two) and its parameters per GPU. A chunk is charged its own layers by kind, so a pipeline stage with
 // more attention or Mamba layers than another costs what its layers cost.
 struct HybridKindCost {
   LayerKind kind = LayerKind::Mamba;
@@ -201,6 +207,11 @@ struct HybridKindCost {
   LayerContextParallel lcp;
   double params = 0;
 };
+
+// The tensor-parallel pair a layer of `kind` runs, paired with its own GEMMs: an attention layer
+// its attention side; an MLP layer, a Mamba layer (its in_proj / out_proj take the MLP's
+// userbuffers, overlap.cpp) and an MoE layer's shared experts the MLP side; a transformer layer both.
+TpSides tp_sides_of(LayerKind kind);
 
 // An 'E' layer's parameters per GPU: its pre-norm, router and shared experts over tp, its routed
 // experts over ep x etp (as an MoE transformer layer's are).

@@ -107,7 +107,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
     v.ltp = layer_tensor_parallel(in, act, v.layer);
     // An MoE layer: the attention's sequence-parallel pair only; its dispatcher's exchange over the
     // expert tensor-parallel group is in lep (layer_expert_parallel).
-    v.ltp_moe = model.is_moe() ? layer_tensor_parallel(in, act, v.moe_layer, true) : v.ltp;
+    v.ltp_moe = model.is_moe() ? layer_tensor_parallel(in, act, v.moe_layer, moe_tp_sides(in.parallel)) : v.ltp;
     if (model.is_moe()) {
       v.ltp_shared = shared_expert_layer_tensor_parallel(in, shared_tp, act, v.moe_layer);
       add_layer_tensor_parallel(v.ltp_moe, v.ltp_shared);

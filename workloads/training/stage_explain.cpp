@@ -121,13 +121,16 @@ std::string gather_bytes_text(const StageCostInputs& in, const LayerTensorParall
                 activation_bytes(in.training.precision));
 }
 
-ExplainedComm tensor_parallel_comm(const StageCostInputs& in, const LayerTensorParallel& t, int stage, bool moe) {
+// `pairs`: the layer's pairs a pass (2 for a transformer layer, 1 for a hybrid model's single-block layer).
+ExplainedComm tensor_parallel_comm(const StageCostInputs& in, const LayerTensorParallel& t, int stage, bool moe,
+                                   int pairs = 2) {
   ExplainedComm c;
   c.what = "tensor-parallel";
   c.group = group_text("tp", in.parallel.tp, in.layout.tp_group(0, stage));
   const bool sp = in.parallel.sequence_parallel;
   c.algorithm = std::string(sp ? "ring all-gather + reduce-scatter" : "ring all-reduce") +
-                (moe && sp ? " (attention's pair; the dispatcher's expert-tp exchange is in the all-to-all)" : " x 2 per pass") +
+                (moe && sp ? " (attention's pair; the dispatcher's expert-tp exchange is in the all-to-all)"
+                           : format(" x %d per pass", pairs)) +
                 (sp ? gather_bytes_text(in, t) : "");
   c.fwd_s = t.fwd;
   c.bwd_s = t.bwd;
@@ -135,8 +138,11 @@ ExplainedComm tensor_parallel_comm(const StageCostInputs& in, const LayerTensorP
   c.bwd_bytes = t.bwd_bytes;
   c.hidden_s = t.fwd_hidden + t.bwd_hidden;
   c.overlap = in.tp_comm_overlap ? format("tp_comm_overlap: behind the GEMMs, which run %s slower", us(t.fwd_sm + t.bwd_sm).c_str())
-             : sp && t.regather_bytes_per_element > 0 ? "no (blocking; the backward's input re-gather runs beside the dgrad GEMM)"
-                                                      : "no (blocking)";
+             : sp && t.regather_bytes_per_element > 0
+                 ? "no (blocking; in the backward the input re-gather runs beside the dgrad GEMM, the data-gradient "
+                   "reduce-scatter beside the wgrad GEMM)"
+             : sp ? "no (blocking; in the backward the data-gradient reduce-scatter runs beside the wgrad GEMM)"
+                  : "no (blocking)";
   return c;
 }
 
@@ -258,10 +264,11 @@ StageExplanation explain_stage(const StageCostInputs& in, const StageCosts& cost
       std::vector<OpCost> ops = layer_ops_of_kind(model, shape, h.kind);
       apply_module_precision(ops, in.training, false);
       ExplainedLayerKind k = explain_kind(in, hybrid_kind_name(h.kind), count, ops, h.lc);
-      if (in.parallel.tp > 1 && (h.ltp.fwd > 0 || h.ltp.bwd > 0)) {
+      // Bytes, not exposed seconds: a pair tp_comm_overlap hides whole is still the layer's.
+      if (in.parallel.tp > 1 && (h.ltp.fwd_bytes > 0 || h.ltp.bwd_bytes > 0)) {
         k.comm.push_back(h.kind == LayerKind::Moe && in.parallel.sequence_parallel
                              ? shared_expert_comm(in, h.ltp, shared_expert_tensor_parallel(in, act), stage)
-                             : tensor_parallel_comm(in, h.ltp, stage, false));
+                             : tensor_parallel_comm(in, h.ltp, stage, false, tp_sides_of(h.kind) == TpSides::Both ? 2 : 1));
       }
       if (h.kind == LayerKind::Moe && in.parallel.ep > 1) k.comm.push_back(expert_comm(in, lep, stage, pair_saving));
       if (in.parallel.cp > 1 && (h.lcp.fwd_bytes > 0 || h.lcp.bwd_bytes > 0)) k.comm.push_back(context_parallel_comm(in, h.lcp, stage));
@@ -279,7 +286,7 @@ StageExplanation explain_stage(const StageCostInputs& in, const StageCosts& cost
       const LayerCompute lc = layer_compute(in.compute, ops, in.training.recompute, in.training.recompute_modules,
                                             in.training.recompute_save, in.training.recompute_dce);
       ExplainedLayerKind k = explain_kind(in, is_moe ? "moe" : "dense", count, ops, lc);
-      const LayerTensorParallel ltp = layer_tensor_parallel(in, act, ops, is_moe);
+      const LayerTensorParallel ltp = layer_tensor_parallel(in, act, ops, is_moe ? moe_tp_sides(in.parallel) : TpSides::Both);
       if (in.parallel.tp > 1) k.comm.push_back(tensor_parallel_comm(in, ltp, stage, is_moe));
       const SharedExpertTensorParallel se = is_moe ? shared_expert_tensor_parallel(in, act) : SharedExpertTensorParallel{};
       if (se.any()) k.comm.push_back(shared_expert_comm(in, shared_expert_layer_tensor_parallel(in, se, act, ops), se, stage));
