@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "analysis/modern_rows.h"
+#include "scenarios/show_config.h"
 #include "tests/analysis/modern_row_fixture.h"
 #include "workloads/specs.h"
 
@@ -36,6 +37,9 @@ TEST_CASE("analysis::scenario_for_modern_row: Megatron-Bridge per-tensor FP8 row
     REQUIRE(row.precision == c.precision);
     const auto spec = scenario_of(row);
     CHECK(spec.sync.fp8_param_gather == c.fp8_param_gather);
+    // validate caches simulations by the shown scenario: the key must show.
+    CHECK(scenarios::show_config(spec).find(c.fp8_param_gather ? "fp8_param_gather = true\n" : "fp8_param_gather = false\n") !=
+          std::string::npos);
     if (c.fp8_param_gather) CHECK(spec.training.precision == topology::Precision::Fp8);
   }
 }
