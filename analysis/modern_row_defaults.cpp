@@ -269,6 +269,29 @@ bool tp_comm_overlap_of(const ModernRow& r) {
 // the Megatron-Bridge NVFP4 configs were not checked for it: UNSURE).
 bool fp8_row(const ModernRow& r) { return precision_for(r) == "fp8" || precision_for(r) == "nvfp4"; }
 
+// Megatron-Bridge's per-tensor FP8 recipes keep fp8 parameters and gather them in fp8:
+// bf16_with_fp8_delayed_scaling_mixed and bf16_with_fp8_current_scaling_mixed set
+// fp8_param_gather = True (src/megatron/bridge/training/mixed_precision.py, r0.1.0 l. 197, 268;
+// r0.2.0 and r0.3.0 l. 218, 289; r0.6.0 l. 231, 302), and the performance scripts run those two
+// for fp8 ("ds" / "cs": r0.1.0 scripts/performance/utils/helpers.py l. 92-101; "fp8_cs": r0.2.0
+// helpers.py l. 35-41, r0.3.0 utils/precision.py l. 26-32). Not here:
+//  - MXFP8 rows: bf16_with_mxfp8_mixed sets it with reuse_grad_buf_for_mxfp8_param_ag (r0.3.0
+//    l. 251-252, r0.6.0 l. 264-265), which gathers bf16 through the gradient buffer
+//    (Megatron-Core core_v0.15.0 param_and_grad_buffer.py l. 303-321, 736); NVFP4 and
+//    subchannel (blockwise) recipes set it False (r0.3.0 l. 371, 402).
+//  - DeepSeek-V3 on H100: blockwise fp8_sc / "ss" (modern_row_defaults.cpp fp8_current_scaling_of),
+//    and r0.6.0 perf_recipes/deepseek/h100/deepseek_v3.py l. 130-131 turns it off.
+//  - GPT-OSS (r0.5.0 configs/gpt_oss/gpt_oss_llm_pretrain.py l. 107-108; r0.6.0 perf_recipes/
+//    gpt_oss/common.py l. 57-58 turn it off; the tables have no per-tensor FP8 GPT-OSS row).
+//  - LoRA rows: the frozen base weights are not gathered and the adapters are bf16.
+// Kimi-K2's override (r0.3.0 - r0.5.0 configs/kimi/kimi_llm_pretrain.py l. 35-44) applies to Muon
+// with MXFP8 only. The Megatron-FSDP rows carry the key, but the model's ZeRO-3 gathers do not read it.
+bool fp8_param_gather_of(const ModernRow& r) {
+  if (modern_source_group(r) != "Megatron-Bridge" || (r.precision != "FP8" && r.precision != "FP8-CS")) return false;
+  if (has(r.model, "DeepSeek-V3") && generation_of(r.gpu) == Generation::Hopper) return false;
+  return !has(r.model, "GPT-OSS") && lora_rank_of(r) == 0 && !has(r.model, "[LoRA");
+}
+
 // Blackwell Megatron-FSDP recipes offload layers' activations to the host ([training]
 // activation_offload_layers, Megatron-Core cpu_offloading_num_layers):
 //   * Megatron-Bridge scripts/performance/configs/llama/llama3_workload_base_configs.py:

@@ -33,6 +33,8 @@ bool jax_stack(const ModernRow& r);   // MaxText or PaxML
 std::string jax_recompute_save(const ModernRow& r);  // [training] recompute_save of a JAX row, TOML; "" when none
 bool nemo_stack(const ModernRow& r);  // NeMo, Megatron-Bridge or dgxc-benchmarking (not JAX)
 bool fp8_row(const ModernRow& r);     // fp8 or nvfp4
+// [sync] fp8_param_gather: a Megatron-Bridge per-tensor FP8 row whose recipe gathers fp8 parameters.
+bool fp8_param_gather_of(const ModernRow& r);
 bool tp_comm_overlap_of(const ModernRow& r);  // [sync] tp_comm_overlap: tp > 1, NeMo-based, not Llama NVFP4
 // Layers whose activations the Blackwell Megatron-FSDP recipes offload to the host; 0 = none.
 int activation_offload_layers_of(const ModernRow& r);

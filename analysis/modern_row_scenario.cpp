@@ -41,6 +41,7 @@ using modern_detail::moe_a2a_overlap_of;
 using modern_detail::moe_shared_expert_overlap_of;
 using modern_detail::moe_dispatcher_of;
 using modern_detail::fp8_row;
+using modern_detail::fp8_param_gather_of;
 using modern_detail::gpt_oss_recompute_modules;
 using modern_detail::gpus_per_node_of;
 using modern_detail::grad_bucket_params_of;
@@ -185,6 +186,8 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
     t << "bucket_params = " << scenarios::toml_float(params) << "\n";
   if (megatron_core_buckets(r)) t << "bucketing = \"megatron-core\"\n";
   if (tp_comm_overlap_of(r)) t << "tp_comm_overlap = true\n";
+  // Megatron-Bridge's per-tensor FP8 recipes gather the fp8 weights in fp8 (modern_row_defaults.cpp).
+  if (fp8_param_gather_of(r)) t << "fp8_param_gather = true\n";
   if (lora_rank_of(r) > 0)
     t << "\n[finetune]\nmethod = \"lora\"\nlora_rank = " << lora_rank_of(r)
       << "\nlora_targets = " << lora_targets_toml_of(r) << "\n";

@@ -218,6 +218,7 @@ void show_sync(std::ostream& out, const ScenarioSpec& spec) {
       << "overlap_grad_reduce = " << b(spec.sync.overlap) << "  # also accepted as overlap\n"
       << "overlap_param_gather = " << b(spec.sync.param_gather_overlapped(spec.parallel)) << "\n"
       << "tp_comm_overlap = " << b(spec.sync.tp_comm_overlap) << "\n"
+      << "fp8_param_gather = " << b(spec.sync.fp8_param_gather) << "\n"
       << "fsdp_prefetch = " << b(spec.sync.fsdp_prefetch) << "\n"
       << "zero3_impl = " << quote_str(sim::name_of(workloads::kZero3ImplNames, spec.sync.zero3_impl)) << "\n"
       << "offload_optimizer = " << quote_str(sim::name_of(workloads::kOffloadDeviceNames, spec.sync.offload_optimizer))

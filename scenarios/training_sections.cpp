@@ -33,7 +33,7 @@ constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "pr
                                               "recompute_dce"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "bucket_params", "bucketing", "overlap", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "zero3_impl", "offload_optimizer",
-                                          "offload_delayed_update"};
+                                          "offload_delayed_update", "fp8_param_gather"};
 
 }  // namespace
 
@@ -270,9 +270,11 @@ bool Loader::read_sync(const toml::table* t) {
   if (auto v = s.choice("zero3_impl", workloads::kZero3ImplNames)) spec_.sync.zero3_impl = *v;
   if (auto v = s.choice("offload_optimizer", workloads::kOffloadDeviceNames)) spec_.sync.offload_optimizer = *v;
   if (auto v = s.boolean("offload_delayed_update")) spec_.sync.offload_delayed_update = *v;
+  if (auto v = s.boolean("fp8_param_gather")) spec_.sync.fp8_param_gather = *v;
   s.finish();
   if (bucket_mb && bucket_params) check_bucket_size(*bucket_mb, *bucket_params);
   check_overlap(overlap, overlap_grad_reduce);
+  check_fp8_param_gather();
   return error_count() == before;
 }
 
@@ -311,6 +313,25 @@ void Loader::check_overlap(std::optional<bool> overlap, std::optional<bool> over
                  "tp_comm_overlap = true needs sequence parallelism, but [parallelism] sequence_parallel = false",
                  "Transformer Engine overlaps the sequence-parallel all-gathers and reduce-scatters with their GEMMs: "
                  "set [parallelism] sequence_parallel = true, or tp_comm_overlap = false");
+}
+
+// [sync] fp8_param_gather as Megatron-Core accepts it: fp8_param (set from fp8_param_gather,
+// core_v0.15.0 megatron/training/arguments.py l. 1258) "must be used together with fp8 mode"
+// (transformer/transformer_config.py l. 795-796), and "--fp8-param-gather only supported with
+// distributed optimizer, torch fsdp2, megatron fsdp, or inference mode" (arguments.py l. 683-685).
+void Loader::check_fp8_param_gather() {
+  if (!spec_.sync.fp8_param_gather) return;
+  if (training_ok_ && spec_.training.precision != topology::Precision::Fp8)
+    error_at_key("sync.fp8_param_gather",
+                 "fp8_param_gather = true needs an fp8 run, but [training] precision = \"" +
+                     std::string(topology::to_string(spec_.training.precision)) + "\"",
+                 "Megatron-Core keeps fp8 parameters only in fp8 mode: set precision = \"fp8\", or "
+                 "fp8_param_gather = false");
+  if (parallel_ok_ && !spec_.parallel.distributed_optimizer && spec_.parallel.zero != 3)
+    error_at_key("sync.fp8_param_gather",
+                 "fp8_param_gather = true needs the distributed optimizer or FSDP, but [parallelism] has neither",
+                 "Megatron-Core gathers fp8 parameters only there: set [parallelism] distributed_optimizer = true "
+                 "(or zero = 3), or fp8_param_gather = false");
 }
 
 }  // namespace clustersim::scenarios

@@ -701,6 +701,10 @@ struct SyncSpec {
   std::optional<bool> overlap_param_gather;  // sharded optimizer: the next forward hides the
                                       // parameter all-gathers; unset = distributed_optimizer
   bool tp_comm_overlap = false;       // tensor-parallel collectives behind their GEMMs (needs SP)
+  // [sync] fp8_param_gather (fp8 runs, distributed optimizer or FSDP): the fp8 linears' weights
+  // are kept as fp8 and the distributed optimizer's parameter all-gather carries them at 1 byte
+  // (Megatron-Core ddp_config.fp8_param_gather, per-tensor FP8; workloads/training/iteration_run.h).
+  bool fp8_param_gather = false;
   bool fsdp_prefetch = true;          // ZeRO-3: the next layer's all-gather runs ahead
   Zero3Impl zero3_impl = Zero3Impl::Coalesced;  // ZeRO-3: how its collectives are issued
   OffloadDevice offload_optimizer = OffloadDevice::None;  // ZeRO-Offload: states and step on the CPU

@@ -53,6 +53,12 @@ ChunkCost layers_cost(int layers, const LayerCompute& lc, const LayerTensorParal
   return c;
 }
 
+ChunkCost at_run_precision(ChunkCost c, double router_params, double expert_params) {
+  c.fp8_params = c.params - c.layers * router_params;
+  c.fp8_expert_params = c.layers * expert_params;
+  return c;
+}
+
 void add_chunk(ChunkCost& into, const ChunkCost& c) {
   double ChunkCost::*const fields[] = {
       &ChunkCost::fwd_compute, &ChunkCost::bwd_compute, &ChunkCost::fwd_comm,     &ChunkCost::bwd_comm,
@@ -63,7 +69,7 @@ void add_chunk(ChunkCost& into, const ChunkCost& c) {
       &ChunkCost::fwd_ep,      &ChunkCost::bwd_ep,      &ChunkCost::fwd_ep_bytes, &ChunkCost::bwd_ep_bytes,
       &ChunkCost::fwd_cp,      &ChunkCost::bwd_cp,      &ChunkCost::fwd_cp_hidden, &ChunkCost::bwd_cp_hidden,
       &ChunkCost::fwd_cp_bytes, &ChunkCost::bwd_cp_bytes,
-      &ChunkCost::params,      &ChunkCost::expert_params};
+      &ChunkCost::params,      &ChunkCost::expert_params, &ChunkCost::fp8_params, &ChunkCost::fp8_expert_params};
   for (double ChunkCost::*f : fields) into.*f += c.*f;
   into.layers += c.layers;
 }

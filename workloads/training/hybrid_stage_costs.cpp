@@ -54,7 +54,11 @@ ChunkCost hybrid_chunk_cost(const std::vector<HybridKindCost>& kinds, const std:
     int bf16 = 0;
     for (const auto& [a, n] : runs) bf16 += model.layers_of_kind_in(k.kind, a, n);
     const int n = model.layers_of_kind_in(k.kind, first, layers) - bf16;
-    if (n > 0) add_chunk(c, layers_cost(n, k.lc, k.ltp, k.lcp, z3, k.params, in.fsdp_prefetch));
+    const bool moe = k.kind == LayerKind::Moe;
+    const double router = moe ? model.hidden * static_cast<double>(model.experts) / in.parallel.tp : 0.0;
+    const double experts = moe ? model.expert_parameters() / in.parallel.ep / in.parallel.expert_tp() : 0.0;
+    if (n > 0)
+      add_chunk(c, at_run_precision(layers_cost(n, k.lc, k.ltp, k.lcp, z3, k.params, in.fsdp_prefetch), router, experts));
     const HybridKindCost& b = bf16_kinds[i];
     if (bf16 > 0) add_chunk(c, layers_cost(bf16, b.lc, b.ltp, b.lcp, z3, b.params, in.fsdp_prefetch));
   }

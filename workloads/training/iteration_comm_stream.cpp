@@ -182,8 +182,9 @@ void IterationRun::optimizer_done(int r) {
 
 // Sharded optimizers gather the updated parameters back, bucket by bucket, in 16-bit (or fp32).
 void IterationRun::start_allgather(int r) {
-  const double bytes = param_bytes(rank(r).start_allgather());
   const GradGroup group = rank(r).allgather_group();
+  const int chunk = rank(r).buckets().param_bucket_chunk[rank(r).allgather_index()];
+  const double bytes = param_bytes(rank(r).start_allgather(), r, chunk, group);
   const double dur = dp_time(bytes, CollectiveOp::AllGather, group);
   rank(r).add_dp_comm(dur);
   if (recording_) {

@@ -100,12 +100,20 @@ void IterationRun::plan_ranks() {
   for (int r = 0; r < pp_; ++r) {
     std::vector<PipelineStep> order = pipeline_order(in_.parallel.schedule, pp_, v_, m_, r, in_.parallel.moe_a2a_overlap);
     std::vector<double> dense, expert;
+    std::vector<std::array<double, 2>> share(static_cast<std::size_t>(v_), {0.0, 0.0});
     for (int c = 0; c < v_; ++c) {
       const ChunkCost& cost = costs_.chunks[static_cast<std::size_t>(c * pp_ + r)];
       const double apart = experts_apart ? cost.expert_params : 0.0;
       dense.push_back(cost.params - apart);
       expert.push_back(apart);
+      if (in_.sync.fp8_param_gather) {
+        const double fp8_apart = experts_apart ? cost.fp8_expert_params : 0.0;
+        auto& s = share[static_cast<std::size_t>(c)];
+        s[0] = dense.back() > 0 ? (cost.fp8_params - fp8_apart) / dense.back() : 0.0;
+        s[1] = apart > 0 ? fp8_apart / apart : 0.0;
+      }
     }
+    fp8_share_.push_back(std::move(share));
     GradientBuckets buckets = plan_gradient_buckets(order, dense, rule, r, expert);
     for (const Bucket& b : buckets.reductions) (b.group == GradGroup::Expert ? expert_bytes : dense_bytes) += b.bytes;
     ranks_.emplace_back(order, std::move(buckets));
@@ -117,6 +125,13 @@ void IterationRun::plan_ranks() {
       dp_bytes_per_gpu(dense_bytes, in_.model, in_.parallel, in_.training, m_) + result_.expert_dp_bytes_per_gpu;
 }
 
+double IterationRun::param_bytes(double grad_bytes, int r, int chunk, GradGroup group) const {
+  const double params = grad_bytes / bucket_grad_bytes(in_.training);
+  const double fp8 = fp8_share_[static_cast<std::size_t>(r)][static_cast<std::size_t>(chunk)]
+                               [group == GradGroup::Expert ? 1 : 0];
+  return params * (fp8 * 1.0 + (1.0 - fp8) * activation_bytes(in_.training.precision));
+}
+
 // overlap_param_gather: the rank's all-gathers, chunk by chunk in forward order (a chunk's
 // buckets were cut from its last layer, so reversed), and the forwards they gate.
 void IterationRun::plan_param_gathers(int r, const std::vector<PipelineStep>& order) {
@@ -126,7 +141,7 @@ void IterationRun::plan_param_gathers(int r, const std::vector<PipelineStep>& or
   const GradientBuckets& g = rank(r).buckets();
   std::vector<std::vector<GatherBucket>> chunks(static_cast<std::size_t>(v_));
   for (std::size_t i = g.param_buckets.size(); i-- > 0;) {
-    const double bytes = param_bytes(g.param_buckets[i]);
+    const double bytes = param_bytes(g.param_buckets[i], r, g.param_bucket_chunk[i], g.param_bucket_group[i]);
     const double s = dp_time(bytes, CollectiveOp::AllGather, g.param_bucket_group[i]);
     chunks[static_cast<std::size_t>(g.param_bucket_chunk[i])].push_back({bytes, s, g.param_bucket_group[i]});
   }

@@ -130,9 +130,13 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   // The end of an iteration (iteration_sim.cpp).
   int finish_iteration(IterationBreakdown& sum);
   const char* reduction_name() const { return in_.parallel.shards_optimizer() ? "reduce-scatter" : "all-reduce"; }
-  double param_bytes(double grad_bytes) const {
-    return grad_bytes / bucket_grad_bytes(in_.training) * activation_bytes(in_.training.precision);
-  }
+  // The parameter all-gather's bytes for a gradient bucket of `grad_bytes` of chunk `chunk` of
+  // rank `r`. Under [sync] fp8_param_gather the chunk's fp8 linears' weights go at 1 byte, the rest
+  // (embeddings, norms, router, bf16 layers) at the run's 16-bit width: Megatron-Core keeps Float8
+  // parameters in a torch.uint8 buffer of their own and gathers it as is (core_v0.15.0
+  // distributed/param_and_grad_buffer.py l. 742, 945-964; distributed_data_parallel_config.py
+  // l. 56-58). A bucket holds the chunk's mix: the uint8 buffer's own buckets carry the same bytes.
+  double param_bytes(double grad_bytes, int r, int chunk, GradGroup group) const;
 
   PipelineRank& rank(int r) { return ranks_[static_cast<std::size_t>(r)]; }
   int rank_of_vs(int vs) const { return vs % pp_; }
@@ -161,6 +165,9 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   // of its first forward (the pass they gate).
   bool param_gather_overlap_ = false;
   std::vector<ParamGatherSchedule> gathers_;
+  // [rank][chunk][group]: the share of the bucket group's parameters gathered at 1 byte
+  // (fp8_param_gather; 0 without it).
+  std::vector<std::vector<std::array<double, 2>>> fp8_share_;
   std::vector<std::vector<std::size_t>> first_forward_;
   std::vector<char> fwd_ready_, bwd_ready_;  // [vs * m + mb]: the pass's input has arrived
   std::vector<topology::Route> pp_routes_;   // [vs]: rank of vs -> rank of vs + 1 (and reverse at +vstages)

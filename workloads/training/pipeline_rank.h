@@ -108,10 +108,11 @@ class PipelineRank {
   void begin_allgathers() { comm_.allgathers_left = static_cast<int>(buckets_.param_buckets.size()); }
   // Starts the next all-gather; returns the bytes of the gradient bucket it stands for.
   double start_allgather();
-  // The group of the running all-gather's bucket.
-  GradGroup allgather_group() const {
-    return buckets_.param_bucket_group[buckets_.param_buckets.size() - static_cast<std::size_t>(comm_.allgathers_left)];
+  // The running all-gather's bucket (an index of buckets().param_buckets) and its group.
+  std::size_t allgather_index() const {
+    return buckets_.param_buckets.size() - static_cast<std::size_t>(comm_.allgathers_left);
   }
+  GradGroup allgather_group() const { return buckets_.param_bucket_group[allgather_index()]; }
   // Ends the running all-gather; true when another one follows.
   bool finish_allgather();
   void finish(double now) { times_.done = now; }

@@ -179,6 +179,11 @@ ChunkCost layers_cost(int layers, const LayerCompute& lc, const LayerTensorParal
 // into += c, field by field (a chunk of dense layers plus one of MoE layers).
 void add_chunk(ChunkCost& into, const ChunkCost& c);
 
+// `c`, a chunk of layers that run at the training precision, with its fp8 weights set
+// ([sync] fp8_param_gather): every parameter but each layer's `router_params` (norms and biases,
+// at most a few hidden-sized vectors a layer, count in), of which each layer's `expert_params`.
+ChunkCost at_run_precision(ChunkCost c, double router_params, double expert_params);
+
 // Adds the compute of extra ops (the embedding, the output head) to a chunk's passes.
 void add_ops(ChunkCost& c, const ComputeModel& cm, const std::vector<OpCost>& ops);
 

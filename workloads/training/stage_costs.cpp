@@ -162,6 +162,9 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   const double expert_params = ft.lora() ? 0.0 : model.expert_parameters() / in.parallel.ep / in.parallel.expert_tp();
   const double moe_params =
       ft.lora() ? adapter_params : model.moe_layer_dense_parameters() / tp + duplicated + expert_params;
+  // The router's weight (hidden x experts, ModelSpec::moe_block_parameters) stays in bf16 under
+  // fp8_param_gather: Megatron-Core's TopKRouter holds a plain parameter, not a Transformer Engine linear.
+  const double router_params = ft.lora() ? 0.0 : model.hidden * static_cast<double>(model.experts) / tp;
 
   const std::vector<HybridKindCost> hybrid =
       model.is_hybrid() ? hybrid_kind_costs(in, shape, act, shape.precision_bytes) : std::vector<HybridKindCost>{};
@@ -195,10 +198,12 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
       bf16_dense += n - model.moe_layers_in(a, n);
     }
     first_layer += layers;
-    ChunkCost c = layers_cost(layers - moe - bf16_dense, lc, ltp, lcp, z3, dense_params, in.fsdp_prefetch);
+    ChunkCost c = at_run_precision(layers_cost(layers - moe - bf16_dense, lc, ltp, lcp, z3, dense_params, in.fsdp_prefetch),
+                                   0.0, 0.0);
     if (bf16_dense > 0) add_chunk(c, layers_cost(bf16_dense, bf16.lc, bf16.ltp, lcp, z3, dense_params, in.fsdp_prefetch));
     if (moe > 0) {
-      add_chunk(c, layers_cost(moe - bf16_moe, lc_moe, ltp_moe, lcp, z3, moe_params, in.fsdp_prefetch));
+      add_chunk(c, at_run_precision(layers_cost(moe - bf16_moe, lc_moe, ltp_moe, lcp, z3, moe_params, in.fsdp_prefetch),
+                                    router_params, expert_params));
       if (bf16_moe > 0)
         add_chunk(c, layers_cost(bf16_moe, bf16.lc_moe, bf16.ltp_moe, lcp, z3, moe_params, in.fsdp_prefetch));
       add_expert_parallel(c, moe, lep[vs % pp]);
@@ -228,6 +233,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
     const LayerCosts& m = (tr.bf16_modules & kPrecisionMtp) != 0 ? bf16 : quantized;
     ChunkCost mtp = layers_cost(model.mtp_layers, moe ? m.lc_moe : m.lc, moe ? m.ltp_moe : m.ltp, lcp, z3,
                                 moe ? moe_params : dense_params, in.fsdp_prefetch);
+    if ((tr.bf16_modules & kPrecisionMtp) == 0) mtp = at_run_precision(mtp, moe ? router_params : 0.0, moe ? expert_params : 0.0);
     mtp.layers = 0;  // MTP layers are not decoder layers
     if (moe) {
       add_expert_parallel(mtp, model.mtp_layers, lep[pp - 1]);
@@ -244,6 +250,9 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   costs.cp_bytes_per_gpu = (lcp.fwd_bytes + lcp.bwd_bytes) * model.layers / pp * in.micro_batches;
   costs.pp_send_bytes = act / tp;  // scatter/gather optimisation: each tp rank sends its 1/tp share
   costs.pp_bytes_per_gpu = pp > 1 ? 2.0 * costs.pp_send_bytes * in.micro_batches * in.chunks_per_rank : 0.0;
+  // LoRA trains only its adapters, which are no Transformer Engine linears: nothing is gathered in fp8.
+  if (ft.lora())
+    for (ChunkCost& c : costs.chunks) c.fp8_params = c.fp8_expert_params = 0;
   return costs;
 }
 

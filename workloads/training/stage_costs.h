@@ -76,6 +76,9 @@ struct ChunkCost {
   double offload_copy_s = 0, offload_fwd_exposed = 0, offload_bwd_exposed = 0;
   double params = 0;                        // parameters per tensor-parallel rank
   double expert_params = 0;                 // of which routed experts (reduced over dp / ep)
+  // [sync] fp8_param_gather: of `params`, the weights of the linears that run at the training
+  // precision (layers outside the bf16 rules; the router counts out), and of those the routed experts'.
+  double fp8_params = 0, fp8_expert_params = 0;
   int layers = 0;
 };
 
