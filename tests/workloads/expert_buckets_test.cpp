@@ -6,16 +6,14 @@
 
 #include <vector>
 
-#include "topology/builders.h"
 #include "topology/catalog.h"
-#include "topology/routing.h"
-#include "workloads/compute/compute_model.h"
 #include "workloads/model/model_presets.h"
 #include "workloads/training/gradient_buckets.h"
 #include "workloads/training/iteration_sim.h"
 #include "workloads/training/parallel_layout.h"
 #include "workloads/training/reduction_groups.h"
 #include "workloads/training/stage_costs.h"
+#include "iteration_fixture.h"
 
 using namespace clustersim;
 using namespace clustersim::workloads;
@@ -30,37 +28,9 @@ struct ExpertRun {
 };
 
 ExpertRun run(bool distributed_optimizer, bool full = false) {
-  const topology::NodeSpec* node = topology::find_node_preset("dgx-h100");
-  const ModelSpec* preset = find_model_preset("mixtral-8x7b");
-  REQUIRE(node != nullptr);
-  REQUIRE(preset != nullptr);
-  topology::ClusterSpec cluster;
-  cluster.node = *node;
-  cluster.nodes = 2;
-  ExpertRun out;
-  out.model = *preset;
-  out.model.layers = 4;
-  out.model.seq_len = 256;
-  out.parallel.dp = 16;
-  out.parallel.ep = 4;
-  out.parallel.distributed_optimizer = distributed_optimizer;
-  out.training.global_batch = 16;
-  out.training.micro_batch = 1;
-  out.training.precision = topology::Precision::Bf16;
-  SyncSpec sync;
-  sync.bucket_params = 40e6;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
-  const ComputeModel compute(*gpu, cluster, out.training.precision, ComputeConstants{});
-  IterationInputs in{topo, router, *gpu, compute, out.model, out.parallel, out.training, sync, full, true};
-  in.explain = true;
-  sim::InvariantReport invariants;
-  in.invariants = &invariants;
-  out.result = simulate_iteration(in);
-  CHECK_MESSAGE(invariants.all_hold(), invariants.summary());
-  return out;
+  testing::Job job = testing::small_moe_job();
+  job.parallel.distributed_optimizer = distributed_optimizer;
+  return {job.model, job.parallel, job.training, testing::simulate_job(job, {.full = full, .timeline = true, .explain = true})};
 }
 
 }  // namespace

@@ -4,14 +4,12 @@
 // two DGX H100 nodes: dense buckets gathered over 16 ranks, expert buckets over 4.
 #include <doctest/doctest.h>
 
-#include "topology/builders.h"
 #include "topology/catalog.h"
-#include "topology/routing.h"
-#include "workloads/compute/compute_model.h"
 #include "workloads/model/model_presets.h"
 #include "workloads/training/gradient_buckets.h"
 #include "workloads/training/iteration_sim.h"
 #include "workloads/training/stage_costs.h"
+#include "iteration_fixture.h"
 
 using namespace clustersim;
 using namespace clustersim::workloads;
@@ -26,39 +24,15 @@ struct Gathers {
 };
 
 Gathers run(bool fp8_param_gather, int bf16_first_layers = 0) {
-  const topology::NodeSpec* node = topology::find_node_preset("dgx-h100");
-  const ModelSpec* preset = find_model_preset("mixtral-8x7b");
-  REQUIRE(node != nullptr);
-  REQUIRE(preset != nullptr);
-  topology::ClusterSpec cluster;
-  cluster.node = *node;
-  cluster.nodes = 2;
+  testing::Job job = testing::small_moe_job();
+  job.parallel.distributed_optimizer = true;
+  job.training.precision = topology::Precision::Fp8;
+  job.training.bf16_layers_at_start = bf16_first_layers;
+  job.sync.fp8_param_gather = fp8_param_gather;
   Gathers out;
-  out.model = *preset;
-  out.model.layers = 4;
-  out.model.seq_len = 256;
-  ParallelSpec parallel;
-  parallel.dp = 16;
-  parallel.ep = 4;
-  parallel.distributed_optimizer = true;
-  out.training.global_batch = 16;
-  out.training.micro_batch = 1;
-  out.training.precision = topology::Precision::Fp8;
-  out.training.bf16_layers_at_start = bf16_first_layers;
-  SyncSpec sync;
-  sync.bucket_params = 40e6;
-  sync.fp8_param_gather = fp8_param_gather;
-  const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
-  REQUIRE(gpu != nullptr);
-  const topology::Topology topo = topology::build_cluster(cluster);
-  const topology::Router router(topo);
-  const ComputeModel compute(*gpu, cluster, out.training.precision, ComputeConstants{});
-  IterationInputs in{topo, router, *gpu, compute, out.model, parallel, out.training, sync, false, true};
-  in.explain = true;
-  sim::InvariantReport invariants;
-  in.invariants = &invariants;
-  const IterationResult result = simulate_iteration(in);
-  CHECK_MESSAGE(invariants.all_hold(), invariants.summary());
+  out.model = job.model;
+  out.training = job.training;
+  const IterationResult result = testing::simulate_job(job, {.timeline = true, .explain = true});
   REQUIRE(!result.explained.empty());
   out.x = result.explained[0];
   for (const TimelineSpan& s : result.timeline)

@@ -95,10 +95,28 @@ inline Job rail_job(int pp, int dp, int micro_batches, int bucket_mb = 25) {
   return j;
 }
 
+// Mixtral 8x7B cut to 4 layers at sequence 256 on two DGX H100, dp 16 and ep 4 (expert-data-parallel
+// groups of 4 ranks), bf16, 40 M-parameter buckets: the expert-bucket and fp8_param_gather tests' job.
+inline Job small_moe_job() {
+  Job j;
+  j.cluster = nodes_of("dgx-h100", 2);
+  j.model = model_preset("mixtral-8x7b");
+  j.model.layers = 4;
+  j.model.seq_len = 256;
+  j.parallel.dp = 16;
+  j.parallel.ep = 4;
+  j.training.global_batch = 16;
+  j.training.micro_batch = 1;
+  j.training.precision = topology::Precision::Bf16;
+  j.sync.bucket_params = 40e6;
+  return j;
+}
+
 // How simulate_job runs the job (IterationInputs' switches of the same names).
 struct IterationFlags {
   bool full = false;
   bool timeline = false;
+  bool explain = false;
   bool fold_live_channels = true;
   bool fold_live_positions = true;
   bool replay_live_alone = true;
@@ -115,6 +133,7 @@ inline workloads::IterationResult simulate_job(const Job& j, const IterationFlag
   const workloads::ComputeModel compute = c.compute(j.training.precision);
   workloads::IterationInputs in{c.topo, c.router, c.gpu, compute, j.model, j.parallel, j.training, j.sync,
                                 flags.full, flags.timeline};
+  in.explain = flags.explain;
   in.fold_live_channels = flags.fold_live_channels;
   in.fold_live_positions = flags.fold_live_positions;
   in.replay_live_alone = flags.replay_live_alone;

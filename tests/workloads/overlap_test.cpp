@@ -14,6 +14,28 @@
 using namespace clustersim;
 using namespace clustersim::workloads;
 
+namespace {
+
+// An H100 SXM's compute model at bf16.
+ComputeModel h100_bf16() {
+  const topology::GpuSpec* gpu = topology::find_gpu("h100-sxm5-80gb");
+  REQUIRE(gpu != nullptr);
+  return ComputeModel(*gpu, topology::ClusterSpec{}, topology::Precision::Bf16, ComputeConstants{});
+}
+
+// One layer's ops of a model preset at sequence `seq`, tp `tp`, with sequence parallelism.
+std::vector<OpCost> tp_layer(const char* preset, int seq, int tp) {
+  const ModelSpec* model = find_model_preset(preset);
+  REQUIRE(model != nullptr);
+  OpShape shape;
+  shape.seq_len = seq;
+  shape.tp = tp;
+  shape.sequence_parallel = true;
+  return layer_ops(*model, shape);
+}
+
+}  // namespace
+
 TEST_CASE("workloads::overlap_tp_collective: a short collective hides behind its GEMM and costs only SMs") {
   // GEMM 8 ms in 4 chunks of 2 ms; collective 3 ms in 3 steps of 1 ms; share 0.25. Each step:
   // the chunk runs at 0.75 for 1 ms (0.75 ms of work), then 1.25 ms alone: 2.25 ms >= 1 ms step.
@@ -66,13 +88,7 @@ TEST_CASE("workloads::overlap_tp_layer: each collective pairs with its GEMMs, th
   REQUIRE(gpu != nullptr);
   const topology::ClusterSpec cluster;
   const ComputeModel cm(*gpu, cluster, topology::Precision::Bf16, ComputeConstants{});
-  const ModelSpec* llama = find_model_preset("llama2-70b");
-  REQUIRE(llama != nullptr);
-  OpShape shape;
-  shape.seq_len = 4096;
-  shape.tp = 4;
-  shape.sequence_parallel = true;
-  const std::vector<OpCost> layer = layer_ops(*llama, shape);
+  const std::vector<OpCost> layer = tp_layer("llama2-70b", 4096, 4);
   // Tiny collectives hide completely. In the backward (tp equal shares of each GEMM) a chunk is
   // slowed only while a step is in flight, so the cost is at most the collectives' time; without
   // an SM share or HBM traffic it is free.
@@ -142,16 +158,8 @@ TEST_CASE("workloads::overlap_tp_layer: forward GEMMs split along the sequence p
   // (m 512) has 4 x 72 = 288 tiles of 128 x 128, 2.2 waves on 132 SMs, rounded up to 3: the piece
   // runs at a lower efficiency than the whole (1152 tiles, 8.7 waves -> 9). With no SM share and
   // no HBM traffic the forward still costs the splitting; the backward (shares) costs nothing.
-  const topology::GpuSpec* gpu = topology::find_gpu("h100-sxm5-80gb");
-  REQUIRE(gpu != nullptr);
-  const ComputeModel cm(*gpu, topology::ClusterSpec{}, topology::Precision::Bf16, ComputeConstants{});
-  const ModelSpec* gpt3 = find_model_preset("gpt3-175b");
-  REQUIRE(gpt3 != nullptr);
-  OpShape shape;
-  shape.seq_len = 2048;
-  shape.tp = 4;
-  shape.sequence_parallel = true;
-  const std::vector<OpCost> layer = layer_ops(*gpt3, shape);
+  const ComputeModel cm = h100_bf16();
+  const std::vector<OpCost> layer = tp_layer("gpt3-175b", 2048, 4);
   CHECK(cm.gemm_efficiency(512, 9216, 12288, 1) < 0.8 * cm.gemm_efficiency(2048, 9216, 12288, 1));
   const TpPassOverlap fwd = overlap_tp_layer(cm, layer, Pass::Forward, 1e-6, 1e-6, 4, 0.0);
   CHECK(fwd.sm_cost_s > 0.0);
@@ -163,16 +171,8 @@ TEST_CASE("workloads::overlap_tp_layer: forward GEMMs split along the sequence p
 }
 
 TEST_CASE("workloads::tp_regather_exposed_s: the input re-gather hides behind the dgrad GEMM, half the backward") {
-  const topology::GpuSpec* gpu = topology::find_gpu("h100-sxm5-80gb");
-  REQUIRE(gpu != nullptr);
-  const ComputeModel cm(*gpu, topology::ClusterSpec{}, topology::Precision::Bf16, ComputeConstants{});
-  const ModelSpec* llama = find_model_preset("llama2-70b");
-  REQUIRE(llama != nullptr);
-  OpShape shape;
-  shape.seq_len = 4096;
-  shape.tp = 4;
-  shape.sequence_parallel = true;
-  const std::vector<OpCost> layer = layer_ops(*llama, shape);
+  const ComputeModel cm = h100_bf16();
+  const std::vector<OpCost> layer = tp_layer("llama2-70b", 4096, 4);
   double dgrad[2] = {0, 0};
   for (const OpCost& op : layer) {
     if (op.name == "qkv_proj") dgrad[0] += cm.op_time(op, Pass::Backward).seconds() / 2;
@@ -193,16 +193,8 @@ TEST_CASE("workloads::tp_regather_exposed_s: the input re-gather hides behind th
 TEST_CASE("workloads::overlap_tp_layer: backward, the re-gather and the reduce-scatter share the column-parallel GEMMs") {
   // Backward userbuffers: the output gradient's gather beside the row-parallel GEMMs (ag_dgrad), the
   // input re-gather and the dgrad reduce-scatter beside the column-parallel ones (bulk dgrad / wgrad).
-  const topology::GpuSpec* gpu = topology::find_gpu("h100-sxm5-80gb");
-  REQUIRE(gpu != nullptr);
-  const ComputeModel cm(*gpu, topology::ClusterSpec{}, topology::Precision::Bf16, ComputeConstants{});
-  const ModelSpec* llama = find_model_preset("llama2-70b");
-  REQUIRE(llama != nullptr);
-  OpShape shape;
-  shape.seq_len = 4096;
-  shape.tp = 4;
-  shape.sequence_parallel = true;
-  const std::vector<OpCost> layer = layer_ops(*llama, shape);
+  const ComputeModel cm = h100_bf16();
+  const std::vector<OpCost> layer = tp_layer("llama2-70b", 4096, 4);
   TpPassComm none, with;
   none.gather_s[0] = none.gather_s[1] = with.gather_s[0] = with.gather_s[1] = 1.0;
   none.scatter_s = with.scatter_s = 1.0;
@@ -219,16 +211,8 @@ TEST_CASE("workloads::overlap_tp_layer: backward, the re-gather and the reduce-s
 }
 
 TEST_CASE("workloads::tp_dgrad_scatter_exposed_s: the dgrad reduce-scatter hides behind the wgrad GEMM, none if frozen") {
-  const topology::GpuSpec* gpu = topology::find_gpu("h100-sxm5-80gb");
-  REQUIRE(gpu != nullptr);
-  const ComputeModel cm(*gpu, topology::ClusterSpec{}, topology::Precision::Bf16, ComputeConstants{});
-  const ModelSpec* llama = find_model_preset("llama2-70b");
-  REQUIRE(llama != nullptr);
-  OpShape shape;
-  shape.seq_len = 4096;
-  shape.tp = 4;
-  shape.sequence_parallel = true;
-  std::vector<OpCost> layer = layer_ops(*llama, shape);
+  const ComputeModel cm = h100_bf16();
+  std::vector<OpCost> layer = tp_layer("llama2-70b", 4096, 4);
   double wgrad[2] = {0, 0};
   for (const OpCost& op : layer) {
     if (op.name == "qkv_proj") wgrad[0] += cm.op_time(op, Pass::Backward).seconds() / 2;
@@ -254,9 +238,7 @@ TEST_CASE("workloads::tp_dgrad_scatter_exposed_s: the dgrad reduce-scatter hides
 }
 
 TEST_CASE("workloads::overlap_tp_layer: a Mamba layer's in_proj and out_proj carry its collectives on the MLP side") {
-  const topology::GpuSpec* gpu = topology::find_gpu("h100-sxm5-80gb");
-  REQUIRE(gpu != nullptr);
-  const ComputeModel cm(*gpu, topology::ClusterSpec{}, topology::Precision::Bf16, ComputeConstants{});
+  const ComputeModel cm = h100_bf16();
   const ModelSpec* nemotron = find_model_preset("nemotron-h-56b");
   REQUIRE(nemotron != nullptr);
   OpShape shape;
