@@ -115,7 +115,8 @@ TEST_CASE("workloads::MLA: the rotary op copies kv_up's output into key and valu
   OpShape one, two;
   one.seq_len = two.seq_len = 4096;
   two.tp = 2;
-  const OpCost& a = op_named(layer_ops(m, one, false), "rotary_embedding");
+  const std::vector<OpCost> ops_one = layer_ops(m, one, false), ops_two = layer_ops(m, two, false);
+  const OpCost& a = op_named(ops_one, "rotary_embedding");
   const double t = 4096, H = 128, p = 2, rope = 64, nope = 128, v = 128;
   const double q = 2 * t * H * rope * p;
   const double kv = t * (H * (nope + v) + rope) * p + t * H * (nope + rope + v) * p;
@@ -125,7 +126,7 @@ TEST_CASE("workloads::MLA: the rotary op copies kv_up's output into key and valu
   CHECK(a.fwd_bytes.value > 5.0 * (t * (H + 1) * rope * 2 * p));
   CHECK(a.fwd_host_ops == doctest::Approx(1.0));
   CHECK(a.bwd_host_ops == doctest::Approx(1.0));
-  const OpCost& b = op_named(layer_ops(m, two, false), "rotary_embedding");
+  const OpCost& b = op_named(ops_two, "rotary_embedding");
   const double kv2 = t * (H / 2 * (nope + v) + rope) * p + t * H / 2 * (nope + rope + v) * p;
   CHECK(b.fwd_bytes.value == doctest::Approx(q / 2 + kv2));
 }
