@@ -184,24 +184,27 @@ ColumnBackward column_backward(const ComputeModel& cm, const std::vector<OpCost>
   return c;
 }
 
+// What of each side's collective `comm_s` its GEMMs `cover_s` do not hide, summed over `sides`.
+double exposed_over_sides(TpSides sides, const double (&comm_s)[2], const double (&cover_s)[2]) {
+  double exposed = 0;
+  for (int side = sides == TpSides::Mlp ? 1 : 0; side < (sides == TpSides::Attention ? 1 : 2); ++side)
+    exposed += std::max(comm_s[side] - cover_s[side], 0.0);
+  return exposed;
+}
+
 }  // namespace
 
 double tp_regather_exposed_s(const ComputeModel& cm, const std::vector<OpCost>& layer, const TpPassComm& bwd,
                              TpSides sides) {
   const ColumnBackward c = column_backward(cm, layer);
-  double exposed = 0;
-  for (int side = sides == TpSides::Mlp ? 1 : 0; side < (sides == TpSides::Attention ? 1 : 2); ++side)
-    exposed += std::max(bwd.regather_s[side] - c.dgrad_s[side], 0.0);
-  return exposed;
+  return exposed_over_sides(sides, bwd.regather_s, c.dgrad_s);
 }
 
 double tp_dgrad_scatter_exposed_s(const ComputeModel& cm, const std::vector<OpCost>& layer, const TpPassComm& bwd,
                                   TpSides sides) {
   const ColumnBackward c = column_backward(cm, layer);
-  double exposed = 0;
-  for (int side = sides == TpSides::Mlp ? 1 : 0; side < (sides == TpSides::Attention ? 1 : 2); ++side)
-    exposed += std::max(bwd.scatter_s - c.wgrad_s[side], 0.0);
-  return exposed;
+  const double scatter_s[2] = {bwd.scatter_s, bwd.scatter_s};  // the same on both sides
+  return exposed_over_sides(sides, scatter_s, c.wgrad_s);
 }
 
 double fsdp_pass_s(int layers, double compute_s, double gather_s, double scatter_s, bool prefetch) {
