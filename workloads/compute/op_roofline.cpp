@@ -178,10 +178,25 @@ double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
 // A cast is one kernel; under current scaling it is three (amax, scale, cast), or two where the
 // norm in front took the amax (OpCost::norm_fed, forward). The up half of a gated MLP's fc1 shares
 // the gate half's (OpCost::second_fc1_half).
+// A grouped expert GEMM's cast (Transformer Engine's GroupedLinear: one tex.split_quantize of the
+// input forward, one of grad_output backward, grouped_linear.py v2.9 - v2.16) is one kernel over
+// all local experts only under delayed scaling: split_quantize's multi_tensor_quantize_impl
+// (csrc/extensions/cast.cpp, v2.8 - v2.15) fuses them into nvte_multi_cast_transpose for
+// Float8Quantizer alone, and otherwise calls each expert's quantizer in turn ("Quantize kernels
+// individually"): current scaling's amax, scale and cast per expert
+// (Float8CurrentScalingQuantizer::quantize_impl), MXFP8's one quantize per expert
+// (MXFP8Quantizer::quantize; fp8_block_scale_bytes_per_element > 0 marks an MXFP8 run). So those
+// casts are the per-cast kernels times the local experts: each a launch on the one stream and, in
+// an eager step, on the host. NVFP4 keeps one: split_quantize_nvfp4_impl groups its experts from
+// v2.11. The bytes do not change (the experts' slices are the same rows).
 int ComputeModel::kernels(const OpCost& op, Pass pass) const {
-  const bool current = linear_format(op) == topology::Precision::Fp8 && constants_.get("fp8_amax_bytes_per_element") > 0;
+  const bool fp8 = linear_format(op) == topology::Precision::Fp8;
+  const bool current = fp8 && constants_.get("fp8_amax_bytes_per_element") > 0;
+  const bool per_block = fp8 && constants_.get("fp8_block_scale_bytes_per_element") > 0;
+  const bool grouped = op.kind == OpKind::Gemm && op.batch > 1 && op.name.starts_with("expert_");
+  const int quantize_calls = grouped && (current || per_block) ? op.batch : 1;
   const int current_cast = pass == Pass::Forward && op.norm_fed ? 2 : 3;
-  const int cast = !runs_fp8(op) || op.second_fc1_half ? 0 : current ? current_cast : 1;
+  const int cast = !runs_fp8(op) || op.second_fc1_half ? 0 : quantize_calls * (current ? current_cast : 1);
   if (pass == Pass::Backward && op.is_matmul()) return (op.frozen ? 1 : 2) + cast;  // dgrad + wgrad (flash: dq/dk/dv + preprocess)
   if (unfused_loss(op)) return pass == Pass::Forward ? kUnfusedCrossEntropyFwdKernels : kUnfusedCrossEntropyBwdKernels;
   return 1 + cast;
