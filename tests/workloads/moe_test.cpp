@@ -180,6 +180,46 @@ TEST_CASE("workloads::plan_stage_costs: an MoE layer's dispatch and combine are 
   CHECK(dense.ep_bytes_per_gpu == 0);
 }
 
+TEST_CASE("workloads::plan_stage_costs: the alltoall dispatcher gathers its token counts over the ep group in each dropless forward") {
+  // mixtral-8x7b on two DGX H100, ep 16 across the node boundary: each forward MoE layer first
+  // all-gathers every rank's 8 per-expert counts (int64) over the 16 ranks, 16 x 8 x 8 B = 1 KB
+  // gathered, a ring all-gather on the cluster's own collective model. Drop-and-pad and the flex
+  // dispatcher do not; the backward gathers again only when it reruns the forward.
+  const testing::BuiltCluster cluster(testing::nodes_of("dgx-h100", 2));
+  ModelSpec model = *find_model_preset("mixtral-8x7b");
+  ParallelSpec par;
+  par.dp = 16;
+  par.ep = 16;
+  TrainingSpec tr;
+  tr.global_batch = 16;
+  const ComputeModel compute = cluster.compute(tr.precision);
+  const ParallelLayout layout{par.tp, par.dp, par.pp};
+  CollectiveMemo memo(cluster.collectives());
+  const auto costs = [&](const ModelSpec& m, const ParallelSpec& p, const TrainingSpec& t) {
+    return plan_stage_costs(StageCostInputs{m, p, t, compute, layout, memo, CollectiveAlgo::Ring, 1, 1}).chunks.at(0);
+  };
+  const std::vector<std::vector<int>> group = {layout.expert_ep_group(1, 16, 0, 0, 0)};
+  REQUIRE(group.front().size() == 16);
+  const double gather = memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, group, sim::Bytes{16.0 * 8 * 8}).seconds();
+  CHECK(gather > 0);
+  const double layers = model.layers;  // every mixtral layer is MoE
+  ModelSpec padded = model;
+  padded.capacity_factor = 1.0;  // drop-and-pad: the counts come from the capacity, no gather
+  const ChunkCost dropless = costs(model, par, tr), pad = costs(padded, par, tr);
+  REQUIRE(dropless.fwd_ep_bytes == doctest::Approx(pad.fwd_ep_bytes));  // the same all-to-alls
+  CHECK(dropless.fwd_ep - pad.fwd_ep == doctest::Approx(layers * gather).epsilon(1e-9));
+  CHECK(dropless.bwd_ep == doctest::Approx(pad.bwd_ep).epsilon(1e-12));
+  // Full recompute reruns the forward's preprocess in the backward: one more gather a layer.
+  TrainingSpec full = tr;
+  full.recompute = Recompute::Full;
+  CHECK(costs(model, par, full).bwd_ep - costs(padded, par, full).bwd_ep == doctest::Approx(layers * gather).epsilon(1e-9));
+  // The flex dispatcher exchanges its metadata inside its own dispatch: no separate gather.
+  ParallelSpec flex = par;
+  flex.moe_dispatcher = MoeDispatcher::HybridEp;
+  ModelSpec flex_padded = padded;
+  CHECK(costs(model, flex, tr).fwd_ep == doctest::Approx(costs(flex_padded, flex, tr).fwd_ep).epsilon(1e-12));
+}
+
 TEST_CASE("workloads::load_hf_config: a Mixtral config is a mixture of 8 experts, top-2, never a dense 7B") {
   const ModelSpec m = load_hf_config(data("mixtral_8x7b_config.json"));
   CHECK(m.is_moe());

@@ -168,8 +168,10 @@ TEST_CASE("workloads::plan_stage_costs: recompute_modules moe repeats the dispat
   const ChunkCost full = chunk(Recompute::Full, 0);
   REQUIRE(none.fwd_ep > 0);
   CHECK(moe.fwd_ep == doctest::Approx(none.fwd_ep));
-  CHECK(none.bwd_ep == doctest::Approx(none.fwd_ep));
-  CHECK(moe.bwd_ep == doctest::Approx(2.0 * none.bwd_ep));
+  // The forward also all-gathers the token counts (dropless alltoall dispatcher, moe_test.cpp); the
+  // backward reruns the whole forward, then runs its own dispatch and combine.
+  CHECK(none.bwd_ep < none.fwd_ep);
+  CHECK(moe.bwd_ep == doctest::Approx(none.fwd_ep + none.bwd_ep));
   CHECK(moe.bwd_ep == doctest::Approx(full.bwd_ep));
   CHECK(moe.bwd_ep_bytes == doctest::Approx(2.0 * none.bwd_ep_bytes));
   // "layernorm" and "moe_act" leave the all-to-alls alone.

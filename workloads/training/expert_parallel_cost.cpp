@@ -15,6 +15,8 @@
 namespace clustersim::workloads {
 namespace {
 
+constexpr double kTokenCountBytes = 8;  // torch.long, one per expert
+
 // Expert tensor parallelism (Megatron-Core's alltoall dispatcher with etp > 1, etp = tp included:
 // core_v0.9.0 token_dispatcher.py gathers over the tensor-parallel group, which is what experts
 // split over before etp existed; core_v0.15.0 over pg_collection.expt_tp): after the all-to-all
@@ -68,6 +70,33 @@ std::optional<NodeDedup> node_dedup(const StageCostInputs& in, const std::vector
   return d;
 }
 
+// The alltoall dispatcher's token-count all-gather: dropless, MoEAlltoAllTokenDispatcher.preprocess
+// gathers every rank's per-expert counts (routing_map.sum(dim=0).long(): experts x 8 B) over the
+// expert tensor x expert parallel group (gather_from_sequence_parallel_region(..., group =
+// tp_ep_group), core_r0.14.0 token_dispatcher.py:496-499, run whenever ep or etp > 1) to build the
+// all-to-all's split sizes, in the forward on the compute stream, ahead of the host sync that
+// waits for it ("before_ep_alltoall"); a small-message all-gather, latency-bound. Drop-and-pad
+// returns the counts from the capacity before it (l.444-466); the counts carry no gradient, so the
+// backward gathers nothing. The flex dispatchers exchange their routing metadata inside their own
+// dispatch kernels: not a separate collective.
+double token_count_gather_s(const StageCostInputs& in, int stage) {
+  const ParallelSpec& p = in.parallel;
+  const int ep = p.ep, etp = p.expert_tp();
+  const bool drop_and_pad = in.model.capacity_factor > 0;
+  if (p.moe_dispatcher != MoeDispatcher::AllToAll || drop_and_pad || ep * etp <= 1) return 0.0;
+  std::vector<std::vector<int>> groups;
+  for (int edp = 0; edp < p.expert_dp(); ++edp) {
+    std::vector<int> tp_ep;
+    for (int t = 0; t < etp; ++t) {
+      const std::vector<int> g = in.layout.expert_ep_group(etp, ep, t, edp, stage);
+      tp_ep.insert(tp_ep.end(), g.begin(), g.end());
+    }
+    groups.push_back(std::move(tp_ep));
+  }
+  const sim::Bytes gathered{static_cast<double>(in.model.experts) * kTokenCountBytes * etp * ep};
+  return in.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, gathered).seconds();
+}
+
 }  // namespace
 
 LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpShape& shape, int stage) {
@@ -97,8 +126,9 @@ LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpSha
   // recompute_modules "moe" (the checkpointed MoE layer forward holds both all-to-alls).
   const bool rerun = in.training.recompute == Recompute::Full || (in.training.recompute_modules & kRecomputeMoe) != 0;
   const double repeat = rerun ? 2.0 : 1.0;
-  e.fwd = 2.0 * a2a + etp_s;
-  e.bwd = e.fwd * repeat;
+  const double counts = token_count_gather_s(in, stage);
+  e.fwd = 2.0 * a2a + etp_s + counts;
+  e.bwd = (2.0 * a2a + etp_s) * repeat + (rerun ? counts : 0.0);
   // The alltoall dispatcher sends S/ep to each of the ep - 1 others.
   e.fwd_bytes = (dedup_sent ? 2.0 * bytes * *dedup_sent : 2.0 * bytes * (ep - 1) / ep) + (etp_s > 0 ? 2.0 * bytes * (etp - 1) : 0.0);
   e.bwd_bytes = e.fwd_bytes * repeat;
