@@ -71,6 +71,9 @@ TEST_CASE("workloads::simulate_iteration: run --full folds and replays expert gr
     CAPTURE(s.pp);
     const Job j = moe_job(s.tp, s.dp, s.ep, s.pp);
     const IterationResult fast = full(j, true, true), flows = full(j, false, false);
+    std::printf("tp %d dp %d ep %d pp %d: folded + replayed %llu flows (%d expert groups simulated, %llu replays), plain %llu\n",
+                s.tp, s.dp, s.ep, s.pp, static_cast<unsigned long long>(fast.flows), fast.live_expert_groups,
+                static_cast<unsigned long long>(fast.live_replays), static_cast<unsigned long long>(flows.flows));
     CHECK(fast.iteration_time_s == flows.iteration_time_s);
     CHECK(fast.breakdown.dp_exposed == flows.breakdown.dp_exposed);
     CHECK(fast.breakdown.pipeline_bubble == flows.breakdown.pipeline_bubble);
