@@ -39,6 +39,17 @@ ModelStates model_state_bytes(double params, const ParallelSpec& parallel, const
 
 namespace {
 
+// The request the routed experts' states are sharded by: over the expert-data-parallel group of
+// edp = tp x cp x dp / (etp x ep) ranks, which already holds the context-parallel ranks
+// (Megatron-Core's expert grid etp-ep-dp-pp has no cp dimension: parallel_state.py l. 755-763),
+// so cp is 1 there (ZeRO-3 / Megatron-FSDP: the expert weight shard is 1/edp, layer_zero3).
+MemoryRequest expert_states_request(const MemoryRequest& r) {
+  MemoryRequest experts = r;
+  experts.parallel.dp = r.parallel.expert_dp();
+  experts.parallel.cp = 1;
+  return experts;
+}
+
 // An MoE model's layers: the replicated part (attention, norms, router, shared experts, dense
 // layers' MLPs) over tp, and the routed experts over tp x ep, whose gradients and optimizer states
 // shard over the expert-data-parallel group (dp / ep) rather than dp.
@@ -57,8 +68,7 @@ void add_moe_states(MemoryLineBuilder& out, const MemoryRequest& r, int stage) {
   const double duplicated =
       (layers * m.tp_replicated_attention_parameters() + moe * m.latent_projection_parameters()) * (1.0 - 1.0 / par.tp);
   out.add_states("layers", replicated / par.tp + duplicated, r, trainable);
-  MemoryRequest experts = r;
-  experts.parallel.dp = par.expert_dp();
+  MemoryRequest experts = expert_states_request(r);
   out.add_states("routed experts (/ep)", moe * m.expert_parameters() / par.ep / par.expert_tp(), experts, trainable);
 }
 
@@ -77,8 +87,7 @@ void add_mtp_states(MemoryLineBuilder& out, const MemoryRequest& r) {
   out.add_states("MTP modules", m.mtp_layers * ((layer + mtp_extra_parameters(m)) / par.tp + duplicated) + embedding, r,
                  trainable);
   if (!moe) return;
-  MemoryRequest experts = r;
-  experts.parallel.dp = par.expert_dp();
+  const MemoryRequest experts = expert_states_request(r);
   out.add_states("MTP routed experts (/ep)", m.mtp_layers * m.expert_parameters() / par.ep / par.expert_tp(), experts,
                  trainable);
 }

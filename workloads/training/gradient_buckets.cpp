@@ -111,7 +111,11 @@ double dp_bytes_per_gpu(double reduced_bytes, const ModelSpec& model, const Para
   const double across = m > 1 ? 2.0 * (m - 1) / m / n : 0.0;
   if (parallel.zero == 3 && dp > 1) {
     const double grad_bytes = bucket_grad_bytes(training);
-    const double layer_params = model.layer_parameters() / parallel.tp;
+    // ep > 1: the rank's own experts go on the expert-data-parallel groups (layer_zero3), and
+    // their bytes are zero3_expert_bytes_per_gpu's, which the caller adds.
+    const double experts = zero3_layer_expert_parameters(model, parallel);
+    const double layer_params = parallel.ep > 1 ? model.layer_parameters_per_ep_rank(parallel.ep) / parallel.tp - experts / parallel.tp
+                                                : model.layer_parameters() / parallel.tp;
     const double per_layer = layer_params * ((2.0 * activation_bytes(training.precision) + grad_bytes) * (n - 1) / n +
                                              grad_bytes * across);
     return per_layer * model.layers / pp * micro_batches;
@@ -129,6 +133,26 @@ double expert_dp_bytes_per_gpu(double reduced_bytes, const ParallelSpec& paralle
   const double across = m > 1 ? 2.0 * (m - 1) / m / n : 0.0;
   if (edp < 2) return 0.0;
   return reduced_bytes / std::max(1, parallel.pp) * (2.0 * (n - 1) / n + across);
+}
+
+double zero3_layer_expert_parameters(const ModelSpec& model, const ParallelSpec& parallel) {
+  if (parallel.ep <= 1 || model.layers <= 0) return 0.0;
+  const double moe_layers =
+      model.is_hybrid() ? model.layers_of_kind_in(LayerKind::Moe, 0, model.layers) : model.moe_layers_in(0, model.layers);
+  return moe_layers * model.expert_parameters() / model.layers / parallel.ep;
+}
+
+// The same all-gather + reduce-scatter (+ the shard's all-reduce across instances) per layer as the
+// dense part, on shard groups of edp / shard_instances ranks.
+double zero3_expert_bytes_per_gpu(const ModelSpec& model, const ParallelSpec& parallel, const TrainingSpec& training,
+                                  int micro_batches) {
+  const double edp = parallel.expert_dp(), m = std::max(1, parallel.shard_instances), n = edp / m;
+  if (parallel.zero != 3 || parallel.grad_replicas() <= 1 || parallel.ep <= 1 || edp < 2) return 0.0;
+  const double grad_bytes = bucket_grad_bytes(training);
+  const double across = m > 1 ? 2.0 * (m - 1) / m / n : 0.0;
+  const double params = zero3_layer_expert_parameters(model, parallel) / parallel.expert_tp();
+  const double per_layer = params * ((2.0 * activation_bytes(training.precision) + grad_bytes) * (n - 1) / n + grad_bytes * across);
+  return per_layer * model.layers / std::max(1, parallel.pp) * micro_batches;
 }
 
 }  // namespace clustersim::workloads

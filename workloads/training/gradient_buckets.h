@@ -86,5 +86,12 @@ double dp_bytes_per_gpu(double reduced_bytes, const ModelSpec& model, const Para
                         const TrainingSpec& training, int micro_batches);
 // The same for the expert buckets' bytes, on the expert-data-parallel group.
 double expert_dp_bytes_per_gpu(double reduced_bytes, const ParallelSpec& parallel);
+// ZeRO-3 with ep > 1: the part of dp_bytes_per_gpu the routed experts' gathers and reduce-scatters
+// send on the expert-data-parallel groups (layer_zero3); 0 otherwise.
+double zero3_expert_bytes_per_gpu(const ModelSpec& model, const ParallelSpec& parallel, const TrainingSpec& training,
+                                  int micro_batches);
+// ZeRO-3: a rank's routed expert parameters of an average layer (before expert tensor
+// parallelism), gathered apart when ep > 1; 0 with ep = 1, where they stay with the dense ones.
+double zero3_layer_expert_parameters(const ModelSpec& model, const ParallelSpec& parallel);
 
 }  // namespace clustersim::workloads

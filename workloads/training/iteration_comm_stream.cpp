@@ -69,27 +69,25 @@ void IterationRun::issue_comm(int r) {
   sim_.schedule_in(sim::SimTime::from_seconds(dur), this, tag_of(kCommDone, r, 0));
 }
 
-// `full`: the tp ranks' data-parallel collectives of the bucket as live flows on the network; those
-// of positions folded onto another (live_position_folding.h) end when its do.
-// Those provably alone on their links until they end are replayed (live_replay.h). An expert
-// bucket's collectives run on every expert-data-parallel group of the rank's stage.
+// `full`: the bucket's collectives as live flows on the network, one per tensor-parallel position
+// (dense) or expert-data-parallel group of the rank's stage (expert buckets); those of units folded
+// onto another (live_position_folding.h) end when its do. Those provably alone on their links
+// until they end are replayed (live_replay.h).
 void IterationRun::launch_live(int r, const Bucket& b, CollectiveOp op) {
   const CollectiveContext ctx{sim_, net_, in_.topo, in_.router};
-  if (b.group == GradGroup::Expert) {
-    const int groups = in_.parallel.expert_tp() * in_.parallel.ep;
-    rank(r).set_live(groups);
-    for (int g = 0; g < groups; ++g) {
-      live_.push_back(make_collective(ctx, live_plan(g, r, b.bytes, op, b.group), this, static_cast<std::uint64_t>(r)));
-      live_.back()->start();
-    }
-    return;
-  }
-  const double bytes = b.bytes;
-  rank(r).set_live(static_cast<int>(live_positions_.size()));
-  for (std::size_t k = 0; k < live_positions_.size(); ++k) {
-    const CollectivePlan& plan = live_plan(live_positions_[k], r, bytes, op);
+  const std::size_t kind = b.group == GradGroup::Expert ? 1 : 0;
+  const std::vector<int>& units = live_units_[kind][static_cast<std::size_t>(r)];
+  const std::vector<int>& weight = live_weight_[kind][static_cast<std::size_t>(r)];
+  // The replay numbers a rank's units dense first, then expert.
+  const std::size_t first = kind == 1 ? live_units_[0][static_cast<std::size_t>(r)].size() : 0;
+  rank(r).set_live(static_cast<int>(units.size()));
+  for (std::size_t k = 0; k < units.size(); ++k) {
+    const CollectivePlan& plan = live_plan(units[k], r, b.bytes, op, b.group);
+    const double n = static_cast<double>(plan.request.ranks.size());
+    const double sent = plan.request.bytes.value * (op == CollectiveOp::AllReduce ? 2.0 : 1.0) * (n - 1) / n;
+    live_bytes_[kind] += weight[k] * n * sent;
     if (replay_) {
-      if (const std::optional<sim::SimTime> d = replay_->replay(r, k, plan, sim_.now())) {
+      if (const std::optional<sim::SimTime> d = replay_->replay(r, first + k, plan, sim_.now())) {
         sim_.schedule_in(*d, this, tag_of(kReplayDone, r, 0));
         continue;
       }

@@ -7,6 +7,7 @@
 #include "workloads/training/iteration_run.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <limits>
 #include <memory>
@@ -51,10 +52,7 @@ IterationRun::IterationRun(const IterationInputs& in)
   plan_pipeline_routes();
   plan_input_feeds();
   if (live_dp()) plan_live_positions();
-  // The replay's checks know the dense buckets' collectives only (live_replay.h).
-  if (live_dp() && in.replay_live_alone && in.invariants == nullptr && !in.record_timeline && !expert_buckets_) {
-    plan_live_replay();
-  }
+  if (live_dp() && in.replay_live_alone && in.invariants == nullptr && !in.record_timeline) plan_live_replay();
   if (in.invariants != nullptr) checks_.emplace(*in.invariants, ranks_, sim_);
   if (in.record_timeline) {
     net_.set_observer(this);
@@ -120,7 +118,9 @@ void IterationRun::plan_ranks() {
     plan_param_gathers(r, order);
   }
   expert_buckets_ = expert_bytes > 0;
-  result_.expert_dp_bytes_per_gpu = expert_dp_bytes_per_gpu(expert_bytes, in_.parallel);
+  // ZeRO-3 has no buckets: its expert part is the experts' per-layer gathers and reduce-scatters.
+  result_.expert_dp_bytes_per_gpu = expert_dp_bytes_per_gpu(expert_bytes, in_.parallel) +
+                                    zero3_expert_bytes_per_gpu(in_.model, in_.parallel, in_.training, m_);
   result_.dp_bytes_per_gpu =
       dp_bytes_per_gpu(dense_bytes, in_.model, in_.parallel, in_.training, m_) + result_.expert_dp_bytes_per_gpu;
 }
@@ -200,19 +200,19 @@ const CollectivePlan& IterationRun::live_plan(int g, int r, double bytes, Collec
 }
 
 // Which positions' collectives run as flows: all, unless their rails provably mirror each other
-// (checked on every collective a rank can launch: one per distinct bucket size). The expert
-// buckets' collectives cross other links and are not among those checked: with them, all.
+// (checked on every collective a rank can launch: one per distinct bucket size). Without expert
+// buckets one choice serves every rank; with them each rank's positions and expert groups are
+// folded apart (plan_live_units_per_rank).
 void IterationRun::plan_live_positions() {
   const int tp = in_.parallel.tp;
-  for (int t = 0; t < tp; ++t) live_positions_.push_back(t);
-  if (!in_.fold_live_positions || in_.record_timeline || tp < 2 || expert_buckets_) return;
-  const CollectiveOp op = in_.parallel.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
-  std::vector<std::vector<CollectivePlan>> plans(static_cast<std::size_t>(tp));
-  for (int r = 0; r < pp_; ++r) {
-    for (const double bytes : reduction_sizes(r)) {
-      for (int t = 0; t < tp; ++t) plans[static_cast<std::size_t>(t)].push_back(live_plan(t, r, bytes, op));
-    }
+  const int groups = expert_buckets_ ? in_.parallel.expert_tp() * in_.parallel.ep : 0;
+  for (const int kind : {0, 1}) {
+    std::vector<int> all(static_cast<std::size_t>(kind == 0 ? tp : groups));
+    for (std::size_t u = 0; u < all.size(); ++u) all[u] = static_cast<int>(u);
+    live_units_[static_cast<std::size_t>(kind)].assign(static_cast<std::size_t>(pp_), all);
+    live_weight_[static_cast<std::size_t>(kind)].assign(static_cast<std::size_t>(pp_), std::vector<int>(all.size(), 1));
   }
+  if (!in_.fold_live_positions || in_.record_timeline) return;
   std::vector<topology::Route> others;
   for (const topology::Route& route : pp_routes_) {
     if (route.hops > 0) others.push_back(route);
@@ -220,14 +220,74 @@ void IterationRun::plan_live_positions() {
   for (const auto& feed : feeds_) {
     if (feed) others.push_back(feed->route());
   }
-  live_positions_ = live_positions_to_simulate(CollectiveContext{sim_, net_, in_.topo, in_.router}, plans, others);
+  if (expert_buckets_) {
+    plan_live_units_per_rank(others);
+    return;
+  }
+  if (tp < 2) return;
+  const CollectiveOp op = in_.parallel.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
+  std::vector<std::vector<CollectivePlan>> plans(static_cast<std::size_t>(tp));
+  for (int r = 0; r < pp_; ++r) {
+    for (const double bytes : reduction_sizes(r)) {
+      for (int t = 0; t < tp; ++t) plans[static_cast<std::size_t>(t)].push_back(live_plan(t, r, bytes, op));
+    }
+  }
+  std::vector<int> weight;
+  const std::vector<int> simulated =
+      live_positions_to_simulate(CollectiveContext{sim_, net_, in_.topo, in_.router}, plans, others, &weight);
+  std::vector<int> simulated_weight;
+  for (const int t : simulated) simulated_weight.push_back(weight[static_cast<std::size_t>(t)]);
+  live_units_[0].assign(static_cast<std::size_t>(pp_), simulated);
+  live_weight_[0].assign(static_cast<std::size_t>(pp_), simulated_weight);
 }
 
-// The distinct bucket sizes rank r reduces, ascending.
-std::vector<double> IterationRun::reduction_sizes(int r) const {
+// Each rank's tensor-parallel positions (dense buckets) and expert-data-parallel groups (expert
+// buckets) are folded per rank and kind, against everything that may run while that rank's bucket
+// does: `others` (pipeline sends, input copies) and every other rank's collectives of both kinds
+// (live_position_folding.h).
+bool IterationRun::plan_live_units_per_rank(const std::vector<topology::Route>& others) {
+  const CollectiveContext ctx{sim_, net_, in_.topo, in_.router};
+  const CollectiveOp op = in_.parallel.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
+  const std::array<GradGroup, 2> kinds{GradGroup::Dense, GradGroup::Expert};
+  // [rank][kind][unit]: every collective the unit may launch, one per distinct bucket size.
+  std::vector<std::array<std::vector<std::vector<CollectivePlan>>, 2>> plans(static_cast<std::size_t>(pp_));
+  std::vector<std::vector<topology::Route>> routes(static_cast<std::size_t>(pp_));  // per rank, both kinds
+  for (int r = 0; r < pp_; ++r) {
+    for (std::size_t kind = 0; kind < 2; ++kind) {
+      auto& units = plans[static_cast<std::size_t>(r)][kind];
+      units.resize(live_units_[kind][static_cast<std::size_t>(r)].size());
+      for (const double bytes : reduction_sizes(r, kinds[kind])) {
+        for (std::size_t u = 0; u < units.size(); ++u) units[u].push_back(live_plan(static_cast<int>(u), r, bytes, op, kinds[kind]));
+      }
+      for (const auto& unit : units) {
+        if (!plans_routes(ctx, unit, routes[static_cast<std::size_t>(r)])) return false;
+      }
+    }
+  }
+  for (int r = 0; r < pp_; ++r) {
+    std::vector<topology::Route> beside = others;
+    for (int o = 0; o < pp_; ++o) {
+      if (o != r) beside.insert(beside.end(), routes[static_cast<std::size_t>(o)].begin(), routes[static_cast<std::size_t>(o)].end());
+    }
+    for (std::size_t kind = 0; kind < 2; ++kind) {
+      const auto& units = plans[static_cast<std::size_t>(r)][kind];
+      if (units.size() < 2) continue;
+      std::vector<int> weight;
+      std::vector<int>& simulated = live_units_[kind][static_cast<std::size_t>(r)];
+      simulated = live_positions_to_simulate(ctx, units, beside, &weight);
+      std::vector<int>& w = live_weight_[kind][static_cast<std::size_t>(r)];
+      w.clear();
+      for (const int u : simulated) w.push_back(weight[static_cast<std::size_t>(u)]);
+    }
+  }
+  return true;
+}
+
+// The distinct bucket sizes rank r reduces on groups of `group`, ascending.
+std::vector<double> IterationRun::reduction_sizes(int r, GradGroup group) const {
   std::vector<double> sizes;
   for (const Bucket& b : ranks_[static_cast<std::size_t>(r)].buckets().reductions) {
-    if (b.group == GradGroup::Dense) sizes.push_back(b.bytes);
+    if (b.group == group) sizes.push_back(b.bytes);
   }
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
@@ -242,11 +302,16 @@ void IterationRun::plan_live_replay() {
   const CollectiveOp op = in_.parallel.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
   std::vector<std::vector<std::vector<CollectivePlan>>> plans(static_cast<std::size_t>(pp_));
   std::vector<sim::SimTime> min_step;
+  std::vector<std::size_t> dense_units;
   for (int r = 0; r < pp_; ++r) {
     auto& mine = plans[static_cast<std::size_t>(r)];
-    mine.resize(live_positions_.size());
-    for (const double bytes : reduction_sizes(r)) {
-      for (std::size_t k = 0; k < live_positions_.size(); ++k) mine[k].push_back(live_plan(live_positions_[k], r, bytes, op));
+    // The rank's simulated positions, then (expert buckets) its simulated expert groups.
+    dense_units.push_back(live_units_[0][static_cast<std::size_t>(r)].size());
+    for (const GradGroup group : {GradGroup::Dense, GradGroup::Expert}) {
+      for (const int u : live_units_[group == GradGroup::Expert ? 1 : 0][static_cast<std::size_t>(r)]) {
+        std::vector<CollectivePlan>& unit = mine.emplace_back();
+        for (const double bytes : reduction_sizes(r, group)) unit.push_back(live_plan(u, r, bytes, op, group));
+      }
     }
     double shortest = std::numeric_limits<double>::infinity();
     for (int c = 0; c < v_; ++c) {
@@ -267,7 +332,8 @@ void IterationRun::plan_live_replay() {
   for (const auto& feed : feeds_) {
     if (feed) feeds.push_back(feed->route());
   }
-  replay_.emplace(in_.topo, in_.router, plans, sends, feeds, std::move(min_step));
+  replay_.emplace(in_.topo, in_.router, plans, sends, feeds, std::move(min_step),
+                  expert_buckets_ ? dense_units : std::vector<std::size_t>{});
 }
 
 }  // namespace clustersim::workloads

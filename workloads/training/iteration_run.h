@@ -96,8 +96,11 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   // The live collective of group `g` (reduction_groups' index) of `group` at stage r.
   const CollectivePlan& live_plan(int g, int r, double bytes, CollectiveOp op, GradGroup group = GradGroup::Dense);
   void plan_live_positions();
-  // The distinct sizes of rank r's dense buckets, ascending.
-  std::vector<double> reduction_sizes(int r) const;
+  // With expert buckets: each rank's positions and expert groups folded on their own
+  // (live_position_folding.h); false when an algorithm does not list its routes.
+  bool plan_live_units_per_rank(const std::vector<topology::Route>& others);
+  // The distinct sizes of rank r's buckets of `group`, ascending.
+  std::vector<double> reduction_sizes(int r, GradGroup group = GradGroup::Dense) const;
   void plan_live_replay();
   // Compute stream and pipeline sends (iteration_compute_stream.cpp).
   void start_iteration();
@@ -173,7 +176,10 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   std::vector<topology::Route> pp_routes_;   // [vs]: rank of vs -> rank of vs + 1 (and reverse at +vstages)
   std::vector<std::unique_ptr<CollectiveAlgorithm>> live_;
   std::size_t live_kept_ = 0;        // live_'s size after the last release of finished collectives
-  std::vector<int> live_positions_;  // tp positions whose live collectives are simulated (`full`)
+  // `full`: [kind: 0 dense, 1 expert][rank]: the tp positions / expert-data-parallel groups whose
+  // live collectives are simulated, and how many each stands for (itself and those folded onto it).
+  std::array<std::vector<std::vector<int>>, 2> live_units_, live_weight_;
+  std::array<double, 2> live_bytes_{};  // `full`: bytes every GPU together sent in live reductions, per kind
   std::map<std::tuple<int, int, int, int, double>, CollectivePlan> live_plans_;  // live_plan's answers
   std::optional<LiveReplay> replay_;  // `full`: collectives provably alone end after their duration alone
   double iteration_start_ = 0, run_start_ = 0;

@@ -96,7 +96,13 @@ IterationResult IterationRun::run() {
   result_.flows = net_.stats().transfers_finished + memo_.transfers() - memo_at_start_.transfers +
                   (replay_ ? replay_->transfers() : 0);
   result_.memo_simulations = memo_.simulations() - memo_at_start_.simulations;
-  result_.live_positions = static_cast<int>(live_positions_.size());
+  for (const std::vector<int>& units : live_units_[0]) result_.live_positions = std::max(result_.live_positions, static_cast<int>(units.size()));
+  for (const std::vector<int>& units : live_units_[1]) {
+    result_.live_expert_groups = std::max(result_.live_expert_groups, static_cast<int>(units.size()));
+  }
+  const double gpus = static_cast<double>(layout_.tp) * layout_.cp * layout_.dp * pp_ * n;
+  result_.live_dp_bytes_per_gpu = (live_bytes_[0] + live_bytes_[1]) / gpus;
+  result_.live_expert_dp_bytes_per_gpu = live_bytes_[1] / gpus;
   result_.live_replays = replay_ ? replay_->replays() : 0;
   result_.simulated_s = now() - run_start_;
   if (in_.explain) {

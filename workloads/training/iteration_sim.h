@@ -167,7 +167,14 @@ struct IterationResult {
   double offload_hidden_s = 0;  // with the delayed update: the part of the step behind the next iteration
   std::uint64_t events = 0, flows = 0, memo_simulations = 0;
   int live_positions = 0;  // `full`: tp positions whose data-parallel collectives ran as flows (the
-                           // others folded onto them, live_position_folding.h); 0 without `full`
+                           // others folded onto them, live_position_folding.h; the most of any
+                           // pipeline rank); 0 without `full`
+  int live_expert_groups = 0;  // `full`, expert buckets: the same for expert-data-parallel groups
+  // `full`: what the live reductions (run as flows, folded or replayed) sent per GPU per iteration,
+  // all of them and the expert buckets' part, from the plans launched (ring: 2(n-1)/n of a bucket
+  // for an all-reduce, (n-1)/n for a reduce-scatter); dp_bytes_per_gpu and expert_dp_bytes_per_gpu
+  // when every bucket ran on its groups. 0 without `full` or under hybrid sharding.
+  double live_dp_bytes_per_gpu = 0, live_expert_dp_bytes_per_gpu = 0;
   std::uint64_t live_replays = 0;  // `full`: live collectives replayed, not run as flows (live_replay.h)
   double wall_s = 0;
   // When record_timeline is set, every simulated iteration. Traffic covers pipeline sends, tensor-

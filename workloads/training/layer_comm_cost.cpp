@@ -6,6 +6,7 @@
 
 #include "workloads/training/deepspeed_zero3_2021.h"
 #include "workloads/training/overlap.h"
+#include "workloads/training/reduction_groups.h"
 #include "workloads/training/tp_gather_format.h"
 
 namespace clustersim::workloads {
@@ -193,31 +194,39 @@ void add_layer_tensor_parallel(LayerTensorParallel& t, const LayerTensorParallel
   t.bytes_per_gpu += more.bytes_per_gpu;
 }
 
-LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params) {
+namespace {
+
+// One ZeRO-3 layer's gather and reduce-scatter of `params` per rank over `whole` groups (split
+// into shard groups and, across them, replica groups under hybrid sharding).
+void add_zero3_groups(const StageCostInputs& in, const std::vector<std::vector<int>>& whole, double params, LayerZero3& z) {
+  const int instances = in.parallel.shard_instances;
+  const std::vector<std::vector<int>> groups = shard_groups_of(whole, instances);
+  const topology::Precision p = in.training.precision;
+  z.all_gather += in.memo.concurrent(CollectiveOp::AllGather, in.dp_algo, groups, sim::Bytes{params * activation_bytes(p)}).seconds();
+  // Gradients at bucket_grad_bytes: Megatron-FSDP's main_grad buffer is `torch.float32 if
+  // grad_reduce_in_fp32 else grad_dtype` (core_v0.15.0 megatron_fsdp/param_and_grad_buffer.py l. 1867).
+  z.reduce_scatter += in.memo.concurrent(CollectiveOp::ReduceScatter, in.dp_algo, groups,
+                                         sim::Bytes{params * bucket_grad_bytes(in.training)}).seconds();
+  if (instances > 1) {
+    const double shard = params * bucket_grad_bytes(in.training) / static_cast<double>(groups.front().size());
+    z.reduce_scatter +=
+        in.memo.concurrent(CollectiveOp::AllReduce, in.dp_algo, replica_groups_of(whole, instances), sim::Bytes{shard}).seconds();
+  }
+}
+
+}  // namespace
+
+LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params, double expert_params) {
   LayerZero3 z;
   if (in.parallel.zero != 3 || in.parallel.grad_replicas() <= 1) return z;
   // Hybrid sharding: gathers and reduce-scatters within each shard group, then the gradient shard
   // all-reduced across the groups (FSDP2 HSDP: reduce-scatter, then all-reduce on the replicate dim).
-  const int instances = in.parallel.shard_instances;
-  std::vector<std::vector<int>> groups, replicas;
-  for (int t = 0; t < in.parallel.tp; ++t) {
-    for (auto& g : in.layout.shard_groups(t, 0, instances)) groups.push_back(std::move(g));
-    if (instances > 1) {
-      for (auto& g : in.layout.replica_groups(t, 0, instances)) replicas.push_back(std::move(g));
-    }
+  const std::vector<std::vector<int>> dense = reduction_groups(in.layout, in.parallel, GradGroup::Dense, 0);
+  add_zero3_groups(in, dense, layer_params, z);
+  if (expert_params > 0 && reduction_group_size(in.parallel, GradGroup::Expert) > 1) {
+    add_zero3_groups(in, reduction_groups(in.layout, in.parallel, GradGroup::Expert, 0), expert_params, z);
   }
-  const topology::Precision p = in.training.precision;
-  z.all_gather = in.memo.concurrent(CollectiveOp::AllGather, in.dp_algo, groups,
-                                    sim::Bytes{layer_params * activation_bytes(p)}).seconds();
-  // Gradients at bucket_grad_bytes: Megatron-FSDP's main_grad buffer is `torch.float32 if
-  // grad_reduce_in_fp32 else grad_dtype` (core_v0.15.0 megatron_fsdp/param_and_grad_buffer.py l. 1867).
-  z.reduce_scatter = in.memo.concurrent(CollectiveOp::ReduceScatter, in.dp_algo, groups,
-                                        sim::Bytes{layer_params * bucket_grad_bytes(in.training)}).seconds();
-  if (instances > 1) {
-    z.reduce_scatter += in.memo.concurrent(CollectiveOp::AllReduce, in.dp_algo, replicas,
-                                           sim::Bytes{layer_params * bucket_grad_bytes(in.training) / in.parallel.shard_ranks()})
-                            .seconds();
-  }
+  const std::vector<std::vector<int>> groups = shard_groups_of(dense, in.parallel.shard_instances);
   z.bwd_all_gather = z.all_gather;
   if (in.zero3_impl == Zero3Impl::DeepSpeed2021) {
     const DeepSpeedZero3Cost d = deepspeed_zero3_2021_layer(

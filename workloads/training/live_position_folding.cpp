@@ -25,11 +25,19 @@ bool position_unit(CollectiveContext ctx, const std::vector<CollectivePlan>& pla
 
 }  // namespace
 
+bool plans_routes(CollectiveContext ctx, const std::vector<CollectivePlan>& plans, std::vector<topology::Route>& routes) {
+  FoldUnit unit;
+  if (!position_unit(ctx, plans, unit)) return false;
+  routes.insert(routes.end(), unit.flows.routes.begin(), unit.flows.routes.end());
+  return true;
+}
+
 std::vector<int> live_positions_to_simulate(CollectiveContext ctx, const std::vector<std::vector<CollectivePlan>>& plans,
-                                            std::span<const topology::Route> other_routes) {
+                                            std::span<const topology::Route> other_routes, std::vector<int>* multiplicity) {
   const int positions = static_cast<int>(plans.size());
   std::vector<int> all(static_cast<std::size_t>(positions));
   for (int t = 0; t < positions; ++t) all[static_cast<std::size_t>(t)] = t;
+  if (multiplicity != nullptr) multiplicity->assign(static_cast<std::size_t>(positions), 1);
   if (positions < 2) return all;
   std::vector<FoldUnit> units(static_cast<std::size_t>(positions) + 1);
   for (int t = 0; t < positions; ++t) {
@@ -45,6 +53,9 @@ std::vector<int> live_positions_to_simulate(CollectiveContext ctx, const std::ve
   std::vector<int> simulated;
   for (int t = 0; t < positions; ++t) {
     if (folding.multiplicity[static_cast<std::size_t>(t)] > 0) simulated.push_back(t);
+  }
+  if (multiplicity != nullptr) {
+    multiplicity->assign(folding.multiplicity.begin(), folding.multiplicity.end() - 1);
   }
   return simulated;
 }

@@ -32,7 +32,20 @@ namespace clustersim::workloads {
 // k-th plans of two positions are the same bucket of the same pipeline rank). `other_routes`: every
 // other flow's route. Returns the positions to simulate (in order); each stands for itself and the
 // positions folded onto it. The routes are built on `ctx` without starting anything.
+// `multiplicity` (if given): per position, how many positions it stands for (0: folded away).
+//
+// Expert buckets (ep > 1): the same check runs per pipeline rank and per group kind, on the
+// rank's tensor-parallel positions (dense buckets) or its expert-data-parallel groups (expert
+// buckets, reduction_groups.h), with `other_routes` every route that can carry flows while that
+// rank's bucket runs: the pipeline sends, the input copies and every other rank's collectives of
+// both kinds. The rank's own collectives of the other kind are not among them: one communication
+// stream launches a bucket only when the last collective of the one before has ended, so a rank's
+// dense and expert collectives never share the network.
 std::vector<int> live_positions_to_simulate(CollectiveContext ctx, const std::vector<std::vector<CollectivePlan>>& plans,
-                                            std::span<const topology::Route> other_routes);
+                                            std::span<const topology::Route> other_routes,
+                                            std::vector<int>* multiplicity = nullptr);
+
+// Appends the routes of `plans`' collectives to `routes`; false when an algorithm does not list them.
+bool plans_routes(CollectiveContext ctx, const std::vector<CollectivePlan>& plans, std::vector<topology::Route>& routes);
 
 }  // namespace clustersim::workloads

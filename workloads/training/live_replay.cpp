@@ -2,6 +2,7 @@
 #include "workloads/training/live_replay.h"
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <optional>
 
@@ -26,7 +27,7 @@ void claim(std::vector<int>& owner, topology::LinkId link, int u) {
   }
 }
 
-// The links each unit's collectives cross, in unit order (r * positions + k), from routes built
+// The links each unit's collectives cross, in unit order (rank by rank, then k), from routes built
 // without starting anything; nothing when an algorithm does not list its routes.
 std::optional<std::vector<std::vector<topology::LinkId>>> unit_links(
     const topology::Topology& topo, const topology::Router& router,
@@ -62,34 +63,49 @@ struct NoListener final : CollectiveListener {
 LiveReplay::LiveReplay(const topology::Topology& topo, const topology::Router& router,
                        const std::vector<std::vector<std::vector<CollectivePlan>>>& plans,
                        const std::vector<SentRoute>& sends, const std::vector<topology::Route>& blocking,
-                       std::vector<sim::SimTime> min_step)
+                       std::vector<sim::SimTime> min_step, const std::vector<std::size_t>& dense_units)
     : topo_(topo),
       router_(router),
-      positions_(plans.empty() ? 0 : plans[0].size()),
-      units_(plans.size() * positions_),
       min_step_(std::move(min_step)),
       step_end_(min_step_.size(), kIdle),
       step_send_(min_step_.size(), kNoSend),
       step_held_(min_step_.size(), kNoSend),
       in_flight_(sends.size(), 0) {
   CLUSTERSIM_CHECK(min_step_.size() == plans.size(), "one shortest step per pipeline rank");
+  CLUSTERSIM_CHECK(dense_units.empty() || dense_units.size() == plans.size(), "dense units given per pipeline rank");
+  std::vector<int> unit_rank, unit_kind;  // per unit: its rank, and 0 dense / 1 expert
+  for (std::size_t r = 0; r < plans.size(); ++r) {
+    first_unit_.push_back(unit_rank.size());
+    for (std::size_t k = 0; k < plans[r].size(); ++k) {
+      unit_rank.push_back(static_cast<int>(r));
+      unit_kind.push_back(!dense_units.empty() && k >= dense_units[r] ? 1 : 0);
+    }
+  }
+  units_.resize(unit_rank.size());
   const auto listed = unit_links(topo, router, plans);
   if (!listed) {  // routes unknown: nothing is proved isolated, nothing replays
     for (Unit& u : units_) u.isolated = false;
     return;
   }
   const std::vector<std::vector<topology::LinkId>>& links = *listed;
-  std::vector<int> owner(topo.link_count(), kFree);
+  // Per link: the one rank whose units cross it, and per kind the one unit that does (or shared).
+  std::vector<int> rank_owner(topo.link_count(), kFree);
+  std::array<std::vector<int>, 2> owner{std::vector<int>(topo.link_count(), kFree), std::vector<int>(topo.link_count(), kFree)};
   for (std::size_t u = 0; u < links.size(); ++u) {
-    for (const topology::LinkId l : links[u]) claim(owner, l, static_cast<int>(u));
+    for (const topology::LinkId l : links[u]) {
+      claim(rank_owner, l, unit_rank[u]);
+      claim(owner[static_cast<std::size_t>(unit_kind[u])], l, static_cast<int>(u));
+    }
   }
   for (const topology::Route& route : blocking) {
-    for (int h = 0; h < route.hops; ++h) claim(owner, route.links[static_cast<std::size_t>(h)], kShared);
+    for (int h = 0; h < route.hops; ++h) claim(rank_owner, route.links[static_cast<std::size_t>(h)], kShared);
   }
-  // (a): a unit is isolated when it lists its routes and every link it crosses is its own.
+  // (a): a unit is isolated when it lists its routes and every link it crosses is its own, but
+  // for its own rank's units of the other kind, which never run beside it.
   for (std::size_t u = 0; u < units_.size(); ++u) {
+    const std::vector<int>& mine = owner[static_cast<std::size_t>(unit_kind[u])];
     for (const topology::LinkId l : links[u]) {
-      if (owner[l] != static_cast<int>(u)) units_[u].isolated = false;
+      if (rank_owner[l] != unit_rank[u] || mine[l] != static_cast<int>(u)) units_[u].isolated = false;
     }
   }
   // (b)'s inputs: which sends cross which unit's links.
@@ -97,8 +113,10 @@ LiveReplay::LiveReplay(const topology::Topology& topo, const topology::Router& r
     senders_.push_back(sends[s].sender);
     std::vector<int> touched;
     for (int h = 0; h < sends[s].route.hops; ++h) {
-      const int o = owner[sends[s].route.links[static_cast<std::size_t>(h)]];
-      if (o >= 0) touched.push_back(o);
+      const topology::LinkId l = sends[s].route.links[static_cast<std::size_t>(h)];
+      for (const std::vector<int>& o : owner) {
+        if (o[l] >= 0) touched.push_back(o[l]);
+      }
     }
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());

@@ -7,7 +7,9 @@
 // ended), so two collectives of one (rank, position) never overlap. If, in addition,
 //   (a) no link of that (rank, position)'s collectives is crossed by any other simulated rank's or
 //       position's collectives, nor by an input copy (checked once, on the routes of every
-//       collective the run can launch), and
+//       collective the run can launch; with expert buckets a rank's units are its positions and
+//       its expert-data-parallel groups, and the rank's own units of the other kind do not count:
+//       they are launched on the same stream, never at the same time), and
 //   (b) no pipeline send that crosses one of its links is in flight at launch or can start before
 //       it ends (checked at launch: a send starts only when its sender's compute step ends; a
 //       step that is running ends when it was scheduled to, an idle rank's next step ends no
@@ -43,12 +45,17 @@ struct SentRoute {
 
 class LiveReplay {
  public:
-  // plans[r][k]: every collective pipeline rank r may launch for simulated position k (one per
-  // distinct bucket size). `sends`: the pipeline sends by route index. `blocking`: other live flows
-  // (input copies); a collective crossing one never replays. min_step[r]: rank r's shortest step.
+  // plans[r][k]: every collective pipeline rank r may launch for its simulated unit k (one per
+  // distinct bucket size): its simulated tensor-parallel positions (dense buckets) first, then,
+  // with expert buckets, its simulated expert-data-parallel groups; dense_units[r] of them are
+  // dense (empty: all). A rank's dense and expert units never run at once (one communication
+  // stream), so they may cross the same links; any other two units may not. `sends`: the pipeline
+  // sends by route index. `blocking`: other live flows (input copies); a collective crossing one
+  // never replays. min_step[r]: rank r's shortest step.
   LiveReplay(const topology::Topology& topo, const topology::Router& router,
              const std::vector<std::vector<std::vector<CollectivePlan>>>& plans, const std::vector<SentRoute>& sends,
-             const std::vector<topology::Route>& blocking, std::vector<sim::SimTime> min_step);
+             const std::vector<topology::Route>& blocking, std::vector<sim::SimTime> min_step,
+             const std::vector<std::size_t>& dense_units = {});
 
   // Run time of the pipeline: what (b) needs.
   void begin_iteration();
@@ -79,13 +86,13 @@ class LiveReplay {
     bool isolated = true;             // (a)
     std::vector<std::size_t> sends;   // pipeline sends crossing its links
   };
-  Unit& unit(int r, std::size_t k) { return units_[static_cast<std::size_t>(r) * positions_ + k]; }
+  Unit& unit(int r, std::size_t k) { return units_[first_unit_[static_cast<std::size_t>(r)] + k]; }
   sim::SimTime alone(int r, std::size_t k, const CollectivePlan& plan);
   bool sends_stay_off(const Unit& u, sim::SimTime now, sim::SimTime end) const;
 
   const topology::Topology& topo_;
   const topology::Router& router_;
-  std::size_t positions_;
+  std::vector<std::size_t> first_unit_;  // per rank: its first unit's index in units_
   std::vector<Unit> units_;
   std::vector<int> senders_;  // per send route
   std::vector<sim::SimTime> min_step_, step_end_;

@@ -140,6 +140,16 @@ void add_layer_tensor_parallel(LayerTensorParallel& t, const LayerTensorParallel
 
 // ZeRO-3, per layer: the all-gather of its parameters (before forward and backward) and the
 // reduce-scatter of its gradients (after backward), the tp ranks' groups concurrently.
+// With expert parallelism (ep > 1) the routed experts' `expert_params` (per rank) are gathered and
+// reduce-scattered apart, on the expert-data-parallel groups (reduction_groups.h), after the
+// dense `layer_params` on the data-parallel ones: Megatron-FSDP puts a unit's ".experts."
+// parameters in parameter groups of their own (core_v0.16.0 megatron_fsdp/param_and_grad_buffer.py
+// l. 1327, 1919-1921: their buffers' data_parallel_group is get_fsdp_group(is_expert_parallel)),
+// which is the expert device mesh's group over get_expert_data_parallel_group()
+// (mcore_fsdp_adapter.py l. 221, 262-268; utils.py l. 514-517, 637-645), and gathers or
+// reduce-scatters each group's buckets in a coalesced call of its own, one after the other on one
+// stream (param_and_grad_buffer.py l. 3204-3248, 3600-3606). core_v0.15.0 had no expert groups
+// (utils.py l. 813-818: "Expert parallel is not supported").
 // With [sync] zero3_impl = "deepspeed-2021" (deepspeed_zero3_2021.h) the backward pass gathers
 // what the recomputed forward and the backward need, and nothing is prefetched (serial).
 struct LayerZero3 {
@@ -148,7 +158,7 @@ struct LayerZero3 {
   bool serial = false;        // gathers and reduce-scatters run between the layers' compute
 };
 
-LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params);
+LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params, double expert_params = 0.0);
 
 // What the layer's context-parallel exchange overlaps with: its attention core's time.
 ContextParallelInputs context_parallel_inputs(const StageCostInputs& in, const std::vector<OpCost>& layer,

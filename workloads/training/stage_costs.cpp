@@ -10,6 +10,7 @@
 #include "workloads/model/mtp.h"
 #include "workloads/model/transformer_ops.h"
 #include "workloads/training/ep_overlap.h"
+#include "workloads/training/gradient_buckets.h"
 #include "workloads/training/stage_cost_parts.h"
 
 namespace clustersim::workloads {
@@ -153,7 +154,11 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
       lep[st].bwd -= bwd;
     }
   }
-  const LayerZero3 z3 = layer_zero3(in, model.layer_parameters_per_ep_rank(in.parallel.ep) / tp);
+  // ZeRO-3's per-layer gathers (an average layer): with ep > 1 a rank's routed experts go apart, on
+  // the expert-data-parallel groups (layer_zero3); ep = 1 keeps them with the dense parameters.
+  const double z3_experts = zero3_layer_expert_parameters(model, in.parallel);
+  const LayerZero3 z3 = layer_zero3(in, model.layer_parameters_per_ep_rank(in.parallel.ep) / tp - z3_experts / tp,
+                                    z3_experts / in.parallel.expert_tp());
   // Trainable parameters (what is reduced and stepped): under LoRA the adapters only.
   const double adapter_params = ft.lora() ? lora_layer_parameters(model, ft, tp) : 0.0;
   // MLA's down-projections are whole on every tensor-parallel rank (model/attention_variants.h).
