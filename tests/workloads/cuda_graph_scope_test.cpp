@@ -142,7 +142,12 @@ TEST_CASE("workloads::ComputeModel: mamba captures a Mamba layer and nothing of 
   for (const OpCost& op : mamba) {
     CHECK(op.graph_part == GraphPart::Mamba);
     CHECK(graphed.host_time(op, Pass::Forward) == sim::SimTime::zero());
-    CHECK(eager.host_time(op, Pass::Forward) > sim::SimTime::zero());
+    // Eager, every op that launches in the forward costs host time; the SSD gradient kernels
+    // (model/mamba_ops.h) launch nothing there.
+    if (op.fwd_kernels == 0)
+      CHECK(eager.host_time(op, Pass::Forward) == sim::SimTime::zero());
+    else
+      CHECK(eager.host_time(op, Pass::Forward) > sim::SimTime::zero());
   }
   const auto attention = layer_ops(m, shape_with_ep(1), false);
   for (const OpCost& op : attention) CHECK(graphed.host_time(op, Pass::Forward) == eager.host_time(op, Pass::Forward));

@@ -60,8 +60,8 @@ TEST_CASE("workloads::ComputeModel: on GB200 the SSD scan, conv1d and gated norm
     for (Pass pass : {Pass::Forward, Pass::Backward})
       CHECK(cm.op_time(op, pass).seconds() == doctest::Approx(streaming_seconds(cm, op, pass, 4.8e12)).epsilon(1e-6));
   }
-  // The scan is memory-bound at Nano's shapes on GB200 (its FLOPs at mamba_scan_eff take less).
-  const OpCost& scan = op_named(ops, "ssd_scan");
+  // The chunk-state kernel is memory-bound at Nano's shapes on GB200 (its FLOPs at mamba_scan_eff take less).
+  const OpCost& scan = op_named(ops, "ssd_chunk_state");
   const double capped = streaming_seconds(cm, scan, Pass::Forward, 4.8e12);
   CHECK(cm.op_time(scan, Pass::Forward).seconds() == doctest::Approx(capped).epsilon(1e-6));
 }
@@ -77,7 +77,7 @@ TEST_CASE("workloads::ComputeModel: the cap leaves a Mamba layer's GEMMs, norm, 
       CHECK(capped.op_time(op, pass).seconds() == doctest::Approx(uncapped.op_time(op, pass).seconds()));
   }
   // The three Mamba kernels: 8 / 4.8 = 1.67x slower in their streaming part, so clearly slower.
-  for (std::string_view name : {"ssd_scan", "mamba_conv1d", "mamba_gated_norm"}) {
+  for (std::string_view name : {"ssd_chunk_state", "mamba_conv1d", "mamba_gated_norm"}) {
     CAPTURE(name);
     const OpCost& op = op_named(ops, name);
     CHECK(capped.op_time(op, Pass::Backward).seconds() > 1.5 * uncapped.op_time(op, Pass::Backward).seconds());
@@ -117,7 +117,7 @@ TEST_CASE("workloads::ComputeModel: with the cap a Mamba layer's non-GEMM time o
 TEST_CASE("workloads::ComputeModel::op_time_parts: a capped Mamba kernel's formula shows the capped rate and the op's own bytes") {
   const auto ops = nano_mamba_ops();
   const ComputeModel cm = model("gb200");
-  for (std::string_view name : {"ssd_scan", "mamba_conv1d", "mamba_gated_norm"}) {
+  for (std::string_view name : {"ssd_chunk_state", "mamba_conv1d", "mamba_gated_norm"}) {
     CAPTURE(name);
     const OpCost& op = op_named(ops, name);
     const OpTimeParts p = cm.op_time_parts(op, Pass::Forward);

@@ -64,14 +64,15 @@ TEST_CASE("workloads::ModelSpec: a Mamba-2 layer's parameters, counted by hand f
   CHECK(expected == doctest::Approx(438432512.0));
 }
 
-TEST_CASE("workloads::ssd_flops_per_token: the SSD chunked scan's four steps with values put in") {
-  // Nemotron-H 56B, Q = 128, N = 256, G = 8, d_inner = 16384:
-  //   intra-chunk 2*Q*N*G = 524,288 and 2*Q*d_inner = 4,194,304; chunk states 2*N*d_inner and
-  //   output 2*N*d_inner = 16,777,216; state passing 2*N*d_inner/Q = 65,536.
-  CHECK(ssd_flops_per_token(preset("nemotron-h-56b")) == doctest::Approx(524288.0 + 4194304 + 16777216 + 65536));
+TEST_CASE("workloads::ssd_flops_per_token: the SSD kernels' chunk matmuls with values put in") {
+  // Nemotron-H 56B, Q = 128, N = 256, G = 8, d_inner = 16384 (mamba_ssm's tl.dot tiles):
+  //   _bmm_chunk_fwd C B^T 2*Q*N*G = 524,288; _chunk_scan_fwd's CB x 2*Q*d_inner = 4,194,304 and
+  //   C states 2*N*d_inner; _chunk_state_fwd B^T x 2*N*d_inner (together 16,777,216). The state
+  //   passing is an elementwise scan, not counted here.
+  CHECK(ssd_flops_per_token(preset("nemotron-h-56b")) == doctest::Approx(524288.0 + 4194304 + 16777216));
   ModelSpec longer = preset("nemotron-h-56b");
-  longer.mamba_chunk = 256;  // mamba_ssm's default: the intra-chunk part doubles, state passing halves
-  CHECK(ssd_flops_per_token(longer) == doctest::Approx(2 * 524288.0 + 2 * 4194304 + 16777216 + 32768));
+  longer.mamba_chunk = 256;  // mamba_ssm's default: the intra-chunk part doubles
+  CHECK(ssd_flops_per_token(longer) == doctest::Approx(2 * 524288.0 + 2 * 4194304 + 16777216));
 }
 
 TEST_CASE("workloads::mamba_layer_ops: model FLOPs are the two projections as GEMMs plus the scan") {
@@ -178,27 +179,120 @@ TEST_CASE("workloads::ssd_bytes_per_token: mamba_ssm's SSD kernels one by one at
   // fp32; states written fp32, read fp32, written and read bf16; dt / dA_cumsum per head.
   CHECK(b.fwd == doctest::Approx(5 * d * p + 4 * gn * p + 8 * gq + 12 * s + h * (p + 24)));
   CHECK(b.fwd == doctest::Approx(108160.0));
-  // Backward: recomputation plus ten gradient kernels, about 3.1x the forward (the one-pass model
-  // charged 2x).
-  CHECK(b.bwd == doctest::Approx(339584.0));
+  // Backward: the recomputed cumsum, CB, chunk states and state passing, eleven gradient kernels
+  // with their memsets and head-split reductions (fp32 dB, dC, dCB), and the torch ops between
+  // them: about 3.5x the forward (the one-pass model charged 2x).
+  CHECK(b.bwd == doctest::Approx(376448.0));
   CHECK(b.bwd > 3.0 * b.fwd);
-  // The scan op carries them per token; tensor parallelism splits the heads and groups.
+  // The SSD ops carry them per token; tensor parallelism splits the heads and groups.
+  const auto ssd_sum = [](const std::vector<OpCost>& ops) {
+    SsdBytes sum;
+    for (const OpCost& op : ops) {
+      if (!op.name.starts_with("ssd_")) continue;
+      sum.fwd += op.fwd_bytes.value;
+      sum.bwd += op.bwd_bytes.value;
+    }
+    return sum;
+  };
   OpShape sh;
   sh.micro_batch = 2;
   sh.seq_len = 8192;
-  for (const OpCost& op : mamba_layer_ops(m, sh)) {
-    if (op.name != "ssd_scan") continue;
-    CHECK(op.fwd_bytes.value == doctest::Approx(2 * 8192 * b.fwd));
-    CHECK(op.bwd_bytes.value == doctest::Approx(2 * 8192 * b.bwd));
-  }
+  CHECK(ssd_sum(mamba_layer_ops(m, sh)).fwd == doctest::Approx(2 * 8192 * b.fwd));
+  CHECK(ssd_sum(mamba_layer_ops(m, sh)).bwd == doctest::Approx(2 * 8192 * b.bwd));
   ModelSpec half = m;
   half.mamba_heads /= 2;
   half.mamba_groups /= 2;
   sh.tp = 2;
-  for (const OpCost& op : mamba_layer_ops(m, sh)) {
-    if (op.name != "ssd_scan") continue;
-    CHECK(op.bwd_bytes.value == doctest::Approx(2 * 8192 * ssd_bytes_per_token(half, p).bwd));
+  CHECK(ssd_sum(mamba_layer_ops(m, sh)).bwd == doctest::Approx(2 * 8192 * ssd_bytes_per_token(half, p).bwd));
+}
+
+namespace {
+// A small Mamba-2 mixer: 4 heads of 64 (d_inner 256), 2 groups, state 16, chunk 32; one sequence
+// of 128 tokens (4 chunks), bf16.
+ModelSpec small_mixer() {
+  ModelSpec m = preset("nemotron-h-8b");
+  m.mamba_heads = 4;
+  m.mamba_head_dim = 64;
+  m.mamba_groups = 2;
+  m.mamba_state = 16;
+  m.mamba_chunk = 32;
+  return m;
+}
+
+OpShape small_shape() {
+  OpShape sh;
+  sh.micro_batch = 1;
+  sh.seq_len = 128;
+  sh.precision_bytes = 2;
+  return sh;
+}
+
+const OpCost& ssd_op(const std::vector<OpCost>& ops, std::string_view name) {
+  for (const OpCost& op : ops)
+    if (op.name == name) return op;
+  FAIL("no op " << name);
+  return ops.front();
+}
+}  // namespace
+
+TEST_CASE("workloads::mamba_layer_ops: each SSD kernel's bytes from the tensors mamba_ssm allocates, small mixer") {
+  const std::vector<OpCost> ops = mamba_layer_ops(small_mixer(), small_shape());
+  // Tensors of _mamba_chunk_scan_combined_fwd at b 1, l 128, h 4, p 64, g 2, n 16, c 4 chunks of
+  // Q 32, in bytes: x, z, out, out_x [b, l, h, p] bf16; B, C [b, l, g, n] bf16; dt in [b, l, h]
+  // bf16; dt_out and dA_cumsum [b, h, c, Q] fp32; chunk states [b, c, h, p, n] fp32 (or bf16 after
+  // the state passing); CB [b, c, g, Q, Q] fp32.
+  const double x = 128 * 4 * 64 * 2, bc = 128 * 2 * 16 * 2, dt_in = 128 * 4 * 2, dt32 = 4 * 4 * 32 * 4;
+  const double states32 = 4 * 4 * 64 * 16 * 4, states16 = states32 / 2, cb = 4 * 2 * 32 * 32 * 4;
+  CHECK(ssd_op(ops, "ssd_chunk_cumsum").fwd_bytes.value == doctest::Approx(dt_in + 2 * dt32));
+  CHECK(ssd_op(ops, "ssd_chunk_state").fwd_bytes.value == doctest::Approx(bc + x + 2 * dt32 + states32));
+  CHECK(ssd_op(ops, "ssd_state_passing").fwd_bytes.value == doctest::Approx(states32 + states16));
+  CHECK(ssd_op(ops, "ssd_bmm_chunk").fwd_bytes.value == doctest::Approx(2 * bc + cb));
+  // chunk scan: CB, x, dt, dA_cumsum, C, states, z in; out, out_x out.
+  CHECK(ssd_op(ops, "ssd_chunk_scan").fwd_bytes.value == doctest::Approx(cb + x + 2 * dt32 + bc + states16 + 3 * x));
+  // Backward: dx kernel reads x, dout, B, CB, dt, dA_cumsum, bf16 dstates; writes dx and the
+  // fp32 ddt it zeroes first.
+  CHECK(ssd_op(ops, "ssd_chunk_scan_chunk_state_bwd_dx").bwd_bytes.value ==
+        doctest::Approx(3 * x + 2 * dt32 + bc + cb + states16 + 2 * dt32));
+  // dB: x, dt, dA_cumsum, dstates, B in; fp32 dB [b, l, 1 split, g, n] out, its sum read and
+  // written; the fp32 ddA [b, h, c, Q] zeroed and written.
+  CHECK(ssd_op(ops, "ssd_chunk_state_bwd_db").bwd_bytes.value ==
+        doctest::Approx(x + 2 * dt32 + states16 + bc + 2 * bc + 2 * dt32 + 2 * 2 * bc));
+  // The FLOPs: the chunk-state matmul x^T B per chunk and head, 2 Q p n x 4 chunks x 4 heads.
+  CHECK(ssd_op(ops, "ssd_chunk_state").fwd_flops.value == doctest::Approx(2.0 * 32 * 64 * 16 * 4 * 4));
+  CHECK(ssd_op(ops, "ssd_bmm_chunk").fwd_flops.value == doctest::Approx(2.0 * 32 * 32 * 16 * 4 * 2));
+}
+
+TEST_CASE("workloads::mamba_layer_ops: the SSD backward reruns the cumsum, CB, chunk states and state passing") {
+  const std::vector<OpCost> ops = mamba_layer_ops(small_mixer(), small_shape());
+  // _mamba_chunk_scan_combined_bwd recomputes four of the forward's five kernels (the states kept
+  // in fp32), one launch each; the chunk scan's output it reads saved (out_x), so none.
+  for (std::string_view name : {"ssd_chunk_cumsum", "ssd_chunk_state", "ssd_bmm_chunk"}) {
+    const OpCost& op = ssd_op(ops, name);
+    CHECK(op.bwd_bytes.value == doctest::Approx(op.fwd_bytes.value));
+    CHECK(op.bwd_flops.value == doctest::Approx(op.fwd_flops.value));
+    CHECK(op.fwd_kernels == 1);
+    CHECK(op.bwd_kernels == 1);
   }
+  const OpCost& passing = ssd_op(ops, "ssd_state_passing");
+  CHECK(passing.bwd_kernels == 1);
+  CHECK(passing.bwd_bytes.value > passing.fwd_bytes.value);  // fp32 out on the rerun
+  CHECK(ssd_op(ops, "ssd_chunk_scan").bwd_kernels == 0);
+  CHECK(ssd_op(ops, "ssd_chunk_scan").bwd_bytes.value == 0.0);
+  // The gradient kernels run in the backward only.
+  int fwd = 0, bwd = 0;
+  for (const OpCost& op : ops) {
+    if (!op.name.starts_with("ssd_")) continue;
+    fwd += op.fwd_kernels;
+    bwd += op.bwd_kernels;
+    if (op.name.find("_bwd") != std::string_view::npos) {
+      CHECK(op.fwd_kernels == 0);
+      CHECK(op.fwd_bytes.value == 0.0);
+    }
+  }
+  CHECK(fwd == 5);
+  // 4 reruns, then per op (kernel + memsets + reductions): dz 1 + 0 + 1, dstates 1, passing 1,
+  // dx 1 + 1 + 1, dB 1 + 1 + 1, dC 1 + 1 + 1, dCB 1 + 0 + 1, bmm 2, ddA 1, cumsum 1 + 2, torch ops 7.
+  CHECK(bwd == 4 + 2 + 1 + 1 + 3 + 3 + 3 + 2 + 2 + 1 + 3 + 7);
 }
 
 TEST_CASE("workloads::mamba_layer_ops: MambaMixer's layout copies of zxBCdt and y only when micro-batch > 1") {

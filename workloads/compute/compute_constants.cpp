@@ -135,14 +135,15 @@ constexpr std::array<ConstantDef, 48> kConstants = {{
     {"mamba_scan_eff", 0.30, 0.02, 1.0,
      "Mamba-2's SSD chunked scan (Dao & Gu 2024, arXiv 2405.21060, Sec. 6; mamba_ssm's Triton "
      "kernels chunk_cumsum, chunk_state, state_passing, bmm_chunk, chunk_scan): fraction of the "
-     "sustained-clock tensor peak its matmul FLOPs reach (ratio; op ssd_scan, model/mamba_ops.h). "
+     "sustained-clock tensor peak the chunk matmuls (tl.dot) of each SSD kernel reach (ratio; the "
+     "ssd_* ops, model/mamba_ops.h). "
      "Its GEMMs are chunk-sized (inner dims Q = 128, N = 128-256, P = 64) and split over five "
      "kernels, so far below a large GEMM's 0.7-0.8; the paper (Fig. 10) shows SSD about as fast as "
      "FlashAttention-2 at 2K tokens, i.e. a comparable tensor-core fraction. ESTIMATE, not fitted: "
      "at Nemotron-H's shapes the scan's HBM traffic (fp32 chunk states) binds before this does"},
     {"mamba_kernels_sm100_tbps", 4.8, 1.0, 100.0,
      "HBM rate (TB/s) that Mamba-2's own kernels reach at most on sm100 (B200, GB200, B300, GB300): "
-     "mamba_ssm's Triton SSD kernels (op ssd_scan), causal_conv1d (mamba_conv1d) and the gated "
+     "mamba_ssm's Triton SSD kernels (the ssd_* ops), causal_conv1d (mamba_conv1d) and the gated "
      "RMSNorm (mamba_gated_norm): mamba_split_conv1d_scan_combined and RMSNormGated, as Megatron-Core's "
      "MambaMixer runs (model/mamba_ops.h). state-spaces/mamba issue #904 (2026-04) trains one Mamba-2 "
      "model (d_model 2048, 48 layers, batch 4, seq 4096, bf16) on H200 at 239.2 and on GB200 at "

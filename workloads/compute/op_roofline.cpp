@@ -12,6 +12,8 @@
 namespace clustersim::workloads {
 namespace {
 bool is_flash(const OpCost& op) { return op.kind == OpKind::Attention && op.name == "flash_attention"; }
+// mamba_ssm's SSD Triton kernels (model/mamba_ops.h: every op named "ssd_...").
+bool is_ssd_kernel(const OpCost& op) { return op.name.starts_with("ssd_"); }
 
 // The constant that holds the fused attention kernel's efficiency on a compute capability.
 const char* attention_efficiency_constant(int cc) {
@@ -85,7 +87,7 @@ double ComputeModel::flops_seconds(const OpCost& op, Pass pass, double sm_share)
   const auto eff_of = [&](double m, double n, double k, double b) {
     return gemm_efficiency_on(m, n, k, b, sms, k_store);
   };
-  if (op.name == "ssd_scan") return flops / (peak * constants_.get("mamba_scan_eff"));
+  if (is_ssd_kernel(op)) return flops / (peak * constants_.get("mamba_scan_eff"));
   if (is_flash(op)) {
     double work = flops.value * constants_.get("attention_causal_fraction");
     if (pass == Pass::Backward) work *= constants_.get("flash_bwd_flops_factor");
@@ -136,7 +138,7 @@ double ComputeModel::bytes_seconds(const OpCost& op, Pass pass, double hbm_taken
 // GB200 training rates); every other op, and these on other generations, are not capped (infinity).
 double ComputeModel::mamba_kernel_bandwidth_cap(const OpCost& op) const {
   const int cc = gpu_.compute_capability;
-  const bool mamba_kernel = op.name == "ssd_scan" || op.name == "mamba_conv1d" || op.name == "mamba_gated_norm";
+  const bool mamba_kernel = is_ssd_kernel(op) || op.name == "mamba_conv1d" || op.name == "mamba_gated_norm";
   if (!mamba_kernel || cc < 100 || cc >= 110) return std::numeric_limits<double>::infinity();
   return constants_.get("mamba_kernels_sm100_tbps") * 1e12 * mem_fraction_;
 }
@@ -190,6 +192,8 @@ double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
 // an eager step, on the host. NVFP4 keeps one: split_quantize_nvfp4_impl groups its experts from
 // v2.11. The bytes do not change (the experts' slices are the same rows).
 int ComputeModel::kernels(const OpCost& op, Pass pass) const {
+  const int stated = pass == Pass::Forward ? op.fwd_kernels : op.bwd_kernels;
+  if (stated >= 0) return stated;
   const bool fp8 = linear_format(op) == topology::Precision::Fp8;
   const bool current = fp8 && constants_.get("fp8_amax_bytes_per_element") > 0;
   const bool per_block = fp8 && constants_.get("fp8_block_scale_bytes_per_element") > 0;
@@ -219,7 +223,7 @@ OpTimeParts ComputeModel::op_time_parts(const OpCost& op, Pass pass) const {
   const double scale = clock_ratio_ * sm_fraction_;
   p.peak = op.is_matmul() ? (matmul_peak(op) * scale).value : gpu_.fp32.value * scale;
   if (op.is_matmul()) {
-    p.efficiency_constant = op.name == "ssd_scan" ? "mamba_scan_eff"
+    p.efficiency_constant = is_ssd_kernel(op) ? "mamba_scan_eff"
                             : !is_flash(op)       ? "gemm_eff_max"
                                                   : attention_efficiency_constant(gpu_.compute_capability);
   }

@@ -43,70 +43,122 @@ OpCost streaming(std::string_view name, OpKind kind, double elements, double flo
   return op;
 }
 
-// The SSD scan on this GPU: its heads and groups are 1/t of the model's.
-OpCost ssd_scan(const ModelSpec& m, const OpShape& sh, double tokens, double p) {
+// One mamba_ssm SSD kernel (model/mamba_ops.h): per-token FLOPs and HBM bytes of each pass and
+// the kernels each pass launches (0: the pass runs none of it).
+struct SsdKernel {
+  std::string_view name;
+  bool matmul;  // tl.dot tiles (the tensor path at mamba_scan_eff); otherwise elementwise / scan work
+  double fwd_flops, fwd_bytes;
+  int fwd_kernels;
+  double bwd_flops, bwd_bytes;
+  int bwd_kernels;
+};
+
+// Elementwise FLOPs per element of the SSD's small kernels: the dt path (bias add, softplus's
+// exp and log1p, the dt_limit clamp, the multiply by A, the in-chunk cumsum add) and its backward,
+// the gate's backward (sigmoid, its derivative, the products), one multiply-add per chunk-state
+// element and chunk in the state passing (two in its backward).
+inline constexpr double kDtPathFlops = 6.0;
+inline constexpr double kGateBwdFlops = 10.0;
+
+std::vector<SsdKernel> ssd_kernels(const ModelSpec& m, double p) {
+  const double d = m.mamba_inner(), h = m.mamba_heads, q = std::max(1, m.mamba_chunk);
+  const double n = m.mamba_state, g = m.mamba_groups;
+  const double gn = g * n;              // B or C per token
+  const double cb = kFp32Bytes * g * q;  // fp32 C B^T tile row per token
+  const double s = d * n / q;            // chunk-state elements per token
+  const double f = kFp32Bytes;
+  const double cumsum = h * (p + 2 * f), chunk_state = gn * p + d * p + 2 * h * f + f * s, bmm = 2 * gn * p + cb;
+  return {
+      // Forward (_mamba_chunk_scan_combined_fwd), each rerun by the backward
+      // (_mamba_chunk_scan_combined_bwd recomputes dA_cumsum, CB, the chunk states and their
+      // passing), the chunk scan excepted.
+      {"ssd_chunk_cumsum", false, kDtPathFlops * h, cumsum, 1, kDtPathFlops * h, cumsum, 1},
+      {"ssd_chunk_state", true, 2 * n * d, chunk_state, 1, 2 * n * d, chunk_state, 1},
+      // forward: fp32 states in, states out in the activation dtype; the backward's rerun keeps
+      // them in fp32 (_state_passing_fwd without out_dtype).
+      {"ssd_state_passing", false, 2 * s, f * s + p * s, 1, 2 * s, 2 * f * s, 1},
+      {"ssd_bmm_chunk", true, 2 * q * n * g, bmm, 1, 2 * q * n * g, bmm, 1},
+      // CB, x, dt, dA_cumsum, C, states, z in; out and out_x out. Not rerun: the backward reads the
+      // saved out_x.
+      {"ssd_chunk_scan", true, 2 * q * d + 2 * n * d, cb + d * p + 2 * h * f + gn * p + p * s + d * p + 2 * d * p, 1, 0,
+       0, 0},
+      // Backward only.
+      // _chunk_scan_bwd_dz: x, z, out_x, dout in; dz, gated dout out; then dD's partial sums reduced.
+      {"ssd_chunk_scan_bwd_dz", false, 0, 0, 0, kGateBwdFlops * d, 6 * d * p, 2},
+      // _chunk_scan_bwd_dstates: C, dA_cumsum, dout in; fp32 dstates out.
+      {"ssd_chunk_scan_bwd_dstates", true, 0, 0, 0, 2 * n * d, gn * p + h * f + d * p + f * s, 1},
+      // _state_passing_bwd: fp32 states and dstates in; both out in the activation dtype.
+      {"ssd_state_passing_bwd", false, 0, 0, 0, 4 * s, 2 * f * s + 2 * p * s + h * f, 1},
+      // _chunk_scan_chunk_state_bwd_dx: x, dt, dA_cumsum, B, CB, dout, dstates in; dx and the
+      // fp32 ddt (zeroed first: the autotuner's init_to_zero pre-hook) out; dD reduced.
+      {"ssd_chunk_scan_chunk_state_bwd_dx", true, 0, 0, 0, 2 * q * d + 2 * n * d,
+       3 * d * p + 2 * h * f + gn * p + cb + p * s + 2 * h * f, 3},
+      // _chunk_state_bwd_db: x, dt, dA_cumsum, dstates, B in; fp32 dB and ddA (zeroed first) out;
+      // dB.sum over the head splits (one split counted: a read and a write of the fp32 dB).
+      {"ssd_chunk_state_bwd_db", true, 0, 0, 0, 2 * n * d,
+       d * p + 2 * h * f + p * s + gn * p + gn * f + 2 * h * f + 2 * gn * f, 3},
+      // _chunk_scan_bwd_dC: states, dA_cumsum, dout, C in; fp32 dC and ddA_prev (zeroed) out;
+      // dC.sum over the head splits.
+      {"ssd_chunk_scan_bwd_dC", true, 0, 0, 0, 2 * n * d,
+       p * s + h * f + d * p + gn * p + gn * f + 2 * h * f + 2 * gn * f, 3},
+      // _chunk_scan_bwd_dcb: x, dt, dA_cumsum, dout in; fp32 dCB out; dcb.sum over the head splits.
+      {"ssd_chunk_scan_bwd_dcb", true, 0, 0, 0, 2 * q * d, 2 * d * p + 2 * h * f + cb + 2 * cb, 2},
+      // _bmm_chunk_bwd twice (dB from C, dC from B): the operand, dCB and the fp32 residual in; dB
+      // or dC out in the activation dtype.
+      {"ssd_bmm_chunk_bwd", true, 0, 0, 0, 2 * 2 * q * n * g, 2 * (2 * gn * p + cb + gn * f), 2},
+      // _chunk_scan_bwd_ddAcs_stable: x, dt, dA_cumsum, dout, CB in; fp32 ddA out.
+      {"ssd_chunk_scan_bwd_ddAcs", true, 0, 0, 0, 2 * q * d, 2 * d * p + 2 * h * f + cb + h * f, 1},
+      // _chunk_cumsum_bwd: ddA, ddt, dt in; ddt out (dA and ddt_bias zeroed first, two memsets).
+      {"ssd_chunk_cumsum_bwd", false, 0, 0, 0, kDtPathFlops * h, 2 * h * f + 2 * h * p, 3},
+      // The torch ops between them: dt.clone(); ddA_cumsum_prev[..., -1] += ...; flip, cumsum, flip
+      // of ddA_cumsum_prev; ddA += ddA_next + ddA_prev (two kernels). fp32 [heads, chunk] tensors.
+      {"ssd_bwd_torch_ops", false, 0, 0, 0, 2 * h, 2 * h * p + 12 * h * f, 7},
+  };
+}
+
+// The SSD kernels on this GPU: its heads and groups are 1/t of the model's.
+std::vector<OpCost> ssd_ops(const ModelSpec& m, const OpShape& sh, double tokens, double p) {
   ModelSpec local = m;
   local.mamba_heads = std::max(1, m.mamba_heads / sh.tp);
   local.mamba_groups = std::max(1, m.mamba_groups / sh.tp);
-  OpCost op;
-  op.name = "ssd_scan";
-  op.kind = OpKind::Attention;
-  op.fwd_flops = sim::Flops{tokens * ssd_flops_per_token(local)};
-  op.bwd_flops = op.fwd_flops * 2.0;
-  const SsdBytes bytes = ssd_bytes_per_token(local, p);
-  op.fwd_bytes = sim::Bytes{tokens * bytes.fwd};
-  op.bwd_bytes = sim::Bytes{tokens * bytes.bwd};
-  // The chunk GEMMs' shape (for reports): [Q, P] outputs over N per head.
-  op.m = m.mamba_chunk;
-  op.n = m.mamba_head_dim;
-  op.k = m.mamba_state;
-  op.batch = static_cast<int>(std::max(1.0, tokens / std::max(1, m.mamba_chunk) * local.mamba_heads));
-  return op;
+  std::vector<OpCost> ops;
+  for (const SsdKernel& k : ssd_kernels(local, p)) {
+    OpCost op;
+    op.name = k.name;
+    op.kind = k.matmul ? OpKind::Attention : OpKind::Elementwise;
+    op.fwd_flops = sim::Flops{tokens * k.fwd_flops};
+    op.bwd_flops = sim::Flops{tokens * k.bwd_flops};
+    op.fwd_bytes = sim::Bytes{tokens * k.fwd_bytes};
+    op.bwd_bytes = sim::Bytes{tokens * k.bwd_bytes};
+    op.fwd_kernels = k.fwd_kernels;
+    op.bwd_kernels = k.bwd_kernels;
+    if (k.matmul) {  // the chunk tiles' shape (for reports): [Q, P] outputs over N per head
+      op.m = m.mamba_chunk;
+      op.n = m.mamba_head_dim;
+      op.k = m.mamba_state;
+      op.batch = static_cast<int>(std::max(1.0, tokens / std::max(1, m.mamba_chunk) * local.mamba_heads));
+    }
+    ops.push_back(op);
+  }
+  return ops;
 }
 
 }  // namespace
 
 double ssd_flops_per_token(const ModelSpec& m) {
-  const double q = m.mamba_chunk, n = m.mamba_state, g = m.mamba_groups, inner = m.mamba_inner();
-  return 2.0 * q * n * g + 2.0 * q * inner + 4.0 * n * inner + 2.0 * n * inner / std::max(1.0, q);
+  double sum = 0;
+  for (const SsdKernel& k : ssd_kernels(m, 2.0))
+    if (k.matmul) sum += k.fwd_flops;
+  return sum;
 }
 
 SsdBytes ssd_bytes_per_token(const ModelSpec& m, double p) {
-  const double d = m.mamba_inner(), h = m.mamba_heads, q = std::max(1, m.mamba_chunk);
-  const double gn = static_cast<double>(m.mamba_groups) * m.mamba_state;  // B or C per token
-  const double cb = kFp32Bytes * m.mamba_groups * q;                      // fp32 CB tile row per token
-  const double s = d * m.mamba_state / q;                                 // chunk-state elements per token
-  const double f = kFp32Bytes;
   SsdBytes b;
-  // Forward (_mamba_chunk_scan_combined_fwd): chunk_cumsum (dt in; dt, dA_cumsum out in fp32),
-  // chunk_state (B, x, dt, dA_cumsum in; fp32 states out), state_passing (fp32 states in, states
-  // out in the activation dtype), bmm_chunk (C, B in; fp32 CB out), chunk_scan (CB, x, dt,
-  // dA_cumsum, C, states, z in; out and out_x out).
-  const double cumsum = h * (p + 2 * f);
-  const double chunk_state = gn * p + d * p + 2 * h * f + f * s;
-  const double bmm = 2 * gn * p + cb;
-  b.fwd = cumsum + chunk_state + (f * s + p * s) + bmm + (cb + d * p + 2 * h * f + gn * p + p * s + d * p + 2 * d * p);
-  // Backward (_mamba_chunk_scan_combined_bwd): the chunk cumsum, CB, chunk states and state passing
-  // recomputed (states kept in fp32), then chunk_scan_bwd_dz (x, z, out_x, dout in; dz, dout out),
-  // chunk_scan_bwd_dstates (C, dA, dout in; fp32 dstates out), state_passing_bwd (fp32 states and
-  // dstates in, both out in the activation dtype), chunk_scan_chunk_state_bwd_dx (x, dt, dA, B, CB,
-  // dout, dstates in; dx, ddt out), chunk_state_bwd_db (x, dt, dA, dstates, B in; dB out),
-  // chunk_scan_bwd_dC (states, dA, dout, C in; dC out), chunk_scan_bwd_dcb (x, dt, dA, dout in; fp32
-  // dCB out), two bmm_chunk_bwd (C or B, dCB, the dB or dC residual in; dB or dC out),
-  // chunk_scan_bwd_ddAcs_stable (x, dt, dA, dout, CB in) and chunk_cumsum_bwd. Per-head fp32 terms
-  // (dt, dA, their gradients) are counted per kernel that reads or writes them.
-  const double recompute = cumsum + bmm + chunk_state + 2 * f * s;
-  const double dz = 6 * d * p;
-  const double dstates = gn * p + h * f + d * p + f * s;
-  const double passing = 2 * f * s + 2 * p * s + h * f;
-  const double dx = 3 * d * p + 2 * h * f + gn * p + cb + p * s + h * f;
-  const double db = d * p + 2 * h * f + p * s + 2 * gn * p + h * f;
-  const double dc = p * s + h * f + d * p + 2 * gn * p + h * f;
-  const double dcb = 2 * d * p + 2 * h * f + cb;
-  const double bmm_bwd = 2 * (cb + 3 * gn * p);
-  const double ddacs = 2 * d * p + 2 * h * f + cb + h * f;
-  const double cumsum_bwd = 2 * h * f + 2 * h * p;
-  b.bwd = recompute + dz + dstates + passing + dx + db + dc + dcb + bmm_bwd + ddacs + cumsum_bwd;
+  for (const SsdKernel& k : ssd_kernels(m, p)) {
+    b.fwd += k.fwd_bytes;
+    b.bwd += k.bwd_bytes;
+  }
   return b;
 }
 
@@ -136,7 +188,7 @@ std::vector<OpCost> mamba_layer_ops(const ModelSpec& m, const OpShape& sh) {
   const double conv = tokens * (inner + bc);
   ops.push_back(streaming("mamba_conv1d", OpKind::Elementwise, conv, 2.0 * m.mamba_conv + kConvSiluFlopsPerElement,
                           2.0 * p * conv, (2.0 + 3.0) * p * conv));
-  ops.push_back(ssd_scan(m, sh, tokens, p));
+  for (OpCost& op : ssd_ops(m, sh, tokens, p)) ops.push_back(op);
   // Gated norm: the SiLU(z) gate runs inside the scan's last kernel (z read there, dz written by
   // chunk_scan_bwd_dz), so the norm reads y and writes the out_proj input; bwd reads y, dy, writes dy'.
   const double gated = tokens * inner;

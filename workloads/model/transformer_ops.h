@@ -86,6 +86,11 @@ struct OpCost {
   // layers set them (model/moe_host_ops.h counts them from Megatron-Core's source).
   double fwd_host_ops = 0, bwd_host_ops = 0;
   double fwd_dist_calls = 0, bwd_dist_calls = 0;
+  // Kernels the op launches in each pass where that is not ComputeModel::kernels' count for its
+  // kind (-1: the default). mamba_ssm's SSD ops (model/mamba_ops.h) are one Triton kernel each:
+  // a forward kernel that the backward does not rerun launches none there, a gradient kernel none
+  // in the forward, and some launch memsets, reductions or torch ops around the kernel.
+  int fwd_kernels = -1, bwd_kernels = -1;
   // The part of its layer the op runs in, for per-module CUDA graphs (CudaGraphModule,
   // ComputeModel::set_cuda_graph_modules); None outside the layers (embedding, output layer, loss).
   GraphPart graph_part = GraphPart::None;

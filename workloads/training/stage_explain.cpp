@@ -95,7 +95,12 @@ ExplainedPass explain_pass(const ComputeModel& cm, const std::vector<OpCost>& op
 
 void add_ops(std::vector<ExplainedOp>& rows, const ComputeModel& cm, const std::vector<OpCost>& ops, Pass pass,
              const char* name) {
-  for (const OpCost& op : ops) rows.push_back(explain_op(cm, op, pass, name));
+  for (const OpCost& op : ops) {
+    // An op that runs nothing in this pass (a Mamba SSD gradient kernel's forward, the chunk scan's
+    // backward) is left out of the listing.
+    if (cm.op_time_parts(op, pass).kernels == 0 && cm.op_time(op, pass).seconds() == 0) continue;
+    rows.push_back(explain_op(cm, op, pass, name));
+  }
 }
 
 std::string group_text(const char* label, int size, const std::vector<int>& ranks) {
