@@ -125,8 +125,16 @@ LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act,
   } else {
     const std::vector<std::vector<int>> group{in.layout.tp_group(0, 0)};
     const int pairs = end_side(sides) - first_side(sides);  // one all-reduce a side and pass
-    t.fwd = pairs * in.memo.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
-    t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
+    const double all_reduce_s =
+        in.memo.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
+    t.fwd = pairs * all_reduce_s;
+    // The backward's all-reduce is the column-parallel input gradient's: asynchronous beside the
+    // wgrad GEMM where the framework does so (tp_async_dgrad_allreduce), blocking otherwise.
+    const double bwd_exposed = in.tp_async_dgrad_allreduce
+                                   ? tp_dgrad_collective_exposed_s(in.compute, layer, all_reduce_s, sides)
+                                   : t.fwd;
+    t.bwd = bwd_exposed + (full_recompute ? t.fwd : 0.0);
+    t.bwd_hidden = t.fwd - bwd_exposed;
     // A ring all-reduce at 2 (tp-1)/tp of the activation per side and pass.
     t.fwd_bytes = pairs * 2.0 * act * (tp - 1) / tp;
     t.bwd_bytes = t.fwd_bytes * (full_recompute ? 2.0 : 1.0);
