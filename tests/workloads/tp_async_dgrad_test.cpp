@@ -64,3 +64,29 @@ TEST_CASE("workloads::tp_dgrad_collective_exposed_s: the reduce-scatter rule for
   CHECK(tp_dgrad_collective_exposed_s(cm, layer, 1.0, TpSides::Both) > 1.0);  // a second is far past both wgrads
   CHECK(tp_dgrad_collective_exposed_s(cm, layer, 1e-7, TpSides::Both) == 0.0);
 }
+
+TEST_CASE("workloads::plan_stage_costs: delay_wgrad_compute leaves the dgrad reduce-scatter nothing to hide behind") {
+  // TE puts the wgrad GEMM in its WeightGradStore and waits for the reduce-scatter after the dgrad.
+  const testing::BuiltCluster cluster(testing::nodes_of("dgx-h100", 1));
+  const ModelSpec model = *find_model_preset("gpt3-13b");
+  TrainingSpec tr;
+  tr.global_batch = 8;
+  tr.micro_batch = 1;
+  const ComputeModel compute = cluster.compute(tr.precision);
+  CollectiveMemo memo(cluster.collectives());
+  const auto costs = [&](bool delay) {
+    ParallelSpec par;
+    par.tp = 8;
+    par.sequence_parallel = true;
+    par.delay_wgrad_compute = delay;
+    const ParallelLayout layout{par.tp, par.dp, par.pp};
+    return plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 8}).chunks.front();
+  };
+  const ChunkCost now = costs(false), delayed = costs(true);
+  CHECK(delayed.fwd_tp == doctest::Approx(now.fwd_tp));
+  CHECK(delayed.bwd_tp > now.bwd_tp);
+  CHECK(delayed.bwd_tp_hidden < now.bwd_tp_hidden);
+  // The re-gather still hides behind the dgrad: only the reduce-scatter's cover moves.
+  CHECK(delayed.bwd_tp + delayed.bwd_tp_hidden == doctest::Approx(now.bwd_tp + now.bwd_tp_hidden));
+  CHECK(delayed.bwd_tp_hidden > 0.0);
+}
