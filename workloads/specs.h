@@ -731,7 +731,7 @@ struct SyncSpec {
   Fp8AmaxReduction fp8_amax_reduction = Fp8AmaxReduction::Stage;
   // [sync] tp_async_dgrad_allreduce: tensor parallelism without sequence parallelism all-reduces a
   // column-parallel linear's input gradient asynchronously, beside its weight-gradient GEMM
-  // (Megatron-LM since 16c90445e7, 2021-09: --no-async-tensor-model-parallel-allreduce turned it
+  // (Megatron-LM since 3f65246911, 2021-09-02: --no-async-tensor-model-parallel-allreduce turned it
   // off; Megatron-Core's allreduce_dgrad, core_v0.15.0 tensor_parallel/layers.py l. 534-536, 615-616;
   // TE v2.9 layernorm_linear.py l. 752, wait l. 941-943). false: the all-reduce blocks (Megatron-LM
   // before that commit). Overlap rule: workloads/training/overlap.h tp_dgrad_collective_exposed_s.

@@ -222,7 +222,7 @@ TEST_CASE("analysis::training rows: SC'21 Eq. 3 reproduces the 2020 README's V10
 }
 
 TEST_CASE("analysis::training rows: the 2020-2021 Megatron rows all-reduce the input gradient blocking") {
-  // Megatron-LM's asynchronous dgrad all-reduce came in 16c90445e7 (2021-09), after these runs;
+  // Megatron-LM's asynchronous dgrad all-reduce came in 16c90445e7 / 3f65246911 (2021-09), after these runs;
   // llm-foundry (tp 1) and NeMo (sequence parallel) keep the default.
   int megatron = 0, others = 0;
   for (const TrainingRow& row : rows()) {
