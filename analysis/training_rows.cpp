@@ -166,6 +166,12 @@ std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& no
   if (deepspeed) t << "grad_dtype = \"" << precision_for(r) << "\"\n";
   if (contains(r.metric, "300B")) t << "tokens = 300e9\n";
   t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
+  // Megatron-LM's asynchronous input-gradient all-reduce (tensor parallelism without sequence
+  // parallelism) arrived in 16c90445e7 and became the default in 3f65246911 (both 2021-09-02),
+  // after the 2020 tables, the January and April 2021 README images and SC'21's runs: their
+  // backward all-reduce blocks. MT-NLG's Megatron-DeepSpeed fork of 2021 is not at hand: kept
+  // blocking as well.
+  if (fam == Family::Sc21 || fam == Family::Megatron2020 || fam == Family::MtNlg) t << "tp_async_dgrad_allreduce = false\n";
   // DeepSpeed of April 2021 (v0.3.13-v0.3.16): per-parameter collectives, each gather behind a
   // torch.cuda.synchronize (workloads/training/deepspeed_zero3_2021.h).
   if (deepspeed) t << "bucket_mb = 1000\nzero3_impl = \"deepspeed-2021\"\n";

@@ -21,6 +21,13 @@ void Loader::check_moe_overlap() {
                  "moe_shared_expert_overlap = true runs the shared experts beside the token dispatch, but the model has no "
                  "shared experts",
                  "remove moe_shared_expert_overlap, or set shared_experts in [model]");
+  if (p.delay_wgrad_compute && !p.moe_a2a_overlap)
+    error_at_key("parallelism.delay_wgrad_compute",
+                 "delay_wgrad_compute = true defers the weight gradients inside the combined 1F1B schedule, but "
+                 "moe_a2a_overlap is off",
+                 "Megatron-Core asserts 'overlap_moe_expert_parallel_comm must be enabled when enabling "
+                 "delay_wgrad_compute' (core_v0.15.0 transformer_config.py l. 1483-1486); set moe_a2a_overlap = true, "
+                 "or remove delay_wgrad_compute");
   if (!p.moe_a2a_overlap) return;
   const std::string key = "parallelism.moe_a2a_overlap";
   if (!m.is_moe() || p.ep <= 1) {

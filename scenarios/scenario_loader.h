@@ -78,6 +78,7 @@ class Loader : public LoadContext {
   void check_finetune();
   void check_overlap(std::optional<bool> overlap, std::optional<bool> overlap_grad_reduce);
   void check_fp8_param_gather();
+  void check_fp8_amax_reduction();
   void check_bucket_size(double bucket_mb, double bucket_params);
   void read_model_constants(const toml::table* t);
   void read_cost(const toml::table* t);

@@ -152,6 +152,7 @@ void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
     if (p.moe_dispatcher != workloads::MoeDispatcher::AllToAll)  // only when set
       out << "moe_dispatcher = " << quote_str(sim::name_of(workloads::kMoeDispatcherNames, p.moe_dispatcher)) << "\n";
     if (p.moe_a2a_overlap) out << "moe_a2a_overlap = true\n";  // only when set
+    if (p.delay_wgrad_compute) out << "delay_wgrad_compute = true\n";
     if (p.moe_shared_expert_overlap) out << "moe_shared_expert_overlap = true\n";
   }
   const int layers = spec.model.layers;
@@ -219,6 +220,10 @@ void show_sync(std::ostream& out, const ScenarioSpec& spec) {
       << "overlap_param_gather = " << b(spec.sync.param_gather_overlapped(spec.parallel)) << "\n"
       << "tp_comm_overlap = " << b(spec.sync.tp_comm_overlap) << "\n"
       << "fp8_param_gather = " << b(spec.sync.fp8_param_gather) << "\n"
+      << "fp8_amax_reduction = " << quote_str(sim::name_of(workloads::kFp8AmaxReductionNames, spec.sync.fp8_amax_reduction))
+      << "  # fp8 delayed scaling only\n"
+      << "tp_async_dgrad_allreduce = " << b(spec.sync.tp_async_dgrad_allreduce)
+      << "  # tensor parallelism without sequence parallelism\n"
       << "fsdp_prefetch = " << b(spec.sync.fsdp_prefetch) << "\n"
       << "zero3_impl = " << quote_str(sim::name_of(workloads::kZero3ImplNames, spec.sync.zero3_impl)) << "\n"
       << "offload_optimizer = " << quote_str(sim::name_of(workloads::kOffloadDeviceNames, spec.sync.offload_optimizer))

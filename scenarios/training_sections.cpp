@@ -21,7 +21,7 @@ constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual
                                               "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers",
                                               "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split", "stage_layers", "zero3_gather",
                                               "cp", "cp_comm_type", "ep", "etp", "moe_dispatcher",
-                                              "moe_a2a_overlap", "moe_shared_expert_overlap", "shard_group",
+                                              "moe_a2a_overlap", "delay_wgrad_compute", "moe_shared_expert_overlap", "shard_group",
                                               "outer_dp_sharding"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
                                               "recompute",    "iterations",  "tokens", "grad_dtype", "optimizer_dtype",
@@ -33,7 +33,8 @@ constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "pr
                                               "recompute_dce"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "bucket_params", "bucketing", "overlap", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "zero3_impl", "offload_optimizer",
-                                          "offload_delayed_update", "fp8_param_gather"};
+                                          "offload_delayed_update", "fp8_param_gather", "fp8_amax_reduction",
+                                          "tp_async_dgrad_allreduce"};
 
 }  // namespace
 
@@ -90,6 +91,7 @@ bool Loader::read_parallelism(const toml::table* t) {
   if (auto v = s.integer("etp", 1, 1 << 16, "1")) p.etp = *v;
   if (auto v = s.choice("moe_dispatcher", workloads::kMoeDispatcherNames)) p.moe_dispatcher = *v;
   if (auto v = s.boolean("moe_a2a_overlap")) p.moe_a2a_overlap = *v;
+  if (auto v = s.boolean("delay_wgrad_compute")) p.delay_wgrad_compute = *v;
   if (auto v = s.boolean("moe_shared_expert_overlap")) p.moe_shared_expert_overlap = *v;
   if (auto v = s.integer("shard_group", 1, 1 << 24, "8")) shard_group_ = *v;
   if (auto v = s.choice("outer_dp_sharding", workloads::kOuterDpShardingNames)) p.outer_dp_sharding = *v;
@@ -271,10 +273,13 @@ bool Loader::read_sync(const toml::table* t) {
   if (auto v = s.choice("offload_optimizer", workloads::kOffloadDeviceNames)) spec_.sync.offload_optimizer = *v;
   if (auto v = s.boolean("offload_delayed_update")) spec_.sync.offload_delayed_update = *v;
   if (auto v = s.boolean("fp8_param_gather")) spec_.sync.fp8_param_gather = *v;
+  if (auto v = s.choice("fp8_amax_reduction", workloads::kFp8AmaxReductionNames)) spec_.sync.fp8_amax_reduction = *v;
+  if (auto v = s.boolean("tp_async_dgrad_allreduce")) spec_.sync.tp_async_dgrad_allreduce = *v;
   s.finish();
   if (bucket_mb && bucket_params) check_bucket_size(*bucket_mb, *bucket_params);
   check_overlap(overlap, overlap_grad_reduce);
   check_fp8_param_gather();
+  check_fp8_amax_reduction();
   return error_count() == before;
 }
 
@@ -313,6 +318,20 @@ void Loader::check_overlap(std::optional<bool> overlap, std::optional<bool> over
                  "tp_comm_overlap = true needs sequence parallelism, but [parallelism] sequence_parallel = false",
                  "Transformer Engine overlaps the sequence-parallel all-gathers and reduce-scatters with their GEMMs: "
                  "set [parallelism] sequence_parallel = true, or tp_comm_overlap = false");
+}
+
+// [sync] fp8_amax_reduction = "none" (TE's reduce_amax = False) as Transformer Engine accepts it:
+// v2.9 module/base.py l. 1092-1096 asserts reduce_amax for delayed scaling with sequence
+// parallelism ("Amax reduction across tensor parallel group is necessary ...").
+void Loader::check_fp8_amax_reduction() {
+  const auto& p = spec_.parallel;
+  if (spec_.sync.fp8_amax_reduction != workloads::Fp8AmaxReduction::None || spec_.training.precision != topology::Precision::Fp8 ||
+      p.tp <= 1 || !p.sequence_parallel)
+    return;
+  error_at_key("sync.fp8_amax_reduction",
+               "fp8_amax_reduction = \"none\" with tp = " + std::to_string(p.tp) + " and sequence parallelism",
+               "Transformer Engine asserts reduce_amax for delayed scaling with sequence parallelism (module/base.py); "
+               "use \"tp\" or \"stage\", or sequence_parallel = false");
 }
 
 // [sync] fp8_param_gather as Megatron-Core accepts it: fp8_param (set from fp8_param_gather,

@@ -323,13 +323,21 @@ struct ParallelSpec {
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
   // Megatron-Core's expert-parallel communication overlap (workloads/training/ep_overlap.h).
   // moe_a2a_overlap: --overlap-moe-expert-parallel-comm (Megatron-Bridge moe_a2a_overlap, which
-  // also sets --delay-wgrad-compute): the combined 1F1B schedule runs one micro-batch's forward and
+  // also sets --delay-wgrad-compute, below): the combined 1F1B schedule runs one micro-batch's forward and
   // another's backward together, layer by layer, each one's dispatch and combine all-to-alls beside
   // the other's compute (pipeline_parallel/combined_1f1b.py, models/common/
   // model_chunk_schedule_plan.py). moe_shared_expert_overlap: --moe-shared-expert-overlap, the
   // shared experts' MLP on a side stream beside the dispatch (fc1) and the combine (fc2)
   // all-to-alls (transformer/moe/shared_experts.py, token_dispatcher.py). Exclusive.
   bool moe_a2a_overlap = false;
+  // delay_wgrad_compute (needs moe_a2a_overlap: core_v0.15.0 transformer_config.py l. 1483-1486):
+  // in the combined 1F1B layer pair each backward node runs its data gradient only and the weight
+  // gradients run later on the compute stream (TE delay_wgrad_compute, WeightGradStore;
+  // TransformerLayerSchedulePlan.run calls mlp.backward_dw() before dispatch_bwd and
+  // attn.backward_dw() after attn_bwd), so the backward's dispatch and the next layer's combine
+  // all-to-alls wait for the dgrad alone and run beside the wgrad GEMMs (ep_overlap.h).
+  // Megatron-Core's default false; Megatron-Bridge's moe_a2a_overlap sets it.
+  bool delay_wgrad_compute = false;
   bool moe_shared_expert_overlap = false;
   Zero3Gather zero3_gather = Zero3Gather::Block;  // only with zero = 3
   // Hybrid sharded data parallelism ([parallelism] shard_group = dp / shard_instances): the
@@ -686,6 +694,20 @@ enum class Bucketing : std::uint8_t { EveryChunk, MegatronCore };
 inline constexpr sim::Choice<Bucketing> kBucketingNames[] = {{"every-chunk", Bucketing::EveryChunk},
                                                              {"megatron-core", Bucketing::MegatronCore}};
 
+// FP8 delayed scaling's amax reduction (Transformer Engine DelayedScaling, reduce_amax = True by
+// default): at the exit of each fp8_autocast region (Megatron-Core wraps a model chunk's whole
+// forward in one for the delayed recipe, core_v0.15.0 transformer_block.py l. 651-654) and at the
+// end of its backward, TE concatenates every fp8 module's amaxes and all-reduces them (MAX,
+// async_op=False) over the fp8 group: v2.9 quantization.py reduce_and_update_fp8_tensors,
+// autocast_exit l. 591-600, layernorm_linear.py l. 1002 (backward). Megatron-Core passes
+// get_amax_reduction_group(with_context_parallel=True): the tp x dp x cp ranks of a pipeline
+// stage, or tp x cp with --tp-only-amax-red (parallel_state.py l. 1412-1434; fp8_utils.py l. 516).
+//  - Stage: tp x dp x cp (the default); Tp: tp x cp (tp_only_amax_red); None: reduce_amax = False.
+// Current scaling, MXFP8 and NVFP4 keep no amax buffer, so nothing is reduced there.
+enum class Fp8AmaxReduction : std::uint8_t { Stage, Tp, None };
+inline constexpr sim::Choice<Fp8AmaxReduction> kFp8AmaxReductionNames[] = {
+    {"stage", Fp8AmaxReduction::Stage}, {"tp", Fp8AmaxReduction::Tp}, {"none", Fp8AmaxReduction::None}};
+
 // Which communication runs behind computation, as the frameworks schedule it (the rules:
 // workloads/training/overlap.h; the defaults and their sources: docs/scenario.md [sync]).
 struct SyncSpec {
@@ -705,6 +727,15 @@ struct SyncSpec {
   // are kept as fp8 and the distributed optimizer's parameter all-gather carries them at 1 byte
   // (Megatron-Core ddp_config.fp8_param_gather, per-tensor FP8; workloads/training/iteration_run.h).
   bool fp8_param_gather = false;
+  // [sync] fp8_amax_reduction: the group delayed scaling reduces its amaxes over (above).
+  Fp8AmaxReduction fp8_amax_reduction = Fp8AmaxReduction::Stage;
+  // [sync] tp_async_dgrad_allreduce: tensor parallelism without sequence parallelism all-reduces a
+  // column-parallel linear's input gradient asynchronously, beside its weight-gradient GEMM
+  // (Megatron-LM since 3f65246911, 2021-09-02: --no-async-tensor-model-parallel-allreduce turned it
+  // off; Megatron-Core's allreduce_dgrad, core_v0.15.0 tensor_parallel/layers.py l. 534-536, 615-616;
+  // TE v2.9 layernorm_linear.py l. 752, wait l. 941-943). false: the all-reduce blocks (Megatron-LM
+  // before that commit). Overlap rule: workloads/training/overlap.h tp_dgrad_collective_exposed_s.
+  bool tp_async_dgrad_allreduce = true;
   bool fsdp_prefetch = true;          // ZeRO-3: the next layer's all-gather runs ahead
   Zero3Impl zero3_impl = Zero3Impl::Coalesced;  // ZeRO-3: how its collectives are issued
   OffloadDevice offload_optimizer = OffloadDevice::None;  // ZeRO-Offload: states and step on the CPU

@@ -36,3 +36,20 @@ TEST_CASE("analysis::scenario_for_modern_row: the moe_a2a_overlap rows on Hopper
   CHECK(!tp_overlap(212));  // Qwen3-235B-A22B H100 tp 2, 26.06
   CHECK(tp_overlap(586));   // Qwen3-235B-A22B H100 tp 2, 25.09: no a2a overlap, tp_comm_overlap=True
 }
+
+TEST_CASE("analysis::scenario_for_modern_row: delay_wgrad_compute comes with every moe_a2a_overlap row") {
+  // Megatron-Bridge's moe_a2a_overlap override sets delay_wgrad_compute = True with it (v0.1.0rc4
+  // run_script.py A2A_1F1B, v0.2.0 helpers.py, r0.3.0 - r0.6.0 overrides.py).
+  const auto delayed = [](int line) {
+    return clustersim::analysis::test::scenario_of(row_at("training_megatron_bridge.csv", line)).parallel.delay_wgrad_compute;
+  };
+  for (int line : {182, 580, 212, 12, 2}) {
+    CAPTURE(line);
+    CHECK(overlaps(line));
+    CHECK(delayed(line));
+  }
+  for (int line : {176, 586, 440}) {
+    CAPTURE(line);
+    CHECK(!delayed(line));
+  }
+}

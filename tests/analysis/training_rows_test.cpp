@@ -220,3 +220,22 @@ TEST_CASE("analysis::training rows: SC'21 Eq. 3 reproduces the 2020 README's V10
   const double flops = sc21_hardware_flops(8, 1024, 24, 1920, 51200);
   CHECK(flops / 1.121 / 1e12 == doctest::Approx(71.9).epsilon(0.002));
 }
+
+TEST_CASE("analysis::training rows: the 2020-2021 Megatron rows all-reduce the input gradient blocking") {
+  // Megatron-LM's asynchronous dgrad all-reduce came in 16c90445e7 / 3f65246911 (2021-09), after these runs;
+  // llm-foundry (tp 1) and NeMo (sequence parallel) keep the default.
+  int megatron = 0, others = 0;
+  for (const TrainingRow& row : rows()) {
+    const auto spec = scenario_for_row(row, nullptr);
+    if (!spec) continue;
+    if (is_sc21_or_readme_a100(row) || row.source.find("README 2020") != std::string::npos) {
+      CHECK_FALSE(spec->sync.tp_async_dgrad_allreduce);
+      ++megatron;
+    } else if (is_foundry(row) || row.source.find("NeMo") != std::string::npos) {
+      CHECK(spec->sync.tp_async_dgrad_allreduce);
+      ++others;
+    }
+  }
+  CHECK(megatron > 20);
+  CHECK(others > 0);
+}

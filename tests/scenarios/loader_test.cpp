@@ -423,7 +423,8 @@ TEST_CASE("scenarios::--set: a bad override is validated and the error names the
   CHECK(format_error_of(base, {"sync.bukcet_mb=5"}) ==
         "--set sync.bukcet_mb=5: error: unknown key 'bukcet_mb' in [sync]; did you mean 'bucket_mb'?\n"
         "    hint: valid keys in [sync]: algorithm, bucket_mb, bucket_params, bucketing, overlap, overlap_grad_reduce, overlap_param_gather, "
-        "tp_comm_overlap, fsdp_prefetch, zero3_impl, offload_optimizer, offload_delayed_update, fp8_param_gather\n");
+        "tp_comm_overlap, fsdp_prefetch, zero3_impl, offload_optimizer, offload_delayed_update, fp8_param_gather, "
+        "fp8_amax_reduction, tp_async_dgrad_allreduce\n");
   CHECK(format_error_of(base, {"parallelism.tp=3"}).rfind("--set parallelism.tp=3: error: tp = 3 does not divide heads = 16", 0) == 0);
   CHECK(format_error_of(base, {"tp"}) ==
         "--set tp: error: an override must look like section.key=value\n"

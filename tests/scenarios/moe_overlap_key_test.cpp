@@ -77,3 +77,38 @@ TEST_CASE("scenarios::parse_scenario: moe_a2a_overlap refuses what Megatron-Core
                                                   "mtp_layers = 0", "mtp_layers = 0\nshared_experts = 0"));
   CHECK(no_shared.find("no shared experts") != std::string::npos);
 }
+
+TEST_CASE("scenarios::parse_scenario: delay_wgrad_compute is read with moe_a2a_overlap and refused without it") {
+  const std::string with = replaced(kMoe, "moe_a2a_overlap = true\n", "moe_a2a_overlap = true\ndelay_wgrad_compute = true\n");
+  const scenarios::ScenarioSpec spec = scenarios::parse_scenario(with, "s.toml");
+  CHECK(spec.parallel.delay_wgrad_compute);
+  CHECK(scenarios::show_config(spec).find("delay_wgrad_compute = true") != std::string::npos);
+  const scenarios::ScenarioSpec plain = scenarios::parse_scenario(kMoe, "s.toml");
+  CHECK(!plain.parallel.delay_wgrad_compute);  // Megatron-Core's default
+  CHECK(scenarios::show_config(plain).find("delay_wgrad_compute") == std::string::npos);
+  const std::string alone = error_of(replaced(kMoe, "moe_a2a_overlap = true\n", "delay_wgrad_compute = true\n"));
+  CHECK(alone.find("s.toml:13") != std::string::npos);
+  CHECK(alone.find("delay_wgrad_compute") != std::string::npos);
+  CHECK(alone.find("overlap_moe_expert_parallel_comm must be enabled") != std::string::npos);
+}
+
+TEST_CASE("scenarios::parse_scenario: fp8_amax_reduction and tp_async_dgrad_allreduce take the frameworks' defaults") {
+  const scenarios::ScenarioSpec plain = scenarios::parse_scenario(kMoe, "s.toml");
+  CHECK(plain.sync.fp8_amax_reduction == workloads::Fp8AmaxReduction::Stage);
+  CHECK(plain.sync.tp_async_dgrad_allreduce);
+  const std::string shown = scenarios::show_config(plain);
+  CHECK(shown.find("fp8_amax_reduction = \"stage\"") != std::string::npos);
+  CHECK(shown.find("tp_async_dgrad_allreduce = true") != std::string::npos);
+  const std::string set = kMoe + "[sync]\nfp8_amax_reduction = \"tp\"\ntp_async_dgrad_allreduce = false\n";
+  const scenarios::ScenarioSpec spec = scenarios::parse_scenario(set, "s.toml");
+  CHECK(spec.sync.fp8_amax_reduction == workloads::Fp8AmaxReduction::Tp);
+  CHECK(!spec.sync.tp_async_dgrad_allreduce);
+  CHECK(scenarios::show_config(spec).find("fp8_amax_reduction = \"tp\"") != std::string::npos);
+  // TE refuses reduce_amax = False for delayed scaling with sequence parallelism.
+  const std::string tp2 = replaced(replaced(kMoe, "tp = 1", "tp = 2\nsequence_parallel = true"), "dp = 16\nep = 16", "dp = 8\nep = 8");
+  CHECK(error_of(tp2 + "precision = \"fp8\"\n[sync]\nfp8_amax_reduction = \"none\"\n").find("reduce_amax") != std::string::npos);
+  CHECK(error_of(tp2 + "precision = \"fp8\"\n[sync]\nfp8_amax_reduction = \"tp\"\n") == "(no error)");
+  const std::string bad = error_of(kMoe + "[sync]\nfp8_amax_reduction = \"world\"\n");
+  CHECK(bad.find("fp8_amax_reduction") != std::string::npos);
+  CHECK(bad.find("stage") != std::string::npos);  // names the choices
+}

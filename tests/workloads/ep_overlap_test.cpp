@@ -83,3 +83,49 @@ TEST_CASE("workloads::shared_expert_hidden_s: the shared experts' own exchange t
   CHECK(shared_expert_hidden_s(cm, layer, Pass::Backward, 2.0 * d, share, 0.0, 0.0) ==
         doctest::Approx(shared_expert_hidden_s(cm, layer, Pass::Backward, 2.0 * d, share)));
 }
+
+TEST_CASE("workloads::combined_layer_pair_s: delay_wgrad_compute lets the backward dispatch start after the dgrad") {
+  const EpLayerPass f{1.0, 2.0, 1.0, 1.0};
+  // The backward without delay_wgrad_compute: attention 2 s, experts 4 s, each half wgrad.
+  const EpLayerPass b{2.0, 4.0, 3.0, 1.0};
+  // comm:    combine_b [0,1] | dispatch_f [1,2], dispatch_b [5,8] | combine_f [8,9]
+  // compute: attn_f [0,1]    | experts_b [1,5], experts_f [5,7]   | attn_b [8,10]
+  CHECK(combined_layer_pair_s(f, b, 0.0) == doctest::Approx(10.0));
+  // The same work with the wgrads as their own nodes (attention, experts, dispatch, combine,
+  // attention_wgrad, experts_wgrad):
+  const EpLayerPass delayed{1.0, 2.0, 3.0, 1.0, 1.0, 2.0};
+  CHECK(delayed.alone() == doctest::Approx(b.alone()));
+  // comm:    combine_b [0,1] | dispatch_f [2,3], dispatch_b [4,7]                       | combine_f [8,9]
+  // compute: attn_w [0,1], attn_f [1,2] | experts_b [2,4], experts_w [4,6], experts_f [6,8] | attn_b [8,9]
+  CHECK(combined_layer_pair_s(f, delayed, 0.0) == doctest::Approx(9.0));
+  // Empty wgrad nodes change nothing.
+  const EpLayerPass zero{2.0, 4.0, 3.0, 1.0, 0.0, 0.0};
+  CHECK(combined_layer_pair_s(f, zero, 0.15) == doctest::Approx(combined_layer_pair_s(f, b, 0.15)));
+}
+
+TEST_CASE("workloads::split_moe_layer: delay_wgrad_compute moves half of each trained GEMM's backward to the wgrad nodes") {
+  const ModelSpec* m = find_model_preset("deepseek-v3");
+  REQUIRE(m != nullptr);
+  std::vector<OpCost> layer = layer_ops(*m, testing::shape_with_ep(8), true);
+  const ComputeModel cm(testing::gpu("h100-sxm5-80gb"), topology::ClusterSpec{}, topology::Precision::Bf16,
+                        ComputeConstants{});
+  const EpLayerSplit plain = split_moe_layer(cm, layer, 1.0, 2.0, 0.1, 0.2, 0.4, 0.6);
+  const EpLayerSplit delayed = split_moe_layer(cm, layer, 1.0, 2.0, 0.1, 0.2, 0.4, 0.6, 0.0, 0.0, true);
+  CHECK(plain.bwd.attention_wgrad == 0.0);
+  CHECK(plain.bwd.experts_wgrad == 0.0);
+  CHECK(delayed.bwd.attention_wgrad > 0.0);
+  CHECK(delayed.bwd.experts_wgrad > 0.0);
+  // The same seconds, split: each side less than half its compute (GEMMs are not all of it).
+  CHECK(delayed.bwd.attention + delayed.bwd.attention_wgrad == doctest::Approx(plain.bwd.attention));
+  CHECK(delayed.bwd.experts + delayed.bwd.experts_wgrad == doctest::Approx(plain.bwd.experts));
+  CHECK(delayed.bwd.experts_wgrad < 0.5 * (plain.bwd.experts + 1e-12));
+  CHECK(delayed.bwd.alone() == doctest::Approx(plain.bwd.alone()));
+  // The forward has no weight gradient.
+  CHECK(delayed.fwd.attention == doctest::Approx(plain.fwd.attention));
+  CHECK(delayed.fwd.attention_wgrad == 0.0);
+  // Frozen weights (LoRA) run no wgrad GEMM.
+  for (OpCost& op : layer) op.frozen = op.kind == OpKind::Gemm;
+  const EpLayerSplit frozen = split_moe_layer(cm, layer, 1.0, 2.0, 0.1, 0.2, 0.4, 0.6, 0.0, 0.0, true);
+  CHECK(frozen.bwd.attention_wgrad == 0.0);
+  CHECK(frozen.bwd.experts_wgrad == 0.0);
+}

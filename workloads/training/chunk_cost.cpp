@@ -69,7 +69,8 @@ void add_chunk(ChunkCost& into, const ChunkCost& c) {
       &ChunkCost::fwd_ep,      &ChunkCost::bwd_ep,      &ChunkCost::fwd_ep_bytes, &ChunkCost::bwd_ep_bytes,
       &ChunkCost::fwd_cp,      &ChunkCost::bwd_cp,      &ChunkCost::fwd_cp_hidden, &ChunkCost::bwd_cp_hidden,
       &ChunkCost::fwd_cp_bytes, &ChunkCost::bwd_cp_bytes,
-      &ChunkCost::params,      &ChunkCost::expert_params, &ChunkCost::fp8_params, &ChunkCost::fp8_expert_params};
+      &ChunkCost::params,      &ChunkCost::expert_params, &ChunkCost::fp8_params, &ChunkCost::fp8_expert_params,
+      &ChunkCost::fwd_amax,    &ChunkCost::bwd_amax};
   for (double ChunkCost::*f : fields) into.*f += c.*f;
   into.layers += c.layers;
 }

@@ -36,20 +36,23 @@ double time_of(const ComputeModel& cm, const std::vector<OpCost>& ops, std::size
 }  // namespace
 
 double combined_layer_pair_s(const EpLayerPass& f, const EpLayerPass& b, double sm_share) {
-  // TransformerLayerSchedulePlan.run: combine_bwd, attention_fwd, experts_bwd (with its delayed
-  // wgrad), dispatch_fwd, dispatch_bwd, experts_fwd, combine_fwd, attention_bwd.
-  enum : int { kCombineB, kAttnF, kExpertsB, kDispatchF, kDispatchB, kExpertsF, kCombineF, kAttnB, kNodes };
+  // TransformerLayerSchedulePlan.run: combine_bwd, attention_fwd, experts_bwd, dispatch_fwd,
+  // (experts wgrad,) dispatch_bwd, experts_fwd, combine_fwd, attention_bwd (, attention wgrad).
+  // Without delay_wgrad_compute the wgrad nodes are empty and each backward node holds its wgrad.
+  enum : int { kCombineB, kAttnW, kAttnF, kExpertsB, kExpertsW, kDispatchF, kDispatchB, kExpertsF, kCombineF, kAttnB, kNodes };
   std::array<Node, kNodes> n{};
   n[kCombineB] = {true, b.combine, -1};
+  n[kAttnW] = {false, b.attention_wgrad, -1};
   n[kAttnF] = {false, f.attention, -1};
   n[kExpertsB] = {false, b.experts, kCombineB};
+  n[kExpertsW] = {false, b.experts_wgrad, kExpertsB};
   n[kDispatchF] = {true, f.dispatch, kAttnF};
   n[kDispatchB] = {true, b.dispatch, kExpertsB};
   n[kExpertsF] = {false, f.experts, kDispatchF};
   n[kCombineF] = {true, f.combine, kExpertsF};
   n[kAttnB] = {false, b.attention, kDispatchB};
   // Each stream's order.
-  constexpr std::array<int, 4> kCompute = {kAttnF, kExpertsB, kExpertsF, kAttnB};
+  constexpr std::array<int, 6> kCompute = {kAttnW, kAttnF, kExpertsB, kExpertsW, kExpertsF, kAttnB};
   constexpr std::array<int, 4> kComm = {kCombineB, kDispatchF, kDispatchB, kCombineF};
   std::array<double, kNodes> left{};
   std::array<bool, kNodes> done{};
@@ -90,7 +93,8 @@ double combined_layer_pair_s(const EpLayerPass& f, const EpLayerPass& b, double 
 
 EpLayerSplit split_moe_layer(const ComputeModel& cm, const std::vector<OpCost>& layer, double fwd_compute_s,
                              double bwd_compute_s, double fwd_blocking_s, double bwd_blocking_s, double a2a_fwd_s,
-                             double a2a_bwd_s, double experts_fwd_blocking_s, double experts_bwd_blocking_s) {
+                             double a2a_bwd_s, double experts_fwd_blocking_s, double experts_bwd_blocking_s,
+                             bool delay_wgrad) {
   const std::size_t cut = std::min(permute_index(layer) + 1, layer.size());
   EpLayerSplit s;
   const auto split = [&](EpLayerPass& p, Pass pass, double compute, double blocking, double a2a, double experts_blocking) {
@@ -104,6 +108,23 @@ EpLayerSplit split_moe_layer(const ComputeModel& cm, const std::vector<OpCost>& 
   };
   split(s.fwd, Pass::Forward, fwd_compute_s, fwd_blocking_s, a2a_fwd_s, experts_fwd_blocking_s);
   split(s.bwd, Pass::Backward, bwd_compute_s, bwd_blocking_s, a2a_bwd_s, experts_bwd_blocking_s);
+  if (delay_wgrad) {
+    // Each side's compute share that is weight gradient: half the backward of its trained GEMMs
+    // over the backward of all its ops.
+    const auto wgrad_share = [&](std::size_t from, std::size_t to) {
+      double wgrad = 0;
+      for (std::size_t i = from; i < to; ++i)
+        if (layer[i].kind == OpKind::Gemm && !layer[i].frozen) wgrad += cm.op_time(layer[i], Pass::Backward).seconds() / 2;
+      const double all = time_of(cm, layer, from, to, Pass::Backward);
+      return all > 0 ? std::min(1.0, wgrad / all) : 0.0;
+    };
+    const double pre = time_of(cm, layer, 0, cut, Pass::Backward), post = time_of(cm, layer, cut, layer.size(), Pass::Backward);
+    const double share = pre + post > 0 ? pre / (pre + post) : 0.0;
+    s.bwd.attention_wgrad = bwd_compute_s * share * wgrad_share(0, cut);
+    s.bwd.experts_wgrad = bwd_compute_s * (1.0 - share) * wgrad_share(cut, layer.size());
+    s.bwd.attention -= s.bwd.attention_wgrad;
+    s.bwd.experts -= s.bwd.experts_wgrad;
+  }
   return s;
 }
 

@@ -1,13 +1,13 @@
 // Megatron-Core's overlap of the MoE token dispatch and combine all-to-alls with compute.
 //
 // Two mechanisms, each a [parallelism] switch (exclusive; scenarios/moe_overlap_checks.cpp):
-//   * moe_a2a_overlap (--overlap-moe-expert-parallel-comm with --delay-wgrad-compute; the combined
+//   * moe_a2a_overlap (--overlap-moe-expert-parallel-comm, with or without --delay-wgrad-compute; the combined
 //     1F1B schedule, megatron/core/pipeline_parallel/combined_1f1b.py): in the steady phase a rank
 //     runs one micro-batch's forward and another's backward together, layer by layer
 //     (models/common/model_chunk_schedule_plan.py, TransformerLayerSchedulePlan.run), on a compute
 //     and a communication stream:
 //         comm:    combine_bwd      | dispatch_fwd -> dispatch_bwd         | combine_fwd
-//         compute: attention_fwd    | experts_bwd (+ wgrad) -> experts_fwd | attention_bwd
+//         compute: attention_fwd    | experts_bwd -> experts_fwd           | attention_bwd
 //     each node waiting for its own pass's previous node. The first warm-up forwards, the
 //     cool-down backwards, the layers one pass has more of than the other and the non-MoE layers
 //     run alone (pipeline_schedule.h marks the paired backwards).
@@ -29,15 +29,23 @@ namespace clustersim::workloads {
 // One MoE layer's pass, alone (seconds): the compute before the dispatch (attention, router,
 // permute, and the layer's blocking tensor- and context-parallel exchanges), the compute between
 // dispatch and combine (shared and routed experts, unpermute), and the two all-to-alls.
+// With delay_wgrad_compute a backward's weight-gradient GEMMs are their own compute nodes
+// (`attention_wgrad`, `experts_wgrad`, taken out of `attention` / `experts`); 0 otherwise.
 struct EpLayerPass {
   double attention = 0, experts = 0, dispatch = 0, combine = 0;
-  double alone() const { return attention + experts + dispatch + combine; }
+  double attention_wgrad = 0, experts_wgrad = 0;
+  double alone() const { return attention + experts + dispatch + combine + attention_wgrad + experts_wgrad; }
 };
 
 // How long the combined schedule takes for the forward `f` of one layer and the backward `b` of
 // one layer (another micro-batch's), the two streams' nodes ordered and chained as above and the
 // compute slowed to 1 - sm_share while an all-to-all runs. At most f.alone() + b.alone() for
-// sm_share = 0.
+// sm_share = 0. With delay_wgrad_compute (b's wgrad parts above 0) the compute stream runs
+//         attention_wgrad (the layer before's) | attention_fwd | experts_bwd (dgrad) ->
+//         experts_wgrad -> experts_fwd | attention_bwd (dgrad)
+// and dispatch_bwd waits for the experts' dgrad only. The attention wgrad that the source runs at
+// the end of layer i, beside layer i+1's combine_bwd, is walked at the start of the layer's pair
+// (the same work per pair when every paired layer is alike).
 double combined_layer_pair_s(const EpLayerPass& f, const EpLayerPass& b, double sm_share);
 
 // An MoE layer's forward and backward split as above: `layer` is its op list (layer_ops with
@@ -51,9 +59,13 @@ double combined_layer_pair_s(const EpLayerPass& f, const EpLayerPass& b, double 
 struct EpLayerSplit {
   EpLayerPass fwd, bwd;
 };
+// `delay_wgrad`: the backward's weight-gradient GEMMs (half of each trained GEMM's backward: dgrad
+// and wgrad have the same FLOPs) split off each side into its wgrad node, in the same proportion
+// of the side's compute as they take of its ops' time.
 EpLayerSplit split_moe_layer(const ComputeModel& cm, const std::vector<OpCost>& layer, double fwd_compute_s,
                              double bwd_compute_s, double fwd_blocking_s, double bwd_blocking_s, double a2a_fwd_s,
-                             double a2a_bwd_s, double experts_fwd_blocking_s = 0, double experts_bwd_blocking_s = 0);
+                             double a2a_bwd_s, double experts_fwd_blocking_s = 0, double experts_bwd_blocking_s = 0,
+                             bool delay_wgrad = false);
 
 // Seconds one paired (forward, backward) layer saves against running the two passes alone.
 double combined_layer_saving_s(const EpLayerSplit& s, double sm_share);

@@ -69,7 +69,8 @@ IterationRun::IterationRun(const IterationInputs& in)
 StageCostInputs IterationRun::stage_cost_inputs() {
   return StageCostInputs{in_.model, in_.parallel, in_.training, in_.compute, layout_, memo_, dp_algo_,
                          v_, m_, in_.sync.tp_comm_overlap && in_.parallel.sequence_parallel,
-                         in_.sync.fsdp_prefetch, in_.sync.zero3_impl};
+                         in_.sync.fsdp_prefetch, in_.sync.zero3_impl, in_.sync.fp8_amax_reduction,
+                         in_.sync.tp_async_dgrad_allreduce};
 }
 
 StageExplanation IterationRun::explain(int r) {

@@ -50,6 +50,16 @@ TpLayerComm tp_layer_comm(const StageCostInputs& in, double act, const std::vect
 int first_side(TpSides sides) { return sides == TpSides::Mlp ? 1 : 0; }
 int end_side(TpSides sides) { return sides == TpSides::Attention ? 1 : 2; }
 
+// The dgrad reduce-scatter's exposed seconds over `sides`: what the wgrad GEMM does not cover
+// (tp_dgrad_scatter_exposed_s), or all of it under delay_wgrad_compute, where Transformer Engine
+// puts the wgrad GEMM in its WeightGradStore (v2.9 layernorm_linear.py l. 886-897) and waits for
+// the reduce-scatter right after the dgrad (l. 941-943).
+double dgrad_scatter_exposed_s(const StageCostInputs& in, const std::vector<OpCost>& layer, const TpPassComm& p,
+                               TpSides sides) {
+  if (in.parallel.delay_wgrad_compute) return (end_side(sides) - first_side(sides)) * p.scatter_s;
+  return tp_dgrad_scatter_exposed_s(in.compute, layer, p, sides);
+}
+
 // A pass's blocking seconds over `sides`. The backward's re-gathers run beside their dgrad GEMMs
 // (tp_regather_exposed_s) and its dgrad reduce-scatters beside their wgrad GEMMs
 // (tp_dgrad_scatter_exposed_s): only what those do not cover.
@@ -58,7 +68,7 @@ double pass_seconds(const StageCostInputs& in, const std::vector<OpCost>& layer,
   double s = 0;
   for (int side = first_side(sides); side < end_side(sides); ++side) s += p.gather_s[side];
   if (pass == Pass::Forward) return s + (end_side(sides) - first_side(sides)) * p.scatter_s;
-  return s + tp_regather_exposed_s(in.compute, layer, p, sides) + tp_dgrad_scatter_exposed_s(in.compute, layer, p, sides);
+  return s + tp_regather_exposed_s(in.compute, layer, p, sides) + dgrad_scatter_exposed_s(in, layer, p, sides);
 }
 // The backward's re-gather and dgrad reduce-scatter seconds its GEMMs cover (the breakdown's
 // overlapped share).
@@ -66,8 +76,7 @@ double backward_hidden_s(const StageCostInputs& in, const std::vector<OpCost>& l
                          TpSides sides) {
   double all = 0;
   for (int side = first_side(sides); side < end_side(sides); ++side) all += bwd.regather_s[side] + bwd.scatter_s;
-  return all - tp_regather_exposed_s(in.compute, layer, bwd, sides) -
-         tp_dgrad_scatter_exposed_s(in.compute, layer, bwd, sides);
+  return all - tp_regather_exposed_s(in.compute, layer, bwd, sides) - dgrad_scatter_exposed_s(in, layer, bwd, sides);
 }
 double pass_bytes(const TpPassComm& p, TpSides sides, int tp) {
   double b = 0;
@@ -126,8 +135,16 @@ LayerTensorParallel layer_tensor_parallel(const StageCostInputs& in, double act,
   } else {
     const std::vector<std::vector<int>> group{in.layout.tp_group(0, 0)};
     const int pairs = end_side(sides) - first_side(sides);  // one all-reduce a side and pass
-    t.fwd = pairs * in.memo.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
-    t.bwd = t.fwd + (full_recompute ? t.fwd : 0.0);
+    const double all_reduce_s =
+        in.memo.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Ring, group, sim::Bytes{act}).seconds();
+    t.fwd = pairs * all_reduce_s;
+    // The backward's all-reduce is the column-parallel input gradient's: asynchronous beside the
+    // wgrad GEMM where the framework does so (tp_async_dgrad_allreduce), blocking otherwise.
+    const double bwd_exposed = in.tp_async_dgrad_allreduce && !in.parallel.delay_wgrad_compute
+                                   ? tp_dgrad_collective_exposed_s(in.compute, layer, all_reduce_s, sides)
+                                   : t.fwd;
+    t.bwd = bwd_exposed + (full_recompute ? t.fwd : 0.0);
+    t.bwd_hidden = t.fwd - bwd_exposed;
     // A ring all-reduce at 2 (tp-1)/tp of the activation per side and pass.
     t.fwd_bytes = pairs * 2.0 * act * (tp - 1) / tp;
     t.bwd_bytes = t.fwd_bytes * (full_recompute ? 2.0 : 1.0);

@@ -202,9 +202,14 @@ double tp_regather_exposed_s(const ComputeModel& cm, const std::vector<OpCost>& 
 
 double tp_dgrad_scatter_exposed_s(const ComputeModel& cm, const std::vector<OpCost>& layer, const TpPassComm& bwd,
                                   TpSides sides) {
+  return tp_dgrad_collective_exposed_s(cm, layer, bwd.scatter_s, sides);
+}
+
+double tp_dgrad_collective_exposed_s(const ComputeModel& cm, const std::vector<OpCost>& layer, double comm_s,
+                                     TpSides sides) {
   const ColumnBackward c = column_backward(cm, layer);
-  const double scatter_s[2] = {bwd.scatter_s, bwd.scatter_s};  // the same on both sides
-  return exposed_over_sides(sides, scatter_s, c.wgrad_s);
+  const double per_side[2] = {comm_s, comm_s};  // the same on both sides
+  return exposed_over_sides(sides, per_side, c.wgrad_s);
 }
 
 double fsdp_pass_s(int layers, double compute_s, double gather_s, double scatter_s, bool prefetch) {

@@ -99,6 +99,13 @@ double tp_regather_exposed_s(const ComputeModel& cm, const std::vector<OpCost>& 
 // (half the linear's backward; none for a frozen weight) does not cover, summed over `sides`.
 double tp_dgrad_scatter_exposed_s(const ComputeModel& cm, const std::vector<OpCost>& layer, const TpPassComm& bwd,
                                   TpSides sides);
+// The same rule for any collective of a column-parallel linear's data gradient that runs beside
+// the wgrad GEMM: `comm_s` per side (the reduce-scatter above, or without sequence parallelism the
+// all-reduce, Megatron-Core's allreduce_dgrad: core_v0.15.0 tensor_parallel/layers.py l. 534-536
+// `torch.distributed.all_reduce(grad_input, async_op=True)` before the wgrad GEMM, `handle.wait()`
+// l. 615-616 after it; TE v2.9 layernorm_linear.py l. 752 `allreduce(dgrad, tp_group, async_op=True)`).
+double tp_dgrad_collective_exposed_s(const ComputeModel& cm, const std::vector<OpCost>& layer, double comm_s,
+                                     TpSides sides);
 
 // A ZeRO-3 pass over `layers` layers of `compute_s` each, with a per-layer parameter all-gather of
 // `gather_s` (and, in backward, a gradient reduce-scatter of `scatter_s`; 0 in forward). With

@@ -35,6 +35,43 @@ void add_mtp_module_extras(ChunkCost& mtp, const StageCostInputs& in, const OpSh
   if (!model.tied_embeddings && vstages > 1) mtp.params += model.embedding_parameters() / in.parallel.tp;
 }
 
+// [sync] fp8_amax_reduction (specs.h Fp8AmaxReduction): FP8 delayed scaling reduces each pass's
+// amaxes in one blocking all-reduce (MAX, async_op=False) when the chunk's fp8_autocast region
+// exits (forward) and at the end of its backward. Only the delayed recipe keeps an amax buffer:
+// current scaling (fp8_amax_bytes_per_element > 0) and block scaling (MXFP8:
+// fp8_block_scale_bytes_per_element > 0) reduce nothing here. The buffer holds one fp32 amax per
+// fp8 tensor, 3 per GEMM forward (input, weight, output) and 2 backward (TE v2.9 module/base.py l.
+// 767): 4 GEMMs a layer (qkv, proj, fc1, fc2; a GroupedLinear's local experts each a GEMM). A few
+// kilobytes at most, so the all-reduce is latency-bound: NCCL's tuner picks its algorithm
+// (CollectiveAlgo::Auto) over every group at once (the stage's replicas under "tp").
+void add_amax_reduction(StageCosts& costs, const StageCostInputs& in) {
+  const ComputeConstants& k = in.compute.constants();
+  const bool delayed = in.training.precision == topology::Precision::Fp8 &&
+                       k.get("fp8_amax_bytes_per_element") == 0 && k.get("fp8_block_scale_bytes_per_element") == 0;
+  if (!delayed || in.fp8_amax == Fp8AmaxReduction::None) return;
+  const ParallelLayout& l = in.layout;
+  std::vector<std::vector<int>> groups;
+  for (int d = 0; d < l.dp; ++d) {
+    if (in.fp8_amax == Fp8AmaxReduction::Tp || groups.empty()) groups.emplace_back();
+    for (int c = 0; c < l.cp; ++c)
+      for (int t = 0; t < l.tp; ++t) groups.back().push_back(l.rank(t, d, 0, c));
+  }
+  if (groups.front().size() <= 1) return;  // TE reduces only over a group of more than one rank
+  const int local_experts = in.model.experts > 0 ? std::max(1, in.model.experts / in.parallel.ep) : 0;
+  for (ChunkCost& c : costs.chunks) {
+    const double gemms = 4.0 * c.layers + 2.0 * c.moe_layers * std::max(0, local_experts - 1);
+    if (gemms <= 0) continue;
+    const auto seconds = [&](double per_gemm) {
+      return in.memo.concurrent(CollectiveOp::AllReduce, CollectiveAlgo::Auto, groups, sim::Bytes{4.0 * per_gemm * gemms})
+          .seconds();
+    };
+    c.fwd_amax = seconds(3);
+    c.bwd_amax = seconds(2);
+    c.fwd_comm += c.fwd_amax;
+    c.bwd_comm += c.bwd_amax;
+  }
+}
+
 }  // namespace
 
 int grad_reduce_bytes(topology::Precision p) { return p == topology::Precision::Fp16 ? 2 : 4; }
@@ -140,7 +177,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
       const EpLayerSplit split = split_moe_layer(
           in.compute, moe_layer, lc_moe.fwd + ltp_moe.fwd_sm, lc_moe.bwd + ltp_moe.bwd_sm,
           ltp_moe.fwd - ltp_shared.fwd + lcp.fwd, ltp_moe.bwd - ltp_shared.bwd + lcp.bwd, lep[st].fwd, lep[st].bwd,
-          ltp_shared.fwd, ltp_shared.bwd);
+          ltp_shared.fwd, ltp_shared.bwd, in.parallel.delay_wgrad_compute);
       pair_saving[st] = combined_layer_saving_s(split, ep_sm_share);
     }
     if (in.parallel.moe_shared_expert_overlap) {
@@ -255,6 +292,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   costs.cp_bytes_per_gpu = (lcp.fwd_bytes + lcp.bwd_bytes) * model.layers / pp * in.micro_batches;
   costs.pp_send_bytes = act / tp;  // scatter/gather optimisation: each tp rank sends its 1/tp share
   costs.pp_bytes_per_gpu = pp > 1 ? 2.0 * costs.pp_send_bytes * in.micro_batches * in.chunks_per_rank : 0.0;
+  add_amax_reduction(costs, in);
   // LoRA trains only its adapters, which are no Transformer Engine linears: nothing is gathered in fp8.
   if (ft.lora())
     for (ChunkCost& c : costs.chunks) c.fp8_params = c.fp8_expert_params = 0;

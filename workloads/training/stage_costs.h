@@ -79,6 +79,9 @@ struct ChunkCost {
   // [sync] fp8_param_gather: of `params`, the weights of the linears that run at the training
   // precision (layers outside the bf16 rules; the router counts out), and of those the routed experts'.
   double fp8_params = 0, fp8_expert_params = 0;
+  // FP8 delayed scaling ([sync] fp8_amax_reduction): the blocking amax all-reduce at the end of
+  // each pass of the chunk (one per fp8_autocast exit and one per backward), part of the comm above.
+  double fwd_amax = 0, bwd_amax = 0;
   int layers = 0;
 };
 
@@ -96,6 +99,13 @@ struct StageCostInputs {
   bool tp_comm_overlap = false;  // [sync] tp_comm_overlap (with sequence parallelism)
   bool fsdp_prefetch = true;     // [sync] fsdp_prefetch (ZeRO-3)
   Zero3Impl zero3_impl = Zero3Impl::Coalesced;  // [sync] zero3_impl (ZeRO-3)
+  // [sync] fp8_amax_reduction: over which ranks fp8 delayed scaling all-reduces its amaxes per
+  // pass. None here (callers that build inputs by hand charge nothing); iteration planning passes
+  // the scenario's (default Stage).
+  Fp8AmaxReduction fp8_amax = Fp8AmaxReduction::None;
+  // [sync] tp_async_dgrad_allreduce (tensor parallelism without sequence parallelism): the
+  // column-parallel input gradient's all-reduce runs beside the wgrad GEMM. false here, as above.
+  bool tp_async_dgrad_allreduce = false;
 };
 
 struct StageCosts {
