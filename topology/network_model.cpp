@@ -212,8 +212,9 @@ void NetworkModel::release_time(std::uint32_t i) {
 
 // Joins the open batch when the event would have taken the sequence number right after it (same
 // kind and time, nothing else scheduled since); otherwise posts a new batch event.
-std::uint32_t NetworkModel::open_batch(sim::SimTime at, std::uint64_t kind) {
-  if (!open_.valid || open_.kind != kind || open_.time != at || open_.scheduled != sim_.scheduled()) {
+std::uint32_t NetworkModel::open_batch(sim::SimTime at, std::uint64_t kind, std::uint32_t not_in) {
+  if (!open_.valid || open_.kind != kind || open_.time != at || open_.scheduled != sim_.scheduled() ||
+      open_.batch == not_in) {
     std::uint32_t b;
     if (!free_batches_.empty()) {
       b = free_batches_.back();
@@ -239,30 +240,25 @@ std::uint32_t NetworkModel::open_batch(sim::SimTime at, std::uint64_t kind) {
 }
 
 void NetworkModel::post_activation(std::uint64_t entry, sim::SimTime at) {
-  Batch& batch = batches_[open_batch(at, kActivate)];
+  Batch& batch = batches_[open_batch(at, kActivate, kNoBatch)];
   batch.entries.push_back(static_cast<std::uint32_t>(entry & 0xffffffffU));
   batch.entries.push_back(static_cast<std::uint32_t>(entry >> 32));
 }
 
 // A completion entry is the variable alone: an entry of v is live when v's stream names its batch
-// (Stream::batch). `live_in` is the batch of v's previous entry (now stale; kNoBatch: none). When
-// the new entry joins that same batch (it is still open: nothing was scheduled since, and the new
-// completion time rounds to the same picosecond), the stale entry is overwritten with kStaleEntry
-// first, so that a batch never holds a stale and a live entry of one variable. A batch stops being
-// open once another is scheduled, so this is the only way the two can meet.
+// (Stream::batch). `live_in` is the batch of v's previous entry (now stale; kNoBatch: none). A batch
+// never holds a stale and a live entry of one variable: when the new entry would join that same
+// batch (it is still open: nothing was scheduled since, and the new completion time rounds to the
+// same picosecond), it starts a batch of its own instead. That batch's event takes the next sequence
+// number at the same time, the one the joined entry stood for, so the events run in the same order
+// and are counted the same (only batched_events, a statistic, differs). A batch stops being open
+// once another is scheduled, so this is the only way the two can meet.
 std::uint32_t NetworkModel::post_completion(sim::VariableId v, std::uint32_t live_in, sim::SimTime at) {
-  const std::uint32_t b = open_batch(at, kComplete);
-  sim::PodVector<std::uint32_t>& entries = batches_[b].entries;
-  if (b == live_in) {
-    for (std::size_t i = entries.size(); i-- > 0;) {
-      if (entries[i] == v) {
-        entries[i] = kStaleEntry;
-        ++stats_.stale_overwritten;
-        break;
-      }
-    }
-  }
-  entries.push_back(v);
+  const bool would_join = open_.valid && open_.batch == live_in && open_.kind == kComplete && open_.time == at &&
+                          open_.scheduled == sim_.scheduled();
+  const std::uint32_t b = open_batch(at, kComplete, live_in);
+  if (would_join) ++stats_.stale_separated;
+  batches_[b].entries.push_back(v);
   return b;
 }
 
@@ -346,7 +342,7 @@ void NetworkModel::on_event(std::uint64_t tag) {
   if (kind == kComplete) {
     for (const std::uint32_t v : firing_) {
       // Stale: superseded by a rate change (its stream's live entry is in another batch, or it ended).
-      if (v == kStaleEntry || streams_[v].batch != b) continue;
+      if (streams_[v].batch != b) continue;
       complete(v);
     }
   } else {

@@ -133,7 +133,7 @@ struct NetworkStats {
   std::uint64_t rate_updates = 0;
   std::size_t peak_concurrent_flows = 0;
   std::uint64_t batched_events = 0;  // flow events that joined another's batch (no queue entry)
-  std::uint64_t stale_overwritten = 0;  // completion entries reposted to the batch holding their stale one (post_completion)
+  std::uint64_t stale_separated = 0;  // completion entries that would have joined the batch of their stale one (post_completion)
 };
 
 class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
@@ -239,11 +239,9 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   static constexpr std::uint32_t kNoTime = 0xffffffffU;
   std::uint32_t last_time_ = kNoTime;  // the entry made last (kNoTime: none live)
   enum : std::uint64_t { kActivate = 0, kComplete = 1 };
-  // Batch entries are 4-byte words. A completion entry is one word, the variable (kStaleEntry: a
-  // stale entry overwritten, see post_completion()); an activation entry is two, the low and the high word of
+  // Batch entries are 4-byte words. A completion entry is one word, the variable; an activation entry is two, the low and the high word of
   // the pending record's handle (PendingPool::alloc; bit 63 clear) or, for start_regenerated, of
   // kRegenerated | listener slot << kSlotShift | tag.
-  static constexpr std::uint32_t kStaleEntry = 0xffffffffU;
   static constexpr std::uint64_t kRegenerated = std::uint64_t{1} << 63;
   static constexpr int kSlotShift = 54;
   static constexpr std::uint32_t kNoSlot = 0xffffffffU;
@@ -281,7 +279,7 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   };
   // Adds an activation entry (two words) or a completion entry (v) to a batch at `at` (the open one
   // when it may join) and returns the batch.
-  std::uint32_t open_batch(sim::SimTime at, std::uint64_t kind);
+  std::uint32_t open_batch(sim::SimTime at, std::uint64_t kind, std::uint32_t not_in);  // (a new one rather than not_in)
   void post_activation(std::uint64_t entry, sim::SimTime at);
   std::uint32_t post_completion(sim::VariableId v, std::uint32_t live_in, sim::SimTime at);
   void supersede(std::uint32_t batch);  // one of its completion entries is stale now

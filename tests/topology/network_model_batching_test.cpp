@@ -275,11 +275,11 @@ struct Arrivals final : topology::TransferListener {
 // Three transfers on one route, two of them `extra` bytes longer than the third (started first or
 // last): when the short one ends, the long ones' rates rise, and for a fraction of a byte their
 // new completion time rounds to the picosecond they had, while their batch (which holds both) is
-// still the open one: each is reposted to the batch holding its stale entry.
+// still the open one: each would have joined the batch holding its stale entry.
 template <class Net>
 std::vector<std::pair<std::uint64_t, std::int64_t>> play_pair(const topology::Topology& topo, const topology::Route& route,
                                                              double bytes, double extra, bool longer_first,
-                                                             std::uint64_t* overwritten, std::uint64_t* events) {
+                                                             std::uint64_t* separated, std::uint64_t* events) {
   sim::Simulator sim;
   Net net(sim, topo);
   Arrivals arrivals(sim);
@@ -290,7 +290,7 @@ std::vector<std::pair<std::uint64_t, std::int64_t>> play_pair(const topology::To
   }
   sim.run();
   *events = sim.events_processed();
-  if constexpr (std::is_same_v<Net, topology::NetworkModel>) *overwritten = net.stats().stale_overwritten;
+  if constexpr (std::is_same_v<Net, topology::NetworkModel>) *separated = net.stats().stale_separated;
   return arrivals.got;
 }
 
@@ -300,7 +300,7 @@ TEST_CASE("topology::NetworkModel: a completion reposted to the batch holding it
   const topology::Topology topo = topology::build_cluster(topology::preset_cluster("dgx-h100", 2));
   const topology::Router router(topo);
   const topology::Route route = router.route(0, 8);  // across the fabric
-  std::uint64_t overwritten = 0;
+  std::uint64_t separated = 0;
   for (const double bytes : {1e5, 3.7e6, 1e9}) {
     for (int k = 0; k <= 800; ++k) {
       const double extra = 0.005 * (k / 2);
@@ -314,8 +314,8 @@ TEST_CASE("topology::NetworkModel: a completion reposted to the batch holding it
       REQUIRE(got.size() == 3);
       CHECK(got == want);
       CHECK(events == want_events);
-      overwritten += n;
+      separated += n;
     }
   }
-  CHECK(overwritten > 0);  // a stale entry was overwritten in its batch
+  CHECK(separated > 0);  // a completion was kept out of the batch holding its stale entry
 }
