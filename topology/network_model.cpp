@@ -92,7 +92,7 @@ void NetworkModel::start(const Route& route, sim::Bytes bytes, TransferListener*
   }
   ++waiting_;
   const std::uint64_t p = pending_.alloc(PendingPool::Transfer{bytes.value, rate_cap, who, tag}, links, wts);
-  post(p, sim_.now() + delay, kActivate);
+  post_activation(p, sim_.now() + delay);
 }
 
 void NetworkModel::start_rebuilt(const Route& route, sim::Bytes bytes, TransferListener* who, std::uint64_t tag,
@@ -106,7 +106,7 @@ void NetworkModel::start_rebuilt(const Route& route, sim::Bytes bytes, TransferL
   if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_injected(bytes.value);
   ++waiting_;
   const std::uint64_t p = pending_.alloc_rebuilt(PendingPool::Transfer{bytes.value, rate_cap, who, tag}, route.hops);
-  post(p, sim_.now() + delay, kActivate);
+  post_activation(p, sim_.now() + delay);
 }
 
 void TransferListener::route_of(std::uint64_t, Route&) const {
@@ -182,13 +182,39 @@ void NetworkModel::start_regenerated(const Route& route, sim::Bytes bytes, Trans
   if (sim::EngineInvariants* inv = sim_.invariants()) inv->flow_injected(bytes.value);
   ++waiting_;
   ++slot_refs_[slot];  // held by the transfer until it ends (its stream's ref)
-  post(kRegenerated | (static_cast<std::uint64_t>(slot) << kSlotShift) | tag, sim_.now() + delay, kActivate);
+  post_activation(kRegenerated | (static_cast<std::uint64_t>(slot) << kSlotShift) | tag, sim_.now() + delay);
+}
+
+std::uint32_t NetworkModel::acquire_time(sim::SimTime at) {
+  if (last_time_ != kNoTime && times_[last_time_].at == at) {
+    ++times_[last_time_].refs;
+    return last_time_;
+  }
+  std::uint32_t i;
+  if (!free_times_.empty()) {
+    i = free_times_.back();
+    free_times_.pop_back();
+  } else {
+    CLUSTERSIM_CHECK(times_.size() < kNoTime, "too many stream times");
+    i = static_cast<std::uint32_t>(times_.size());
+    times_.emplace_back();
+  }
+  times_[i] = StreamTime{at, 1};
+  last_time_ = i;
+  return i;
+}
+
+void NetworkModel::release_time(std::uint32_t i) {
+  if (--times_[i].refs != 0) return;
+  free_times_.push_back(i);
+  if (i == last_time_) last_time_ = kNoTime;
 }
 
 // Joins the open batch when the event would have taken the sequence number right after it (same
 // kind and time, nothing else scheduled since); otherwise posts a new batch event.
-std::uint32_t NetworkModel::post(std::uint64_t entry, sim::SimTime at, std::uint64_t kind) {
-  if (!open_.valid || open_.kind != kind || open_.time != at || open_.scheduled != sim_.scheduled()) {
+std::uint32_t NetworkModel::open_batch(sim::SimTime at, std::uint64_t kind, std::uint32_t not_in) {
+  if (!open_.valid || open_.kind != kind || open_.time != at || open_.scheduled != sim_.scheduled() ||
+      open_.batch == not_in) {
     std::uint32_t b;
     if (!free_batches_.empty()) {
       b = free_batches_.back();
@@ -201,16 +227,39 @@ std::uint32_t NetworkModel::post(std::uint64_t entry, sim::SimTime at, std::uint
     Batch& batch = batches_[b];
     batch.posted = 0;
     batch.live = 0;
+    batch.kind = kind;
     sim_.schedule_at(at, this, (kind << 63) | b);
     open_ = OpenBatch{true, kind, at, sim_.scheduled(), b};
   } else {
     ++stats_.batched_events;
   }
   Batch& batch = batches_[open_.batch];
-  batch.entries.push_back(entry);
   ++batch.posted;
   ++batch.live;
   return open_.batch;
+}
+
+void NetworkModel::post_activation(std::uint64_t entry, sim::SimTime at) {
+  Batch& batch = batches_[open_batch(at, kActivate, kNoBatch)];
+  batch.entries.push_back(static_cast<std::uint32_t>(entry & 0xffffffffU));
+  batch.entries.push_back(static_cast<std::uint32_t>(entry >> 32));
+}
+
+// A completion entry is the variable alone: an entry of v is live when v's stream names its batch
+// (Stream::batch). `live_in` is the batch of v's previous entry (now stale; kNoBatch: none). A batch
+// never holds a stale and a live entry of one variable: when the new entry would join that same
+// batch (it is still open: nothing was scheduled since, and the new completion time rounds to the
+// same picosecond), it starts a batch of its own instead. That batch's event takes the next sequence
+// number at the same time, the one the joined entry stood for, so the events run in the same order
+// and are counted the same (only batched_events, a statistic, differs). A batch stops being open
+// once another is scheduled, so this is the only way the two can meet.
+std::uint32_t NetworkModel::post_completion(sim::VariableId v, std::uint32_t live_in, sim::SimTime at) {
+  const bool would_join = open_.valid && open_.batch == live_in && open_.kind == kComplete && open_.time == at &&
+                          open_.scheduled == sim_.scheduled();
+  const std::uint32_t b = open_batch(at, kComplete, live_in);
+  if (would_join) ++stats_.stale_separated;
+  batches_[b].entries.push_back(v);
+  return b;
 }
 
 // A completion entry of `b` was superseded: when none of its entries is live any more, its buffer
@@ -245,9 +294,9 @@ void NetworkModel::activate(std::span<const LinkId> links, std::span<const std::
     stream_bytes_[v] = bytes;
   }
   s.remaining = bytes;
-  s.last_update = sim_.now();
+  s.since = acquire_time(sim_.now());
   s.ref = ref;
-  s.batch = kNoBatch;  // the generation is kept: it tells this stream's entries from older ones
+  s.batch = kNoBatch;
   if (observer_ != nullptr) stream_start_[v] = sim_.now();
   stats_.peak_concurrent_flows = std::max(stats_.peak_concurrent_flows, solver_.live_variables());
   sim_.request_flush(this);
@@ -264,17 +313,20 @@ void NetworkModel::on_flush() {
     Stream& s = streams_[v];
     const double old_rate = old_rates.next();  // the rate this stream had until now (0: new)
     const double rate = solver_.rate(v);
-    if (old_rate > 0) s.remaining -= old_rate * (now - s.last_update).seconds();
-    s.last_update = now;
+    if (old_rate > 0) s.remaining -= old_rate * (now - times_[s.since].at).seconds();
+    if (times_[s.since].at != now) {
+      release_time(s.since);
+      s.since = acquire_time(now);
+    }
     if (inv != nullptr) {
       sim::MemberRange::Buffer buf;
       inv->rate_changed(solver_.members(v).contiguous(buf), solver_.weights_of(v), old_rate, rate);
     }
-    ++s.generation;
     ++stats_.rate_updates;
-    if (s.batch != kNoBatch) supersede(s.batch);
+    const std::uint32_t previous = s.batch;
+    if (previous != kNoBatch) supersede(previous);
     const double left = std::max(0.0, s.remaining);
-    s.batch = post(encode(v, s.generation), now + sim::SimTime::from_seconds(left / rate), kComplete);
+    s.batch = post_completion(v, previous, now + sim::SimTime::from_seconds(left / rate));
   }
   solver_.release_report();
   if (inv != nullptr) inv->check_capacities(solver_, now);
@@ -287,17 +339,24 @@ void NetworkModel::on_event(std::uint64_t tag) {
   if (open_.valid && open_.batch == b) open_.valid = false;
   firing_.swap(batches_[b].entries);
   sim_.count_coalesced(batches_[b].posted - 1);
-  for (const std::uint64_t entry : firing_) {
-    if (kind == kActivate && (entry & kRegenerated) != 0) {
-      const std::uint64_t ref = entry & ~kRegenerated;  // the slot it holds and its tag (see kSideRef)
-      --waiting_;
-      Route route;
-      double bytes = 0, rate_cap = 0;
-      who_of(ref)->transfer_of(tag_of(ref), route, bytes, rate_cap);
-      activate(std::span<const LinkId>(route.links.data(), route.hops), {}, bytes, rate_cap, ref);
-      continue;
+  if (kind == kComplete) {
+    for (const std::uint32_t v : firing_) {
+      // Stale: superseded by a rate change (its stream's live entry is in another batch, or it ended).
+      if (streams_[v].batch != b) continue;
+      complete(v);
     }
-    if (kind == kActivate) {
+  } else {
+    for (std::size_t i = 0; i < firing_.size(); i += 2) {
+      const std::uint64_t entry = firing_[i] | (static_cast<std::uint64_t>(firing_[i + 1]) << 32);
+      if ((entry & kRegenerated) != 0) {
+        const std::uint64_t ref = entry & ~kRegenerated;  // the slot it holds and its tag (see kSideRef)
+        --waiting_;
+        Route route;
+        double bytes = 0, rate_cap = 0;
+        who_of(ref)->transfer_of(tag_of(ref), route, bytes, rate_cap);
+        activate(std::span<const LinkId>(route.links.data(), route.hops), {}, bytes, rate_cap, ref);
+        continue;
+      }
       const PendingPool::Transfer t = pending_.transfer(entry);
       if (PendingPool::rebuilt(entry)) {
         Route route;
@@ -309,12 +368,7 @@ void NetworkModel::on_event(std::uint64_t tag) {
       }
       pending_.free(entry);
       --waiting_;
-      continue;
     }
-    const auto v = static_cast<sim::VariableId>(entry & 0xffffffffU);
-    const auto gen = static_cast<std::uint32_t>(entry >> 32);
-    if ((streams_[v].generation & 0x7fffffffU) != gen) continue;  // superseded by a rate change
-    complete(v);
   }
   // A small buffer is kept for the next batch; a large one (a stage's wave of flows) is given back,
   // so that waves of activations and of completions do not each keep their own.
@@ -349,16 +403,16 @@ void NetworkModel::complete(sim::VariableId v) {
   }
   if (sim::EngineInvariants* inv = sim_.invariants()) {
     const double rate = solver_.rate(v);  // the stream's rate since its last change
-    const double undelivered = s.remaining - rate * (sim_.now() - s.last_update).seconds();
+    const double undelivered = s.remaining - rate * (sim_.now() - times_[s.since].at).seconds();
     inv->rate_changed(links, solver_.weights_of(v), rate, 0.0);
     inv->flow_delivered(bytes, undelivered, rate, sim_.now());
   }
   account(links, solver_.weights_of(v), bytes, observer_ != nullptr ? stream_start_[v] : sim::SimTime{},
           who, tag);
   release(s.ref);
+  release_time(s.since);
   solver_.remove_variable(v);  // its memberships stay until the next solve (resurrection)
   sim_.request_flush(this);
-  ++s.generation;
   s.batch = kNoBatch;
   ++stats_.transfers_finished;
   who->on_transfer_done(tag);  // may start new transfers (and reuse this variable)

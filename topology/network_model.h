@@ -5,7 +5,8 @@
 // the same connected set of links starts or ends. Each link direction is one solver constraint.
 // Rates are re-solved once per timestamp (Simulator flush), only for the touched component;
 // remaining bytes are updated lazily when a flow's rate changes; only flows whose rate changed get
-// a new completion event (older ones are cancelled lazily by a generation number).
+// a new completion event (older ones are cancelled lazily: an entry is live only in the batch its
+// stream names).
 //
 // Listeners are told when a transfer's last byte has arrived. Nothing is allocated per transfer
 // once the pools have grown to the peak number of concurrent flows; a large pool that empties (a
@@ -19,13 +20,14 @@
 // nothing but its 8-byte activation batch entry when the listener gives the bytes and rate cap
 // again too (start_regenerated: the direct and halving-doubling schedules' unfolded sends);
 // nothing of it is in the solver yet. When it starts streaming it becomes a solver variable (the solver copies the
-// route into its memberships) and a 32-byte stream record (its rate is read from the solver) kept at the variable's id, so no map
+// route into its memberships) and a 24-byte stream record (its rate is read from the solver) kept at the variable's id, so no map
 // from variables to flows is needed; its byte count (8 bytes more, in a side array) is kept only
 // when something reads it at the end: link byte counts (count_link_bytes), an observer or
 // invariant checks. The record names its listener and tag in 8 bytes: the listener's slot in a
 // small table and the tag, or, for a tag of kRegeneratedTagLimit or above or a listener that found no free slot,
-// an index in a side table of (listener, tag) pairs. Each pending activation or completion is 8 bytes in a
-// *batch*; a batch whose completions have all been superseded by rate changes gives its buffer
+// an index in a side table of (listener, tag) pairs. Each pending activation is 8 bytes in a
+// *batch*, each pending completion 4 (the variable: no generation number, see Stream; a stream names
+// the time of its last rate change by an index into a table of the distinct ones); a batch whose completions have all been superseded by rate changes gives its buffer
 // back at once (its event still fires, and is still counted), so a flow whose rate changes k
 // times does not hold k stale entries; the free batches keep emptied buffers of at most
 // kKeptFreeBatchEntries entries in all, and the solver's report is given back after each flush. Measured per structure in docs/benchmarks.md (memory per
@@ -131,6 +133,7 @@ struct NetworkStats {
   std::uint64_t rate_updates = 0;
   std::size_t peak_concurrent_flows = 0;
   std::uint64_t batched_events = 0;  // flow events that joined another's batch (no queue entry)
+  std::uint64_t stale_separated = 0;  // completion entries that would have joined the batch of their stale one (post_completion)
 };
 
 class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
@@ -186,7 +189,7 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   // Flow event entries held in batches (live and stale), for memory tests.
   std::size_t held_entries() const {
     std::size_t n = 0;
-    for (const Batch& b : batches_) n += b.entries.size();
+    for (const Batch& b : batches_) n += b.kind == kActivate ? b.entries.size() / 2 : b.entries.size();
     return n;
   }
   // 4-byte words in the pool of waiting transfers (PendingPool::words), for memory tests.
@@ -201,30 +204,44 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
  private:
   static constexpr std::uint32_t kNoBatch = 0xffffffffU;
   // Pools kept when emptied up to these sizes (larger ones are given back, see on_event).
-  static constexpr std::size_t kKeptBatchEntries = 4096;
+  static constexpr std::size_t kKeptBatchEntries = 8192;  // (words: 32 KiB)
   // The free batches together keep buffers of at most this many entries; a fired batch past it
   // gives its buffer back. (Each kept its own up to kKeptBatchEntries: a direct all-to-all's stage
   // posts its starts in thousands of batches, whose emptied buffers then stayed resident while the
   // stage streamed, ~8 bytes per flow; docs/benchmarks.md, flowmem12.)
-  static constexpr std::size_t kKeptFreeBatchEntries = 65536;
+  static constexpr std::size_t kKeptFreeBatchEntries = 131072;  // (words: 512 KiB)
   static constexpr std::size_t kKeptPendingWords = 65536 * 16;
-  // A streaming transfer, at its solver variable's index (32 bytes; its bytes, when kept, are in
-  // stream_bytes_: see keeps_bytes). `generation` grows with each
-  // rate change and at the end, so older completion entries for this index are recognised as stale
-  // (it is kept when the index is reused); `batch` holds the live completion entry; `ref` names
-  // the listener and the tag (hold()).
+  // A streaming transfer, at its solver variable's index (24 bytes; its bytes, when kept, are in
+  // stream_bytes_: see keeps_bytes). `batch` names the batch holding its live completion entry
+  // (kNoBatch: none): an entry of this variable in any other batch is stale (see post_completion()
+  // for why a batch never holds a stale and a live entry of one variable); `ref` names the
+  // listener and the tag (hold()); `since` the time of its last rate change, in the table of
+  // stream times (acquire_time()).
   struct Stream {
-    double remaining = 0;  // at last_update (its rate since then is the solver's)
-    sim::SimTime last_update;
+    double remaining = 0;  // at times_[since] (its rate since then is the solver's)
     std::uint64_t ref = 0;
-    std::uint32_t generation = 0;
     std::uint32_t batch = kNoBatch;
+    std::uint32_t since = 0;
   };
-  static_assert(sizeof(Stream) == 32, "see the header comment");
+  static_assert(sizeof(Stream) == 24, "see the header comment");
+  // Stream times: the streams whose rate last changed at one flush share its time (a wave's flows
+  // all do), so each names it by a 4-byte index into this table instead of keeping 8 bytes of its
+  // own; an entry is given back when no stream names it. The value is the time itself, so every
+  // computation reads the same number as before.
+  struct StreamTime {
+    sim::SimTime at;
+    std::uint32_t refs = 0;
+  };
+  std::uint32_t acquire_time(sim::SimTime at);  // the entry for `at` (the last one made, when it is `at`)
+  void release_time(std::uint32_t i);
+  std::vector<StreamTime> times_;
+  std::vector<std::uint32_t> free_times_;
+  static constexpr std::uint32_t kNoTime = 0xffffffffU;
+  std::uint32_t last_time_ = kNoTime;  // the entry made last (kNoTime: none live)
   enum : std::uint64_t { kActivate = 0, kComplete = 1 };
-  // A completion entry: the variable and the generation its event was posted for (stale when they
-  // differ). An activation entry is the pending record's handle (PendingPool::alloc; bit 63 clear)
-  // or, for start_regenerated, kRegenerated | listener slot << kSlotShift | tag.
+  // Batch entries are 4-byte words. A completion entry is one word, the variable; an activation entry is two, the low and the high word of
+  // the pending record's handle (PendingPool::alloc; bit 63 clear) or, for start_regenerated, of
+  // kRegenerated | listener slot << kSlotShift | tag.
   static constexpr std::uint64_t kRegenerated = std::uint64_t{1} << 63;
   static constexpr int kSlotShift = 54;
   static constexpr std::uint32_t kNoSlot = 0xffffffffU;
@@ -244,9 +261,6 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   std::uint64_t tag_of(std::uint64_t ref) const {
     return (ref & kSideRef) != 0 ? side_[ref & 0xffffffffU].tag : ref & (kRegeneratedTagLimit - 1);
   }
-  static std::uint64_t encode(sim::VariableId v, std::uint32_t gen) {
-    return (static_cast<std::uint64_t>(gen & 0x7fffffffU) << 32) | v;
-  }
   // The batch that the next event may join (see the header comment).
   struct OpenBatch {
     bool valid = false;
@@ -255,15 +269,19 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
     std::uint64_t scheduled = 0;  // Simulator::scheduled() right after its event was posted
     std::uint32_t batch = 0;
   };
-  // A batch: its entries, how many were posted (each stands for one event) and how many of them
-  // are not superseded yet (its buffer is given back when that reaches zero).
+  // A batch: its entries (words), how many were posted (each stands for one event) and how many of
+  // them are not superseded yet (its buffer is given back when that reaches zero).
   struct Batch {
-    sim::PodVector<std::uint64_t> entries;
+    sim::PodVector<std::uint32_t> entries;
     std::uint32_t posted = 0;
     std::uint32_t live = 0;
+    std::uint64_t kind = kActivate;
   };
-  // Adds `entry` to a batch at `at` (the open one when it may join) and returns the batch.
-  std::uint32_t post(std::uint64_t entry, sim::SimTime at, std::uint64_t kind);
+  // Adds an activation entry (two words) or a completion entry (v) to a batch at `at` (the open one
+  // when it may join) and returns the batch.
+  std::uint32_t open_batch(sim::SimTime at, std::uint64_t kind, std::uint32_t not_in);  // (a new one rather than not_in)
+  void post_activation(std::uint64_t entry, sim::SimTime at);
+  std::uint32_t post_completion(sim::VariableId v, std::uint32_t live_in, sim::SimTime at);
   void supersede(std::uint32_t batch);  // one of its completion entries is stale now
   // Starts streaming (or, with nothing to stream, finishes at once); `links` may point into pending_;
   // `ref` (hold()) is the stream's from now on.
@@ -301,7 +319,7 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   std::vector<Batch> batches_;
   std::vector<std::uint32_t> free_batches_;
   std::size_t free_batch_entries_ = 0;  // Σ capacity of the free batches' buffers (kKeptFreeBatchEntries)
-  sim::PodVector<std::uint64_t> firing_;  // the batch being run (swapped out of batches_)
+  sim::PodVector<std::uint32_t> firing_;  // the batch being run (swapped out of batches_)
   OpenBatch open_;
   std::vector<double> link_bytes_;
   NetworkStats stats_;

@@ -262,3 +262,60 @@ TEST_CASE("topology::NetworkModel: flows replaced by identical ones arrive exact
     }
   }
 }
+
+namespace {
+
+struct Arrivals final : topology::TransferListener {
+  explicit Arrivals(sim::Simulator& s) : sim(s) {}
+  void on_transfer_done(std::uint64_t tag) override { got.emplace_back(tag, sim.now().ps); }
+  sim::Simulator& sim;
+  std::vector<std::pair<std::uint64_t, std::int64_t>> got;
+};
+
+// Three transfers on one route, two of them `extra` bytes longer than the third (started first or
+// last): when the short one ends, the long ones' rates rise, and for a fraction of a byte their
+// new completion time rounds to the picosecond they had, while their batch (which holds both) is
+// still the open one: each would have joined the batch holding its stale entry.
+template <class Net>
+std::vector<std::pair<std::uint64_t, std::int64_t>> play_pair(const topology::Topology& topo, const topology::Route& route,
+                                                             double bytes, double extra, bool longer_first,
+                                                             std::uint64_t* separated, std::uint64_t* events) {
+  sim::Simulator sim;
+  Net net(sim, topo);
+  Arrivals arrivals(sim);
+  for (int k = 0; k < 3; ++k) {
+    const bool longer = longer_first ? k < 2 : k > 0;
+    net.start(route, sim::Bytes{longer ? bytes + extra : bytes}, &arrivals, static_cast<std::uint64_t>(k), sim::SimTime{},
+              sim::kUnlimited);
+  }
+  sim.run();
+  *events = sim.events_processed();
+  if constexpr (std::is_same_v<Net, topology::NetworkModel>) *separated = net.stats().stale_separated;
+  return arrivals.got;
+}
+
+}  // namespace
+
+TEST_CASE("topology::NetworkModel: a completion reposted to the batch holding its stale entry arrives when the plain model says") {
+  const topology::Topology topo = topology::build_cluster(topology::preset_cluster("dgx-h100", 2));
+  const topology::Router router(topo);
+  const topology::Route route = router.route(0, 8);  // across the fabric
+  std::uint64_t separated = 0;
+  for (const double bytes : {1e5, 3.7e6, 1e9}) {
+    for (int k = 0; k <= 800; ++k) {
+      const double extra = 0.005 * (k / 2);
+      const bool longer_first = k % 2 == 0;
+      CAPTURE(bytes);
+      CAPTURE(extra);
+      CAPTURE(longer_first);
+      std::uint64_t n = 0, events = 0, want_events = 0;
+      const auto got = play_pair<topology::NetworkModel>(topo, route, bytes, extra, longer_first, &n, &events);
+      const auto want = play_pair<ReferenceNetwork>(topo, route, bytes, extra, longer_first, nullptr, &want_events);
+      REQUIRE(got.size() == 3);
+      CHECK(got == want);
+      CHECK(events == want_events);
+      separated += n;
+    }
+  }
+  CHECK(separated > 0);  // a completion was kept out of the batch holding its stale entry
+}
