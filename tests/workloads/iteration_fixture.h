@@ -68,6 +68,35 @@ struct BuiltCluster {
   }
 };
 
+// What a plan_stage_costs test holds: `nodes` servers of a node preset, a model preset, a training
+// spec of `global_batch` sequences at micro-batch 1 in the default precision, the compute model at
+// that precision and the collective memo over the cluster. Non-copyable (the memo refers to the
+// cluster); members are built in declaration order.
+struct StageRig {
+  BuiltCluster cluster;
+  workloads::ModelSpec model;
+  workloads::TrainingSpec tr;
+  workloads::ComputeModel compute;
+  workloads::CollectiveMemo memo;
+
+  StageRig(topology::ClusterSpec spec, std::string_view model_name, int global_batch)
+      : cluster(std::move(spec)),
+        model(model_preset(model_name)),
+        tr(training(global_batch)),
+        compute(cluster.compute(tr.precision)),
+        memo(cluster.collectives()) {}
+  StageRig(const StageRig&) = delete;
+  StageRig& operator=(const StageRig&) = delete;
+
+ private:
+  static workloads::TrainingSpec training(int global_batch) {
+    workloads::TrainingSpec t;
+    t.global_batch = global_batch;
+    t.micro_batch = 1;
+    return t;
+  }
+};
+
 // What a scenario would say: a cluster, a model and the job's layout, training and sync settings.
 struct Job {
   topology::ClusterSpec cluster;

@@ -19,20 +19,14 @@ TEST_CASE("workloads::plan_stage_costs: a stage whose expert groups straddle nod
   spec.node.nics = 6;
   spec.node.sockets = 3;
   spec.gpus = 8;
-  const testing::BuiltCluster cluster(spec);
-  const ModelSpec model = *find_model_preset("mixtral-8x7b");  // every layer MoE, 16 per stage
-  TrainingSpec tr;
-  tr.global_batch = 8;
-  tr.micro_batch = 1;
-  const ComputeModel compute = cluster.compute(tr.precision);
-  CollectiveMemo memo(cluster.collectives());
+  testing::StageRig rig(spec, "mixtral-8x7b", 8);  // every layer MoE, 16 per stage
   ParallelSpec par;
   par.pp = 2;
   par.dp = 4;
   par.ep = 4;
   const ParallelLayout layout{par.tp, par.dp, par.pp};
   const StageCosts costs =
-      plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 2});
+      plan_stage_costs(StageCostInputs{rig.model, par, rig.tr, rig.compute, layout, rig.memo, CollectiveAlgo::Ring, 1, 2});
   REQUIRE(costs.chunks.size() == 2);
   REQUIRE(costs.chunks[0].layers == costs.chunks[1].layers);
   // The same bytes on both stages; stage 1's cross the 50 GB/s NICs instead of NVLink (450 GB/s).

@@ -12,20 +12,14 @@ using namespace clustersim::workloads;
 
 TEST_CASE("workloads::plan_stage_costs: stage_layers moves layers between ranks' passes") {
   // gpt3-13b (40 layers) on 4 DGX A100 nodes, tp 8, pp 4: even 10 x 4 against 9 + 12 + 10 + 9.
-  const testing::BuiltCluster cluster(testing::nodes_of("dgx-a100-80gb", 4));
-  const ModelSpec model = *find_model_preset("gpt3-13b");
-  TrainingSpec tr;
-  tr.global_batch = 16;
-  tr.micro_batch = 1;
-  const ComputeModel compute = cluster.compute(tr.precision);
-  CollectiveMemo memo(cluster.collectives());
+  testing::StageRig rig(testing::nodes_of("dgx-a100-80gb", 4), "gpt3-13b", 16);
   auto costs = [&](const std::vector<int>& stage_layers) {
     ParallelSpec par;
     par.pp = 4;
     par.tp = 8;
     par.stage_layers = stage_layers;
     const ParallelLayout layout{par.tp, par.dp, par.pp};
-    return plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 16});
+    return plan_stage_costs(StageCostInputs{rig.model, par, rig.tr, rig.compute, layout, rig.memo, CollectiveAlgo::Ring, 1, 16});
   };
   const StageCosts even = costs({});
   const StageCosts listed = costs({9, 12, 10, 9});

@@ -15,19 +15,13 @@ using namespace clustersim::workloads;
 
 TEST_CASE("workloads::plan_stage_costs: without sequence parallelism the dgrad all-reduce hides behind the wgrad GEMM") {
   // gpt3-13b at tp 8 on one DGX H100, no sequence parallelism: two all-reduces a layer and pass.
-  const testing::BuiltCluster cluster(testing::nodes_of("dgx-h100", 1));
-  const ModelSpec model = *find_model_preset("gpt3-13b");
-  TrainingSpec tr;
-  tr.global_batch = 8;
-  tr.micro_batch = 1;
-  const ComputeModel compute = cluster.compute(tr.precision);
-  CollectiveMemo memo(cluster.collectives());
+  testing::StageRig rig(testing::nodes_of("dgx-h100", 1), "gpt3-13b", 8);
   ParallelSpec par;
   par.tp = 8;
   par.sequence_parallel = false;
   const ParallelLayout layout{par.tp, par.dp, par.pp};
   const auto costs = [&](bool async) {
-    StageCostInputs in{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 8};
+    StageCostInputs in{rig.model, par, rig.tr, rig.compute, layout, rig.memo, CollectiveAlgo::Ring, 1, 8};
     in.tp_async_dgrad_allreduce = async;
     return plan_stage_costs(in).chunks.front();
   };
@@ -67,20 +61,15 @@ TEST_CASE("workloads::tp_dgrad_collective_exposed_s: the reduce-scatter rule for
 
 TEST_CASE("workloads::plan_stage_costs: delay_wgrad_compute leaves the dgrad reduce-scatter nothing to hide behind") {
   // TE puts the wgrad GEMM in its WeightGradStore and waits for the reduce-scatter after the dgrad.
-  const testing::BuiltCluster cluster(testing::nodes_of("dgx-h100", 1));
-  const ModelSpec model = *find_model_preset("gpt3-13b");
-  TrainingSpec tr;
-  tr.global_batch = 8;
-  tr.micro_batch = 1;
-  const ComputeModel compute = cluster.compute(tr.precision);
-  CollectiveMemo memo(cluster.collectives());
+  testing::StageRig rig(testing::nodes_of("dgx-h100", 1), "gpt3-13b", 8);
   const auto costs = [&](bool delay) {
     ParallelSpec par;
     par.tp = 8;
     par.sequence_parallel = true;
     par.delay_wgrad_compute = delay;
     const ParallelLayout layout{par.tp, par.dp, par.pp};
-    return plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 8}).chunks.front();
+    return plan_stage_costs(StageCostInputs{rig.model, par, rig.tr, rig.compute, layout, rig.memo, CollectiveAlgo::Ring, 1, 8})
+        .chunks.front();
   };
   const ChunkCost now = costs(false), delayed = costs(true);
   CHECK(delayed.fwd_tp == doctest::Approx(now.fwd_tp));
