@@ -150,17 +150,14 @@ TEST_CASE("workloads::estimate_memory: with context parallelism an MoE layer kee
 TEST_CASE("workloads::plan_stage_costs: an MoE layer's dispatch and combine are all-to-alls over the ep group") {
   // mixtral-8x7b on one DGX H100, ep 8: per MoE layer and micro-batch each GPU sends 7/8 of its
   // k x s x h x 2 B dispatch buffer twice (dispatch, combine) in the forward and twice in the backward.
-  const testing::BuiltCluster cluster(testing::nodes_of("dgx-h100"));
-  ModelSpec model = *find_model_preset("mixtral-8x7b");
+  testing::StageRig rig(testing::nodes_of("dgx-h100"), "mixtral-8x7b", 8);
+  const ModelSpec& model = rig.model;
   ParallelSpec par;
   par.dp = 8;
   par.ep = 8;
-  TrainingSpec tr;
-  tr.global_batch = 8;
-  const ComputeModel compute = cluster.compute(tr.precision);
   const ParallelLayout layout{par.tp, par.dp, par.pp};
-  CollectiveMemo memo(cluster.collectives());
-  const StageCosts c = plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 1});
+  const StageCosts c =
+      plan_stage_costs(StageCostInputs{model, par, rig.tr, rig.compute, layout, rig.memo, CollectiveAlgo::Ring, 1, 1});
   REQUIRE(c.chunks.size() == 1);
   const double buffer = 4096.0 * 2 * 4096 * 2;  // s k h x bf16
   CHECK(moe_dispatch_bytes(model, OpShape{1, 4096, 1, 1, false, 2, true, 8, 1.0}) == doctest::Approx(buffer));
@@ -175,7 +172,8 @@ TEST_CASE("workloads::plan_stage_costs: an MoE layer's dispatch and combine are 
   CHECK(c.chunks[0].expert_params == doctest::Approx(32 * model.expert_parameters() / 8));
   // Without expert parallelism there is no all-to-all.
   par.ep = 1;
-  const StageCosts dense = plan_stage_costs(StageCostInputs{model, par, tr, compute, layout, memo, CollectiveAlgo::Ring, 1, 1});
+  const StageCosts dense =
+      plan_stage_costs(StageCostInputs{model, par, rig.tr, rig.compute, layout, rig.memo, CollectiveAlgo::Ring, 1, 1});
   CHECK(dense.chunks[0].fwd_ep == 0);
   CHECK(dense.ep_bytes_per_gpu == 0);
 }
@@ -185,22 +183,19 @@ TEST_CASE("workloads::plan_stage_costs: the alltoall dispatcher gathers its toke
   // all-gathers every rank's 8 per-expert counts (int64) over the 16 ranks, 16 x 8 x 8 B = 1 KB
   // gathered, a ring all-gather on the cluster's own collective model. Drop-and-pad and the flex
   // dispatcher do not; the backward gathers again only when it reruns the forward.
-  const testing::BuiltCluster cluster(testing::nodes_of("dgx-h100", 2));
-  ModelSpec model = *find_model_preset("mixtral-8x7b");
+  testing::StageRig rig(testing::nodes_of("dgx-h100", 2), "mixtral-8x7b", 16);
+  const ModelSpec& model = rig.model;
+  const TrainingSpec& tr = rig.tr;
   ParallelSpec par;
   par.dp = 16;
   par.ep = 16;
-  TrainingSpec tr;
-  tr.global_batch = 16;
-  const ComputeModel compute = cluster.compute(tr.precision);
   const ParallelLayout layout{par.tp, par.dp, par.pp};
-  CollectiveMemo memo(cluster.collectives());
   const auto costs = [&](const ModelSpec& m, const ParallelSpec& p, const TrainingSpec& t) {
-    return plan_stage_costs(StageCostInputs{m, p, t, compute, layout, memo, CollectiveAlgo::Ring, 1, 1}).chunks.at(0);
+    return plan_stage_costs(StageCostInputs{m, p, t, rig.compute, layout, rig.memo, CollectiveAlgo::Ring, 1, 1}).chunks.at(0);
   };
   const std::vector<std::vector<int>> group = {layout.expert_ep_group(1, 16, 0, 0, 0)};
   REQUIRE(group.front().size() == 16);
-  const double gather = memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, group, sim::Bytes{16.0 * 8 * 8}).seconds();
+  const double gather = rig.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, group, sim::Bytes{16.0 * 8 * 8}).seconds();
   CHECK(gather > 0);
   const double layers = model.layers;  // every mixtral layer is MoE
   ModelSpec padded = model;
