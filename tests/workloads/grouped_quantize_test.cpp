@@ -108,3 +108,19 @@ TEST_CASE("workloads::ComputeModel: each expert's quantize adds a launch gap and
         doctest::Approx((3.0 * 8 - 1) * c.get("host_launch_us") * 1e-6).epsilon(1e-6));
   CHECK(current.launches(gate, Pass::Backward) - delayed.launches(gate, Pass::Backward) == doctest::Approx(3.0 * 8 - 1));
 }
+
+TEST_CASE("workloads::ComputeModel::fp8_scaling: the constants select delayed, current or block scaling, current first") {
+  CHECK(model("h100-sxm5-80gb", Precision::Fp8, Recipe::Delayed).fp8_scaling() == Fp8Scaling::Delayed);
+  CHECK(model("h100-sxm5-80gb", Precision::Fp8, Recipe::Current).fp8_scaling() == Fp8Scaling::Current);
+  CHECK(model("b200", Precision::Fp8, Recipe::Mxfp8).fp8_scaling() == Fp8Scaling::Block);
+  // Both set: the amax pass decides (a current-scaling cast is three kernels; the block-scale
+  // bytes stay a format question for the gathers).
+  ComputeConstants both;
+  both.apply({{"fp8_amax_bytes_per_element", 2.0}, {"fp8_block_scale_bytes_per_element", 0.03125}});
+  const ComputeModel cm(gpu("h100-sxm5-80gb"), topology::ClusterSpec{}, Precision::Fp8, both);
+  CHECK(cm.fp8_scaling() == Fp8Scaling::Current);
+  const auto layer = qwen3_layer(Precision::Fp8);
+  const OpCost& down = op_named(layer, "expert_down");
+  const ComputeModel current = model("h100-sxm5-80gb", Precision::Fp8, Recipe::Current);
+  CHECK(kernels_of(cm, down, Pass::Backward) == kernels_of(current, down, Pass::Backward));
+}

@@ -109,6 +109,12 @@ class ComputeConstants {
 
 enum class Pass : std::uint8_t { Forward, Backward };
 
+// Transformer Engine's FP8 scaling recipe, as the constants select it (ComputeModel::fp8_scaling):
+// Current when fp8_amax_bytes_per_element > 0 (Float8CurrentScaling: an amax pass per cast), else
+// Block when fp8_block_scale_bytes_per_element > 0 (MXFP8BlockScaling: per-block scales), else
+// Delayed (DelayedScaling: amax history, reduced once per pass).
+enum class Fp8Scaling : std::uint8_t { Delayed, Current, Block };
+
 // The terms of one op's device time (ComputeModel::op_time_parts), for explaining it:
 // time = max(flops_s, bytes_s) + cast_s + launch_s, with flops_s = flops / (peak x efficiency) and
 // bytes_s = bytes / (hbm x memory_efficiency). `efficiency` is the effective one (a backward GEMM's
@@ -225,6 +231,8 @@ class ComputeModel {
   unsigned cuda_graph_modules() const { return graph_modules_; }
   bool captured(const OpCost& op) const;  // replayed from a per-layer graph (not full-iteration)
   const topology::GpuSpec& gpu() const { return gpu_; }
+  // The FP8 scaling recipe the constants select (Fp8Scaling; what an FP8 linear of this run uses).
+  Fp8Scaling fp8_scaling() const;
 
  private:
   sim::FlopsPerSec matmul_peak(const OpCost& op) const;  // datasheet peak the op's matmul runs at

@@ -191,14 +191,20 @@ double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
 // casts are the per-cast kernels times the local experts: each a launch on the one stream and, in
 // an eager step, on the host. NVFP4 keeps one: split_quantize_nvfp4_impl groups its experts from
 // v2.11. The bytes do not change (the experts' slices are the same rows).
+Fp8Scaling ComputeModel::fp8_scaling() const {
+  if (constants_.get("fp8_amax_bytes_per_element") > 0) return Fp8Scaling::Current;
+  if (constants_.get("fp8_block_scale_bytes_per_element") > 0) return Fp8Scaling::Block;
+  return Fp8Scaling::Delayed;
+}
+
 int ComputeModel::kernels(const OpCost& op, Pass pass) const {
   const int stated = pass == Pass::Forward ? op.fwd_kernels : op.bwd_kernels;
   if (stated >= 0) return stated;
   const bool fp8 = linear_format(op) == topology::Precision::Fp8;
-  const bool current = fp8 && constants_.get("fp8_amax_bytes_per_element") > 0;
-  const bool per_block = fp8 && constants_.get("fp8_block_scale_bytes_per_element") > 0;
+  const Fp8Scaling scaling = fp8_scaling();
+  const bool current = fp8 && scaling == Fp8Scaling::Current;
   const bool grouped = op.kind == OpKind::Gemm && op.batch > 1 && op.name.starts_with("expert_");
-  const int quantize_calls = grouped && (current || per_block) ? op.batch : 1;
+  const int quantize_calls = grouped && fp8 && scaling != Fp8Scaling::Delayed ? op.batch : 1;
   const int current_cast = pass == Pass::Forward && op.norm_fed ? 2 : 3;
   const int cast = !runs_fp8(op) || op.second_fc1_half ? 0 : quantize_calls * (current ? current_cast : 1);
   if (pass == Pass::Backward && op.is_matmul()) return (op.frozen ? 1 : 2) + cast;  // dgrad + wgrad (flash: dq/dk/dv + preprocess)

@@ -38,16 +38,14 @@ void add_mtp_module_extras(ChunkCost& mtp, const StageCostInputs& in, const OpSh
 // [sync] fp8_amax_reduction (specs.h Fp8AmaxReduction): FP8 delayed scaling reduces each pass's
 // amaxes in one blocking all-reduce (MAX, async_op=False) when the chunk's fp8_autocast region
 // exits (forward) and at the end of its backward. Only the delayed recipe keeps an amax buffer:
-// current scaling (fp8_amax_bytes_per_element > 0) and block scaling (MXFP8:
-// fp8_block_scale_bytes_per_element > 0) reduce nothing here. The buffer holds one fp32 amax per
-// fp8 tensor, 3 per GEMM forward (input, weight, output) and 2 backward (TE v2.9 module/base.py l.
+// current and block (MXFP8) scaling reduce nothing here (ComputeModel::fp8_scaling, the recipe the
+// constants select). The buffer holds one fp32 amax per fp8 tensor, 3 per GEMM forward (input, weight, output) and 2 backward (TE v2.9 module/base.py l.
 // 767): 4 GEMMs a layer (qkv, proj, fc1, fc2; a GroupedLinear's local experts each a GEMM). A few
 // kilobytes at most, so the all-reduce is latency-bound: NCCL's tuner picks its algorithm
 // (CollectiveAlgo::Auto) over every group at once (the stage's replicas under "tp").
 void add_amax_reduction(StageCosts& costs, const StageCostInputs& in) {
-  const ComputeConstants& k = in.compute.constants();
-  const bool delayed = in.training.precision == topology::Precision::Fp8 &&
-                       k.get("fp8_amax_bytes_per_element") == 0 && k.get("fp8_block_scale_bytes_per_element") == 0;
+  const bool delayed =
+      in.training.precision == topology::Precision::Fp8 && in.compute.fp8_scaling() == Fp8Scaling::Delayed;
   if (!delayed || in.fp8_amax == Fp8AmaxReduction::None) return;
   const ParallelLayout& l = in.layout;
   std::vector<std::vector<int>> groups;
