@@ -208,11 +208,52 @@ TEST_CASE("workloads::plan_stage_costs: the alltoall dispatcher gathers its toke
   TrainingSpec full = tr;
   full.recompute = Recompute::Full;
   CHECK(costs(model, par, full).bwd_ep - costs(padded, par, full).bwd_ep == doctest::Approx(layers * gather).epsilon(1e-9));
-  // The flex dispatcher exchanges its metadata inside its own dispatch: no separate gather.
+  // DeepEP exchanges its layout inside its own notify kernel: no separate gather.
   ParallelSpec flex = par;
-  flex.moe_dispatcher = MoeDispatcher::HybridEp;
+  flex.moe_dispatcher = MoeDispatcher::DeepEp;
   ModelSpec flex_padded = padded;
   CHECK(costs(model, flex, tr).fwd_ep == doctest::Approx(costs(flex_padded, flex, tr).fwd_ep).epsilon(1e-12));
+}
+
+TEST_CASE("workloads::plan_stage_costs: HybridEP all-gathers every rank's token-by-expert routing map in each forward") {
+  // mixtral-8x7b on two DGX H100, ep 16 across the node boundary, HybridEP: each forward dispatch
+  // runs HybridEP's metadata preprocessing, which all-gathers every rank's [tokens, experts] bool
+  // routing map over the 16 ranks with NCCL (micro-batch x seq tokens x 8 experts x 1 B each), with
+  // or without drop-and-pad; the backward reuses the handle, so it gathers only when it reruns the
+  // forward. DeepEP gathers nothing apart from its dispatch.
+  testing::StageRig rig(testing::nodes_of("dgx-h100", 2), "mixtral-8x7b", 16);
+  const ModelSpec& model = rig.model;
+  const TrainingSpec& tr = rig.tr;
+  ParallelSpec hybrid;
+  hybrid.dp = 16;
+  hybrid.ep = 16;
+  hybrid.moe_dispatcher = MoeDispatcher::HybridEp;
+  ParallelSpec deepep = hybrid;
+  deepep.moe_dispatcher = MoeDispatcher::DeepEp;
+  const ParallelLayout layout{hybrid.tp, hybrid.dp, hybrid.pp};
+  const auto costs = [&](const ModelSpec& m, const ParallelSpec& p, const TrainingSpec& t) {
+    return plan_stage_costs(StageCostInputs{m, p, t, rig.compute, layout, rig.memo, CollectiveAlgo::Ring, 1, 1}).chunks.at(0);
+  };
+  const std::vector<std::vector<int>> group = {layout.expert_ep_group(1, 16, 0, 0, 0)};
+  const double tokens = static_cast<double>(tr.micro_batch) * model.seq_len;
+  REQUIRE(tokens >= 1024);
+  const double map_bytes = 16.0 * tokens * model.experts;  // gathered: 16 ranks x tokens x 8 experts x 1 B
+  const double gather = rig.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, group, sim::Bytes{map_bytes}).seconds();
+  // Larger than the alltoall dispatcher's 1 KB count gather on the same ranks.
+  CHECK(gather > rig.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, group, sim::Bytes{16.0 * 8 * 8}).seconds());
+  const double layers = model.layers;
+  const ChunkCost h = costs(model, hybrid, tr), d = costs(model, deepep, tr);
+  REQUIRE(h.fwd_ep_bytes == doctest::Approx(d.fwd_ep_bytes));  // the same node-deduplicated all-to-alls
+  CHECK(h.fwd_ep - d.fwd_ep == doctest::Approx(layers * gather).epsilon(1e-9));
+  CHECK(h.bwd_ep == doctest::Approx(d.bwd_ep).epsilon(1e-12));
+  // Drop-and-pad still preprocesses (only the host sync goes): the same gather.
+  ModelSpec padded = model;
+  padded.capacity_factor = 1.0;
+  CHECK(costs(padded, hybrid, tr).fwd_ep - costs(padded, deepep, tr).fwd_ep == doctest::Approx(layers * gather).epsilon(1e-9));
+  // Full recompute reruns the forward's dispatch in the backward: one more gather a layer.
+  TrainingSpec full = tr;
+  full.recompute = Recompute::Full;
+  CHECK(costs(model, hybrid, full).bwd_ep - costs(model, deepep, full).bwd_ep == doctest::Approx(layers * gather).epsilon(1e-9));
 }
 
 TEST_CASE("workloads::load_hf_config: a Mixtral config is a mixture of 8 experts, top-2, never a dense 7B") {

@@ -15,7 +15,8 @@
 namespace clustersim::workloads {
 namespace {
 
-constexpr double kTokenCountBytes = 8;  // torch.long, one per expert
+constexpr double kTokenCountBytes = 8;       // torch.long, one per expert
+constexpr double kRoutingMapEntryBytes = 1;  // torch.bool, one per token and expert
 
 // Expert tensor parallelism (Megatron-Core's alltoall dispatcher with etp > 1, etp = tp included:
 // core_v0.9.0 token_dispatcher.py gathers over the tensor-parallel group, which is what experts
@@ -77,13 +78,22 @@ std::optional<NodeDedup> node_dedup(const StageCostInputs& in, const std::vector
 // all-to-all's split sizes, in the forward on the compute stream, ahead of the host sync that
 // waits for it ("before_ep_alltoall"); a small-message all-gather, latency-bound. Drop-and-pad
 // returns the counts from the capacity before it (l.444-466); the counts carry no gradient, so the
-// backward gathers nothing. The flex dispatchers exchange their routing metadata inside their own
-// dispatch kernels: not a separate collective.
-double token_count_gather_s(const StageCostInputs& in, int stage) {
+// backward gathers nothing. DeepEP exchanges its layout inside its own notify kernel: not a
+// separate collective. HybridEP does not: its metadata preprocessing, run by every forward
+// dispatch (HybridEPDispatch.forward passes no handle, core_r0.16.0 fused_a2a.py:375; the
+// backward reuses the handle), all-gathers every rank's [tokens, experts] bool routing map over
+// the dispatcher's group with torch.distributed.all_gather_into_tensor (deepseek-ai/DeepEP
+// hybrid-ep c9f647d deep_ep/hybrid_ep_buffer.py:171; 94a9f8f csrc/hybrid_ep/executor/executor.cu
+// allgather_routing_map, NCCL unless the buffer enables its custom intra-node all-gather, which
+// Megatron-Core's init_hybrid_ep_buffer never does), on the compute stream ahead of the
+// preprocess kernel, with or without drop-and-pad.
+double routing_metadata_gather_s(const StageCostInputs& in, const OpShape& shape, int stage) {
   const ParallelSpec& p = in.parallel;
   const int ep = p.ep, etp = p.expert_tp();
   const bool drop_and_pad = in.model.capacity_factor > 0;
-  if (p.moe_dispatcher != MoeDispatcher::AllToAll || drop_and_pad || ep * etp <= 1) return 0.0;
+  const bool hybridep = p.moe_dispatcher == MoeDispatcher::HybridEp;
+  if (ep * etp <= 1) return 0.0;
+  if (!hybridep && (p.moe_dispatcher != MoeDispatcher::AllToAll || drop_and_pad)) return 0.0;
   std::vector<std::vector<int>> groups;
   for (int edp = 0; edp < p.expert_dp(); ++edp) {
     std::vector<int> tp_ep;
@@ -93,7 +103,11 @@ double token_count_gather_s(const StageCostInputs& in, int stage) {
     }
     groups.push_back(std::move(tp_ep));
   }
-  const sim::Bytes gathered{static_cast<double>(in.model.experts) * kTokenCountBytes * etp * ep};
+  // HybridEP: one byte per token and expert, for the tokens this rank routes (moe_dispatch_bytes's).
+  const double routed_tokens = static_cast<double>(shape.micro_batch) * shape.seq_len / std::max(1, shape.cp) / std::max(1, shape.tp);
+  const double per_rank = hybridep ? routed_tokens * in.model.experts * kRoutingMapEntryBytes
+                                   : static_cast<double>(in.model.experts) * kTokenCountBytes;
+  const sim::Bytes gathered{per_rank * etp * ep};
   return in.memo.concurrent(CollectiveOp::AllGather, CollectiveAlgo::Ring, groups, gathered).seconds();
 }
 
@@ -126,7 +140,7 @@ LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpSha
   // recompute_modules "moe" (the checkpointed MoE layer forward holds both all-to-alls).
   const bool rerun = in.training.recompute == Recompute::Full || (in.training.recompute_modules & kRecomputeMoe) != 0;
   const double repeat = rerun ? 2.0 : 1.0;
-  const double counts = token_count_gather_s(in, stage);
+  const double counts = routing_metadata_gather_s(in, shape, stage);
   e.fwd = 2.0 * a2a + etp_s + counts;
   e.bwd = (2.0 * a2a + etp_s) * repeat + (rerun ? counts : 0.0);
   // The alltoall dispatcher sends S/ep to each of the ep - 1 others.
