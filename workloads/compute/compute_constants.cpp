@@ -132,15 +132,20 @@ constexpr std::array<ConstantDef, 48> kConstants = {{
     {"attention_causal_fraction", 0.5, 0.1, 1.0,
      "fraction of the s x s attention work a causal flash kernel executes (fully masked blocks "
      "skipped), while the op counts all of it as SC'21 does (ratio); GPT training is causal"},
-    {"mamba_scan_eff", 0.30, 0.02, 1.0,
+    {"mamba_scan_eff", 0.164, 0.02, 1.0,
      "Mamba-2's SSD chunked scan (Dao & Gu 2024, arXiv 2405.21060, Sec. 6; mamba_ssm's Triton "
      "kernels chunk_cumsum, chunk_state, state_passing, bmm_chunk, chunk_scan): fraction of the "
      "sustained-clock tensor peak the chunk matmuls (tl.dot) of each SSD kernel reach (ratio; the "
-     "ssd_* ops, model/mamba_ops.h). "
-     "Its GEMMs are chunk-sized (inner dims Q = 128, N = 128-256, P = 64) and split over five "
-     "kernels, so far below a large GEMM's 0.7-0.8; the paper (Fig. 10) shows SSD about as fast as "
-     "FlashAttention-2 at 2K tokens, i.e. a comparable tensor-core fraction. ESTIMATE, not fitted: "
-     "at Nemotron-H's shapes the scan's HBM traffic (fp32 chunk states) binds before this does"},
+     "ssd_* ops, model/mamba_ops.h, FLOPs counted over the full Q x Q tile). MEASURED on one kernel: "
+     "tile-ai/tilelang benchmark/mamba2 (README.md and mamba_benchmark_result.png at a35008a) times "
+     "mamba_ssm 2.2.6.post3's Triton _chunk_scan_fwd (Triton 3.5.0) on an H800 SXM (H100 SXM "
+     "compute and HBM) at batch 8, 80 heads of 64, 1 group, state 128, chunk 256, fp16: 90.6, 90.6 "
+     "and 89.9 TFLOP/s (the benchmark's causal count) at 8,192, 16,384 and 32,768 tokens (read off "
+     "the bar chart, +-0.5), i.e. 1.90, 3.79 and 7.64 ms, while its bytes stream in under a third "
+     "of that: 0.164 (0.163-0.164) of the 828 TFLOP/s sustained peak (at 1,024 - 4,096 tokens "
+     "0.19-0.20). "
+     "The other SSD kernels' tl.dot tiles are taken at the chunk scan's fraction (not measured; "
+     "docs/validation.md, session 20)"},
     {"mamba_kernels_sm100_tbps", 4.8, 1.0, 100.0,
      "HBM rate (TB/s) that Mamba-2's own kernels reach at most on sm100 (B200, GB200, B300, GB300): "
      "mamba_ssm's Triton SSD kernels (the ssd_* ops), causal_conv1d (mamba_conv1d) and the gated "
