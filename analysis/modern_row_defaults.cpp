@@ -588,6 +588,18 @@ bool overlap_grad_reduce_of(const ModernRow& r) {
   return !comm_overlap_dp_rule(r) || dp_of(r) > 1;
 }
 
+// Nemotron-4 rows run under NeMo 2 (NeMo docs' 25.02 and 25.04 tables; dgxc-benchmarking from
+// v25.04, whose launchers run NeMo 2's scripts/performance/llm/pretrain_nemotron4_*.py at NeMo
+// d2b21556 (v25.04 nemotron/setup.sh) and b4148d21 (v25.05)): NemotronConfig's squared_relu runs
+// as eager torch ops (workloads/model/eager_squared_relu.h has the source lines). NeMo 1 (NeMo
+// 24.07's tables, dgxc v24.11.1 and v25.02's nemotron4-*-synth.yaml) compiles it with @jit_fuser.
+bool eager_squared_relu_of(const ModernRow& r) {
+  if (!has(r.model, "Nemotron-4")) return false;
+  const std::string g = modern_source_group(r);
+  if (g == "NeMo docs") return !has(r.source, "NeMo 24.07");
+  return g == "dgxc-benchmarking" && dgxc_release(r) >= 2504;
+}
+
 double grad_bucket_params_of(const ModernRow& r) {
   if (default_buckets(r)) return 0;
   if (const double apex = apex_bucket_params_of(r); apex > 0) return apex;

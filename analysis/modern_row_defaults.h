@@ -66,5 +66,7 @@ bool overlap_grad_reduce_of(const ModernRow& r);
 // Megatron-Bridge, NeMo 1's mcore_distributed_optim, Megatron-LM), not apex's bucket_cap_mb, the
 // JAX stacks or NeMo 24.07's unchecked launchers.
 bool megatron_core_buckets(const ModernRow& r);
+// [model] eager_squared_relu: a Nemotron-4 row run under NeMo 2, whose squared ReLU is eager torch ops.
+bool eager_squared_relu_of(const ModernRow& r);
 
 }  // namespace clustersim::analysis::modern_detail

@@ -24,6 +24,7 @@ using modern_detail::as_run;
 using modern_detail::cp_of;
 using modern_detail::cuda_graph_scope_of;
 using modern_detail::cuda_graphs_of;
+using modern_detail::eager_squared_relu_of;
 using modern_detail::te_op_fuser_of;
 using modern_detail::moe_grouped_gemm_of;
 using modern_detail::deepseek_recompute_modules;
@@ -87,7 +88,8 @@ int vocab_for(const ModernRow& r) {
 // Nemotron-4 (Parmar et al. 2024, "Nemotron-4 15B Technical Report" §2): squared-ReLU MLP with two
 // matrices (the "gelu" kind: same shapes and FLOPs), LayerNorm, untied input and output
 // embeddings; its rotary positions are not expressible, so the GELU kind's learned position table
-// adds seq x hidden parameters (< 0.1%). GPT-3 (NeMo): GELU, LayerNorm, tied embeddings.
+// adds seq x hidden parameters (< 0.1%); under NeMo 2 the squared ReLU runs as eager torch ops
+// (eager_squared_relu_of). GPT-3 (NeMo): GELU, LayerNorm, tied embeddings.
 void write_model(std::ostringstream& t, const ModernRow& r) {
   if (const char* hybrid = hybrid_preset_of(r)) {  // the preset's shape; the row's sequence length
     t << "\n[model]\npreset = \"" << hybrid << "\"\nseq_len = " << r.seq_len << "\n";
@@ -119,6 +121,7 @@ void write_model(std::ostringstream& t, const ModernRow& r) {
   // attention and ffn dropout 0.0 in dgxc-benchmarking nemotron/nemotron4-340b-synth.yaml); nor do
   // the MoE architectures above (no dropout in their configs or in grok-1's model.py).
   if (untied || moe != nullptr) t << "dropout = false\n";
+  if (eager_squared_relu_of(r)) t << "eager_squared_relu = true\n";  // NeMo 2's Nemotron-4 (modern_row_defaults.cpp)
   if (const double packed = packed_sample_len_of(r); packed > 0) t << "packed_sample_len = " << scenarios::toml_float(packed) << "\n";
 }
 

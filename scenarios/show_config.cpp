@@ -119,6 +119,7 @@ void show_model(std::ostream& out, const ScenarioSpec& spec) {
         << "\n";
   if (m.attention_sinks) out << "attention_sinks = true\n";
   if (m.yarn_rope) out << "yarn_rope = true\n";
+  if (m.eager_squared_relu) out << "eager_squared_relu = true\n";
   if (m.packed_sample_len > 0) out << "packed_sample_len = " << toml_float(m.packed_sample_len) << "\n";  // only when set
   out << "\n";
 }

@@ -148,6 +148,11 @@ struct ModelSpec {
   // but "rope" (megatron/bridge/utils/fusions.py validate_rope_fusion_compatibility), so the
   // rotation runs as Megatron-Core's unfused _apply_rotary_pos_emb_bshd (transformer_ops.cpp).
   bool yarn_rope = false;
+  // The dense MLP's activation is squared ReLU (Nemotron-4: Parmar et al. 2024, "Nemotron-4 15B
+  // Technical Report" §2) run as two eager PyTorch ops, relu then pow(., 2), with autograd's
+  // backward of each (model/eager_squared_relu.h): NeMo 2's NemotronConfig. Needs the "gelu" MLP
+  // kind (two matrices). false: the activation is one fused kernel a pass, the "gelu" kind's cost.
+  bool eager_squared_relu = false;
   // The routed experts' GLU clamps its inputs before the activation (GPT-OSS: Megatron-Core
   // activation_func_clamp_value 7.0 with quick_gelu, set by Megatron-Bridge's GPT-OSS bridge; Hugging
   // Face swiglu_limit). Megatron-Core's TEGroupedMLP runs the clamp eagerly around its fused

@@ -9,6 +9,7 @@
 #include "workloads/model/attention_variants.h"
 #include "workloads/model/expert_bias.h"
 #include "workloads/model/expert_probs.h"
+#include "workloads/model/eager_squared_relu.h"
 #include "workloads/model/expert_padding.h"
 #include "workloads/model/glu_clamp.h"
 #include "workloads/model/op_builders.h"
@@ -123,8 +124,16 @@ void mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& d) {
   const double h = m.hidden;
   if (m.mlp == MlpKind::Gelu) {
     ops.push_back(gemm("mlp_fc1", OpKind::Gemm, d.tokens, d.ffn, h, 1, d.p, true));
-    ops.push_back(pointwise("gelu", OpKind::Elementwise, d.tokens * d.ffn, kGeluFlopsPerElement,
-                            2.0 * d.p, 3.0 * d.p));
+    if (m.eager_squared_relu) {  // relu and pow as eager torch ops (model/eager_squared_relu.h)
+      OpCost act = pointwise("squared_relu", OpKind::Elementwise, d.tokens * d.ffn, kSquaredReluFlopsPerElement,
+                             kEagerSquaredReluFwdAccesses * d.p, kEagerSquaredReluBwdAccesses * d.p);
+      act.fwd_kernels = kEagerSquaredReluFwdKernels;
+      act.bwd_kernels = kEagerSquaredReluBwdKernels;
+      ops.push_back(act);
+    } else {
+      ops.push_back(pointwise("gelu", OpKind::Elementwise, d.tokens * d.ffn, kGeluFlopsPerElement,
+                              2.0 * d.p, 3.0 * d.p));
+    }
     ops.push_back(gemm("mlp_fc2", OpKind::Gemm, d.tokens, h, d.ffn, 1, d.p, true));
     return;
   }
@@ -311,7 +320,7 @@ void tag_graph_parts(std::vector<OpCost>& ops, bool moe) {
     if (moe && (op.name == "moe_fc1_latent_proj" || op.name == "moe_permute")) part = GraphPart::MoePreprocess;
     else if (part == GraphPart::MoePreprocess) part = GraphPart::MoeSharedExperts;
     if (part == GraphPart::MoeSharedExperts && !op.name.starts_with("mlp_") && !op.name.starts_with("shared_expert") &&
-        op.name != "gelu" && op.name != "swiglu")
+        op.name != "gelu" && op.name != "squared_relu" && op.name != "swiglu")
       part = GraphPart::MoeRest;
     op.graph_part = part;
   }
