@@ -116,11 +116,24 @@ void assembly_text(std::string& out, const RunReport& r, const StageExplanation&
   }
   const auto& b = r.iteration.breakdown;
   out += "  the iteration on this stage (simulated):\n";
-  out += fmt::format("    compute              {:>14}   (= {} x {} above)\n", ms(b.compute), m, ms(x.planned_compute_s));
+  // Compute slowed beside the communication stream's collectives is charged as the run goes, on
+  // top of the planned passes.
+  const double beside = b.compute - m * x.planned_compute_s;
+  if (beside > 1e-9 * b.compute) {
+    out += fmt::format("    compute              {:>14}   (= {} x {} above + {} beside data-parallel collectives)\n",
+                       ms(b.compute), m, ms(x.planned_compute_s), ms(beside));
+  } else {
+    out += fmt::format("    compute              {:>14}   (= {} x {} above)\n", ms(b.compute), m, ms(x.planned_compute_s));
+  }
   out += fmt::format("    tensor-parallel      {:>14}   exposed\n", ms(b.tp_comm));
   out += fmt::format("    expert all-to-all    {:>14}   exposed\n", ms(b.ep_comm));
   out += fmt::format("    context-parallel     {:>14}   exposed (hidden {})\n", ms(b.cp_exposed), ms(b.cp_overlapped));
   out += fmt::format("    data-parallel        {:>14}   exposed (hidden {})\n", ms(b.dp_exposed), ms(b.dp_overlapped));
+  // The compute beside the hidden part ran on the SMs and HBM bandwidth the collectives left
+  // (workloads/training/overlap.h dp_contention): part of the compute above.
+  if (b.dp_sm_cost > 0)
+    out += fmt::format("      its SM / HBM cost  {:>14}   compute slowed beside the in-flight collectives (in compute)\n",
+                       ms(b.dp_sm_cost));
   out += fmt::format("    pipeline bubble      {:>14}\n", ms(b.pipeline_bubble));
   out += fmt::format("    optimizer            {:>14}\n", ms(b.optimizer));
   if (b.data_stall > 0) out += fmt::format("    data stall           {:>14}\n", ms(b.data_stall));

@@ -86,6 +86,7 @@ std::string run_json(const RunReport& r) {
                   {"cp_overlapped_s", b.cp_overlapped},
                   {"dp_overlapped_s", b.dp_overlapped},
                   {"overlap_sm_cost_s", b.overlap_sm_cost},
+                  {"dp_sm_cost_s", b.dp_sm_cost},
                   {"model_flops_per_iteration", r.iteration.model_flops},
                   {"hardware_flops_per_iteration", r.iteration.hardware_flops},
                   {"datasheet_peak_flops_per_gpu", r.datasheet_peak_flops},

@@ -71,8 +71,11 @@ TEST_CASE("analysis::run_scenario: Megatron's dp-scaled buckets keep Nemotron-4 
   INFO("recipe buckets ", with_s, " s, 25 MiB buckets ", small_s, " s");
   // 128M-parameter buckets: a handful of reduce-scatters, hidden but for the last one's tail.
   CHECK(recipe.iteration.breakdown.dp_exposed < 0.02 * with_s);
-  // ~1,200 buckets of 25 MiB over 128 ranks: their ring latency no longer fits behind the backward.
-  CHECK(small.iteration.breakdown.dp_exposed > 0.1 * small_s);
+  // ~1,200 buckets of 25 MiB over 128 ranks: their ring latency no longer fits behind the backward,
+  // and that exposed reduction is most of what the small buckets cost (the rest: the backward
+  // slowed beside the longer-running reductions, overlap.h dp_contention).
+  CHECK(small.iteration.breakdown.dp_exposed > 20 * recipe.iteration.breakdown.dp_exposed);
+  CHECK(small.iteration.breakdown.dp_exposed > 0.5 * (small_s - with_s));
   CHECK(small_s > 1.1 * with_s);
 }
 

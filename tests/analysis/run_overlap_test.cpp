@@ -48,7 +48,46 @@ TEST_CASE("analysis::run_scenario: overlap_grad_reduce hides the gradient reduce
   CHECK(on.iteration.breakdown.dp_exposed < off.iteration.breakdown.dp_exposed);
   CHECK(on.iteration.breakdown.dp_overlapped > off.iteration.breakdown.dp_overlapped);
   check_not_slower_than_sm_cost(on, off);
-  CHECK(on.iteration.breakdown.overlap_sm_cost == 0.0);
+  // The backward beside the reduce-scatters runs on the SMs and HBM bandwidth they leave: that is
+  // the only SM cost here (no tensor-parallel overlap), and less than the seconds hidden.
+  CHECK(on.iteration.breakdown.dp_sm_cost > 0.0);
+  CHECK(on.iteration.breakdown.overlap_sm_cost == doctest::Approx(on.iteration.breakdown.dp_sm_cost));
+  CHECK(on.iteration.breakdown.dp_sm_cost < on.iteration.breakdown.dp_overlapped);
+  // Without the overlap the reductions run after the backward, beside no compute: no charge.
+  CHECK(off.iteration.breakdown.dp_sm_cost == 0.0);
+  CHECK(off.iteration.breakdown.overlap_sm_cost == 0.0);
+}
+
+TEST_CASE("analysis::run_scenario: compute beside in-flight data-parallel collectives is charged once, exposed ones not at all") {
+  // Everything off: the reductions and all-gathers are exposed, the compute is as planned.
+  const auto off = run(kMegatron, {});
+  CHECK(off.iteration.breakdown.dp_sm_cost == 0.0);
+  // With collective_hbm_bytes_per_byte = 0 the collectives take only their channels' SMs: a
+  // smaller charge than with their HBM traffic too, still one.
+  const auto on = run(kMegatron, {"sync.overlap_grad_reduce=true", "sync.overlap_param_gather=true"});
+  const auto no_hbm = run(kMegatron, {"sync.overlap_grad_reduce=true", "sync.overlap_param_gather=true",
+                                      "model_constants.collective_hbm_bytes_per_byte=0"});
+  CHECK(on.iteration.breakdown.dp_sm_cost > no_hbm.iteration.breakdown.dp_sm_cost);
+  CHECK(no_hbm.iteration.breakdown.dp_sm_cost > 0.0);
+  // The charge is compute: the breakdown still sums to the iteration.
+  const auto& b = on.iteration.breakdown;
+  CHECK(b.compute + b.exposed_comm + b.pipeline_bubble + b.optimizer + b.other ==
+        doctest::Approx(on.iteration.iteration_time_s).epsilon(1e-9));
+  // --full runs the same collectives as flows and charges the compute beside them alike.
+  analysis::RunOptions full;
+  full.ignore_memory = true;
+  full.full = true;
+  const auto live = analysis::run_scenario(
+      scenarios::parse_scenario(kMegatron, "overlap.toml",
+                                {"sync.overlap_grad_reduce=true", "sync.overlap_param_gather=true",
+                                 "sync.tp_comm_overlap=false", "sync.fsdp_prefetch=false"}),
+      full);
+  CHECK(live.iteration.breakdown.dp_sm_cost == doctest::Approx(b.dp_sm_cost).epsilon(0.05));
+  // ZeRO-3 with prefetch: each layer computes beside the next gather (and the last reduce-scatter).
+  const auto z3 = run(kFsdp, {"sync.fsdp_prefetch=true"});
+  const auto z3_serial = run(kFsdp, {});
+  CHECK(z3.iteration.breakdown.dp_sm_cost > 0.0);
+  CHECK(z3_serial.iteration.breakdown.dp_sm_cost == 0.0);
 }
 
 TEST_CASE("analysis::run_scenario: overlap_param_gather moves the all-gather behind the next forward, its first bucket exposed") {
@@ -94,8 +133,8 @@ TEST_CASE("analysis::run reports: JSON details and the text report say what over
   const auto r = run(kMegatron, {"sync.overlap_grad_reduce=true", "sync.overlap_param_gather=true",
                                  "sync.tp_comm_overlap=true"});
   const std::string json = analysis::run_json(r);
-  for (const char* key : {"\"tp_overlapped_s\"", "\"dp_overlapped_s\"", "\"overlap_sm_cost_s\"", "\"tp_comm_s\"",
-                          "\"dp_exposed_s\""})
+  for (const char* key : {"\"tp_overlapped_s\"", "\"dp_overlapped_s\"", "\"overlap_sm_cost_s\"", "\"dp_sm_cost_s\"",
+                          "\"tp_comm_s\"", "\"dp_exposed_s\""})
     CHECK_MESSAGE(json.find(key) != std::string::npos, key);
   const std::string text = analysis::run_text(r);
   CHECK(text.find("overlapped comm") != std::string::npos);

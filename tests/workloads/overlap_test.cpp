@@ -264,3 +264,58 @@ TEST_CASE("workloads::overlap_tp_layer: a Mamba layer's in_proj and out_proj car
   CHECK(tp_regather_exposed_s(cm, mamba, comm, TpSides::Mlp) == 0.0);
   CHECK(tp_dgrad_scatter_exposed_s(cm, mamba, comm, TpSides::Mlp) == 0.0);
 }
+
+TEST_CASE("workloads::dp_contention: a GEMM beside an in-flight reduce-scatter runs on the SMs and HBM bandwidth it leaves") {
+  const ComputeModel cm = h100_bf16();
+  const double sms = cm.gpu().sms;
+  REQUIRE(sms > 16);
+  // A 100 MB reduce-scatter over 8 ranks with 16 channels, 1 ms: one SM per channel, and 7/8 of the
+  // buffer sent, each byte read and written (collective_hbm_bytes_per_byte = 2) plus the local
+  // partial read: 3 x 87.5 MB in 1 ms.
+  const DpCollectiveLoad rs = dp_collective_load(cm, CollectiveOp::ReduceScatter, 100e6, 8, 16, 1e-3);
+  const Contention c = dp_contention(rs);
+  CHECK(c.sm_share == doctest::Approx(16 / sms));
+  CHECK(c.hbm_bytes_per_s == doctest::Approx(3 * 87.5e6 / 1e-3));
+  // An all-gather moves the same bytes without the partial; an all-reduce is both halves.
+  CHECK(dp_collective_load(cm, CollectiveOp::AllGather, 100e6, 8, 16, 1e-3).hbm_bytes == doctest::Approx(2 * 87.5e6));
+  CHECK(dp_collective_load(cm, CollectiveOp::AllReduce, 100e6, 8, 16, 1e-3).hbm_bytes == doctest::Approx(5 * 87.5e6));
+  // Two collectives in turn: the time-weighted share, the mean HBM rate.
+  DpCollectiveLoad both = rs;
+  both += dp_collective_load(cm, CollectiveOp::AllGather, 100e6, 8, 32, 3e-3);
+  CHECK(dp_contention(both).sm_share == doctest::Approx((16 / sms * 1e-3 + 32 / sms * 3e-3) / 4e-3));
+  CHECK(dp_contention(both).hbm_bytes_per_s == doctest::Approx(5 * 87.5e6 / 4e-3));
+  // The MLP's up projection: its backward beside the reduce-scatter is op_time with that contention,
+  // longer, and a compute-bound GEMM loses about the channels' share of the SMs (tile waves over
+  // the SMs left).
+  const std::vector<OpCost> layer = tp_layer("llama3-8b", 4096, 1);
+  const OpCost* fc1 = nullptr;
+  for (const OpCost& op : layer)
+    if (op.name == "mlp_fc1" || op.name == "mlp_up") fc1 = &op;
+  REQUIRE(fc1 != nullptr);
+  const double alone = cm.op_time(*fc1, Pass::Backward).seconds();
+  const double beside = cm.op_time(*fc1, Pass::Backward, c).seconds();
+  CHECK(beside > alone);
+  CHECK(dp_contended_ratio(cm, {*fc1}, Pass::Backward, c) == doctest::Approx(beside / alone));
+  CHECK(beside / alone > 1 + 0.5 * 16 / sms);
+  CHECK(beside / alone < 1 + 2.0 * 16 / (sms - 16));
+  // Nothing in flight, nothing lost; no ops, ratio 1.
+  CHECK(dp_contended_ratio(cm, layer, Pass::Forward, dp_contention(DpCollectiveLoad{})) == doctest::Approx(1.0));
+  CHECK(dp_contended_ratio(cm, {}, Pass::Forward, c) == 1.0);
+  // A share never takes the last SM.
+  CHECK(dp_contention(dp_collective_load(cm, CollectiveOp::AllReduce, 1e6, 2, 1000, 1e-3)).sm_share < 1.0);
+}
+
+TEST_CASE("workloads::fsdp_pass_s: compute beside the prefetched collectives runs at its contended rate, exposed ones cost nothing more") {
+  // 4 layers of 10 ms alone, 12 ms with the collectives in flight all along; gather 3 ms,
+  // reduce-scatter 2 ms. For the 5 ms in flight a layer does 5 x 10 / 12 ms of work, then the rest
+  // alone: 5 + 10 x (1 - 5 / 12) ms.
+  const double layer = 5e-3 + 10e-3 * (1 - 5.0 / 12);
+  CHECK(fsdp_pass_s(4, 10e-3, 3e-3, 2e-3, true, 12e-3) == doctest::Approx(3e-3 + 4 * layer + 2e-3));
+  CHECK(fsdp_pass_s(4, 10e-3, 3e-3, 2e-3, true, 12e-3) > fsdp_pass_s(4, 10e-3, 3e-3, 2e-3, true));
+  // No contention: as before.
+  CHECK(fsdp_pass_s(4, 10e-3, 3e-3, 2e-3, true, 10e-3) == doctest::Approx(fsdp_pass_s(4, 10e-3, 3e-3, 2e-3, true)));
+  // Communication-bound layers: the slowed compute still ends inside the collectives, nothing more.
+  CHECK(fsdp_pass_s(4, 1e-3, 3e-3, 2e-3, true, 1.5e-3) == doctest::Approx(3e-3 + 4 * 5e-3 + 2e-3));
+  // Without prefetch every collective is exposed, nothing runs beside it: not charged again.
+  CHECK(fsdp_pass_s(4, 10e-3, 3e-3, 2e-3, false, 12e-3) == doctest::Approx(4 * 15e-3));
+}

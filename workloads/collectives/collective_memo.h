@@ -37,6 +37,8 @@ class CollectiveMemo {
   // `remote_share`: CollectiveRequest::remote_share (hierarchical all-to-all only).
   sim::SimTime concurrent(CollectiveOp op, CollectiveAlgo algo, const std::vector<std::vector<int>>& groups,
                           sim::Bytes bytes, double remote_share = 1.0);
+  // What the collectives are planned with (CollectivePlan::nccl_channels of one of them).
+  const CollectiveEnvironment& environment() const { return env_; }
   // The topology the collectives run on (which server holds a GPU).
   const topology::Topology& topology() const { return env_.topo; }
   std::uint64_t simulations() const { return simulations_; }

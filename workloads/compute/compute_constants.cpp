@@ -225,12 +225,14 @@ constexpr std::array<ConstantDef, 48> kConstants = {{
      "moe_flex_dispatcher_num_sms) of an H100's 132 SMs; NCCL's all-to-all holds its channels' "
      "SMs likewise"},
     {"collective_hbm_bytes_per_byte", 2.0, 0.0, 8.0,
-     "HBM bytes a GPU reads and writes per byte a tensor-parallel collective step sends while it "
-     "runs beside a GEMM ([sync] tp_comm_overlap): an all-gather step reads what it sends and "
-     "writes what it receives (2); a reduce-scatter step also reads the local partial it adds "
-     "(one more, added by the overlap model). Counted from a ring step's data movement (the "
-     "userbuffers live in HBM), not measured; the bytes/s it takes are subtracted from the GEMM's "
-     "HBM bandwidth (ComputeModel::op_time with a Contention)"},
+     "HBM bytes a GPU reads and writes per byte a collective step sends while it runs beside "
+     "compute (the tensor-parallel pairs of [sync] tp_comm_overlap; the data-parallel gradient "
+     "reductions, parameter gathers and ZeRO-3 gathers / reduce-scatters hidden behind the "
+     "passes): an all-gather step reads what it sends and writes what it receives (2); a "
+     "reduce-scatter step also reads the local partial it adds (one more, added by the overlap "
+     "model). Counted from a ring step's data movement (the buffers live in HBM), not measured; "
+     "the bytes/s it takes are subtracted from the compute's HBM bandwidth (ComputeModel::op_time "
+     "with a Contention)"},
     {"moe_load_imbalance", 1.0, 1.0, 64.0,
      "mixture of experts: token-slots the busiest GPU's experts receive / the mean over the "
      "expert-parallel group (ratio); its experts' GEMMs and the all-to-all it waits for scale with "

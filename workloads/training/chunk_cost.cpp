@@ -42,9 +42,19 @@ ChunkCost layers_cost(int layers, const LayerCompute& lc, const LayerTensorParal
   c.bwd_comm += c.bwd_cp;
   if (z3.all_gather > 0) {
     const bool prefetch = fsdp_prefetch && !z3.serial;
-    const double f = fsdp_pass_s(layers, lc.fwd + tp.fwd_sm + tp.fwd + cp.fwd, z3.all_gather, 0.0, prefetch);
-    const double b =
-        fsdp_pass_s(layers, lc.bwd + tp.bwd_sm + tp.bwd + cp.bwd, z3.bwd_all_gather, z3.reduce_scatter, prefetch);
+    // The layer's compute runs at its contended rate while the gathers (and reduce-scatters) are in
+    // flight; its blocking tensor- and context-parallel collectives are not slowed.
+    const double fc = lc.fwd + tp.fwd_sm, bc = lc.bwd + tp.bwd_sm;
+    const double fb = tp.fwd + cp.fwd, bb = tp.bwd + cp.bwd;
+    const double f = fsdp_pass_s(layers, fc + fb, z3.all_gather, 0.0, prefetch, fc * z3.fwd_ratio + fb);
+    const double b = fsdp_pass_s(layers, bc + bb, z3.bwd_all_gather, z3.reduce_scatter, prefetch, bc * z3.bwd_ratio + bb);
+    // What the contention adds is compute (and SM cost), not exposed communication.
+    c.fwd_dp_sm_cost = f - fsdp_pass_s(layers, fc + fb, z3.all_gather, 0.0, prefetch);
+    c.bwd_dp_sm_cost = b - fsdp_pass_s(layers, bc + bb, z3.bwd_all_gather, z3.reduce_scatter, prefetch);
+    c.fwd_compute += c.fwd_dp_sm_cost;
+    c.bwd_compute += c.bwd_dp_sm_cost;
+    c.fwd_sm_cost += c.fwd_dp_sm_cost;
+    c.bwd_sm_cost += c.bwd_dp_sm_cost;
     c.fwd_comm = f - c.fwd_compute;
     c.bwd_comm = b - c.bwd_compute;
     c.fwd_dp = layers * z3.all_gather;
@@ -66,6 +76,7 @@ void add_chunk(ChunkCost& into, const ChunkCost& c) {
       &ChunkCost::fwd_tp,      &ChunkCost::bwd_tp,
       &ChunkCost::fwd_tp_bytes, &ChunkCost::bwd_tp_bytes, &ChunkCost::fwd_tp_hidden, &ChunkCost::bwd_tp_hidden,
       &ChunkCost::fwd_sm_cost, &ChunkCost::bwd_sm_cost, &ChunkCost::fwd_dp,       &ChunkCost::bwd_dp,
+      &ChunkCost::fwd_dp_sm_cost, &ChunkCost::bwd_dp_sm_cost,
       &ChunkCost::fwd_ep,      &ChunkCost::bwd_ep,      &ChunkCost::fwd_ep_bytes, &ChunkCost::bwd_ep_bytes,
       &ChunkCost::fwd_cp,      &ChunkCost::bwd_cp,      &ChunkCost::fwd_cp_hidden, &ChunkCost::bwd_cp_hidden,
       &ChunkCost::fwd_cp_bytes, &ChunkCost::bwd_cp_bytes,

@@ -32,6 +32,7 @@ IterationBreakdown breakdown_of(const RankTimes& st, double iteration_start, dou
   b.dp_overlapped = std::max(0.0, st.dp_comm - b.dp_exposed);
   b.cp_overlapped = st.cp_hidden;
   b.overlap_sm_cost = st.sm_cost;
+  b.dp_sm_cost = st.dp_sm_cost;
   return b;
 }
 
@@ -50,6 +51,7 @@ void accumulate(IterationBreakdown& sum, const IterationBreakdown& b, double sca
   sum.tp_overlapped += scale * b.tp_overlapped;
   sum.dp_overlapped += scale * b.dp_overlapped;
   sum.overlap_sm_cost += scale * b.overlap_sm_cost;
+  sum.dp_sm_cost += scale * b.dp_sm_cost;
   sum.data_stall += scale * b.data_stall;
 }
 

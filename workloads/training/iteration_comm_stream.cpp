@@ -16,6 +16,7 @@
 #include "workloads/collectives/collective_runner.h"
 #include "workloads/training/optimizer_offload.h"
 #include "workloads/training/reduction_groups.h"
+#include "workloads/training/stage_cost_parts.h"
 
 namespace clustersim::workloads {
 
@@ -41,6 +42,80 @@ double IterationRun::dp_time(double bytes, CollectiveOp op, GradGroup group) {
   return s;
 }
 
+// The rates at which the compute stream loses work beside collectives of `load`: with the
+// contended / alone time of a layer's ops k (dp_contended_ratio), a second beside them does 1/k
+// of a second's work.
+std::array<double, 2> IterationRun::beside_rate(const DpCollectiveLoad& load) {
+  std::array<double, 2> rate{};
+  if (load.seconds <= 0) return rate;
+  const Contention c = dp_contention(load);
+  for (std::size_t p = 0; p < 2; ++p)
+    rate[p] = 1 - 1 / dp_contended_ratio(in_.compute, beside_ops_, p == 0 ? Pass::Forward : Pass::Backward, c);
+  return rate;
+}
+
+// A bucket's collective on the stage's groups (dp_time's): its channels from its own plan, its
+// HBM traffic over its memoised duration (the same under `full`, so both runs charge alike).
+std::array<double, 2> IterationRun::dp_beside(double bytes, CollectiveOp op, GradGroup group) {
+  const auto key = std::make_tuple(static_cast<int>(group), static_cast<int>(op), bytes);
+  if (auto it = beside_rates_.find(key); it != beside_rates_.end()) return it->second;
+  dp_time(bytes, op, group);  // builds the groups
+  const auto& shards = dp_groups_[static_cast<std::size_t>(group)];
+  const CollectiveEnvironment& env = memo_.environment();
+  const int n = static_cast<int>(shards.front().size());
+  const double s = memo_.concurrent(op, dp_algo_, shards, sim::Bytes{bytes}).seconds();
+  DpCollectiveLoad load =
+      dp_collective_load(in_.compute, op, bytes, n, dp_nccl_channels(env, op, dp_algo_, shards.front(), bytes), s);
+  if (in_.parallel.shard_instances > 1 && op == CollectiveOp::ReduceScatter) {
+    const auto& replicas = replica_groups_[static_cast<std::size_t>(group)];
+    const double shard = bytes / reduction_shard_ranks(in_.parallel, group);
+    const double ar = memo_.concurrent(CollectiveOp::AllReduce, dp_algo_, replicas, sim::Bytes{shard}).seconds();
+    load += dp_collective_load(in_.compute, CollectiveOp::AllReduce, shard, static_cast<int>(replicas.front().size()),
+                               dp_nccl_channels(env, CollectiveOp::AllReduce, dp_algo_, replicas.front(), shard), ar);
+  }
+  return beside_rates_.emplace(key, beside_rate(load)).first->second;
+}
+
+void IterationRun::set_beside(int r, std::array<double, 2> rate) {
+  Beside& b = beside_[static_cast<std::size_t>(r)];
+  const double t = now();
+  for (std::size_t p = 0; p < 2; ++p) b.lost[p] += b.rate[p] * (t - b.at);
+  b.at = t;
+  b.rate = rate;
+}
+
+// A step starts: `compute_s` of its `step_s` computes (the rest blocks on its own collectives or,
+// `gather_wait_s`, waits for its parameters while the gathers run: no compute to slow then).
+void IterationRun::mark_step_beside(int r, bool forward, double compute_s, double step_s, double gather_wait_s) {
+  Beside& b = beside_[static_cast<std::size_t>(r)];
+  set_beside(r, b.rate);
+  b.pass = forward ? 0 : 1;
+  b.mark = b.lost[static_cast<std::size_t>(b.pass)];
+  const double busy = step_s - gather_wait_s;
+  b.compute_share = busy > 0 ? std::min(1.0, compute_s / busy) : 0.0;
+  b.skip = gather_wait_s * gather_rate_[static_cast<std::size_t>(r)][static_cast<std::size_t>(b.pass)];
+}
+
+// The step's scheduled end (or its last extension's): the work it lost since is run now, at the
+// rates of whatever is in flight meanwhile (an extension only computes). Under a nanosecond is
+// not worth an event.
+bool IterationRun::extend_step(int r, std::uint64_t index) {
+  Beside& b = beside_[static_cast<std::size_t>(r)];
+  set_beside(r, b.rate);
+  const double lost_now = b.lost[static_cast<std::size_t>(b.pass)];
+  const double lost = b.compute_share * std::max(0.0, lost_now - b.mark - b.skip);
+  b.mark = lost_now;
+  b.skip = 0;
+  b.compute_share = 1;
+  if (lost < 1e-9) return false;
+  rank(r).extend_step(lost);
+  if (checks_) checks_->step_extended(r, lost);
+  const sim::SimTime end = sim_.now() + sim::SimTime::from_seconds(lost);
+  if (replay_) replay_->step_extended(r, end);
+  sim_.schedule_at(end, this, tag_of(kStepExtended, r, index));
+  return true;
+}
+
 // What the representative GPU sends in a bucket's reduction (ring: 2(n-1)/n of the buffer for an
 // all-reduce, (n-1)/n for a reduce-scatter).
 double IterationRun::reduction_bytes_sent(const Bucket& b) const {
@@ -57,6 +132,7 @@ void IterationRun::issue_comm(int r) {
   const Bucket* b = rank(r).start_reduction(now());
   if (b == nullptr) return;
   const CollectiveOp op = in_.parallel.shards_optimizer() ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
+  set_beside(r, dp_beside(b->bytes, op, b->group));
   if (live_dp()) {
     launch_live(r, *b, op);
     return;
@@ -112,6 +188,7 @@ void IterationRun::on_collective_done(std::uint64_t tag) {
 
 void IterationRun::comm_done(int r) {
   PipelineRank& rk = rank(r);
+  set_beside(r, {0.0, 0.0});
   if (rk.optimizer_started()) {  // post-optimizer all-gathers (sharded optimizer)
     if (rk.finish_allgather()) {
       start_allgather(r);
@@ -184,6 +261,7 @@ void IterationRun::start_allgather(int r) {
   const int chunk = rank(r).buckets().param_bucket_chunk[rank(r).allgather_index()];
   const double bytes = param_bytes(rank(r).start_allgather(), r, chunk, group);
   const double dur = dp_time(bytes, CollectiveOp::AllGather, group);
+  set_beside(r, dp_beside(bytes, CollectiveOp::AllGather, group));
   rank(r).add_dp_comm(dur);
   if (recording_) {
     const double n = reduction_shard_ranks(in_.parallel, group);

@@ -72,6 +72,7 @@ void IterationRun::start_param_gathers(int r) {
   if (s.total_s <= 0) return;
   PipelineRank& rk = rank(r);
   rk.begin_param_gathers();
+  set_beside(r, gather_rate_[static_cast<std::size_t>(r)]);
   rk.add_dp_comm(s.total_s);
   sim_.schedule_in(sim::SimTime::from_seconds(s.total_s), this, tag_of(kGathersDone, r, 0));
   if (!recording_) return;
@@ -160,8 +161,10 @@ void IterationRun::try_start(int r) {
                             step->forward ? c.fwd_dp : c.bwd_dp,
                             cp,
                             step->forward ? c.fwd_cp_hidden : c.bwd_cp_hidden,
-                            ep_hidden};
+                            ep_hidden,
+                            step->forward ? c.fwd_dp_sm_cost : c.bwd_dp_sm_cost};
   const double dur = rk.start_step(now(), compute, comm, overlap);
+  mark_step_beside(r, step->forward, compute, dur, overlap.gather_wait_s);
   if (checks_) checks_->step_started(r, index, compute);
   if (replay_) {
     // A paired forward sends nothing at its end; its paired backward sends the held output too.

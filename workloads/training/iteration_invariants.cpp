@@ -45,6 +45,7 @@ void IterationInvariants::step_started(int r, std::size_t index, double compute_
   c = static_cast<std::uint8_t>(std::min(255, c + 1));
   serial_s_[static_cast<std::size_t>(r)] += compute_s;
 }
+void IterationInvariants::step_extended(int r, double seconds) { serial_s_[static_cast<std::size_t>(r)] += seconds; }
 void IterationInvariants::step_finished(int r, std::size_t index) {
   std::uint8_t& c = finished_[slot(r, index)];
   c = static_cast<std::uint8_t>(std::min(255, c + 1));

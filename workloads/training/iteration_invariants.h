@@ -36,6 +36,8 @@ class IterationInvariants {
   void begin_iteration();
   void step_started(int r, std::size_t index, double compute_s);
   void step_finished(int r, std::size_t index);
+  // The running step computes `seconds` longer (slowed beside a data-parallel collective).
+  void step_extended(int r, double seconds);
   void bucket_ready(int r, int bucket);
   void optimizer_started(int r, double seconds);
   void rank_finished(int r);

@@ -22,6 +22,7 @@
 #include "workloads/collectives/collective_runner.h"
 #include "workloads/training/live_position_folding.h"
 #include "workloads/training/reduction_groups.h"
+#include "workloads/training/stage_cost_parts.h"
 
 namespace clustersim::workloads {
 
@@ -46,6 +47,11 @@ IterationRun::IterationRun(const IterationInputs& in)
   result_.pp_bytes_per_gpu = costs_.pp_bytes_per_gpu;
   result_.cp_bytes_per_gpu = costs_.cp_bytes_per_gpu;
   result_.ep_bytes_per_gpu = costs_.ep_bytes_per_gpu;
+  {
+    const StageCostInputs sin = stage_cost_inputs();
+    beside_ops_ = stage_layer_ops(sin, stage_op_shape(sin), in.model.is_moe(), false);
+  }
+  beside_.assign(static_cast<std::size_t>(pp_), Beside{});
   plan_ranks();
   fwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
   bwd_ready_.assign(static_cast<std::size_t>(vstages_ * m_), 0);
@@ -137,16 +143,23 @@ double IterationRun::param_bytes(double grad_bytes, int r, int chunk, GradGroup 
 // buckets were cut from its last layer, so reversed), and the forwards they gate.
 void IterationRun::plan_param_gathers(int r, const std::vector<PipelineStep>& order) {
   gathers_.emplace_back();
+  gather_rate_.emplace_back();
   first_forward_.emplace_back(static_cast<std::size_t>(v_), order.size());
   if (!param_gather_overlap_ || !rank(r).has_reductions()) return;
   const GradientBuckets& g = rank(r).buckets();
   std::vector<std::vector<GatherBucket>> chunks(static_cast<std::size_t>(v_));
+  std::array<double, 2> lost{};  // work the compute beside them loses while they run, per pass
   for (std::size_t i = g.param_buckets.size(); i-- > 0;) {
     const double bytes = param_bytes(g.param_buckets[i], r, g.param_bucket_chunk[i], g.param_bucket_group[i]);
     const double s = dp_time(bytes, CollectiveOp::AllGather, g.param_bucket_group[i]);
     chunks[static_cast<std::size_t>(g.param_bucket_chunk[i])].push_back({bytes, s, g.param_bucket_group[i]});
+    const std::array<double, 2> rate = dp_beside(bytes, CollectiveOp::AllGather, g.param_bucket_group[i]);
+    for (std::size_t p = 0; p < 2; ++p) lost[p] += rate[p] * s;
   }
   gathers_.back() = schedule_param_gathers(chunks);
+  // The gathers run back to back as one block on the stream: their time-weighted rate.
+  const double total = gathers_.back().total_s;
+  for (std::size_t p = 0; p < 2 && total > 0; ++p) gather_rate_.back()[p] = lost[p] / total;
   for (std::size_t i = order.size(); i-- > 0;) {
     if (order[i].forward) first_forward_.back()[static_cast<std::size_t>(order[i].chunk)] = i;
   }

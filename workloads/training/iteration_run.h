@@ -58,7 +58,8 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   // Event tags: kind in the top 4 bits, pipeline rank in the next 20, an index in the low 40.
   enum Kind : std::uint64_t {
     kStepDone = 1, kBucketReady = 2, kCommDone = 3, kOptimizerDone = 4, kPpArrive = 5, kGathersDone = 6,
-    kReplayDone = 7  // a live collective replayed (live_replay.h) ends
+    kReplayDone = 7,  // a live collective replayed (live_replay.h) ends
+    kStepExtended = 8  // a step's extension for its compute slowed beside the communication stream ends
   };
   static std::uint64_t tag_of(Kind k, int rank, std::uint64_t index) {
     return (static_cast<std::uint64_t>(k) << 60) | (static_cast<std::uint64_t>(rank) << 40) | index;
@@ -115,6 +116,15 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   void step_done(int r);
   void send_pp(int from_vs, int mb, bool forward);
   std::size_t pp_route_of(std::uint64_t index) const;
+  // Compute beside the communication stream (iteration_comm_stream.cpp; overlap.h dp_contention):
+  // while a data-parallel collective is in flight the compute stream loses `rate` [forward,
+  // backward] seconds of work per second. A step that ends when scheduled is extended by the work
+  // it lost (in turn, while it still loses some); true when it was.
+  std::array<double, 2> dp_beside(double bytes, CollectiveOp op, GradGroup group);
+  std::array<double, 2> beside_rate(const DpCollectiveLoad& load);
+  void set_beside(int r, std::array<double, 2> rate);
+  void mark_step_beside(int r, bool forward, double compute_s, double step_s, double gather_wait_s);
+  bool extend_step(int r, std::uint64_t index);
   // Communication stream and optimizer (iteration_comm_stream.cpp).
   void issue_comm(int r);
   void launch_live(int r, const Bucket& b, CollectiveOp op);
@@ -199,6 +209,19 @@ class IterationRun final : public sim::EventHandler, public topology::TransferLi
   std::vector<double> ep_pending_;
   std::vector<std::int64_t> ep_held_send_;
   std::optional<IterationInvariants> checks_;  // empty unless in.invariants
+  // Compute beside the communication stream: a layer's ops (an MoE model's MoE layer) whose
+  // contended time gives a collective's rates; dp_beside's answers; per rank the current rates,
+  // their integral up to `at`, the integral at the running step's start (or last extension), the
+  // share of that step that computes, and the lost work its parameter-gather wait must not count.
+  std::vector<OpCost> beside_ops_;
+  std::map<std::tuple<int, int, double>, std::array<double, 2>> beside_rates_;
+  std::vector<std::array<double, 2>> gather_rate_;  // [rank]: over its overlapped parameter gathers
+  struct Beside {
+    std::array<double, 2> rate{}, lost{};
+    double at = 0, mark = 0, compute_share = 1, skip = 0;
+    int pass = 0;  // 0 forward, 1 backward
+  };
+  std::vector<Beside> beside_;
 };
 
 }  // namespace clustersim::workloads

@@ -19,10 +19,13 @@ namespace clustersim::workloads {
 void IterationRun::on_event(std::uint64_t tag) {
   const int r = rank_of_tag(tag);
   release_finished_live();
-  if (checks_ && (tag >> 60) == kStepDone) checks_->step_finished(r, index_of_tag(tag));
+  const auto kind = static_cast<Kind>(tag >> 60);
+  if ((kind == kStepDone || kind == kStepExtended) && extend_step(r, index_of_tag(tag))) return;
+  if (checks_ && (kind == kStepDone || kind == kStepExtended)) checks_->step_finished(r, index_of_tag(tag));
   if (checks_ && (tag >> 60) == kBucketReady) checks_->bucket_ready(r, static_cast<int>(index_of_tag(tag)));
   switch (static_cast<Kind>(tag >> 60)) {
-    case kStepDone: step_done(r); break;
+    case kStepDone:
+    case kStepExtended: step_done(r); break;
     case kBucketReady:
       rank(r).bucket_ready();
       issue_comm(r);
@@ -30,6 +33,7 @@ void IterationRun::on_event(std::uint64_t tag) {
     case kCommDone: comm_done(r); break;
     case kOptimizerDone: optimizer_done(r); break;
     case kGathersDone:
+      set_beside(r, {0.0, 0.0});
       rank(r).finish_param_gathers();
       issue_comm(r);
       break;

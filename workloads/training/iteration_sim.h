@@ -145,6 +145,8 @@ struct IterationBreakdown {
   double dp_overlapped = 0;   // data-parallel collective seconds not exposed
   double cp_overlapped = 0;   // context-parallel exchange seconds hidden behind attention
   double overlap_sm_cost = 0; // part of compute: GEMMs slowed by the overlapped collectives' SMs
+  double dp_sm_cost = 0;      // part of overlap_sm_cost: compute slowed beside in-flight data-parallel
+                              // collectives (their SMs and HBM traffic; overlap.h dp_contention)
   double data_stall = 0;      // the input pipeline's wait, copy and decode ([data]); 0 without it
                               // (of the critical rank; a stall upstream shows there as bubble)
 };

@@ -219,19 +219,48 @@ void add_zero3_groups(const StageCostInputs& in, const std::vector<std::vector<i
   const int instances = in.parallel.shard_instances;
   const std::vector<std::vector<int>> groups = shard_groups_of(whole, instances);
   const topology::Precision p = in.training.precision;
-  z.all_gather += in.memo.concurrent(CollectiveOp::AllGather, in.dp_algo, groups, sim::Bytes{params * activation_bytes(p)}).seconds();
+  const CollectiveEnvironment& env = in.memo.environment();
+  const int n = static_cast<int>(groups.front().size());
+  const double gather_bytes = params * activation_bytes(p);
+  const double ag = in.memo.concurrent(CollectiveOp::AllGather, in.dp_algo, groups, sim::Bytes{gather_bytes}).seconds();
+  z.all_gather += ag;
   // Gradients at bucket_grad_bytes: Megatron-FSDP's main_grad buffer is `torch.float32 if
   // grad_reduce_in_fp32 else grad_dtype` (core_v0.15.0 megatron_fsdp/param_and_grad_buffer.py l. 1867).
-  z.reduce_scatter += in.memo.concurrent(CollectiveOp::ReduceScatter, in.dp_algo, groups,
-                                         sim::Bytes{params * bucket_grad_bytes(in.training)}).seconds();
+  const double grad_bytes = params * bucket_grad_bytes(in.training);
+  const double rs =
+      in.memo.concurrent(CollectiveOp::ReduceScatter, in.dp_algo, groups, sim::Bytes{grad_bytes}).seconds();
+  z.reduce_scatter += rs;
+  const DpCollectiveLoad gather = dp_collective_load(
+      in.compute, CollectiveOp::AllGather, gather_bytes, n,
+      dp_nccl_channels(env, CollectiveOp::AllGather, in.dp_algo, groups.front(), gather_bytes), ag);
+  z.fwd_load += gather;
+  z.bwd_load += gather;
+  z.bwd_load += dp_collective_load(
+      in.compute, CollectiveOp::ReduceScatter, grad_bytes, n,
+      dp_nccl_channels(env, CollectiveOp::ReduceScatter, in.dp_algo, groups.front(), grad_bytes), rs);
   if (instances > 1) {
-    const double shard = params * bucket_grad_bytes(in.training) / static_cast<double>(groups.front().size());
-    z.reduce_scatter +=
-        in.memo.concurrent(CollectiveOp::AllReduce, in.dp_algo, replica_groups_of(whole, instances), sim::Bytes{shard}).seconds();
+    const double shard = grad_bytes / static_cast<double>(n);
+    const std::vector<std::vector<int>> replicas = replica_groups_of(whole, instances);
+    const double ar = in.memo.concurrent(CollectiveOp::AllReduce, in.dp_algo, replicas, sim::Bytes{shard}).seconds();
+    z.reduce_scatter += ar;
+    z.bwd_load += dp_collective_load(
+        in.compute, CollectiveOp::AllReduce, shard, static_cast<int>(replicas.front().size()),
+        dp_nccl_channels(env, CollectiveOp::AllReduce, in.dp_algo, replicas.front(), shard), ar);
   }
 }
 
 }  // namespace
+
+int dp_nccl_channels(const CollectiveEnvironment& env, CollectiveOp op, CollectiveAlgo algo, const std::vector<int>& ranks,
+                     double bytes) {
+  if (ranks.size() <= 1 || bytes <= 0) return 0;
+  CollectiveRequest req;
+  req.op = op;
+  req.algo = algo;
+  req.ranks = ranks;
+  req.bytes = sim::Bytes{bytes};
+  return plan_collective(env, req).nccl_channels;
+}
 
 LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params, double expert_params) {
   LayerZero3 z;

@@ -66,6 +66,9 @@ class LiveReplay {
     step_send_[static_cast<std::size_t>(rank)] = send;
     step_held_[static_cast<std::size_t>(rank)] = held;
   }
+  // The running step of `rank` now ends at `end`, later (its compute slowed beside a collective:
+  // iteration_run.h extend_step); a send it makes then starts no sooner than before.
+  void step_extended(int rank, sim::SimTime end) { step_end_[static_cast<std::size_t>(rank)] = end; }
   void step_finished(int rank) { step_end_[static_cast<std::size_t>(rank)] = kIdle; }
   static constexpr std::size_t kNoSend = static_cast<std::size_t>(-1);
   void send_started(std::size_t route) { ++in_flight_[route]; }

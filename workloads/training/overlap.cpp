@@ -212,10 +212,52 @@ double tp_dgrad_collective_exposed_s(const ComputeModel& cm, const std::vector<O
   return exposed_over_sides(sides, per_side, c.wgrad_s);
 }
 
-double fsdp_pass_s(int layers, double compute_s, double gather_s, double scatter_s, bool prefetch) {
+double fsdp_pass_s(int layers, double compute_s, double gather_s, double scatter_s, bool prefetch,
+                   double contended_s) {
+  CLUSTERSIM_CHECK(contended_s >= compute_s, "a layer is not faster with a collective beside it");
   if (layers <= 0) return 0;
   if (!prefetch) return layers * (gather_s + compute_s + scatter_s);
-  return gather_s + layers * std::max(compute_s, gather_s + scatter_s) + scatter_s;
+  // The next gather and the last reduce-scatter run from the layer's start: while they are in
+  // flight the layer runs at its contended rate, then alone.
+  const double comm = gather_s + scatter_s;
+  const double beside =
+      comm <= 0 ? compute_s : comm >= contended_s ? contended_s : comm + compute_s * (1 - comm / contended_s);
+  return gather_s + layers * std::max(beside, comm) + scatter_s;
+}
+
+DpCollectiveLoad dp_collective_load(const ComputeModel& cm, CollectiveOp op, double buffer_bytes, int ranks,
+                                    int nccl_channels, double seconds) {
+  DpCollectiveLoad l;
+  if (seconds <= 0 || ranks <= 1) return l;
+  const double sms = std::max(1.0, cm.gpu().sms * cm.sm_fraction());
+  const double share = std::min(static_cast<double>(std::max(nccl_channels, 0)), sms - 1) / sms;
+  const double per_byte = cm.constants().get("collective_hbm_bytes_per_byte");
+  const double phase = buffer_bytes * (ranks - 1.0) / ranks;  // one ring phase's bytes sent
+  double hbm = 0;
+  if (op == CollectiveOp::AllGather) hbm = phase * per_byte;
+  else if (op == CollectiveOp::ReduceScatter) hbm = phase * (per_byte + 1);
+  else if (op == CollectiveOp::AllReduce) hbm = phase * (per_byte + 1) + phase * per_byte;
+  l.sm_seconds = share * seconds;
+  l.hbm_bytes = hbm;
+  l.seconds = seconds;
+  return l;
+}
+
+Contention dp_contention(const DpCollectiveLoad& load) {
+  Contention c;
+  if (load.seconds <= 0) return c;
+  c.sm_share = load.sm_seconds / load.seconds;
+  c.hbm_bytes_per_s = load.hbm_bytes / load.seconds;
+  return c;
+}
+
+double dp_contended_ratio(const ComputeModel& cm, const std::vector<OpCost>& ops, Pass pass, const Contention& beside) {
+  double alone = 0, contended = 0;
+  for (const OpCost& op : ops) {
+    alone += cm.op_time(op, pass).seconds();
+    contended += cm.op_time(op, pass, beside).seconds();
+  }
+  return alone > 0 ? std::max(1.0, contended / alone) : 1.0;
 }
 
 ParamGatherSchedule schedule_param_gathers(const std::vector<std::vector<GatherBucket>>& chunks) {

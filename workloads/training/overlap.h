@@ -15,11 +15,15 @@
 //     Contention: tile waves over the SMs left, the HBM bandwidth left); in the forward each GEMM
 //     runs as tp pieces of 1/tp of the gathered sequence, each with its own tile waves;
 //   * ZeRO-3 / FSDP prefetch of the next layer's all-gather.
+// Every data-parallel collective that runs beside compute (the first two, ZeRO-3's gathers and
+// reduce-scatters, expert buckets alike) holds one SM per NCCL channel and streams its bytes
+// through HBM, so the compute beside it runs at its contended rate (dp_contention below).
 // Pure functions of times in seconds: no simulator, no network.
 #pragma once
 
 #include <vector>
 
+#include "workloads/collectives/collective_types.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/model/transformer_ops.h"
 #include "workloads/training/gradient_buckets.h"
@@ -112,7 +116,44 @@ double tp_dgrad_collective_exposed_s(const ComputeModel& cm, const std::vector<O
 // prefetch the next layer's gather (and the previous layer's reduce-scatter) run during a layer's
 // compute and only the first gather and the last reduce-scatter are exposed; without it every
 // gather waits for the layer before, and the reduce-scatter shares the links with the next gather.
-double fsdp_pass_s(int layers, double compute_s, double gather_s, double scatter_s, bool prefetch);
+// `contended_s` (>= compute_s): a layer's compute with the collectives in flight for all of it
+// (dp_contended_ratio); while they run the layer runs at that rate, then alone, as
+// overlap_tp_pipelined's chunk beside a step. Exposed collectives (the first gather, the last
+// reduce-scatter, every one without prefetch) have no compute beside them and cost nothing more.
+double fsdp_pass_s(int layers, double compute_s, double gather_s, double scatter_s, bool prefetch,
+                   double contended_s);
+inline double fsdp_pass_s(int layers, double compute_s, double gather_s, double scatter_s, bool prefetch) {
+  return fsdp_pass_s(layers, compute_s, gather_s, scatter_s, prefetch, compute_s);
+}
+
+// A data-parallel collective running beside compute. NCCL launches one thread block (CTA) per
+// channel, each resident on its own SM for the collective's whole length (NCCL src/enqueue.cc
+// ncclLaunchKernel: `dim3 grid = {nChannels, 1, 1}`, 5067397c l. 1756-1758), and every byte a
+// ring step sends is read from HBM and every byte it receives written there (a reduction step also
+// reads the local partial it adds): `collective_hbm_bytes_per_byte` per byte sent, one more for
+// the reduce-scatter half. So the compute beside it runs on the SMs left and at the HBM bandwidth
+// left (ComputeModel::op_time with a Contention), one rule for every such collective.
+// DpCollectiveLoad accumulates collectives that run one after another on one stream.
+struct DpCollectiveLoad {
+  double sm_seconds = 0;  // SM share x seconds, summed
+  double hbm_bytes = 0;   // HBM bytes read and written, summed
+  double seconds = 0;     // their durations, summed
+  DpCollectiveLoad& operator+=(const DpCollectiveLoad& o) {
+    sm_seconds += o.sm_seconds;
+    hbm_bytes += o.hbm_bytes;
+    seconds += o.seconds;
+    return *this;
+  }
+};
+// One collective `op` of a `buffer_bytes` buffer over `ranks` ranks (ring data movement: (n-1)/n
+// of the buffer sent per phase), with `nccl_channels` CTAs, lasting `seconds`. The SM share is the
+// channels over the GPU's SMs (MIG: the slice's), leaving at least one SM to the compute.
+DpCollectiveLoad dp_collective_load(const ComputeModel& cm, CollectiveOp op, double buffer_bytes, int ranks,
+                                    int nccl_channels, double seconds);
+// What the compute beside collectives of `load` sees: the time-weighted SM share, the HBM rate.
+Contention dp_contention(const DpCollectiveLoad& load);
+// The ops' time with `beside` in flight all along over their time alone (>= 1; 1 for no ops).
+double dp_contended_ratio(const ComputeModel& cm, const std::vector<OpCost>& ops, Pass pass, const Contention& beside);
 
 // The sharded optimizer's parameter all-gathers of one pipeline rank run back to back on its
 // communication stream from the iteration start, in forward order (chunk 0 first, each chunk from

@@ -36,6 +36,7 @@ double PipelineRank::start_step(double now, double compute_s, double comm_s, con
   times_.tp_hidden += overlap.tp_hidden_s;
   times_.ep_hidden += overlap.ep_hidden_s;
   times_.sm_cost += overlap.sm_cost_s;
+  times_.dp_sm_cost += overlap.dp_sm_cost_s;
   times_.dp_in_steps += overlap.gather_wait_s + overlap.dp_blocking_s;
   times_.dp_comm += overlap.dp_comm_s;
   return compute_s + comm_s + overlap.gather_wait_s;

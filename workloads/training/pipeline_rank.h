@@ -29,6 +29,7 @@ struct RankTimes {
   double tp_hidden = 0;         // tensor-parallel communication hidden behind GEMMs
   double ep_hidden = 0;         // expert all-to-all hidden in combined 1F1B steps (moe_a2a_overlap)
   double sm_cost = 0;           // part of `busy`: GEMMs slowed by the overlapped collectives' SMs
+  double dp_sm_cost = 0;        // part of sm_cost: compute slowed beside data-parallel collectives
   double dp_in_steps = 0;       // data-parallel communication blocking the steps (parameter
                                 // all-gathers, ZeRO-3's per-layer collectives)
   double dp_comm = 0;           // data-parallel collectives on the communication stream
@@ -47,6 +48,7 @@ struct StepOverlap {
   double dp_blocking_s = 0, dp_comm_s = 0;
   double cp_blocking_s = 0, cp_hidden_s = 0;
   double ep_hidden_s = 0;  // expert all-to-all hidden beside the paired pass (already off its comm)
+  double dp_sm_cost_s = 0; // part of sm_cost_s: ZeRO-3's compute slowed beside its own collectives
 };
 
 class PipelineRank {
@@ -67,6 +69,13 @@ class PipelineRank {
   std::size_t steps() const { return order_.size(); }
   // Starts the next step; returns its duration.
   double start_step(double now, double compute_s, double comm_s, const StepOverlap& overlap = {});
+  // The running step runs `seconds` longer: compute slowed beside a data-parallel collective on the
+  // communication stream (iteration_run.h).
+  void extend_step(double seconds) {
+    times_.busy += seconds;
+    times_.sm_cost += seconds;
+    times_.dp_sm_cost += seconds;
+  }
   // Ends the running step; returns it.
   PipelineStep finish_step(double now);
   double step_start() const { return step_start_; }

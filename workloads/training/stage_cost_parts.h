@@ -156,9 +156,20 @@ struct LayerZero3 {
   double all_gather = 0, reduce_scatter = 0;
   double bwd_all_gather = 0;  // the backward pass's gathers (= all_gather unless deepspeed-2021)
   bool serial = false;        // gathers and reduce-scatters run between the layers' compute
+  // What the compute beside them sees (overlap.h dp_collective_load): the gathers alone (forward),
+  // the gathers and reduce-scatters (backward).
+  DpCollectiveLoad fwd_load, bwd_load;
+  // A layer's compute with them in flight over its compute alone (dp_contended_ratio; the caller
+  // sets them from the layer's ops).
+  double fwd_ratio = 1, bwd_ratio = 1;
 };
 
 LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params, double expert_params = 0.0);
+
+// The channels (CTAs) NCCL launches per GPU for `op` of `bytes` over `ranks` with `algo`, as
+// planned for the collective itself (CollectivePlan::nccl_channels).
+int dp_nccl_channels(const CollectiveEnvironment& env, CollectiveOp op, CollectiveAlgo algo, const std::vector<int>& ranks,
+                     double bytes);
 
 // What the layer's context-parallel exchange overlaps with: its attention core's time.
 ContextParallelInputs context_parallel_inputs(const StageCostInputs& in, const std::vector<OpCost>& layer,

@@ -192,8 +192,15 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   // ZeRO-3's per-layer gathers (an average layer): with ep > 1 a rank's routed experts go apart, on
   // the expert-data-parallel groups (layer_zero3); ep = 1 keeps them with the dense parameters.
   const double z3_experts = zero3_layer_expert_parameters(model, in.parallel);
-  const LayerZero3 z3 = layer_zero3(in, model.layer_parameters_per_ep_rank(in.parallel.ep) / tp - z3_experts / tp,
-                                    z3_experts / in.parallel.expert_tp());
+  LayerZero3 z3 = layer_zero3(in, model.layer_parameters_per_ep_rank(in.parallel.ep) / tp - z3_experts / tp,
+                              z3_experts / in.parallel.expert_tp());
+  // With prefetch a layer computes beside the next gather (and the last reduce-scatter): its ops
+  // at the contended rate (an MoE model's MoE layer stands for its layers).
+  if (z3.all_gather > 0) {
+    const std::vector<OpCost>& ops = model.is_moe() ? moe_layer : layer;
+    z3.fwd_ratio = dp_contended_ratio(in.compute, ops, Pass::Forward, dp_contention(z3.fwd_load));
+    z3.bwd_ratio = dp_contended_ratio(in.compute, ops, Pass::Backward, dp_contention(z3.bwd_load));
+  }
   // Trainable parameters (what is reduced and stepped): under LoRA the adapters only.
   const double adapter_params = ft.lora() ? lora_layer_parameters(model, ft, tp) : 0.0;
   // MLA's down-projections are whole on every tensor-parallel rank (model/attention_variants.h).

@@ -58,6 +58,9 @@ struct ChunkCost {
   // ZeRO-3: seconds its per-layer gathers and reduce-scatters run in a pass, hidden or not; the
   // exposed part is the comm above less the tensor-parallel part.
   double fwd_dp = 0, bwd_dp = 0;
+  // ZeRO-3 with prefetch: the compute's extra seconds beside those collectives (part of the compute
+  // and of the sm_cost above; overlap.h fsdp_pass_s).
+  double fwd_dp_sm_cost = 0, bwd_dp_sm_cost = 0;
   // Context parallelism (context_parallel.h): K/V exchange seconds exposed (part of the comm
   // above) and hidden behind attention, and the bytes one GPU sends in it.
   double fwd_cp = 0, bwd_cp = 0, fwd_cp_hidden = 0, bwd_cp_hidden = 0, fwd_cp_bytes = 0, bwd_cp_bytes = 0;
