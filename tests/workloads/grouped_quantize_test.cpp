@@ -66,8 +66,8 @@ TEST_CASE("workloads::ComputeModel::kernels: a GroupedLinear quantizes each loca
       CAPTURE(op->name);
       // Delayed scaling: nvte_multi_cast_transpose, one kernel for all 8 experts.
       CHECK(kernels_of(delayed, *op, pass) == kernels_of(bf16, *op, pass) + 1);
-      // Current scaling: amax, scale and cast for each of the 8 experts.
-      CHECK(kernels_of(current, *op, pass) == kernels_of(bf16, *op, pass) + 3 * 8);
+      // Current scaling: the amax zeroing, amax, scale and cast for each of the 8 experts.
+      CHECK(kernels_of(current, *op, pass) == kernels_of(bf16, *op, pass) + 4 * 8);
       // MXFP8: one quantize per expert.
       CHECK(kernels_of(mx, *op, pass) == kernels_of(mx_bf16, *op, pass) + 8);
     }
@@ -75,11 +75,11 @@ TEST_CASE("workloads::ComputeModel::kernels: a GroupedLinear quantizes each loca
     CHECK(kernels_of(current, up, pass) == kernels_of(bf16, up, pass));
     CHECK(kernels_of(mx, up, pass) == kernels_of(mx_bf16, up, pass));
   }
-  // A dense linear is one quantize whatever the recipe: current scaling's three kernels, two where
-  // the norm took the amax (qkv forward).
+  // A dense linear is one quantize whatever the recipe: current scaling's four kernels, three where
+  // the norm took the amax (qkv forward: the amax buffer's fill, the scale, the cast).
   const OpCost& qkv = op_named(layer, "qkv_proj");
-  CHECK(kernels_of(current, qkv, Pass::Forward) == kernels_of(bf16, qkv, Pass::Forward) + 2);
-  CHECK(kernels_of(current, qkv, Pass::Backward) == kernels_of(bf16, qkv, Pass::Backward) + 3);
+  CHECK(kernels_of(current, qkv, Pass::Forward) == kernels_of(bf16, qkv, Pass::Forward) + 3);
+  CHECK(kernels_of(current, qkv, Pass::Backward) == kernels_of(bf16, qkv, Pass::Backward) + 4);
   CHECK(kernels_of(mx, qkv, Pass::Backward) == kernels_of(mx_bf16, qkv, Pass::Backward) + 1);
   // NVFP4 groups its experts' quantize (split_quantize_nvfp4_impl): one cast kernel.
   const auto fp4_layer = qwen3_layer(Precision::Nvfp4);
@@ -93,8 +93,8 @@ TEST_CASE("workloads::ComputeModel: each expert's quantize adds a launch gap and
   const OpCost& gate = op_named(layer, "expert_up_gate");
   const ComputeModel current = model("h100-sxm5-80gb", Precision::Fp8, Recipe::Current);
   const ComputeConstants& c = current.constants();
-  // 8 experts' amax, scale and cast against one module's: 21 kernels more.
-  const double extra = 3.0 * (gate.batch - 1);
+  // 8 experts' amax zeroing, amax, scale and cast against one module's: 28 kernels more.
+  const double extra = 4.0 * (gate.batch - 1);
   for (Pass pass : {Pass::Forward, Pass::Backward}) {
     CAPTURE(pass == Pass::Forward);
     CHECK(current.op_time(gate, pass).seconds() - current.op_time(ungrouped(gate), pass).seconds() ==
@@ -105,8 +105,8 @@ TEST_CASE("workloads::ComputeModel: each expert's quantize adds a launch gap and
   // (grouped_gemm_expert_host_us), which is the same in both recipes.
   const ComputeModel delayed = model("h100-sxm5-80gb", Precision::Fp8, Recipe::Delayed);
   CHECK(current.host_time(gate, Pass::Forward).seconds() - delayed.host_time(gate, Pass::Forward).seconds() ==
-        doctest::Approx((3.0 * 8 - 1) * c.get("host_launch_us") * 1e-6).epsilon(1e-6));
-  CHECK(current.launches(gate, Pass::Backward) - delayed.launches(gate, Pass::Backward) == doctest::Approx(3.0 * 8 - 1));
+        doctest::Approx((4.0 * 8 - 1) * c.get("host_launch_us") * 1e-6).epsilon(1e-6));
+  CHECK(current.launches(gate, Pass::Backward) - delayed.launches(gate, Pass::Backward) == doctest::Approx(4.0 * 8 - 1));
 }
 
 TEST_CASE("workloads::ComputeModel::fp8_scaling: the constants select delayed, current or block scaling, current first") {

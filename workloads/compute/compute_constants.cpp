@@ -181,7 +181,8 @@ constexpr std::array<ConstantDef, 48> kConstants = {{
      "(the modern rows of dgxc-benchmarking's NeMo 1 Grok-1 and GPT-3 175B yamls)"},
     {"fp8_amax_bytes_per_element", 0.0, 0.0, 16.0,
      "HBM bytes per element of a separate amax pass over each FP8 cast's bf16 operand, before the "
-     "cast (bytes), and with it two more kernels per cast (amax, scale). 0: delayed scaling (TE "
+     "cast (bytes), and with it three more kernels per cast (the amax zeroing, amax, scale; TE "
+     "2.8+ current_scaling.cu launch_amax_kernel starts with zero_amax_kernel). 0: delayed scaling (TE "
      "DelayedScaling, the default; the scale comes from the amax history and the cast takes the new "
      "amax in its own pass). 2: current scaling (TE Float8CurrentScaling, Megatron-Bridge FP8-CS), "
      "the bf16 read: Transformer Engine 2.x (csrc/extensions/cast.cpp quantize, normalization.cpp "

@@ -177,16 +177,24 @@ double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
   return bytes / (memory_bandwidth() * eff);
 }
 
-// A cast is one kernel; under current scaling it is three (amax, scale, cast), or two where the
-// norm in front took the amax (OpCost::norm_fed, forward). The up half of a gated MLP's fc1 shares
-// the gate half's (OpCost::second_fc1_half).
+// A cast is one kernel; under current scaling it is four, or three where the norm in front took
+// the amax (OpCost::norm_fed, forward). Transformer Engine 2.8 - 2.18
+// Float8CurrentScalingQuantizer::quantize_impl (pytorch/csrc/quantizer.cpp) runs
+// nvte_compute_amax_with_config, whose launch_amax_kernel (common/recipe/current_scaling.cu)
+// first launches zero_amax_kernel <<<1, 1>>> (the amax is taken by atomic max, so it starts at 0;
+// a cudaMemsetAsync up to 2.5), then the amax kernel, nvte_compute_scale_from_amax's one-thread
+// kernel and the cast (nvte_quantize_v2). A norm-fed input skips the amax kernel
+// (quantize_with_amax) but its amax buffer is at::zeros (create_unquantized_tensor_with_amax), one
+// fill kernel: fill, scale, cast. The up half of a gated MLP's fc1 shares the gate half's
+// (OpCost::second_fc1_half).
 // A grouped expert GEMM's cast (Transformer Engine's GroupedLinear: one tex.split_quantize of the
 // input forward, one of grad_output backward, grouped_linear.py v2.9 - v2.16) is one kernel over
 // all local experts only under delayed scaling: split_quantize's multi_tensor_quantize_impl
 // (csrc/extensions/cast.cpp, v2.8 - v2.15) fuses them into nvte_multi_cast_transpose for
 // Float8Quantizer alone, and otherwise calls each expert's quantizer in turn ("Quantize kernels
 // individually"): current scaling's amax, scale and cast per expert
-// (Float8CurrentScalingQuantizer::quantize_impl), MXFP8's one quantize per expert
+// (Float8CurrentScalingQuantizer::quantize_impl, four kernels with the amax zeroing), MXFP8's one
+// quantize per expert
 // (MXFP8Quantizer::quantize; fp8_block_scale_bytes_per_element > 0 marks an MXFP8 run). So those
 // casts are the per-cast kernels times the local experts: each a launch on the one stream and, in
 // an eager step, on the host. NVFP4 keeps one: split_quantize_nvfp4_impl groups its experts from
@@ -205,7 +213,7 @@ int ComputeModel::kernels(const OpCost& op, Pass pass) const {
   const bool current = fp8 && scaling == Fp8Scaling::Current;
   const bool grouped = op.kind == OpKind::Gemm && op.batch > 1 && op.name.starts_with("expert_");
   const int quantize_calls = grouped && fp8 && scaling != Fp8Scaling::Delayed ? op.batch : 1;
-  const int current_cast = pass == Pass::Forward && op.norm_fed ? 2 : 3;
+  const int current_cast = pass == Pass::Forward && op.norm_fed ? 3 : 4;  // (zero | fill), [amax], scale, cast
   const int cast = !runs_fp8(op) || op.second_fc1_half ? 0 : quantize_calls * (current ? current_cast : 1);
   if (pass == Pass::Backward && op.is_matmul()) return (op.frozen ? 1 : 2) + cast;  // dgrad + wgrad (flash: dq/dk/dv + preprocess)
   if (unfused_loss(op)) return pass == Pass::Forward ? kUnfusedCrossEntropyFwdKernels : kUnfusedCrossEntropyBwdKernels;
