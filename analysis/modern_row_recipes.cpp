@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 #include "analysis/modern_row_archs.h"
 #include "analysis/modern_row_layout.h"
@@ -242,8 +243,11 @@ const char* cuda_graph_scope_of(const ModernRow& r) {
 // defaults: moe_token_dispatcher_type "flex", moe_flex_dispatcher_backend "hybridep"; EP 64 inside
 // a GB300 / GB200 NVL72 rack). Nemotron 3.5 Lightning's 26.08 GB200 recipe is built on Nano's
 // (perf_recipes/nemotronh/gb200/nemotronh.py _build_nemotron_3_nano_gb200_mxfp8 sets "hybridep").
+// Megatron-Bridge 25.09 (v0.1.0rc4, scripts/performance/run_script.py at cac49dcd l. 55-61) ran
+// DeepSeek-V3 on H100 with DeepEP (enable_deepep for "h100", token drop only on B200 / GB200).
 const char* moe_dispatcher_of(const ModernRow& r) {
   if (modern_source_group(r) != "Megatron-Bridge") return nullptr;
+  if (has(r.model, "DeepSeek-V3") && has(r.gpu, "H100") && bridge_release(r) <= 250900) return "deepep";
   if (has(r.model, "DeepSeek-V3"))
     return has(r.gpu, "B200") && !r.gpu.starts_with("GB") && notes_int(r, "EP") == 32 ? "deepep" : "hybridep";
   if (full_iteration_mxfp8_recipe(r) || has(r.model, "Nemotron_3_Super") || has(r.model, "Nemotron_3_Nano") ||
@@ -254,6 +258,18 @@ const char* moe_dispatcher_of(const ModernRow& r) {
   if (has(r.model, "Qwen3-30B-A3B") && has(r.gpu, "H100") && r.pp <= 1 && notes_int(r, "EP") == 16 && release >= 260201)
     return "hybridep";
   return nullptr;
+}
+
+// Megatron-Bridge's performance scripts give every HybridEP run 32 SMs for its dispatch and
+// combine kernels: v0.2.0 scripts/performance/utils/helpers.py l. 112-113, r0.3.0 / r0.4.0 /
+// r0.5.0 utils/overrides.py l. 69-70 / 73 / 75 (_set_common_perf_overrides: "TODO: This needs to
+// be adjusted when overlapping HybridEP with computation"), r0.6.0 perf_recipes/_common.py l. 87.
+// (r0.6.0's DeepSeek-V3 B200 presets set 16, perf_recipes/deepseek/b200/deepseek_v3.py l. 142-188;
+// they run without moe_a2a_overlap, the only reader of the key, so 32 stands for them too.)
+// DeepEP keeps Megatron-Core's default (20): 0.
+int moe_dispatcher_sms_of(const ModernRow& r) {
+  const char* dispatcher = moe_dispatcher_of(r);
+  return dispatcher != nullptr && std::string_view(dispatcher) == "hybridep" ? 32 : 0;
 }
 
 // Megatron-Bridge recipes that set moe_a2a_overlap (scripts/performance/utils/overrides.py

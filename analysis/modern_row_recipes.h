@@ -43,6 +43,8 @@ const char* cuda_graph_scope_of(const ModernRow& r);
 // where the row's recipe runs the flex dispatcher with that backend, nullptr for the alltoall
 // dispatcher (the default).
 const char* moe_dispatcher_of(const ModernRow& r);
+// The SMs of the flex dispatcher's kernels ([parallelism] moe_dispatcher_sms); 0 = the default.
+int moe_dispatcher_sms_of(const ModernRow& r);
 
 // Whether the row's recipe runs Megatron-Core's combined 1F1B expert-parallel all-to-all overlap
 // (parallelism.moe_a2a_overlap: Megatron-Bridge's moe_a2a_overlap / overlap_moe_expert_parallel_comm).

@@ -39,6 +39,7 @@ using modern_detail::unfused_cross_entropy_of;
 using modern_detail::expert_tp_of;
 using modern_detail::hopper_a2a_overlap;
 using modern_detail::moe_a2a_overlap_of;
+using modern_detail::moe_dispatcher_sms_of;
 using modern_detail::moe_shared_expert_overlap_of;
 using modern_detail::moe_dispatcher_of;
 using modern_detail::fp8_row;
@@ -148,6 +149,7 @@ void write_layout(std::ostringstream& t, const ModernRow& r) {
     t << "ep = " << notes_int(r, "EP") << "\n";
     if (expert_tp_of(r) > 0) t << "etp = " << expert_tp_of(r) << "\n";
     if (const char* dispatcher = moe_dispatcher_of(r)) t << "moe_dispatcher = \"" << dispatcher << "\"\n";
+    if (const int sms = moe_dispatcher_sms_of(r); sms > 0) t << "moe_dispatcher_sms = " << sms << "\n";
     // Megatron-Bridge sets delay_wgrad_compute with every moe_a2a_overlap: v0.1.0rc4
     // scripts/performance/run_script.py l. 82-84 (A2A_1F1B), v0.2.0 utils/helpers.py l. 182-185,
     // r0.3.0 utils/overrides.py l. 150-155, r0.6.0 l. 188-197 (_set_moe_a2a_overlap_overrides).

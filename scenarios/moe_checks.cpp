@@ -24,6 +24,12 @@ constexpr const char* kMoeOnlyKeys[] = {"experts_per_token", "moe_ffn_hidden",  
 void Loader::check_experts() {
   const auto& m = spec_.model;
   const auto& p = spec_.parallel;
+  // Megatron-Core's moe_flex_dispatcher_num_sms is read by the flex dispatcher only.
+  if (p.moe_dispatcher_sms > 0 && p.moe_dispatcher == workloads::MoeDispatcher::AllToAll)
+    error_at_key("parallelism.moe_dispatcher_sms",
+                 "moe_dispatcher_sms = " + std::to_string(p.moe_dispatcher_sms) +
+                     " sets the SMs of the flex dispatcher's kernels, but moe_dispatcher = \"alltoall\"",
+                 "set moe_dispatcher = \"deepep\" or \"hybridep\", or remove moe_dispatcher_sms");
   if (!m.is_moe()) {
     for (const char* key : kMoeOnlyKeys) {
       const std::string dotted = std::string("model.") + key;

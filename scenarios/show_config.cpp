@@ -152,6 +152,7 @@ void show_parallelism(std::ostream& out, const ScenarioSpec& spec) {
       out << "# etp = " << p.tp << "  # default: tp (Megatron-Core's expert_tensor_parallel_size)\n";
     if (p.moe_dispatcher != workloads::MoeDispatcher::AllToAll)  // only when set
       out << "moe_dispatcher = " << quote_str(sim::name_of(workloads::kMoeDispatcherNames, p.moe_dispatcher)) << "\n";
+    if (p.moe_dispatcher_sms > 0) out << "moe_dispatcher_sms = " << p.moe_dispatcher_sms << "\n";  // only when set
     if (p.moe_a2a_overlap) out << "moe_a2a_overlap = true\n";  // only when set
     if (p.delay_wgrad_compute) out << "delay_wgrad_compute = true\n";
     if (p.moe_shared_expert_overlap) out << "moe_shared_expert_overlap = true\n";

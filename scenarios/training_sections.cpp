@@ -20,7 +20,7 @@ using workloads::Schedule;
 constexpr std::string_view kParallelKeys[] = {"tp",       "pp",   "dp", "virtual_stages", "schedule", "sequence_parallel",
                                               "zero", "distributed_optimizer", "first_stage_layers", "last_stage_layers",
                                               "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split", "stage_layers", "zero3_gather",
-                                              "cp", "cp_comm_type", "ep", "etp", "moe_dispatcher",
+                                              "cp", "cp_comm_type", "ep", "etp", "moe_dispatcher", "moe_dispatcher_sms",
                                               "moe_a2a_overlap", "delay_wgrad_compute", "moe_shared_expert_overlap", "shard_group",
                                               "outer_dp_sharding"};
 constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "precision", "optimizer",
@@ -90,6 +90,7 @@ bool Loader::read_parallelism(const toml::table* t) {
   if (auto v = s.integer("ep", 1, 1 << 20, "8")) p.ep = *v;
   if (auto v = s.integer("etp", 1, 1 << 16, "1")) p.etp = *v;
   if (auto v = s.choice("moe_dispatcher", workloads::kMoeDispatcherNames)) p.moe_dispatcher = *v;
+  if (auto v = s.integer("moe_dispatcher_sms", 1, 1024, "32")) p.moe_dispatcher_sms = *v;
   if (auto v = s.boolean("moe_a2a_overlap")) p.moe_a2a_overlap = *v;
   if (auto v = s.boolean("delay_wgrad_compute")) p.delay_wgrad_compute = *v;
   if (auto v = s.boolean("moe_shared_expert_overlap")) p.moe_shared_expert_overlap = *v;

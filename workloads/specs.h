@@ -326,6 +326,14 @@ struct ParallelSpec {
   // size is world / (etp x ep x pp).
   int etp = 0;
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
+  // The SMs the flex dispatcher's dispatch and combine kernels hold ([parallelism]
+  // moe_dispatcher_sms; Megatron-Core moe_flex_dispatcher_num_sms, formerly moe_deepep_num_sms /
+  // moe_hybridep_num_sms). 0 = the backend's default: DeepEP 20 (Megatron-Core
+  // token_dispatcher.py, "DeepEP's historical mcore default"), HybridEP 24 inside one NVLink
+  // domain and 8 across them (DeepEP hybrid-ep csrc/hybrid_ep/config.cuh:366-367). Only the
+  // all-to-all overlaps read it (ep_overlap.h ep_overlap_sm_share): while these kernels run beside
+  // compute, the compute has the rest of the SMs.
+  int moe_dispatcher_sms = 0;
   // Megatron-Core's expert-parallel communication overlap (workloads/training/ep_overlap.h).
   // moe_a2a_overlap: --overlap-moe-expert-parallel-comm (Megatron-Bridge moe_a2a_overlap, which
   // also sets --delay-wgrad-compute, below): the combined 1F1B schedule runs one micro-batch's forward and

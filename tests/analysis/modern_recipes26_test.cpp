@@ -29,6 +29,7 @@ TEST_CASE("analysis::scenario_for_modern_row: 26.06+ full-iteration MXFP8 recipe
     CHECK(s.training.cuda_graphs);
     CHECK(s.parallel.moe_a2a_overlap);
     CHECK(s.parallel.moe_dispatcher == workloads::MoeDispatcher::HybridEp);
+    CHECK(s.parallel.moe_dispatcher_sms == 32);  // the performance scripts' HybridEP override
   }
   // Transformer Engine's per-module graphs (cuda_graph_scope: modern_graph_scope_test) and no
   // overlap: DeepSeek-V3 B300 26.06, GPT-OSS-120B B300 26.06, Nemotron 3 Nano GB300 26.06,
@@ -105,4 +106,14 @@ TEST_CASE("analysis::scenario_for_modern_row: Llama NVFP4 recipes run without te
   CHECK_FALSE(spec_at(76).sync.tp_comm_overlap);   // Llama3.1-405B GB200 NVFP4, tp 4
   CHECK(spec_at(408).sync.tp_comm_overlap);        // Llama3-70B GB200 MXFP8, tp 2
   CHECK(spec_at(74).sync.tp_comm_overlap);         // Llama3.1-405B GB200 MXFP8, tp 4
+}
+
+TEST_CASE("analysis::scenario_for_modern_row: HybridEP rows hold 32 SMs, DeepSeek-V3 on H100 in 25.09 ran DeepEP") {
+  // Qwen3-30B-A3B H100 26.06 (pp 1, EP 16, hybridep): 32 SMs (utils/overrides.py).
+  CHECK(spec_at(100).parallel.moe_dispatcher == workloads::MoeDispatcher::HybridEp);
+  CHECK(spec_at(100).parallel.moe_dispatcher_sms == 32);
+  // DeepSeek-V3 H100 25.09 (run_script.py at cac49dcd: enable_deepep on h100): DeepEP at its default.
+  CHECK(spec_at(580).parallel.moe_dispatcher == workloads::MoeDispatcher::DeepEp);
+  CHECK(spec_at(580).parallel.moe_dispatcher_sms == 0);
+  CHECK(spec_at(580).parallel.moe_a2a_overlap);
 }

@@ -41,6 +41,30 @@ TEST_CASE("analysis::run_scenario: moe_a2a_overlap hides the expert all-to-all b
   CHECK(free.iteration.iteration_time_s < on.iteration.iteration_time_s);
 }
 
+TEST_CASE("analysis::run_scenario: the flex dispatcher's SMs set how much compute the combined pair loses beside its all-to-alls") {
+  // HybridEP with the SMs of Megatron-Bridge's scripts (32), DeepEP's default (20) and its own
+  // default across nodes (8): the same bytes; more SMs held, less compute beside the all-to-alls,
+  // a longer step.
+  auto with = [&](std::vector<std::string> sets) {
+    sets.push_back("parallelism.moe_a2a_overlap=true");
+    return run(kDeepSeek, sets).iteration;
+  };
+  const auto hybrid32 = with({"parallelism.moe_dispatcher=\"hybridep\"", "parallelism.moe_dispatcher_sms=32"});
+  const auto hybrid20 = with({"parallelism.moe_dispatcher=\"hybridep\"", "parallelism.moe_dispatcher_sms=20"});
+  const auto hybrid8 = with({"parallelism.moe_dispatcher=\"hybridep\""});
+  CHECK(hybrid32.ep_bytes_per_gpu == doctest::Approx(hybrid8.ep_bytes_per_gpu));
+  CHECK(hybrid32.iteration_time_s > hybrid20.iteration_time_s);
+  CHECK(hybrid20.iteration_time_s > hybrid8.iteration_time_s);
+  // DeepEP's default is 20 SMs; the NCCL all-to-all's constant does not reach it.
+  const auto deepep = with({"parallelism.moe_dispatcher=\"deepep\""});
+  CHECK(with({"parallelism.moe_dispatcher=\"deepep\"", "parallelism.moe_dispatcher_sms=20"}).iteration_time_s ==
+        doctest::Approx(deepep.iteration_time_s));
+  CHECK(with({"parallelism.moe_dispatcher=\"deepep\"", "model_constants.ep_overlap_sm_share=0"}).iteration_time_s ==
+        doctest::Approx(deepep.iteration_time_s));
+  CHECK(with({"parallelism.moe_dispatcher=\"deepep\"", "parallelism.moe_dispatcher_sms=40"}).iteration_time_s >
+        deepep.iteration_time_s);
+}
+
 TEST_CASE("analysis::run_scenario: moe_shared_expert_overlap hides part of each all-to-all behind the shared experts") {
   const auto off = run(kDeepSeek, {});
   const auto on = run(kDeepSeek, {"parallelism.moe_shared_expert_overlap=true"});

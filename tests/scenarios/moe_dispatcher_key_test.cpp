@@ -78,3 +78,18 @@ TEST_CASE("scenarios::parse_scenario: router groups must divide the experts and 
   const scenarios::ScenarioSpec one = scenarios::parse_scenario(replaced(kMoe, "layers = 8\n", "layers = 8\nrouter_group_topk = 2\n"), "s.toml");
   CHECK(one.model.router_group_topk == 2);
 }
+
+TEST_CASE("scenarios::parse_scenario: moe_dispatcher_sms is read and shown, and refused with the alltoall dispatcher") {
+  const scenarios::ScenarioSpec spec =
+      scenarios::parse_scenario(replaced(kMoe, "moe_dispatcher = \"deepep\"\n", "moe_dispatcher = \"deepep\"\nmoe_dispatcher_sms = 24\n"), "s.toml");
+  CHECK(spec.parallel.moe_dispatcher_sms == 24);
+  CHECK(scenarios::show_config(spec).find("moe_dispatcher_sms = 24") != std::string::npos);
+  CHECK(scenarios::parse_scenario(kMoe, "s.toml").parallel.moe_dispatcher_sms == 0);
+  CHECK(scenarios::show_config(scenarios::parse_scenario(kMoe, "s.toml")).find("moe_dispatcher_sms") == std::string::npos);
+  const std::string plain = error_of(replaced(kMoe, "moe_dispatcher = \"deepep\"\n", "moe_dispatcher_sms = 24\n"));
+  CHECK(plain.find("s.toml:12") != std::string::npos);
+  CHECK(plain.find("moe_dispatcher_sms") != std::string::npos);
+  CHECK(plain.find("alltoall") != std::string::npos);
+  const std::string zero = error_of(replaced(kMoe, "moe_dispatcher = \"deepep\"\n", "moe_dispatcher = \"deepep\"\nmoe_dispatcher_sms = 0\n"));
+  CHECK(zero.find("s.toml:13") != std::string::npos);
+}

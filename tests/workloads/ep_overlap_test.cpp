@@ -129,3 +129,26 @@ TEST_CASE("workloads::split_moe_layer: delay_wgrad_compute moves half of each tr
   CHECK(frozen.bwd.attention_wgrad == 0.0);
   CHECK(frozen.bwd.experts_wgrad == 0.0);
 }
+
+TEST_CASE("workloads::ep_overlap_sm_share: the flex dispatcher's SMs over the GPU's, the constant for NCCL's all-to-all") {
+  ParallelSpec p;
+  p.ep = 16;
+  CHECK(ep_overlap_sm_share(p, 132, true, 0.15) == doctest::Approx(0.15));  // alltoall: the constant
+  p.moe_dispatcher = MoeDispatcher::DeepEp;
+  CHECK(ep_overlap_sm_share(p, 132, true, 0.15) == doctest::Approx(20.0 / 132));  // Megatron-Core's 20
+  CHECK(ep_overlap_sm_share(p, 148, false, 0.15) == doctest::Approx(20.0 / 148));
+  p.moe_dispatcher = MoeDispatcher::HybridEp;  // DeepEP hybrid-ep config.cuh: 24 in a domain, 8 across
+  CHECK(ep_overlap_sm_share(p, 132, false, 0.15) == doctest::Approx(24.0 / 132));
+  CHECK(ep_overlap_sm_share(p, 132, true, 0.15) == doctest::Approx(8.0 / 132));
+  p.moe_dispatcher_sms = 32;  // Megatron-Bridge's performance scripts
+  CHECK(ep_overlap_sm_share(p, 132, true, 0.15) == doctest::Approx(32.0 / 132));
+  CHECK(ep_overlap_sm_share(p, 148, false, 0.15) == doctest::Approx(32.0 / 148));
+  p.moe_dispatcher_sms = 512;
+  CHECK(ep_overlap_sm_share(p, 132, true, 0.15) == doctest::Approx(0.9));
+  // Feeding the pair: more SMs held, less saved.
+  const EpLayerPass f{1.0, 2.0, 1.0, 1.0}, b{2.0, 4.0, 1.0, 1.0};
+  p.moe_dispatcher_sms = 0;
+  const double at_default = combined_layer_saving_s({f, b}, ep_overlap_sm_share(p, 132, true, 0.15));
+  p.moe_dispatcher_sms = 32;
+  CHECK(combined_layer_saving_s({f, b}, ep_overlap_sm_share(p, 132, true, 0.15)) < at_default);
+}

@@ -219,12 +219,12 @@ constexpr std::array<ConstantDef, 48> kConstants = {{
      "meanwhile (ratio); estimate: NeMo/Megatron-Bridge H100 userbuffers presets give the chunked "
      "reduce-scatters num_sm 16-24, the bulk overlaps 2-24, ring-exchange all-gathers 1 of 132 SMs"},
     {"ep_overlap_sm_share", 0.15, 0.0, 0.9,
-     "share of the SMs the MoE dispatch / combine all-to-all kernels hold while they run beside "
-     "compute ([parallelism] moe_a2a_overlap, moe_shared_expert_overlap), so the compute beside "
-     "them runs at 1 - share (ratio); estimate: DeepEP's historical default of 20 SMs "
-     "(Megatron-Core TransformerConfig moe_deepep_num_sms, 'historical default 20', now "
-     "moe_flex_dispatcher_num_sms) of an H100's 132 SMs; NCCL's all-to-all holds its channels' "
-     "SMs likewise"},
+     "share of the SMs the alltoall dispatcher's NCCL all-to-all kernels hold while they run "
+     "beside compute ([parallelism] moe_a2a_overlap, moe_shared_expert_overlap), so the compute "
+     "beside them runs at 1 - share (ratio); estimate: as DeepEP's default of 20 SMs (Megatron-Core "
+     "moe_flex_dispatcher_num_sms, 'historical default 20') of an H100's 132. The flex dispatchers "
+     "take their own: moe_dispatcher_sms (or the backend's default) over the GPU's SMs "
+     "(workloads/training/ep_overlap.h ep_overlap_sm_share)"},
     {"collective_hbm_bytes_per_byte", 2.0, 0.0, 8.0,
      "HBM bytes a GPU reads and writes per byte a collective step sends while it runs beside "
      "compute (the tensor-parallel pairs of [sync] tp_comm_overlap; the data-parallel gradient "

@@ -35,6 +35,16 @@ double time_of(const ComputeModel& cm, const std::vector<OpCost>& ops, std::size
 
 }  // namespace
 
+double ep_overlap_sm_share(const ParallelSpec& p, int gpu_sms, bool across_nodes, double nccl_share) {
+  if (p.moe_dispatcher == MoeDispatcher::AllToAll || gpu_sms <= 0) return nccl_share;
+  // Defaults: Megatron-Core token_dispatcher.py (DeepEP, 20) and DeepEP hybrid-ep
+  // csrc/hybrid_ep/config.cuh:366-367 (num_sms_dispatch_api / num_sms_combine_api unset: 24 SMs
+  // on one NVLink domain, 8 across them).
+  const int fallback = p.moe_dispatcher == MoeDispatcher::DeepEp ? 20 : across_nodes ? 8 : 24;
+  const int sms = p.moe_dispatcher_sms > 0 ? p.moe_dispatcher_sms : fallback;
+  return std::min(0.9, static_cast<double>(sms) / gpu_sms);
+}
+
 double combined_layer_pair_s(const EpLayerPass& f, const EpLayerPass& b, double sm_share) {
   // TransformerLayerSchedulePlan.run: combine_bwd, attention_fwd, experts_bwd, dispatch_fwd,
   // (experts wgrad,) dispatch_bwd, experts_fwd, combine_fwd, attention_bwd (, attention wgrad).

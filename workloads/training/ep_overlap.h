@@ -15,7 +15,7 @@
 //     the shared experts' fc1 runs on a side stream beside the dispatch all-to-all and fc2 beside
 //     the combine, in the forward and (by the autograd order it sets) in the backward.
 // While an all-to-all's kernels run beside compute they hold a share of the SMs
-// (`ep_overlap_sm_share`), so the compute beside them runs at 1 - share.
+// (ep_overlap_sm_share below), so the compute beside them runs at 1 - share.
 // Pure functions of seconds: no simulator, no network.
 #pragma once
 
@@ -23,8 +23,17 @@
 
 #include "workloads/compute/compute_model.h"
 #include "workloads/model/transformer_ops.h"
+#include "workloads/specs.h"
 
 namespace clustersim::workloads {
+
+// The share of the GPU's SMs the expert-parallel all-to-all kernels hold while they run beside
+// compute. The flex dispatcher launches its dispatch and combine kernels on a fixed number of SMs
+// (`p.moe_dispatcher_sms`, or the backend's default, specs.h), so its share is those SMs over the
+// GPU's `gpu_sms` (Megatron-Bridge's HybridEP recipes: 32 of an H100's 132, 0.24). The alltoall
+// dispatcher's NCCL all-to-all takes `nccl_share` (constant ep_overlap_sm_share). `across_nodes`:
+// the ep group spans NVLink domains (HybridEP's default depends on it). At most 0.9.
+double ep_overlap_sm_share(const ParallelSpec& p, int gpu_sms, bool across_nodes, double nccl_share);
 
 // One MoE layer's pass, alone (seconds): the compute before the dispatch (attention, router,
 // permute, and the layer's blocking tensor- and context-parallel exchanges), the compute between

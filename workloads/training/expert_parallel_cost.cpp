@@ -131,6 +131,7 @@ LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpSha
     if (const std::optional<NodeDedup> dedup = node_dedup(in, groups.front())) {
       a2a = in.memo.concurrent(CollectiveOp::AllToAll, CollectiveAlgo::Hierarchical, groups, sim::Bytes{bytes}, dedup->share).seconds();
       dedup_sent = dedup->sent;
+      e.across_nodes = true;
     } else {
       a2a = in.memo.concurrent(CollectiveOp::AllToAll, CollectiveAlgo::Direct, groups, sim::Bytes{bytes}).seconds();
     }

@@ -167,8 +167,9 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   // backward MoE layer save (moe_a2a_overlap), or the all-to-all seconds the shared experts hide
   // (moe_shared_expert_overlap, taken off the blocking all-to-all). Transformer MoE layers only.
   std::vector<double> pair_saving(lep.size(), 0.0);
-  const double ep_sm_share = in.compute.constants().get("ep_overlap_sm_share");
   for (std::size_t st = 0; st < lep.size() && !model.is_hybrid(); ++st) {
+    const double ep_sm_share = ep_overlap_sm_share(in.parallel, in.compute.gpu().sms, lep[st].across_nodes,
+                                                   in.compute.constants().get("ep_overlap_sm_share"));
     if (in.parallel.moe_a2a_overlap) {
       // The shared experts' pair runs with them, in the experts' node (core_v0.15.0
       // fine_grained_callables.py: shared_experts_compute in the MLP callable, after the dispatch).

@@ -201,8 +201,11 @@ ExplainedComm expert_comm(const StageCostInputs& in, const LayerExpertParallel& 
   c.bwd_s = e.bwd;
   c.fwd_bytes = e.fwd_bytes;
   c.bwd_bytes = e.bwd_bytes;
-  c.overlap = in.parallel.moe_a2a_overlap ? format("moe_a2a_overlap: a paired forward and backward layer save %s",
-                                                   us(pair_saving).c_str())
+  const double sm_share = ep_overlap_sm_share(in.parallel, in.compute.gpu().sms, e.across_nodes,
+                                              in.compute.constants().get("ep_overlap_sm_share"));
+  c.overlap = in.parallel.moe_a2a_overlap ? format("moe_a2a_overlap: a paired forward and backward layer save %s "
+                                                   "(the all-to-all kernels hold %.0f%% of the SMs meanwhile)",
+                                                   us(pair_saving).c_str(), 100.0 * sm_share)
               : in.parallel.moe_shared_expert_overlap ? "moe_shared_expert_overlap: the shared experts' time is taken off"
                                                       : "no (blocking)";
   return c;
@@ -299,7 +302,8 @@ StageExplanation explain_stage(const StageCostInputs& in, const StageCosts& cost
         LayerExpertParallel e = lep;
         if (in.parallel.moe_shared_expert_overlap) {
           // As the stage costs charge it (stage_costs.cpp): the side stream's own pair first in each window.
-          const double ep_sm_share = in.compute.constants().get("ep_overlap_sm_share");
+          const double ep_sm_share = ep_overlap_sm_share(in.parallel, in.compute.gpu().sms, lep.across_nodes,
+                                                         in.compute.constants().get("ep_overlap_sm_share"));
           e.fwd -= shared_expert_hidden_s(in.compute, ops, Pass::Forward, lep.fwd, ep_sm_share, se.gather, se.scatter);
           e.bwd -= shared_expert_hidden_s(in.compute, ops, Pass::Backward, lep.bwd, ep_sm_share, se.scatter, se.gather);
         }
