@@ -19,6 +19,7 @@
 #include "workloads/compute/compute_model.h"
 #include "workloads/model/model_presets.h"
 #include "workloads/training/iteration_sim.h"
+#include "workloads/training/stage_costs.h"
 
 namespace clustersim::testing {
 
@@ -87,6 +88,15 @@ struct StageRig {
         memo(cluster.collectives()) {}
   StageRig(const StageRig&) = delete;
   StageRig& operator=(const StageRig&) = delete;
+
+  // plan_stage_costs for `m` under `p` and `t` on `layout`: ring data-parallel collectives, one
+  // chunk a rank, `micro_batches` a step, the rest of StageCostInputs at its defaults.
+  workloads::StageCosts plan(const workloads::ModelSpec& m, const workloads::ParallelSpec& p,
+                             const workloads::TrainingSpec& t, const workloads::ParallelLayout& layout,
+                             int micro_batches = 1) {
+    return workloads::plan_stage_costs(
+        workloads::StageCostInputs{m, p, t, compute, layout, memo, workloads::CollectiveAlgo::Ring, 1, micro_batches});
+  }
 
  private:
   static workloads::TrainingSpec training(int global_batch) {

@@ -156,8 +156,7 @@ TEST_CASE("workloads::plan_stage_costs: an MoE layer's dispatch and combine are 
   par.dp = 8;
   par.ep = 8;
   const ParallelLayout layout{par.tp, par.dp, par.pp};
-  const StageCosts c =
-      plan_stage_costs(StageCostInputs{model, par, rig.tr, rig.compute, layout, rig.memo, CollectiveAlgo::Ring, 1, 1});
+  const StageCosts c = rig.plan(model, par, rig.tr, layout);
   REQUIRE(c.chunks.size() == 1);
   const double buffer = 4096.0 * 2 * 4096 * 2;  // s k h x bf16
   CHECK(moe_dispatch_bytes(model, OpShape{1, 4096, 1, 1, false, 2, true, 8, 1.0}) == doctest::Approx(buffer));
@@ -172,8 +171,7 @@ TEST_CASE("workloads::plan_stage_costs: an MoE layer's dispatch and combine are 
   CHECK(c.chunks[0].expert_params == doctest::Approx(32 * model.expert_parameters() / 8));
   // Without expert parallelism there is no all-to-all.
   par.ep = 1;
-  const StageCosts dense =
-      plan_stage_costs(StageCostInputs{model, par, rig.tr, rig.compute, layout, rig.memo, CollectiveAlgo::Ring, 1, 1});
+  const StageCosts dense = rig.plan(model, par, rig.tr, layout);
   CHECK(dense.chunks[0].fwd_ep == 0);
   CHECK(dense.ep_bytes_per_gpu == 0);
 }
@@ -191,7 +189,7 @@ TEST_CASE("workloads::plan_stage_costs: the alltoall dispatcher gathers its toke
   par.ep = 16;
   const ParallelLayout layout{par.tp, par.dp, par.pp};
   const auto costs = [&](const ModelSpec& m, const ParallelSpec& p, const TrainingSpec& t) {
-    return plan_stage_costs(StageCostInputs{m, p, t, rig.compute, layout, rig.memo, CollectiveAlgo::Ring, 1, 1}).chunks.at(0);
+    return rig.plan(m, p, t, layout).chunks.at(0);
   };
   const std::vector<std::vector<int>> group = {layout.expert_ep_group(1, 16, 0, 0, 0)};
   REQUIRE(group.front().size() == 16);
@@ -232,7 +230,7 @@ TEST_CASE("workloads::plan_stage_costs: HybridEP all-gathers every rank's token-
   deepep.moe_dispatcher = MoeDispatcher::DeepEp;
   const ParallelLayout layout{hybrid.tp, hybrid.dp, hybrid.pp};
   const auto costs = [&](const ModelSpec& m, const ParallelSpec& p, const TrainingSpec& t) {
-    return plan_stage_costs(StageCostInputs{m, p, t, rig.compute, layout, rig.memo, CollectiveAlgo::Ring, 1, 1}).chunks.at(0);
+    return rig.plan(m, p, t, layout).chunks.at(0);
   };
   const std::vector<std::vector<int>> group = {layout.expert_ep_group(1, 16, 0, 0, 0)};
   const double tokens = static_cast<double>(tr.micro_batch) * model.seq_len;

@@ -25,8 +25,7 @@ TEST_CASE("workloads::plan_stage_costs: a stage whose expert groups straddle nod
   par.dp = 4;
   par.ep = 4;
   const ParallelLayout layout{par.tp, par.dp, par.pp};
-  const StageCosts costs =
-      plan_stage_costs(StageCostInputs{rig.model, par, rig.tr, rig.compute, layout, rig.memo, CollectiveAlgo::Ring, 1, 2});
+  const StageCosts costs = rig.plan(rig.model, par, rig.tr, layout, 2);
   REQUIRE(costs.chunks.size() == 2);
   REQUIRE(costs.chunks[0].layers == costs.chunks[1].layers);
   // The same bytes on both stages; stage 1's cross the 50 GB/s NICs instead of NVLink (450 GB/s).

@@ -19,7 +19,7 @@ TEST_CASE("workloads::plan_stage_costs: stage_layers moves layers between ranks'
     par.tp = 8;
     par.stage_layers = stage_layers;
     const ParallelLayout layout{par.tp, par.dp, par.pp};
-    return plan_stage_costs(StageCostInputs{rig.model, par, rig.tr, rig.compute, layout, rig.memo, CollectiveAlgo::Ring, 1, 16});
+    return rig.plan(rig.model, par, rig.tr, layout, 16);
   };
   const StageCosts even = costs({});
   const StageCosts listed = costs({9, 12, 10, 9});

@@ -68,8 +68,7 @@ TEST_CASE("workloads::plan_stage_costs: delay_wgrad_compute leaves the dgrad red
     par.sequence_parallel = true;
     par.delay_wgrad_compute = delay;
     const ParallelLayout layout{par.tp, par.dp, par.pp};
-    return plan_stage_costs(StageCostInputs{rig.model, par, rig.tr, rig.compute, layout, rig.memo, CollectiveAlgo::Ring, 1, 8})
-        .chunks.front();
+    return rig.plan(rig.model, par, rig.tr, layout, 8).chunks.front();
   };
   const ChunkCost now = costs(false), delayed = costs(true);
   CHECK(delayed.fwd_tp == doctest::Approx(now.fwd_tp));
