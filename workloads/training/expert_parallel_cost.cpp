@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "workloads/model/transformer_ops.h"
+#include "workloads/training/ep_overlap.h"
 #include "workloads/training/moe_node_routing.h"
 
 namespace clustersim::workloads {
@@ -117,6 +118,8 @@ LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpSha
   LayerExpertParallel e;
   const ParallelSpec& p = in.parallel;
   const int ep = p.ep, etp = p.expert_tp();
+  const double nccl_share = in.compute.constants().get("ep_overlap_sm_share");
+  e.sm_share = ep_overlap_sm_share(p, in.compute.gpu().sms, false, nccl_share);
   if (!in.model.is_moe() || (ep <= 1 && !expert_tensor_parallel(p))) return e;
   const double bytes = moe_dispatch_bytes(in.model, shape) * shape.moe_load_factor;
   double a2a = 0;
@@ -131,7 +134,7 @@ LayerExpertParallel layer_expert_parallel(const StageCostInputs& in, const OpSha
     if (const std::optional<NodeDedup> dedup = node_dedup(in, groups.front())) {
       a2a = in.memo.concurrent(CollectiveOp::AllToAll, CollectiveAlgo::Hierarchical, groups, sim::Bytes{bytes}, dedup->share).seconds();
       dedup_sent = dedup->sent;
-      e.across_nodes = true;
+      e.sm_share = ep_overlap_sm_share(p, in.compute.gpu().sms, true, nccl_share);  // across NVLink domains
     } else {
       a2a = in.memo.concurrent(CollectiveOp::AllToAll, CollectiveAlgo::Direct, groups, sim::Bytes{bytes}).seconds();
     }

@@ -20,10 +20,12 @@ void IterationRun::on_event(std::uint64_t tag) {
   const int r = rank_of_tag(tag);
   release_finished_live();
   const auto kind = static_cast<Kind>(tag >> 60);
-  if ((kind == kStepDone || kind == kStepExtended) && extend_step(r, index_of_tag(tag))) return;
-  if (checks_ && (kind == kStepDone || kind == kStepExtended)) checks_->step_finished(r, index_of_tag(tag));
-  if (checks_ && (tag >> 60) == kBucketReady) checks_->bucket_ready(r, static_cast<int>(index_of_tag(tag)));
-  switch (static_cast<Kind>(tag >> 60)) {
+  if (kind == kStepDone || kind == kStepExtended) {
+    if (extend_step(r, index_of_tag(tag))) return;
+    if (checks_) checks_->step_finished(r, index_of_tag(tag));
+  }
+  if (checks_ && kind == kBucketReady) checks_->bucket_ready(r, static_cast<int>(index_of_tag(tag)));
+  switch (kind) {
     case kStepDone:
     case kStepExtended: step_done(r); break;
     case kBucketReady:

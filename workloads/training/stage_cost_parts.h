@@ -182,9 +182,10 @@ ContextParallelInputs context_parallel_inputs(const StageCostInputs& in, const s
 // GPU. All dp / ep groups of every tp rank run at once. Full recompute repeats the forward's.
 struct LayerExpertParallel {
   double fwd = 0, bwd = 0, fwd_bytes = 0, bwd_bytes = 0;
-  // The flex dispatcher's groups span NVLink domains (the hierarchical all-to-all): HybridEP's
-  // default SM count depends on it (ParallelSpec::moe_dispatcher_sms).
-  bool across_nodes = false;
+  // The share of the SMs the all-to-all kernels hold while they run beside compute
+  // (ep_overlap.h ep_overlap_sm_share; HybridEP's default SM count depends on whether the groups
+  // span NVLink domains, i.e. run the hierarchical all-to-all).
+  double sm_share = 0;
 };
 
 // Each pipeline stage's own expert groups: a stage whose groups straddle a node (or an NVL72

@@ -39,9 +39,9 @@ void add_mtp_module_extras(ChunkCost& mtp, const StageCostInputs& in, const OpSh
 // amaxes in one blocking all-reduce (MAX, async_op=False) when the chunk's fp8_autocast region
 // exits (forward) and at the end of its backward. Only the delayed recipe keeps an amax buffer:
 // current and block (MXFP8) scaling reduce nothing here (ComputeModel::fp8_scaling, the recipe the
-// constants select). The buffer holds one fp32 amax per fp8 tensor, 3 per GEMM forward (input, weight, output) and 2 backward (TE v2.9 module/base.py l.
-// 767): 4 GEMMs a layer (qkv, proj, fc1, fc2; a GroupedLinear's local experts each a GEMM). A few
-// kilobytes at most, so the all-reduce is latency-bound: NCCL's tuner picks its algorithm
+// constants select). The buffer holds one fp32 amax per fp8 tensor, 3 per GEMM forward (input,
+// weight, output) and 2 backward (TE v2.9 module/base.py l. 767): 4 GEMMs a layer (qkv, proj,
+// fc1, fc2; a GroupedLinear's local experts each a GEMM). A few kilobytes at most, so the all-reduce is latency-bound: NCCL's tuner picks its algorithm
 // (CollectiveAlgo::Auto) over every group at once (the stage's replicas under "tp").
 void add_amax_reduction(StageCosts& costs, const StageCostInputs& in) {
   const bool delayed =
@@ -168,8 +168,7 @@ StageCosts plan_stage_costs(const StageCostInputs& in) {
   // (moe_shared_expert_overlap, taken off the blocking all-to-all). Transformer MoE layers only.
   std::vector<double> pair_saving(lep.size(), 0.0);
   for (std::size_t st = 0; st < lep.size() && !model.is_hybrid(); ++st) {
-    const double ep_sm_share = ep_overlap_sm_share(in.parallel, in.compute.gpu().sms, lep[st].across_nodes,
-                                                   in.compute.constants().get("ep_overlap_sm_share"));
+    const double ep_sm_share = lep[st].sm_share;
     if (in.parallel.moe_a2a_overlap) {
       // The shared experts' pair runs with them, in the experts' node (core_v0.15.0
       // fine_grained_callables.py: shared_experts_compute in the MLP callable, after the dispatch).

@@ -201,11 +201,9 @@ ExplainedComm expert_comm(const StageCostInputs& in, const LayerExpertParallel& 
   c.bwd_s = e.bwd;
   c.fwd_bytes = e.fwd_bytes;
   c.bwd_bytes = e.bwd_bytes;
-  const double sm_share = ep_overlap_sm_share(in.parallel, in.compute.gpu().sms, e.across_nodes,
-                                              in.compute.constants().get("ep_overlap_sm_share"));
   c.overlap = in.parallel.moe_a2a_overlap ? format("moe_a2a_overlap: a paired forward and backward layer save %s "
                                                    "(the all-to-all kernels hold %.0f%% of the SMs meanwhile)",
-                                                   us(pair_saving).c_str(), 100.0 * sm_share)
+                                                   us(pair_saving).c_str(), 100.0 * e.sm_share)
               : in.parallel.moe_shared_expert_overlap ? "moe_shared_expert_overlap: the shared experts' time is taken off"
                                                       : "no (blocking)";
   return c;
@@ -302,10 +300,8 @@ StageExplanation explain_stage(const StageCostInputs& in, const StageCosts& cost
         LayerExpertParallel e = lep;
         if (in.parallel.moe_shared_expert_overlap) {
           // As the stage costs charge it (stage_costs.cpp): the side stream's own pair first in each window.
-          const double ep_sm_share = ep_overlap_sm_share(in.parallel, in.compute.gpu().sms, lep.across_nodes,
-                                                         in.compute.constants().get("ep_overlap_sm_share"));
-          e.fwd -= shared_expert_hidden_s(in.compute, ops, Pass::Forward, lep.fwd, ep_sm_share, se.gather, se.scatter);
-          e.bwd -= shared_expert_hidden_s(in.compute, ops, Pass::Backward, lep.bwd, ep_sm_share, se.scatter, se.gather);
+          e.fwd -= shared_expert_hidden_s(in.compute, ops, Pass::Forward, lep.fwd, lep.sm_share, se.gather, se.scatter);
+          e.bwd -= shared_expert_hidden_s(in.compute, ops, Pass::Backward, lep.bwd, lep.sm_share, se.scatter, se.gather);
         }
         if (e.fwd_bytes > 0 || e.fwd > 0) k.comm.push_back(expert_comm(in, e, stage, pair_saving));
       }
