@@ -177,6 +177,12 @@ double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
   return bytes / (memory_bandwidth() * eff);
 }
 
+Fp8Scaling ComputeModel::fp8_scaling() const {
+  if (constants_.get("fp8_amax_bytes_per_element") > 0) return Fp8Scaling::Current;
+  if (constants_.get("fp8_block_scale_bytes_per_element") > 0) return Fp8Scaling::Block;
+  return Fp8Scaling::Delayed;
+}
+
 // A cast is one kernel; under current scaling it is four, or three where the norm in front took
 // the amax (OpCost::norm_fed, forward). Transformer Engine 2.8 - 2.18
 // Float8CurrentScalingQuantizer::quantize_impl (pytorch/csrc/quantizer.cpp) runs
@@ -199,12 +205,6 @@ double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
 // casts are the per-cast kernels times the local experts: each a launch on the one stream and, in
 // an eager step, on the host. NVFP4 keeps one: split_quantize_nvfp4_impl groups its experts from
 // v2.11. The bytes do not change (the experts' slices are the same rows).
-Fp8Scaling ComputeModel::fp8_scaling() const {
-  if (constants_.get("fp8_amax_bytes_per_element") > 0) return Fp8Scaling::Current;
-  if (constants_.get("fp8_block_scale_bytes_per_element") > 0) return Fp8Scaling::Block;
-  return Fp8Scaling::Delayed;
-}
-
 int ComputeModel::kernels(const OpCost& op, Pass pass) const {
   const int stated = pass == Pass::Forward ? op.fwd_kernels : op.bwd_kernels;
   if (stated >= 0) return stated;
