@@ -62,16 +62,13 @@ std::array<double, 2> IterationRun::dp_beside(double bytes, CollectiveOp op, Gra
   dp_time(bytes, op, group);  // builds the groups
   const auto& shards = dp_groups_[static_cast<std::size_t>(group)];
   const CollectiveEnvironment& env = memo_.environment();
-  const int n = static_cast<int>(shards.front().size());
   const double s = memo_.concurrent(op, dp_algo_, shards, sim::Bytes{bytes}).seconds();
-  DpCollectiveLoad load =
-      dp_collective_load(in_.compute, op, bytes, n, dp_nccl_channels(env, op, dp_algo_, shards.front(), bytes), s);
+  DpCollectiveLoad load = dp_load_of(in_.compute, env, op, dp_algo_, shards, bytes, s);
   if (in_.parallel.shard_instances > 1 && op == CollectiveOp::ReduceScatter) {
     const auto& replicas = replica_groups_[static_cast<std::size_t>(group)];
     const double shard = bytes / reduction_shard_ranks(in_.parallel, group);
     const double ar = memo_.concurrent(CollectiveOp::AllReduce, dp_algo_, replicas, sim::Bytes{shard}).seconds();
-    load += dp_collective_load(in_.compute, CollectiveOp::AllReduce, shard, static_cast<int>(replicas.front().size()),
-                               dp_nccl_channels(env, CollectiveOp::AllReduce, dp_algo_, replicas.front(), shard), ar);
+    load += dp_load_of(in_.compute, env, CollectiveOp::AllReduce, dp_algo_, replicas, shard, ar);
   }
   return beside_rates_.emplace(key, beside_rate(load)).first->second;
 }

@@ -230,36 +230,34 @@ void add_zero3_groups(const StageCostInputs& in, const std::vector<std::vector<i
   const double rs =
       in.memo.concurrent(CollectiveOp::ReduceScatter, in.dp_algo, groups, sim::Bytes{grad_bytes}).seconds();
   z.reduce_scatter += rs;
-  const DpCollectiveLoad gather = dp_collective_load(
-      in.compute, CollectiveOp::AllGather, gather_bytes, n,
-      dp_nccl_channels(env, CollectiveOp::AllGather, in.dp_algo, groups.front(), gather_bytes), ag);
+  const DpCollectiveLoad gather = dp_load_of(in.compute, env, CollectiveOp::AllGather, in.dp_algo, groups, gather_bytes, ag);
   z.fwd_load += gather;
   z.bwd_load += gather;
-  z.bwd_load += dp_collective_load(
-      in.compute, CollectiveOp::ReduceScatter, grad_bytes, n,
-      dp_nccl_channels(env, CollectiveOp::ReduceScatter, in.dp_algo, groups.front(), grad_bytes), rs);
+  z.bwd_load += dp_load_of(in.compute, env, CollectiveOp::ReduceScatter, in.dp_algo, groups, grad_bytes, rs);
   if (instances > 1) {
     const double shard = grad_bytes / static_cast<double>(n);
     const std::vector<std::vector<int>> replicas = replica_groups_of(whole, instances);
     const double ar = in.memo.concurrent(CollectiveOp::AllReduce, in.dp_algo, replicas, sim::Bytes{shard}).seconds();
     z.reduce_scatter += ar;
-    z.bwd_load += dp_collective_load(
-        in.compute, CollectiveOp::AllReduce, shard, static_cast<int>(replicas.front().size()),
-        dp_nccl_channels(env, CollectiveOp::AllReduce, in.dp_algo, replicas.front(), shard), ar);
+    z.bwd_load += dp_load_of(in.compute, env, CollectiveOp::AllReduce, in.dp_algo, replicas, shard, ar);
   }
 }
 
 }  // namespace
 
-int dp_nccl_channels(const CollectiveEnvironment& env, CollectiveOp op, CollectiveAlgo algo, const std::vector<int>& ranks,
-                     double bytes) {
-  if (ranks.size() <= 1 || bytes <= 0) return 0;
-  CollectiveRequest req;
-  req.op = op;
-  req.algo = algo;
-  req.ranks = ranks;
-  req.bytes = sim::Bytes{bytes};
-  return plan_collective(env, req).nccl_channels;
+DpCollectiveLoad dp_load_of(const ComputeModel& cm, const CollectiveEnvironment& env, CollectiveOp op, CollectiveAlgo algo,
+                            const std::vector<std::vector<int>>& groups, double bytes, double seconds) {
+  const std::vector<int>& ranks = groups.front();
+  int channels = 0;
+  if (ranks.size() > 1 && bytes > 0) {
+    CollectiveRequest req;
+    req.op = op;
+    req.algo = algo;
+    req.ranks = ranks;
+    req.bytes = sim::Bytes{bytes};
+    channels = plan_collective(env, req).nccl_channels;
+  }
+  return dp_collective_load(cm, op, bytes, static_cast<int>(ranks.size()), channels, seconds);
 }
 
 LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params, double expert_params) {

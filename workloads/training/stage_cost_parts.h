@@ -166,10 +166,12 @@ struct LayerZero3 {
 
 LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params, double expert_params = 0.0);
 
-// The channels (CTAs) NCCL launches per GPU for `op` of `bytes` over `ranks` with `algo`, as
-// planned for the collective itself (CollectivePlan::nccl_channels).
-int dp_nccl_channels(const CollectiveEnvironment& env, CollectiveOp op, CollectiveAlgo algo, const std::vector<int>& ranks,
-                     double bytes);
+// What a data-parallel collective `op` of `bytes` over `groups` with `algo`, lasting `seconds` (its
+// memoised time), puts beside compute (overlap.h dp_collective_load): the channels (CTAs) NCCL
+// launches per GPU, as planned for the collective itself (CollectivePlan::nccl_channels), over the
+// first group's ranks.
+DpCollectiveLoad dp_load_of(const ComputeModel& cm, const CollectiveEnvironment& env, CollectiveOp op, CollectiveAlgo algo,
+                            const std::vector<std::vector<int>>& groups, double bytes, double seconds);
 
 // What the layer's context-parallel exchange overlaps with: its attention core's time.
 ContextParallelInputs context_parallel_inputs(const StageCostInputs& in, const std::vector<OpCost>& layer,
