@@ -17,7 +17,7 @@ namespace {
 std::string file_list() {
   std::string s;
   for (const char* f : kModernTrainingFiles) s += (s.empty() ? "" : ", ") + std::string(f);
-  return s;
+  return s + ", training.csv, " + kHoldoutFoundryH100;
 }
 
 // Every line of the comment header starts with "# " (the source strings hold no newline, but a
@@ -29,6 +29,28 @@ std::string commented(std::string_view text) {
     if (c == '\n') out += "# ";
   }
   return out + "\n";
+}
+
+// A row of training.csv or of a held-out file (training_rows.h).
+std::string training_row_scenario_file(std::string_view where, const std::string& file, int line) {
+  const std::vector<TrainingRow> rows = load_training_rows(validation_data_dir() + "/" + file, file);
+  const auto it = std::find_if(rows.begin(), rows.end(), [&](const TrainingRow& r) { return r.line == line; });
+  if (it == rows.end()) {
+    throw std::invalid_argument(fmt::format("--scenario-of '{}': {} has no row at line {} (its rows are lines 2..{})",
+                                            where, file, line, rows.empty() ? 1 : rows.back().line));
+  }
+  std::string why;
+  const std::optional<std::string> toml = scenario_toml_for_row(*it, &why);
+  if (!toml) {
+    throw std::invalid_argument(
+        fmt::format("--scenario-of '{}': validate --training does not simulate this row: {}", where, why));
+  }
+  std::string out = commented(fmt::format("{}:{}: {}, {} x {}, {} ({} = {:g} {})", file, line, it->model, it->num_gpus,
+                                          it->gpu, it->precision, it->metric, it->value, it->unit));
+  out += commented("source: " + it->source);
+  out += commented("the assumptions behind each key are documented in analysis/training_rows.cpp; run it with\n"
+                   "  clustersim run THIS.toml --explain");
+  return out + "\n" + *toml;
 }
 
 }  // namespace
@@ -45,9 +67,10 @@ std::string modern_row_scenario_file(std::string_view where) {
         where));
   }
   const std::string file(where.substr(0, colon));
+  if (file == "training.csv" || file == kHoldoutFoundryH100) return training_row_scenario_file(where, file, line);
   if (std::find(std::begin(kModernTrainingFiles), std::end(kModernTrainingFiles), file) == std::end(kModernTrainingFiles)) {
     throw std::invalid_argument(
-        fmt::format("--scenario-of '{}': no modern training file '{}'; expected one of {}", where, file, file_list()));
+        fmt::format("--scenario-of '{}': no training file '{}'; expected one of {}", where, file, file_list()));
   }
   // The set as validate --training reads it (its unstated virtual stages filled the same way).
   std::vector<ModernRow> rows = load_modern_set(validation_data_dir() + "/modern");

@@ -10,7 +10,8 @@
 namespace clustersim::analysis {
 
 // `where` is FILE:LINE as validate --training prints a row ("training_megatron_bridge.csv:24"; the
-// file one of kModernTrainingFiles, the line 1-based with the header as line 1). Throws
+// file one of kModernTrainingFiles, or training.csv or a held-out file such as
+// holdout/llm_foundry_h100.csv (training_rows.h, their line as the table prints it), the line 1-based with the header as line 1). Throws
 // std::invalid_argument with what was expected and what to do: a malformed argument, an unknown
 // file (the valid ones listed), a line that holds no row, or a row the simulator cannot express
 // (its skip reason).

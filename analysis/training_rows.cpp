@@ -68,6 +68,10 @@ std::string explicit_node(const std::string& gpu, int gpus, const std::string& n
 //     2020, after those tables); compute is identical, only capacity differs.
 //   * llm-foundry a100_40gb / a100_80gb: 8 GPUs on NVSwitch with "1600 Gbps node-node RoCE" =
 //     8 x RoCE 200 Gb/s NICs (the interconnect column), not the DGX preset's InfiniBand.
+//   * llm-foundry h100_80gb (holdout/llm_foundry_h100.csv): the README's H100 sections state no
+//     interconnect. ASSUMPTION: an HGX H100 node, 8 x H100 SXM5 80GB on NVSwitch with 8 x 400 Gb/s
+//     InfiniBand NDR (ConnectX-7), the configuration NVIDIA's HGX H100 reference and the clouds of
+//     2023 shipped; only the 16- to 512-GPU rows cross nodes.
 //   * V100 (DGX-2): 16 x V100 SXM3 32 GB on NVSwitch, 8 x EDR 100 Gb/s. The DGX-2H part
 //     (v100-sxm3-32gb-h, 450 W): ASSUMPTION that the README 2020 tables ran on ADLR's DGX-2H
 //     SuperPOD, as the 2019 paper (Sec. 5: "32 DGX-2H servers") and ADLR's Megatron v1.0 post
@@ -79,6 +83,7 @@ std::optional<NodeChoice> node_for(const TrainingRow& r, Family fam) {
   if (g == "V100 (DGX-2)") return NodeChoice{explicit_node("v100-sxm3-32gb-h", 16, "ib-edr-100", 8), true, 16};
   if (g == "a100_40gb") return NodeChoice{explicit_node("a100-sxm4-40gb", 8, "roce-200", 8), true, 8};
   if (g == "a100_80gb") return NodeChoice{explicit_node("a100-sxm4-80gb", 8, "roce-200", 8), true, 8};
+  if (g == "h100_80gb") return NodeChoice{explicit_node("h100-sxm5-80gb", 8, "ib-ndr-400", 8), true, 8};
   if (fam == Family::Megatron2020 && contains(g, "A100"))
     return NodeChoice{explicit_node("a100-sxm4-40gb", 8, "ib-hdr-200", 8), true, 8};
   if (contains(g, "A100")) return NodeChoice{"node = \"dgx-a100-80gb\"\n", false, 8};
@@ -124,13 +129,18 @@ int vocab_for(const TrainingRow& r) {
 }
 
 
-std::string precision_for(const TrainingRow& r) { return contains(r.precision, "fp16") ? "fp16" : "bf16"; }
+// Composer's amp_fp8 runs the te.Linear layers under Transformer Engine's fp8_autocast with its
+// default DelayedScaling recipe (the scenario's "fp8"); attention and the rest stay bf16.
+std::string precision_for(const TrainingRow& r) {
+  if (contains(r.precision, "fp8")) return "fp8";
+  return contains(r.precision, "fp16") ? "fp16" : "bf16";
+}
 
 std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& node) {
   const int dp = r.dp > 0 ? r.dp : r.num_gpus / std::max(r.tp * r.pp, 1);
   const int nodes = (r.num_gpus + node.gpus_per_node - 1) / node.gpus_per_node;
   std::ostringstream t;
-  t << "name = " << scenarios::quote_str("training.csv:" + std::to_string(r.line) + " " + r.model) << "\n\n[cluster]\n";
+  t << "name = " << scenarios::quote_str(r.file + ":" + std::to_string(r.line) + " " + r.model) << "\n\n[cluster]\n";
   if (!node.table) t << node.toml;
   t << "nodes = " << nodes << "\n";
   if (r.num_gpus % node.gpus_per_node != 0) t << "gpus = " << r.num_gpus << "\n";
@@ -152,7 +162,11 @@ std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& no
   // NeMo's launcher configs of those runs (conf/training/gpt3/*.yaml at 3579cdb3) train with
   // optim.name = distributed_fused_adam: apex's DistributedFusedAdam, which "implements the ZeRO-2
   // algorithm" (its docstring): optimizer states and gradients sharded over the replicas.
-  const int zero = zero3 ? 3 : fam == Family::NeMo ? 2 : 0;
+  // FSDP's SHARD_GRAD_OP (llm-foundry's 1B and 3B rows at >= 128 GPUs) gathers the parameters once
+  // for the forward and keeps them through the backward, and reduce-scatters the gradients: ZeRO-2's
+  // traffic (one parameter all-gather, one gradient reduce-scatter a step).
+  const bool shard_grad_op = fam == Family::LlmFoundry && contains(r.notes, "sharding=SHARD_GRAD_OP");
+  const int zero = shard_grad_op ? 2 : zero3 ? 3 : fam == Family::NeMo ? 2 : 0;
   t << "\nzero = " << zero << "\n";
   // SC'21 Table 2's ZeRO-3 is DeepSpeed's: it gathers per submodule within
   // stage3_max_live_parameters (zero3_gather = "module"), keeps fp16 gradient partitions (the ZeRO
@@ -214,7 +228,7 @@ std::string_view to_string(Trust t) {
 
 std::string validation_data_dir() { return CLUSTERSIM_DATA_DIR; }
 
-std::vector<TrainingRow> load_training_rows(const std::string& path) {
+std::vector<TrainingRow> load_training_rows(const std::string& path, const std::string& file) {
   const std::vector<CsvRecord> records = read_csv_file(path);
   if (records.empty()) throw std::runtime_error(path + ": empty file");
   const auto& header = records.front().fields;
@@ -228,6 +242,7 @@ std::vector<TrainingRow> load_training_rows(const std::string& path) {
                                std::to_string(rec.fields.size()));
     const auto& f = rec.fields;
     TrainingRow r;
+    r.file = file;
     r.line = rec.line;
     r.source = f[0];
     r.model = f[1];
@@ -265,6 +280,17 @@ double sc21_hardware_flops(double batch, double seq, double layers, double hidde
 }
 
 std::optional<scenarios::ScenarioSpec> scenario_for_row(const TrainingRow& row, std::string* why_not) {
+  const std::optional<std::string> toml = scenario_toml_for_row(row, why_not);
+  if (!toml) return std::nullopt;
+  try {
+    return scenarios::parse_scenario(*toml, row.file + ":" + std::to_string(row.line));
+  } catch (const scenarios::ScenarioError& e) {
+    set_reason(why_not, std::string("scenario rejected: ") + e.what());
+    return std::nullopt;
+  }
+}
+
+std::optional<std::string> scenario_toml_for_row(const TrainingRow& row, std::string* why_not) {
   const Family fam = family_of(row);
   if (fam == Family::Unknown) {
     set_reason(why_not, "unknown source '" + row.source.substr(0, 60) + "'");
@@ -284,12 +310,7 @@ std::optional<scenarios::ScenarioSpec> scenario_for_row(const TrainingRow& row, 
     set_reason(why_not, "the row lacks the model shape, batch or GPU count");
     return std::nullopt;
   }
-  try {
-    return scenarios::parse_scenario(scenario_toml(row, fam, *node), "training.csv:" + std::to_string(row.line));
-  } catch (const scenarios::ScenarioError& e) {
-    set_reason(why_not, std::string("scenario rejected: ") + e.what());
-    return std::nullopt;
-  }
+  return scenario_toml(row, fam, *node);
 }
 
 std::optional<double> predicted_value(const TrainingRow& row, const PredictedMetrics& m) {

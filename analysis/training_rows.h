@@ -30,6 +30,7 @@ std::string_view to_string(Trust t);  // "A" | "A/B" | "B" | "C" | "?"
 
 // One CSV row. Numeric columns that are empty in the file are 0.
 struct TrainingRow {
+  std::string file = "training.csv";  // the file's name under analysis/validation/data (scenario names, reports)
   int line = 0;  // 1-based line of the row in the file (the header is line 1)
   std::string source;
   std::string model;
@@ -51,8 +52,13 @@ struct TrainingRow {
 };
 
 // Throws std::runtime_error naming file:line for an unreadable file, a malformed CSV line or a
-// non-numeric value in a numeric column.
-std::vector<TrainingRow> load_training_rows(const std::string& path);
+// non-numeric value in a numeric column. `file` is what the rows' `file` says (their scenario names).
+std::vector<TrainingRow> load_training_rows(const std::string& path, const std::string& file = "training.csv");
+
+// The held-out rows: published runs in training.csv's columns that no constant was ever fitted to
+// (analysis/validation/data/holdout/, see its README.md), scored by `validate --training` in their
+// own table.
+constexpr const char* kHoldoutFoundryH100 = "holdout/llm_foundry_h100.csv";
 
 // Absolute path of analysis/validation/data (the CLUSTERSIM_DATA_DIR compile definition).
 std::string validation_data_dir();
@@ -61,6 +67,10 @@ std::string validation_data_dir();
 // cannot be simulated (unknown GPU, a metric that is not a single run, a configuration the scenario
 // checks refuse).
 std::optional<scenarios::ScenarioSpec> scenario_for_row(const TrainingRow& row, std::string* why_not);
+
+// The TOML scenario_for_row parses (for `validate --scenario-of training.csv:LINE`), or nullopt
+// with the reason, as scenario_for_row gives it.
+std::optional<std::string> scenario_toml_for_row(const TrainingRow& row, std::string* why_not);
 
 // What the simulator reports for one iteration of a row's scenario.
 struct PredictedMetrics {

@@ -39,9 +39,14 @@ std::string training_source_group(const TrainingRow& row);
 // constants overrides applied on top of each row's scenario.
 // `clusters` (optional) keeps built clusters and memoised collectives between calls: collective
 // times do not depend on compute constants, so calibration re-runs only the iteration engines.
+// `file` names the CSV under analysis/validation/data (training.csv's columns): training.csv, or a
+// held-out file (kHoldoutFoundryH100).
 TrainingValidation validate_training(const std::map<std::string, double>& constants = {},
-                                     const std::vector<int>& only_lines = {}, ClusterCache* clusters = nullptr);
+                                     const std::vector<int>& only_lines = {}, ClusterCache* clusters = nullptr,
+                                     const std::string& file = "training.csv");
 std::string validate_training_text(const TrainingValidation& v);
+// The held-out rows' table: the same columns, under a heading that says they were never fitted.
+std::string validate_holdout_text(const TrainingValidation& v);
 std::string validate_training_json(const TrainingValidation& v);
 
 }  // namespace clustersim::analysis

@@ -34,18 +34,23 @@ std::string collectives_section(bool json) {
 }
 std::string memory_section(bool json) { return analysis::validate_memory(json); }
 // The A100 set (training.csv) first, unchanged; then the modern set and the cross-generation
-// check, which share its built clusters and memoised collectives.
+// check, which share its built clusters and memoised collectives; last the held-out rows.
 std::string training_section(bool json) {
   analysis::ClusterCache clusters;
   const analysis::TrainingValidation v = analysis::validate_training({}, {}, &clusters);
+  const analysis::TrainingValidation held_out =
+      analysis::validate_training({}, {}, &clusters, analysis::kHoldoutFoundryH100);
   analysis::ModernOptions options;
   options.clusters = &clusters;
   const analysis::ModernValidation modern = analysis::validate_modern(options);
   const analysis::CrossGenerationCheck cross =
       analysis::cross_generation_check(analysis::default_cross_fit_constants(), clusters);
-  if (!json) return analysis::validate_training_text(v) + "\n" + analysis::validate_modern_text(v, modern, cross);
+  if (!json)
+    return analysis::validate_training_text(v) + "\n" + analysis::validate_modern_text(v, modern, cross) + "\n" +
+           analysis::validate_holdout_text(held_out);
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(analysis::validate_training_json(v));
   j["modern"] = nlohmann::ordered_json::parse(analysis::validate_modern_json(v, modern, cross));
+  j["held_out"] = nlohmann::ordered_json::parse(analysis::validate_training_json(held_out));
   return j.dump(2) + "\n";
 }
 

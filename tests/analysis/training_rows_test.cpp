@@ -239,3 +239,30 @@ TEST_CASE("analysis::training rows: the 2020-2021 Megatron rows all-reduce the i
   CHECK(megatron > 20);
   CHECK(others > 0);
 }
+
+TEST_CASE("analysis::training rows: the held-out llm-foundry H100 rows map to H100 nodes, their sharding and precision") {
+  const std::vector<TrainingRow> held = load_training_rows(validation_data_dir() + "/" + kHoldoutFoundryH100, kHoldoutFoundryH100);
+  REQUIRE(held.size() == 231);  // 77 runs x (tokens/s/GPU, MFU, HFU)
+  int grad_op = 0, fp8 = 0;
+  for (const TrainingRow& row : held) {
+    CHECK(row.file == kHoldoutFoundryH100);
+    CHECK(row.trust == Trust::A);
+    std::string why;
+    const auto spec = scenario_for_row(row, &why);
+    REQUIRE_MESSAGE(spec, row.line << ": " << why);
+    CHECK(spec->name.rfind(std::string(kHoldoutFoundryH100) + ":" + std::to_string(row.line) + " ", 0) == 0);
+    CHECK(spec->cluster.node.gpu == "h100-sxm5-80gb");
+    CHECK(spec->cluster.node.nic == "ib-ndr-400");
+    CHECK(spec->cluster.used_gpus() == row.num_gpus);
+    const bool shard_grad_op = row.notes.find("sharding=SHARD_GRAD_OP") != std::string::npos;
+    CHECK(spec->parallel.zero == (shard_grad_op ? 2 : 3));
+    grad_op += shard_grad_op ? 1 : 0;
+    const bool is_fp8 = row.precision == "amp_fp8";
+    CHECK(spec->training.precision == (is_fp8 ? topology::Precision::Fp8 : topology::Precision::Bf16));
+    fp8 += is_fp8 ? 1 : 0;
+    // Every metric of a run is the same measurement: the source formulas round-trip it.
+    CHECK(*predicted_value(row, metrics_from_published(row, row.value)) == doctest::Approx(row.value).epsilon(1e-9));
+  }
+  CHECK(grad_op == 6 * 3);  // the 1B and 3B runs at 128, 256 and 512 GPUs
+  CHECK(fp8 == 7 * 3);
+}
