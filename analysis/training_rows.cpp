@@ -153,6 +153,12 @@ std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& no
   t << "\n[model]\nlayers = " << r.layers << "\nhidden = " << r.hidden << "\nheads = " << r.heads
     << "\nseq_len = " << r.seq_len << "\nvocab = " << vocab_for(r) << "\nmlp = \"gelu\"\nnorm = \"layernorm\""
     << "\ntied_embeddings = true\nflash_attention = " << (flash ? "true" : "false") << "\n";
+  // llm-foundry's benchmark runs attend through Ampere-generation kernels on every GPU: its
+  // submit_benchmarks.py defaults to attn_impl "triton" (the Triton flash attention of
+  // llm_foundry/models/layers/flash_attn_triton.py), and its "flash" extras pin flash-attn 1.0.9
+  // or 2.4.2 (setup.py at b2a43a147 and 5e85bd62d, where the H100 sections were added); neither
+  // has Hopper's wgmma / TMA path, which arrived with FlashAttention-3 (July 2024).
+  if (fam == Family::LlmFoundry) t << "attention_kernel = \"fa2\"\n";
   // Interleaving (virtual_stages) is empty in every row: 1F1B is assumed.
   t << "\n[parallelism]\ntp = " << std::max(r.tp, 1) << "\npp = " << std::max(r.pp, 1) << "\ndp = " << dp
     << "\nvirtual_stages = " << std::max(r.virtual_stages, 1)

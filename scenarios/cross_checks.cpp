@@ -373,6 +373,30 @@ void Loader::check_precision() {
                  "use precision = \"fp16\" (mixed precision with loss scaling)");
 }
 
+// The fused attention kernel against the GPU that runs it (workloads::AttentionKernel):
+// FlashAttention-3 is Hopper's (sm90a: wgmma and TMA); an Ampere-generation kernel has a measured
+// efficiency up to Hopper, none on Blackwell; either means nothing without flash attention.
+void Loader::check_attention_kernel() {
+  const auto& m = spec_.model;
+  if (m.attention_kernel == workloads::AttentionKernel::Native) return;
+  const std::string name(sim::name_of(workloads::kAttentionKernelNames, m.attention_kernel));
+  if (!m.flash_attention) {
+    error_at_key("model.attention_kernel", "attention_kernel = \"" + name + "\" with model.flash_attention = false",
+                 "the kernel choice is the fused attention kernel's: set flash_attention = true, or remove attention_kernel");
+    return;
+  }
+  if (!gpu_) return;
+  const int cc = gpu_->compute_capability;
+  if (m.attention_kernel == workloads::AttentionKernel::Fa3 && !(cc >= 90 && cc < 100))
+    error_at_key("model.attention_kernel", "attention_kernel = \"fa3\" on " + gpu_->id + ": FlashAttention-3 runs on Hopper (sm90) only",
+                 "use attention_kernel = \"native\" (the GPU generation's own kernel), or a Hopper GPU");
+  if (m.attention_kernel == workloads::AttentionKernel::Fa2 && cc >= 100 && cc < 200)
+    error_at_key("model.attention_kernel",
+                 "attention_kernel = \"fa2\" on " + gpu_->id + ": no measured efficiency of an Ampere-generation attention kernel on Blackwell",
+                 "use attention_kernel = \"native\" (cuDNN / FlashAttention-4), or override the constant flash_attention_eff_fa2_sm90 "
+                 "knowing it was measured on H100");
+}
+
 // cuda_graph_scope against the model and the recompute (Megatron-Core core_r0.16
 // transformer_config.py: "moe cuda graph is only supported for MoE", "... only supported with
 // drop-padding MoE", "full recompute is only supported with full iteration CUDA graph").

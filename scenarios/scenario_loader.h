@@ -104,6 +104,7 @@ class Loader : public LoadContext {
   void check_batch();
   void check_shard_group();
   void check_precision();
+  void check_attention_kernel();
   void check_cuda_graph_scope();  // cross_checks.cpp
   void check_recompute_save();    // cross_checks.cpp
   void check_offload_modules();   // cross_checks.cpp

@@ -119,6 +119,8 @@ void show_model(std::ostream& out, const ScenarioSpec& spec) {
         << "\n";
   if (m.attention_sinks) out << "attention_sinks = true\n";
   if (m.yarn_rope) out << "yarn_rope = true\n";
+  if (m.attention_kernel != workloads::AttentionKernel::Native)
+    out << "attention_kernel = \"" << sim::name_of(workloads::kAttentionKernelNames, m.attention_kernel) << "\"\n";
   if (m.eager_squared_relu) out << "eager_squared_relu = true\n";
   if (m.packed_sample_len > 0) out << "packed_sample_len = " << toml_float(m.packed_sample_len) << "\n";  // only when set
   out << "\n";

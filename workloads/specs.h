@@ -27,6 +27,17 @@ inline constexpr sim::Choice<NormKind> kNormKindNames[] = {{"layernorm", NormKin
 // Mamba layers carry position).
 enum class PositionKind : std::uint8_t { Auto, Learned, Rotary, None };
 
+// The fused attention kernel the software stack runs (ModelSpec::attention_kernel). Native: the
+// GPU generation's own (FlashAttention-2-class kernels up to Ampere and Ada, FlashAttention-3 or
+// cuDNN fused attention on Hopper, cuDNN / FlashAttention-4 on Blackwell: what current
+// Megatron-Core / Transformer Engine containers select). Fa2: an Ampere-generation kernel on
+// whatever GPU runs it (mma.sync, no wgmma or TMA: FlashAttention-1 and -2, the Triton flash
+// attention of 2023), what stacks from before FlashAttention-3 (July 2024) ran on Hopper. Fa3:
+// FlashAttention-3, Hopper only, where it is the native kernel (the scenario refuses it elsewhere).
+enum class AttentionKernel : std::uint8_t { Native, Fa2, Fa3 };
+inline constexpr sim::Choice<AttentionKernel> kAttentionKernelNames[] = {
+    {"native", AttentionKernel::Native}, {"fa2", AttentionKernel::Fa2}, {"fa3", AttentionKernel::Fa3}};
+
 // What one layer of a hybrid model is (ModelSpec::hybrid_pattern; workloads/model/mamba_ops.h).
 // Transformer and MoeTransformer are the attention + MLP (or MoE) layers of a plain decoder; a
 // hybrid model's layers are single blocks, each a pre-norm, one mixer or MLP, and a residual add:
@@ -53,6 +64,7 @@ struct ModelSpec {
   NormKind norm = NormKind::LayerNorm;
   bool tied_embeddings = true; // output layer shares the input embedding (GPT); Llama unties
   bool flash_attention = true;
+  AttentionKernel attention_kernel = AttentionKernel::Native;  // which fused kernel (flash_attention only)
   PositionKind positions = PositionKind::Auto;
   // Dropout on the residual, attention and embedding outputs. Unset: inferred from the MLP, as
   // every preset pairs them: GELU (GPT) models train with Megatron's 0.1 dropout, SwiGLU (Llama)

@@ -421,6 +421,30 @@ TEST_CASE("workloads::ComputeModel: each generation runs its own attention kerne
   CHECK(fwd == doctest::Approx(fa.fwd_flops.value * 0.5 / (h100.sustained_peak().value * c.get("flash_attention_eff_sm90"))).epsilon(1e-6));
 }
 
+TEST_CASE("workloads::ComputeModel: an Ampere-generation attention kernel on Hopper runs at its own efficiency") {
+  const ComputeModel a100 = model("a100-sxm4-80gb", Precision::Bf16);
+  const ComputeModel h100 = model("h100-sxm5-80gb", Precision::Bf16);
+  const ComputeConstants c;
+  // On Ampere it is the native kernel; on Hopper it lacks wgmma / TMA (FlashAttention-2 on H100).
+  CHECK(a100.attention_efficiency(AttentionKernel::Fa2) == c.get("flash_attention_eff"));
+  CHECK(h100.attention_efficiency(AttentionKernel::Fa2) == c.get("flash_attention_eff_fa2_sm90"));
+  CHECK(h100.attention_efficiency(AttentionKernel::Fa3) == c.get("flash_attention_eff_sm90"));
+  CHECK(h100.attention_efficiency(AttentionKernel::Fa2) < h100.attention_efficiency(AttentionKernel::Native));
+  // The layer's flash op carries the model's kernel, and its time follows the efficiency.
+  ModelSpec llama = *find_model_preset("llama3-8b");
+  OpShape shape;
+  shape.seq_len = llama.seq_len;
+  const OpCost native = op_named(layer_ops(llama, shape), "flash_attention");
+  llama.attention_kernel = AttentionKernel::Fa2;
+  const OpCost fa2 = op_named(layer_ops(llama, shape), "flash_attention");
+  CHECK(fa2.attention_kernel == AttentionKernel::Fa2);
+  for (Pass pass : {Pass::Forward, Pass::Backward}) {
+    const double ratio = h100.op_time_parts(fa2, pass).flops_s / h100.op_time_parts(native, pass).flops_s;
+    CHECK(ratio == doctest::Approx(c.get("flash_attention_eff_sm90") / c.get("flash_attention_eff_fa2_sm90")).epsilon(1e-9));
+  }
+  CHECK(std::string(h100.op_time_parts(fa2, Pass::Forward).efficiency_constant) == "flash_attention_eff_fa2_sm90");
+}
+
 TEST_CASE("workloads::ComputeModel: an fp8 GEMM pays Transformer Engine's cast of its changing operand from HBM") {
   const OpCost op = square_gemm(8192);
   const ComputeModel fp8 = model("h100-sxm5-80gb", Precision::Fp8);

@@ -33,7 +33,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 48> kConstants = {{
+constexpr std::array<ConstantDef, 49> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -107,6 +107,14 @@ constexpr std::array<ConstantDef, 48> kConstants = {{
      "FlashAttention-2 (~0.5 of peak); FLOP-weighted over forward (1) and backward (2.5) = 0.54 of "
      "peak at the benchmark's clock, / 0.925 (a lone kernel's clock, as for gemm_eff_max) = 0.58. "
      "From the paper, not fitted"},
+    {"flash_attention_eff_fa2_sm90", 0.32, 0.05, 1.0,
+     "Hopper (sm90) running an Ampere-generation attention kernel (`[model] attention_kernel = "
+     "\"fa2\"`: FlashAttention-1/2, the Triton flash attention of 2023; mma.sync, no wgmma or TMA): "
+     "the same fraction (ratio). Dao 2023 (FlashAttention-2, Sec. 4.1): the same code on H100 reaches "
+     "up to 335 TFLOP/s forward + backward (non-causal, head dim 128) = 0.339 of the 989 TF peak; "
+     "Shah et al. 2024 (FlashAttention-3): FlashAttention-2 reaches 35% of H100 peak. Causal at "
+     "FlashAttention-3's own causal / non-causal ratio (~650 / 740 = 0.88): 0.30 of peak at the "
+     "benchmark's clock, / 0.925 (a lone kernel's clock) = 0.32. From the papers, not fitted"},
     {"flash_attention_eff_sm100", 0.51, 0.05, 1.0,
      "Blackwell (sm100): the same fraction for cuDNN fused attention, what NeMo 25.x containers run "
      "(ratio). Tensor throughput per SM doubles from Hopper while the exponential units (16/clk/SM) "

@@ -191,8 +191,9 @@ class ComputeModel {
   // The SM clock under training: the clock the tensor peak is quoted at x clock_ratio() (MHz; 0
   // when the catalog knows neither that clock nor the boost clock).
   double sustained_clock_mhz() const;
-  // The flash-attention kernel's efficiency for this GPU's generation (see attention_efficiency).
-  double attention_efficiency() const;
+  // The fused attention kernel's efficiency on this GPU: the generation's own kernel, or an
+  // Ampere-generation one (AttentionKernel::Fa2) on Hopper (op_roofline.cpp).
+  double attention_efficiency(AttentionKernel kernel = AttentionKernel::Native) const;
   // The fused attention op's time relative to its FLOPs at attention_efficiency(): its softmax
   // exponentials beside its tensor work, against the same at flash_eff_ref_head_dim (op_roofline.cpp).
   double softmax_exp_factor(const OpCost& op, Pass pass) const;

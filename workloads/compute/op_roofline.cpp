@@ -15,8 +15,12 @@ bool is_flash(const OpCost& op) { return op.kind == OpKind::Attention && op.name
 // mamba_ssm's SSD Triton kernels (model/mamba_ops.h: every op named "ssd_...").
 bool is_ssd_kernel(const OpCost& op) { return op.name.starts_with("ssd_"); }
 
-// The constant that holds the fused attention kernel's efficiency on a compute capability.
-const char* attention_efficiency_constant(int cc) {
+// The constant that holds the fused attention kernel's efficiency on a compute capability. An
+// Ampere-generation kernel (Fa2) is the generation's own up to Ada; on Hopper it has its own
+// constant (mma.sync without wgmma / TMA); Blackwell has none (the scenario refuses it there), so
+// it falls back to the Hopper figure.
+const char* attention_efficiency_constant(int cc, AttentionKernel kernel) {
+  if (kernel == AttentionKernel::Fa2 && cc >= 90 && cc < 200) return "flash_attention_eff_fa2_sm90";
   if (cc >= 100 && cc < 200) return "flash_attention_eff_sm100";
   if (cc >= 90 && cc < 100) return "flash_attention_eff_sm90";
   return "flash_attention_eff";
@@ -24,10 +28,11 @@ const char* attention_efficiency_constant(int cc) {
 }  // namespace
 
 // The fused attention kernel of the GPU's generation: FlashAttention-2 era kernels up to Ampere
-// and Ada, FlashAttention-3 / cuDNN on Hopper, cuDNN on Blackwell. compute_capability 942 is AMD
+// and Ada, FlashAttention-3 / cuDNN on Hopper, cuDNN on Blackwell; or an Ampere-generation kernel
+// where the stack predates the GPU's own (AttentionKernel::Fa2). compute_capability 942 is AMD
 // CDNA3 (no Hopper-class kernel assumed: the Ampere-era value).
-double ComputeModel::attention_efficiency() const {
-  return constants_.get(attention_efficiency_constant(gpu_.compute_capability));
+double ComputeModel::attention_efficiency(AttentionKernel kernel) const {
+  return constants_.get(attention_efficiency_constant(gpu_.compute_capability, kernel));
 }
 
 // FlashAttention's softmax evaluates flash_exps_per_pair exponentials per query-key pair and pass
@@ -91,7 +96,7 @@ double ComputeModel::flops_seconds(const OpCost& op, Pass pass, double sm_share)
   if (is_flash(op)) {
     double work = flops.value * constants_.get("attention_causal_fraction");
     if (pass == Pass::Backward) work *= constants_.get("flash_bwd_flops_factor");
-    return sim::Flops{work} / (peak * attention_efficiency()) * softmax_exp_factor(op, pass);
+    return sim::Flops{work} / (peak * attention_efficiency(op.attention_kernel)) * softmax_exp_factor(op, pass);
   }
   const double fp8 = low_precision_gemm_eff(op);
   const double m = op.m, n = op.n, k = op.k, b = op.batch;
@@ -239,7 +244,7 @@ OpTimeParts ComputeModel::op_time_parts(const OpCost& op, Pass pass) const {
   if (op.is_matmul()) {
     p.efficiency_constant = is_ssd_kernel(op) ? "mamba_scan_eff"
                             : !is_flash(op)       ? "gemm_eff_max"
-                                                  : attention_efficiency_constant(gpu_.compute_capability);
+                                                  : attention_efficiency_constant(gpu_.compute_capability, op.attention_kernel);
   }
   if (p.flops_s > 0 && p.peak > 0) p.efficiency = p.flops / (p.peak * p.flops_s);
   p.hbm = std::min(memory_bandwidth().value, mamba_kernel_bandwidth_cap(op));  // the rate bytes_seconds streams at

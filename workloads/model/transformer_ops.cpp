@@ -80,6 +80,7 @@ void attention_core(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape&
   const double batch = sh.micro_batch * d.heads;
   if (sh.flash_attention) {
     OpCost op = gemm("flash_attention", OpKind::Attention, q_len, s, d.head_dim, batch, d.p, false);
+    op.attention_kernel = m.attention_kernel;
     // QK^T (over head_dim) and PV (over v_dim) in one kernel, scaled to the pairs it attends.
     const double sample = m.packed_sample_len > 0 ? std::min(m.packed_sample_len, s) : s;
     const double window = mean_attention_work_factor(m, sample) * (sample / s);

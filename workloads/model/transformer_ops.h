@@ -57,6 +57,8 @@ struct OpCost {
   int m = 0, n = 0, k = 0;   // GEMM shape (Gemm and Attention kinds); 0 otherwise
   int batch = 0;             // independent GEMMs of that shape (1 for a linear layer); 0 otherwise
   bool fp8_eligible = false; // a linear layer whose GEMM can run in FP8 (Transformer Engine)
+  // The fused attention op's kernel generation (ModelSpec::attention_kernel; flash_attention only).
+  AttentionKernel attention_kernel = AttentionKernel::Native;
   LinearPrecision linear_precision = LinearPrecision::Run;  // a per-module recipe's override
   bool frozen = false;       // a weight that does not train (LoRA, model/lora.h): the backward is the
                              // data gradient only (bwd = fwd FLOPs and bytes, one kernel)
