@@ -192,6 +192,15 @@ std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& no
   // backward all-reduce blocks. MT-NLG's Megatron-DeepSpeed fork of 2021 is not at hand: kept
   // blocking as well.
   if (fam == Family::Sc21 || fam == Family::Megatron2020 || fam == Family::MtNlg) t << "tp_async_dgrad_allreduce = false\n";
+  // FSDP collectives run per FSDP unit, and llm-foundry wraps each MPTBlock as one (its
+  // fsdp_wrap_fn): under SHARD_GRAD_OP one reduce-scatter of a block's gradients in the backward
+  // and one all-gather of its parameters in the forward, prefetched (forward_prefetch, the
+  // benchmark sweep's setting). As ZeRO-2: buckets of one block's parameters (12 h^2 weights, two
+  // bias-free LayerNorms of h), the parameter gather behind the forward.
+  if (shard_grad_op) {
+    const double block_params = 12.0 * r.hidden * static_cast<double>(r.hidden) + 2.0 * r.hidden;
+    t << "bucket_params = " << static_cast<long long>(block_params) << "\noverlap_param_gather = true\n";
+  }
   // DeepSpeed of April 2021 (v0.3.13-v0.3.16): per-parameter collectives, each gather behind a
   // torch.cuda.synchronize (workloads/training/deepspeed_zero3_2021.h).
   if (deepspeed) t << "bucket_mb = 1000\nzero3_impl = \"deepspeed-2021\"\n";
