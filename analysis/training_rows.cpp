@@ -184,6 +184,15 @@ std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& no
     << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << recompute_for(r, fam)
     << "\"\niterations = 1\n";
   if (deepspeed) t << "grad_dtype = \"" << precision_for(r) << "\"\n";
+  // Composer's FSDP mixed precision (composer/trainer/mosaic_fsdp_utils.py get_mixed_precision,
+  // v0.16.4 and v0.17.2): "DEFAULT" reduces in fp32 (the default grad_dtype), "PURE" in the
+  // autocast precision, so its gradients are reduce-scattered in 16 bits.
+  if (fam == Family::LlmFoundry && contains(r.notes, "mp_mode=PURE")) t << "grad_dtype = \"" << precision_for(r) << "\"\n";
+  // llm-foundry's pretrain yamls (scripts/train/yamls/pretrain/mpt-*.yaml at b2a43a147 and
+  // 5e85bd62d) train with `decoupled_adamw`, weight_decay 0.0: Composer's DecoupledAdamW, whose
+  // step (composer/optim/decoupled_weight_decay.py, v0.16.4 and v0.17.2, the versions those
+  // setup.py pins allow) loops over the parameters issuing one eager kernel per op.
+  if (fam == Family::LlmFoundry) t << "optimizer_kernels = \"per-parameter\"\nweight_decay = false\n";
   if (contains(r.metric, "300B")) t << "tokens = 300e9\n";
   t << "\n[sync]\nalgorithm = \"ring\"\noverlap = true\n";
   // Megatron-LM's asynchronous input-gradient all-reduce (tensor parallelism without sequence
@@ -204,6 +213,11 @@ std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& no
   // DeepSpeed of April 2021 (v0.3.13-v0.3.16): per-parameter collectives, each gather behind a
   // torch.cuda.synchronize (workloads/training/deepspeed_zero3_2021.h).
   if (deepspeed) t << "bucket_mb = 1000\nzero3_impl = \"deepspeed-2021\"\n";
+  // llm-foundry's FULL_SHARD runs are PyTorch FSDP1 (torch 2.0-2.1 by the setup.py pins of
+  // b2a43a147 and 5e85bd62d; torch 1.13 for the older A100 sections, the same FlatParameter) with
+  // Composer's use_orig_params = True default (composer/trainer/dist_strategy.py, v0.16.4 and
+  // v0.17.2): its gradient copy-out and mixed-precision casts (workloads/training/torch_fsdp1.h).
+  if (fam == Family::LlmFoundry && zero == 3) t << "zero3_impl = \"torch-fsdp1\"\n";
   return t.str();
 }
 

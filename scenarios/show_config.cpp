@@ -198,6 +198,9 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
   if (tr.recompute_dce) out << "recompute_dce = true\n";  // only when set
   show_module_list(out, "cuda_graph_scope", tr.cuda_graph_modules, workloads::kCudaGraphModuleNames);
   if (tr.te_op_fuser) out << "te_op_fuser = true\n";  // only when set
+  if (tr.optimizer_kernels != workloads::OptimizerKernels::Fused)  // only when set
+    out << "optimizer_kernels = " << quote_str(sim::name_of(workloads::kOptimizerKernelsNames, tr.optimizer_kernels)) << "\n";
+  if (!tr.weight_decay) out << "weight_decay = false\n";  // only when set
   if (!tr.moe_grouped_gemm) out << "moe_grouped_gemm = false\n";  // only when set
   if (tr.activation_offload_layers > 0) out << "activation_offload_layers = " << tr.activation_offload_layers << "\n";
   show_module_list(out, "offload_modules", tr.offload_modules, workloads::kOffloadModuleNames);

@@ -447,6 +447,15 @@ enum class Recompute : std::uint8_t { None, Selective, Full };
 // The names scenarios take (training.optimizer, training.recompute); parse with sim::parse.
 inline constexpr sim::Choice<Optimizer> kOptimizerNames[] = {
     {"adam", Optimizer::Adam}, {"sgd", Optimizer::Sgd}, {"sgd-momentum", Optimizer::SgdMomentum}};
+// How the optimizer step is issued (training.optimizer_kernels). Fused: one fused or multi-tensor
+// kernel streams each parameter's states once (apex FusedAdam / multi_tensor_apply, Megatron,
+// torch.optim fused=True). PerParameter: a Python loop over the parameter tensors that issues one
+// eager elementwise kernel per arithmetic op, each re-reading and re-writing its operands (Composer
+// DecoupledAdamW / DecoupledSGDW at v0.17.2, composer/optim/decoupled_weight_decay.py; see
+// ComputeModel::optimizer_bytes_per_param).
+enum class OptimizerKernels : std::uint8_t { Fused, PerParameter };
+inline constexpr sim::Choice<OptimizerKernels> kOptimizerKernelsNames[] = {
+    {"fused", OptimizerKernels::Fused}, {"per-parameter", OptimizerKernels::PerParameter}};
 inline constexpr sim::Choice<Recompute> kRecomputeNames[] = {
     {"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}};
 // Megatron-Core's recompute_modules (recompute_granularity = "selective", Megatron-Core
@@ -619,6 +628,10 @@ struct TrainingSpec {
   // The optimizer's states (master weights and moments): apex DistributedFusedAdam `dtype`,
   // Megatron's --use-precision-aware-optimizer. fp32 is every framework's default.
   StateDtype optimizer_dtype = StateDtype::Fp32;
+  OptimizerKernels optimizer_kernels = OptimizerKernels::Fused;
+  // Whether the step applies (decoupled) weight decay. Only the per-parameter loop pays for it, an
+  // extra in-place multiply of the parameter (a fused kernel folds it into its one pass).
+  bool weight_decay = true;
   int iterations = 1;
   double tokens = 0.0;         // total training tokens (0 = not given)
   // CUDA_LAUNCH_BLOCKING=1: every kernel waits for the host (no compute/communication overlap,
@@ -699,9 +712,12 @@ inline constexpr sim::Choice<OffloadDevice> kOffloadDeviceNames[] = {{"none", Of
 //  - DeepSpeed2021: DeepSpeed ZeRO stage 3 as released in 2021 (v0.3.13-v0.5.x): one
 //    torch.distributed call per parameter tensor, each all-gather behind a torch.cuda.synchronize,
 //    host work per rank of the group in every call (training/deepspeed_zero3_2021.h).
-enum class Zero3Impl : std::uint8_t { Coalesced, DeepSpeed2021 };
+//  - TorchFsdp1: Coalesced as PyTorch FSDP1 (torch 2.0-2.2, FlatParameter) runs it, with the
+//    memory-bound copies and casts around its collectives (training/torch_fsdp1.h).
+enum class Zero3Impl : std::uint8_t { Coalesced, DeepSpeed2021, TorchFsdp1 };
 inline constexpr sim::Choice<Zero3Impl> kZero3ImplNames[] = {{"coalesced", Zero3Impl::Coalesced},
-                                                             {"deepspeed-2021", Zero3Impl::DeepSpeed2021}};
+                                                             {"deepspeed-2021", Zero3Impl::DeepSpeed2021},
+                                                             {"torch-fsdp1", Zero3Impl::TorchFsdp1}};
 
 // Which model chunks' gradients are cut into data-parallel buckets ([sync] bucketing;
 // workloads/training/gradient_buckets.h).

@@ -266,3 +266,47 @@ TEST_CASE("analysis::training rows: the held-out llm-foundry H100 rows map to H1
   CHECK(grad_op == 6 * 3);  // the 1B and 3B runs at 128, 256 and 512 GPUs
   CHECK(fp8 == 7 * 3);
 }
+
+TEST_CASE("analysis::training rows: llm-foundry rows step Composer's DecoupledAdamW loop without weight decay, the others a fused optimizer") {
+  int foundry = 0;
+  for (const TrainingRow& row : rows()) {
+    std::string why;
+    const auto spec = scenario_for_row(row, &why);
+    if (!spec) continue;
+    const bool is = is_foundry(row);
+    foundry += is ? 1 : 0;
+    CHECK(spec->training.optimizer_kernels ==
+          (is ? workloads::OptimizerKernels::PerParameter : workloads::OptimizerKernels::Fused));
+    CHECK(spec->training.weight_decay == !is);
+  }
+  CHECK(foundry > 0);
+  const std::vector<TrainingRow> held = load_training_rows(validation_data_dir() + "/" + kHoldoutFoundryH100, kHoldoutFoundryH100);
+  for (const TrainingRow& row : held) {
+    const auto spec = scenario_for_row(row, nullptr);
+    REQUIRE(spec);
+    CHECK(spec->training.optimizer_kernels == workloads::OptimizerKernels::PerParameter);
+    CHECK_FALSE(spec->training.weight_decay);
+  }
+}
+
+TEST_CASE("analysis::training rows: llm-foundry FULL_SHARD runs are PyTorch FSDP1, and Composer's PURE mode reduces in 16 bits") {
+  int pure = 0, fsdp1 = 0;
+  for (const TrainingRow& row : rows()) {
+    if (!is_foundry(row)) continue;
+    const auto spec = scenario_for_row(row, nullptr);
+    REQUIRE(spec);
+    const bool is_pure = row.notes.find("mp_mode=PURE") != std::string::npos;
+    pure += is_pure ? 1 : 0;
+    CHECK(spec->training.grad_dtype == (is_pure ? workloads::StateDtype::Bf16 : workloads::StateDtype::Fp32));
+    const bool full_shard = spec->parallel.zero == 3;
+    fsdp1 += full_shard ? 1 : 0;
+    CHECK((spec->sync.zero3_impl == workloads::Zero3Impl::TorchFsdp1) == full_shard);
+  }
+  CHECK(pure > 0);
+  CHECK(fsdp1 > 0);
+  for (const TrainingRow& row : rows()) {
+    if (is_foundry(row)) continue;
+    const auto spec = scenario_for_row(row, nullptr);
+    if (spec) CHECK(spec->sync.zero3_impl != workloads::Zero3Impl::TorchFsdp1);
+  }
+}

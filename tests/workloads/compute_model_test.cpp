@@ -249,6 +249,29 @@ TEST_CASE("workloads::ComputeModel: the optimizer step is memory-bound over the 
   CHECK(cm.optimizer_step_time(0, Optimizer::Adam, true) == sim::SimTime::zero());
 }
 
+TEST_CASE("workloads::ComputeModel: a per-parameter optimizer loop streams each op's operands at the pointwise rate") {
+  const ComputeModel cm = model("h100-sxm5-80gb", Precision::Bf16);
+  const double params = 1e9;
+  const double launch = 2e-6;
+  const double pointwise_bw = 3350e9 * 0.90 * 0.85;  // hbm_stream_eff x pointwise_mem_eff
+  // Composer DecoupledAdamW.adamw: exp_avg 8 + 12, exp_avg_sq 8 + 12, sqrt / c + eps 3 x 8,
+  // addcdiv_ 16 = 80 B; the weight-decay multiply adds 8.
+  const double no_decay =
+      cm.optimizer_step_time(params, Optimizer::Adam, true, OptimizerKernels::PerParameter, false).seconds();
+  CHECK(no_decay == doctest::Approx(80e9 / pointwise_bw + launch).epsilon(1e-6));
+  const double decay =
+      cm.optimizer_step_time(params, Optimizer::Adam, true, OptimizerKernels::PerParameter, true).seconds();
+  CHECK(decay == doctest::Approx(88e9 / pointwise_bw + launch).epsilon(1e-6));
+  // The fused kernel ignores weight decay and stays at 30 B per parameter.
+  const double fused = cm.optimizer_step_time(params, Optimizer::Adam, true).seconds();
+  CHECK(fused == doctest::Approx(30e9 / (3350e9 * 0.90) + launch).epsilon(1e-6));
+  CHECK(cm.optimizer_step_time(params, Optimizer::Adam, true, OptimizerKernels::Fused, false).seconds() == fused);
+  CHECK(no_decay > 3.0 * fused);
+  // DecoupledSGDW.sgdw: momentum 8 + 12, update 12.
+  CHECK(ComputeModel::per_parameter_optimizer_bytes(Optimizer::SgdMomentum, false) == 32.0);
+  CHECK(ComputeModel::per_parameter_optimizer_bytes(Optimizer::Sgd, true) == 20.0);
+}
+
 TEST_CASE("workloads::ComputeConstants: every constant is named, described and range-checked") {
   ComputeConstants c;
   CHECK(ComputeConstants::names().size() >= 10);

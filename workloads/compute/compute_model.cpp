@@ -95,11 +95,38 @@ double ComputeModel::optimizer_bytes_per_param(Optimizer opt, bool fp32_master_w
   return 28.0 + copy;
 }
 
-sim::SimTime ComputeModel::optimizer_step_time(double params_on_gpu, Optimizer opt, bool fp32_master_weights) const {
+// A per-parameter loop (Composer DecoupledAdamW.adamw at v0.17.2, composer/optim/
+// decoupled_weight_decay.py), fp32 parameter, gradient and moments, each kernel reading its operands
+// and writing its result in full (bytes per parameter):
+//   param.mul_(1 - decay)                        8   (only with weight decay)
+//   exp_avg.mul_(beta1).add_(grad)               8 + 12
+//   exp_avg_sq.mul_(beta2).addcmul_(grad, grad)  8 + 12 (grad read once from DRAM)
+//   denom = (exp_avg_sq.sqrt() / c).add_(eps)    8 + 8 + 8
+//   param.addcdiv_(exp_avg, denom)               16
+// = 80 (88 with weight decay), against the fused kernel's 28-30. No 16-bit copy: the loop updates
+// the fp32 parameters, and the 16-bit ones are cast elsewhere (autocast, FSDP's unshard).
+// DecoupledSGDW.sgdw: buf.mul_(m).add_(g) 8 + 12, param.add_(g) 12, weight decay 8.
+double ComputeModel::per_parameter_optimizer_bytes(Optimizer opt, bool weight_decay) {
+  const double decay = weight_decay ? 8.0 : 0.0;
+  switch (opt) {
+    case Optimizer::Adam: return 80.0 + decay;
+    case Optimizer::SgdMomentum: return 32.0 + decay;
+    case Optimizer::Sgd: return 12.0 + decay;
+  }
+  return 80.0 + decay;
+}
+
+sim::SimTime ComputeModel::optimizer_step_time(double params_on_gpu, Optimizer opt, bool fp32_master_weights,
+                                               OptimizerKernels kernels, bool weight_decay) const {
   CLUSTERSIM_CHECK(params_on_gpu >= 0, "negative parameter count");
   if (params_on_gpu <= 0) return sim::SimTime::zero();
-  const sim::Bytes bytes{params_on_gpu * optimizer_bytes_per_param(opt, fp32_master_weights)};
-  const double seconds = bytes / (memory_bandwidth() * constants_.get("hbm_stream_eff"));
+  const bool loop = kernels == OptimizerKernels::PerParameter;
+  const double per_param =
+      loop ? per_parameter_optimizer_bytes(opt, weight_decay) : optimizer_bytes_per_param(opt, fp32_master_weights);
+  const double stream_eff =
+      constants_.get("hbm_stream_eff") * (loop ? constants_.get("pointwise_mem_eff") : 1.0);
+  const sim::Bytes bytes{params_on_gpu * per_param};
+  const double seconds = bytes / (memory_bandwidth() * stream_eff);
   return sim::SimTime::from_seconds(seconds + constants_.get("kernel_launch_us") * 1e-6);
 }
 

@@ -172,11 +172,16 @@ class ComputeModel {
   OpTimeParts op_time_parts(const OpCost& op, Pass pass) const;
   // Back to back on one stream: the larger of the summed device times and the host's issuing time.
   sim::SimTime ops_time(const std::vector<OpCost>& ops, Pass pass) const;
-  // Memory-bound fused (multi-tensor) optimizer over the parameters held on this GPU:
-  // bytes read + written per parameter / (HBM bandwidth x hbm_stream_eff).
-  sim::SimTime optimizer_step_time(double params_on_gpu, Optimizer opt, bool fp32_master_weights) const;
+  // Memory-bound optimizer step over the parameters held on this GPU: bytes read + written per
+  // parameter / (HBM bandwidth x hbm_stream_eff) for a fused (multi-tensor) kernel; a per-parameter
+  // loop of eager elementwise kernels streams at hbm_stream_eff x pointwise_mem_eff, the rate of the
+  // framework's other elementwise kernels.
+  sim::SimTime optimizer_step_time(double params_on_gpu, Optimizer opt, bool fp32_master_weights,
+                                   OptimizerKernels kernels = OptimizerKernels::Fused,
+                                   bool weight_decay = true) const;
   // Bytes one parameter's optimizer step reads plus writes (see optimizer_step_time).
   static double optimizer_bytes_per_param(Optimizer opt, bool fp32_master_weights);
+  static double per_parameter_optimizer_bytes(Optimizer opt, bool weight_decay);
 
   double gemm_efficiency(const OpCost& op) const;  // the shape-dependent factor in (0, 1]
   double gemm_efficiency(double m, double n, double k, double batch) const;

@@ -223,7 +223,8 @@ void IterationRun::maybe_optimizer(int r) {
     params = dense / in_.parallel.optimizer_shard_ranks() + expert / optimizer_shard_ranks(in_.parallel, GradGroup::Expert);
   }
   const bool mixed = activation_bytes(in_.training.precision) == 2;
-  double dur = in_.compute.optimizer_step_time(params, in_.training.optimizer, mixed).seconds();
+  double dur = in_.compute.optimizer_step_time(params, in_.training.optimizer, mixed, in_.training.optimizer_kernels,
+                                               in_.training.weight_decay).seconds();
   if (in_.sync.offload_optimizer == OffloadDevice::Cpu) {  // ZeRO-Offload: PCIe and CPU-Adam instead
     const ParallelSpec& p = in_.parallel;
     const int host_gpus = std::min(std::max(1, in_.topo.gpus_per_server()), p.tp * p.cp * p.pp * p.dp);

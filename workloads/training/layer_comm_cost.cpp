@@ -5,6 +5,7 @@
 #include "workloads/training/stage_cost_parts.h"
 
 #include "workloads/training/deepspeed_zero3_2021.h"
+#include "workloads/training/torch_fsdp1.h"
 #include "workloads/training/overlap.h"
 #include "workloads/training/reduction_groups.h"
 #include "workloads/training/tp_gather_format.h"
@@ -243,6 +244,22 @@ void add_zero3_groups(const StageCostInputs& in, const std::vector<std::vector<i
   }
 }
 
+// FSDP1's casts on its side streams (torch_fsdp1.h): the gradient's upcast and pre-divide before
+// each reduce-scatter and the post-divide after it run on the post-backward stream in line with
+// the reduce-scatter, the parameter shard's downcast before each all-gather on the pre-unshard
+// stream that the all-gather waits for: charged as their lengthening, at the rate of the
+// framework's elementwise kernels. The layer beside them runs at the collectives' contended rate
+// for that longer time (fsdp_pass_s), a stand-in for the SMs and HBM the casts take: no measured
+// share of a side-stream elementwise kernel beside a GEMM is at hand.
+void add_fsdp1_casts(const StageCostInputs& in, double params, int ranks, LayerZero3& z) {
+  const Fsdp1LayerBytes b = fsdp1_layer_bytes(activation_bytes(in.training.precision), bucket_grad_bytes(in.training),
+                                              state_dtype_bytes(in.training.optimizer_dtype), ranks);
+  const ComputeConstants& k = in.compute.constants();
+  const double rate = in.compute.memory_bandwidth().value * k.get("hbm_stream_eff") * k.get("pointwise_mem_eff");
+  z.reduce_scatter += params * (b.before_scatter + b.after_scatter) / rate;
+  z.all_gather += params * b.before_gather / rate;
+}
+
 }  // namespace
 
 DpCollectiveLoad dp_load_of(const ComputeModel& cm, const CollectiveEnvironment& env, CollectiveOp op, CollectiveAlgo algo,
@@ -271,6 +288,8 @@ LayerZero3 layer_zero3(const StageCostInputs& in, double layer_params, double ex
     add_zero3_groups(in, reduction_groups(in.layout, in.parallel, GradGroup::Expert, 0), expert_params, z);
   }
   const std::vector<std::vector<int>> groups = shard_groups_of(dense, in.parallel.shard_instances);
+  if (in.zero3_impl == Zero3Impl::TorchFsdp1)
+    add_fsdp1_casts(in, layer_params + expert_params, static_cast<int>(groups.front().size()), z);
   z.bwd_all_gather = z.all_gather;
   if (in.zero3_impl == Zero3Impl::DeepSpeed2021) {
     const DeepSpeedZero3Cost d = deepspeed_zero3_2021_layer(

@@ -12,6 +12,7 @@
 #include "workloads/training/ep_overlap.h"
 #include "workloads/training/gradient_buckets.h"
 #include "workloads/training/stage_cost_parts.h"
+#include "workloads/training/torch_fsdp1.h"
 
 namespace clustersim::workloads {
 namespace {
@@ -104,6 +105,30 @@ OpShape stage_op_shape(const StageCostInputs& in) {
   return shape;
 }
 
+// PyTorch FSDP1 (zero3_impl = "torch-fsdp1", torch_fsdp1.h): each backward concatenates the
+// layer's parameter gradients into its unsharded flat gradient (autograd's split backward), one
+// memory-bound kernel on the compute stream, placed first so that the layer's own order (and
+// recompute_dce's dead tail) is unchanged. Full training only: LoRA's frozen weights have no
+// gradient to copy.
+namespace {
+void add_fsdp1_grad_copy(std::vector<OpCost>& ops, const StageCostInputs& in) {
+  if (in.zero3_impl != Zero3Impl::TorchFsdp1 || in.parallel.zero != 3 || in.parallel.grad_replicas() <= 1 ||
+      in.training.finetune.lora())
+    return;
+  const double params = in.model.layer_parameters_per_ep_rank(in.parallel.ep) / in.parallel.tp;
+  const Fsdp1LayerBytes b = fsdp1_layer_bytes(activation_bytes(in.training.precision), bucket_grad_bytes(in.training),
+                                              state_dtype_bytes(in.training.optimizer_dtype), 2);
+  OpCost copy;
+  copy.name = "fsdp_flat_grad_copy";
+  copy.kind = OpKind::Elementwise;
+  copy.bwd_bytes = sim::Bytes{params * b.grad_copy};
+  copy.fwd_kernels = 0;
+  copy.bwd_kernels = 1;
+  copy.bwd_reads_input = false;
+  ops.insert(ops.begin(), copy);
+}
+}  // namespace
+
 std::vector<OpCost> stage_layer_ops(const StageCostInputs& in, const OpShape& shape, bool moe_layer, bool bf16_layer) {
   // LoRA (model/lora.h): frozen weights run only their data gradients; the adapters train.
   // Per-layer / per-module precision (model/module_precision.h): a layer's linears as the run's
@@ -111,6 +136,7 @@ std::vector<OpCost> stage_layer_ops(const StageCostInputs& in, const OpShape& sh
   std::vector<OpCost> ops = layer_ops(in.model, shape, moe_layer);
   if (in.training.finetune.lora()) apply_lora(ops, in.model, shape, in.training.finetune);
   apply_module_precision(ops, in.training, bf16_layer);
+  add_fsdp1_grad_copy(ops, in);
   return ops;
 }
 
