@@ -236,7 +236,8 @@ std::string formula_of(const workloads::MemoryLine& l, const workloads::MemoryRe
 std::int64_t gpu_capacity_bytes(const topology::ClusterSpec& cluster) {
   const topology::GpuSpec* gpu = topology::find_gpu(cluster.node.gpu);
   if (gpu == nullptr) return 0;
-  return static_cast<std::int64_t>(std::llround(topology::gpu_memory_capacity(*gpu, cluster.mig).value));
+  return static_cast<std::int64_t>(
+      std::llround(topology::gpu_memory_capacity(topology::gpu_as_configured(*gpu, cluster), cluster.mig).value));
 }
 
 workloads::MemoryRequest memory_request(const scenarios::ScenarioSpec& spec) {

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "analysis/modern_row_export.h"
+#include "analysis/training_rows.h"
 #include "analysis/validate_collectives.h"
+#include "analysis/validate_holdout_scenarios.h"
 #include "analysis/validate_memory.h"
 #include "analysis/validate_modern.h"
 #include "analysis/validate_training.h"
@@ -34,12 +36,15 @@ std::string collectives_section(bool json) {
 }
 std::string memory_section(bool json) { return analysis::validate_memory(json); }
 // The A100 set (training.csv) first, unchanged; then the modern set and the cross-generation
-// check, which share its built clusters and memoised collectives; last the held-out rows.
+// check, which share its built clusters and memoised collectives; last the held-out rows:
+// llm-foundry's H100 rows, then torchtitan's runs as scenario files.
 std::string training_section(bool json) {
   analysis::ClusterCache clusters;
   const analysis::TrainingValidation v = analysis::validate_training({}, {}, &clusters);
   const analysis::TrainingValidation held_out =
       analysis::validate_training({}, {}, &clusters, analysis::kHoldoutFoundryH100);
+  const analysis::HoldoutScenarioValidation held_out_scenarios = analysis::validate_holdout_scenarios(
+      analysis::validation_data_dir() + "/" + analysis::kHoldoutTorchtitanDir, &clusters);
   analysis::ModernOptions options;
   options.clusters = &clusters;
   const analysis::ModernValidation modern = analysis::validate_modern(options);
@@ -47,10 +52,11 @@ std::string training_section(bool json) {
       analysis::cross_generation_check(analysis::default_cross_fit_constants(), clusters);
   if (!json)
     return analysis::validate_training_text(v) + "\n" + analysis::validate_modern_text(v, modern, cross) + "\n" +
-           analysis::validate_holdout_text(held_out);
+           analysis::validate_holdout_text(held_out) + "\n" + analysis::validate_holdout_scenarios_text(held_out_scenarios);
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(analysis::validate_training_json(v));
   j["modern"] = nlohmann::ordered_json::parse(analysis::validate_modern_json(v, modern, cross));
   j["held_out"] = nlohmann::ordered_json::parse(analysis::validate_training_json(held_out));
+  j["held_out_scenarios"] = nlohmann::ordered_json::parse(analysis::validate_holdout_scenarios_json(held_out_scenarios));
   return j.dump(2) + "\n";
 }
 

@@ -21,7 +21,7 @@ constexpr std::string_view kClusterKeys[] = {"node",          "nodes", "fabric",
                                              "routing",       "gpus",  "gpu_overrides"};
 constexpr std::string_view kNodeKeys[] = {"preset", "gpu",     "gpus", "intra", "pcie", "gpus_per_pcie_switch",
                                           "sockets", "nic", "nics", "nic_attach"};
-constexpr std::string_view kGpuOverrideKeys[] = {"power_limit_w", "mig", "tf32"};
+constexpr std::string_view kGpuOverrideKeys[] = {"power_limit_w", "mig", "tf32", "memory_gib", "hbm_bandwidth_gbps"};
 
 // PCIe generations as written in scenario files (cluster.node.pcie).
 constexpr sim::Choice<int> kPcieGens[] = {{"gen3", 3}, {"gen4", 4}, {"gen5", 5}, {"gen6", 6}};
@@ -270,6 +270,13 @@ bool Loader::read_gpu_overrides(Section& cluster) {
     else c.mig = *v;
   }
   if (auto v = s.boolean("tf32")) c.tf32 = *v;
+  // A GPU built with other memory than its catalog entry (Grand Teton's H100 with 96 GB of HBM2e at
+  // 2.4 TB/s). A MIG slice divides the catalog GPU's memory, so the two do not combine.
+  if (auto v = s.number("memory_gib", 0.0, true, "96")) c.memory_gib = *v;
+  if (auto v = s.number("hbm_bandwidth_gbps", 0.0, true, "2400")) c.hbm_bandwidth_gbps = *v;
+  if (!c.mig.empty() && (c.memory_gib > 0 || c.hbm_bandwidth_gbps > 0))
+    error_at_key("cluster.gpu_overrides.mig", "a MIG profile together with memory_gib / hbm_bandwidth_gbps",
+                 "give either the MIG slice of a catalog GPU or the GPU's own memory, not both");
   s.finish();
   return error_count() == before;
 }

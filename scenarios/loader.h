@@ -25,7 +25,8 @@
 //   cluster.node.sockets              2 (1 when node.gpus is odd)
 //   cluster.node.nic                  "ib-hdr-200"
 //   cluster.node.nics                 node.gpus
-//   cluster.gpu_overrides.*           power_limit_w: the GPU's TDP; mig: whole GPU; tf32 = true
+//   cluster.gpu_overrides.*           power_limit_w: the GPU's TDP; mig: whole GPU; tf32 = true;
+//                                     memory_gib / hbm_bandwidth_gbps: the GPU's
 //   model.preset                      none; else layers, hidden, heads are required
 //   model.kv_heads                    heads (preset: the preset's)
 //   model.ffn_hidden                  4*hidden (gelu) | 8/3*hidden rounded up to 256 (swiglu)

@@ -61,7 +61,15 @@ void show_gpu_overrides(std::ostream& out, const ScenarioSpec& spec) {
     out << "mig = " << quote_str(c.mig) << "\n";
   else
     out << "# mig = \"3g.40gb\"  # default: the whole GPU\n";
-  out << "tf32 = " << b(c.tf32) << "\n\n";
+  out << "tf32 = " << b(c.tf32) << "\n";
+  if (c.memory_gib > 0)
+    out << "memory_gib = " << toml_float(c.memory_gib) << "\n";
+  else
+    out << "# memory_gib = " << (gpu ? format_number(gpu->memory.value / 1073741824.0) : std::string("?")) << "  # default: the GPU's\n";
+  if (c.hbm_bandwidth_gbps > 0)
+    out << "hbm_bandwidth_gbps = " << toml_float(c.hbm_bandwidth_gbps) << "\n\n";
+  else
+    out << "# hbm_bandwidth_gbps = " << (gpu ? format_number(gpu->memory_bandwidth.value / 1e9) : std::string("?")) << "  # default: the GPU's\n\n";
 }
 
 void show_model(std::ostream& out, const ScenarioSpec& spec) {

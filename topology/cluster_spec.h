@@ -36,6 +36,10 @@ struct ClusterSpec {
   double power_limit_w = 0.0;     // 0: the GPU's TDP
   std::string mig;                // "" : whole GPU
   bool tf32 = true;
+  // A GPU whose memory differs from its catalog entry (an H100 with 96 GB of HBM2e at 2.4 TB/s on
+  // Meta's Grand Teton): 0 keeps the catalog's. Not together with `mig` (the loader refuses it).
+  double memory_gib = 0.0;          // capacity per GPU, GiB (2^30 bytes)
+  double hbm_bandwidth_gbps = 0.0;  // peak HBM bandwidth, GB/s (1e9 bytes/s)
 
   // In 64 bits: nodes x gpus per node can exceed int before validation refuses it.
   std::int64_t total_gpus_64() const { return std::int64_t{node.gpus} * nodes; }
@@ -56,5 +60,14 @@ struct ClusterSpec {
     return nic != nullptr ? nic->routing : FabricRouting::DestinationModK;
   }
 };
+
+// The GPU as this cluster runs it: the catalog's entry with [cluster.gpu_overrides]' memory and HBM
+// bandwidth in place of its own (the one place they are applied: the compute model and the memory
+// report's capacity both start here).
+inline GpuSpec gpu_as_configured(GpuSpec gpu, const ClusterSpec& cluster) {
+  if (cluster.memory_gib > 0) gpu.memory = sim::Bytes{cluster.memory_gib * 1073741824.0};
+  if (cluster.hbm_bandwidth_gbps > 0) gpu.memory_bandwidth = sim::BytesPerSec{cluster.hbm_bandwidth_gbps * 1e9};
+  return gpu;
+}
 
 }  // namespace clustersim::topology

@@ -49,6 +49,8 @@ void check_same(const ScenarioSpec& a, const ScenarioSpec& b) {
   CHECK(ca.power_limit_w == cb.power_limit_w);
   CHECK(ca.mig == cb.mig);
   CHECK(ca.tf32 == cb.tf32);
+  CHECK(ca.memory_gib == cb.memory_gib);
+  CHECK(ca.hbm_bandwidth_gbps == cb.hbm_bandwidth_gbps);
   const auto &ma = a.model, &mb = b.model;
   CHECK(ma.id == mb.id);
   CHECK(ma.layers == mb.layers);

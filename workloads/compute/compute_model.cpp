@@ -26,7 +26,7 @@ int activation_bytes(topology::Precision p) {
 
 ComputeModel::ComputeModel(const topology::GpuSpec& gpu, const topology::ClusterSpec& cluster,
                            topology::Precision precision, ComputeConstants constants)
-    : gpu_(gpu), precision_(precision), tf32_(cluster.tf32), constants_(std::move(constants)) {
+    : gpu_(topology::gpu_as_configured(gpu, cluster)), precision_(precision), tf32_(cluster.tf32), constants_(std::move(constants)) {
   sms_ = gpu_.sms > 0 ? gpu_.sms : 1;
   sm_fraction_ = 1.0;
   mem_fraction_ = 1.0;

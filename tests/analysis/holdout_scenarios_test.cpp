@@ -1,0 +1,93 @@
+// The torchtitan held-out set (analysis/validation/data/holdout/torchtitan): every row's scenario
+// loads, matches its published row's GPU count and can hold the published peak memory; the scorer's
+// error rule; a scored row equals run_scenario's own tokens/s per GPU.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "analysis/memory_report.h"
+#include "analysis/run.h"
+#include "analysis/training_rows.h"
+#include "analysis/validate_holdout_scenarios.h"
+#include "scenarios/loader.h"
+
+using namespace clustersim;
+using namespace clustersim::analysis;
+
+namespace {
+
+std::string torchtitan_dir() { return validation_data_dir() + "/" + kHoldoutTorchtitanDir; }
+
+}  // namespace
+
+TEST_CASE("analysis::holdout scenarios: every torchtitan row's scenario loads and uses the row's GPUs") {
+  const std::vector<HoldoutScenarioRow> rows = load_holdout_scenario_rows(torchtitan_dir());
+  CHECK(rows.size() == 20);  // Tables 1-6 (3 + 4 + 3 + 2 + 2 + 4) and the two H200 runs
+  std::set<std::string> files;
+  for (const HoldoutScenarioRow& row : rows) {
+    CAPTURE(row.file);
+    CHECK(files.insert(row.file).second);  // one row per file
+    const scenarios::ScenarioSpec spec = scenarios::load_scenario(torchtitan_dir() + "/" + row.file);
+    CHECK(spec.cluster.used_gpus() == row.gpus);
+    const auto& p = spec.parallel;
+    CHECK(p.tp * p.cp * p.pp * p.dp == row.gpus);
+    CHECK(spec.parallel.zero == 3);  // FSDP2 in every run
+  }
+  // No scenario file without its measurement.
+  for (const auto& entry : std::filesystem::directory_iterator(torchtitan_dir())) {
+    if (entry.path().extension() == ".toml") CHECK(files.count(entry.path().filename().string()) == 1);
+  }
+}
+
+TEST_CASE("analysis::holdout scenarios: each GPU as configured holds the peak memory its run published") {
+  // The Grand Teton H100 rows publish up to 84.9 GiB, more than the catalog H100's 80: only the
+  // [cluster.gpu_overrides] memory_gib = 96 of the benchmark's "96GB HBM2e" makes them possible.
+  int above_catalog = 0;
+  for (const HoldoutScenarioRow& row : load_holdout_scenario_rows(torchtitan_dir())) {
+    CAPTURE(row.file);
+    const scenarios::ScenarioSpec spec = scenarios::load_scenario(torchtitan_dir() + "/" + row.file);
+    const double capacity_gib = static_cast<double>(gpu_capacity_bytes(spec.cluster)) / 1073741824.0;
+    CHECK(row.memory_gib > 0);
+    CHECK(row.memory_gib <= capacity_gib);
+    if (row.memory_gib > 80) ++above_catalog;
+  }
+  CHECK(above_catalog == 7);  // 82.4 (Table 1), 83.9, 84.2, 84.0, 84.5 (Table 2), 82.5 (Table 5), 84.9 (Table 6)
+}
+
+TEST_CASE("analysis::holdout scenarios: the error is predicted / measured - 1") {
+  CHECK(holdout_error(110, 100) == doctest::Approx(0.10));
+  CHECK(holdout_error(50, 100) == doctest::Approx(-0.50));
+  CHECK(holdout_error(100, 100) == 0.0);
+}
+
+TEST_CASE("analysis::holdout scenarios: a scored row is run_scenario's tokens/s per GPU against its measurement") {
+  // A one-row set in a temporary folder: the first Table 1 scenario with a made-up measurement.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "clustersim_holdout_scenarios_test";
+  std::filesystem::create_directories(dir);
+  const std::string file = "table1-llama3-8b-8gpu-fsdp.toml";
+  std::filesystem::copy_file(torchtitan_dir() + "/" + file, dir / file, std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir / "measurements.csv") << "file,metric,value,memory_gib,gpus,source,missing\n"
+                                          << file << ",tokens_per_sec_per_gpu,1000,80,8,test,none\n";
+  const HoldoutScenarioValidation v = validate_holdout_scenarios(dir.string());
+  REQUIRE(v.rows.size() == 1);
+  RunOptions options;
+  options.ignore_memory = true;
+  const RunReport run = run_scenario(scenarios::load_scenario((dir / file).string()), options);
+  const HoldoutScenarioCheck& c = v.rows.front();
+  CHECK(c.gpus == 8);
+  CHECK(c.predicted == doctest::Approx(run.tokens_per_s / 8));
+  CHECK(c.error == doctest::Approx(c.predicted / 1000 - 1));
+  CHECK(v.mape == doctest::Approx(std::abs(c.error)));
+  CHECK(c.fits == run.memory.fits);
+  CHECK(c.layout == "dp8 zero3");
+  // A metric the scorer does not know is refused with its file and line.
+  std::ofstream(dir / "measurements.csv") << "file,metric,value,memory_gib,gpus,source,missing\n"
+                                          << file << ",mfu,0.4,80,8,test,none\n";
+  CHECK_THROWS_WITH_AS(load_holdout_scenario_rows(dir.string()), doctest::Contains("measurements.csv:2: metric 'mfu'"),
+                       std::runtime_error);
+  std::filesystem::remove_all(dir);
+}
