@@ -13,9 +13,7 @@ using namespace clustersim::scenarios;
 
 namespace {
 
-std::string scenario(const std::string& training) {
-  return "[cluster]\nnode = \"dgx-h100\"\nnodes = 1\n[model]\npreset = \"llama3-8b\"\n[training]\nglobal_batch = 8\n" + training;
-}
+std::string scenario(const std::string& training) { return testing::h100_llama8b_with_training(training); }
 
 using testing::error_of;
 

@@ -32,6 +32,12 @@ inline std::string first_error(const std::string& text) {
   return "";
 }
 
+// One DGX H100 training Llama 3 8B at global batch 8, with `training` appended to its [training]
+// table (the [training] keys' tests).
+inline std::string h100_llama8b_with_training(const std::string& training) {
+  return "[cluster]\nnode = \"dgx-h100\"\nnodes = 1\n[model]\npreset = \"llama3-8b\"\n[training]\nglobal_batch = 8\n" + training;
+}
+
 // The 1-based line of the first occurrence of `key` in `text`.
 inline int line_of(const std::string& text, const std::string& key) {
   const std::string before = text.substr(0, text.find(key));
