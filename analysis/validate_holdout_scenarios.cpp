@@ -72,7 +72,6 @@ std::vector<HoldoutScenarioRow> load_holdout_scenario_rows(const std::string& di
 
 HoldoutScenarioValidation validate_holdout_scenarios(const std::string& dir, ClusterCache* clusters) {
   HoldoutScenarioValidation v;
-  v.dir = dir;
   RunOptions options;
   options.ignore_memory = true;  // scored for time; the memory verdict is reported beside it
   options.clusters = clusters;

@@ -40,7 +40,6 @@ struct HoldoutScenarioCheck {
 };
 
 struct HoldoutScenarioValidation {
-  std::string dir;
   std::vector<HoldoutScenarioCheck> rows;
   double mape = 0;              // over every row (fraction)
 };
