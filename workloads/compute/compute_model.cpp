@@ -55,6 +55,10 @@ sim::FlopsPerSec ComputeModel::sustained_peak() const { return datasheet_peak() 
 
 sim::BytesPerSec ComputeModel::memory_bandwidth() const { return gpu_.memory_bandwidth * mem_fraction_; }
 
+sim::BytesPerSec ComputeModel::pointwise_bandwidth() const {
+  return memory_bandwidth() * (constants_.get("hbm_stream_eff") * constants_.get("pointwise_mem_eff"));
+}
+
 sim::FlopsPerSec ComputeModel::matmul_peak(const OpCost& op) const {
   using topology::Precision;
   switch (precision_) {
@@ -123,10 +127,8 @@ sim::SimTime ComputeModel::optimizer_step_time(double params_on_gpu, Optimizer o
   const bool loop = kernels == OptimizerKernels::PerParameter;
   const double per_param =
       loop ? per_parameter_optimizer_bytes(opt, weight_decay) : optimizer_bytes_per_param(opt, fp32_master_weights);
-  const double stream_eff =
-      constants_.get("hbm_stream_eff") * (loop ? constants_.get("pointwise_mem_eff") : 1.0);
   const sim::Bytes bytes{params_on_gpu * per_param};
-  const double seconds = bytes / (memory_bandwidth() * stream_eff);
+  const double seconds = loop ? bytes / pointwise_bandwidth() : bytes / (memory_bandwidth() * constants_.get("hbm_stream_eff"));
   return sim::SimTime::from_seconds(seconds + constants_.get("kernel_launch_us") * 1e-6);
 }
 

@@ -191,6 +191,9 @@ class ComputeModel {
   sim::FlopsPerSec datasheet_peak() const;  // dense peak at the run precision (tf32 override honoured)
   sim::FlopsPerSec sustained_peak() const;  // after power cap / MIG / sustained clock
   sim::BytesPerSec memory_bandwidth() const;  // HBM bandwidth of the GPU or its MIG slice
+  // The rate a framework's memory-bound elementwise kernel streams at (casts, eager optimizer
+  // loops, FSDP's copies): memory_bandwidth() x hbm_stream_eff x pointwise_mem_eff.
+  sim::BytesPerSec pointwise_bandwidth() const;
   sim::Bytes memory_capacity() const { return memory_capacity_; }  // topology::gpu_memory_capacity
   double clock_ratio() const { return clock_ratio_; }  // sustained clock x power limit
   // The SM clock under training: the clock the tensor peak is quoted at x clock_ratio() (MHz; 0

@@ -178,8 +178,7 @@ double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
   if (!nvfp4 && !(pass == Pass::Forward && op.norm_fed))
     per_element += constants_.get("fp8_amax_bytes_per_element");  // 0 under delayed scaling
   const sim::Bytes bytes{elements * per_element};
-  const double eff = constants_.get("hbm_stream_eff") * constants_.get("pointwise_mem_eff");
-  return bytes / (memory_bandwidth() * eff);
+  return bytes / pointwise_bandwidth();
 }
 
 Fp8Scaling ComputeModel::fp8_scaling() const {

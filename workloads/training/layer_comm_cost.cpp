@@ -254,8 +254,7 @@ void add_zero3_groups(const StageCostInputs& in, const std::vector<std::vector<i
 void add_fsdp1_casts(const StageCostInputs& in, double params, int ranks, LayerZero3& z) {
   const Fsdp1LayerBytes b = fsdp1_layer_bytes(activation_bytes(in.training.precision), bucket_grad_bytes(in.training),
                                               state_dtype_bytes(in.training.optimizer_dtype), ranks);
-  const ComputeConstants& k = in.compute.constants();
-  const double rate = in.compute.memory_bandwidth().value * k.get("hbm_stream_eff") * k.get("pointwise_mem_eff");
+  const double rate = in.compute.pointwise_bandwidth().value;
   z.reduce_scatter += params * (b.before_scatter + b.after_scatter) / rate;
   z.all_gather += params * b.before_gather / rate;
 }
