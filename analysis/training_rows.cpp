@@ -136,6 +136,21 @@ std::string precision_for(const TrainingRow& r) {
   return contains(r.precision, "fp16") ? "fp16" : "bf16";
 }
 
+// The attention kernel of an llm-foundry benchmark run; none has Hopper's wgmma / TMA path, which
+// arrived with FlashAttention-3 (July 2024). scripts/train/benchmarking/submit_benchmarks.py
+// defaults to `--attn_impl triton` at every commit that added a table (1ef7b4d2 .. b2a43a14 for the
+// A100 sections and the "H100 80GB BF16" / "FP8" ones, 5e85bd62), and those commits' setup.py
+// installs triton-pre-mlir (sm90 branch) for it: the 2022 Triton FlashAttention of
+// llmfoundry/models/layers/flash_attn_triton.py. The "Large Scale, >= 128 GPUs" section
+// (5e85bd62, 2024-01-06) was run by its sweep.py, which passes `--attn_impl flash` (flash-attn
+// 2.3.2, the `gpu-flash2` extras: FlashAttention-2) for the 1B, 3B, 7B and 70B models and
+// `--attn_impl triton` for 13B and 30B.
+const char* foundry_attention_kernel(const TrainingRow& r) {
+  const bool large_scale_sweep = contains(r.source, "Large Scale");
+  const bool triton_in_sweep = contains(r.model, "13b") || contains(r.model, "30b");
+  return large_scale_sweep && !triton_in_sweep ? "fa2" : "flash-attn-triton";
+}
+
 std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& node) {
   const int dp = r.dp > 0 ? r.dp : r.num_gpus / std::max(r.tp * r.pp, 1);
   const int nodes = (r.num_gpus + node.gpus_per_node - 1) / node.gpus_per_node;
@@ -153,12 +168,7 @@ std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& no
   t << "\n[model]\nlayers = " << r.layers << "\nhidden = " << r.hidden << "\nheads = " << r.heads
     << "\nseq_len = " << r.seq_len << "\nvocab = " << vocab_for(r) << "\nmlp = \"gelu\"\nnorm = \"layernorm\""
     << "\ntied_embeddings = true\nflash_attention = " << (flash ? "true" : "false") << "\n";
-  // llm-foundry's benchmark runs attend through Ampere-generation kernels on every GPU: its
-  // submit_benchmarks.py defaults to attn_impl "triton" (the Triton flash attention of
-  // llm_foundry/models/layers/flash_attn_triton.py), and its "flash" extras pin flash-attn 1.0.9
-  // or 2.4.2 (setup.py at b2a43a147 and 5e85bd62d, where the H100 sections were added); neither
-  // has Hopper's wgmma / TMA path, which arrived with FlashAttention-3 (July 2024).
-  if (fam == Family::LlmFoundry) t << "attention_kernel = \"fa2\"\n";
+  if (fam == Family::LlmFoundry) t << "attention_kernel = \"" << foundry_attention_kernel(r) << "\"\n";
   // Interleaving (virtual_stages) is empty in every row: 1F1B is assumed.
   t << "\n[parallelism]\ntp = " << std::max(r.tp, 1) << "\npp = " << std::max(r.pp, 1) << "\ndp = " << dp
     << "\nvirtual_stages = " << std::max(r.virtual_stages, 1)

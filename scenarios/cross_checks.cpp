@@ -374,8 +374,9 @@ void Loader::check_precision() {
 }
 
 // The fused attention kernel against the GPU that runs it (workloads::AttentionKernel):
-// FlashAttention-3 is Hopper's (sm90a: wgmma and TMA); an Ampere-generation kernel has a measured
-// efficiency up to Hopper, none on Blackwell; either means nothing without flash attention.
+// FlashAttention-3 is Hopper's (sm90a: wgmma and TMA); an Ampere-generation kernel (FlashAttention-2,
+// the 2022 Triton FlashAttention) has a measured efficiency up to Hopper, none on Blackwell; any
+// means nothing without flash attention.
 void Loader::check_attention_kernel() {
   const auto& m = spec_.model;
   if (m.attention_kernel == workloads::AttentionKernel::Native) return;
@@ -395,6 +396,11 @@ void Loader::check_attention_kernel() {
                  "attention_kernel = \"fa2\" on " + gpu_->id + ": no measured efficiency of an Ampere-generation attention kernel on Blackwell",
                  "use attention_kernel = \"native\" (cuDNN / FlashAttention-4), or override the constant flash_attention_eff_fa2_sm90 "
                  "knowing it was measured on H100");
+  if (m.attention_kernel == workloads::AttentionKernel::FlashAttnTriton && cc >= 100 && cc < 200)
+    error_at_key("model.attention_kernel",
+                 "attention_kernel = \"flash-attn-triton\" on " + gpu_->id +
+                     ": the 2022 Triton FlashAttention (pre-MLIR Triton, mma.sync) has no measured rate on Blackwell",
+                 "use attention_kernel = \"native\" (cuDNN / FlashAttention-4)");
 }
 
 // cuda_graph_scope against the model and the recompute (Megatron-Core core_r0.16

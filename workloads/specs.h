@@ -34,9 +34,16 @@ enum class PositionKind : std::uint8_t { Auto, Learned, Rotary, None };
 // whatever GPU runs it (mma.sync, no wgmma or TMA: FlashAttention-1 and -2, the Triton flash
 // attention of 2023), what stacks from before FlashAttention-3 (July 2024) ran on Hopper. Fa3:
 // FlashAttention-3, Hopper only, where it is the native kernel (the scenario refuses it elsewhere).
-enum class AttentionKernel : std::uint8_t { Native, Fa2, Fa3 };
+// FlashAttnTriton: Tri Dao's 2022 FlashAttention in Triton (flash_attn/flash_attn_triton.py, copied
+// as llmfoundry/models/layers/flash_attn_triton.py; compiled by pre-MLIR Triton, mma.sync), which
+// llm-foundry ran as `attn_impl: triton`: about half of FlashAttention-2's speed on A100 (Dao 2023,
+// Fig. 4), and on Hopper an Ampere kernel at Ampere's tensor rate per SM and clock.
+enum class AttentionKernel : std::uint8_t { Native, Fa2, Fa3, FlashAttnTriton };
 inline constexpr sim::Choice<AttentionKernel> kAttentionKernelNames[] = {
-    {"native", AttentionKernel::Native}, {"fa2", AttentionKernel::Fa2}, {"fa3", AttentionKernel::Fa3}};
+    {"native", AttentionKernel::Native},
+    {"fa2", AttentionKernel::Fa2},
+    {"fa3", AttentionKernel::Fa3},
+    {"flash-attn-triton", AttentionKernel::FlashAttnTriton}};
 
 // What one layer of a hybrid model is (ModelSpec::hybrid_pattern; workloads/model/mamba_ops.h).
 // Transformer and MoeTransformer are the attention + MLP (or MoE) layers of a plain decoder; a

@@ -289,6 +289,30 @@ TEST_CASE("analysis::training rows: llm-foundry rows step Composer's DecoupledAd
   }
 }
 
+TEST_CASE("analysis::training rows: llm-foundry runs attend with the kernel their benchmark script chose") {
+  // submit_benchmarks.py defaults to attn_impl "triton" (the 2022 Triton FlashAttention); the
+  // large-scale sweep.py passes "flash" (FlashAttention-2) for 1B, 3B, 7B and 70B only.
+  int triton = 0, fa2 = 0;
+  const auto count = [&](const TrainingRow& row) {
+    const auto spec = scenario_for_row(row, nullptr);
+    REQUIRE(spec);
+    const bool sweep_flash = row.source.find("Large Scale") != std::string::npos &&
+                             row.model.find("13b") == std::string::npos && row.model.find("30b") == std::string::npos;
+    CHECK(spec->model.attention_kernel ==
+          (sweep_flash ? workloads::AttentionKernel::Fa2 : workloads::AttentionKernel::FlashAttnTriton));
+    (sweep_flash ? fa2 : triton) += 1;
+  };
+  for (const TrainingRow& row : rows())
+    if (is_foundry(row) && scenario_for_row(row, nullptr)) count(row);
+  const int a100_triton = triton;
+  CHECK(a100_triton > 0);
+  CHECK(fa2 == 0);  // the A100 sections came from submit_benchmarks.py's default
+  for (const TrainingRow& row : load_training_rows(validation_data_dir() + "/" + kHoldoutFoundryH100, kHoldoutFoundryH100))
+    count(row);
+  CHECK(fa2 == 12 * 3);                 // 1B, 3B, 7B and 70B at 128, 256 and 512 GPUs
+  CHECK(triton - a100_triton == 65 * 3);  // the 2023 sections (52 + 7 runs) and the sweep's 13B / 30B (6)
+}
+
 TEST_CASE("analysis::training rows: llm-foundry FULL_SHARD runs are PyTorch FSDP1, and Composer's PURE mode reduces in 16 bits") {
   int pure = 0, fsdp1 = 0;
   for (const TrainingRow& row : rows()) {

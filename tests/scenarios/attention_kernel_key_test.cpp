@@ -54,6 +54,10 @@ TEST_CASE("scenarios::parse_scenario: attention_kernel is read, shown when set, 
   const auto plain = scenarios::parse_scenario(scenario("dgx-h100", ""), "<native>");
   CHECK(plain.model.attention_kernel == workloads::AttentionKernel::Native);
   CHECK(scenarios::show_config(plain).find("attention_kernel") == std::string::npos);
+  const auto triton = scenarios::parse_scenario(scenario("dgx-h100", "attention_kernel = \"flash-attn-triton\"\n"), "<t>");
+  CHECK(triton.model.attention_kernel == workloads::AttentionKernel::FlashAttnTriton);
+  CHECK(scenarios::parse_scenario(scenarios::show_config(triton), "<shown>").model.attention_kernel ==
+        workloads::AttentionKernel::FlashAttnTriton);
   // An Ampere-generation kernel on an Ampere GPU is its native one: accepted.
   CHECK(scenarios::parse_scenario(scenario("dgx-a100-80gb", "attention_kernel = \"fa2\"\n"), "<a100>").model.attention_kernel ==
         workloads::AttentionKernel::Fa2);
@@ -66,6 +70,9 @@ TEST_CASE("scenarios::parse_scenario: attention_kernel errors name the key's lin
   const std::string fa2_b200 = error_of(scenario("dgx-b200", "attention_kernel = \"fa2\"\n"));
   CHECK(fa2_b200.find("k.toml:11:") != std::string::npos);
   CHECK(fa2_b200.find("on Blackwell") != std::string::npos);
+  const std::string triton_gb200 = error_of(scenario("gb200-nvl72", "attention_kernel = \"flash-attn-triton\"\n"));
+  CHECK(triton_gb200.find("k.toml:11:") != std::string::npos);
+  CHECK(triton_gb200.find("no measured rate on Blackwell") != std::string::npos);
   const std::string no_flash = error_of(scenario("dgx-h100", "flash_attention = false\nattention_kernel = \"fa2\"\n"));
   CHECK(no_flash.find("flash_attention = false") != std::string::npos);
   const std::string unknown = error_of(scenario("dgx-h100", "attention_kernel = \"fa9\"\n"));

@@ -468,6 +468,37 @@ TEST_CASE("workloads::ComputeModel: an Ampere-generation attention kernel on Hop
   CHECK(std::string(h100.op_time_parts(fa2, Pass::Forward).efficiency_constant) == "flash_attention_eff_fa2_sm90");
 }
 
+TEST_CASE("workloads::ComputeModel: the 2022 Triton FlashAttention keeps Ampere's rate per SM and clock on Hopper") {
+  const ComputeModel a100 = model("a100-sxm4-80gb", Precision::Bf16);
+  const ComputeModel h100 = model("h100-sxm5-80gb", Precision::Bf16);
+  const ComputeConstants c;
+  // On Ampere it is what flash_attention_eff was fitted on (llm-foundry's A100 rows).
+  CHECK(a100.attention_efficiency(AttentionKernel::FlashAttnTriton) == c.get("flash_attention_eff"));
+  // On Hopper: the same fraction of the mma.sync rate, half the dense wgmma rate per SM and clock.
+  CHECK(h100.attention_efficiency(AttentionKernel::FlashAttnTriton) ==
+        doctest::Approx(c.get("flash_attention_eff") * c.get("mma_sync_fraction_sm90")).epsilon(1e-12));
+  CHECK(h100.attention_efficiency(AttentionKernel::FlashAttnTriton) < h100.attention_efficiency(AttentionKernel::Fa2));
+  // Its absolute rate, per the constant's reading: A100 x SMs x clock (the sustained clock ratio is
+  // the same), i.e. per SM and clock it is Ampere's.
+  const double per_sm_clk_a100 = a100.sustained_peak().value * a100.attention_efficiency(AttentionKernel::FlashAttnTriton) /
+                                 (a100.gpu().sms * a100.gpu().boost_clock_mhz);
+  const double per_sm_clk_h100 = h100.sustained_peak().value * h100.attention_efficiency(AttentionKernel::FlashAttnTriton) /
+                                 (h100.gpu().sms * h100.gpu().tensor_clock_mhz);
+  CHECK(per_sm_clk_h100 == doctest::Approx(per_sm_clk_a100).epsilon(0.01));
+  // The explain names both constants.
+  ModelSpec mpt;
+  mpt.layers = 2;
+  mpt.hidden = 2048;
+  mpt.heads = 16;
+  mpt.seq_len = 2048;
+  mpt.attention_kernel = AttentionKernel::FlashAttnTriton;
+  OpShape shape;
+  shape.seq_len = mpt.seq_len;
+  const OpCost fa = op_named(layer_ops(mpt, shape), "flash_attention");
+  CHECK(std::string(h100.op_time_parts(fa, Pass::Forward).efficiency_constant) == "flash_attention_eff x mma_sync_fraction_sm90");
+  CHECK(std::string(a100.op_time_parts(fa, Pass::Forward).efficiency_constant) == "flash_attention_eff");
+}
+
 TEST_CASE("workloads::ComputeModel: an fp8 GEMM pays Transformer Engine's cast of its changing operand from HBM") {
   const OpCost op = square_gemm(8192);
   const ComputeModel fp8 = model("h100-sxm5-80gb", Precision::Fp8);

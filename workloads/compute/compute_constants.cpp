@@ -33,7 +33,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 49> kConstants = {{
+constexpr std::array<ConstantDef, 50> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -98,8 +98,12 @@ constexpr std::array<ConstantDef, 49> kConstants = {{
      "Ampere and older (sm80/86/89): fraction of sustained-clock bf16 tensor throughput the "
      "flash-attention kernel reaches on the work it does (ratio). FlashAttention-2 reaches 50-73% "
      "of A100 peak forward, less backward (Dao 2023); 0.377 is FITTED with sustained_clock_ratio on "
-     "the llm-foundry A100-80GB MFU rows (their Triton/FlashAttention-1-era kernels, long "
-     "sequences), see docs/validation.md"},
+     "the llm-foundry A100-80GB MFU rows (long sequences), see docs/validation.md. Those runs used "
+     "llm-foundry's default attn_impl \"triton\" (scripts/train/benchmarking/submit_benchmarks.py at "
+     "1ef7b4d2-b2a43a14): Tri Dao's 2022 Triton FlashAttention, `[model] attention_kernel = "
+     "\"flash-attn-triton\"`, which the FlashAttention-2 paper's A100 chart has at 0.42-0.51 of "
+     "FlashAttention-2's speed (causal, head dim 128), i.e. 0.16-0.26 of peak against this fit's "
+     "0.377 x 0.837: the fit takes in more than the kernel (docs/validation.md)"},
     {"flash_attention_eff_sm90", 0.58, 0.05, 1.0,
      "Hopper (sm90): the same fraction for FlashAttention-3 / cuDNN fused attention, which use "
      "wgmma, TMA and warp specialisation (ratio). Shah et al. 2024 (FlashAttention-3): bf16 forward "
@@ -108,13 +112,27 @@ constexpr std::array<ConstantDef, 49> kConstants = {{
      "peak at the benchmark's clock, / 0.925 (a lone kernel's clock, as for gemm_eff_max) = 0.58. "
      "From the paper, not fitted"},
     {"flash_attention_eff_fa2_sm90", 0.32, 0.05, 1.0,
-     "Hopper (sm90) running an Ampere-generation attention kernel (`[model] attention_kernel = "
-     "\"fa2\"`: FlashAttention-1/2, the Triton flash attention of 2023; mma.sync, no wgmma or TMA): "
-     "the same fraction (ratio). Dao 2023 (FlashAttention-2, Sec. 4.1): the same code on H100 reaches "
-     "up to 335 TFLOP/s forward + backward (non-causal, head dim 128) = 0.339 of the 989 TF peak; "
-     "Shah et al. 2024 (FlashAttention-3): FlashAttention-2 reaches 35% of H100 peak. Causal at "
-     "FlashAttention-3's own causal / non-causal ratio (~650 / 740 = 0.88): 0.30 of peak at the "
-     "benchmark's clock, / 0.925 (a lone kernel's clock) = 0.32. From the papers, not fitted"},
+     "Hopper (sm90) running FlashAttention-2 (`[model] attention_kernel = \"fa2\"`: flash-attn 1.x "
+     "and 2.x, PyTorch SDPA's flash backend; mma.sync, no wgmma or TMA): the same fraction (ratio). "
+     "Dao 2023 (FlashAttention-2, Sec. 4.1): the same code on H100 reaches up to 335 TFLOP/s forward "
+     "+ backward (non-causal, head dim 128) = 0.339 of the 989 TF peak; Shah et al. 2024 "
+     "(FlashAttention-3): FlashAttention-2 reaches 35% of H100 peak. Causal at FlashAttention-3's "
+     "own causal / non-causal ratio (~650 / 740 = 0.88): 0.30 of peak at the benchmark's clock, / "
+     "0.925 (a lone kernel's clock) = 0.32 (the repository's own H100 causal head-dim-128 chart, "
+     "assets/flash2_h100_fwd_bwd_benchmark.png: 265-308 TFLOP/s at seq 2k-8k, 0.27-0.31 of peak). "
+     "From the papers, not fitted"},
+    {"mma_sync_fraction_sm90", 0.5, 0.05, 1.0,
+     "Hopper (sm90): the tensor throughput an Ampere-generation kernel (mma.sync, no wgmma) reaches "
+     "per SM and clock, as a fraction of Hopper's dense rate (ratio): Ampere's 2,048 bf16 FLOP/clk/SM "
+     "(A100: 312 TF = 108 SMs x 1,410 MHz x 2,048) against Hopper's 4,096 (H100 SXM: 989 TF = 132 x "
+     "1,830 MHz x 4,096). Measured: the same FlashAttention-2 code runs 1.65-1.74x as fast on H100 "
+     "SXM as on A100 (forward + backward, causal, head dim 128, seq 512-16k: 99/163, 133/221, 155/265, "
+     "173/294, 182/308, 189/328 TFLOP/s; FlashAttention-1 1.57-1.78x), against 132 x 1,980 MHz / (108 "
+     "x 1,410 MHz) = 1.72 for SMs x boost clock: such a kernel keeps Ampere's rate per SM and clock "
+     "(Dao-AILab/flash-attention assets/flash2_a100_fwd_bwd_benchmark.png and "
+     "flash2_h100_fwd_bwd_benchmark.png, 2023-07-17). With the sustained clock applied to both, its "
+     "efficiency on Hopper is its Ampere efficiency x this. Used for `[model] attention_kernel = "
+     "\"flash-attn-triton\"` on Hopper (flash_attention_eff x this). From the measurements, not fitted"},
     {"flash_attention_eff_sm100", 0.51, 0.05, 1.0,
      "Blackwell (sm100): the same fraction for cuDNN fused attention, what NeMo 25.x containers run "
      "(ratio). Tensor throughput per SM doubles from Hopper while the exponential units (16/clk/SM) "

@@ -15,11 +15,19 @@ bool is_flash(const OpCost& op) { return op.kind == OpKind::Attention && op.name
 // mamba_ssm's SSD Triton kernels (model/mamba_ops.h: every op named "ssd_...").
 bool is_ssd_kernel(const OpCost& op) { return op.name.starts_with("ssd_"); }
 
-// The constant that holds the fused attention kernel's efficiency on a compute capability. An
-// Ampere-generation kernel (Fa2) is the generation's own up to Ada; on Hopper it has its own
-// constant (mma.sync without wgmma / TMA); Blackwell has none (the scenario refuses it there), so
-// it falls back to the Hopper figure.
+// The constant(s) that give the fused attention kernel's efficiency on a compute capability. An
+// Ampere-generation kernel (Fa2, FlashAttnTriton) is the generation's own up to Ada; on Hopper
+// FlashAttention-2 has its own measured constant (mma.sync without wgmma / TMA), and the 2022
+// Triton kernel runs at its Ampere efficiency times the share of Hopper's tensor rate that mma.sync
+// reaches per SM and clock; Blackwell has neither (the scenario refuses them there), so they fall
+// back to the Hopper figures.
+bool ampere_kernel_on_hopper_rate(int cc, AttentionKernel kernel) {
+  return kernel == AttentionKernel::FlashAttnTriton && cc >= 90 && cc < 200;
+}
+
 const char* attention_efficiency_constant(int cc, AttentionKernel kernel) {
+  if (ampere_kernel_on_hopper_rate(cc, kernel)) return "flash_attention_eff x mma_sync_fraction_sm90";
+  if (kernel == AttentionKernel::FlashAttnTriton) return "flash_attention_eff";
   if (kernel == AttentionKernel::Fa2 && cc >= 90 && cc < 200) return "flash_attention_eff_fa2_sm90";
   if (cc >= 100 && cc < 200) return "flash_attention_eff_sm100";
   if (cc >= 90 && cc < 100) return "flash_attention_eff_sm90";
@@ -29,9 +37,11 @@ const char* attention_efficiency_constant(int cc, AttentionKernel kernel) {
 
 // The fused attention kernel of the GPU's generation: FlashAttention-2 era kernels up to Ampere
 // and Ada, FlashAttention-3 / cuDNN on Hopper, cuDNN on Blackwell; or an Ampere-generation kernel
-// where the stack predates the GPU's own (AttentionKernel::Fa2). compute_capability 942 is AMD
+// where the stack predates the GPU's own (AttentionKernel::Fa2, AttentionKernel::FlashAttnTriton). compute_capability 942 is AMD
 // CDNA3 (no Hopper-class kernel assumed: the Ampere-era value).
 double ComputeModel::attention_efficiency(AttentionKernel kernel) const {
+  if (ampere_kernel_on_hopper_rate(gpu_.compute_capability, kernel))
+    return constants_.get("flash_attention_eff") * constants_.get("mma_sync_fraction_sm90");
   return constants_.get(attention_efficiency_constant(gpu_.compute_capability, kernel));
 }
 
