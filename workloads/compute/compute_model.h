@@ -200,7 +200,7 @@ class ComputeModel {
   // when the catalog knows neither that clock nor the boost clock).
   double sustained_clock_mhz() const;
   // The fused attention kernel's efficiency on this GPU: the generation's own kernel, or an
-  // Ampere-generation one (AttentionKernel::Fa2) on Hopper (op_roofline.cpp).
+  // Ampere-generation one (AttentionKernel::Fa2, FlashAttnTriton) on Hopper (op_roofline.cpp).
   double attention_efficiency(AttentionKernel kernel = AttentionKernel::Native) const;
   // The fused attention op's time relative to its FLOPs at attention_efficiency(): its softmax
   // exponentials beside its tensor work, against the same at flash_eff_ref_head_dim (op_roofline.cpp).

@@ -116,12 +116,10 @@ void add_fsdp1_grad_copy(std::vector<OpCost>& ops, const StageCostInputs& in) {
       in.training.finetune.lora())
     return;
   const double params = in.model.layer_parameters_per_ep_rank(in.parallel.ep) / in.parallel.tp;
-  const Fsdp1LayerBytes b = fsdp1_layer_bytes(activation_bytes(in.training.precision), bucket_grad_bytes(in.training),
-                                              state_dtype_bytes(in.training.optimizer_dtype), 2);
   OpCost copy;
   copy.name = "fsdp_flat_grad_copy";
   copy.kind = OpKind::Elementwise;
-  copy.bwd_bytes = sim::Bytes{params * b.grad_copy};
+  copy.bwd_bytes = sim::Bytes{params * fsdp1_grad_copy_bytes(activation_bytes(in.training.precision))};
   copy.fwd_kernels = 0;
   copy.bwd_kernels = 1;
   copy.bwd_reads_input = false;

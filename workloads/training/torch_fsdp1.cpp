@@ -9,11 +9,13 @@ double fsdp1_predivide_factor(int ranks) {
   return factor;
 }
 
+double fsdp1_grad_copy_bytes(double param_bytes) { return 2.0 * param_bytes; }
+
 Fsdp1LayerBytes fsdp1_layer_bytes(double param_bytes, double reduce_bytes, double master_bytes, int ranks) {
   Fsdp1LayerBytes b;
   if (ranks <= 1) return b;
   const double n = ranks;
-  b.grad_copy = 2.0 * param_bytes;
+  b.grad_copy = fsdp1_grad_copy_bytes(param_bytes);
   const bool upcast = reduce_bytes != param_bytes;
   const double pre = fsdp1_predivide_factor(ranks), post = n / pre;
   b.before_scatter = (upcast ? param_bytes + reduce_bytes : 0.0) + (pre > 1 ? 2.0 * reduce_bytes : 0.0);

@@ -30,6 +30,10 @@ struct Fsdp1LayerBytes {
   double before_gather = 0;  // pre-unshard stream, before each all-gather: per unsharded parameter
 };
 
+// The compute stream's copy of each backward's unsharded gradient into the flat gradient, per
+// unsharded parameter (read and written in the parameter dtype, whatever the shard group).
+double fsdp1_grad_copy_bytes(double param_bytes);
+
 // `param_bytes`: the parameter dtype's bytes (MixedPrecision param_dtype, 2 for bf16); `reduce_bytes`:
 // the reduce dtype's (4 for fp32); `master_bytes`: the sharded parameter's own (4); `ranks`: the
 // shard group.
