@@ -10,6 +10,7 @@
 #include "scenarios/scenario_loader.h"
 #include "scenarios/stage_split.h"
 #include "scenarios/toml_text.h"
+#include "sim/enum_names.h"
 
 namespace clustersim::scenarios {
 namespace {
@@ -61,6 +62,19 @@ void Loader::check_model_shape() {
                  "or remove \"moe\"");
   check_recompute_save();
   check_offload_modules();
+}
+
+// training.cross_entropy against [model_constants] cross_entropy_unfused = 1, the constant spelling of
+// "megatron-unfused": a scenario that names another implementation beside it asks for two losses.
+void Loader::check_cross_entropy() {
+  const auto constant = spec_.model_constants.find("cross_entropy_unfused");
+  if (constant == spec_.model_constants.end() || constant->second <= 0 || spec_.origins.count("training.cross_entropy") == 0) return;
+  if (spec_.training.cross_entropy == workloads::CrossEntropy::MegatronUnfused) return;
+  error_at_key("training.cross_entropy",
+               "cross_entropy = \"" + std::string(sim::name_of(workloads::kCrossEntropyNames, spec_.training.cross_entropy)) +
+                   "\" beside [model_constants] cross_entropy_unfused = 1",
+               "the constant asks for Megatron-Core's unfused cross-entropy (cross_entropy = \"megatron-unfused\"); "
+               "keep one: remove cross_entropy_unfused, or the key");
 }
 
 // training.offload_modules: Megatron-Core's own refusals (transformer_config.py __post_init__,

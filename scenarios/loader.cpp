@@ -97,6 +97,7 @@ void Loader::read_root() {
   if (cluster_ok_ && parallel_ok_) check_shard_group();
   if (cluster_ok_ && parallel_ok_ && training_ok_) check_batch();
   if (cluster_ok_ && training_ok_) check_precision();
+  if (training_ok_) check_cross_entropy();
   if (cluster_ok_ && model_ok_) check_attention_kernel();
   if (cluster_ok_ && training_ok_) check_amp();
   if (model_ok_ && parallel_ok_) check_experts();

@@ -108,6 +108,7 @@ class Loader : public LoadContext {
   void check_cuda_graph_scope();  // cross_checks.cpp
   void check_recompute_save();    // cross_checks.cpp
   void check_offload_modules();   // cross_checks.cpp
+  void check_cross_entropy();     // cross_checks.cpp
   void check_experts();
   void check_moe_overlap();
   void check_hybrid();

@@ -210,6 +210,8 @@ void show_training(std::ostream& out, const ScenarioSpec& spec) {
     out << "optimizer_kernels = " << quote_str(sim::name_of(workloads::kOptimizerKernelsNames, tr.optimizer_kernels)) << "\n";
   if (!tr.weight_decay) out << "weight_decay = false\n";  // only when set
   if (!tr.moe_grouped_gemm) out << "moe_grouped_gemm = false\n";  // only when set
+  if (tr.cross_entropy != workloads::CrossEntropy::Fused)  // only when set
+    out << "cross_entropy = " << quote_str(sim::name_of(workloads::kCrossEntropyNames, tr.cross_entropy)) << "\n";
   if (tr.activation_offload_layers > 0) out << "activation_offload_layers = " << tr.activation_offload_layers << "\n";
   show_module_list(out, "offload_modules", tr.offload_modules, workloads::kOffloadModuleNames);
   if (tr.offload_modules != 0 && tr.offload_min_tensor_elements != 1024.0 * 1024.0)

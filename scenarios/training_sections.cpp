@@ -30,7 +30,7 @@ constexpr std::string_view kTrainingKeys[] = {"global_batch", "micro_batch", "pr
                                               "num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16", "bf16_modules",
                                               "fp8_modules", "te_op_fuser", "recompute_save",
                                               "moe_grouped_gemm", "offload_modules", "offload_min_tensor_size",
-                                              "recompute_dce", "optimizer_kernels", "weight_decay"};
+                                              "recompute_dce", "optimizer_kernels", "weight_decay", "cross_entropy"};
 constexpr std::string_view kSyncKeys[] = {"algorithm", "bucket_mb", "bucket_params", "bucketing", "overlap", "overlap_grad_reduce",
                                           "overlap_param_gather", "tp_comm_overlap", "fsdp_prefetch", "zero3_impl", "offload_optimizer",
                                           "offload_delayed_update", "fp8_param_gather", "fp8_amax_reduction",
@@ -217,6 +217,7 @@ bool Loader::read_training(const toml::table* t) {
   if (auto v = s.choice("optimizer_dtype", workloads::kStateDtypeNames)) tr.optimizer_dtype = *v;
   if (auto v = s.choice("optimizer_kernels", workloads::kOptimizerKernelsNames)) tr.optimizer_kernels = *v;
   if (auto v = s.boolean("weight_decay")) tr.weight_decay = *v;
+  if (auto v = s.choice("cross_entropy", workloads::kCrossEntropyNames)) tr.cross_entropy = *v;
   if (auto v = s.integer("activation_offload_layers", 0, 1 << 20, "5")) tr.activation_offload_layers = *v;
   if (auto v = s.boolean("launch_blocking")) tr.launch_blocking = *v;
   if (auto v = s.boolean("cuda_graphs")) tr.cuda_graphs = *v;

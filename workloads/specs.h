@@ -463,6 +463,17 @@ inline constexpr sim::Choice<Optimizer> kOptimizerNames[] = {
 enum class OptimizerKernels : std::uint8_t { Fused, PerParameter };
 inline constexpr sim::Choice<OptimizerKernels> kOptimizerKernelsNames[] = {
     {"fused", OptimizerKernels::Fused}, {"per-parameter", OptimizerKernels::PerParameter}};
+// How the language-model loss runs ([training] cross_entropy; model/cross_entropy_kernels.h counts
+// each one's kernels, bytes and loss-phase memory). Fused: one pass over the logits, an fp32 copy
+// held around the loss (Megatron-Core's fused cross-entropy, the default). MegatronUnfused:
+// Megatron-Core's unfused _VocabParallelCrossEntropy (cross_entropy_loss_fusion off; the same as
+// [model_constants] cross_entropy_unfused = 1). TorchEager: eager PyTorch F.cross_entropy on a
+// .float() copy of the bf16 logits (torchtitan's loss_fn, train.py at 9dec370).
+enum class CrossEntropy : std::uint8_t { Fused, MegatronUnfused, TorchEager };
+inline constexpr sim::Choice<CrossEntropy> kCrossEntropyNames[] = {
+    {"fused", CrossEntropy::Fused},
+    {"megatron-unfused", CrossEntropy::MegatronUnfused},
+    {"torch-eager", CrossEntropy::TorchEager}};
 inline constexpr sim::Choice<Recompute> kRecomputeNames[] = {
     {"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}};
 // Megatron-Core's recompute_modules (recompute_granularity = "selective", Megatron-Core
@@ -664,6 +675,9 @@ struct TrainingSpec {
   // providers, NeMo 2's DeepSeek and Llama 4 configs); Megatron-Core's own default is false. MoE
   // models only.
   bool moe_grouped_gemm = true;
+  // The language-model loss's implementation (CrossEntropy; Fused is what the model charged before
+  // the key existed).
+  CrossEntropy cross_entropy = CrossEntropy::Fused;
   // Activation CPU offloading: layers per model chunk whose saved activations go to host memory
   // after their forward and come back before their backward (Megatron-Core
   // cpu_offloading_num_layers; workloads/memory/activation_offload.h). 0 = off.

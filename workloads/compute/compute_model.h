@@ -72,6 +72,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -81,6 +82,7 @@
 #include "topology/catalog.h"
 #include "topology/cluster_spec.h"
 #include "workloads/specs.h"
+#include "workloads/model/cross_entropy_kernels.h"
 #include "workloads/model/transformer_ops.h"
 
 namespace clustersim::workloads {
@@ -252,7 +254,8 @@ class ComputeModel {
   bool runs_fp8(const OpCost& op) const;  // a GEMM that runs quantized (fp8 or nvfp4: linear_format)
   // Bytes/s a Mamba-2 kernel streams at most on sm100 (mamba_kernels_sm100_tbps); infinity otherwise.
   double mamba_kernel_bandwidth_cap(const OpCost& op) const;
-  bool unfused_loss(const OpCost& op) const;  // the loss op under cross_entropy_unfused = 1
+  // The loss op's unfused counts ([training] cross_entropy or cross_entropy_unfused = 1); none when fused.
+  std::optional<LossKernelCounts> unfused_loss(const OpCost& op) const;
   // The format a GEMM runs in: Fp8 / Nvfp4 for a quantized linear, Bf16 for every other matmul of
   // an fp8 / nvfp4 run (model/module_precision.h sets the per-module exceptions).
   topology::Precision linear_format(const OpCost& op) const;

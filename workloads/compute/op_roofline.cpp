@@ -118,20 +118,22 @@ double ComputeModel::flops_seconds(const OpCost& op, Pass pass, double sm_share)
   return half / (peak * (eff_of(m, k, n, b) * fp8)) + half / (peak * (eff_of(k, n, m, b) * fp8));
 }
 
-// Megatron-Core's unfused vocab-parallel cross-entropy (cross_entropy_unfused = 1): the bytes per
-// logit element and the kernels of its passes (compute_constants.cpp counts them from the source).
-constexpr double kUnfusedCrossEntropyFwdBytes = 38.0, kUnfusedCrossEntropyBwdBytes = 14.0;
-constexpr int kUnfusedCrossEntropyFwdKernels = 6, kUnfusedCrossEntropyBwdKernels = 2;
-
-bool ComputeModel::unfused_loss(const OpCost& op) const {
-  return op.kind == OpKind::Loss && constants_.get("cross_entropy_unfused") > 0;
+// The loss op's unfused implementation (model/cross_entropy_kernels.h counts the bytes per logit
+// element and the kernels of each pass from the source): the op's own ([training] cross_entropy),
+// or Megatron-Core's unfused vocab-parallel cross-entropy where the constant cross_entropy_unfused
+// = 1 asks for it on an otherwise fused loss (the two spellings charge the same).
+std::optional<LossKernelCounts> ComputeModel::unfused_loss(const OpCost& op) const {
+  if (op.kind != OpKind::Loss) return std::nullopt;
+  CrossEntropy impl = op.cross_entropy;
+  if (impl == CrossEntropy::Fused && constants_.get("cross_entropy_unfused") > 0) impl = CrossEntropy::MegatronUnfused;
+  return unfused_loss_counts(impl, op.loss_classes);
 }
 
 double ComputeModel::bytes_seconds(const OpCost& op, Pass pass, double hbm_taken_bytes_per_s) const {
   sim::Bytes bytes = pass == Pass::Forward ? op.fwd_bytes : op.bwd_bytes;
-  if (unfused_loss(op)) {
+  if (const auto loss = unfused_loss(op)) {
     const double elements = op.fwd_flops.value / kCrossEntropyFlopsPerElement;
-    bytes = sim::Bytes{elements * (pass == Pass::Forward ? kUnfusedCrossEntropyFwdBytes : kUnfusedCrossEntropyBwdBytes)};
+    bytes = sim::Bytes{elements * (pass == Pass::Forward ? loss->fwd_bytes_per_element : loss->bwd_bytes_per_element)};
   }
   if (runs_fp8(op)) {
     const double m = op.m, n = op.n, k = op.k, b = std::max(op.batch, 1);
@@ -230,7 +232,7 @@ int ComputeModel::kernels(const OpCost& op, Pass pass) const {
   const int current_cast = pass == Pass::Forward && op.norm_fed ? 3 : 4;  // (zero | fill), [amax], scale, cast
   const int cast = !runs_fp8(op) || op.second_fc1_half ? 0 : quantize_calls * (current ? current_cast : 1);
   if (pass == Pass::Backward && op.is_matmul()) return (op.frozen ? 1 : 2) + cast;  // dgrad + wgrad (flash: dq/dk/dv + preprocess)
-  if (unfused_loss(op)) return pass == Pass::Forward ? kUnfusedCrossEntropyFwdKernels : kUnfusedCrossEntropyBwdKernels;
+  if (const auto loss = unfused_loss(op)) return pass == Pass::Forward ? loss->fwd_kernels : loss->bwd_kernels;
   return 1 + cast;
 }
 

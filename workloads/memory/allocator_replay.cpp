@@ -10,6 +10,7 @@
 
 #include "workloads/memory/activation_offload.h"
 #include "workloads/memory/memory_lines.h"
+#include "workloads/model/cross_entropy_kernels.h"
 #include "workloads/model/lora.h"
 #include "workloads/model/mamba_ops.h"
 #include "workloads/model/transformer_ops.h"
@@ -118,6 +119,10 @@ struct UnitPlan {
   Tensors saved, working;          // per layer: kept for backward; recomputed under full recompute
   double scores_workspace = 0;     // the s x s scores without flash attention, one layer at a time
   double logits = 0;               // fp32 logits and loss when the stage is the last one
+  // PyTorch's eager cross-entropy on the last stage ([training] cross_entropy = "torch-eager"), one
+  // logit element's bytes times s*b*V/t: its tensors in allocation order (model/cross_entropy_kernels.h).
+  bool eager_loss = false;
+  double loss_elements = 0;
   double input_grad = 0, mlp_grad = 0;  // activation-gradient temporaries of one layer's backward
 };
 
@@ -138,16 +143,44 @@ UnitPlan plan_unit(const MemoryRequest& request, int stage, int chunks) {
   u.saved = saved_tensor_bytes(m, tr.micro_batch, t, sp, tr.recompute, bytes, tr.recompute_modules, tr.recompute_save);
   if (tr.recompute == Recompute::Full) u.working = saved_tensor_bytes(m, tr.micro_batch, t, sp, Recompute::None, bytes);
   u.scores_workspace = m.flash_attention ? 0.0 : b * m.heads / t * s * s * e;
-  u.logits = stage == par.pp - 1 ? s * b * m.vocab / t * 4.0 : 0.0;
+  u.eager_loss = stage == par.pp - 1 && tr.cross_entropy == CrossEntropy::TorchEager;
+  u.loss_elements = s * b * m.vocab / t;
+  u.logits = stage == par.pp - 1 && !u.eager_loss ? s * b * m.vocab / t * 4.0 : 0.0;
   u.input_grad = e * s * b * m.hidden / (sp ? t : 1);
   u.mlp_grad = e * s * b * m.ffn_hidden / t;
   return u;
 }
 
+// PyTorch's eager F.cross_entropy(logits.float()) forward: the bf16 logits, the fp32 copy and the
+// log-probabilities alive together inside log_softmax; the copy and the logits go back when loss_fn
+// returns, the log-probabilities stay for the backward (`loss_saved`).
+void eager_loss_forward(Replayer& rep, const UnitPlan& u, std::vector<AllocHandle>& loss_saved) {
+  std::vector<AllocHandle> temp;
+  rep.take(u.loss_elements * kTorchEagerLossBf16Logits, temp);
+  rep.take(u.loss_elements * kTorchEagerLossFloatCopy, temp);
+  rep.take(u.loss_elements * kTorchEagerLossLogProbs, loss_saved);
+  rep.give_back(temp);
+}
+
+// Its backward, before the last layer's: nll_loss_backward's dense gradient, then log_softmax's
+// gradInput beside it and the saved log-probabilities; both of those go back, then the cast back to
+// bf16 beside the fp32 gradient (the logits' gradient, freed once the output layer consumed it).
+void eager_loss_backward(Replayer& rep, const UnitPlan& u, std::vector<AllocHandle>& loss_saved) {
+  std::vector<AllocHandle> nll_grad, grad, bf16_grad;
+  rep.take(u.loss_elements * kTorchEagerLossGrad, nll_grad);
+  rep.take(u.loss_elements * kTorchEagerLossGrad, grad);
+  rep.give_back(nll_grad);
+  rep.give_back(loss_saved);
+  rep.take(u.loss_elements * kTorchEagerLossBf16Grad, bf16_grad);
+  rep.give_back(grad);
+  rep.give_back(bf16_grad);
+}
+
 // Forward of one unit: each layer's saved tensors, with its attention workspace alive meanwhile.
 // An offloaded layer's tensors stay until the next layer has allocated its own (the copy to the
 // host runs beside that layer), then go back (activation_offload.h).
-void forward_unit(Replayer& rep, const UnitPlan& u, std::vector<AllocHandle>& saved) {
+void forward_unit(Replayer& rep, const UnitPlan& u, std::vector<AllocHandle>& saved, std::vector<AllocHandle>& loss_saved,
+                  bool runs_loss) {
   std::vector<AllocHandle> temp, in_transit;
   for (int l = 0; l < u.layers && !rep.oom(); ++l) {
     std::vector<AllocHandle> copied = std::move(in_transit);
@@ -160,12 +193,15 @@ void forward_unit(Replayer& rep, const UnitPlan& u, std::vector<AllocHandle>& sa
   rep.give_back(in_transit);
   rep.take(u.logits, temp);
   rep.give_back(temp);
+  if (runs_loss && u.eager_loss) eager_loss_forward(rep, u, loss_saved);
 }
 
 // Backward of one unit, last layer first: the recomputed working set and gradient temporaries,
 // then that layer's saved tensors (the last ones still held) go back. An offloaded layer's tensors
 // come back from the host first (reloaded) and go back after its backward.
-void backward_unit(Replayer& rep, const UnitPlan& u, std::vector<AllocHandle>& saved) {
+void backward_unit(Replayer& rep, const UnitPlan& u, std::vector<AllocHandle>& saved, std::vector<AllocHandle>& loss_saved,
+                   bool runs_loss) {
+  if (runs_loss && u.eager_loss && !rep.oom()) eager_loss_backward(rep, u, loss_saved);
   for (int l = u.layers - 1; l >= 0 && !rep.oom(); --l) {
     std::vector<AllocHandle> temp, recomputed, reloaded;
     const bool offloaded = l < u.offloaded;
@@ -221,13 +257,21 @@ AllocatorReplay replay_training_iteration(const MemoryRequest& request, const Al
   // backward takes the oldest unit still held (1F1B order).
   const UnitPlan unit = plan_unit(request, stage, chunks);
   const int units = micro_batches * chunks;
-  std::vector<std::vector<AllocHandle>> held(static_cast<std::size_t>(units));
+  // The eager loss's tensors outlive the forward (the log-probabilities wait for the backward), so
+  // only one unit in `chunks` (a micro-batch's last model chunk) runs it; the fused copy is transient
+  // and every unit replays it, as before.
+  std::vector<std::vector<AllocHandle>> held(static_cast<std::size_t>(units)), loss_held(held.size());
+  const auto runs_loss = [&](int u) { return u % chunks == chunks - 1; };
   const int warm = warm_up_units(par, micro_batches, stage, chunks);
   int next_fwd = 0;
-  for (; next_fwd < warm && !rep.oom(); ++next_fwd) forward_unit(rep, unit, held[next_fwd]);
+  for (; next_fwd < warm && !rep.oom(); ++next_fwd)
+    forward_unit(rep, unit, held[next_fwd], loss_held[next_fwd], runs_loss(next_fwd));
   for (int next_bwd = 0; next_bwd < units && !rep.oom(); ++next_bwd) {
-    backward_unit(rep, unit, held[next_bwd]);
-    if (next_fwd < units && !rep.oom()) forward_unit(rep, unit, held[next_fwd++]);
+    backward_unit(rep, unit, held[next_bwd], loss_held[next_bwd], runs_loss(next_bwd));
+    if (next_fwd < units && !rep.oom()) {
+      forward_unit(rep, unit, held[next_fwd], loss_held[next_fwd], runs_loss(next_fwd));
+      ++next_fwd;
+    }
   }
 
   AllocatorReplay out;

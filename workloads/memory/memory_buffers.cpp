@@ -1,8 +1,10 @@
 // The memory model's buffers and runtime (memory_model.h): gradient buckets, ZeRO-3 gathered
 // parameters, the attention-score workspace without flash attention, the last stage's fp32 logits
-// and loss (main and MTP), and the CUDA context, cuBLAS workspace and NCCL buffers outside
+// and loss (main and MTP; PyTorch's eager cross-entropy's temporaries under [training]
+// cross_entropy = "torch-eager"), and the CUDA context, cuBLAS workspace and NCCL buffers outside
 // PyTorch's allocator.
 #include "workloads/memory/memory_lines.h"
+#include "workloads/model/cross_entropy_kernels.h"
 
 #include <string>
 
@@ -59,7 +61,15 @@ void add_buffers(MemoryLineBuilder& out, const MemoryRequest& r, int stage) {
             kLayerForward | kLayerBackward);
   }
   if (stage == par.pp - 1) {
-    out.add("logits and loss (fp32)", MemoryCategory::Buffers, s * b * m.vocab / t * 4.0, "s*b*V/t x 4 B", kLoss);
+    if (tr.cross_entropy == CrossEntropy::TorchEager) {  // model/cross_entropy_kernels.h counts the terms
+      out.add("logits and loss (torch eager)", MemoryCategory::Buffers, s * b * m.vocab / t * kTorchEagerLossPeak,
+              format_text("s*b*V/t x %g B: log_softmax backward's grad_input 4 + nll_loss's dense grad 4 + saved "
+                          "log-probs 4 (forward peak %g B: bf16 logits 2 + .float() copy 4 + log-probs 4)",
+                          kTorchEagerLossPeak, kTorchEagerLossFwdPeak),
+              kLoss);
+    } else {
+      out.add("logits and loss (fp32)", MemoryCategory::Buffers, s * b * m.vocab / t * 4.0, "s*b*V/t x 4 B", kLoss);
+    }
     // Each MTP module's loss is computed in the forward, so its logits live beside the main ones.
     if (m.mtp_layers > 0)
       out.add("MTP logits and loss (fp32)", MemoryCategory::Buffers, m.mtp_layers * s * b * m.vocab / t * 4.0,

@@ -387,6 +387,8 @@ std::vector<OpCost> head_ops(const ModelSpec& model, const OpShape& shape) {
   ops.push_back(gemm("logits", OpKind::Gemm, d.tokens, vocab_shard, model.hidden, 1, d.p, false));
   ops.push_back(pointwise("cross_entropy", OpKind::Loss, d.tokens * vocab_shard,
                           kCrossEntropyFlopsPerElement, d.p + 4.0, 4.0 + d.p));
+  ops.back().cross_entropy = shape.cross_entropy;  // unfused paths: model/cross_entropy_kernels.h
+  ops.back().loss_classes = vocab_shard;
   return ops;
 }
 

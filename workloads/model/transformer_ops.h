@@ -96,6 +96,10 @@ struct OpCost {
   // The part of its layer the op runs in, for per-module CUDA graphs (CudaGraphModule,
   // ComputeModel::set_cuda_graph_modules); None outside the layers (embedding, output layer, loss).
   GraphPart graph_part = GraphPart::None;
+  // The loss op only (OpKind::Loss): its implementation and the vocabulary classes per rank it
+  // normalises over (model/cross_entropy_kernels.h, ComputeModel::unfused_loss).
+  CrossEntropy cross_entropy = CrossEntropy::Fused;
+  double loss_classes = 0;
 
   bool is_matmul() const { return kind == OpKind::Gemm || kind == OpKind::Attention; }
 };
@@ -130,6 +134,8 @@ struct OpShape {
   // Megatron-Core's SequentialMLP: per local expert its own fc1, activation and fc2 ops at that
   // expert's rows (TrainingSpec::moe_grouped_gemm; model/sequential_experts.h).
   bool moe_grouped_gemm = true;
+  // The language-model loss's implementation (TrainingSpec::cross_entropy).
+  CrossEntropy cross_entropy = CrossEntropy::Fused;
 };
 
 // Elementwise FLOP counts per element (not model FLOPs; used only for the op's own cost).

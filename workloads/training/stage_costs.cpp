@@ -102,6 +102,7 @@ OpShape stage_op_shape(const StageCostInputs& in) {
   shape.moe_dispatcher = in.parallel.moe_dispatcher;
   shape.te_op_fuser = in.training.te_op_fuser;
   shape.moe_grouped_gemm = in.training.moe_grouped_gemm;
+  shape.cross_entropy = in.training.cross_entropy;
   return shape;
 }
 
