@@ -204,7 +204,9 @@ constexpr std::array<ConstantDef, 50> kConstants = {{
      "(8) = 38 B in 6 kernels; backward multiply by the loss gradient in place (8) and the cast "
      "back to bf16 (6) = 14 B in 2 kernels (the tp all-reduces of the max and the sum, one fp32 "
      "value per token, not modelled). A recipe property, set per scenario in [model_constants] "
-     "(the modern rows of dgxc-benchmarking's NeMo 1 Grok-1 and GPT-3 175B yamls)"},
+     "(the modern rows of dgxc-benchmarking's NeMo 1 Grok-1 and GPT-3 175B yamls); 1 is the same as "
+     "`[training] cross_entropy = \"megatron-unfused\"` (the key also offers \"torch-eager\", "
+     "PyTorch's eager F.cross_entropy on an fp32 copy, with its memory)"},
     {"fp8_amax_bytes_per_element", 0.0, 0.0, 16.0,
      "HBM bytes per element of a separate amax pass over each FP8 cast's bf16 operand, before the "
      "cast (bytes), and with it three more kernels per cast (the amax zeroing, amax, scale; TE "
