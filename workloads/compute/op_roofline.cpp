@@ -37,8 +37,8 @@ const char* attention_efficiency_constant(int cc, AttentionKernel kernel) {
 
 // The fused attention kernel of the GPU's generation: FlashAttention-2 era kernels up to Ampere
 // and Ada, FlashAttention-3 / cuDNN on Hopper, cuDNN on Blackwell; or an Ampere-generation kernel
-// where the stack predates the GPU's own (AttentionKernel::Fa2, AttentionKernel::FlashAttnTriton). compute_capability 942 is AMD
-// CDNA3 (no Hopper-class kernel assumed: the Ampere-era value).
+// where the stack predates the GPU's own (AttentionKernel::Fa2, AttentionKernel::FlashAttnTriton).
+// compute_capability 942 is AMD CDNA3 (no Hopper-class kernel assumed: the Ampere-era value).
 double ComputeModel::attention_efficiency(AttentionKernel kernel) const {
   if (ampere_kernel_on_hopper_rate(gpu_.compute_capability, kernel))
     return constants_.get("flash_attention_eff") * constants_.get("mma_sync_fraction_sm90");
