@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "tests/workloads/memory_test_util.h"
 #include "workloads/memory/allocator_replay.h"
 #include "workloads/memory/caching_allocator.h"
 #include "workloads/model/model_presets.h"
@@ -167,15 +168,7 @@ TEST_CASE("workloads::CachingAllocatorModel: over capacity it frees cached segme
 }
 
 TEST_CASE("workloads::replay_training_iteration: reserved covers allocated and matches the analytical peak") {
-  MemoryRequest q;
-  q.model = *find_model_preset("gpt3-1.3b");
-  q.parallel.tp = 1;
-  q.parallel.pp = 1;
-  q.parallel.dp = 8;
-  q.training.global_batch = 64;
-  q.training.micro_batch = 4;
-  q.training.recompute = Recompute::Selective;
-  q.capacity = clustersim::sim::Bytes{80e9};
+  const MemoryRequest q = clustersim::testing::gpt3_1_3b_dp8_request();
   const AllocatorReplay native = replay_training_iteration(q, AllocatorOptions{});
   CHECK_FALSE(native.out_of_memory);
   CHECK(native.stats.peak_reserved >= native.stats.peak_allocated);

@@ -5,6 +5,7 @@
 // cross_entropy_unfused = 1 does.
 #include <doctest/doctest.h>
 
+#include "tests/workloads/memory_test_util.h"
 #include "tests/workloads/op_test_util.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/memory/allocator_replay.h"
@@ -38,16 +39,8 @@ OpShape shape(CrossEntropy impl, int tp) {
 
 // GPT-3 1.3B on one GPU of eight data-parallel ranks, micro-batch 4 of 2048 tokens.
 MemoryRequest small_request(CrossEntropy impl) {
-  MemoryRequest q;
-  q.model = *find_model_preset("gpt3-1.3b");
-  q.parallel.tp = 1;
-  q.parallel.pp = 1;
-  q.parallel.dp = 8;
-  q.training.global_batch = 64;
-  q.training.micro_batch = 4;
-  q.training.recompute = Recompute::Selective;
+  MemoryRequest q = gpt3_1_3b_dp8_request();
   q.training.cross_entropy = impl;
-  q.capacity = sim::Bytes{80e9};
   q.options.include_runtime = false;
   return q;
 }
