@@ -145,7 +145,7 @@ UnitPlan plan_unit(const MemoryRequest& request, int stage, int chunks) {
   u.scores_workspace = m.flash_attention ? 0.0 : b * m.heads / t * s * s * e;
   u.eager_loss = stage == par.pp - 1 && tr.cross_entropy == CrossEntropy::TorchEager;
   u.loss_elements = s * b * m.vocab / t;
-  u.logits = stage == par.pp - 1 && !u.eager_loss ? s * b * m.vocab / t * 4.0 : 0.0;
+  u.logits = stage == par.pp - 1 && !u.eager_loss ? u.loss_elements * 4.0 : 0.0;
   u.input_grad = e * s * b * m.hidden / (sp ? t : 1);
   u.mlp_grad = e * s * b * m.ffn_hidden / t;
   return u;

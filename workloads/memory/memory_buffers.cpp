@@ -61,14 +61,15 @@ void add_buffers(MemoryLineBuilder& out, const MemoryRequest& r, int stage) {
             kLayerForward | kLayerBackward);
   }
   if (stage == par.pp - 1) {
+    const double logit_elements = s * b * m.vocab / t;  // this rank's [tokens, vocab / tp] logits
     if (tr.cross_entropy == CrossEntropy::TorchEager) {  // model/cross_entropy_kernels.h counts the terms
-      out.add("logits and loss (torch eager)", MemoryCategory::Buffers, s * b * m.vocab / t * kTorchEagerLossPeak,
+      out.add("logits and loss (torch eager)", MemoryCategory::Buffers, logit_elements * kTorchEagerLossPeak,
               format_text("s*b*V/t x %g B: log_softmax backward's grad_input 4 + nll_loss's dense grad 4 + saved "
                           "log-probs 4 (forward peak %g B: bf16 logits 2 + .float() copy 4 + log-probs 4)",
                           kTorchEagerLossPeak, kTorchEagerLossFwdPeak),
               kLoss);
     } else {
-      out.add("logits and loss (fp32)", MemoryCategory::Buffers, s * b * m.vocab / t * 4.0, "s*b*V/t x 4 B", kLoss);
+      out.add("logits and loss (fp32)", MemoryCategory::Buffers, logit_elements * 4.0, "s*b*V/t x 4 B", kLoss);
     }
     // Each MTP module's loss is computed in the forward, so its logits live beside the main ones.
     if (m.mtp_layers > 0)
