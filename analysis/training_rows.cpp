@@ -169,6 +169,12 @@ std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& no
     << "\nseq_len = " << r.seq_len << "\nvocab = " << vocab_for(r) << "\nmlp = \"gelu\"\nnorm = \"layernorm\""
     << "\ntied_embeddings = true\nflash_attention = " << (flash ? "true" : "false") << "\n";
   if (fam == Family::LlmFoundry) t << "attention_kernel = \"" << foundry_attention_kernel(r) << "\"\n";
+  // MPT trains without dropout: MPTConfig's attn_pdrop, resid_pdrop and emb_pdrop default to 0.0
+  // (llmfoundry/models/mpt/configuration_mpt.py at 1ef7b4d2, b2a43a14 and 5e85bd62) and the
+  // benchmark yamls (scripts/train/yamls/pretrain/mpt-*.yaml) set none of them; PyTorch's dropout
+  // at p = 0 returns its input without launching a kernel (ATen Dropout.cpp, _dropout_impl).
+  // Megatron's GPT rows keep the GELU default (0.1 hidden and attention dropout).
+  if (fam == Family::LlmFoundry) t << "dropout = false\n";
   // Interleaving (virtual_stages) is empty in every row: 1F1B is assumed.
   t << "\n[parallelism]\ntp = " << std::max(r.tp, 1) << "\npp = " << std::max(r.pp, 1) << "\ndp = " << dp
     << "\nvirtual_stages = " << std::max(r.virtual_stages, 1)
@@ -193,6 +199,15 @@ std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& no
   t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << micro_batch_for(r, fam, dp)
     << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << recompute_for(r, fam)
     << "\"\niterations = 1\n";
+  // The H100 sections ran torch 2.1.0 (sweep.sh IMAGE mosaicml/pytorch:2.1.0_cu121 at b2a43a14;
+  // setup.py torch>=2.1,<2.1.1 at 5e85bd62) with the yamls' activation_checkpointing_reentrant:
+  // false, i.e. torch.utils.checkpoint's non-reentrant variant, which since PyTorch 2.1 stops the
+  // rerun once the last tensor the backward saved is packed again (early stop on by default,
+  // pytorch/pytorch PR #96866, 2023-03): the MLP output projection and the last residual add are
+  // not rerun, as recompute_dce prunes them. The A100 sections ran torch 1.13.1 (sweep.sh IMAGE
+  // at 1ef7b4d2), whose non-reentrant checkpoint reruns the whole block.
+  if (fam == Family::LlmFoundry && contains(r.gpu, "h100") && recompute_for(r, fam) == "full")
+    t << "recompute_dce = true\n";
   if (deepspeed) t << "grad_dtype = \"" << precision_for(r) << "\"\n";
   // Composer's FSDP mixed precision (composer/trainer/mosaic_fsdp_utils.py get_mixed_precision,
   // v0.16.4 and v0.17.2): "DEFAULT" reduces in fp32 (the default grad_dtype), "PURE" in the

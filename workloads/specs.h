@@ -635,8 +635,11 @@ struct TrainingSpec {
   // [training] recompute_dce (only under recompute = "full"): the backward's rerun leaves out the
   // ops at the end of the layer whose outputs its backward never reads (JAX's remat partial
   // evaluation prunes the staged rerun with dead-code elimination; transformer_ops.h
-  // rerun_dead_from states the rule). false: the whole layer reruns, as torch.utils.checkpoint
-  // (Megatron's "full") does.
+  // rerun_dead_from states the rule). PyTorch's non-reentrant torch.utils.checkpoint prunes the
+  // same ops since 2.1: its early stop (on by default, pytorch/pytorch PR #96866) ends the rerun
+  // once the last tensor the backward saved is packed again, before the op that saves it runs;
+  // torch.compile's partitioner recomputes only what the backward reads. false: the whole layer
+  // reruns, as Megatron's "full" (its reentrant CheckpointFunction) and torch <= 2.0 do.
   bool recompute_dce = false;
   // Gradients kept for accumulation and reduced over data parallelism: fp32 is Megatron's
   // `main_grad` (grad_reduce_in_fp32, forced on for bf16 in Megatron-LM); 16-bit is Megatron-Core

@@ -334,3 +334,31 @@ TEST_CASE("analysis::training rows: llm-foundry FULL_SHARD runs are PyTorch FSDP
     if (spec) CHECK(spec->sync.zero3_impl != workloads::Zero3Impl::TorchFsdp1);
   }
 }
+
+TEST_CASE("analysis::training rows: MPT trains without dropout, and torch 2.1's checkpoint prunes the H100 runs' rerun") {
+  // MPTConfig's pdrop defaults are 0.0 (no kernel at p = 0); Megatron's GPT rows keep 0.1. The
+  // H100 sections ran torch 2.1.0 (non-reentrant checkpoint with early stop), the A100 ones 1.13.1.
+  int foundry = 0, megatron = 0;
+  for (const TrainingRow& row : rows()) {
+    const auto spec = scenario_for_row(row, nullptr);
+    if (!spec) continue;
+    const bool is = is_foundry(row);
+    (is ? foundry : megatron) += 1;
+    CHECK(spec->model.trains_with_dropout() == !is);
+    CHECK_FALSE(spec->training.recompute_dce);
+  }
+  CHECK(foundry > 0);
+  CHECK(megatron > 0);
+  int pruned = 0, checkpointed = 0;
+  for (const TrainingRow& row : load_training_rows(validation_data_dir() + "/" + kHoldoutFoundryH100, kHoldoutFoundryH100)) {
+    const auto spec = scenario_for_row(row, nullptr);
+    REQUIRE(spec);
+    CHECK_FALSE(spec->model.trains_with_dropout());
+    const bool full = spec->training.recompute == workloads::Recompute::Full;
+    checkpointed += full ? 1 : 0;
+    CHECK(spec->training.recompute_dce == full);
+    pruned += spec->training.recompute_dce ? 1 : 0;
+  }
+  CHECK(checkpointed > 0);
+  CHECK(pruned == checkpointed);
+}
