@@ -33,7 +33,7 @@ struct ConstantDef {
 // default-power 60-75 % range; A100: NVIDIA's HPL Rpeak is computed at the 1305 MHz clock A100
 // sustains at its power limit (glennklockwood.com/garden/peak-FLOPS), 92.5 % of the 1410 MHz the
 // 312 TF datasheet figure assumes, and cuBLAS reaches ~70-80 % of 312 TF on large bf16 GEMMs.
-constexpr std::array<ConstantDef, 50> kConstants = {{
+constexpr std::array<ConstantDef, 51> kConstants = {{
     {"sustained_clock_ratio", 0.837, 0.3, 1.0,
      "SM clock sustained during training at TDP / clock the tensor peak is quoted at (ratio). "
      "A lone GEMM or HPL sustains 1305/1410 = 0.925 on A100 (NVIDIA HPL Rpeak clock, "
@@ -46,6 +46,16 @@ constexpr std::array<ConstantDef, 50> kConstants = {{
      "rows, fitted with pointwise_mem_eff beside it, return 0.834 +- 0.009 (validate --training's "
      "cross-generation check): kept at 0.837, 1.6 standard errors below the A100 fit and at the "
      "Hopper one, as one ratio serves every generation (docs/validation.md, session 23)"},
+    {"measured_matmul_share", 1.0, 0.0, 1.0,
+     "share of each GPU's measured matmul throughput applied, as the exponent of (measured / modelled "
+     "bf16 matmul throughput on that GPU) / (the same on the A100 SXM, where sustained_clock_ratio "
+     "is fitted), each at the GPU's best shape of the maximum-achievable-matmul-FLOPS table "
+     "(stas00/ml-engineering compute/accelerator/README.md @b9e29720: A100 SXM 271.2, H100 SXM 794.5, "
+     "B200 1745, B300 1769, GB200 1822 TFLOP/s; workloads/compute/measured_matmul.cpp). The shape "
+     "model gives A100 and H100 about the same fraction of peak, the measurement 86.9% and 80.3%, so "
+     "H100 GEMMs run at 0.93 of the shape model's rate relative to A100's. It multiplies every GEMM's "
+     "efficiency (attention, the Mamba scan and pointwise kernels keep their own measurements). 1: "
+     "applied; 0: the shape model alone (ratio; from the measurements, not fitted)"},
     {"gemm_eff_max", 0.82, 0.05, 1.0,
      "fraction of sustained-clock tensor throughput a large, well-shaped cuBLAS GEMM main loop "
      "reaches (ratio); set so 8192^3 bf16 gives 74% of 312 TF on A100 and 71% of 989 TF on H100 "

@@ -8,6 +8,8 @@
 //   op_stream_time.cpp     a stream of ops: the host's issuing, host syncs, launch blocking, CUDA graphs.
 #include "workloads/compute/compute_model.h"
 
+#include "workloads/compute/measured_matmul.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -43,6 +45,7 @@ ComputeModel::ComputeModel(const topology::GpuSpec& gpu, const topology::Cluster
                                       constants_.get("power_static_fraction"),
                                       constants_.get("power_demand_ratio"));
   clock_ratio_ = constants_.get("sustained_clock_ratio") * power * power_density_clock_ratio(gpu_, constants_);
+  matmul_measured_ratio_ = measured_matmul_ratio(gpu_, constants_);
 }
 
 sim::FlopsPerSec ComputeModel::datasheet_peak() const {

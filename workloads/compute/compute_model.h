@@ -152,6 +152,16 @@ double power_limited_clock_ratio(double power_ratio, double static_fraction, dou
 // (no GPU runs above its quoted clock). See sustained_clock.cpp.
 double power_density_clock_ratio(const topology::GpuSpec& gpu, const ComputeConstants& constants);
 
+// The GEMM shape model of ComputeModel::gemm_efficiency as free functions of the constants, for
+// callers with no ComputeModel (measured_matmul.cpp): the fraction of the sustained tensor rate an
+// m x n x k GEMM reaches on `sms` SMs with an epilogue store worth `k_store` elements of k, and that
+// store for a GPU of compute capability `compute_capability`, HBM bandwidth `hbm`, C elements of
+// `c_bytes` and main-loop rate `tensor_rate` (gemm_efficiency.cpp).
+double gemm_shape_efficiency(const ComputeConstants& constants, double m, double n, double k, double batch, double sms,
+                             double k_store);
+double gemm_epilogue_store_k(const ComputeConstants& constants, int compute_capability, sim::BytesPerSec hbm,
+                             double c_bytes, sim::FlopsPerSec tensor_rate);
+
 // A collective running on the same GPU beside an op (Transformer Engine userbuffers, NCCL): its
 // kernels hold `sm_share` of the SMs, and it streams `hbm_bytes_per_s` through HBM (it reads what it
 // sends, writes what it receives, and a reduction also reads the local partial it adds).
@@ -272,6 +282,7 @@ class ComputeModel {
   double mem_fraction_;  // memory slices / 8
   sim::Bytes memory_capacity_;  // the GPU's or its MIG slice's
   double clock_ratio_;   // sustained_clock_ratio x power-limited clock ratio x power density (Blackwell)
+  double matmul_measured_ratio_ = 1.0;  // measured_matmul_ratio: this GPU's GEMMs against the A100 anchor's
   bool launch_blocking_ = false;
   bool cuda_graphs_ = false;
   unsigned graph_modules_ = 0;  // CudaGraphModule bits

@@ -41,21 +41,33 @@ double ComputeModel::gemm_efficiency(double m, double n, double k, double batch)
 // under gradient-accumulation fusion (docs/validation.md, branch dense). Blackwell's GEMMs overlap
 // the store with the next tile's MMA (accumulators in Tensor Memory): its own share, 0.
 double ComputeModel::epilogue_store_k(sim::FlopsPerSec tensor_rate) const {
-  const double bandwidth = memory_bandwidth().value * constants_.get("hbm_stream_eff");
+  return gemm_epilogue_store_k(constants_, gpu_.compute_capability, memory_bandwidth(), activation_bytes(precision_),
+                               tensor_rate);
+}
+
+double gemm_epilogue_store_k(const ComputeConstants& constants, int compute_capability, sim::BytesPerSec hbm,
+                             double c_bytes, sim::FlopsPerSec tensor_rate) {
+  const double bandwidth = hbm.value * constants.get("hbm_stream_eff");
   if (bandwidth <= 0) return 0.0;
-  const double c_bytes = activation_bytes(precision_);
-  const int cc = gpu_.compute_capability;
+  const int cc = compute_capability;
   const char* share = cc >= 100 && cc < 200 ? "gemm_epilogue_store_share_sm100" : "gemm_epilogue_store_share";
-  return constants_.get(share) * c_bytes * tensor_rate.value * constants_.get("gemm_eff_max") / (2.0 * bandwidth);
+  return constants.get(share) * c_bytes * tensor_rate.value * constants.get("gemm_eff_max") / (2.0 * bandwidth);
 }
 
 // Tile and wave quantization over `sms` SMs (fewer than the GPU's while a collective holds some).
+// Times measured_matmul_ratio: the GPU's measured matmul throughput against the shape model, over
+// the same on the A100 the clock was fitted on (measured_matmul.h).
 double ComputeModel::gemm_efficiency_on(double m, double n, double k, double batch, double sms, double k_store) const {
+  return std::min(1.0, gemm_shape_efficiency(constants_, m, n, k, batch, sms, k_store) * matmul_measured_ratio_);
+}
+
+double gemm_shape_efficiency(const ComputeConstants& constants, double m, double n, double k, double batch, double sms,
+                             double k_store) {
   if (m <= 0 || n <= 0 || k <= 0) return 1.0;
   batch = std::max(batch, 1.0);
   sms = std::max(sms, 1.0);
-  const double tm0 = constants_.get("gemm_tile_m"), tn0 = constants_.get("gemm_tile_n");
-  const double exponent = constants_.get("gemm_small_tile_exponent");
+  const double tm0 = constants.get("gemm_tile_m"), tn0 = constants.get("gemm_tile_n");
+  const double exponent = constants.get("gemm_small_tile_exponent");
   const double intensity0 = tm0 * tn0 / (tm0 + tn0);
   double best = 0.0;
   const std::array<std::pair<double, double>, 3> tiles = {{{tm0, tn0}, {tm0, tn0 / 2}, {tm0 / 2, tn0 / 2}}};
@@ -66,8 +78,8 @@ double ComputeModel::gemm_efficiency_on(double m, double n, double k, double bat
     const double intensity = tm * tn / (tm + tn);
     best = std::max(best, utilisation * std::pow(intensity / intensity0, exponent));
   }
-  const double k_eff = k / (k + constants_.get("gemm_k_half") + k_store);
-  return std::clamp(constants_.get("gemm_eff_max") * best * k_eff, 1e-6, 1.0);
+  const double k_eff = k / (k + constants.get("gemm_k_half") + k_store);
+  return std::clamp(constants.get("gemm_eff_max") * best * k_eff, 1e-6, 1.0);
 }
 
 double ComputeModel::gemm_efficiency(const OpCost& op) const {
