@@ -8,12 +8,11 @@
 //   op_stream_time.cpp     a stream of ops: the host's issuing, host syncs, launch blocking, CUDA graphs.
 #include "workloads/compute/compute_model.h"
 
-#include "workloads/compute/measured_matmul.h"
-
 #include <algorithm>
 #include <utility>
 
 #include "sim/check.h"
+#include "workloads/compute/measured_matmul.h"
 #include "workloads/model/module_precision.h"
 
 namespace clustersim::workloads {

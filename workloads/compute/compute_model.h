@@ -36,7 +36,9 @@
 //     k_store the wave's epilogue store of its C tiles through HBM in elements of k (the tensor
 //     rate over the HBM bandwidth: 117 on A100 80GB, 225 on H100 SXM bf16, 405 fp8 at fp8_gemm_eff_ratio;
 //     0 on Blackwell, whose Tensor Memory accumulators let the store overlap the next tile; see
-//     gemm_efficiency and epilogue_store_k);
+//     gemm_efficiency and epilogue_store_k) x the GPU's measured matmul throughput against this
+//     shape model, relative to the A100's (measured_matmul_ratio: H100 0.93, B200 1.03; the MAMF
+//     table of measured_matmul.cpp);
 //     flash attention: the kernel of the GPU's generation (attention_efficiency: FlashAttention-2
 //     era on Ampere, FlashAttention-3 / cuDNN on Hopper, cuDNN on Blackwell) on the causal half of
 //     the work, with the backward's recompute of QK^T.

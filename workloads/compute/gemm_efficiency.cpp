@@ -2,7 +2,8 @@
 // cuBLAS/CUTLASS GEMM reaches from its shape, through tile and wave quantisation over the SMs, the
 // per-tile prologue / epilogue against the main loop's reduction depth, the wave's epilogue store
 // of its C tiles through HBM, and the fixed per-tile costs that weigh more when the main loop runs
-// at the fp8 or nvfp4 rate.
+// at the fp8 or nvfp4 rate; times the GPU's measured matmul throughput relative to the A100 anchor
+// (measured_matmul.h).
 #include "workloads/compute/compute_model.h"
 
 #include <algorithm>
