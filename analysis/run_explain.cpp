@@ -226,6 +226,11 @@ std::string run_explain_text(const RunReport& r) {
                      "names in formulas are `clustersim catalog constants`\n",
                      cm.gpu().name, cm.datasheet_peak().value * 1e-12, cm.clock_ratio(),
                      cm.sustained_peak().value * 1e-12, cm.memory_bandwidth().value * 1e-9);
+  if (cm.matmul_measured_ratio() != 1.0)
+    out += fmt::format("GEMM efficiencies below include x {:.3f}: this GPU's measured maximum matmul throughput against "
+                       "the shape model, relative to the A100 the clock was fitted on (measured_matmul_share; "
+                       "workloads/compute/measured_matmul.cpp)\n",
+                       cm.matmul_measured_ratio());
   for (std::size_t i = 0; i < all.size(); ++i) {
     const StageExplanation& x = all[i];
     if (i > 0) out += fmt::format("\n# explain: pipeline stage {} (--explain-stage)\n", x.stage);

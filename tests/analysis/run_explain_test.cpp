@@ -4,6 +4,8 @@
 // library scenarios show their all-to-all and K/V ring.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -67,6 +69,12 @@ TEST_CASE("analysis::run --explain: Llama 3 8B on HGX H100, the ops add up to th
   CHECK(text.find("agree") != std::string::npos);
   CHECK(text.find("DIFFER") == std::string::npos);
   CHECK(comm_of(x, "tensor-parallel") != nullptr);
+  // The H100's GEMMs carry its measured matmul ratio, and the text names it (an A100 run's does not).
+  REQUIRE(r.compute);
+  CHECK(r.compute->matmul_measured_ratio() < 0.97);
+  CHECK(text.find(fmt::format("include x {:.3f}", r.compute->matmul_measured_ratio())) != std::string::npos);
+  CHECK(analysis::run_explain_text(explained("gpt3-175b-dgx-a100.toml")).find("GEMM efficiencies below include") ==
+        std::string::npos);
 }
 
 TEST_CASE("analysis::run --explain: a GEMM's formula reproduces its FLOPs and its time") {

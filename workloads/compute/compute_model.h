@@ -210,6 +210,8 @@ class ComputeModel {
   sim::BytesPerSec pointwise_bandwidth() const;
   sim::Bytes memory_capacity() const { return memory_capacity_; }  // topology::gpu_memory_capacity
   double clock_ratio() const { return clock_ratio_; }  // sustained clock x power limit
+  // The factor on every GEMM's efficiency from the GPU's measured matmul throughput (measured_matmul.h).
+  double matmul_measured_ratio() const { return matmul_measured_ratio_; }
   // The SM clock under training: the clock the tensor peak is quoted at x clock_ratio() (MHz; 0
   // when the catalog knows neither that clock nor the boost clock).
   double sustained_clock_mhz() const;
