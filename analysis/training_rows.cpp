@@ -196,8 +196,9 @@ std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& no
   // docs' default; 1000 MB at 2 B). llm-foundry's FSDP gathers whole blocks (the default).
   const bool deepspeed = zero3 && fam == Family::Sc21;
   if (deepspeed) t << "zero3_gather = \"module\"\n";
+  const std::string recompute = recompute_for(r, fam);
   t << "\n[training]\nglobal_batch = " << r.global_batch << "\nmicro_batch = " << micro_batch_for(r, fam, dp)
-    << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << recompute_for(r, fam)
+    << "\nprecision = \"" << precision_for(r) << "\"\noptimizer = \"adam\"\nrecompute = \"" << recompute
     << "\"\niterations = 1\n";
   // The H100 sections ran torch 2.1.0 (sweep.sh IMAGE mosaicml/pytorch:2.1.0_cu121 at b2a43a14;
   // setup.py torch>=2.1,<2.1.1 at 5e85bd62) with the yamls' activation_checkpointing_reentrant:
@@ -206,7 +207,7 @@ std::string scenario_toml(const TrainingRow& r, Family fam, const NodeChoice& no
   // pytorch/pytorch PR #96866, 2023-03): the MLP output projection and the last residual add are
   // not rerun, as recompute_dce prunes them. The A100 sections ran torch 1.13.1 (sweep.sh IMAGE
   // at 1ef7b4d2), whose non-reentrant checkpoint reruns the whole block.
-  if (fam == Family::LlmFoundry && contains(r.gpu, "h100") && recompute_for(r, fam) == "full")
+  if (fam == Family::LlmFoundry && contains(r.gpu, "h100") && recompute == "full")
     t << "recompute_dce = true\n";
   if (deepspeed) t << "grad_dtype = \"" << precision_for(r) << "\"\n";
   // Composer's FSDP mixed precision (composer/trainer/mosaic_fsdp_utils.py get_mixed_precision,

@@ -97,13 +97,7 @@ TEST_CASE("workloads::ComputeModel: each GPU's GEMMs keep its measured maximum a
   const auto gemm_tflops = [&](std::string_view id, const ComputeConstants& c) {
     const MeasuredMatmul* mm = measured_matmul(id);
     REQUIRE(mm != nullptr);
-    OpCost op = square_gemm(1);
-    op.m = mm->m;
-    op.n = mm->n;
-    op.k = mm->k;
-    op.fwd_flops = sim::Flops{2.0 * mm->m * mm->n * static_cast<double>(mm->k)};
-    op.fwd_bytes = sim::Bytes{2.0 * (static_cast<double>(mm->m) * mm->k + static_cast<double>(mm->k) * mm->n +
-                                     static_cast<double>(mm->m) * mm->n)};
+    const OpCost op = gemm_op(mm->m, mm->n, mm->k);
     const ComputeModel cm(gpu(id), {}, Precision::Bf16, c);
     return achieved_fraction(cm, op) * cm.datasheet_peak().value / 1e12 / mm->tflops;
   };

@@ -44,21 +44,26 @@ inline const topology::GpuSpec& gpu(std::string_view id) {
   return *g;
 }
 
-// A large square GEMM of a transformer linear (fp8/nvfp4-eligible), n x n x n in 16 bits: 2n^3
-// FLOPs forward, twice that backward; compute-bound on every GPU for n in the thousands.
-inline workloads::OpCost square_gemm(double n) {
+// A GEMM of a transformer linear (fp8/nvfp4-eligible), m x n x k in 16 bits: 2mnk FLOPs forward,
+// twice that backward; its three operands read or written once forward, twice backward.
+inline workloads::OpCost gemm_op(double m, double n, double k) {
   workloads::OpCost op;
   op.name = "gemm";
   op.kind = workloads::OpKind::Gemm;
-  op.m = op.n = op.k = static_cast<int>(n);
+  op.m = static_cast<int>(m);
+  op.n = static_cast<int>(n);
+  op.k = static_cast<int>(k);
   op.batch = 1;
-  op.fwd_flops = sim::Flops{2.0 * n * n * n};
+  op.fwd_flops = sim::Flops{2.0 * m * n * k};
   op.bwd_flops = op.fwd_flops * 2.0;
-  op.fwd_bytes = sim::Bytes{2.0 * 3.0 * n * n};
+  op.fwd_bytes = sim::Bytes{2.0 * (m * k + k * n + m * n)};
   op.bwd_bytes = op.fwd_bytes * 2.0;
   op.fp8_eligible = true;
   return op;
 }
+
+// A large square one, n x n x n: compute-bound on every GPU for n in the thousands.
+inline workloads::OpCost square_gemm(double n) { return gemm_op(n, n, n); }
 
 // Parameters one token runs through, as the MoE model cards count them (embeddings included):
 // every MoE layer's routed experts beyond its top-k's share left out.

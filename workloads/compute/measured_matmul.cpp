@@ -18,22 +18,22 @@ constexpr std::string_view kAnchor = "a100-sxm4-80gb";  // where sustained_clock
 constexpr std::array<MeasuredMatmul, 10> kMeasured = {{
     // "NVIDIA A100 SXM 271.2 / 312, 86.9%, 1024x10240x5120, torch 2.6.0+cu126". The 40GB SXM4
     // part has the same die, clocks and 400 W; the A800 is the A100 die with NVLink cut to 400 GB/s.
-    {"a100-sxm4-80gb", 271.2, 1024, 10240, 5120, "A100 SXM"},
-    {"a100-sxm4-40gb", 271.2, 1024, 10240, 5120, "A100 SXM (same die, clocks and TDP)"},
-    {"a800-sxm4-80gb", 271.2, 1024, 10240, 5120, "A100 SXM (same die, clocks and TDP)"},
+    {"a100-sxm4-80gb", 271.2, 1024, 10240, 5120},
+    {"a100-sxm4-40gb", 271.2, 1024, 10240, 5120},
+    {"a800-sxm4-80gb", 271.2, 1024, 10240, 5120},
     // "NVIDIA A100 PCIe 252.9 / 312, 81.1%, 2048x5120x6144, torch 2.5.1+cu124" (the 300 W part).
-    {"a100-pcie-80gb", 252.9, 2048, 5120, 6144, "A100 PCIe"},
+    {"a100-pcie-80gb", 252.9, 2048, 5120, 6144},
     // "NVIDIA H100 SXM 794.5 / 989, 80.3%, 2048x2048x13312, torch 2.7.0+cu126; H200 is the same".
     // The H800 is the H100 SXM die at 700 W with NVLink cut to 400 GB/s.
-    {"h100-sxm5-80gb", 794.5, 2048, 2048, 13312, "H100 SXM"},
-    {"h200-sxm-141gb", 794.5, 2048, 2048, 13312, "H100 SXM (\"H200 is the same\")"},
-    {"h800-sxm5-80gb", 794.5, 2048, 2048, 13312, "H100 SXM (same die, clocks and TDP)"},
+    {"h100-sxm5-80gb", 794.5, 2048, 2048, 13312},
+    {"h200-sxm-141gb", 794.5, 2048, 2048, 13312},
+    {"h800-sxm5-80gb", 794.5, 2048, 2048, 13312},
     // "NVIDIA B200 SXM 1745.0 / 2250, 77.6%, 1792x16128x3072, torch 2.7.1+cu128".
-    {"b200", 1745.0, 1792, 16128, 3072, "B200 SXM"},
+    {"b200", 1745.0, 1792, 16128, 3072},
     // "NVIDIA B300 SXM 1769.0 / 2250, 78.6%, 12288x18432x1024, torch 2.9.1+cu130; same as B200".
-    {"b300", 1769.0, 12288, 18432, 1024, "B300 SXM"},
+    {"b300", 1769.0, 12288, 18432, 1024},
     // "NVIDIA GB200 SXM 1822.0 / 2500, 72.9%, 4096x9728x2048, torch 2.10.0.dev20250916+cu130".
-    {"gb200", 1822.0, 4096, 9728, 2048, "GB200 SXM"},
+    {"gb200", 1822.0, 4096, 9728, 2048},
 }};
 
 }  // namespace

@@ -26,7 +26,6 @@ struct MeasuredMatmul {
   std::string_view gpu;          // catalog id it applies to
   double tflops;                 // measured, bf16 inputs
   int m, n, k;                   // the best shape MxNxK the search found
-  std::string_view measured_on;  // the table row it comes from (another part on the same die / TDP)
 };
 
 // The measurement that applies to a catalog GPU id, or nullptr.
