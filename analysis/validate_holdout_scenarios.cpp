@@ -18,6 +18,15 @@ namespace {
 
 constexpr double kGiB = 1073741824.0;
 constexpr std::array<std::string_view, 7> kColumns = {"file", "metric", "value", "memory_gib", "gpus", "source", "missing"};
+constexpr std::string_view kTokensMetric = "tokens_per_sec_per_gpu";
+constexpr std::string_view kTflopsMetric = "model_tflops_per_gpu";
+
+double predicted_in_metric(const RunReport& run, const std::string& metric) {
+  return metric == kTflopsMetric ? run.model_tflops_per_gpu : run.tokens_per_s / run.gpus;
+}
+
+// A published peak, or "-" where the source gives none.
+std::string memory_text(double gib) { return std::isnan(gib) ? "-" : fmt::format("{:.1f}", gib); }
 
 std::string layout_of(const workloads::ParallelSpec& p) {
   std::string s = fmt::format("dp{}", p.dp);
@@ -57,11 +66,12 @@ std::vector<HoldoutScenarioRow> load_holdout_scenario_rows(const std::string& di
     row.line = r.line;
     row.file = r.fields[0];
     row.metric = r.fields[1];
-    if (row.metric != "tokens_per_sec_per_gpu")
-      throw std::runtime_error(where + ": metric '" + row.metric + "': only tokens_per_sec_per_gpu is scored");
+    if (row.metric != kTokensMetric && row.metric != kTflopsMetric)
+      throw std::runtime_error(where + ": metric '" + row.metric + "': expected " + std::string(kTokensMetric) + " or " +
+                               std::string(kTflopsMetric));
     row.value = csv_number(r.fields[2], where, "value");
     if (row.value <= 0) throw std::runtime_error(where + ": value must be > 0");
-    row.memory_gib = csv_number(r.fields[3], where, "memory_gib");
+    row.memory_gib = r.fields[3].empty() ? std::nan("") : csv_number(r.fields[3], where, "memory_gib");
     row.gpus = csv_integer(r.fields[4], where, "gpus");
     row.source = r.fields[5];
     row.missing = r.fields[6];
@@ -83,7 +93,7 @@ HoldoutScenarioValidation validate_holdout_scenarios(const std::string& dir, Clu
     c.model = model_of(spec);
     c.layout = layout_of(spec.parallel);
     c.gpus = run.gpus;
-    c.predicted = run.tokens_per_s / run.gpus;
+    c.predicted = predicted_in_metric(run, row.metric);
     c.error = holdout_error(c.predicted, row.value);
     c.memory_predicted_gib = static_cast<double>(run.memory.reserved_peak) / kGiB;
     c.capacity_gib = static_cast<double>(run.memory.capacity) / kGiB;
@@ -96,24 +106,21 @@ HoldoutScenarioValidation validate_holdout_scenarios(const std::string& dir, Clu
   return v;
 }
 
-std::string validate_holdout_scenarios_text(const HoldoutScenarioValidation& v) {
-  std::string out = fmt::format(
-      "Held out: torchtitan's published runs as scenario files ({}; another software stack: FSDP2, torch.compile,\n"
-      "torchao Float8; never fitted). tokens/s per GPU; error = predicted / measured - 1; memory: published peak\n"
-      "(torch max reserved) vs the memory model's reserved peak, the run simulated with the memory check off\n\n",
-      kHoldoutTorchtitanDir);
-  out += fmt::format("{:<56} {:<18} {:>4}  {:<26} {:>9} {:>9} {:>7}  {:>6} {:>6} {:<4}  {}\n", "file", "model", "gpus", "layout",
+std::string validate_holdout_scenarios_text(const HoldoutScenarioValidation& v, const HoldoutScenarioSet& set) {
+  std::string out = std::string(set.heading) + "\n";
+  out += fmt::format("{:<56} {:<18} {:>5}  {:<26} {:>9} {:>9} {:>7}  {:>6} {:>6} {:<4}  {}\n", "file", "model", "gpus", "layout",
                      "measured", "predicted", "error", "mem", "model", "fits", "missing");
   for (const HoldoutScenarioCheck& c : v.rows) {
-    out += fmt::format("{:<56.56} {:<18.18} {:>4}  {:<26.26} {:>9} {:>9} {:>+6.1f}%  {:>6.1f} {:>6.1f} {:<4}  {}\n",
-                       c.row.file, c.model, c.gpus, c.layout, tps_text(c.row.value), tps_text(c.predicted), 100 * c.error, c.row.memory_gib,
+    out += fmt::format("{:<56.56} {:<18.18} {:>5}  {:<26.26} {:>9} {:>9} {:>+6.1f}%  {:>6} {:>6.1f} {:<4}  {}\n",
+                       c.row.file, c.model, c.gpus, c.layout, tps_text(c.row.value), tps_text(c.predicted), 100 * c.error, memory_text(c.row.memory_gib),
                        c.memory_predicted_gib, c.fits ? "yes" : "no", c.row.missing);
   }
-  out += fmt::format("\nMAPE (tokens/s per GPU) {:.1f}% over {} rows\n", 100 * v.mape, v.rows.size());
+  const bool tflops = !v.rows.empty() && v.rows.front().row.metric == kTflopsMetric;
+  out += fmt::format("\nMAPE ({}) {:.1f}% over {} rows\n", tflops ? "model TFLOP/s per GPU" : "tokens/s per GPU", 100 * v.mape, v.rows.size());
   return out;
 }
 
-std::string validate_holdout_scenarios_json(const HoldoutScenarioValidation& v) {
+std::string validate_holdout_scenarios_json(const HoldoutScenarioValidation& v, const HoldoutScenarioSet& set) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const HoldoutScenarioCheck& c : v.rows) {
     rows.push_back({{"file", c.row.file},
@@ -126,14 +133,14 @@ std::string validate_holdout_scenarios_json(const HoldoutScenarioValidation& v) 
                     {"measured", c.row.value},
                     {"predicted", c.predicted},
                     {"error", c.error},
-                    {"memory_measured_gib", c.row.memory_gib},
+                    {"memory_measured_gib", std::isnan(c.row.memory_gib) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c.row.memory_gib)},
                     {"memory_predicted_gib", c.memory_predicted_gib},
                     {"capacity_gib", c.capacity_gib},
                     {"fits", c.fits},
                     {"missing", c.row.missing}});
   }
   nlohmann::ordered_json j;
-  j["dir"] = kHoldoutTorchtitanDir;
+  j["dir"] = set.dir;
   j["rows"] = rows;
   j["mape"] = v.mape;
   return j.dump(2) + "\n";

@@ -37,26 +37,34 @@ std::string collectives_section(bool json) {
 std::string memory_section(bool json) { return analysis::validate_memory(json); }
 // The A100 set (training.csv) first, unchanged; then the modern set and the cross-generation
 // check, which share its built clusters and memoised collectives; last the held-out rows:
-// llm-foundry's H100 rows, then torchtitan's runs as scenario files.
+// llm-foundry's H100 rows, then the scenario-file sets (torchtitan's runs, Meta's Llama 3 layouts).
 std::string training_section(bool json) {
   analysis::ClusterCache clusters;
   const analysis::TrainingValidation v = analysis::validate_training({}, {}, &clusters);
   const analysis::TrainingValidation held_out =
       analysis::validate_training({}, {}, &clusters, analysis::kHoldoutFoundryH100);
-  const analysis::HoldoutScenarioValidation held_out_scenarios = analysis::validate_holdout_scenarios(
-      analysis::validation_data_dir() + "/" + analysis::kHoldoutTorchtitanDir, &clusters);
+  std::vector<analysis::HoldoutScenarioValidation> held_out_sets;
+  for (const analysis::HoldoutScenarioSet& set : analysis::kHoldoutScenarioSets)
+    held_out_sets.push_back(analysis::validate_holdout_scenarios(analysis::validation_data_dir() + "/" + set.dir, &clusters));
   analysis::ModernOptions options;
   options.clusters = &clusters;
   const analysis::ModernValidation modern = analysis::validate_modern(options);
   const analysis::CrossGenerationCheck cross =
       analysis::cross_generation_check(analysis::default_cross_fit_constants(), clusters);
-  if (!json)
-    return analysis::validate_training_text(v) + "\n" + analysis::validate_modern_text(v, modern, cross) + "\n" +
-           analysis::validate_holdout_text(held_out) + "\n" + analysis::validate_holdout_scenarios_text(held_out_scenarios);
+  if (!json) {
+    std::string text = analysis::validate_training_text(v) + "\n" + analysis::validate_modern_text(v, modern, cross) + "\n" +
+                       analysis::validate_holdout_text(held_out);
+    for (std::size_t i = 0; i < held_out_sets.size(); ++i)
+      text += "\n" + analysis::validate_holdout_scenarios_text(held_out_sets[i], analysis::kHoldoutScenarioSets[i]);
+    return text;
+  }
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(analysis::validate_training_json(v));
   j["modern"] = nlohmann::ordered_json::parse(analysis::validate_modern_json(v, modern, cross));
   j["held_out"] = nlohmann::ordered_json::parse(analysis::validate_training_json(held_out));
-  j["held_out_scenarios"] = nlohmann::ordered_json::parse(analysis::validate_holdout_scenarios_json(held_out_scenarios));
+  for (std::size_t i = 0; i < held_out_sets.size(); ++i) {
+    const analysis::HoldoutScenarioSet& set = analysis::kHoldoutScenarioSets[i];
+    j[set.json_key] = nlohmann::ordered_json::parse(analysis::validate_holdout_scenarios_json(held_out_sets[i], set));
+  }
   return j.dump(2) + "\n";
 }
 

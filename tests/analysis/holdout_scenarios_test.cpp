@@ -91,3 +91,44 @@ TEST_CASE("analysis::holdout scenarios: a scored row is run_scenario's tokens/s 
                        std::runtime_error);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("analysis::holdout scenarios: Meta's Llama 3 405B rows are Table 4's layouts, scored in model TFLOP/s per GPU") {
+  const std::string dir = validation_data_dir() + "/" + kHoldoutMetaLlama3.dir;
+  const std::vector<HoldoutScenarioRow> rows = load_holdout_scenario_rows(dir);
+  REQUIRE(rows.size() == 2);  // the two seq-8,192 rows of Table 4 (8,192 and 16,384 GPUs)
+  const int published_dp[] = {64, 128};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const HoldoutScenarioRow& row = rows[i];
+    CAPTURE(row.file);
+    CHECK(row.metric == "model_tflops_per_gpu");
+    CHECK(std::isnan(row.memory_gib));  // the paper publishes no memory
+    const scenarios::ScenarioSpec spec = scenarios::load_scenario(dir + "/" + row.file);
+    const auto& p = spec.parallel;
+    CHECK(spec.cluster.used_gpus() == row.gpus);
+    CHECK(p.tp == 8);
+    CHECK(p.pp == 16);
+    CHECK(p.cp == 1);
+    CHECK(p.dp == published_dp[i]);
+    CHECK(spec.model.layers == 126);
+    CHECK(spec.model.seq_len == 8192);
+    // 16M tokens per batch (2,048 sequences of 8,192) in both rows.
+    CHECK(spec.training.global_batch == 2048);
+    // Meta's balance: the embedding and the loss each in a chunk of their own.
+    CHECK(p.layers_in_chunk(126, 0) == 0);
+    CHECK(p.layers_in_chunk(126, p.pp * p.virtual_stages - 1) == 0);
+  }
+  // A scored row is run_scenario's model TFLOP/s per GPU against the published 400.
+  const HoldoutScenarioValidation v = validate_holdout_scenarios(dir);
+  REQUIRE(v.rows.size() == 2);
+  const HoldoutScenarioCheck& c = v.rows[1];
+  RunOptions options;
+  options.ignore_memory = true;
+  const RunReport run = run_scenario(scenarios::load_scenario(dir + "/" + c.row.file), options);
+  CHECK(c.row.value == 400);
+  CHECK(c.predicted == doctest::Approx(run.model_tflops_per_gpu));
+  CHECK(c.error == doctest::Approx(run.model_tflops_per_gpu / 400 - 1));
+  // The text names the metric and shows no published memory as "-".
+  const std::string text = validate_holdout_scenarios_text(v, kHoldoutMetaLlama3);
+  CHECK(text.find("MAPE (model TFLOP/s per GPU)") != std::string::npos);
+  CHECK(text.find("      -   ") != std::string::npos);
+}
