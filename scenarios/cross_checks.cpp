@@ -140,9 +140,14 @@ void Loader::check_recompute_save() {
     return;
   }
   const bool gelu = m.mlp == workloads::MlpKind::Gelu;
+  // The fused attention core is one op only with flash attention (and is saved here for standard
+  // attention, not MLA's latent one).
+  const bool flash_core = m.flash_attention && !m.is_mla();
   std::string valid = m.is_mla() ? "" : "\"qkv_proj\", ";
+  if (flash_core) valid += "\"flash_attention\", ";
   valid += gelu ? "\"attention_out_proj\", \"mlp_fc1\" or \"mlp_fc2\"" : "\"attention_out_proj\", \"mlp_gate\", \"mlp_up\" or \"mlp_down\"";
   const unsigned absent = (m.is_mla() ? unsigned{workloads::kSaveQkvProj} : 0u) |
+                          (flash_core ? 0u : unsigned{workloads::kSaveFlashAttention}) |
                           (gelu ? unsigned{workloads::kSaveMlpGate | workloads::kSaveMlpUp | workloads::kSaveMlpDown}
                                 : unsigned{workloads::kSaveMlpFc1 | workloads::kSaveMlpFc2});
   for (const auto& c : workloads::kRecomputeSaveNames)

@@ -237,8 +237,8 @@ bool Loader::read_training(const toml::table* t) {
   // recompute_save: the layer ops full recompute keeps (JAX save_only_these_names); their checks
   // against recompute and the model are cross-checks (check_recompute_save).
   read_module_list(*this, s, "recompute_save", workloads::kRecomputeSaveNames, "[\"qkv_proj\", \"attention_out_proj\"]",
-                   "use \"qkv_proj\", \"attention_out_proj\", \"mlp_fc1\", \"mlp_fc2\", \"mlp_gate\", \"mlp_up\" or "
-                   "\"mlp_down\" (the layer's op names)",
+                   "use \"qkv_proj\", \"flash_attention\", \"attention_out_proj\", \"mlp_fc1\", \"mlp_fc2\", \"mlp_gate\", "
+                   "\"mlp_up\" or \"mlp_down\" (the layer's op names)",
                    tr.recompute_save, "op");
   const bool graphs_given = s.find("cuda_graphs") != nullptr;
   read_cuda_graph_scope(*this, s, tr);

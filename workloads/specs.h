@@ -529,16 +529,18 @@ inline constexpr unsigned kOffloadMoeModules = kOffloadExpertFc1 | kOffloadMoeAc
 // Praxis' checkpoint_policy (SAVE_QKV_OUT_PROJ) apply it (docs/validation.md, session 15, branch
 // jaxremat). The names are the ops of model/transformer_ops.cpp's dense layer: "qkv_proj" the
 // fused Q, K, V projection; "attention_out_proj"; a GELU MLP's "mlp_fc1" and "mlp_fc2"; a gated MLP's
-// "mlp_gate", "mlp_up" and "mlp_down". A saved op is not rerun in the backward; its output stays
-// in memory beside the layer input. A bit set; 0 = "full" recompute as Megatron runs it.
+// "mlp_gate", "mlp_up" and "mlp_down"; "flash_attention" the fused attention core (its output and
+// log-sum-exp, as torch's selective checkpointing saves _scaled_dot_product_flash_attention in
+// torchtitan's op SAC). A saved op is not rerun in the backward; its output stays in memory beside
+// the layer input. A bit set; 0 = "full" recompute as Megatron runs it.
 enum RecomputeSaveOp : unsigned {
   kSaveQkvProj = 1, kSaveAttentionOutProj = 2, kSaveMlpFc1 = 4, kSaveMlpFc2 = 8, kSaveMlpGate = 16, kSaveMlpUp = 32,
-  kSaveMlpDown = 64
+  kSaveMlpDown = 64, kSaveFlashAttention = 128
 };
 inline constexpr sim::Choice<unsigned> kRecomputeSaveNames[] = {
     {"qkv_proj", kSaveQkvProj}, {"attention_out_proj", kSaveAttentionOutProj}, {"mlp_fc1", kSaveMlpFc1},
     {"mlp_fc2", kSaveMlpFc2},   {"mlp_gate", kSaveMlpGate},                   {"mlp_up", kSaveMlpUp},
-    {"mlp_down", kSaveMlpDown}};
+    {"mlp_down", kSaveMlpDown}, {"flash_attention", kSaveFlashAttention}};
 // Whether the op named `op_name` is one `save` (RecomputeSaveOp bits) keeps.
 inline bool saved_by_recompute_save(std::string_view op_name, unsigned save) {
   for (const auto& c : kRecomputeSaveNames)

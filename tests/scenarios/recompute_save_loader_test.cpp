@@ -60,4 +60,12 @@ TEST_CASE("scenarios::parse_scenario: recompute_save names only the layer's ops,
   const std::string down = error_of(scenario("recompute = \"full\"\nrecompute_save = [\"mlp_down\"]\n", "gpt3-175b"));
   CHECK(down.find("\"mlp_down\", but the model's layer has no such op") != std::string::npos);
   CHECK(down.find("\"mlp_fc1\" or \"mlp_fc2\"") != std::string::npos);
+  // The flash attention core is one op only with flash attention.
+  const ScenarioSpec sac =
+      parse_scenario(scenario("recompute = \"full\"\nrecompute_save = [\"qkv_proj\", \"flash_attention\", \"mlp_down\"]\n"), "s.toml");
+  CHECK(sac.training.recompute_save == (workloads::kSaveQkvProj | workloads::kSaveFlashAttention | workloads::kSaveMlpDown));
+  const std::string eager = error_of("[cluster]\nnode = \"dgx-h100\"\nnodes = 1\n[model]\npreset = \"llama3-8b\"\nflash_attention = false\n"
+                                     "[training]\nglobal_batch = 8\nrecompute = \"full\"\nrecompute_save = [\"flash_attention\"]\n");
+  CHECK(eager.find("\"flash_attention\", but the model's layer has no such op") != std::string::npos);
+  CHECK(eager.find("\"flash_attention\", \"attention_out_proj\"") == std::string::npos);  // not offered in the hint
 }

@@ -123,3 +123,25 @@ TEST_CASE("workloads::layer_compute: recompute_save of several ops adds their sa
   // Outside full recompute the bits change nothing (the loader refuses them there).
   CHECK(layer_compute(h.cm, ops, Recompute::Selective, 0, all).bwd == layer_compute(h.cm, ops, Recompute::Selective).bwd);
 }
+
+TEST_CASE("workloads::layer_compute: recompute_save of the flash attention core keeps its output and log-sum-exp, no attention rerun") {
+  // torchtitan's op SAC saves torch's _scaled_dot_product_flash_attention (output, logsumexp):
+  // the backward's rerun skips the attention kernel, the forward keeps O and the fp32 statistics.
+  H100 h;
+  for (const MlpKind mlp : {MlpKind::Gelu, MlpKind::SwiGlu}) {
+    const ModelSpec m = dense(mlp);
+    const std::vector<OpCost> ops = ops_of(m);
+    const LayerCompute full = layer_compute(h.cm, ops, Recompute::Full);
+    const LayerCompute saved = layer_compute(h.cm, ops, Recompute::Full, 0, kSaveFlashAttention);
+    const OpCost& attention = op_named(ops, "flash_attention");
+    CHECK(saved.fwd == full.fwd);
+    CHECK(full.bwd - saved.bwd == doctest::Approx(h.cm.op_time(attention, Pass::Forward).seconds()).epsilon(1e-6));
+    CHECK(full.bwd_tensor - saved.bwd_tensor == doctest::Approx(tensor_busy_s(h.cm, {attention}, Pass::Forward)).epsilon(1e-6));
+    // Per layer: O in bf16 over 32 heads x 128 and the fp32 log-sum-exp per head, for 4,096 tokens.
+    const double bytes = 4096.0 * 32 * (2.0 * 128 + 4.0);
+    CHECK(activations(request(m, kSaveFlashAttention)) - activations(request(m, 0)) == doctest::Approx(bytes * m.layers));
+    CHECK(hardware_flops_per_iteration(m, 8, Recompute::Full).value -
+              hardware_flops_per_iteration(m, 8, Recompute::Full, kSaveFlashAttention).value ==
+          doctest::Approx(attention.fwd_flops.value * m.layers * 8));
+  }
+}

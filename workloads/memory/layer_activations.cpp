@@ -43,7 +43,9 @@ void add_mla_latents_and_qkv(std::vector<SavedTensor>& x, const ModelSpec& m, do
 // [training] recompute_save under full recompute: the output of each op the forward keeps, as the
 // op writes it on this GPU (model/transformer_ops.cpp's shapes): the fused QKV projection's
 // column-parallel output (query heads and the kv heads, replicated when fewer than t), fc1's
-// halves e*sbf/t, and the row-parallel GEMMs' output hidden state e*sbh/r (reduce-scattered under SP).
+// halves e*sbf/t, the row-parallel GEMMs' output hidden state e*sbh/r (reduce-scattered under SP),
+// and the flash attention core's output over the local heads e*sb*(a/t)*d_v with its fp32
+// log-sum-exp 4*sb*(a/t) (what its backward reads besides Q, K and V).
 void add_recompute_saved_outputs(std::vector<SavedTensor>& x, const ModelSpec& m, double sb, double t, double r,
                                  double e, unsigned save) {
   const double kv = std::max(1.0, (m.kv_heads > 0 ? m.kv_heads : m.heads) / t);
@@ -55,6 +57,8 @@ void add_recompute_saved_outputs(std::vector<SavedTensor>& x, const ModelSpec& m
   if ((save & kSaveMlpUp) != 0) x.push_back({"mlp_up output (recompute_save)", e * sb * f / t});
   if ((save & kSaveMlpFc2) != 0) x.push_back({"mlp_fc2 output (recompute_save)", e * sb * h / r});
   if ((save & kSaveMlpDown) != 0) x.push_back({"mlp_down output (recompute_save)", e * sb * h / r});
+  if ((save & kSaveFlashAttention) != 0)
+    x.push_back({"flash_attention output and log-sum-exp (recompute_save)", (e * m.head_dim() + 4.0) * sb * m.heads / t});
 }
 
 }  // namespace
