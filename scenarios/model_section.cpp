@@ -26,7 +26,7 @@ constexpr std::string_view kModelKeys[] = {"preset",     "layers",  "hidden", "h
                                            "hybrid_pattern", "mamba_heads", "mamba_head_dim", "mamba_expand",
                                            "mamba_groups", "mamba_state", "mamba_conv", "mamba_chunk",
                                            "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
-                                           "v_head_dim", "sliding_window", "full_attention_every", "attention_sinks", "yarn_rope", "eager_squared_relu", "attention_kernel",
+                                           "v_head_dim", "sliding_window", "full_attention_every", "attention_sinks", "yarn_rope", "eager_squared_relu", "eager_layer_ops", "attention_kernel",
                                            "mtp_layers", "packed_sample_len"};
 
 // What [model] starts from: a preset's shape, an imported config's, or nothing.
@@ -55,6 +55,7 @@ struct ModelFields {
   std::optional<bool> attention_sinks, yarn_rope;
   std::optional<workloads::AttentionKernel> attention_kernel;  // which fused kernel (checked against the GPU in cross_checks.cpp)
   std::optional<bool> eager_squared_relu;  // the MLP activation as eager torch ops (model/eager_squared_relu.h)
+  std::optional<bool> eager_layer_ops;     // a plain PyTorch Llama block in eager mode (model/eager_layer_ops.h)
   std::optional<int> mtp_layers;  // multi-token prediction modules (workloads/model/mtp.h)
   std::optional<double> packed_sample_len;  // packed sequences (ModelSpec::packed_sample_len)
 };
@@ -141,6 +142,7 @@ ModelFields read_model_fields(Section& s) {
   f.yarn_rope = s.boolean("yarn_rope");
   f.attention_kernel = s.choice("attention_kernel", workloads::kAttentionKernelNames);
   f.eager_squared_relu = s.boolean("eager_squared_relu");
+  f.eager_layer_ops = s.boolean("eager_layer_ops");
   f.mtp_layers = s.integer("mtp_layers", 0, 16, "1");
   f.packed_sample_len = s.number("packed_sample_len", 0.0, false, "205.7");
   return f;
@@ -159,6 +161,7 @@ void apply_attention_fields(const ModelFields& f, ModelSpec& m) {
   if (f.yarn_rope) m.yarn_rope = *f.yarn_rope;
   if (f.attention_kernel) m.attention_kernel = *f.attention_kernel;
   if (f.eager_squared_relu) m.eager_squared_relu = *f.eager_squared_relu;
+  if (f.eager_layer_ops) m.eager_layer_ops = *f.eager_layer_ops;
   if (f.mtp_layers) m.mtp_layers = *f.mtp_layers;
   if (f.packed_sample_len) m.packed_sample_len = *f.packed_sample_len;
 }
@@ -183,6 +186,10 @@ void check_attention_fields(LoadContext& ctx, const ModelSpec& m) {
   if (m.eager_squared_relu && m.mlp != MlpKind::Gelu)
     ctx.error_at_key("model.eager_squared_relu", "eager squared ReLU on a gated MLP",
                      "squared ReLU is the activation of a two-matrix MLP: set mlp = \"gelu\" (the two-matrix kind), or remove eager_squared_relu");
+  if (m.eager_layer_ops && (m.is_moe() || m.is_hybrid() || m.is_mla()))
+    ctx.error_at_key("model.eager_layer_ops", "eager layer ops are modelled for a dense transformer layer only",
+                     "eager_layer_ops is a plain PyTorch Llama block (torchtitan's, Hugging Face's); remove it for mixture-of-experts, "
+                     "Mamba or MLA layers");
   if (m.sliding_window <= 0 && m.full_attention_every > 0)
     ctx.error_at_key("model.full_attention_every", "full_attention_every without a sliding window",
                      "give sliding_window (tokens, e.g. 128), or remove full_attention_every");
@@ -282,7 +289,7 @@ std::string model_id(const ModelSpec& m, const ModelBase& base) {
                     m.kv_lora_rank == b.kv_lora_rank && m.qk_nope_head_dim == b.qk_nope_head_dim &&
                     m.qk_rope_head_dim == b.qk_rope_head_dim && m.v_head_dim == b.v_head_dim &&
                     m.sliding_window == b.sliding_window && m.full_attention_every == b.full_attention_every &&
-                    m.attention_sinks == b.attention_sinks && m.yarn_rope == b.yarn_rope && m.attention_kernel == b.attention_kernel && m.eager_squared_relu == b.eager_squared_relu && m.mtp_layers == b.mtp_layers &&
+                    m.attention_sinks == b.attention_sinks && m.yarn_rope == b.yarn_rope && m.attention_kernel == b.attention_kernel && m.eager_squared_relu == b.eager_squared_relu && m.eager_layer_ops == b.eager_layer_ops && m.mtp_layers == b.mtp_layers &&
                     m.packed_sample_len == b.packed_sample_len;
   return same ? b.id : base.imported ? b.id + " (modified)" : "custom";
 }

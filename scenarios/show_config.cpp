@@ -130,6 +130,7 @@ void show_model(std::ostream& out, const ScenarioSpec& spec) {
   if (m.attention_kernel != workloads::AttentionKernel::Native)
     out << "attention_kernel = \"" << sim::name_of(workloads::kAttentionKernelNames, m.attention_kernel) << "\"\n";
   if (m.eager_squared_relu) out << "eager_squared_relu = true\n";
+  if (m.eager_layer_ops) out << "eager_layer_ops = true\n";
   if (m.packed_sample_len > 0) out << "packed_sample_len = " << toml_float(m.packed_sample_len) << "\n";  // only when set
   out << "\n";
 }

@@ -172,6 +172,12 @@ struct ModelSpec {
   // backward of each (model/eager_squared_relu.h): NeMo 2's NemotronConfig. Needs the "gelu" MLP
   // kind (two matrices). false: the activation is one fused kernel a pass, the "gelu" kind's cost.
   bool eager_squared_relu = false;
+  // The dense layer runs as a plain PyTorch Llama module in eager mode (torchtitan's
+  // models/llama/model.py without torch.compile, Meta's reference model, Hugging Face's
+  // LlamaRMSNorm): RMSNorm, the complex-form rotary embedding, SwiGLU and the grouped-query key /
+  // value repeat as their eager ops (model/eager_layer_ops.h). false: each is one fused kernel a
+  // pass (Megatron-Core / Transformer Engine, and what torch.compile's Inductor generates).
+  bool eager_layer_ops = false;
   // The routed experts' GLU clamps its inputs before the activation (GPT-OSS: Megatron-Core
   // activation_func_clamp_value 7.0 with quick_gelu, set by Megatron-Bridge's GPT-OSS bridge; Hugging
   // Face swiglu_limit). Megatron-Core's TEGroupedMLP runs the clamp eagerly around its fused

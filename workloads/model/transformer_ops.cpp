@@ -9,6 +9,7 @@
 #include "workloads/model/attention_variants.h"
 #include "workloads/model/expert_bias.h"
 #include "workloads/model/expert_probs.h"
+#include "workloads/model/eager_layer_ops.h"
 #include "workloads/model/eager_squared_relu.h"
 #include "workloads/model/expert_padding.h"
 #include "workloads/model/glu_clamp.h"
@@ -51,6 +52,13 @@ Dims dims_of(const ModelSpec& m, const OpShape& sh) {
 
 OpCost norm(std::string_view name, const ModelSpec& m, const Dims& d) {
   const double flops = m.norm == NormKind::LayerNorm ? kLayerNormFlopsPerElement : kRmsNormFlopsPerElement;
+  if (m.eager_layer_ops && m.norm == NormKind::RmsNorm) {  // eager RMSNorm (model/eager_layer_ops.h)
+    OpCost op = pointwise(name, OpKind::Norm, d.residual, flops, kEagerRmsNormFwdPerP * d.p + kEagerRmsNormFwdFixed,
+                          kEagerRmsNormBwdPerP * d.p + kEagerRmsNormBwdFixed);
+    op.fwd_kernels = kEagerRmsNormFwdKernels;
+    op.bwd_kernels = kEagerRmsNormBwdKernels;
+    return op;
+  }
   // fwd: read x, write y; bwd: read x and dy, write dx.
   return pointwise(name, OpKind::Norm, d.residual, flops, 2.0 * d.p, 3.0 * d.p);
 }
@@ -109,9 +117,16 @@ void attention_core(std::vector<OpCost>& ops, const ModelSpec& m, const OpShape&
 // backward rotates their gradients back.
 // Fused (Transformer Engine's kernel: each element read and written once per pass) or, for YaRN
 // under Megatron-Bridge, Megatron-Core's unfused eager rotation (unfused_rope.h).
-OpCost rotary(const Dims& d, bool unfused) {
+OpCost rotary(const Dims& d, bool unfused, bool eager) {
   const double elements = d.tokens * (d.heads + d.kv_heads) * d.head_dim;
   constexpr double kRotaryFlopsPerElement = 3.0;  // x*cos + rotate_half(x)*sin
+  if (eager) {  // torchtitan's complex-form rotation as eager ops (model/eager_layer_ops.h)
+    const double bytes = kEagerRopePerP * d.p + kEagerRopeFixed;
+    OpCost op = pointwise("rotary_embedding", OpKind::Elementwise, elements, kRotaryFlopsPerElement, bytes, bytes);
+    op.fwd_kernels = kEagerRopeKernels;
+    op.bwd_kernels = kEagerRopeKernels;
+    return op;
+  }
   if (!unfused)
     return pointwise("rotary_embedding", OpKind::Elementwise, elements, kRotaryFlopsPerElement, 2.0 * d.p, 2.0 * d.p);
   OpCost op = pointwise("rotary_embedding", OpKind::Elementwise, elements, kRotaryFlopsPerElement,
@@ -142,8 +157,16 @@ void mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& d) {
   ops.push_back(gemm("mlp_up", OpKind::Gemm, d.tokens, d.ffn, h, 1, d.p, true));
   ops.back().second_fc1_half = true;  // linear_fc1 is one 2 x ffn GEMM with mlp_gate
   // silu(gate) * up: fwd reads gate and up, writes the product; bwd also reads dy, writes both grads.
-  ops.push_back(pointwise("swiglu", OpKind::Elementwise, d.tokens * d.ffn, kSwiGluFlopsPerElement,
-                          3.0 * d.p, 5.0 * d.p));
+  if (m.eager_layer_ops) {  // silu, then the product, as eager ops (model/eager_layer_ops.h)
+    OpCost act = pointwise("swiglu", OpKind::Elementwise, d.tokens * d.ffn, kSwiGluFlopsPerElement,
+                           kEagerSwiGluFwdAccesses * d.p, kEagerSwiGluBwdAccesses * d.p);
+    act.fwd_kernels = kEagerSwiGluFwdKernels;
+    act.bwd_kernels = kEagerSwiGluBwdKernels;
+    ops.push_back(act);
+  } else {
+    ops.push_back(pointwise("swiglu", OpKind::Elementwise, d.tokens * d.ffn, kSwiGluFlopsPerElement,
+                            3.0 * d.p, 5.0 * d.p));
+  }
   ops.push_back(gemm("mlp_down", OpKind::Gemm, d.tokens, h, d.ffn, 1, d.p, true));
 }
 
@@ -343,7 +366,17 @@ std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape, bool
     ops.push_back(gemm("qkv_proj", OpKind::Gemm, d.tokens, qkv_width, model.hidden, 1, d.p, true));
     ops.back().norm_fed = true;  // linear_qkv is a TELayerNormColumnParallelLinear
     // YaRN RoPE runs unfused under Megatron-Bridge (unfused_rope.h).
-    if (!model.learned_positions()) ops.push_back(rotary(d, model.yarn_rope));
+    if (!model.learned_positions()) ops.push_back(rotary(d, model.yarn_rope, model.eager_layer_ops));
+    // An eager Llama copies the kv heads to the query heads' width (model/eager_layer_ops.h).
+    if (model.eager_layer_ops && d.kv_heads < d.heads) {
+      const double written = 2.0 * d.tokens * d.heads * d.head_dim;  // K and V at the query width
+      const double bytes = d.p * (1.0 + d.kv_heads / d.heads);
+      OpCost op = pointwise("repeat_kv", OpKind::Elementwise, written, 0.0, bytes, bytes);
+      op.fwd_kernels = kEagerRepeatKvKernels;
+      op.bwd_kernels = kEagerRepeatKvKernels;
+      op.bwd_reads_input = false;  // the backward sums the gradient's copies
+      ops.push_back(op);
+    }
   }
   attention_core(ops, model, shape, d);
   ops.push_back(gemm("attention_out_proj", OpKind::Gemm, d.tokens, model.hidden, d.heads * d.v_dim, 1, d.p, true));
