@@ -1,4 +1,5 @@
-// The held-out scenario set: load measurements.csv, run each row's scenario, score tokens/s per GPU.
+// The held-out scenario sets: load a folder's measurements.csv, run each row's scenario, score it in
+// the set's metric (tokens/s per GPU, or model TFLOP/s per GPU).
 #include "analysis/validate_holdout_scenarios.h"
 
 #include <fmt/format.h>
@@ -38,8 +39,9 @@ std::string layout_of(const workloads::ParallelSpec& p) {
   return s;
 }
 
-// Tokens/s per GPU as the sources print them: whole above 1,000, one decimal below (405B: 16-128).
-std::string tps_text(double v) { return fmt::format("{:.{}f}", v, v >= 1000 ? 0 : 1); }
+// A measured or predicted value as the sources print them: whole above 1,000, one decimal below
+// (tokens/s per GPU of 405B: 16-128; TFLOP/s per GPU: 380-430).
+std::string value_text(double v) { return fmt::format("{:.{}f}", v, v >= 1000 ? 0 : 1); }
 
 std::string model_of(const scenarios::ScenarioSpec& spec) {
   // The preset's name even where seq_len changed it to "custom" (Tables 2 and 6 run 32K-256K).
@@ -69,6 +71,9 @@ std::vector<HoldoutScenarioRow> load_holdout_scenario_rows(const std::string& di
     if (row.metric != kTokensMetric && row.metric != kTflopsMetric)
       throw std::runtime_error(where + ": metric '" + row.metric + "': expected " + std::string(kTokensMetric) + " or " +
                                std::string(kTflopsMetric));
+    if (!rows.empty() && row.metric != rows.front().metric)
+      throw std::runtime_error(where + ": metric '" + row.metric + "' in a set scored in '" + rows.front().metric +
+                               "': one metric a folder (its MAPE is in that unit)");
     row.value = csv_number(r.fields[2], where, "value");
     if (row.value <= 0) throw std::runtime_error(where + ": value must be > 0");
     row.memory_gib = r.fields[3].empty() ? std::nan("") : csv_number(r.fields[3], where, "memory_gib");
@@ -112,7 +117,7 @@ std::string validate_holdout_scenarios_text(const HoldoutScenarioValidation& v, 
                      "measured", "predicted", "error", "mem", "model", "fits", "missing");
   for (const HoldoutScenarioCheck& c : v.rows) {
     out += fmt::format("{:<56.56} {:<18.18} {:>5}  {:<26.26} {:>9} {:>9} {:>+6.1f}%  {:>6} {:>6.1f} {:<4}  {}\n",
-                       c.row.file, c.model, c.gpus, c.layout, tps_text(c.row.value), tps_text(c.predicted), 100 * c.error, memory_text(c.row.memory_gib),
+                       c.row.file, c.model, c.gpus, c.layout, value_text(c.row.value), value_text(c.predicted), 100 * c.error, memory_text(c.row.memory_gib),
                        c.memory_predicted_gib, c.fits ? "yes" : "no", c.row.missing);
   }
   const bool tflops = !v.rows.empty() && v.rows.front().row.metric == kTflopsMetric;

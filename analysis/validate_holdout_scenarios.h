@@ -70,7 +70,7 @@ struct HoldoutScenarioValidation {
 };
 
 // The rows of `dir`/measurements.csv. Throws std::runtime_error "PATH:LINE: ..." on a bad cell, an
-// unknown metric or a wrong header.
+// unknown metric, a metric other than the first row's (one metric a folder) or a wrong header.
 std::vector<HoldoutScenarioRow> load_holdout_scenario_rows(const std::string& dir);
 
 // predicted / measured - 1: the one error rule of this table.

@@ -131,4 +131,13 @@ TEST_CASE("analysis::holdout scenarios: Meta's Llama 3 405B rows are Table 4's l
   const std::string text = validate_holdout_scenarios_text(v, kHoldoutMetaLlama3);
   CHECK(text.find("MAPE (model TFLOP/s per GPU)") != std::string::npos);
   CHECK(text.find("      -   ") != std::string::npos);
+  // One metric a folder: a row in another unit is refused with its line.
+  const std::filesystem::path mixed = std::filesystem::temp_directory_path() / "clustersim_holdout_mixed_metric_test";
+  std::filesystem::create_directories(mixed);
+  std::ofstream(mixed / "measurements.csv") << "file,metric,value,memory_gib,gpus,source,missing\n"
+                                            << "a.toml,model_tflops_per_gpu,400,,8,test,none\n"
+                                            << "b.toml,tokens_per_sec_per_gpu,1000,80,8,test,none\n";
+  CHECK_THROWS_WITH_AS(load_holdout_scenario_rows(mixed.string()), doctest::Contains("measurements.csv:3: metric 'tokens_per_sec_per_gpu'"),
+                       std::runtime_error);
+  std::filesystem::remove_all(mixed);
 }
