@@ -50,15 +50,21 @@ Dims dims_of(const ModelSpec& m, const OpShape& sh) {
   return d;
 }
 
+// A memory-bound op run as several eager PyTorch kernels a pass: its bytes per element and its
+// kernel counts (eager_layer_ops.h, eager_squared_relu.h).
+OpCost eager_pointwise(std::string_view name, OpKind kind, double elements, double flops_per_element, double fwd_bytes,
+                       double bwd_bytes, int fwd_kernels, int bwd_kernels) {
+  OpCost op = pointwise(name, kind, elements, flops_per_element, fwd_bytes, bwd_bytes);
+  op.fwd_kernels = fwd_kernels;
+  op.bwd_kernels = bwd_kernels;
+  return op;
+}
+
 OpCost norm(std::string_view name, const ModelSpec& m, const Dims& d) {
   const double flops = m.norm == NormKind::LayerNorm ? kLayerNormFlopsPerElement : kRmsNormFlopsPerElement;
-  if (m.eager_layer_ops && m.norm == NormKind::RmsNorm) {  // eager RMSNorm (model/eager_layer_ops.h)
-    OpCost op = pointwise(name, OpKind::Norm, d.residual, flops, kEagerRmsNormFwdPerP * d.p + kEagerRmsNormFwdFixed,
-                          kEagerRmsNormBwdPerP * d.p + kEagerRmsNormBwdFixed);
-    op.fwd_kernels = kEagerRmsNormFwdKernels;
-    op.bwd_kernels = kEagerRmsNormBwdKernels;
-    return op;
-  }
+  if (m.eager_layer_ops && m.norm == NormKind::RmsNorm)  // eager RMSNorm (model/eager_layer_ops.h)
+    return eager_pointwise(name, OpKind::Norm, d.residual, flops, kEagerRmsNormFwdPerP * d.p + kEagerRmsNormFwdFixed,
+                           kEagerRmsNormBwdPerP * d.p + kEagerRmsNormBwdFixed, kEagerRmsNormFwdKernels, kEagerRmsNormBwdKernels);
   // fwd: read x, write y; bwd: read x and dy, write dx.
   return pointwise(name, OpKind::Norm, d.residual, flops, 2.0 * d.p, 3.0 * d.p);
 }
@@ -122,10 +128,8 @@ OpCost rotary(const Dims& d, bool unfused, bool eager) {
   constexpr double kRotaryFlopsPerElement = 3.0;  // x*cos + rotate_half(x)*sin
   if (eager) {  // torchtitan's complex-form rotation as eager ops (model/eager_layer_ops.h)
     const double bytes = kEagerRopePerP * d.p + kEagerRopeFixed;
-    OpCost op = pointwise("rotary_embedding", OpKind::Elementwise, elements, kRotaryFlopsPerElement, bytes, bytes);
-    op.fwd_kernels = kEagerRopeKernels;
-    op.bwd_kernels = kEagerRopeKernels;
-    return op;
+    return eager_pointwise("rotary_embedding", OpKind::Elementwise, elements, kRotaryFlopsPerElement, bytes, bytes,
+                           kEagerRopeKernels, kEagerRopeKernels);
   }
   if (!unfused)
     return pointwise("rotary_embedding", OpKind::Elementwise, elements, kRotaryFlopsPerElement, 2.0 * d.p, 2.0 * d.p);
@@ -141,11 +145,9 @@ void mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& d) {
   if (m.mlp == MlpKind::Gelu) {
     ops.push_back(gemm("mlp_fc1", OpKind::Gemm, d.tokens, d.ffn, h, 1, d.p, true));
     if (m.eager_squared_relu) {  // relu and pow as eager torch ops (model/eager_squared_relu.h)
-      OpCost act = pointwise("squared_relu", OpKind::Elementwise, d.tokens * d.ffn, kSquaredReluFlopsPerElement,
-                             kEagerSquaredReluFwdAccesses * d.p, kEagerSquaredReluBwdAccesses * d.p);
-      act.fwd_kernels = kEagerSquaredReluFwdKernels;
-      act.bwd_kernels = kEagerSquaredReluBwdKernels;
-      ops.push_back(act);
+      ops.push_back(eager_pointwise("squared_relu", OpKind::Elementwise, d.tokens * d.ffn, kSquaredReluFlopsPerElement,
+                                    kEagerSquaredReluFwdAccesses * d.p, kEagerSquaredReluBwdAccesses * d.p,
+                                    kEagerSquaredReluFwdKernels, kEagerSquaredReluBwdKernels));
     } else {
       ops.push_back(pointwise("gelu", OpKind::Elementwise, d.tokens * d.ffn, kGeluFlopsPerElement,
                               2.0 * d.p, 3.0 * d.p));
@@ -158,11 +160,9 @@ void mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& d) {
   ops.back().second_fc1_half = true;  // linear_fc1 is one 2 x ffn GEMM with mlp_gate
   // silu(gate) * up: fwd reads gate and up, writes the product; bwd also reads dy, writes both grads.
   if (m.eager_layer_ops) {  // silu, then the product, as eager ops (model/eager_layer_ops.h)
-    OpCost act = pointwise("swiglu", OpKind::Elementwise, d.tokens * d.ffn, kSwiGluFlopsPerElement,
-                           kEagerSwiGluFwdAccesses * d.p, kEagerSwiGluBwdAccesses * d.p);
-    act.fwd_kernels = kEagerSwiGluFwdKernels;
-    act.bwd_kernels = kEagerSwiGluBwdKernels;
-    ops.push_back(act);
+    ops.push_back(eager_pointwise("swiglu", OpKind::Elementwise, d.tokens * d.ffn, kSwiGluFlopsPerElement,
+                                  kEagerSwiGluFwdAccesses * d.p, kEagerSwiGluBwdAccesses * d.p, kEagerSwiGluFwdKernels,
+                                  kEagerSwiGluBwdKernels));
   } else {
     ops.push_back(pointwise("swiglu", OpKind::Elementwise, d.tokens * d.ffn, kSwiGluFlopsPerElement,
                             3.0 * d.p, 5.0 * d.p));
@@ -371,9 +371,8 @@ std::vector<OpCost> layer_ops(const ModelSpec& model, const OpShape& shape, bool
     if (model.eager_layer_ops && d.kv_heads < d.heads) {
       const double written = 2.0 * d.tokens * d.heads * d.head_dim;  // K and V at the query width
       const double bytes = d.p * (1.0 + d.kv_heads / d.heads);
-      OpCost op = pointwise("repeat_kv", OpKind::Elementwise, written, 0.0, bytes, bytes);
-      op.fwd_kernels = kEagerRepeatKvKernels;
-      op.bwd_kernels = kEagerRepeatKvKernels;
+      OpCost op = eager_pointwise("repeat_kv", OpKind::Elementwise, written, 0.0, bytes, bytes, kEagerRepeatKvKernels,
+                                  kEagerRepeatKvKernels);
       op.bwd_reads_input = false;  // the backward sums the gradient's copies
       ops.push_back(op);
     }
