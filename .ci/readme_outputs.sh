@@ -36,6 +36,7 @@ run run "$lib/llama2-70b-dgx-h100-16nodes.toml" --set sync.tp_comm_overlap=false
 run run "$lib/llama3-405b-dgx-h100.toml"
 run compare "$lib/gpt3-175b-dgx-a100.toml" --vary sync.algorithm=ring,tree,halving-doubling --vary sync.bucket_mb=25,200
 run compare "$lib/gpt3-175b-dgx-a100.toml" --vary cluster.routing=flow-hash,destination-mod-k
+run compare "$lib/llama3-8b-hgx-h100.toml" --vary model.eager_layer_ops=false,true
 run sweep "$lib/sweeps/gpt3-175b-layouts.toml" --jobs 2 --out results.csv --best tokens_per_s
 cp "$work/results.csv" "$out/" 2>/dev/null
 run memory "$lib/gpt3-1.3b-2x-rtx4090.toml"
