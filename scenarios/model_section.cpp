@@ -26,7 +26,8 @@ constexpr std::string_view kModelKeys[] = {"preset",     "layers",  "hidden", "h
                                            "hybrid_pattern", "mamba_heads", "mamba_head_dim", "mamba_expand",
                                            "mamba_groups", "mamba_state", "mamba_conv", "mamba_chunk",
                                            "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
-                                           "v_head_dim", "sliding_window", "full_attention_every", "attention_sinks", "yarn_rope", "eager_squared_relu", "eager_layer_ops", "attention_kernel",
+                                           "v_head_dim", "sliding_window", "full_attention_every", "attention_sinks", "yarn_rope", "eager_squared_relu",
+                                           "eager_layer_ops", "attention_kernel",
                                            "mtp_layers", "packed_sample_len"};
 
 // What [model] starts from: a preset's shape, an imported config's, or nothing.
@@ -289,7 +290,8 @@ std::string model_id(const ModelSpec& m, const ModelBase& base) {
                     m.kv_lora_rank == b.kv_lora_rank && m.qk_nope_head_dim == b.qk_nope_head_dim &&
                     m.qk_rope_head_dim == b.qk_rope_head_dim && m.v_head_dim == b.v_head_dim &&
                     m.sliding_window == b.sliding_window && m.full_attention_every == b.full_attention_every &&
-                    m.attention_sinks == b.attention_sinks && m.yarn_rope == b.yarn_rope && m.attention_kernel == b.attention_kernel && m.eager_squared_relu == b.eager_squared_relu && m.eager_layer_ops == b.eager_layer_ops && m.mtp_layers == b.mtp_layers &&
+                    m.attention_sinks == b.attention_sinks && m.yarn_rope == b.yarn_rope && m.attention_kernel == b.attention_kernel &&
+                    m.eager_squared_relu == b.eager_squared_relu && m.eager_layer_ops == b.eager_layer_ops && m.mtp_layers == b.mtp_layers &&
                     m.packed_sample_len == b.packed_sample_len;
   return same ? b.id : base.imported ? b.id + " (modified)" : "custom";
 }
