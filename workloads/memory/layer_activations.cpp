@@ -44,7 +44,8 @@ void add_mla_latents_and_qkv(std::vector<SavedTensor>& x, const ModelSpec& m, do
 // op writes it on this GPU (model/transformer_ops.cpp's shapes): the fused QKV projection's
 // column-parallel output (query heads and the kv heads, replicated when fewer than t), fc1's
 // halves e*sbf/t, the row-parallel GEMMs' output hidden state e*sbh/r (reduce-scattered under SP),
-// and the flash attention core's output over the local heads e*sb*(a/t)*d_v with its fp32
+// and the flash attention core's output over the local heads e*sb*(a/t)*d (d the head dim: the
+// loader keeps "flash_attention" out of MLA layers, whose V width differs) with its fp32
 // log-sum-exp 4*sb*(a/t) (what its backward reads besides Q, K and V).
 void add_recompute_saved_outputs(std::vector<SavedTensor>& x, const ModelSpec& m, double sb, double t, double r,
                                  double e, unsigned save) {
