@@ -14,6 +14,7 @@
 #include "analysis/modern_row_export.h"
 #include "analysis/training_rows.h"
 #include "analysis/validate_collectives.h"
+#include "analysis/validate_gemm.h"
 #include "analysis/validate_holdout_scenarios.h"
 #include "analysis/validate_memory.h"
 #include "analysis/validate_modern.h"
@@ -35,6 +36,10 @@ std::string collectives_section(bool json) {
   return j.dump(2) + "\n";
 }
 std::string memory_section(bool json) { return analysis::validate_memory(json); }
+std::string gemm_section(bool json) {
+  const analysis::GemmValidation v = analysis::run_gemm_validation();
+  return json ? analysis::gemm_validation_json(v) : analysis::gemm_validation_text(v);
+}
 // The A100 set (training.csv) first, unchanged; then the modern set and the cross-generation
 // check, which share its built clusters and memoised collectives; last the held-out rows:
 // llm-foundry's H100 rows, then the scenario-file sets (torchtitan's runs, Meta's Llama 3 layouts).
@@ -79,6 +84,7 @@ constexpr Section kSections[] = {
     {"--collectives", "collectives", "collective busbw vs nccl-tests measurements (collectives.csv)", collectives_section},
     {"--training", "training", "training throughput vs published runs (training.csv; modern/ H100 and B200 step times)", training_section},
     {"--memory", "memory", "memory model vs published formulas and figures (memory.csv)", memory_section},
+    {"--gemm", "gemm", "GEMM kernel times vs Transformer Engine's published benchmark (gemm/te_gemm_benchmark.csv)", gemm_section},
 };
 
 }  // namespace
@@ -107,7 +113,7 @@ int verb_validate(int argc, char** argv) {
     any = any || selected[i];
   }
   if (!scenario_of.empty()) {
-    if (any || format != "text") throw CliError("--scenario-of prints one row's scenario: give it without --collectives, --training, --memory or --format");
+    if (any || format != "text") throw CliError("--scenario-of prints one row's scenario: give it without --collectives, --training, --memory, --gemm or --format");
     std::fputs(analysis::modern_row_scenario_file(scenario_of).c_str(), stdout);
     return 0;
   }
