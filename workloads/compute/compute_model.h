@@ -51,8 +51,11 @@
 // Per-layer / per-module precision (OpCost::linear_precision, model/module_precision.h): a linear
 // kept in bf16 costs what it costs in a bf16 run (16-bit rate, bf16 bytes, no cast); one dropped
 // from nvfp4 to fp8 costs what it costs in an fp8 run.
+// MXFP8 (block scaling, and the linears an nvfp4 recipe keeps in fp8) runs its GEMMs at
+// mxfp8_gemm_eff_ratio of the per-tensor fp8 kernel (low_precision_gemm_eff).
 // NVFP4 (Blackwell): the same fp8-eligible GEMMs (the transformer layers' linears: forward, data
-// and weight gradient, as NVIDIA's NVFP4 recipe runs all three) at the GPU's dense FP4 rate, their
+// and weight gradient, as NVIDIA's NVFP4 recipe runs all three) at the GPU's dense FP4 rate, with
+// fp8's fixed per-tile cost against a main loop shorter by the GPU's FP4 / BF16 peak ratio, their
 // operands at kNvfp4BytesPerElement, the cast at nvfp4_cast_bytes_per_element; attention core,
 // output layer and pointwise kernels stay bf16.
 // Host: an eager framework issues every kernel from the CPU (host_launch_us) and runs each
