@@ -18,7 +18,7 @@
 namespace clustersim::analysis {
 namespace {
 
-constexpr std::array<std::string_view, 8> kHeader = {"gpu",    "power_limit_w", "precision",   "scaling",
+constexpr std::array<std::string_view, 9> kHeader = {"gpu",    "power_limit_w", "precision",   "scaling", "mode",
                                                      "label",  "shapes",        "measured_ms", "source"};
 
 // MXFP8's E8M0 scale bytes per element (one per 32, OCP Microscaling v1.0), as the MXFP8 training
@@ -57,9 +57,12 @@ topology::Precision precision_of(const std::string& cell, const std::string& whe
   throw std::runtime_error(where + ": column precision: '" + cell + "' (expected bf16, fp8 or nvfp4)");
 }
 
-// The row's GEMMs on its GPU: roofline + one launch each, no cast (pre-quantized inputs).
+// The row's GEMMs on its GPU. Kernel mode: roofline + one launch each, no cast (pre-quantized
+// inputs). Autocast mode (a te.Linear forward per GEMM with gradients enabled): the GEMM with the
+// cast of its input A[m,k] that ComputeModel charges a forward linear, plus the same recipe's cast
+// of the weight [k,n], which this call repeats (training casts a weight once per step).
 double predicted_ms(const topology::GpuSpec& gpu, double power_limit_w, topology::Precision precision,
-                    const std::string& scaling, const std::vector<Shape>& shapes) {
+                    const std::string& scaling, bool autocast, const std::vector<Shape>& shapes) {
   topology::ClusterSpec cluster;
   cluster.power_limit_w = power_limit_w;
   workloads::ComputeConstants constants;
@@ -67,12 +70,19 @@ double predicted_ms(const topology::GpuSpec& gpu, double power_limit_w, topology
   if (scaling == "mxfp8") constants.set("fp8_block_scale_bytes_per_element", kMxfp8ScaleBytes);
   const workloads::ComputeModel model(gpu, cluster, precision, constants);
   const double launch_s = constants.get("kernel_launch_us") * 1e-6;
+  const bool quantized = topology::quantized_linears(precision);
   double seconds = 0;
   for (const Shape& s : shapes) {
-    const workloads::OpCost op =
-        workloads::ops::gemm("gemm", workloads::OpKind::Gemm, s.m, s.n, s.k, 1, 2.0, topology::quantized_linears(precision));
+    const workloads::OpCost op = workloads::ops::gemm("gemm", workloads::OpKind::Gemm, s.m, s.n, s.k, 1, 2.0, quantized);
     const workloads::OpTimeParts parts = model.op_time_parts(op, workloads::Pass::Forward);
-    seconds += std::max(parts.flops_s, parts.bytes_s) + launch_s;
+    if (!autocast) {
+      seconds += std::max(parts.flops_s, parts.bytes_s) + launch_s;
+      continue;
+    }
+    // The weight's cast: a forward cast of n x k elements (an op whose A is the weight).
+    const workloads::OpCost weight = workloads::ops::gemm("gemm", workloads::OpKind::Gemm, s.n, s.m, s.k, 1, 2.0, quantized);
+    const workloads::OpTimeParts w = model.op_time_parts(weight, workloads::Pass::Forward);
+    seconds += parts.time_s() + w.cast_s + (w.kernels - 1) * launch_s;
   }
   return seconds * 1e3;
 }
@@ -80,6 +90,11 @@ double predicted_ms(const topology::GpuSpec& gpu, double power_limit_w, topology
 std::string format_of(const GemmValidationRow& r) {
   if (r.precision != "fp8") return r.precision;
   return r.scaling == "mxfp8" ? "mxfp8" : "fp8 " + r.scaling;
+}
+
+// The group a row is summarised in: its GPU, format and mode.
+bool same_group(const GemmValidationRow& r, const GemmValidationGroup& g) {
+  return r.gpu == g.gpu && format_of(r) == g.format && r.mode == g.mode;
 }
 
 double median(std::vector<double> v) {
@@ -93,7 +108,7 @@ double median(std::vector<double> v) {
 std::pair<double, double> bf16_of(const GemmValidation& v, const GemmValidationGroup& g) {
   double measured = 0, predicted = 0;
   for (const GemmValidationRow& r : v.rows) {
-    if (r.gpu != g.gpu || format_of(r) != g.format) continue;
+    if (!same_group(r, g)) continue;
     const auto same = std::find_if(v.rows.begin(), v.rows.end(), [&](const GemmValidationRow& b) {
       return b.gpu == r.gpu && b.precision == "bf16" && b.label == r.label;
     });
@@ -129,25 +144,32 @@ GemmValidation run_gemm_validation(const std::string& csv_path) {
     const topology::Precision precision = precision_of(rec.fields[2], where);
     r.precision = rec.fields[2];
     r.scaling = rec.fields[3];
+    r.mode = rec.fields[4];
+    if (r.mode != "kernel" && r.mode != "autocast")
+      throw std::runtime_error(where + ": column mode: '" + r.mode + "' (expected kernel or autocast)");
     const bool fp8 = precision == topology::Precision::Fp8;
-    if (fp8 ? r.scaling != "current" && r.scaling != "mxfp8" : !r.scaling.empty())
-      throw std::runtime_error(where + ": column scaling: '" + r.scaling + "' (fp8 rows: current or mxfp8; others: empty)");
-    r.label = rec.fields[4];
-    const std::vector<Shape> shapes = parse_shapes(rec.fields[5], where);
+    const bool autocast = r.mode == "autocast";
+    const bool known = r.scaling == "current" || r.scaling == "mxfp8" || (autocast && r.scaling == "delayed");
+    if (fp8 ? !known : !r.scaling.empty())
+      throw std::runtime_error(where + ": column scaling: '" + r.scaling +
+                               "' (fp8 rows: current or mxfp8, or delayed in autocast mode; others: empty)");
+    if (autocast && !topology::quantized_linears(precision))
+      throw std::runtime_error(where + ": column mode: autocast needs a quantized precision (a bf16 GEMM casts nothing: mode kernel)");
+    r.label = rec.fields[5];
+    const std::vector<Shape> shapes = parse_shapes(rec.fields[6], where);
     r.gemms = static_cast<int>(shapes.size());
-    r.measured_ms = csv_number(rec.fields[6], where, "measured_ms");
+    r.measured_ms = csv_number(rec.fields[7], where, "measured_ms");
     if (r.measured_ms <= 0) throw std::runtime_error(where + ": column measured_ms: expected a time above 0");
-    r.predicted_ms = predicted_ms(*gpu, r.power_limit_w, precision, r.scaling, shapes);
+    r.predicted_ms = predicted_ms(*gpu, r.power_limit_w, precision, r.scaling, autocast, shapes);
     v.rows.push_back(std::move(r));
   }
   double total = 0;
   std::vector<std::vector<double>> errors;
   for (const GemmValidationRow& r : v.rows) {
     const std::string format = format_of(r);
-    auto g = std::find_if(v.groups.begin(), v.groups.end(),
-                          [&](const GemmValidationGroup& x) { return x.gpu == r.gpu && x.format == format; });
+    auto g = std::find_if(v.groups.begin(), v.groups.end(), [&](const GemmValidationGroup& x) { return same_group(r, x); });
     if (g == v.groups.end()) {
-      g = v.groups.insert(v.groups.end(), GemmValidationGroup{r.gpu, format});
+      g = v.groups.insert(v.groups.end(), GemmValidationGroup{r.gpu, format, r.mode});
       errors.emplace_back();
     }
     g->rows += 1;
@@ -168,21 +190,22 @@ GemmValidation run_gemm_validation(const std::string& csv_path) {
 std::string gemm_validation_text(const GemmValidation& v) {
   std::string out =
       "GEMM kernels: simulated vs measured (analysis/validation/data/gemm/te_gemm_benchmark.csv; Transformer Engine's\n"
-      "GEMM profiling guide, pre-quantized inputs: the kernel alone; error = predicted / measured - 1)\n\n";
+      "GEMM profiling guide; mode kernel: pre-quantized inputs, the kernel alone; mode autocast: each call also\n"
+      "quantizes its input and its weight; error = predicted / measured - 1)\n\n";
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%5s  %-15s %6s  %-12s %-17s %5s %11s %11s %8s\n", "line", "gpu", "limit", "format",
-                "GEMMs", "count", "measured", "predicted", "error");
+  std::snprintf(buf, sizeof buf, "%5s  %-15s %6s  %-12s %-8s %-17s %5s %11s %11s %8s\n", "line", "gpu", "limit",
+                "format", "mode", "GEMMs", "count", "measured", "predicted", "error");
   out += buf;
   for (const GemmValidationRow& r : v.rows) {
     const std::string limit = r.power_limit_w > 0 ? std::to_string(static_cast<int>(r.power_limit_w)) + "W" : "TDP";
-    std::snprintf(buf, sizeof buf, "%5d  %-15s %6s  %-12s %-17s %5d %8.3f ms %8.3f ms %+7.1f%%\n", r.line, r.gpu.c_str(),
-                  limit.c_str(), format_of(r).c_str(), r.label.c_str(), r.gemms, r.measured_ms, r.predicted_ms,
-                  r.error_pct());
+    std::snprintf(buf, sizeof buf, "%5d  %-15s %6s  %-12s %-8s %-17s %5d %8.3f ms %8.3f ms %+7.1f%%\n", r.line,
+                  r.gpu.c_str(), limit.c_str(), format_of(r).c_str(), r.mode.c_str(), r.label.c_str(), r.gemms,
+                  r.measured_ms, r.predicted_ms, r.error_pct());
     out += buf;
   }
-  out += "\nPer GPU and format (speed-up = the same GEMMs' bf16 time / this format's; measured vs model):\n";
-  std::snprintf(buf, sizeof buf, "  %-15s %-12s %4s %7s %11s  %s\n", "gpu", "format", "rows", "MAPE", "median err",
-                "speed-up over bf16 (measured / model)");
+  out += "\nPer GPU, format and mode (speed-up = the same GEMMs' bf16 time / this format's; measured vs model):\n";
+  std::snprintf(buf, sizeof buf, "  %-15s %-12s %-8s %4s %7s %11s  %s\n", "gpu", "format", "mode", "rows", "MAPE",
+                "median err", "speed-up over bf16 (measured / model)");
   out += buf;
   for (const GemmValidationGroup& g : v.groups) {
     std::string speedup = "-";
@@ -194,8 +217,8 @@ std::string gemm_validation_text(const GemmValidation& v) {
         speedup = s;
       }
     }
-    std::snprintf(buf, sizeof buf, "  %-15s %-12s %4d %6.1f%% %+10.1f%%  %s\n", g.gpu.c_str(), g.format.c_str(), g.rows,
-                  g.mape_pct, g.median_error_pct, speedup.c_str());
+    std::snprintf(buf, sizeof buf, "  %-15s %-12s %-8s %4d %6.1f%% %+10.1f%%  %s\n", g.gpu.c_str(), g.format.c_str(),
+                  g.mode.c_str(), g.rows, g.mape_pct, g.median_error_pct, speedup.c_str());
     out += buf;
   }
   std::snprintf(buf, sizeof buf, "MAPE %.1f%% over %zu rows\n", v.mape_pct, v.rows.size());
@@ -207,11 +230,11 @@ std::string gemm_validation_json(const GemmValidation& v) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array(), groups = nlohmann::ordered_json::array();
   for (const GemmValidationRow& r : v.rows) {
     rows.push_back({{"line", r.line}, {"gpu", r.gpu}, {"power_limit_w", r.power_limit_w}, {"format", format_of(r)},
-                    {"label", r.label}, {"gemms", r.gemms}, {"measured_ms", r.measured_ms},
+                    {"mode", r.mode}, {"label", r.label}, {"gemms", r.gemms}, {"measured_ms", r.measured_ms},
                     {"predicted_ms", r.predicted_ms}, {"error_pct", r.error_pct()}});
   }
   for (const GemmValidationGroup& g : v.groups) {
-    nlohmann::ordered_json j = {{"gpu", g.gpu},           {"format", g.format},
+    nlohmann::ordered_json j = {{"gpu", g.gpu},           {"format", g.format}, {"mode", g.mode},
                                 {"rows", g.rows},         {"mape_pct", g.mape_pct},
                                 {"median_error_pct", g.median_error_pct}};
     if (g.format != "bf16") {

@@ -108,3 +108,30 @@ TEST_CASE("workloads::ComputeModel: a gated GroupedLinear fc1 quantizes its expe
   const OpCost& down = op_named(layer, "expert_down");
   CHECK(fp8.launches(down, Pass::Forward) == bf16.launches(down, Pass::Forward) + 1);
 }
+
+TEST_CASE("workloads::ComputeModel: per-tensor fp8 on Blackwell casts without the transposed copy, MXFP8 and Hopper keep it") {
+  // Transformer Engine 2.x writes the column-wise (transposed) fp8 copy only where the GPU's FP8
+  // GEMMs need TN layouts (quantizer.cpp: create_transpose = columnwise_usage &&
+  // !non_tn_fp8_gemm_supported(); sm_100 on take any layout). MXFP8's scales run along one
+  // dimension, so it writes both copies everywhere.
+  const OpCost op = square_gemm(8192);
+  const double elements = 8192.0 * 8192.0;
+  const auto cast_of = [&](std::string_view gpu_id, Precision p, const ComputeConstants& c) {
+    ComputeConstants free = c;
+    free.set("fp8_cast_bytes_per_element", 0.0);
+    free.set("nvfp4_cast_bytes_per_element", 0.0);
+    const ComputeModel with(gpu(gpu_id), topology::ClusterSpec{}, p, c);
+    const ComputeModel without(gpu(gpu_id), topology::ClusterSpec{}, p, free);
+    return with.op_time(op, Pass::Forward).seconds() - without.op_time(op, Pass::Forward).seconds();
+  };
+  const ComputeConstants delayed;
+  ComputeConstants block;
+  block.set("fp8_block_scale_bytes_per_element", 1.0 / 32.0);
+  const ComputeModel b200(gpu("b200"), topology::ClusterSpec{}, Precision::Fp8, delayed);
+  const ComputeModel h100(gpu("h100-sxm5-80gb"), topology::ClusterSpec{}, Precision::Fp8, delayed);
+  const double per = delayed.get("fp8_cast_bytes_per_element");
+  CHECK(cast_of("b200", Precision::Fp8, delayed) == doctest::Approx(cast_s(b200, elements, per - 1.0)).epsilon(1e-6));
+  CHECK(cast_of("gb300", Precision::Fp8, delayed) > 0);
+  CHECK(cast_of("b200", Precision::Fp8, block) == doctest::Approx(cast_s(b200, elements, per)).epsilon(1e-6));
+  CHECK(cast_of("h100-sxm5-80gb", Precision::Fp8, delayed) == doctest::Approx(cast_s(h100, elements, per)).epsilon(1e-6));
+}

@@ -214,7 +214,9 @@ constexpr std::array<ConstantDef, 52> kConstants = {{
      "row-wise and column-wise (1 + 1, the transposed copy the backward GEMM needs), amax taken in "
      "the same pass (TE cast_transpose, delayed scaling). Forward casts the activation A[m,k], "
      "backward the output gradient dY[m,n]; weights are cast once per step (TE caches them across "
-     "micro-batches) and not charged. Current scaling (FP8-CS) adds fp8_amax_bytes_per_element"},
+     "micro-batches) and not charged. Current scaling (FP8-CS) adds fp8_amax_bytes_per_element. "
+     "Per-tensor scaling on Blackwell (sm_100+) writes no transposed copy: one byte less "
+     "(Transformer Engine quantizer.cpp, non_tn_fp8_gemm_supported)"},
     {"cross_entropy_unfused", 0.0, 0.0, 1.0,
      "the language-model loss runs Megatron-Core's unfused vocab-parallel cross-entropy (0 or 1). "
      "0: one fused pass over the [tokens, vocab / tp] logits, the bf16 read and an fp32 write "

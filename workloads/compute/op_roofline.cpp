@@ -164,6 +164,18 @@ bool ComputeModel::runs_fp8(const OpCost& op) const {
   return topology::quantized_linears(linear_format(op)) && op.m > 0;
 }
 
+namespace {
+// The column-wise (transposed) FP8 copy a cast writes where the GEMMs need TN layouts: one byte an
+// element (fp8_cast_bytes_per_element counts it).
+constexpr double kFp8TransposeBytesPerElement = 1.0;
+
+// Whether the GPU's FP8 GEMMs take non-TN layouts (Transformer Engine's
+// nvte_is_non_tn_fp8_gemm_supported, 2.3+: sm_100 - sm_119 and sm_130 on; Hopper and Ada need TN).
+bool non_tn_fp8_gemm(int compute_capability) {
+  return (compute_capability >= 100 && compute_capability < 120) || compute_capability >= 130;
+}
+}  // namespace
+
 // Transformer Engine's cast of the operand that changes every micro-batch: the activation A[m,k]
 // before the forward GEMM, the output gradient dY[m,n] before the two backward GEMMs (weights are
 // cast once per step). A streaming kernel at the pointwise efficiency. Under FP8 current scaling
@@ -187,6 +199,14 @@ double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
   const double elements = b * static_cast<double>(op.m) * (pass == Pass::Forward ? op.k : op.n);
   const bool nvfp4 = linear_format(op) == topology::Precision::Nvfp4;
   double per_element = constants_.get(nvfp4 ? "nvfp4_cast_bytes_per_element" : "fp8_cast_bytes_per_element");
+  // Per-tensor FP8 on Blackwell writes no transposed copy: its GEMMs take FP8 operands in any
+  // layout, so the quantizer leaves the column-wise usage to the row-wise data (Transformer Engine
+  // 2.0+ csrc quantizer.cpp: create_transpose = columnwise_usage && !non_tn_fp8_gemm_supported(),
+  // true from compute capability 10.0; 2.3+ nvte_is_non_tn_fp8_gemm_supported: sm_100 - sm_119 and
+  // sm_130+). MXFP8's block scales run along one dimension, so it still writes both copies.
+  if (!nvfp4 && fp8_scaling() != Fp8Scaling::Block && precision_ != topology::Precision::Nvfp4 &&
+      non_tn_fp8_gemm(gpu_.compute_capability))
+    per_element = std::max(0.0, per_element - kFp8TransposeBytesPerElement);
   if (!nvfp4 && !(pass == Pass::Forward && op.norm_fed))
     per_element += constants_.get("fp8_amax_bytes_per_element");  // 0 under delayed scaling
   const sim::Bytes bytes{elements * per_element};
