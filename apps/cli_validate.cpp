@@ -48,9 +48,14 @@ std::string training_section(bool json) {
   const analysis::TrainingValidation v = analysis::validate_training({}, {}, &clusters);
   const analysis::TrainingValidation held_out =
       analysis::validate_training({}, {}, &clusters, analysis::kHoldoutFoundryH100);
-  std::vector<analysis::HoldoutScenarioValidation> held_out_sets;
+  // Each held-out scenario set beside its results.
+  struct HeldOutSet {
+    const analysis::HoldoutScenarioSet& set;
+    analysis::HoldoutScenarioValidation result;
+  };
+  std::vector<HeldOutSet> held_out_sets;
   for (const analysis::HoldoutScenarioSet& set : analysis::kHoldoutScenarioSets)
-    held_out_sets.push_back(analysis::validate_holdout_scenarios(analysis::validation_data_dir() + "/" + set.dir, &clusters));
+    held_out_sets.push_back({set, analysis::validate_holdout_scenarios(analysis::validation_data_dir() + "/" + set.dir, &clusters)});
   analysis::ModernOptions options;
   options.clusters = &clusters;
   const analysis::ModernValidation modern = analysis::validate_modern(options);
@@ -59,17 +64,14 @@ std::string training_section(bool json) {
   if (!json) {
     std::string text = analysis::validate_training_text(v) + "\n" + analysis::validate_modern_text(v, modern, cross) + "\n" +
                        analysis::validate_holdout_text(held_out);
-    for (std::size_t i = 0; i < held_out_sets.size(); ++i)
-      text += "\n" + analysis::validate_holdout_scenarios_text(held_out_sets[i], analysis::kHoldoutScenarioSets[i]);
+    for (const HeldOutSet& h : held_out_sets) text += "\n" + analysis::validate_holdout_scenarios_text(h.result, h.set);
     return text;
   }
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(analysis::validate_training_json(v));
   j["modern"] = nlohmann::ordered_json::parse(analysis::validate_modern_json(v, modern, cross));
   j["held_out"] = nlohmann::ordered_json::parse(analysis::validate_training_json(held_out));
-  for (std::size_t i = 0; i < held_out_sets.size(); ++i) {
-    const analysis::HoldoutScenarioSet& set = analysis::kHoldoutScenarioSets[i];
-    j[set.json_key] = nlohmann::ordered_json::parse(analysis::validate_holdout_scenarios_json(held_out_sets[i], set));
-  }
+  for (const HeldOutSet& h : held_out_sets)
+    j[h.set.json_key] = nlohmann::ordered_json::parse(analysis::validate_holdout_scenarios_json(h.result, h.set));
   return j.dump(2) + "\n";
 }
 
