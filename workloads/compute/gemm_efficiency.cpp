@@ -96,7 +96,7 @@ double ComputeModel::gemm_efficiency(const OpCost& op) const {
 // FP8 one. No new constant: the fp8 one's mechanism carried one format further, at the rate the
 // datasheet gives that format. Transformer Engine's GEMM profiling guide (B300, pre-quantized
 // kernels of a 5B layer, `validate --gemm`) measures NVFP4 at 3.48x BF16 where a fixed q = 4
-// gave 4.47x and q = 6 gives 3.86x.
+// gave 4.47x and q = 6 gives 3.84x.
 // MXFP8 GEMMs (block scaling: an fp8 format under fp8_block_scale_bytes_per_element > 0, and the
 // linears an nvfp4 recipe keeps in fp8, which run MXFP8) run at mxfp8_gemm_eff_ratio of the
 // per-tensor fp8 kernel: the block-scaled MMA loads an E8M0 scale per 32 elements of A and B beside
