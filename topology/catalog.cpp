@@ -41,7 +41,7 @@ constexpr sim::BytesPerSec kNvlink5Raw = gbps(50.0), kNvlink5Usable = gbps(40.1)
 // so usable = raw (UNSURE). Stored in the nvlink fields as the GPU's scale-up link.
 constexpr sim::BytesPerSec kXgmiRaw = gbps(64.0), kXgmiUsable = gbps(64.0);
 
-const std::array<GpuSpec, 22> kGpus = {{
+const std::array<GpuSpec, 23> kGpus = {{
     {.id = "v100-sxm2-32gb", .name = "NVIDIA V100 SXM2 32GB", .compute_capability = 70,
      // Tensor 125 TF is FP16 multiply / FP32 accumulate; no TF32, BF16 or FP8 units.
      .fp32 = tf(15.7), .tf32 = tf(0), .fp16 = tf(125), .bf16 = tf(0), .fp8 = tf(0),
@@ -123,6 +123,19 @@ const std::array<GpuSpec, 22> kGpus = {{
      .nvlink_per_dir = gbps(300), .pcie_gen = 5, .tdp = sim::Watts{350}, .sms = 114,
      .boost_clock_mhz = 1755, .tensor_clock_mhz = 1620, .price_usd = 27500, .nvls = true,
      .source = "NVIDIA H100 datasheet (sparse/2); H100 PCIe product brief PB-11133",
+     .nvlink_link_raw = kNvlink4Raw, .nvlink_link_usable = kNvlink4Usable},
+    // H100 NVL: the NVL column of NVIDIA's H100 datasheet, per GPU (../shared/reference/gpus.csv
+    // "H100 NVL (per GPU)": 94 GB HBM3 at 3.9 TB/s, 835.5 / 1,670.5 TF bf16 / fp8 dense, 350-400 W,
+    // sold as NVLink-bridged pairs at 600 GB/s). 132 SMs UNSURE (the reference's). Bridge links:
+    // 12 is an ASSUMPTION (600 / 50), as for the H100 PCIe. Tensor clock DERIVED: 835.5 TF / (132
+    // SMs x 4096 dense FLOP/clk/SM) = 1545 MHz; the datasheet gives no boost clock, so the derived
+    // one stands for it. No public price.
+    {.id = "h100-nvl-94gb", .name = "NVIDIA H100 NVL 94GB", .compute_capability = 90,
+     .fp32 = tf(60), .tf32 = tf(417.5), .fp16 = tf(835.5), .bf16 = tf(835.5), .fp8 = tf(1670.5),
+     .memory = gib(94), .memory_bandwidth = gbps(3900), .nvlink_links = 12,
+     .nvlink_per_dir = gbps(300), .pcie_gen = 5, .tdp = sim::Watts{400}, .sms = 132,
+     .boost_clock_mhz = 1545, .tensor_clock_mhz = 1545, .price_usd = 0, .nvls = true,
+     .source = "NVIDIA H100 datasheet, H100 NVL column (sparse/2), as ../shared/reference/gpus.csv quotes it",
      .nvlink_link_raw = kNvlink4Raw, .nvlink_link_usable = kNvlink4Usable},
     {.id = "h200-sxm-141gb", .name = "NVIDIA H200 SXM 141GB", .compute_capability = 90,
      .fp32 = tf(67), .tf32 = tf(494.7), .fp16 = tf(989.4), .bf16 = tf(989.4), .fp8 = tf(1979),
@@ -340,7 +353,7 @@ const std::array<NicSpec, 9> kNics = {{
 }};
 
 // --- Node presets (scenario.md "Preset ids that must exist") -----------------------------------
-const std::array<NodeSpec, 19> kNodes = {{
+const std::array<NodeSpec, 20> kNodes = {{
     // Desktop/workstation boards wire their x16 slots straight to CPU root ports (no PLX switch),
     // and GeForce cards have P2P disabled, so GPU-to-GPU traffic bounces through the host: each GPU
     // sits alone on a "switch" that stands for its root port (gpus_per_pcie_switch = 1), and the
@@ -353,6 +366,12 @@ const std::array<NodeSpec, 19> kNodes = {{
     {.id = "2x-a100-40gb-nvlink-bridge",
      .description = "2x A100 40GB PCIe joined by an NVLink bridge (12 links), one socket (mid tier)",
      .gpu = "a100-pcie-40gb", .gpus = 2, .intra = IntraKind::NvlinkBridge, .pcie_gen = 4,
+     .gpus_per_pcie_switch = 1, .sockets = 1, .nic = "roce-100", .nics = 1},
+    // The H100 NVL's own unit: one NVLink-bridged pair (the datasheet's "NVLink bridge" pairs), the
+    // mid-tier board above with the current card. NIC ASSUMED as for the A100 pair.
+    {.id = "2x-h100-nvl-bridge",
+     .description = "2x H100 NVL 94GB PCIe Gen5 joined by an NVLink bridge (600 GB/s), one socket",
+     .gpu = "h100-nvl-94gb", .gpus = 2, .intra = IntraKind::NvlinkBridge, .pcie_gen = 5,
      .gpus_per_pcie_switch = 1, .sockets = 1, .nic = "roce-100", .nics = 1},
     // HGX H100 baseboard in a 2-socket host: 4 PCIe Gen5 switches, 2 GPUs + 2 NDR NICs each.
     {.id = "hgx-h100-8x",

@@ -71,6 +71,19 @@ TEST_CASE("topology::build_cluster: an NVLink bridge joins GPU pairs at NCCL's u
   CHECK(count(t, DeviceKind::NvSwitch) == 0);
 }
 
+TEST_CASE("topology::build_cluster: an H100 NVL pair is bridged at NVLink 4's usable rate over 12 links") {
+  const Topology t = build_cluster(preset("2x-h100-nvl-bridge"));
+  int bridges = 0;
+  for (const Link& l : t.links())
+    if (l.kind == LinkKind::NvLink) {
+      ++bridges;
+      CHECK(l.bandwidth.value == doctest::Approx(find_gpu("h100-nvl-94gb")->nvlink_usable_per_dir().value));
+      CHECK(l.nvlinks == 12);
+    }
+  CHECK(bridges == 2);
+  CHECK(find_gpu("h100-nvl-94gb")->nvlink_usable_per_dir().value > find_gpu("a100-pcie-40gb")->nvlink_usable_per_dir().value);
+}
+
 TEST_CASE("topology::build_cluster: a fat-tree leaf holds 32 NIC ports and one whole-port cable to each of 32 spines") {
   // 8 DGX A100 = 64 NICs = 2 leaves; 1:1 -> 32 up-ports of one 25 GB/s HDR port each per leaf.
   const Topology t = build_cluster(preset("dgx-a100-80gb", 8));

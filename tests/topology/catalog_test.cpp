@@ -12,7 +12,7 @@ TEST_CASE("topology::catalog: every GPU id the scenario spec requires exists wit
   for (const char* id : {"v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb",
                          "h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb", "b200", "rtx-3090", "rtx-4090",
                          "l40s", "mi300x", "gb200", "b300", "gb300", "a800-sxm4-80gb", "h800-sxm5-80gb", "h20", "l20",
-                         "v100-sxm3-32gb", "v100-sxm3-32gb-h"}) {
+                         "v100-sxm3-32gb", "v100-sxm3-32gb-h", "h100-nvl-94gb"}) {
     CAPTURE(std::string(id));
     const GpuSpec* g = find_gpu(id);
     REQUIRE(g != nullptr);
@@ -23,7 +23,7 @@ TEST_CASE("topology::catalog: every GPU id the scenario spec requires exists wit
     CHECK(!g->source.empty());
     CHECK(g->nvlink_usable_per_dir() <= g->nvlink_per_dir);
   }
-  CHECK(all_gpus().size() == 22);
+  CHECK(all_gpus().size() == 23);
   CHECK(find_gpu("a100") == nullptr);
 }
 
@@ -40,6 +40,9 @@ TEST_CASE("topology::catalog: tensor peaks are dense, not 2:4 sparse") {
         doctest::Approx(0.33).epsilon(0.02));
   CHECK(find_gpu("l20")->memory.value == find_gpu("l40s")->memory.value);
   CHECK(find_gpu("mi300x")->peak(Precision::Bf16).value == doctest::Approx(1307.4e12));
+  // H100 NVL (../shared/reference/gpus.csv, the datasheet's NVL column): 835.5 / 1,670.5 TF dense.
+  CHECK(find_gpu("h100-nvl-94gb")->peak(Precision::Bf16).value == doctest::Approx(835.5e12));
+  CHECK(find_gpu("h100-nvl-94gb")->peak(Precision::Fp8).value == doctest::Approx(1670.5e12));
 }
 
 TEST_CASE("topology::catalog: GeForce parts use the FP32-accumulate tensor rate") {
