@@ -11,19 +11,17 @@
 
 #include "analysis/csv.h"
 #include "analysis/training_rows.h"
+#include "analysis/validate_modern.h"
 #include "topology/catalog.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/model/op_builders.h"
+#include "workloads/training/tp_gather_format.h"
 
 namespace clustersim::analysis {
 namespace {
 
 constexpr std::array<std::string_view, 9> kHeader = {"gpu",    "power_limit_w", "precision",   "scaling", "mode",
                                                      "label",  "shapes",        "measured_ms", "source"};
-
-// MXFP8's E8M0 scale bytes per element (one per 32, OCP Microscaling v1.0), as the MXFP8 training
-// rows set it (modern_row_scenario.cpp).
-constexpr double kMxfp8ScaleBytes = 1.0 / 32.0;
 
 struct Shape {
   double m = 0, k = 0, n = 0;
@@ -67,7 +65,7 @@ double predicted_ms(const topology::GpuSpec& gpu, double power_limit_w, topology
   cluster.power_limit_w = power_limit_w;
   workloads::ComputeConstants constants;
   if (scaling == "current") constants.set("fp8_amax_bytes_per_element", 2.0);
-  if (scaling == "mxfp8") constants.set("fp8_block_scale_bytes_per_element", kMxfp8ScaleBytes);
+  if (scaling == "mxfp8") constants.set("fp8_block_scale_bytes_per_element", workloads::kMxfp8ScaleBytesPerElement);
   const workloads::ComputeModel model(gpu, cluster, precision, constants);
   const double launch_s = constants.get("kernel_launch_us") * 1e-6;
   const bool quantized = topology::quantized_linears(precision);
@@ -95,13 +93,6 @@ std::string format_of(const GemmValidationRow& r) {
 // The group a row is summarised in: its GPU, format and mode.
 bool same_group(const GemmValidationRow& r, const GemmValidationGroup& g) {
   return r.gpu == g.gpu && format_of(r) == g.format && r.mode == g.mode;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // Summed bf16 time of the same GPU over the labels of `g`'s rows (0 when a label has no bf16 row).
@@ -163,27 +154,26 @@ GemmValidation run_gemm_validation(const std::string& csv_path) {
     r.predicted_ms = predicted_ms(*gpu, r.power_limit_w, precision, r.scaling, autocast, shapes);
     v.rows.push_back(std::move(r));
   }
-  double total = 0;
-  std::vector<std::vector<double>> errors;
+  std::vector<double> all;
+  std::vector<std::vector<double>> errors;  // per group, fractions
   for (const GemmValidationRow& r : v.rows) {
-    const std::string format = format_of(r);
     auto g = std::find_if(v.groups.begin(), v.groups.end(), [&](const GemmValidationGroup& x) { return same_group(r, x); });
     if (g == v.groups.end()) {
-      g = v.groups.insert(v.groups.end(), GemmValidationGroup{r.gpu, format, r.mode});
+      g = v.groups.insert(v.groups.end(), GemmValidationGroup{r.gpu, format_of(r), r.mode});
       errors.emplace_back();
     }
     g->rows += 1;
-    g->mape_pct += std::abs(r.error_pct());
     g->measured_ms += r.measured_ms;
     g->predicted_ms += r.predicted_ms;
-    errors[static_cast<std::size_t>(g - v.groups.begin())].push_back(r.error_pct());
-    total += std::abs(r.error_pct());
+    errors[static_cast<std::size_t>(g - v.groups.begin())].push_back(r.error_pct() / 100.0);
+    all.push_back(r.error_pct() / 100.0);
   }
   for (std::size_t i = 0; i < v.groups.size(); ++i) {
-    v.groups[i].mape_pct /= v.groups[i].rows;
-    v.groups[i].median_error_pct = median(errors[i]);
+    const ErrorStats st = error_stats(errors[i]);
+    v.groups[i].mape_pct = 100.0 * st.mape;
+    v.groups[i].median_error_pct = 100.0 * st.median_signed;
   }
-  v.mape_pct = v.rows.empty() ? 0.0 : total / static_cast<double>(v.rows.size());
+  v.mape_pct = 100.0 * error_stats(all).mape;
   return v;
 }
 
