@@ -269,6 +269,8 @@ class ComputeModel {
   double gemm_efficiency_on(double m, double n, double k, double batch, double sms, double k_store) const;
   int kernels(const OpCost& op, Pass pass) const;
   bool runs_fp8(const OpCost& op) const;  // a GEMM that runs quantized (fp8 or nvfp4: linear_format)
+  // Whether this run's fp8 linears are MXFP8 (block scaling, or the fp8 linears of an nvfp4 recipe).
+  bool fp8_linears_mxfp8() const;
   // Bytes/s a Mamba-2 kernel streams at most on sm100 (mamba_kernels_sm100_tbps); infinity otherwise.
   double mamba_kernel_bandwidth_cap(const OpCost& op) const;
   // The loss op's unfused counts ([training] cross_entropy or cross_entropy_unfused = 1); none when fused.

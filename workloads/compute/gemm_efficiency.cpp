@@ -104,10 +104,7 @@ double ComputeModel::gemm_efficiency(const OpCost& op) const {
 double ComputeModel::low_precision_gemm_eff(const OpCost& op) const {
   const topology::Precision format = linear_format(op);
   const double ratio = constants_.get("fp8_gemm_eff_ratio");
-  if (format == topology::Precision::Fp8) {
-    const bool mxfp8 = precision_ == topology::Precision::Nvfp4 || fp8_scaling() == Fp8Scaling::Block;
-    return ratio * (mxfp8 ? constants_.get("mxfp8_gemm_eff_ratio") : 1.0);
-  }
+  if (format == topology::Precision::Fp8) return ratio * (fp8_linears_mxfp8() ? constants_.get("mxfp8_gemm_eff_ratio") : 1.0);
   if (format != topology::Precision::Nvfp4) return 1.0;
   const double x = ratio > 0.5 ? (1.0 - ratio) / (2.0 * ratio - 1.0) : 1e9;
   const double bf16 = gpu_.bf16.value > 0 ? gpu_.bf16.value : gpu_.fp16.value;

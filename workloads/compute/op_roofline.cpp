@@ -204,13 +204,16 @@ double ComputeModel::fp8_cast_seconds(const OpCost& op, Pass pass) const {
   // 2.0+ csrc quantizer.cpp: create_transpose = columnwise_usage && !non_tn_fp8_gemm_supported(),
   // true from compute capability 10.0; 2.3+ nvte_is_non_tn_fp8_gemm_supported: sm_100 - sm_119 and
   // sm_130+). MXFP8's block scales run along one dimension, so it still writes both copies.
-  if (!nvfp4 && fp8_scaling() != Fp8Scaling::Block && precision_ != topology::Precision::Nvfp4 &&
-      non_tn_fp8_gemm(gpu_.compute_capability))
+  if (!nvfp4 && !fp8_linears_mxfp8() && non_tn_fp8_gemm(gpu_.compute_capability))
     per_element = std::max(0.0, per_element - kFp8TransposeBytesPerElement);
   if (!nvfp4 && !(pass == Pass::Forward && op.norm_fed))
     per_element += constants_.get("fp8_amax_bytes_per_element");  // 0 under delayed scaling
   const sim::Bytes bytes{elements * per_element};
   return bytes / pointwise_bandwidth();
+}
+
+bool ComputeModel::fp8_linears_mxfp8() const {
+  return precision_ == topology::Precision::Nvfp4 || fp8_scaling() == Fp8Scaling::Block;
 }
 
 Fp8Scaling ComputeModel::fp8_scaling() const {
