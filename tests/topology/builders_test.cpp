@@ -58,29 +58,28 @@ TEST_CASE("topology::build_cluster: duplex links come in (even, odd) pairs") {
   }
 }
 
-TEST_CASE("topology::build_cluster: an NVLink bridge joins GPU pairs at NCCL's usable rate") {
-  const Topology t = build_cluster(preset("2x-a100-40gb-nvlink-bridge"));
-  int bridges = 0;
-  for (const Link& l : t.links())
-    if (l.kind == LinkKind::NvLink) {
-      ++bridges;
-      CHECK(l.bandwidth.value == doctest::Approx(240e9));
-      CHECK(l.nvlinks == 12);
-    }
-  CHECK(bridges == 2);
-  CHECK(count(t, DeviceKind::NvSwitch) == 0);
-}
-
-TEST_CASE("topology::build_cluster: an H100 NVL pair is bridged at NVLink 4's usable rate over 12 links") {
-  const Topology t = build_cluster(preset("2x-h100-nvl-bridge"));
-  int bridges = 0;
-  for (const Link& l : t.links())
-    if (l.kind == LinkKind::NvLink) {
-      ++bridges;
-      CHECK(l.bandwidth.value == doctest::Approx(find_gpu("h100-nvl-94gb")->nvlink_usable_per_dir().value));
-      CHECK(l.nvlinks == 12);
-    }
-  CHECK(bridges == 2);
+TEST_CASE("topology::build_cluster: an NVLink bridge joins GPU pairs at NCCL's usable rate over 12 links") {
+  // A100 40GB PCIe pair: 12 NVLink 3 links at 240 GB/s; H100 NVL pair: 12 NVLink 4 links, faster.
+  const struct {
+    const char* node;
+    const char* gpu;
+    double usable;
+  } cases[] = {{"2x-a100-40gb-nvlink-bridge", "a100-pcie-40gb", 240e9},
+               {"2x-h100-nvl-bridge", "h100-nvl-94gb", find_gpu("h100-nvl-94gb")->nvlink_usable_per_dir().value}};
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.node));
+    const Topology t = build_cluster(preset(c.node));
+    int bridges = 0;
+    for (const Link& l : t.links())
+      if (l.kind == LinkKind::NvLink) {
+        ++bridges;
+        CHECK(l.bandwidth.value == doctest::Approx(c.usable));
+        CHECK(l.nvlinks == 12);
+      }
+    CHECK(bridges == 2);
+    CHECK(count(t, DeviceKind::NvSwitch) == 0);
+    CHECK(find_gpu(c.gpu)->nvlink_usable_per_dir().value == doctest::Approx(c.usable));
+  }
   CHECK(find_gpu("h100-nvl-94gb")->nvlink_usable_per_dir().value > find_gpu("a100-pcie-40gb")->nvlink_usable_per_dir().value);
 }
 
