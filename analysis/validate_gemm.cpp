@@ -132,6 +132,11 @@ GemmValidation run_gemm_validation(const std::string& csv_path) {
     const topology::GpuSpec* gpu = topology::find_gpu(r.gpu);
     if (gpu == nullptr) throw std::runtime_error(where + ": column gpu: '" + r.gpu + "' is not in the catalog (clustersim catalog gpus)");
     r.power_limit_w = csv_number(rec.fields[1], where, "power_limit_w");
+    // Empty (0) is the GPU's TDP; a limit is what `nvidia-smi -pl` accepts: above 0, at most the TDP
+    // (the scenario's cluster.gpu_overrides.power_limit_w refuses the same).
+    if (r.power_limit_w < 0 || r.power_limit_w > gpu->tdp.value)
+      throw std::runtime_error(where + ": column power_limit_w: " + rec.fields[1] + " W (expected empty for the TDP, or a limit above 0 and at most " +
+                               r.gpu + "'s TDP of " + std::to_string(static_cast<int>(gpu->tdp.value)) + " W)");
     const topology::Precision precision = precision_of(rec.fields[2], where);
     r.precision = rec.fields[2];
     r.scaling = rec.fields[3];

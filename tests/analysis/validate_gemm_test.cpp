@@ -111,4 +111,6 @@ TEST_CASE("analysis::validate_gemm: a malformed row names its file and line") {
   CHECK(message("b300,,bf16,,eager,x,1x1x1,1,s\n").find(":2: column mode") != std::string::npos);
   CHECK(message("b300,,bf16,,kernel,x,1x1,1,s\n").find(":2: column shapes") != std::string::npos);
   CHECK(message("b300,,bf16,,kernel,x,1x1x1,0,s\n").find(":2: column measured_ms") != std::string::npos);
+  CHECK(message("b300,-400,bf16,,kernel,x,1x1x1,1,s\n").find(":2: column power_limit_w") != std::string::npos);
+  CHECK(message("b300,1500,bf16,,kernel,x,1x1x1,1,s\n").find(":2: column power_limit_w") != std::string::npos);
 }
