@@ -28,26 +28,24 @@ bool recomputed_module_op(const OpCost& op, unsigned modules) {
 
 }  // namespace
 
+// Both read the roofline's own terms (ComputeModel::op_time_parts): the bytes at the rate the op
+// streams them (fp8 operands, unfused losses, Mamba's sm100 cap), the FLOPs at the peak the op's
+// matmul runs at (a bf16 attention in an fp8 run at the bf16 peak), each no longer than the op.
 double memory_busy_s(const ComputeModel& cm, const std::vector<OpCost>& ops, Pass pass) {
-  const double hbm = cm.memory_bandwidth().value * cm.constants().get("hbm_stream_eff");
-  const double pointwise = cm.constants().get("pointwise_mem_eff");
   double busy = 0;
   for (const OpCost& op : ops) {
-    const double bytes = (pass == Pass::Forward ? op.fwd_bytes : op.bwd_bytes).value;
-    const double at = bytes / (op.is_matmul() ? hbm : hbm * pointwise);
-    busy += std::min(at, cm.op_time(op, pass).seconds());
+    const OpTimeParts p = cm.op_time_parts(op, pass);
+    busy += std::min(p.bytes_s, p.time_s());
   }
   return busy;
 }
 
 double tensor_busy_s(const ComputeModel& cm, const std::vector<OpCost>& ops, Pass pass) {
-  const double peak = cm.sustained_peak().value;
-  if (peak <= 0) return 0;
   double busy = 0;
   for (const OpCost& op : ops) {
     if (!op.is_matmul()) continue;
-    const double flops = (pass == Pass::Forward ? op.fwd_flops : op.bwd_flops).value;
-    busy += std::min(flops / peak, cm.op_time(op, pass).seconds());
+    const OpTimeParts p = cm.op_time_parts(op, pass);
+    if (p.peak > 0) busy += std::min(p.flops / p.peak, p.time_s());
   }
   return busy;
 }

@@ -35,14 +35,14 @@ std::vector<OpCost> stage_layer_ops(const StageCostInputs& in, const OpShape& sh
 
 // --- layer_compute_cost.cpp ---------------------------------------------------------------------
 
-// Seconds of an op list with device memory busy (MCUTL): each op's memory side of the roofline,
-// bytes / (HBM bandwidth x streaming efficiency), capped by the op's time. Under fp8 the op's
-// listed (bf16) bytes are used.
+// Seconds of an op list with device memory busy (MCUTL): each op's memory side of the roofline as
+// ComputeModel::op_time_parts gives it (the bytes the roofline streams, fp8 operands included, at
+// HBM bandwidth x streaming efficiency), capped by the op's time.
 double memory_busy_s(const ComputeModel& cm, const std::vector<OpCost>& ops, Pass pass);
 
 // Seconds of an op list with the tensor pipes busy (TENSO): each matmul's FLOPs at the sustained
-// tensor peak, capped by the op's time; pointwise ops and norms run on the CUDA cores.
-// (The run precision's sustained peak: fp8 GEMMs' own peak is not used, which reads them busier.)
+// peak its own matmul runs at (op_time_parts: fp8 GEMMs at the fp8 peak, attention at bf16's),
+// capped by the op's time; pointwise ops and norms run on the CUDA cores.
 double tensor_busy_s(const ComputeModel& cm, const std::vector<OpCost>& ops, Pass pass);
 
 // One transformer layer's compute, recompute included in the backward, and its memory-busy time.
