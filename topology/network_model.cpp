@@ -225,6 +225,10 @@ std::uint32_t NetworkModel::open_batch(sim::SimTime at, std::uint64_t kind, std:
       batches_.emplace_back();
     }
     Batch& batch = batches_[b];
+    if (batch.entries.capacity() == 0 && !spare_.empty()) {
+      batch.entries.swap(spare_.back());
+      spare_.pop_back();
+    }
     batch.posted = 0;
     batch.live = 0;
     batch.kind = kind;
@@ -267,7 +271,13 @@ std::uint32_t NetworkModel::post_completion(sim::VariableId v, std::uint32_t liv
 void NetworkModel::supersede(std::uint32_t b) {
   Batch& batch = batches_[b];
   if (--batch.live != 0) return;
-  batch.entries.release();  // (if it is the open batch, later entries may still join it)
+  // (If it is the open batch, later entries may still join it, in a buffer of their own.)
+  if (batch.entries.capacity() <= kSpareBufferEntries && spare_.size() < kKeptSpareBuffers) {
+    batch.entries.clear();
+    spare_.emplace_back().swap(batch.entries);
+  } else {
+    batch.entries.release();
+  }
 }
 
 void NetworkModel::activate(std::span<const LinkId> links, std::span<const std::uint16_t> weights, double bytes,

@@ -211,6 +211,12 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   // stage streamed, ~8 bytes per flow; docs/benchmarks.md, flowmem12.)
   static constexpr std::size_t kKeptFreeBatchEntries = 131072;  // (words: 512 KiB)
   static constexpr std::size_t kKeptPendingWords = 65536 * 16;
+  // A superseded batch's buffer, when small (at most kSpareBufferEntries, PodVector's first
+  // capacity), waits in spare_ for the next new batch instead of going back to the allocator; at
+  // most kKeptSpareBuffers wait (64 B each: 256 KiB in all). Rate changes supersede a batch per
+  // event in large components (the tree over a fabric), so this is an allocation per event saved.
+  static constexpr std::size_t kSpareBufferEntries = 16;
+  static constexpr std::size_t kKeptSpareBuffers = 4096;
   // A streaming transfer, at its solver variable's index (24 bytes; its bytes, when kept, are in
   // stream_bytes_: see keeps_bytes). `batch` names the batch holding its live completion entry
   // (kNoBatch: none): an entry of this variable in any other batch is stale (see post_completion()
@@ -319,6 +325,7 @@ class NetworkModel final : public sim::EventHandler, public sim::FlushHandler {
   std::vector<Batch> batches_;
   std::vector<std::uint32_t> free_batches_;
   std::size_t free_batch_entries_ = 0;  // Σ capacity of the free batches' buffers (kKeptFreeBatchEntries)
+  std::vector<sim::PodVector<std::uint32_t>> spare_;  // emptied small buffers (kKeptSpareBuffers)
   sim::PodVector<std::uint32_t> firing_;  // the batch being run (swapped out of batches_)
   OpenBatch open_;
   std::vector<double> link_bytes_;
