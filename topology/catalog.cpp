@@ -147,55 +147,68 @@ const std::array<GpuSpec, 23> kGpus = {{
      .nvlink_link_raw = kNvlink4Raw, .nvlink_link_usable = kNvlink4Usable},
     // B200: HGX B200 column of NVIDIA's GB200 NVL72 / HGX B200 spec table, sparse/2 (FP4 18 PF* ->
     // 9,000 dense; ../shared/reference/gpus.csv fp4_dense_tflops, hardware.md §1.2). SM count
-    // 148 is not in NVIDIA's table (UNSURE); boost clock unpublished (0). Tensor clock DERIVED and
-    // UNSURE: 2250 TF / (148 SMs x 8192 dense FLOP/clk/SM, twice Hopper's per SM) = 1856 MHz.
+    // 148 is not in NVIDIA's table (UNSURE). Boost clock 1,965 MHz and the 1,000 W limit: nvidia-smi
+    // -q -x of an 8x B200 node (max and max-customer-boost SM clock, default power limit;
+    // NVIDIA/k8s-test-infra@5f8956ad tests/e2e/go/assertions/nvidiasmi/testdata/hardware/qx-b200.xml,
+    // "real-hardware nvidia-smi captures"). Tensor clock DERIVED and UNSURE: 2250 TF / (148 SMs x
+    // 8192 dense FLOP/clk/SM, twice Hopper's per SM) = 1856 MHz, below the boost clock.
     {.id = "b200", .name = "NVIDIA B200 (HGX, per GPU)", .compute_capability = 100,
      .fp32 = tf(75), .tf32 = tf(1100), .fp16 = tf(2250), .bf16 = tf(2250), .fp8 = tf(4500), .fp4 = tf(9000),
      .memory = gib(180), .memory_bandwidth = gbps(7700), .nvlink_links = 18,
      .nvlink_per_dir = gbps(900), .pcie_gen = 5, .tdp = sim::Watts{1000}, .sms = 148,
-     .boost_clock_mhz = 0, .tensor_clock_mhz = 1856, .price_usd = 35000, .nvls = true,
-     .source = "NVIDIA HGX B200 / GB200 NVL72 spec table (sparse/2); price: J. Huang, CNBC 2024 "
-               "($30-40k); NCCL topo.h SM100_NVLINK_BW",
+     .boost_clock_mhz = 1965, .tensor_clock_mhz = 1856, .price_usd = 35000, .nvls = true,
+     .source = "NVIDIA HGX B200 / GB200 NVL72 spec table (sparse/2); boost clock: nvidia-smi capture, "
+               "NVIDIA/k8s-test-infra qx-b200.xml; price: J. Huang, CNBC 2024 ($30-40k); NCCL topo.h "
+               "SM100_NVLINK_BW",
      .nvlink_link_raw = kNvlink5Raw, .nvlink_link_usable = kNvlink5Usable},
     // GB200 NVL72's Blackwell GPU: GB200 NVL72 column of the same spec table, per GPU, sparse/2
     // (hardware.md §1.2: BF16 2,500 dense, FP8 5,000, FP4 10,000, 186 GB HBM3e, 8 TB/s, up to 1,200 W). SM count
-    // 148 as B200 (UNSURE); tensor clock DERIVED and UNSURE: 2500 TF / (148 x 8192) = 2062 MHz.
+    // 148 as B200 (UNSURE); tensor clock DERIVED: 2500 TF / (148 x 8192) = 2062 MHz, which is the
+    // SM clock nvidia-smi reports as its maximum, with the 1,200 W default power limit
+    // (k8s-test-infra@5f8956ad qx-gb200.xml, 4x GB200 of a p6e-gb200 node; boost clock from it).
     // The 18 NVLink 5 links go to the rack's NVLink switch trays (gb200-nvl72 node preset).
     {.id = "gb200", .name = "NVIDIA GB200 (Blackwell GPU of the NVL72 rack)", .compute_capability = 100,
      .fp32 = tf(80), .tf32 = tf(1250), .fp16 = tf(2500), .bf16 = tf(2500), .fp8 = tf(5000), .fp4 = tf(10000),
      .memory = gib(186), .memory_bandwidth = gbps(8000), .nvlink_links = 18,
      .nvlink_per_dir = gbps(900), .pcie_gen = 5, .tdp = sim::Watts{1200}, .sms = 148,
-     .boost_clock_mhz = 0, .tensor_clock_mhz = 2062, .price_usd = 0, .nvls = true,
-     .source = "NVIDIA GB200 NVL72 spec table, GB200 NVL72 column per GPU (sparse/2); NCCL topo.h "
-               "SM100_NVLINK_BW",
+     .boost_clock_mhz = 2062, .tensor_clock_mhz = 2062, .price_usd = 0, .nvls = true,
+     .source = "NVIDIA GB200 NVL72 spec table, GB200 NVL72 column per GPU (sparse/2); boost clock: "
+               "nvidia-smi capture, NVIDIA/k8s-test-infra qx-gb200.xml; NCCL topo.h SM100_NVLINK_BW",
      .nvlink_link_raw = kNvlink5Raw, .nvlink_link_usable = kNvlink5Usable},
     // B300 (Blackwell Ultra), HGX B300 column of NVIDIA's HGX spec table, per GPU = the 8-GPU
     // figures / 8, sparse/2: TF32 18 PF* -> 1,125, BF16 36 PF* -> 2,250, FP8 72 PF* -> 4,500, FP32
     // 600 -> 75; "up to 2.3 TB" HBM3e -> 288 GB, 1.8 TB/s NVLink 5 per GPU (table quoted by
     // fibermall.com/blog/?p=17161 and glennklockwood.com/garden/processors/B300; not in
-    // ../shared/reference). Memory bandwidth 8 TB/s and 1,400 W are the GTC 2025 GB300 figures
-    // (glennklockwood.com, UNSURE for the HGX part). SM count 160 from NVIDIA's Blackwell Ultra
-    // developer blog (not in the reference: UNSURE); tensor clock DERIVED: 2250 TF / (160 x 8192) =
-    // 1717 MHz (UNSURE). PCIe Gen6 host link per the same page. Dense FP4 (NVFP4): HGX B300 "FP4
+    // ../shared/reference). Memory bandwidth 8 TB/s is the GTC 2025 GB300 figure (glennklockwood.com,
+    // UNSURE for the HGX part). Measured on a "NVIDIA B300 SXM6 AC" (sm_103a) by ademeure/QuickRunCUDA
+    // @fede479c b300_clean/B300_TRUE_REFERENCE.md, 2026-04-18: 148 SMs (NVIDIA's Blackwell Ultra
+    // blog's 160 is the full die), boost 2,032 MHz, power limit at most 1,100 W; the 1,100 W also
+    // in Verda's datacrunch-research/blogs@1bb44355 blackwell-vms ("up to 1,100W vs. 1,000W in
+    // B200"). Tensor clock DERIVED as B200's: 2250 TF / (148 x 8192) = 1856 MHz. The same page
+    // measures cuBLAS bf16 8192^3 at 1,883 TF/s on random data (2,242 on zeros), in line with
+    // measured_matmul.cpp's 1,769. PCIe Gen6 host link per fibermall. Dense FP4 (NVFP4): HGX B300 "FP4
     // Tensor Core 144 PF* | 108 PF" (sparse | dense) / 8 = 13,500: Blackwell Ultra raised the FP4
     // rate 1.5x over Blackwell, not FP8 (NVIDIA Blackwell Ultra datasheet; not in ../shared/reference:
     // UNSURE).
     {.id = "b300", .name = "NVIDIA B300 (HGX, per GPU)", .compute_capability = 100,
      .fp32 = tf(75), .tf32 = tf(1125), .fp16 = tf(2250), .bf16 = tf(2250), .fp8 = tf(4500), .fp4 = tf(13500),
      .memory = gib(288), .memory_bandwidth = gbps(8000), .nvlink_links = 18,
-     .nvlink_per_dir = gbps(900), .pcie_gen = 6, .tdp = sim::Watts{1400}, .sms = 160,
-     .boost_clock_mhz = 0, .tensor_clock_mhz = 1717, .price_usd = 0, .nvls = true,
+     .nvlink_per_dir = gbps(900), .pcie_gen = 6, .tdp = sim::Watts{1100}, .sms = 148,
+     .boost_clock_mhz = 2032, .tensor_clock_mhz = 1856, .price_usd = 0, .nvls = true,
      .source = "NVIDIA HGX B300 spec table (per GPU = /8, sparse/2) as quoted by fibermall.com and "
-               "glennklockwood.com; SM count: NVIDIA Blackwell Ultra blog (UNSURE); NCCL topo.h "
-               "SM100_NVLINK_BW",
+               "glennklockwood.com; SMs, boost clock, 1,100 W: measured, ademeure/QuickRunCUDA "
+               "b300_clean/B300_TRUE_REFERENCE.md; NCCL topo.h SM100_NVLINK_BW",
      .nvlink_link_raw = kNvlink5Raw, .nvlink_link_usable = kNvlink5Usable, .sfu_exp_per_clk = 32},
     // GB300 NVL72's Blackwell Ultra GPU: NVIDIA GB300 NVL72 spec table (nvidia.com/en-us/data-center/
     // gb300-nvl72), rack figures / 72, sparse/2: TF32 180 PF* -> 1,250, BF16 360 PF* -> 2,500, FP8
     // 720 PF* -> 5,000, FP32 6 PF -> 83.3; GPU memory "up to 21 TB | 576 TB/s" -> 288 GB HBM3e,
     // 8 TB/s; NVLink 130 TB/s -> 1.8 TB/s per GPU (18 NVLink 5 links). Not in ../shared/reference.
-    // Up to 1,400 W per GPU: third-party (glennklockwood.com/garden/processors/B300, SemiAnalysis
-    // GB300 reports; UNSURE). SM count 160 as B300 (UNSURE); tensor clock DERIVED and UNSURE:
-    // 2500 TF / (160 x 8192) = 1907 MHz. Compute capability: Blackwell Ultra is sm_103 (CUDA 12.9
+    // 1,400 W per GPU: the default power limit nvidia-smi reports on a 4x GB300 node, with a maximum
+    // SM clock of 2,070 MHz (k8s-test-infra@5f8956ad qx-gb300.xml; boost clock from it). SM count
+    // 160, the full die of NVIDIA's Blackwell Ultra blog (UNSURE: the HGX B300 measures 148, and
+    // 2500 TF at 148 SMs would be quoted at 2,062 MHz, GB200's own clock; kept at 160 until a
+    // GB300 count is published, see docs/validation.md session 26); tensor clock DERIVED and
+    // UNSURE: 2500 TF / (160 x 8192) = 1907 MHz. Compute capability: Blackwell Ultra is sm_103 (CUDA 12.9
     // release notes); 100 is kept, as for b300, since every model branch keys on the major 10.
     // PCIe Gen6 to the ConnectX-8 SuperNIC (NVIDIA ConnectX-8 SuperNIC datasheet: PCIe Gen6 x16).
     // Dense FP4 (NVFP4): the same table's "FP4 Tensor Core 1,440 PF* | 1,080 PF" / 72 = 15,000, the
@@ -205,9 +218,10 @@ const std::array<GpuSpec, 23> kGpus = {{
      .fp32 = tf(83.3), .tf32 = tf(1250), .fp16 = tf(2500), .bf16 = tf(2500), .fp8 = tf(5000), .fp4 = tf(15000),
      .memory = gib(288), .memory_bandwidth = gbps(8000), .nvlink_links = 18,
      .nvlink_per_dir = gbps(900), .pcie_gen = 6, .tdp = sim::Watts{1400}, .sms = 160,
-     .boost_clock_mhz = 0, .tensor_clock_mhz = 1907, .price_usd = 0, .nvls = true,
-     .source = "NVIDIA GB300 NVL72 spec table, per GPU = rack / 72 (sparse/2); 1,400 W: glennklockwood.com "
-               "(UNSURE); SM count: NVIDIA Blackwell Ultra blog (UNSURE); NCCL topo.h SM100_NVLINK_BW",
+     .boost_clock_mhz = 2070, .tensor_clock_mhz = 1907, .price_usd = 0, .nvls = true,
+     .source = "NVIDIA GB300 NVL72 spec table, per GPU = rack / 72 (sparse/2); 1,400 W and boost clock: "
+               "nvidia-smi capture, NVIDIA/k8s-test-infra qx-gb300.xml; SM count: NVIDIA Blackwell Ultra "
+               "blog (UNSURE); NCCL topo.h SM100_NVLINK_BW",
      .nvlink_link_raw = kNvlink5Raw, .nvlink_link_usable = kNvlink5Usable, .sfu_exp_per_clk = 32},
     // --- Export variants for China (US export rules 2022-2023) -----------------------------------
     // A800: the A100 80GB SXM with NVLink cut to 8 links / 400 GB/s bidirectional (links.csv,
