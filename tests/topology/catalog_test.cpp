@@ -207,3 +207,25 @@ TEST_CASE("topology::catalog: Blackwell Ultra presets (dgx-b300, gb300-nvl72)") 
   CHECK(dgx.nics == 8);
   CHECK(find_gpu(dgx.gpu)->memory.value == gb300.memory.value);
 }
+
+TEST_CASE("topology::catalog: no GPU's peak is quoted at a clock above the highest SM clock it reaches") {
+  // tensor_clock_mhz is the clock the datasheet peak implies (SMs x FLOP/clk/SM); boost_clock_mhz the
+  // highest SM clock the part runs (nvidia-smi's max clock where a capture is cited). A peak quoted
+  // above it would make the SM count or the peak wrong.
+  for (const GpuSpec& g : all_gpus()) {
+    if (g.boost_clock_mhz <= 0 || g.tensor_clock_mhz <= 0) continue;
+    CAPTURE(g.id);
+    CHECK(g.tensor_clock_mhz <= g.boost_clock_mhz);
+  }
+  // Every Blackwell part has its measured boost clock and a power limit.
+  for (const char* id : {"b200", "gb200", "b300", "gb300"}) {
+    const GpuSpec& g = *find_gpu(id);
+    CAPTURE(g.id);
+    CHECK(g.boost_clock_mhz > 1900);
+    CHECK(g.tdp.value >= 1000);
+  }
+  // The HGX B300 as measured: B200's 148 SMs and tensor clock, a 1,100 W limit (GB300: 1,400 W).
+  CHECK(find_gpu("b300")->sms == find_gpu("b200")->sms);
+  CHECK(find_gpu("b300")->tdp.value == doctest::Approx(1100));
+  CHECK(find_gpu("gb300")->tdp.value == doctest::Approx(1400));
+}
