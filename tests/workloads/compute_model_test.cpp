@@ -119,6 +119,29 @@ TEST_CASE("workloads::ComputeModel: each GPU's GEMMs keep its measured maximum a
   CHECK(measured_matmul_ratio(gpu("rtx-4090"), ComputeConstants{}) == 1.0);  // not measured
 }
 
+TEST_CASE("workloads::measured_matmul_ratio: a GPU without a measurement takes its SM design's geometric mean") {
+  const ComputeConstants c;
+  const auto r = [&](const char* id) { return measured_matmul_ratio(gpu(id), c); };
+  // GB300 (no MAMF row): the mean of the three measured Blackwell parts, each on its own entry.
+  REQUIRE(measured_matmul("gb300") == nullptr);
+  CHECK(r("gb300") == doctest::Approx(std::cbrt(r("b200") * r("b300") * r("gb200"))).epsilon(1e-12));
+  CHECK(r("gb300") > 1.0);
+  // Hopper parts without a row take the mean of H100 SXM, H200 and H800 (one row, three entries
+  // whose HBM differs, so their ratios differ in the epilogue's store only): below 1.
+  const double hopper = std::cbrt(r("h100-sxm5-80gb") * r("h200-sxm-141gb") * r("h800-sxm5-80gb"));
+  CHECK(r("h100-pcie-80gb") == doctest::Approx(hopper).epsilon(1e-12));
+  CHECK(r("h20") == doctest::Approx(hopper).epsilon(1e-12));
+  CHECK(hopper == doctest::Approx(r("h100-sxm5-80gb")).epsilon(0.01));
+  CHECK(hopper < 0.95);
+  // A design nobody measured (Ada, Volta, CDNA) keeps 1, and so does every GPU at share 0.
+  CHECK(r("l40s") == 1.0);
+  CHECK(r("v100-sxm2-32gb") == 1.0);
+  CHECK(r("mi300x") == 1.0);
+  ComputeConstants off;
+  off.set("measured_matmul_share", 0.0);
+  CHECK(measured_matmul_ratio(gpu("gb300"), off) == 1.0);
+}
+
 TEST_CASE("workloads::ComputeModel: the roofline picks compute for a big GEMM and memory for an elementwise op") {
   const ComputeModel cm = model("a100-sxm4-80gb", Precision::Bf16);
   const double launch = cm.constants().get("kernel_launch_us") * 1e-6;

@@ -52,15 +52,42 @@ double modelled_matmul_flops(const topology::GpuSpec& gpu, const ComputeConstant
   return rate.value * gemm_shape_efficiency(constants, m, n, k, 1.0, gpu.sms, k_store);
 }
 
-double measured_matmul_ratio(const topology::GpuSpec& gpu, const ComputeConstants& constants) {
-  const MeasuredMatmul* mine = measured_matmul(gpu.id);
+namespace {
+
+// (measured / modelled) on one measured GPU over the same on the A100 anchor, before the share.
+double own_ratio(const MeasuredMatmul& mine, const topology::GpuSpec& catalog, const ComputeConstants& constants) {
   const MeasuredMatmul* anchor = measured_matmul(kAnchor);
-  const topology::GpuSpec* catalog = topology::find_gpu(gpu.id);
   const topology::GpuSpec* anchor_gpu = topology::find_gpu(kAnchor);
-  if (mine == nullptr || anchor == nullptr || catalog == nullptr || anchor_gpu == nullptr) return 1.0;
-  const double own = mine->tflops * 1e12 / modelled_matmul_flops(*catalog, constants, mine->m, mine->n, mine->k);
+  if (anchor == nullptr || anchor_gpu == nullptr) return 1.0;
+  const double own = mine.tflops * 1e12 / modelled_matmul_flops(catalog, constants, mine.m, mine.n, mine.k);
   const double ref = anchor->tflops * 1e12 / modelled_matmul_flops(*anchor_gpu, constants, anchor->m, anchor->n, anchor->k);
-  return std::pow(own / ref, constants.get("measured_matmul_share"));
+  return own / ref;
+}
+
+}  // namespace
+
+double measured_matmul_ratio(const topology::GpuSpec& gpu, const ComputeConstants& constants) {
+  const topology::GpuSpec* catalog = topology::find_gpu(gpu.id);
+  if (catalog == nullptr) return 1.0;
+  double ratio = 1.0;
+  if (const MeasuredMatmul* mine = measured_matmul(gpu.id)) {
+    ratio = own_ratio(*mine, *catalog, constants);
+  } else {
+    // No row of its own: the geometric mean over the measured parts of its SM design (the same
+    // compute capability: one tensor core and one cuBLAS kernel family; the catalog keeps 100 for
+    // Blackwell Ultra), each on its own catalog entry; 1 when none is measured (Volta, GA102,
+    // Ada, CDNA).
+    double log_sum = 0;
+    int n = 0;
+    for (const MeasuredMatmul& m : kMeasured) {
+      const topology::GpuSpec* g = topology::find_gpu(m.gpu);
+      if (g == nullptr || g->compute_capability != catalog->compute_capability) continue;
+      log_sum += std::log(own_ratio(m, *g, constants));
+      ++n;
+    }
+    if (n > 0) ratio = std::exp(log_sum / n);
+  }
+  return std::pow(ratio, constants.get("measured_matmul_share"));
 }
 
 }  // namespace clustersim::workloads

@@ -10,7 +10,11 @@
 // measurement does not say; it fixes the product. ComputeModel multiplies every GEMM's efficiency
 // by (measured / modelled at this GPU's best shape) / (the same on the A100 anchor), raised to
 // measured_matmul_share. Other kernels (attention, the Mamba scan, pointwise) keep their own
-// measurements. GPUs without a measurement of their own (or of their die at the same power) keep 1.
+// measurements. A GPU without a measurement of its own (or of its die at the same power) takes the
+// geometric mean of the ratios of the measured GPUs of its SM design (same compute capability):
+// the ratio is how far the shape and clock model sits from that tensor core and its cuBLAS, which
+// the SKUs of one design share (Blackwell: B200 1.03, B300 1.05, GB200 1.05 -> GB300 1.05; Hopper:
+// H100 0.93 -> H100 PCIe / NVL, H20). A design nobody measured keeps 1.
 #pragma once
 
 #include <string_view>
@@ -36,7 +40,7 @@ const MeasuredMatmul* measured_matmul(std::string_view gpu_id);
 double modelled_matmul_flops(const topology::GpuSpec& gpu, const ComputeConstants& constants, int m, int n, int k);
 
 // (measured / modelled on this GPU) / (measured / modelled on the A100 SXM anchor), raised to
-// measured_matmul_share; 1 when either has no measurement. A factor on GEMM efficiency. Uses the catalog entry of gpu.id, so a
+// measured_matmul_share; without a row of its own, the mean over its SM design (above), else 1. A factor on GEMM efficiency. Uses the catalog entry of gpu.id, so a
 // [cluster.gpu_overrides] peak does not rescale it.
 double measured_matmul_ratio(const topology::GpuSpec& gpu, const ComputeConstants& constants);
 
