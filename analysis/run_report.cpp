@@ -144,6 +144,30 @@ std::string run_csv(const RunReport& r) {
   return out + "\n";
 }
 
+// The memo's one stated optimism (docs/model.md, "Memoised collectives"): a replayed data-parallel
+// reduction does not share its NIC with the pipeline's sends. It matters where the reductions are in
+// flight for most of the step (ZeRO-2 reducing after every micro-batch, interleaved chunks) and the
+// stages exchange activations across nodes; then say so, with the share, and how to check it.
+std::string memo_caveat_text(const RunReport& r) {
+  const workloads::IterationResult& it = r.iteration;
+  const workloads::IterationBreakdown& b = it.breakdown;
+  const double t = it.iteration_time_s;
+  const double dp_in_flight = b.dp_exposed + b.dp_overlapped;
+  const bool memoised = it.live_positions == 0;
+  // A stage is tp x cp x dp consecutive GPUs (workloads::ParallelLayout): its pipeline peers sit a
+  // node or more away, so the sends cross the fabric, when a stage fills a node at least.
+  const auto& p = r.spec.parallel;
+  const bool sends_leave_nodes = r.nodes > 1 && r.gpus >= r.nodes && p.tp * p.cp * p.dp >= r.gpus / r.nodes;
+  if (!memoised || !sends_leave_nodes || p.pp <= 1 || it.pp_bytes_per_gpu <= 0 || t <= 0 ||
+      dp_in_flight < kMemoCaveatShare * t)
+    return {};
+  return fmt::format(
+      "  note: data-parallel reductions are in flight for {:.0f}% of the step beside the pipeline's sends, which leave\n"
+      "        through the same NICs; memoised, each reduction runs as if alone there, which is optimistic here.\n"
+      "        `clustersim run --full` simulates both as flows (slower; docs/model.md, \"Memoised collectives\").\n",
+      100.0 * std::min(1.0, dp_in_flight / t));
+}
+
 std::string run_text(const RunReport& r) {
   const auto& s = r.spec;
   const auto& b = r.iteration.breakdown;
@@ -215,6 +239,7 @@ std::string run_text(const RunReport& r) {
   if (r.cost_usd) out += fmt::format("  cost                  ${:.0f}\n", *r.cost_usd);
   out += fmt::format("\n  simulator: {} events, {} flows, {:.3f} s wall\n", r.iteration.events, r.iteration.flows,
                      r.iteration.wall_s);
+  if (const std::string note = memo_caveat_text(r); !note.empty()) out += note;
   return out;
 }
 

@@ -11,6 +11,11 @@
 namespace clustersim::analysis {
 
 std::string run_text(const RunReport& r);
+// The memo's caveat that run_text prints last, or "": memoised data-parallel reductions in flight
+// for at least kMemoCaveatShare of the step on a multi-node pipeline (they share the NICs with its
+// sends, which the memo does not simulate).
+inline constexpr double kMemoCaveatShare = 0.5;
+std::string memo_caveat_text(const RunReport& r);
 std::string run_json(const RunReport& r);
 std::string run_csv(const RunReport& r);
 
