@@ -28,34 +28,33 @@ analysis::RunReport pipeline_with_reductions() {
 }  // namespace
 
 TEST_CASE("analysis::memo_caveat_text: named where memoised reductions run beside a multi-node pipeline's sends") {
-  analysis::RunReport r = pipeline_with_reductions();
+  const analysis::RunReport r = pipeline_with_reductions();
   const std::string note = analysis::memo_caveat_text(r);
   CHECK(note.find("in flight for 60% of the step") != std::string::npos);
   CHECK(note.find("--full") != std::string::npos);
-  // Not: under half the step.
-  r.iteration.breakdown.dp_overlapped = 3.9;
-  CHECK(analysis::memo_caveat_text(r).empty());
-  // Not: run with --full (the reductions ran as flows).
-  r = pipeline_with_reductions();
-  r.iteration.live_positions = 8;
-  CHECK(analysis::memo_caveat_text(r).empty());
-  // Not: one node, one stage, or stages that send nothing across the fabric.
-  r = pipeline_with_reductions();
-  r.nodes = 1;
-  CHECK(analysis::memo_caveat_text(r).empty());
-  r = pipeline_with_reductions();
-  r.spec.parallel.pp = 1;
-  CHECK(analysis::memo_caveat_text(r).empty());
-  r = pipeline_with_reductions();
-  r.iteration.pp_bytes_per_gpu = 0;
-  CHECK(analysis::memo_caveat_text(r).empty());
-  // Not: stages smaller than a node (tp 2 x dp 2, two stages a node): the replicas share a node, so
-  // the reductions never reach a NIC.
-  r = pipeline_with_reductions();
-  r.spec.parallel.tp = 2;
-  r.spec.parallel.dp = 2;
-  r.spec.parallel.pp = 8;
-  r.gpus = 32;
-  r.nodes = 4;
-  CHECK(analysis::memo_caveat_text(r).empty());
+  // Each of these alone takes the note away.
+  struct Case {
+    const char* why;
+    void (*change)(analysis::RunReport&);
+  };
+  const Case cases[] = {
+      {"under half the step", [](analysis::RunReport& x) { x.iteration.breakdown.dp_overlapped = 3.9; }},
+      {"run with --full: the reductions ran as flows", [](analysis::RunReport& x) { x.iteration.live_positions = 8; }},
+      {"one node", [](analysis::RunReport& x) { x.nodes = 1; }},
+      {"one stage", [](analysis::RunReport& x) { x.spec.parallel.pp = 1; }},
+      {"stages that send nothing", [](analysis::RunReport& x) { x.iteration.pp_bytes_per_gpu = 0; }},
+      // tp 2 x dp 2, two stages a node: the replicas share a node, so the reductions reach no NIC.
+      {"stages smaller than a node",
+       [](analysis::RunReport& x) {
+         x.spec.parallel.tp = 2;
+         x.spec.parallel.dp = 2;
+         x.spec.parallel.pp = 8;
+       }},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.why);
+    analysis::RunReport x = pipeline_with_reductions();
+    c.change(x);
+    CHECK(analysis::memo_caveat_text(x).empty());
+  }
 }

@@ -3,26 +3,16 @@
 // GEMM streams fp8 operands, as ComputeModel::op_time charges them.
 #include <doctest/doctest.h>
 
-#include <string>
 #include <vector>
 
 #include "tests/workloads/dense_layer_fixture.h"
+#include "tests/workloads/op_test_util.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/training/stage_cost_parts.h"
 
 using namespace clustersim;
 using namespace clustersim::workloads;
-
-namespace {
-
-const OpCost& op_named(const std::vector<OpCost>& ops, const std::string& name) {
-  for (const OpCost& op : ops)
-    if (op.name == name) return op;
-  FAIL("no op " << name);
-  return ops.front();
-}
-
-}  // namespace
+using testing::op_named;
 
 TEST_CASE("training::busy time: an fp8 run's attention is busy at the bf16 peak and its GEMMs stream fp8 operands") {
   const testing::H100 h;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tests/workloads/dense_layer_fixture.h"
+#include "tests/workloads/op_test_util.h"
 #include "topology/catalog.h"
 #include "workloads/compute/compute_model.h"
 #include "workloads/memory/memory_model.h"
@@ -15,19 +16,13 @@
 
 using namespace clustersim;
 using namespace clustersim::workloads;
+using testing::op_named;
 
 namespace {
 
 using testing::dense;
 using testing::H100;
 using testing::ops_of;
-
-const OpCost& op_named(const std::vector<OpCost>& ops, const std::string& name) {
-  for (const OpCost& op : ops)
-    if (op.name == name) return op;
-  FAIL("no op " << name);
-  return ops.front();
-}
 
 MemoryRequest request(const ModelSpec& m, unsigned save) {
   MemoryRequest q;
