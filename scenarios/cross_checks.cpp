@@ -6,6 +6,7 @@
 #include <climits>
 #include <numeric>
 #include <string>
+#include <vector>
 
 #include "scenarios/scenario_loader.h"
 #include "scenarios/stage_split.h"
@@ -143,13 +144,20 @@ void Loader::check_recompute_save() {
   // The fused attention core is one op only with flash attention (and is saved here for standard
   // attention, not MLA's latent one).
   const bool flash_core = m.flash_attention && !m.is_mla();
-  std::string valid = m.is_mla() ? "" : "\"qkv_proj\", ";
-  if (flash_core) valid += "\"flash_attention\", ";
-  valid += gelu ? "\"attention_out_proj\", \"mlp_fc1\" or \"mlp_fc2\"" : "\"attention_out_proj\", \"mlp_gate\", \"mlp_up\" or \"mlp_down\"";
   const unsigned absent = (m.is_mla() ? unsigned{workloads::kSaveQkvProj} : 0u) |
                           (flash_core ? 0u : unsigned{workloads::kSaveFlashAttention}) |
                           (gelu ? unsigned{workloads::kSaveMlpGate | workloads::kSaveMlpUp | workloads::kSaveMlpDown}
                                 : unsigned{workloads::kSaveMlpFc1 | workloads::kSaveMlpFc2});
+  // The hint lists the names this layer has (the same mask), in the layer's order.
+  constexpr unsigned kLayerOrder[] = {workloads::kSaveQkvProj,  workloads::kSaveFlashAttention, workloads::kSaveAttentionOutProj,
+                                      workloads::kSaveMlpFc1,   workloads::kSaveMlpFc2,         workloads::kSaveMlpGate,
+                                      workloads::kSaveMlpUp,    workloads::kSaveMlpDown};
+  std::vector<std::string> names;
+  for (const unsigned bit : kLayerOrder)
+    if ((absent & bit) == 0) names.push_back("\"" + std::string(sim::name_of(workloads::kRecomputeSaveNames, bit)) + "\"");
+  std::string valid;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    valid += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
   for (const auto& c : workloads::kRecomputeSaveNames)
     if ((save & absent & c.value) != 0)
       error_at_key(key, "recompute_save lists \"" + std::string(c.name) + "\", but the model's layer has no such op",
