@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <numeric>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -152,12 +153,11 @@ void Loader::check_recompute_save() {
   constexpr unsigned kLayerOrder[] = {workloads::kSaveQkvProj,  workloads::kSaveFlashAttention, workloads::kSaveAttentionOutProj,
                                       workloads::kSaveMlpFc1,   workloads::kSaveMlpFc2,         workloads::kSaveMlpGate,
                                       workloads::kSaveMlpUp,    workloads::kSaveMlpDown};
-  std::vector<std::string> names;
+  std::vector<std::string_view> names;
   for (const unsigned bit : kLayerOrder)
-    if ((absent & bit) == 0) names.push_back("\"" + std::string(sim::name_of(workloads::kRecomputeSaveNames, bit)) + "\"");
-  std::string valid;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    valid += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    if ((absent & bit) == 0) names.push_back(sim::name_of(workloads::kRecomputeSaveNames, bit));
+  // Every layer has at least qkv_proj or attention_out_proj and an MLP op: two names or more.
+  const std::string valid = join(std::span(names).first(names.size() - 1), ", ", true) + " or " + quote_str(names.back());
   for (const auto& c : workloads::kRecomputeSaveNames)
     if ((save & absent & c.value) != 0)
       error_at_key(key, "recompute_save lists \"" + std::string(c.name) + "\", but the model's layer has no such op",
