@@ -54,24 +54,22 @@ double modelled_matmul_flops(const topology::GpuSpec& gpu, const ComputeConstant
 
 namespace {
 
-// (measured / modelled) on one measured GPU over the same on the A100 anchor, before the share.
-double own_ratio(const MeasuredMatmul& mine, const topology::GpuSpec& catalog, const ComputeConstants& constants) {
-  const MeasuredMatmul* anchor = measured_matmul(kAnchor);
-  const topology::GpuSpec* anchor_gpu = topology::find_gpu(kAnchor);
-  if (anchor == nullptr || anchor_gpu == nullptr) return 1.0;
-  const double own = mine.tflops * 1e12 / modelled_matmul_flops(catalog, constants, mine.m, mine.n, mine.k);
-  const double ref = anchor->tflops * 1e12 / modelled_matmul_flops(*anchor_gpu, constants, anchor->m, anchor->n, anchor->k);
-  return own / ref;
+// Measured over modelled bf16 throughput of one MAMF row on its catalog GPU.
+double measured_over_modelled(const MeasuredMatmul& row, const topology::GpuSpec& gpu, const ComputeConstants& constants) {
+  return row.tflops * 1e12 / modelled_matmul_flops(gpu, constants, row.m, row.n, row.k);
 }
 
 }  // namespace
 
 double measured_matmul_ratio(const topology::GpuSpec& gpu, const ComputeConstants& constants) {
   const topology::GpuSpec* catalog = topology::find_gpu(gpu.id);
-  if (catalog == nullptr) return 1.0;
+  const MeasuredMatmul* anchor = measured_matmul(kAnchor);
+  const topology::GpuSpec* anchor_gpu = topology::find_gpu(kAnchor);
+  if (catalog == nullptr || anchor == nullptr || anchor_gpu == nullptr) return 1.0;
+  const double ref = measured_over_modelled(*anchor, *anchor_gpu, constants);  // the A100 anchor's
   double ratio = 1.0;
   if (const MeasuredMatmul* mine = measured_matmul(gpu.id)) {
-    ratio = own_ratio(*mine, *catalog, constants);
+    ratio = measured_over_modelled(*mine, *catalog, constants) / ref;
   } else {
     // No row of its own: the geometric mean over the measured parts of its SM design (the same
     // compute capability: one tensor core and one cuBLAS kernel family; the catalog keeps 100 for
@@ -82,7 +80,7 @@ double measured_matmul_ratio(const topology::GpuSpec& gpu, const ComputeConstant
     for (const MeasuredMatmul& m : kMeasured) {
       const topology::GpuSpec* g = topology::find_gpu(m.gpu);
       if (g == nullptr || g->compute_capability != catalog->compute_capability) continue;
-      log_sum += std::log(own_ratio(m, *g, constants));
+      log_sum += std::log(measured_over_modelled(m, *g, constants) / ref);
       ++n;
     }
     if (n > 0) ratio = std::exp(log_sum / n);
