@@ -157,7 +157,7 @@ std::string memo_caveat_text(const RunReport& r) {
   // A stage is tp x cp x dp consecutive GPUs (workloads::ParallelLayout): its pipeline peers sit a
   // node or more away, so the sends cross the fabric, when a stage fills a node at least.
   const auto& p = r.spec.parallel;
-  const bool sends_leave_nodes = r.nodes > 1 && r.gpus >= r.nodes && p.tp * p.cp * p.dp >= r.gpus / r.nodes;
+  const bool sends_leave_nodes = r.nodes > 1 && p.tp * p.cp * p.dp >= r.spec.cluster.node.gpus;
   if (!memoised || !sends_leave_nodes || p.pp <= 1 || it.pp_bytes_per_gpu <= 0 || t <= 0 ||
       dp_in_flight < kMemoCaveatShare * t)
     return {};

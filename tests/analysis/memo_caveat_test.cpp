@@ -15,7 +15,8 @@ namespace {
 analysis::RunReport pipeline_with_reductions() {
   analysis::RunReport r;
   r.nodes = 4;
-  r.gpus = 32;  // 8 a node, one stage a node: tp 8
+  r.gpus = 32;
+  r.spec.cluster.node.gpus = 8;  // one stage a node: tp 8
   r.spec.parallel.tp = 8;
   r.spec.parallel.pp = 4;
   r.iteration.iteration_time_s = 10.0;
